@@ -1,0 +1,47 @@
+/**
+ * Run options: validated once, at load, with a clear message (zod). Every field has a documented
+ * default; units are in the names (tokens) or the docs.
+ */
+import { z } from 'zod';
+import { ConfigurationError } from './errors';
+
+export const RunOptionsSchema = z
+  .object({
+    /** Maximum tokens per chunk (L in the paper). */
+    chunkTokens: z.number().int().min(64).max(200_000).default(8000),
+    /** Seeking rounds (1 = no global knowledge synchronization). */
+    rounds: z.number().int().min(1).max(10).default(2),
+    /** Token budget of the evidence given to the reasoning agent in one KAR step. */
+    reasonerBudgetTokens: z.number().int().min(256).max(1_000_000).default(16_000),
+    /** Token budget of the synchronized top-K messages given to each seeking agent in rounds >= 2. */
+    syncBudgetTokens: z.number().int().min(0).max(200_000).default(4000),
+    /** Upper bound on K of the synchronized messages (before the token budget). */
+    syncMaxMessages: z.number().int().min(0).max(1000).default(16),
+    /** Answer from the best evidence after the last round instead of refusing. */
+    bestEffort: z.boolean().default(false),
+    /** Seeking agents run at once (Distributed Map MaxConcurrency). */
+    concurrency: z.number().int().min(1).max(10_000).default(8),
+    /** Share of chunks whose seeking agent may fail permanently before the run fails (percent). */
+    toleratedFailurePercentage: z.number().min(0).max(100).default(5),
+  })
+  .strict();
+
+/** Validated run options (all fields present). */
+export type RunOptions = z.infer<typeof RunOptionsSchema>;
+/** Run options as a caller gives them (all optional). */
+export type RunOptionsInput = z.input<typeof RunOptionsSchema>;
+
+/**
+ * Validate run options, filling defaults.
+ * @throws ConfigurationError naming each invalid field.
+ */
+export function parseRunOptions(input: unknown): RunOptions {
+  const result = RunOptionsSchema.safeParse(input ?? {});
+  if (!result.success) {
+    const detail = result.error.issues
+      .map((issue) => `${issue.path.join('.') || '(options)'}: ${issue.message}`)
+      .join('; ');
+    throw new ConfigurationError(`Invalid run options: ${detail}`);
+  }
+  return result.data;
+}

@@ -1,0 +1,58 @@
+/**
+ * Typed errors. Each subclass sets `name` to its class name; Step Functions `Retry`/`Catch` match on
+ * that name (a Lambda error's `errorType` is the thrown error's `name`), so these names are part of
+ * the workflow contract: see `RETRYABLE_ERRORS` and infra/extagents-workflow.ts.
+ */
+export class ExtAgentsError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Invalid run options or environment configuration (never retried). */
+export class ConfigurationError extends ExtAgentsError {}
+
+/** Invalid input: a question, a corpus reference, an event shape (never retried). */
+export class InvalidInputError extends ExtAgentsError {}
+
+/** The corpus has no usable text after skipping unusable documents (raised before any model call). */
+export class EmptyCorpusError extends ExtAgentsError {}
+
+/** The model service throttled the call (Bedrock ThrottlingException, HTTP 429). Retryable. */
+export class ModelThrottledError extends ExtAgentsError {}
+
+/** The model service is temporarily unavailable (5xx, ServiceUnavailableException). Retryable. */
+export class ModelUnavailableError extends ExtAgentsError {}
+
+/** The model call timed out (ModelTimeoutException, socket timeout). Retryable. */
+export class ModelTimeoutError extends ExtAgentsError {}
+
+/**
+ * The input is too long for the model's context (Bedrock ValidationException about input length).
+ * Never retried as is: the caller shrinks what it sends once, then fails.
+ */
+export class ContextOverflowError extends ExtAgentsError {}
+
+/**
+ * The model id cannot be used as configured, e.g. Bedrock "on-demand throughput isn't supported"
+ * (a foundation-model id where an inference profile is required), access denied, unknown model.
+ * Never retried.
+ */
+export class ModelConfigurationError extends ExtAgentsError {}
+
+/** Any other permanent model error (malformed request, unexpected response). Never retried. */
+export class ModelError extends ExtAgentsError {}
+
+/** A message for (run, round, chunk) was already recorded: a retried seek must not write twice. */
+export class MessageAlreadyRecordedError extends ExtAgentsError {}
+
+/** A stored object or record that must exist does not (e.g. a chunk object, a run record). */
+export class NotFoundError extends ExtAgentsError {}
+
+/** Error names that the workflow retries with bounded, jittered backoff. */
+export const RETRYABLE_ERRORS = [
+  ModelThrottledError.name,
+  ModelUnavailableError.name,
+  ModelTimeoutError.name,
+] as const;

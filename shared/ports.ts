@@ -1,0 +1,152 @@
+/**
+ * Ports: the small interfaces the domain needs from the outside world. Adapters implement them for
+ * AWS (lambdas/adapters/*) and for the local run (local/*). Nothing here imports the AWS SDK.
+ */
+import type { Chunk, KarStep, Message, RoleUsage, AgentRole } from './types';
+
+// ---------------------------------------------------------------------------------------------
+// Models
+// ---------------------------------------------------------------------------------------------
+
+/** What a seeking agent receives (paper, section 2A; global knowledge synchronization, 2B). */
+export interface SeekRequest {
+  /** The query: a question (QA) or a topic / section scope (survey). */
+  question: string;
+  chunk: Chunk;
+  /** 1-based round number. */
+  round: number;
+  /**
+   * Round >= 2: the global top-K messages of the pool after the previous round (already fitted to the
+   * synchronization token budget). Empty in round 1. The agent is asked for new evidence only.
+   */
+  synchronized: Message[];
+}
+
+/** What a seeking agent returns: in ONE model call, the evidence and its relevance score. */
+export interface SeekResult {
+  /** Extracted evidence, or null for "no information" (yields no message). */
+  evidence: string | null;
+  /** Relevance score 0-100 (integer; clamped by the parser). 0 when evidence is null. */
+  score: number;
+  /**
+   * Verbatim spans of the chunk text that support the evidence, as offsets into the chunk text
+   * (`[start, end)`). The LLM adapter fills this by locating quoted sentences; may be empty.
+   */
+  spans: Array<{ start: number; end: number }>;
+  usage: RoleUsage;
+  /** Non-fatal problems (e.g. "score missing; fallback 50 used"). */
+  warnings: string[];
+}
+
+/** What the reasoning agent receives in one knowledge-accumulating reasoning step. */
+export interface ReasonRequest {
+  question: string;
+  /** The top-k messages of the pool, best first, already fitted to the reasoner's token budget. */
+  messages: Message[];
+  /** True for the best-effort answer after the last round: the agent must not refuse. */
+  force: boolean;
+}
+
+/** The reasoning agent's answer, or its structured refusal. */
+export interface ReasonResult {
+  /** False = structured refusal ("NO ANSWER"): KAR widens k. */
+  answerable: boolean;
+  /** The answer text; "NO ANSWER" when not answerable. */
+  answer: string;
+  /** Ids of the messages the answer relies on (subset of the request's messages). */
+  citedMessageIds: string[];
+  usage: RoleUsage;
+  warnings: string[];
+}
+
+/**
+ * The model port of the two agent roles. Implementations: `ExtractiveReader` (offline, not an LLM,
+ * shared/extractive) and `LlmAgents` (prompts + lenient parsing over a `ChatModel`, shared/llm).
+ */
+export interface AgentModel {
+  /** Human-readable description, e.g. "extractive (offline BM25 reader, not an LLM)". */
+  readonly description: string;
+  seek(request: SeekRequest): Promise<SeekResult>;
+  reason(request: ReasonRequest): Promise<ReasonResult>;
+}
+
+/** One chat completion request, provider-neutral (maps onto the Bedrock Converse API). */
+export interface ChatRequest {
+  role: AgentRole;
+  system: string;
+  /** Alternating user/assistant turns, starting with user. */
+  messages: Array<{ role: 'user' | 'assistant'; text: string }>;
+  /** Output token limit. */
+  maxTokens: number;
+  temperature?: number;
+}
+
+export interface ChatResponse {
+  text: string;
+  /** 'end_turn' | 'max_tokens' | 'stop_sequence' | other provider value. */
+  stopReason: string;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/**
+ * A text-in, text-out chat model (one per role; heterogeneous deployment uses different ids).
+ * Adapters map provider failures onto the typed errors of shared/errors.ts.
+ */
+export interface ChatModel {
+  readonly modelId: string;
+  complete(request: ChatRequest): Promise<ChatResponse>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Storage
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Object storage (S3 in AWS; a directory locally). Keys are '/'-separated relative paths.
+ * `get` throws NotFoundError for a missing key.
+ */
+export interface BlobStore {
+  put(key: string, body: string | Uint8Array, contentType?: string): Promise<void>;
+  get(key: string): Promise<Uint8Array>;
+  getText(key: string): Promise<string>;
+  /** All keys under a prefix, sorted ascending, paginating as needed. */
+  list(prefix: string): Promise<Array<{ key: string; size: number }>>;
+  exists(key: string): Promise<boolean>;
+}
+
+/** Per-run counters kept by the message store. */
+export interface RunCounters {
+  usage: Record<AgentRole, RoleUsage>;
+  /** Seek outcomes per round: messages written, "no information", warnings. */
+  warnings: string[];
+}
+
+/**
+ * The message pool and run records (DynamoDB in AWS and locally through dynalite).
+ * The pool order is: score descending, then chunk index ascending, then round ascending.
+ */
+export interface MessageStore {
+  /**
+   * Record a message; conditional on (run, round, chunk) not yet having one.
+   * Throws MessageAlreadyRecordedError when it exists (a retried seek).
+   */
+  putMessage(runId: string, message: Message): Promise<void>;
+  /** Record that a chunk was sought in a round (with or without a message); idempotent. */
+  markSought(runId: string, round: number, chunkIndex: number, outcome: 'message' | 'none'): Promise<void>;
+  /** Has this chunk already been sought in this round (resume / retry)? */
+  wasSought(runId: string, round: number, chunkIndex: number): Promise<boolean>;
+  /** The global top-k messages (one GSI Query: ScanIndexForward false, Limit k). */
+  topK(runId: string, k: number): Promise<Message[]>;
+  /** Number of messages in the pool. */
+  poolSize(runId: string): Promise<number>;
+  /** Messages by id (for citations). */
+  getMessages(runId: string, ids: string[]): Promise<Message[]>;
+  /** Add model usage and warnings to the run's counters (atomic ADD). */
+  addUsage(runId: string, role: AgentRole, usage: RoleUsage, warnings?: string[]): Promise<void>;
+  getCounters(runId: string): Promise<RunCounters>;
+  /** Append one KAR step with the reasoning agent's output. */
+  putStep(runId: string, step: KarStep & { seq: number; answer: string; citedMessageIds: string[] }): Promise<void>;
+  /** All KAR steps in order. */
+  getSteps(runId: string): Promise<Array<KarStep & { seq: number; answer: string; citedMessageIds: string[] }>>;
+}

@@ -1,0 +1,145 @@
+/**
+ * Core data shapes of the ExtAgents method (see ../shared/PAPER.md, section 2).
+ *
+ * Units: `tokens` are always tokens of the project tokenizer (shared/tokenizer.ts);
+ * character offsets (`start`, `end`, `chunkStart`) are UTF-16 code-unit offsets into a JavaScript
+ * string (what `String.prototype.slice` uses), half-open `[start, end)`.
+ */
+
+/** One source document of a corpus: a file, an S3 object or a paper. */
+export interface SourceDocument {
+  /** Stable id: the file name relative to the corpus root, or the S3 key below the corpus prefix. */
+  id: string;
+  /** Full text, already decoded (UTF-8, BOM removed, CRLF normalised to LF). */
+  text: string;
+  /** Optional display title (papers); defaults to the id. */
+  title?: string;
+}
+
+/** A contiguous slice of one document that lies inside a chunk. */
+export interface ChunkSegment {
+  documentId: string;
+  /** Offsets into the document text, `[start, end)`. */
+  start: number;
+  end: number;
+  /** Offset of this segment's first character inside the chunk text. */
+  chunkStart: number;
+}
+
+/**
+ * A chunk: at most `chunkTokens` tokens of corpus text, read by exactly one seeking agent per round.
+ * Small documents are packed together; a long document spans several chunks. The chunk text is the
+ * segments' texts joined by "\n\n" (the separator is not part of any segment).
+ */
+export interface ChunkMeta {
+  /** Zero-based position in corpus order; also the tie-breaker of the pool order. */
+  index: number;
+  /** Token count of the chunk text. */
+  tokens: number;
+  /** Character length of the chunk text. */
+  chars: number;
+  segments: ChunkSegment[];
+}
+
+/** A chunk with its text, as a seeking agent receives it. */
+export interface Chunk extends ChunkMeta {
+  text: string;
+}
+
+/** A verbatim span of a chunk that supports a message, located in its document. */
+export interface Quote {
+  documentId: string;
+  /** Offsets into the document text, `[start, end)`. */
+  start: number;
+  end: number;
+  text: string;
+}
+
+/**
+ * A message: the evidence one seeking agent extracted from one chunk in one round, with its relevance
+ * score. "No information" yields no message.
+ */
+export interface Message {
+  /** `r<round>-c<chunkIndex>`, unique within a run (one message per chunk per round). */
+  id: string;
+  round: number;
+  chunkIndex: number;
+  /** Relevance score, an integer 0-100 (higher = more relevant to the query). */
+  score: number;
+  /** The extracted evidence as text (what the reasoning agent and synchronized seekers read). */
+  evidence: string;
+  /** Token count of `evidence`. */
+  tokens: number;
+  /** Verbatim spans located in the corpus; may be empty when the model paraphrased. */
+  quotes: Quote[];
+  /** Ids of the documents the evidence came from (the chunk's documents when quotes are empty). */
+  sources: string[];
+}
+
+/** Model usage of one role. Tokens as reported by the model (Bedrock `usage`) or counted locally. */
+export interface RoleUsage {
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** The two agent roles of ExtAgents. */
+export type AgentRole = 'seeker' | 'reasoner';
+
+export type Usage = Record<AgentRole, RoleUsage>;
+
+/** Outcome of one knowledge-accumulating reasoning step. */
+export interface KarStep {
+  round: number;
+  /** Requested k (1, 2, 4, ...). */
+  k: number;
+  /** Messages actually given to the reasoning agent after fitting the token budget. */
+  messagesUsed: number;
+  /** Tokens of the evidence given. */
+  evidenceTokens: number;
+  outcome: 'answered' | 'refused';
+  /** True when this step was the forced best-effort answer after the last round. */
+  forced?: boolean;
+}
+
+/** A citation of the final answer: one message, resolved to corpus positions. */
+export interface Citation {
+  messageId: string;
+  chunkIndex: number;
+  round: number;
+  score: number;
+  documentId: string;
+  /** Offsets into the document text, `[start, end)`. */
+  start: number;
+  end: number;
+  /** A short verbatim quote of the document at that range (at most ~300 characters). */
+  quote: string;
+}
+
+/** A document that was not chunked, and why (binary, invalid UTF-8, empty, whitespace only). */
+export interface SkippedDocument {
+  documentId: string;
+  reason: string;
+}
+
+/** The final result of one question-answering run. */
+export interface RunResult {
+  runId: string;
+  question: string;
+  /** The answer, or exactly "NO ANSWER" when the run refuses. */
+  answer: string;
+  answerable: boolean;
+  citations: Citation[];
+  trace: KarStep[];
+  usage: Usage;
+  rounds: number;
+  chunks: number;
+  poolSize: number;
+  skipped: SkippedDocument[];
+  /** Chunks whose seeking agent failed permanently (tolerated by the Distributed Map). */
+  failedChunks: number[];
+  warnings: string[];
+}
+
+/** The exact refusal marker of the method. */
+export const NO_ANSWER = 'NO ANSWER';
