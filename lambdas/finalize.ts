@@ -1,4 +1,5 @@
-/** Lambda handler: finalize (placeholder until the use case lands; see docs/ARCHITECTURE.md). */
-export async function handler(event: unknown): Promise<unknown> {
-  throw new Error('not implemented: finalize ' + JSON.stringify(event));
-}
+/** Lambda entry point of the `Finalize` task (docs/ARCHITECTURE.md). */
+import { awsDeps } from './adapters/aws';
+import { makeHandlers } from './handlers';
+
+export const handler = makeHandlers(awsDeps).finalize;

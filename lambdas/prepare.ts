@@ -1,4 +1,5 @@
-/** Lambda handler: prepare (placeholder until the use case lands; see docs/ARCHITECTURE.md). */
-export async function handler(event: unknown): Promise<unknown> {
-  throw new Error('not implemented: prepare ' + JSON.stringify(event));
-}
+/** Lambda entry point of the `Prepare` task (docs/ARCHITECTURE.md). */
+import { awsDeps } from './adapters/aws';
+import { makeHandlers } from './handlers';
+
+export const handler = makeHandlers(awsDeps).prepare;

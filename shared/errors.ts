@@ -56,3 +56,6 @@ export const RETRYABLE_ERRORS = [
   ModelUnavailableError.name,
   ModelTimeoutError.name,
 ] as const;
+
+/** A storage operation could not complete after its bounded retries (e.g. unprocessed batch keys). */
+export class StorageError extends ExtAgentsError {}

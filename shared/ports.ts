@@ -118,9 +118,17 @@ export interface BlobStore {
 /** Per-run counters kept by the message store. */
 export interface RunCounters {
   usage: Record<AgentRole, RoleUsage>;
-  /** Seek outcomes per round: messages written, "no information", warnings. */
+  /** The first warnings recorded (at most `MAX_STORED_WARNINGS`), in arrival order. */
   warnings: string[];
+  /** Total number of warnings recorded (may exceed `warnings.length`). */
+  warningCount: number;
 }
+
+/** How many warning texts a run keeps (the count is always exact). */
+export const MAX_STORED_WARNINGS = 100;
+
+/** A recorded KAR step: the step, its sequence number and the reasoning agent's output. */
+export type StoredStep = KarStep & { seq: number; answer: string; citedMessageIds: string[] };
 
 /**
  * The message pool and run records (DynamoDB in AWS and locally through dynalite).
@@ -136,6 +144,8 @@ export interface MessageStore {
   markSought(runId: string, round: number, chunkIndex: number, outcome: 'message' | 'none'): Promise<void>;
   /** Has this chunk already been sought in this round (resume / retry)? */
   wasSought(runId: string, round: number, chunkIndex: number): Promise<boolean>;
+  /** Indexes of the chunks sought in a round (any outcome), ascending. */
+  soughtChunks(runId: string, round: number): Promise<number[]>;
   /** The global top-k messages (one GSI Query: ScanIndexForward false, Limit k). */
   topK(runId: string, k: number): Promise<Message[]>;
   /** Number of messages in the pool. */
@@ -146,7 +156,7 @@ export interface MessageStore {
   addUsage(runId: string, role: AgentRole, usage: RoleUsage, warnings?: string[]): Promise<void>;
   getCounters(runId: string): Promise<RunCounters>;
   /** Append one KAR step with the reasoning agent's output. */
-  putStep(runId: string, step: KarStep & { seq: number; answer: string; citedMessageIds: string[] }): Promise<void>;
-  /** All KAR steps in order. */
-  getSteps(runId: string): Promise<Array<KarStep & { seq: number; answer: string; citedMessageIds: string[] }>>;
+  putStep(runId: string, step: StoredStep): Promise<void>;
+  /** All KAR steps in `seq` order. */
+  getSteps(runId: string): Promise<StoredStep[]>;
 }

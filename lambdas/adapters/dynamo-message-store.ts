@@ -1,0 +1,240 @@
+/**
+ * MessageStore on Amazon DynamoDB (single table; docs/ARCHITECTURE.md, "Storage").
+ * The global top-k is one Query on the GSI `byRelevance` (ScanIndexForward false, Limit k), whose
+ * sort key encodes the relevance score then corpus order. Failed conditional writes become
+ * MessageAlreadyRecordedError at this boundary.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { MessageAlreadyRecordedError, StorageError } from '../../shared/errors';
+import { relevanceSortKey } from '../../shared/pool';
+import { MAX_STORED_WARNINGS, type MessageStore, type RunCounters, type StoredStep } from '../../shared/ports';
+import type { AgentRole, Message, RoleUsage } from '../../shared/types';
+
+/** Name of the GSI whose sort key is the relevance score (see infra/extagents-workflow.ts). */
+export const RELEVANCE_INDEX = 'byRelevance';
+
+const pad = (n: number, width: number): string => String(n).padStart(width, '0');
+const runPk = (runId: string): string => `RUN#${runId}`;
+const poolPk = (runId: string): string => `POOL#${runId}`;
+const messageSk = (round: number, chunk: number): string => `MSG#${pad(round, 2)}#${pad(chunk, 7)}`;
+const seekSk = (round: number, chunk: number): string => `SEEK#${pad(round, 2)}#${pad(chunk, 7)}`;
+const stepSk = (seq: number): string => `STEP#${pad(seq, 4)}`;
+const COUNTERS_SK = 'COUNTERS';
+/** BatchGetItem takes at most 100 keys per request. */
+const BATCH_GET_MAX = 100;
+/** Bounded retries of BatchGetItem's UnprocessedKeys (then an error, never a loop). */
+const BATCH_GET_ROUNDS = 8;
+
+export interface DynamoMessageStoreOptions {
+  tableName: string;
+  /** Run data expires this many days after it is written (DynamoDB TTL attribute `ttl`). */
+  retentionDays?: number;
+  now?: () => number;
+}
+
+/** MessageStore over a DynamoDBDocumentClient (created once per container by the caller). */
+export class DynamoMessageStore implements MessageStore {
+  private readonly tableName: string;
+  private readonly retentionSeconds: number;
+  private readonly now: () => number;
+
+  constructor(private readonly client: DynamoDBDocumentClient, options: DynamoMessageStoreOptions) {
+    this.tableName = options.tableName;
+    this.retentionSeconds = Math.round((options.retentionDays ?? 30) * 86_400);
+    this.now = options.now ?? Date.now;
+  }
+
+  private ttl(): number {
+    return Math.floor(this.now() / 1000) + this.retentionSeconds;
+  }
+
+  async putMessage(runId: string, message: Message): Promise<void> {
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            pk: runPk(runId),
+            sk: messageSk(message.round, message.chunkIndex),
+            gsi1pk: poolPk(runId),
+            gsi1sk: relevanceSortKey(message.score, message.chunkIndex, message.round),
+            ttl: this.ttl(),
+            message: JSON.stringify(message),
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException || (error as Error).name === 'ConditionalCheckFailedException') {
+        throw new MessageAlreadyRecordedError(`Message ${message.id} of run ${runId} is already recorded`, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  async markSought(runId: string, round: number, chunkIndex: number, outcome: 'message' | 'none'): Promise<void> {
+    await this.client.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { pk: runPk(runId), sk: seekSk(round, chunkIndex), outcome, ttl: this.ttl() },
+      }),
+    );
+  }
+
+  async wasSought(runId: string, round: number, chunkIndex: number): Promise<boolean> {
+    const out = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: runPk(runId), sk: seekSk(round, chunkIndex) }, ConsistentRead: true }),
+    );
+    return out.Item !== undefined;
+  }
+
+  async soughtChunks(runId: string, round: number): Promise<number[]> {
+    const items = await this.queryAll({
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': runPk(runId), ':prefix': `SEEK#${pad(round, 2)}#` },
+      ProjectionExpression: 'sk',
+      ConsistentRead: true,
+    });
+    return items.map((item) => Number((item.sk as string).split('#')[2])).sort((a, b) => a - b);
+  }
+
+  async topK(runId: string, k: number): Promise<Message[]> {
+    if (k <= 0) return [];
+    const items = await this.queryAll(
+      {
+        TableName: this.tableName,
+        IndexName: RELEVANCE_INDEX,
+        KeyConditionExpression: 'gsi1pk = :p',
+        ExpressionAttributeValues: { ':p': poolPk(runId) },
+        ScanIndexForward: false,
+        Limit: k,
+      },
+      k,
+    );
+    return items.slice(0, k).map((item) => JSON.parse(item.message as string) as Message);
+  }
+
+  async poolSize(runId: string): Promise<number> {
+    let count = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+          ExpressionAttributeValues: { ':pk': runPk(runId), ':prefix': 'MSG#' },
+          Select: 'COUNT',
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      count += out.Count ?? 0;
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return count;
+  }
+
+  async getMessages(runId: string, ids: string[]): Promise<Message[]> {
+    const keys = [...new Set(ids)].map((id) => {
+      const match = /^r(\d+)-c(\d+)$/.exec(id);
+      return match ? { pk: runPk(runId), sk: messageSk(Number(match[1]), Number(match[2])) } : undefined;
+    }).filter((key): key is { pk: string; sk: string } => key !== undefined);
+    const found: Message[] = [];
+    for (let i = 0; i < keys.length; i += BATCH_GET_MAX) {
+      let pending: Array<Record<string, unknown>> = keys.slice(i, i + BATCH_GET_MAX);
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        if (attempt >= BATCH_GET_ROUNDS) throw new StorageError(`BatchGetItem left ${pending.length} keys unprocessed after ${BATCH_GET_ROUNDS} attempts`);
+        const out = await this.client.send(
+          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }),
+        );
+        for (const item of out.Responses?.[this.tableName] ?? []) found.push(JSON.parse(item.message as string) as Message);
+        pending = (out.UnprocessedKeys?.[this.tableName]?.Keys as Array<Record<string, unknown>> | undefined) ?? [];
+        if (pending.length > 0) await new Promise((r) => setTimeout(r, Math.random() * 50 * 2 ** attempt));
+      }
+    }
+    const order = new Map(ids.map((id, i) => [id, i]));
+    return found.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
+  }
+
+  async addUsage(runId: string, role: AgentRole, usage: RoleUsage, warnings: string[] = []): Promise<void> {
+    await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: runPk(runId), sk: COUNTERS_SK },
+        UpdateExpression: 'ADD #c :c, #i :i, #o :o, warningCount :w SET #ttl = :ttl',
+        ExpressionAttributeNames: { '#c': `${role}Calls`, '#i': `${role}InputTokens`, '#o': `${role}OutputTokens`, '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':c': usage.calls, ':i': usage.inputTokens, ':o': usage.outputTokens, ':w': warnings.length, ':ttl': this.ttl() },
+      }),
+    );
+    if (warnings.length === 0) return;
+    // Keep the first MAX_STORED_WARNINGS texts; the count above stays exact.
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: runPk(runId), sk: COUNTERS_SK },
+          UpdateExpression: 'SET warnings = list_append(if_not_exists(warnings, :empty), :w)',
+          ConditionExpression: 'attribute_not_exists(warnings) OR size(warnings) < :max',
+          ExpressionAttributeValues: { ':empty': [], ':w': warnings, ':max': MAX_STORED_WARNINGS },
+        }),
+      );
+    } catch (error) {
+      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+    }
+  }
+
+  async getCounters(runId: string): Promise<RunCounters> {
+    const out = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: runPk(runId), sk: COUNTERS_SK }, ConsistentRead: true }),
+    );
+    const item = out.Item ?? {};
+    const role = (r: AgentRole): RoleUsage => ({
+      calls: Number(item[`${r}Calls`] ?? 0),
+      inputTokens: Number(item[`${r}InputTokens`] ?? 0),
+      outputTokens: Number(item[`${r}OutputTokens`] ?? 0),
+    });
+    const warnings = ((item.warnings as string[] | undefined) ?? []).slice(0, MAX_STORED_WARNINGS);
+    return { usage: { seeker: role('seeker'), reasoner: role('reasoner') }, warnings, warningCount: Number(item.warningCount ?? 0) };
+  }
+
+  async putStep(runId: string, step: StoredStep): Promise<void> {
+    await this.client.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { pk: runPk(runId), sk: stepSk(step.seq), step: JSON.stringify(step), ttl: this.ttl() },
+      }),
+    );
+  }
+
+  async getSteps(runId: string): Promise<StoredStep[]> {
+    const items = await this.queryAll({
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': runPk(runId), ':prefix': 'STEP#' },
+      ConsistentRead: true,
+    });
+    return items.map((item) => JSON.parse(item.step as string) as StoredStep).sort((a, b) => a.seq - b.seq);
+  }
+
+  /** Query every page (or until `max` items). */
+  private async queryAll(input: QueryCommandInput, max = Infinity): Promise<Array<Record<string, unknown>>> {
+    const items: Array<Record<string, unknown>> = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.client.send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
+      items.push(...((out.Items ?? []) as Array<Record<string, unknown>>));
+      start = out.LastEvaluatedKey;
+    } while (start && items.length < max);
+    return items;
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * BlobStore on Amazon S3 (one bucket). Missing keys become NotFoundError at this boundary.
+ */
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  NoSuchKey,
+  NotFound,
+  PutObjectCommand,
+  S3Client,
+  paginateListObjectsV2,
+} from '@aws-sdk/client-s3';
+import { NotFoundError } from '../../shared/errors';
+import type { BlobStore } from '../../shared/ports';
+
+/** BlobStore over an S3Client (created once per container by the caller). */
+export class S3BlobStore implements BlobStore {
+  constructor(private readonly client: S3Client, private readonly bucket: string) {}
+
+  async put(key: string, body: string | Uint8Array, contentType?: string): Promise<void> {
+    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }));
+  }
+
+  async get(key: string): Promise<Uint8Array> {
+    try {
+      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      if (!out.Body) return new Uint8Array();
+      return await out.Body.transformToByteArray();
+    } catch (error) {
+      if (error instanceof NoSuchKey || (error as Error).name === 'NoSuchKey') {
+        throw new NotFoundError(`s3://${this.bucket}/${key} does not exist`, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  async getText(key: string): Promise<string> {
+    return new TextDecoder('utf-8').decode(await this.get(key));
+  }
+
+  async list(prefix: string): Promise<Array<{ key: string; size: number }>> {
+    const out: Array<{ key: string; size: number }> = [];
+    for await (const page of paginateListObjectsV2({ client: this.client }, { Bucket: this.bucket, Prefix: prefix })) {
+      for (const o of page.Contents ?? []) if (o.Key && !o.Key.endsWith('/')) out.push({ key: o.Key, size: o.Size ?? 0 });
+    }
+    return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  async exists(key: string): Promise<boolean> {
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return true;
+    } catch (error) {
+      if (error instanceof NotFound || (error as Error).name === 'NotFound' || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return false;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * The workflow's Lambda handlers as factories over ports, so the same code runs in AWS (entry
+ * modules lambdas/<name>.ts bind AWS adapters) and locally (local/ binds a directory and dynalite).
+ * Each handler reads like a table of contents: validate the event, call one use case, return a
+ * small result. Errors propagate with their class `name`, which Step Functions Retry/Catch match.
+ */
+import type { AgentModel, BlobStore, MessageStore } from '../shared/ports';
+import { finalizeRun } from '../shared/pipeline/finalize';
+import { prepareRun } from '../shared/pipeline/prepare';
+import { reasonStep } from '../shared/pipeline/reason';
+import { seekChunk } from '../shared/pipeline/seek';
+import {
+  PrepareEventSchema,
+  ReasonEventSchema,
+  SeekEventSchema,
+  WorkflowStateSchema,
+  parseEvent,
+  type FinalizeOutput,
+  type SeekOutcome,
+  type WorkflowState,
+} from '../shared/pipeline/state';
+import { synchronizeRound } from '../shared/pipeline/synchronize';
+
+export interface HandlerDeps {
+  blobs: BlobStore;
+  store: MessageStore;
+  /** Created on first use: Prepare, Synchronize and Finalize never call a model. */
+  model: () => AgentModel;
+}
+
+/** The five task handlers of the workflow, keyed like `ExtAgentsWorkflow.functions`. */
+export interface WorkflowHandlers {
+  prepare(event: unknown): Promise<WorkflowState>;
+  seek(event: unknown): Promise<SeekOutcome>;
+  reason(event: unknown): Promise<WorkflowState>;
+  synchronize(event: unknown): Promise<WorkflowState>;
+  finalize(event: unknown): Promise<FinalizeOutput>;
+}
+
+/** Build the handlers over the given adapters. */
+export function makeHandlers(deps: HandlerDeps): WorkflowHandlers {
+  const { blobs, store } = deps;
+  return {
+    prepare: async (event) => prepareRun(parseEvent(PrepareEventSchema, event, 'Prepare'), { blobs }),
+    seek: async (event) => seekChunk(parseEvent(SeekEventSchema, event, 'Seek'), { blobs, store, model: deps.model() }),
+    reason: async (event) => reasonStep(parseEvent(ReasonEventSchema, event, 'Reason'), { blobs, store, model: deps.model() }),
+    synchronize: async (event) => synchronizeRound(parseEvent(WorkflowStateSchema, event, 'Synchronize'), { blobs, store }),
+    finalize: async (event) => {
+      const { result: _result, ...output } = await finalizeRun(parseEvent(WorkflowStateSchema, event, 'Finalize'), { blobs, store });
+      return output;
+    },
+  };
+}

@@ -1,0 +1,19 @@
+/**
+ * Object keys of a run in the bucket (docs/ARCHITECTURE.md, "Storage"). One place, so the Lambdas,
+ * the local runner and the CLI agree.
+ */
+
+/** Prefix of everything a run writes. */
+export const runPrefix = (runId: string): string => `runs/${runId}/`;
+/** The run record: question, validated options, documents, skipped documents, chunk count. */
+export const runRecordKey = (runId: string): string => `${runPrefix(runId)}run.json`;
+/** The Distributed Map's ItemReader object: a JSON array `[{"chunk":0}, …]`. */
+export const manifestKey = (runId: string): string => `${runPrefix(runId)}manifest.json`;
+/** One chunk object (`Chunk` as JSON). */
+export const chunkKey = (runId: string, index: number): string => `${runPrefix(runId)}chunks/${String(index).padStart(7, '0')}.json`;
+/** The synchronized top-K messages given to every seeking agent of `round` (>= 2). */
+export const syncKey = (runId: string, round: number): string => `${runPrefix(runId)}sync/round-${round}.json`;
+/** The final `RunResult`. */
+export const resultKey = (runId: string): string => `${runPrefix(runId)}result.json`;
+/** Where the Distributed Map's ResultWriter writes. */
+export const mapResultsPrefix = (runId: string): string => `${runPrefix(runId)}map/`;

@@ -1,0 +1,64 @@
+/**
+ * The run record (`runs/<runId>/run.json`): what Prepare decided, read by every later task.
+ * Read through a small per-container cache: a Seek Lambda container serves many chunks of one run.
+ */
+import type { RunOptions } from '../config';
+import type { BlobStore } from '../ports';
+import type { SkippedDocument } from '../types';
+import { runRecordKey, syncKey } from './layout';
+import type { Message } from '../types';
+
+export interface RunRecord {
+  runId: string;
+  question: string;
+  options: RunOptions;
+  /** Documents that were chunked, with their length in characters. */
+  documents: Array<{ id: string; chars: number }>;
+  skipped: SkippedDocument[];
+  chunks: number;
+  /** Total tokens of all chunks. */
+  tokens: number;
+  tokenizer: string;
+  /** ISO-8601 time of Prepare. */
+  createdAt: string;
+}
+
+const MAX_CACHED = 16;
+const records = new Map<string, RunRecord>();
+const syncSnapshots = new Map<string, Message[]>();
+
+function remember<T>(cache: Map<string, T>, key: string, value: T): T {
+  if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value as string);
+  cache.set(key, value);
+  return value;
+}
+
+/**
+ * Load a run record (cached per container; a record never changes after Prepare).
+ * @throws NotFoundError (from the BlobStore) when the run was never prepared.
+ */
+export async function loadRunRecord(blobs: BlobStore, runId: string): Promise<RunRecord> {
+  const cached = records.get(runId);
+  if (cached) return cached;
+  const record = JSON.parse(await blobs.getText(runRecordKey(runId))) as RunRecord;
+  return remember(records, runId, record);
+}
+
+/**
+ * Load the synchronized messages of a round >= 2 (cached per container; written once by
+ * Synchronize before the round starts). Round 1 has none.
+ */
+export async function loadSynchronized(blobs: BlobStore, runId: string, round: number): Promise<Message[]> {
+  if (round <= 1) return [];
+  const key = syncKey(runId, round);
+  const cached = syncSnapshots.get(key);
+  if (cached) return cached;
+  const messages = JSON.parse(await blobs.getText(key)) as Message[];
+  return remember(syncSnapshots, key, messages);
+}
+
+/** Forget cached records (tests; a re-prepared run id). */
+export function clearRunCaches(): void {
+  records.clear();
+  syncSnapshots.clear();
+}

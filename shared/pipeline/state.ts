@@ -1,0 +1,116 @@
+/**
+ * The workflow's state and the events of its Lambda tasks (docs/ARCHITECTURE.md, "Workflow").
+ * The state is small and fixed-size whatever the corpus size: ids, keys and counts only, never chunk
+ * text or evidence (Step Functions limits a state payload to 256 KiB).
+ * Shapes are validated with zod at the handler boundary; a bad event is an InvalidInputError.
+ */
+import { z } from 'zod';
+import { InvalidInputError } from '../errors';
+
+/** Run ids become S3 key parts, DynamoDB keys and execution names: a safe, bounded alphabet. */
+export const RunIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/, 'runId must be 1-80 characters of A-Z a-z 0-9 . _ - (starting with a letter or digit)');
+
+/** The per-run settings the state machine itself reads (Choice rules, Distributed Map paths). */
+export const WorkflowConfigSchema = z
+  .object({
+    rounds: z.number().int().min(1),
+    concurrency: z.number().int().min(1),
+    toleratedFailurePercentage: z.number().min(0).max(100),
+    bestEffort: z.boolean(),
+  })
+  .strict();
+
+/** The state carried between the workflow's states. */
+export const WorkflowStateSchema = z
+  .object({
+    runId: RunIdSchema,
+    /** Key of the Distributed Map's ItemReader object (a JSON array of `{chunk}` items). */
+    manifestKey: z.string().min(1),
+    /** Number of chunks. */
+    chunks: z.number().int().min(0),
+    /** Current round, 1-based. */
+    round: z.number().int().min(1),
+    /** k of the next KAR step (1, 2, 4, …). */
+    k: z.number().int().min(1),
+    /** Number of KAR steps recorded so far (all rounds). */
+    seq: z.number().int().min(0),
+    /** Outcome of the last KAR step, null before the first step of a round. */
+    outcome: z.enum(['answered', 'refused']).nullable(),
+    /** True when the last KAR step already covered the whole pool (or all the budget allows). */
+    exhausted: z.boolean(),
+    /** Messages in the pool at the last KAR step (0 before the first step of a round). */
+    poolSize: z.number().int().min(0),
+    config: WorkflowConfigSchema,
+  })
+  .strict();
+
+export type WorkflowState = z.infer<typeof WorkflowStateSchema>;
+
+/** Input of the Prepare task (and of the state machine execution). */
+export const PrepareEventSchema = z
+  .object({
+    runId: RunIdSchema,
+    question: z.string().trim().min(1, 'question must not be empty').max(8000, 'question must be at most 8000 characters'),
+    corpus: z
+      .object({
+        keys: z.array(z.string().min(1).max(1024)).min(1).max(10_000).optional(),
+        prefix: z.string().min(1).max(1024).optional(),
+      })
+      .strict()
+      .refine((c) => (c.keys === undefined) !== (c.prefix === undefined), 'corpus needs exactly one of keys or prefix'),
+    options: z.unknown().optional(),
+  })
+  .strict();
+
+export type PrepareEvent = z.infer<typeof PrepareEventSchema>;
+
+/** Input of one Seek task (one Distributed Map item after ItemSelector). */
+export const SeekEventSchema = z
+  .object({
+    runId: RunIdSchema,
+    round: z.number().int().min(1),
+    chunk: z.number().int().min(0),
+  })
+  .strict();
+
+export type SeekEvent = z.infer<typeof SeekEventSchema>;
+
+/** Output of one Seek task: tiny, so that Map results never approach payload limits. */
+export interface SeekOutcome {
+  chunk: number;
+  outcome: 'message' | 'none' | 'already-done';
+}
+
+/** Input of the Reason task: the state, and whether this is the forced best-effort answer. */
+export const ReasonEventSchema = z
+  .object({
+    state: WorkflowStateSchema,
+    force: z.boolean(),
+  })
+  .strict();
+
+export type ReasonEvent = z.infer<typeof ReasonEventSchema>;
+
+/** Output of Finalize (the execution output). */
+export interface FinalizeOutput {
+  runId: string;
+  answerable: boolean;
+  resultKey: string;
+}
+
+/**
+ * Validate an event against a schema.
+ * @throws InvalidInputError naming every invalid field.
+ */
+export function parseEvent<T>(schema: z.ZodType<T>, event: unknown, what: string): T {
+  const result = schema.safeParse(event);
+  if (!result.success) {
+    const detail = result.error.issues
+      .map((issue) => `${issue.path.join('.') || '(event)'}: ${issue.message}`)
+      .join('; ');
+    throw new InvalidInputError(`Invalid ${what} event: ${detail}`);
+  }
+  return result.data;
+}

@@ -1,0 +1,30 @@
+/**
+ * Synchronize: global knowledge synchronization between rounds (docs/ARCHITECTURE.md, step 5;
+ * paper 2B). Every seeking agent of the next round sees the same snapshot of the global top-K
+ * messages, so the snapshot is written once, before the round starts, instead of each agent querying
+ * a pool that the round itself is changing.
+ */
+import { fitToBudget } from '../pool';
+import type { BlobStore, MessageStore } from '../ports';
+import { syncKey } from './layout';
+import { loadRunRecord } from './run-record';
+import type { WorkflowState } from './state';
+
+export interface SynchronizeDeps {
+  blobs: BlobStore;
+  store: MessageStore;
+}
+
+/**
+ * Snapshot the global top-K messages (K <= `syncMaxMessages`, fitted to `syncBudgetTokens`) for the
+ * next round and return the state of that round (round + 1, k = 1, no outcome yet).
+ */
+export async function synchronizeRound(state: WorkflowState, deps: SynchronizeDeps): Promise<WorkflowState> {
+  const record = await loadRunRecord(deps.blobs, state.runId);
+  const { syncMaxMessages, syncBudgetTokens } = record.options;
+  const top = syncMaxMessages > 0 && syncBudgetTokens > 0 ? await deps.store.topK(state.runId, syncMaxMessages) : [];
+  const fitted = top.length > 0 ? fitToBudget(top, syncBudgetTokens).messages : [];
+  const round = state.round + 1;
+  await deps.blobs.put(syncKey(state.runId, round), JSON.stringify(fitted), 'application/json');
+  return { ...state, round, k: 1, outcome: null, exhausted: false, poolSize: 0 };
+}
