@@ -15,7 +15,15 @@ import type { BlobStore } from '../../shared/ports';
 
 /** BlobStore over an S3Client (created once per container by the caller). */
 export class S3BlobStore implements BlobStore {
-  constructor(private readonly client: S3Client, private readonly bucket: string) {}
+  /**
+   * @param options.listPageSize keys per ListObjectsV2 page (S3's maximum and default is 1000;
+   *   smaller values exercise pagination in tests).
+   */
+  constructor(
+    private readonly client: S3Client,
+    private readonly bucket: string,
+    private readonly options: { listPageSize?: number } = {},
+  ) {}
 
   async put(key: string, body: string | Uint8Array, contentType?: string): Promise<void> {
     await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }));
@@ -40,7 +48,10 @@ export class S3BlobStore implements BlobStore {
 
   async list(prefix: string): Promise<Array<{ key: string; size: number }>> {
     const out: Array<{ key: string; size: number }> = [];
-    for await (const page of paginateListObjectsV2({ client: this.client }, { Bucket: this.bucket, Prefix: prefix })) {
+    for await (const page of paginateListObjectsV2(
+      { client: this.client, pageSize: this.options.listPageSize },
+      { Bucket: this.bucket, Prefix: prefix },
+    )) {
       for (const o of page.Contents ?? []) if (o.Key && !o.Key.endsWith('/')) out.push({ key: o.Key, size: o.Size ?? 0 });
     }
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));

