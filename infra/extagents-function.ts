@@ -1,0 +1,98 @@
+/**
+ * A Lambda function with the project's defaults: Node.js 24 on ARM64, X-Ray active tracing, an
+ * explicit log group with retention, and local esbuild bundling that keeps class names.
+ */
+import * as path from 'node:path';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+
+/** Repository root (the folder holding package.json and package-lock.json). */
+export const PROJECT_ROOT = path.resolve(__dirname, '..');
+
+/** The five Lambda handlers of the workflow, named after their entry files `lambdas/<name>.ts`. */
+export type HandlerName = 'prepare' | 'seek' | 'reason' | 'synchronize' | 'finalize';
+
+/** All handler names, in workflow order. */
+export const HANDLER_NAMES: readonly HandlerName[] = ['prepare', 'seek', 'reason', 'synchronize', 'finalize'];
+
+/** Memory (MB) and timeout of one handler. */
+export interface FunctionSizing {
+  /** Memory size in MB (Lambda also scales CPU with it: 1,769 MB = one vCPU). */
+  memorySize: number;
+  timeout: Duration;
+}
+
+/**
+ * Per-handler sizing. Prepare decodes and chunks the whole corpus (CPU and memory bound, up to the
+ * 15-minute Lambda maximum); Seek and Reason wait on one model call each; the others are light.
+ */
+export const FUNCTION_SIZING: Readonly<Record<HandlerName, FunctionSizing>> = {
+  prepare: { memorySize: 2048, timeout: Duration.minutes(15) },
+  seek: { memorySize: 1024, timeout: Duration.minutes(5) },
+  reason: { memorySize: 1024, timeout: Duration.minutes(5) },
+  synchronize: { memorySize: 512, timeout: Duration.minutes(1) },
+  finalize: { memorySize: 512, timeout: Duration.minutes(1) },
+};
+
+/** Properties of {@link ExtAgentsFunction}. */
+export interface ExtAgentsFunctionProps {
+  /** Which handler: bundles `lambdas/<handler>.ts`, export `handler`. */
+  readonly handler: HandlerName;
+  /** Environment variables (the project's common variables are added by the stack). */
+  readonly environment: Record<string, string>;
+  /** Retention of the function's log group. */
+  readonly logRetention: logs.RetentionDays;
+}
+
+/**
+ * One workflow handler as a `NodejsFunction`.
+ *
+ * - Runtime `nodejs24.x` (the newest Node.js runtime aws-cdk-lib offers), `arm64`, active tracing.
+ * - Log group created explicitly (retention, removed with the stack) and passed as `logGroup`.
+ * - Bundled with the locally installed esbuild (no Docker): CommonJS, minified with
+ *   `keepNames: true` because error class names (`ModelThrottledError`, …) are what Step Functions
+ *   Retry/Catch match on; source maps on (`NODE_OPTIONS=--enable-source-maps` is set by the stack).
+ * - The AWS SDK v3 is bundled (`bundleAwsSDK: true`) so the deployed code runs the SDK version the
+ *   tests ran, not the one the runtime happens to ship.
+ *
+ * Source: https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.aws_lambda_nodejs-readme.html
+ */
+export class ExtAgentsFunction extends nodejs.NodejsFunction {
+  /** The function's explicit log group. */
+  public readonly logGroupResource: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: ExtAgentsFunctionProps) {
+    const logGroup = new logs.LogGroup(scope, `${id}LogGroup`, {
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const sizing = FUNCTION_SIZING[props.handler];
+    super(scope, id, {
+      entry: path.join(PROJECT_ROOT, 'lambdas', `${props.handler}.ts`),
+      handler: 'handler',
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
+      runtime: lambda.Runtime.NODEJS_24_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: sizing.memorySize,
+      timeout: sizing.timeout,
+      tracing: lambda.Tracing.ACTIVE,
+      logGroup,
+      environment: props.environment,
+      bundling: {
+        format: nodejs.OutputFormat.CJS,
+        minify: true,
+        keepNames: true,
+        sourceMap: true,
+        sourcesContent: false,
+        bundleAwsSDK: true,
+        forceDockerBundling: false,
+        tsconfig: path.join(PROJECT_ROOT, 'tsconfig.json'),
+      },
+    });
+    this.logGroupResource = logGroup;
+  }
+}

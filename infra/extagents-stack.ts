@@ -1,0 +1,222 @@
+/**
+ * The ExtAgents stack: the project bucket, the run table, the five handlers with their grants, and
+ * the workflow. `buildStack` is the one entry point used by the CDK app (infra/app.ts), the
+ * infrastructure tests and the local run (which synthesizes in-process with bundling skipped).
+ */
+import { App, type AppProps, CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import type { Construct } from 'constructs';
+import { ExtAgentsFunction, HANDLER_NAMES, type HandlerName } from './extagents-function';
+import { ExtAgentsWorkflow } from './extagents-workflow';
+import { foundationModelIdOf, isInferenceProfileId, parseModelSpec, type ModelSpec } from '../shared/llm/model-spec';
+
+/**
+ * The default model spec of the app: Meta Llama 3.1 8B seeking agents and a Llama 3.3 70B reasoning
+ * agent, both through US cross-region inference profiles (grammar: shared/llm/model-spec.ts).
+ */
+export const DEFAULT_MODEL_SPEC = 'bedrock:us.meta.llama3-1-8b-instruct-v1:0,us.meta.llama3-3-70b-instruct-v1:0';
+
+/** Name of the GSI that orders a run's messages by relevance score (see docs/ARCHITECTURE.md). */
+export const RELEVANCE_INDEX_NAME = 'byRelevance';
+
+/** Service name of the handlers' structured logs (Powertools `POWERTOOLS_SERVICE_NAME`). */
+export const SERVICE_NAME = 'extagents';
+
+/** Properties of {@link ExtAgentsStack}. */
+export interface ExtAgentsStackProps extends StackProps {
+  /**
+   * Model spec: `extractive`, `bedrock:<modelId>` or `bedrock:<seekerModelId>,<reasonerModelId>`
+   * (model ids or cross-region inference profile ids). Passed to the handlers as `MODEL_SPEC` and
+   * used to scope `bedrock:InvokeModel`; parsed with `parseModelSpec` (shared/llm/model-spec.ts).
+   * @default DEFAULT_MODEL_SPEC
+   */
+  readonly modelSpec?: string;
+  /** Retention of the handlers' and the state machine's log groups. @default one month */
+  readonly logRetention?: logs.RetentionDays;
+  /** Level of the state machine's execution logs. @default sfn.LogLevel.ERROR */
+  readonly stateMachineLogLevel?: sfn.LogLevel;
+}
+
+/**
+ * The stack. Resources:
+ * - S3 bucket (all public access blocked, TLS-only bucket policy, SSE-S3, retained on delete):
+ *   `corpora/…` uploads and `runs/<runId>/…` run files and Map Run results.
+ * - DynamoDB table `pk`/`sk` (S), on-demand, point-in-time recovery, TTL attribute `ttl`, GSI
+ *   `byRelevance` (`gsi1pk`/`gsi1sk`, S, projection ALL).
+ * - Five handlers (read/write on the table and the bucket; Seek and Reason may invoke their model).
+ * - The workflow (Standard state machine).
+ *
+ * @throws ConfigurationError (from the constructor) when `modelSpec` is invalid.
+ */
+export class ExtAgentsStack extends Stack {
+  /** The project bucket. */
+  public readonly bucket: s3.Bucket;
+  /** The run table (messages, seek records, counters, KAR steps). */
+  public readonly table: dynamodb.Table;
+  /** The workflow's state machine. */
+  public readonly stateMachine: sfn.StateMachine;
+  /** The five handlers, keyed by name. */
+  public readonly functions: Readonly<Record<HandlerName, ExtAgentsFunction>>;
+  /** The validated model spec. */
+  public readonly modelSpec: ModelSpec;
+
+  constructor(scope: Construct, id: string, props: ExtAgentsStackProps = {}) {
+    super(scope, id, props);
+    const modelSpecText = (props.modelSpec ?? DEFAULT_MODEL_SPEC).trim();
+    this.modelSpec = parseModelSpec(modelSpecText);
+    const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
+
+    this.bucket = new s3.Bucket(this, 'Bucket', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.table = new dynamodb.Table(this, 'Table', {
+      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+      sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: 'ttl',
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.table.addGlobalSecondaryIndex({
+      indexName: RELEVANCE_INDEX_NAME,
+      partitionKey: { name: 'gsi1pk', type: dynamodb.AttributeType.STRING },
+      sortKey: { name: 'gsi1sk', type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.ALL,
+    });
+
+    const environment: Record<string, string> = {
+      TABLE_NAME: this.table.tableName,
+      BUCKET_NAME: this.bucket.bucketName,
+      MODEL_SPEC: modelSpecText,
+      POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+      NODE_OPTIONS: '--enable-source-maps',
+    };
+    const functions = {} as Record<HandlerName, ExtAgentsFunction>;
+    for (const name of HANDLER_NAMES) {
+      const fn = new ExtAgentsFunction(this, `${capitalize(name)}Function`, {
+        handler: name,
+        environment,
+        logRetention,
+      });
+      this.table.grantReadWriteData(fn);
+      this.bucket.grantReadWrite(fn);
+      functions[name] = fn;
+    }
+    this.functions = functions;
+
+    // Least privilege per agent role: seeking agents run in Seek, the reasoning agent in Reason.
+    if (this.modelSpec.kind === 'bedrock') {
+      grantInvokeModel(this, functions.seek, this.modelSpec.seekerModelId);
+      grantInvokeModel(this, functions.reason, this.modelSpec.reasonerModelId);
+    }
+
+    const workflow = new ExtAgentsWorkflow(this, 'Workflow', {
+      bucket: this.bucket,
+      functions,
+      logRetention,
+      logLevel: props.stateMachineLogLevel,
+    });
+    this.stateMachine = workflow.stateMachine;
+
+    new CfnOutput(this, 'BucketName', { value: this.bucket.bucketName, description: 'Project bucket (corpora/, runs/)' });
+    new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'Run table (messages, KAR steps)' });
+    new CfnOutput(this, 'StateMachineArn', {
+      value: this.stateMachine.stateMachineArn,
+      description: 'ExtAgents workflow (StartExecution input: {runId, question, corpus, options?})',
+    });
+  }
+}
+
+/**
+ * Bedrock resources one model id needs for `bedrock:InvokeModel` (which also authorises the
+ * Converse API):
+ * - a cross-region inference profile id (`us.meta.llama3-1-8b-instruct-v1:0`): the profile in the
+ *   stack's region and account, and the foundation model in every region the profile may route to
+ *   (`arn:<partition>:bedrock:*::foundation-model/meta.llama3-1-8b-instruct-v1:0`);
+ * - a foundation-model id: that model in the stack's region.
+ * Source: https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-prereq.html
+ */
+export function bedrockResourceArns(stack: Stack, modelId: string): string[] {
+  if (isInferenceProfileId(modelId)) {
+    return [
+      stack.formatArn({ service: 'bedrock', resource: 'inference-profile', resourceName: modelId }),
+      stack.formatArn({
+        service: 'bedrock',
+        region: '*',
+        account: '',
+        resource: 'foundation-model',
+        resourceName: foundationModelIdOf(modelId),
+      }),
+    ];
+  }
+  return [stack.formatArn({ service: 'bedrock', account: '', resource: 'foundation-model', resourceName: modelId })];
+}
+
+/**
+ * Grant `bedrock:InvokeModel` on one model id (see {@link bedrockResourceArns}). aws-cdk-lib has no
+ * grant method for Bedrock models, so this goes through `iam.Grant.addToPrincipal`, the mechanism
+ * the grant* methods use.
+ */
+function grantInvokeModel(stack: Stack, grantee: iam.IGrantable, modelId: string): iam.Grant {
+  return iam.Grant.addToPrincipal({
+    grantee,
+    actions: ['bedrock:InvokeModel'],
+    resourceArns: bedrockResourceArns(stack, modelId),
+  });
+}
+
+/** Options of {@link buildStack}. */
+export interface BuildStackOptions extends ExtAgentsStackProps {
+  /** Construct id of the stack (also its CloudFormation stack name by default). @default "ExtAgents" */
+  readonly id?: string;
+}
+
+/**
+ * Add the ExtAgents stack to an app.
+ * @param app the CDK app (for a fast in-process synth, create it with {@link createSynthesisApp}).
+ * @param options stack id and properties; `modelSpec` defaults to {@link DEFAULT_MODEL_SPEC}.
+ * @returns the stack (read its `stateMachine`, `table`, `bucket`, `functions`).
+ * @throws ConfigurationError when the model spec is invalid.
+ */
+export function buildStack(app: App, options: BuildStackOptions = {}): ExtAgentsStack {
+  const { id = 'ExtAgents', ...props } = options;
+  return new ExtAgentsStack(app, id, props);
+}
+
+/**
+ * App properties for an in-process synth that needs the template but not deployable assets (the
+ * infrastructure tests and the local run):
+ * - `aws:cdk:bundling-stacks: []` skips asset bundling (no esbuild run; assets are placeholders);
+ * - `builtinCloudFormationValidation: false` skips the CloudFormation template validation plugin
+ *   (seconds on the first synth of a process; the same as `CDK_VALIDATION=false`);
+ * - no construct tree file, no stack traces in metadata.
+ * Source: https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.AppProps.html
+ */
+export const SYNTHESIS_APP_PROPS: Readonly<AppProps> = {
+  context: { 'aws:cdk:bundling-stacks': [] },
+  builtinCloudFormationValidation: false,
+  treeMetadata: false,
+  stackTraces: false,
+  analyticsReporting: false,
+};
+
+/**
+ * A new App for a fast in-process synth (see {@link SYNTHESIS_APP_PROPS}).
+ * @param outdir where the cloud assembly goes; @default a fresh temporary directory (CDK's default).
+ */
+export function createSynthesisApp(outdir?: string): App {
+  return new App({ ...SYNTHESIS_APP_PROPS, ...(outdir !== undefined && { outdir }) });
+}
+
+function capitalize(name: string): string {
+  return name.charAt(0).toUpperCase() + name.slice(1);
+}

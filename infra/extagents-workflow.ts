@@ -1,0 +1,251 @@
+/**
+ * The ExtAgents workflow as one Step Functions state machine (Standard, JSONPath), built from typed
+ * CDK constructs. docs/ARCHITECTURE.md is the contract: state names, the small state object, the
+ * payload shapes below. The same construct serves the cloud and the local run (local/ synthesizes
+ * it with bundling skipped and runs the resolved definition with aws-local-stepfunctions).
+ *
+ * Payloads each handler receives (Lambda `event`):
+ *   Prepare            the execution input `{runId, question, corpus: {keys?, prefix?}, options?}`
+ *   Seek               `{runId, round, chunk}` (ItemSelector of SeekChunks; chunk = chunk index)
+ *   Reason             `{state: <workflow state>, force: false}`
+ *   AnswerBestEffort   `{state: <workflow state>, force: true}` (the Reason function)
+ *   Synchronize        the workflow state
+ *   Finalize           the workflow state
+ * Each handler's returned object becomes the state (`payloadResponseOnly`, ResultPath `$`), except
+ * Seek, whose results go to S3 through the ResultWriter (SeekChunks discards them from the state).
+ */
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
+import { STEPFUNCTIONS_USE_DISTRIBUTED_MAP_RESULT_WRITER_V2 } from 'aws-cdk-lib/cx-api';
+import { Construct } from 'constructs';
+import {
+  ConfigurationError,
+  EmptyCorpusError,
+  InvalidInputError,
+  RETRYABLE_ERRORS,
+} from '../shared/errors';
+import type { HandlerName } from './extagents-function';
+
+/** State names of the workflow. They are a contract: local overrides and docs are keyed by them. */
+export const STATE_NAMES = {
+  Prepare: 'Prepare',
+  PrepareFailed: 'PrepareFailed',
+  SeekChunks: 'SeekChunks',
+  Seek: 'Seek',
+  SeekingFailed: 'SeekingFailed',
+  Reason: 'Reason',
+  Answered: 'Answered?',
+  Synchronize: 'Synchronize',
+  AnswerBestEffort: 'AnswerBestEffort',
+  Finalize: 'Finalize',
+} as const;
+
+/** One of the workflow's state names. */
+export type StateName = (typeof STATE_NAMES)[keyof typeof STATE_NAMES];
+
+/**
+ * Lambda service errors worth retrying (throttling of the function's concurrency, transient service
+ * faults). With a plain function ARN as Task resource, Step Functions reports them under these names.
+ * Source: https://docs.aws.amazon.com/step-functions/latest/dg/bp-lambda-serviceexception.html
+ */
+export const LAMBDA_SERVICE_ERRORS = [
+  'Lambda.ClientExecutionTimeoutException',
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+  'Lambda.TooManyRequestsException',
+] as const;
+
+/**
+ * Error of a Distributed Map whose failed items exceed its tolerated failure percentage (no
+ * constant for it in `sfn.Errors`).
+ * Source: https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
+ */
+export const EXCEED_TOLERATED_FAILURE_THRESHOLD = 'States.ExceedToleratedFailureThreshold';
+
+/** Errors of Prepare that end the run at `PrepareFailed` with the handler's error name and cause. */
+export const PREPARE_ERRORS = [EmptyCorpusError.name, ConfigurationError.name, InvalidInputError.name] as const;
+
+/**
+ * Bounded, fully jittered backoff of a model call (seeking or reasoning agent): 2 s, 4 s, 8 s, …
+ * capped at 60 s, each delay drawn uniformly from [0, computed] (full jitter), 6 attempts in all
+ * after the first, so at most ~2 minutes of waiting.
+ * Source: https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
+ */
+export const MODEL_RETRY: Readonly<sfn.RetryProps> = {
+  errors: [...RETRYABLE_ERRORS],
+  interval: Duration.seconds(2),
+  backoffRate: 2,
+  maxAttempts: 6,
+  maxDelay: Duration.seconds(60),
+  jitterStrategy: sfn.JitterType.FULL,
+};
+
+/** Bounded, fully jittered backoff of Lambda service errors: 1 s, 2 s, 4 s, … capped at 20 s, 5 attempts. */
+export const LAMBDA_SERVICE_RETRY: Readonly<sfn.RetryProps> = {
+  errors: [...LAMBDA_SERVICE_ERRORS],
+  interval: Duration.seconds(1),
+  backoffRate: 2,
+  maxAttempts: 5,
+  maxDelay: Duration.seconds(20),
+  jitterStrategy: sfn.JitterType.FULL,
+};
+
+/** Properties of {@link ExtAgentsWorkflow}. */
+export interface ExtAgentsWorkflowProps {
+  /** The project bucket: holds the manifest SeekChunks reads and the Map Run results it writes. */
+  readonly bucket: s3.IBucket;
+  /** The five handlers, keyed by name (AnswerBestEffort invokes `reason`). */
+  readonly functions: Readonly<Record<HandlerName, lambda.IFunction>>;
+  /** Retention of the state machine's log group. @default one month */
+  readonly logRetention?: logs.RetentionDays;
+  /**
+   * Level of the state machine's execution logs (execution data is never included: it may hold
+   * the question). @default sfn.LogLevel.ERROR
+   */
+  readonly logLevel?: sfn.LogLevel;
+}
+
+/**
+ * The ExtAgents state machine:
+ *
+ *   Prepare -> SeekChunks (Distributed Map over the manifest; Seek per chunk) -> Reason -> Answered?
+ *   Answered?: answered -> Finalize | not exhausted -> Reason (k doubled)
+ *            | round < rounds and pool non-empty -> Synchronize -> SeekChunks (next round)
+ *            | bestEffort -> AnswerBestEffort -> Finalize | otherwise -> Finalize (refusal)
+ *
+ * Errors: Prepare's EmptyCorpusError / ConfigurationError / InvalidInputError -> PrepareFailed;
+ * SeekChunks' States.ExceedToleratedFailureThreshold, then States.ALL -> SeekingFailed. Both Fail
+ * states take Error and Cause from the caught error (ErrorPath `$.Error`, CausePath `$.Cause`).
+ *
+ * Source: https://docs.aws.amazon.com/step-functions/latest/dg/state-map-distributed.html
+ */
+export class ExtAgentsWorkflow extends Construct {
+  /** The Standard state machine. */
+  public readonly stateMachine: sfn.StateMachine;
+  /** The state machine's execution log group. */
+  public readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: ExtAgentsWorkflowProps) {
+    super(scope, id);
+    // ResultWriterV2 is the non-deprecated ResultWriter; CDK renders it only under this feature
+    // flag. Set here (before any child exists) so the construct works in any App.
+    this.node.setContext(STEPFUNCTIONS_USE_DISTRIBUTED_MAP_RESULT_WRITER_V2, true);
+
+    const { bucket, functions } = props;
+
+    // --- Prepare ------------------------------------------------------------------------------
+    const prepare = invoke(this, STATE_NAMES.Prepare, functions.prepare);
+    const prepareFailed = new sfn.Fail(this, STATE_NAMES.PrepareFailed, {
+      comment: 'Prepare rejected the run (empty corpus, invalid options or input): error and cause of the handler.',
+      errorPath: '$.Error',
+      causePath: '$.Cause',
+    });
+    prepare.addCatch(prepareFailed, { errors: [...PREPARE_ERRORS] });
+
+    // --- SeekChunks: one seeking agent per chunk ----------------------------------------------
+    const seek = invoke(this, STATE_NAMES.Seek, functions.seek);
+    seek.addRetry(MODEL_RETRY);
+
+    const seekChunks = new sfn.DistributedMap(this, STATE_NAMES.SeekChunks, {
+      comment: 'One seeking agent per chunk of the manifest written by Prepare.',
+      itemReader: new sfn.S3JsonItemReader({ bucket, key: sfn.JsonPath.stringAt('$.manifestKey') }),
+      itemSelector: {
+        runId: sfn.JsonPath.stringAt('$.runId'),
+        round: sfn.JsonPath.numberAt('$.round'),
+        chunk: sfn.JsonPath.numberAt('$$.Map.Item.Value.chunk'),
+      },
+      maxConcurrencyPath: '$.config.concurrency',
+      toleratedFailurePercentagePath: '$.config.toleratedFailurePercentage',
+      // Up to 100,000 item results: to S3 (runs/<runId>/map/<MapRunId>/…), never into the state.
+      resultWriterV2: new sfn.ResultWriterV2({
+        bucket,
+        prefix: sfn.JsonPath.format('runs/{}/map', sfn.JsonPath.stringAt('$.runId')),
+      }),
+      resultPath: sfn.JsonPath.DISCARD,
+      // Child workflows are Standard: an Express child is capped at 5 minutes, less than one Seek
+      // invocation (5-minute timeout) plus its retries.
+      mapExecutionType: sfn.StateMachineType.STANDARD,
+      label: STATE_NAMES.SeekChunks,
+    });
+    seekChunks.itemProcessor(seek);
+    const seekingFailed = new sfn.Fail(this, STATE_NAMES.SeekingFailed, {
+      comment: 'Too many seeking agents failed (or the Map Run failed): error and cause of the Map Run.',
+      errorPath: '$.Error',
+      causePath: '$.Cause',
+    });
+    seekChunks.addCatch(seekingFailed, { errors: [EXCEED_TOLERATED_FAILURE_THRESHOLD] });
+    seekChunks.addCatch(seekingFailed, { errors: [sfn.Errors.ALL] });
+
+    // --- Knowledge-accumulating reasoning -----------------------------------------------------
+    const reason = invoke(this, STATE_NAMES.Reason, functions.reason, { force: false });
+    // The reasoning agent calls the model too: the same transient model errors are retried.
+    reason.addRetry(MODEL_RETRY);
+    const answerBestEffort = invoke(this, STATE_NAMES.AnswerBestEffort, functions.reason, { force: true });
+    answerBestEffort.addRetry(MODEL_RETRY);
+    const synchronize = invoke(this, STATE_NAMES.Synchronize, functions.synchronize);
+    const finalize = invoke(this, STATE_NAMES.Finalize, functions.finalize);
+
+    const answered = new sfn.Choice(this, STATE_NAMES.Answered, {
+      comment: 'After one KAR step: finish, widen k, synchronize for the next round, or answer best-effort.',
+    })
+      .when(sfn.Condition.stringEquals('$.outcome', 'answered'), finalize)
+      .when(sfn.Condition.booleanEquals('$.exhausted', false), reason)
+      .when(
+        sfn.Condition.and(
+          sfn.Condition.numberLessThanJsonPath('$.round', '$.config.rounds'),
+          sfn.Condition.numberGreaterThan('$.poolSize', 0),
+        ),
+        synchronize,
+      )
+      .when(sfn.Condition.booleanEquals('$.config.bestEffort', true), answerBestEffort)
+      .otherwise(finalize);
+
+    const definition = prepare.next(seekChunks);
+    seekChunks.next(reason);
+    reason.next(answered);
+    synchronize.next(seekChunks);
+    answerBestEffort.next(finalize);
+
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+      comment: 'ExtAgents: seeking agents over all chunks, knowledge-accumulating reasoning, global knowledge synchronization.',
+      definitionBody: sfn.DefinitionBody.fromChainable(definition),
+      stateMachineType: sfn.StateMachineType.STANDARD,
+      tracingEnabled: true,
+      logs: { destination: this.logGroup, level: props.logLevel ?? sfn.LogLevel.ERROR, includeExecutionData: false },
+    });
+  }
+}
+
+/**
+ * A LambdaInvoke whose output is the function's returned object (`payloadResponseOnly`: the Task
+ * resource is the function ARN, no `Payload` envelope). Without `reasonForce` the payload is the
+ * state itself; with it, `{"state.$": "$", "force": <reasonForce.force>}`. The default Lambda retry
+ * of CDK is replaced by {@link LAMBDA_SERVICE_RETRY} (adds full jitter, a delay cap and
+ * Lambda.TooManyRequestsException).
+ */
+function invoke(
+  scope: Construct,
+  stateName: StateName,
+  fn: lambda.IFunction,
+  reasonForce?: { force: boolean },
+): tasks.LambdaInvoke {
+  const task = new tasks.LambdaInvoke(scope, stateName, {
+    lambdaFunction: fn,
+    payloadResponseOnly: true,
+    retryOnServiceExceptions: false,
+    ...(reasonForce && {
+      payload: sfn.TaskInput.fromObject({ state: sfn.JsonPath.entirePayload, force: reasonForce.force }),
+    }),
+  });
+  task.addRetry(LAMBDA_SERVICE_RETRY);
+  return task;
+}

@@ -1,0 +1,518 @@
+/**
+ * CDK assertion tests of the ExtAgents stack and workflow. Synthesized in-process with asset
+ * bundling and template validation skipped (createSynthesisApp), as the local run does.
+ */
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { StateMachine as LocalStateMachine } from 'aws-local-stepfunctions';
+import { ConfigurationError, RETRYABLE_ERRORS } from '../../shared/errors';
+import { buildStack, createSynthesisApp, type BuildStackOptions } from '../../infra/extagents-stack';
+import { STATE_NAMES } from '../../infra/extagents-workflow';
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+const ACCOUNT = '123456789012';
+const REGION = 'us-west-2';
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+interface AslState {
+  Type: string;
+  Next?: string;
+  End?: boolean;
+  Resource?: string;
+  Parameters?: JsonObject;
+  ResultPath?: string | null;
+  Retry?: Array<{
+    ErrorEquals: string[];
+    IntervalSeconds?: number;
+    MaxAttempts?: number;
+    BackoffRate?: number;
+    MaxDelaySeconds?: number;
+    JitterStrategy?: string;
+  }>;
+  Catch?: Array<{ ErrorEquals: string[]; Next: string; ResultPath?: string | null }>;
+  Choices?: JsonObject[];
+  Default?: string;
+  ErrorPath?: string;
+  CausePath?: string;
+  ItemReader?: JsonObject;
+  ItemSelector?: JsonObject;
+  ItemProcessor?: { ProcessorConfig: JsonObject; StartAt: string; States: Record<string, AslState> };
+  MaxConcurrencyPath?: string;
+  ToleratedFailurePercentagePath?: string;
+  ResultWriter?: JsonObject;
+}
+
+interface AslDefinition {
+  StartAt: string;
+  States: Record<string, AslState>;
+}
+
+/**
+ * Resolve the intrinsics CDK puts in templates into plain strings: pseudo parameters to the test
+ * account/region/partition, `Ref` of a resource to `${LogicalId}`, `Fn::GetAtt` to
+ * `${LogicalId.Attr}`, `Fn::Join` to the joined string.
+ */
+function resolveIntrinsics(value: Json): Json {
+  if (Array.isArray(value)) return value.map(resolveIntrinsics);
+  if (value === null || typeof value !== 'object') return value;
+  const keys = Object.keys(value);
+  if (keys.length === 1 && keys[0] === 'Ref') {
+    const ref = value.Ref as string;
+    const pseudo: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT };
+    return pseudo[ref] ?? `\${${ref}}`;
+  }
+  if (keys.length === 1 && keys[0] === 'Fn::GetAtt') {
+    const [logicalId, attribute] = value['Fn::GetAtt'] as string[];
+    return `\${${logicalId}.${attribute}}`;
+  }
+  if (keys.length === 1 && keys[0] === 'Fn::Join') {
+    const [separator, parts] = value['Fn::Join'] as [string, Json[]];
+    return parts.map((part) => String(resolveIntrinsics(part))).join(separator);
+  }
+  return Object.fromEntries(keys.map((key) => [key, resolveIntrinsics(value[key])]));
+}
+
+function synth(options: BuildStackOptions = {}): Template {
+  const stack = buildStack(createSynthesisApp(), { env: { account: ACCOUNT, region: REGION }, ...options });
+  return Template.fromStack(stack);
+}
+
+function logicalIdOf(template: Template, type: string, props: object): string {
+  const found = Object.keys(template.findResources(type, { Properties: Match.objectLike(props) }));
+  expect(found).toHaveLength(1);
+  return found[0];
+}
+
+function functionLogicalId(template: Template, handler: string): string {
+  const functions = template.findResources('AWS::Lambda::Function');
+  const ids = Object.keys(functions).filter((id) => id.startsWith(`${handler}Function`));
+  expect(ids).toHaveLength(1);
+  return ids[0];
+}
+
+function renderDefinition(template: Template): AslDefinition {
+  const machines = template.findResources('AWS::StepFunctions::StateMachine');
+  const [machine] = Object.values(machines) as Array<{ Properties: { DefinitionString: Json } }>;
+  return JSON.parse(resolveIntrinsics(machine.Properties.DefinitionString) as string) as AslDefinition;
+}
+
+/** The IAM policy statements attached to the role of a resource (a Lambda function or the state machine). */
+function statementsOfRole(template: Template, roleLogicalId: string): JsonObject[] {
+  const policies = template.findResources('AWS::IAM::Policy');
+  return Object.values(policies)
+    .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(`"${roleLogicalId}"`))
+    .flatMap((policy) => resolveIntrinsics(policy.Properties.PolicyDocument.Statement) as JsonObject[]);
+}
+
+function roleOfFunction(template: Template, handler: string): string {
+  const fn = template.toJSON().Resources[functionLogicalId(template, handler)];
+  return fn.Properties.Role['Fn::GetAtt'][0];
+}
+
+function bedrockResourcesOf(template: Template, handler: string): string[] {
+  return statementsOfRole(template, roleOfFunction(template, handler))
+    .filter((statement) => [statement.Action].flat().includes('bedrock:InvokeModel'))
+    .flatMap((statement) => [statement.Resource].flat() as string[]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The state machine graph
+// ---------------------------------------------------------------------------------------------
+
+describe('the workflow definition', () => {
+  let template: Template;
+  let asl: AslDefinition;
+  let fnArn: (handler: string) => string;
+  let bucketRef: string;
+
+  beforeAll(() => {
+    template = synth();
+    asl = renderDefinition(template);
+    fnArn = (handler) => `\${${functionLogicalId(template, handler)}.Arn}`;
+    bucketRef = `\${${logicalIdOf(template, 'AWS::S3::Bucket', {})}}`;
+  });
+
+  it('has exactly the states of the contract and starts at Prepare', () => {
+    // Assert
+    expect(asl.StartAt).toBe('Prepare');
+    expect(Object.keys(asl.States).sort()).toEqual(
+      ['Prepare', 'PrepareFailed', 'SeekChunks', 'SeekingFailed', 'Reason', 'Answered?', 'Synchronize', 'AnswerBestEffort', 'Finalize'].sort(),
+    );
+    expect(Object.keys(asl.States.SeekChunks.ItemProcessor?.States ?? {})).toEqual(['Seek']);
+  });
+
+  it('runs Prepare on the execution input and fails the run on its input errors with their name and cause', () => {
+    // Arrange
+    const prepare = asl.States.Prepare;
+    // Assert
+    expect(prepare).toMatchObject({ Type: 'Task', Resource: fnArn('Prepare'), Next: 'SeekChunks' });
+    expect(prepare.Parameters).toBeUndefined();
+    expect(prepare.Catch).toEqual([
+      { ErrorEquals: ['EmptyCorpusError', 'ConfigurationError', 'InvalidInputError'], Next: 'PrepareFailed' },
+    ]);
+    expect(asl.States.PrepareFailed).toMatchObject({ Type: 'Fail', ErrorPath: '$.Error', CausePath: '$.Cause' });
+  });
+
+  it('reads the chunk manifest as an S3 JSON array with a Distributed Map', () => {
+    // Arrange
+    const seekChunks = asl.States.SeekChunks;
+    // Assert
+    expect(seekChunks.Type).toBe('Map');
+    expect(seekChunks.ItemProcessor?.ProcessorConfig).toEqual({ Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' });
+    expect(seekChunks.ItemReader).toEqual({
+      Resource: 'arn:aws:states:::s3:getObject',
+      ReaderConfig: { InputType: 'JSON' },
+      Parameters: { Bucket: bucketRef, 'Key.$': '$.manifestKey' },
+    });
+  });
+
+  it('gives each seeking agent the run, the round and its chunk index', () => {
+    expect(asl.States.SeekChunks.ItemSelector).toEqual({
+      'runId.$': '$.runId',
+      'round.$': '$.round',
+      'chunk.$': '$$.Map.Item.Value.chunk',
+    });
+  });
+
+  it('takes concurrency and tolerated failures from the run config', () => {
+    expect(asl.States.SeekChunks.MaxConcurrencyPath).toBe('$.config.concurrency');
+    expect(asl.States.SeekChunks.ToleratedFailurePercentagePath).toBe('$.config.toleratedFailurePercentage');
+  });
+
+  it('writes item results to the bucket under runs/ and keeps them out of the state', () => {
+    // Arrange
+    const seekChunks = asl.States.SeekChunks;
+    // Assert
+    expect(seekChunks.ResultWriter).toEqual({
+      Resource: 'arn:aws:states:::s3:putObject',
+      Parameters: { Bucket: bucketRef, 'Prefix.$': "States.Format('runs/{}/map', $.runId)" },
+    });
+    expect(seekChunks.ResultPath).toBeNull();
+    expect(seekChunks.Next).toBe('Reason');
+  });
+
+  it('fails the run at SeekingFailed when too many seeking agents fail, catching States.ALL last', () => {
+    // Assert
+    expect(asl.States.SeekChunks.Catch).toEqual([
+      { ErrorEquals: ['States.ExceedToleratedFailureThreshold'], Next: 'SeekingFailed' },
+      { ErrorEquals: ['States.ALL'], Next: 'SeekingFailed' },
+    ]);
+    expect(asl.States.SeekingFailed).toMatchObject({ Type: 'Fail', ErrorPath: '$.Error', CausePath: '$.Cause' });
+  });
+
+  it('retries transient model and Lambda errors of a seeking agent with bounded full-jitter backoff', () => {
+    // Arrange
+    const seek = asl.States.SeekChunks.ItemProcessor?.States.Seek as AslState;
+    const retriedErrors = (seek.Retry ?? []).flatMap((retrier) => retrier.ErrorEquals);
+    // Assert
+    expect(seek).toMatchObject({ Type: 'Task', Resource: fnArn('Seek'), End: true });
+    expect(seek.Parameters).toBeUndefined();
+    expect(retriedErrors).toEqual(expect.arrayContaining([...RETRYABLE_ERRORS]));
+    expect(retriedErrors).toEqual(expect.arrayContaining(['Lambda.ServiceException', 'Lambda.TooManyRequestsException']));
+    expect(retriedErrors).not.toContain('States.ALL');
+    for (const retrier of seek.Retry ?? []) {
+      expect(retrier.JitterStrategy).toBe('FULL');
+      expect(retrier.MaxAttempts).toBeGreaterThan(0);
+      expect(retrier.MaxAttempts).toBeLessThanOrEqual(10);
+      expect(retrier.MaxDelaySeconds).toBeGreaterThan(0);
+    }
+  });
+
+  it('invokes the Reason function with one payload shape, force false for a KAR step and true for the best-effort answer', () => {
+    // Assert
+    expect(asl.States.Reason).toMatchObject({
+      Type: 'Task',
+      Resource: fnArn('Reason'),
+      Parameters: { 'state.$': '$', force: false },
+      Next: 'Answered?',
+    });
+    expect(asl.States.AnswerBestEffort).toMatchObject({
+      Type: 'Task',
+      Resource: fnArn('Reason'),
+      Parameters: { 'state.$': '$', force: true },
+      Next: 'Finalize',
+    });
+  });
+
+  it('decides after each KAR step: answered, widen k, synchronize, best effort, else refuse', () => {
+    // Assert
+    expect(asl.States['Answered?']).toEqual({
+      Type: 'Choice',
+      Comment: expect.any(String),
+      Choices: [
+        { Variable: '$.outcome', StringEquals: 'answered', Next: 'Finalize' },
+        { Variable: '$.exhausted', BooleanEquals: false, Next: 'Reason' },
+        {
+          And: [
+            { Variable: '$.round', NumericLessThanPath: '$.config.rounds' },
+            { Variable: '$.poolSize', NumericGreaterThan: 0 },
+          ],
+          Next: 'Synchronize',
+        },
+        { Variable: '$.config.bestEffort', BooleanEquals: true, Next: 'AnswerBestEffort' },
+      ],
+      Default: 'Finalize',
+    });
+  });
+
+  it('starts the next round after global knowledge synchronization and ends at Finalize', () => {
+    // Assert
+    expect(asl.States.Synchronize).toMatchObject({ Type: 'Task', Resource: fnArn('Synchronize'), Next: 'SeekChunks' });
+    expect(asl.States.Synchronize.Parameters).toBeUndefined();
+    expect(asl.States.Finalize).toMatchObject({ Type: 'Task', Resource: fnArn('Finalize'), End: true });
+    expect(asl.States.Finalize.Parameters).toBeUndefined();
+  });
+
+  it('passes every Lambda result through as the state (no Payload envelope, no ResultSelector)', () => {
+    // Arrange
+    const tasks = Object.entries(asl.States).filter(([, state]) => state.Type === 'Task');
+    // Assert
+    expect(tasks.map(([name]) => name).sort()).toEqual(['AnswerBestEffort', 'Finalize', 'Prepare', 'Reason', 'Synchronize']);
+    for (const [, state] of tasks) {
+      expect(state.Resource).toMatch(/^\$\{\w+Function\w*\.Arn\}$/);
+      expect(state).not.toHaveProperty('ResultSelector');
+      expect(state).not.toHaveProperty('ResultPath');
+      expect(state).not.toHaveProperty('OutputPath');
+    }
+  });
+
+  it('keeps States.ALL last in every Catch list', () => {
+    // Arrange
+    const states = [...Object.values(asl.States), ...Object.values(asl.States.SeekChunks.ItemProcessor?.States ?? {})];
+    // Assert
+    for (const state of states) {
+      const catchers = state.Catch ?? [];
+      catchers.forEach((catcher, index) => {
+        if (catcher.ErrorEquals.includes('States.ALL')) expect(index).toBe(catchers.length - 1);
+      });
+    }
+  });
+
+  it('exports the state names it renders', () => {
+    expect(Object.values(STATE_NAMES).sort()).toEqual(
+      [...Object.keys(asl.States), ...Object.keys(asl.States.SeekChunks.ItemProcessor?.States ?? {})].sort(),
+    );
+  });
+
+  it('is a definition aws-local-stepfunctions accepts', () => {
+    // Act
+    const construct = () => new LocalStateMachine(asl as never);
+    // Assert
+    expect(construct).not.toThrow();
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Resources
+// ---------------------------------------------------------------------------------------------
+
+describe('the stack resources', () => {
+  let template: Template;
+
+  beforeAll(() => {
+    template = synth();
+  });
+
+  it('creates a private, encrypted, TLS-only bucket that is retained on delete', () => {
+    // Assert
+    template.hasResource('AWS::S3::Bucket', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: Match.objectLike({
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+      }),
+    });
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Action: 's3:*',
+            Principal: { AWS: '*' },
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        ]),
+      },
+    });
+  });
+
+  it('creates the run table with the byRelevance GSI, point-in-time recovery and TTL', () => {
+    // Assert
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      AttributeDefinitions: Match.arrayWith([
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'sk', AttributeType: 'S' },
+        { AttributeName: 'gsi1pk', AttributeType: 'S' },
+        { AttributeName: 'gsi1sk', AttributeType: 'S' },
+      ]),
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: 'byRelevance',
+          KeySchema: [
+            { AttributeName: 'gsi1pk', KeyType: 'HASH' },
+            { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
+    });
+  });
+
+  it.each([
+    ['Prepare', 2048, 900],
+    ['Seek', 1024, 300],
+    ['Reason', 1024, 300],
+    ['Synchronize', 512, 60],
+    ['Finalize', 512, 60],
+  ])('deploys %s on nodejs24.x arm64 with %i MB, %i s, tracing, its log group and the project environment', (handler, memory, timeout) => {
+    // Arrange
+    const fn = template.toJSON().Resources[functionLogicalId(template, handler)];
+    // Assert
+    expect(fn.Properties).toMatchObject({
+      Runtime: 'nodejs24.x',
+      Architectures: ['arm64'],
+      MemorySize: memory,
+      Timeout: timeout,
+      Handler: 'index.handler',
+      TracingConfig: { Mode: 'Active' },
+      LoggingConfig: { LogGroup: { Ref: expect.stringMatching(new RegExp(`^${handler}FunctionLogGroup`)) } },
+      Environment: {
+        Variables: {
+          TABLE_NAME: { Ref: expect.stringMatching(/^Table/) },
+          BUCKET_NAME: { Ref: expect.stringMatching(/^Bucket/) },
+          MODEL_SPEC: 'bedrock:us.meta.llama3-1-8b-instruct-v1:0,us.meta.llama3-3-70b-instruct-v1:0',
+          POWERTOOLS_SERVICE_NAME: 'extagents',
+          NODE_OPTIONS: '--enable-source-maps',
+        },
+      },
+    });
+  });
+
+  it('gives every log group a retention', () => {
+    // Arrange
+    const logGroups = Object.values(template.findResources('AWS::Logs::LogGroup'));
+    // Assert: five handlers and the state machine
+    expect(logGroups).toHaveLength(6);
+    for (const logGroup of logGroups) expect(logGroup.Properties.RetentionInDays).toBeGreaterThan(0);
+  });
+
+  it('lets every handler read and write the table and the bucket', () => {
+    for (const handler of ['Prepare', 'Seek', 'Reason', 'Synchronize', 'Finalize']) {
+      // Arrange
+      const actions = statementsOfRole(template, roleOfFunction(template, handler)).flatMap((s) => [s.Action].flat());
+      // Assert
+      expect(actions).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']));
+      expect(actions).toEqual(expect.arrayContaining(['s3:GetObject*', 's3:PutObject', 's3:List*']));
+    }
+  });
+
+  it('creates a Standard state machine with X-Ray tracing and ERROR logs without execution data', () => {
+    // Assert
+    template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+      StateMachineType: 'STANDARD',
+      TracingConfiguration: { Enabled: true },
+      LoggingConfiguration: {
+        Level: 'ERROR',
+        IncludeExecutionData: false,
+        Destinations: [{ CloudWatchLogsLogGroup: { LogGroupArn: Match.anyValue() } }],
+      },
+    });
+  });
+
+  it('lets the state machine read the manifest, write Map Run results and invoke the handlers', () => {
+    // Arrange
+    const roleId = logicalIdOf(template, 'AWS::IAM::Role', {
+      AssumeRolePolicyDocument: Match.objectLike({
+        Statement: [Match.objectLike({ Principal: { Service: 'states.amazonaws.com' } })],
+      }),
+    });
+    const bucketId = logicalIdOf(template, 'AWS::S3::Bucket', {});
+    const statements = statementsOfRole(template, roleId);
+    const objectArn = `arn:aws:s3:::\${${bucketId}}/*`;
+    const allows = (action: string, resource: string) =>
+      statements.some((s) => [s.Action].flat().includes(action) && [s.Resource].flat().includes(resource));
+    // Assert
+    expect(allows('s3:GetObject', objectArn)).toBe(true);
+    expect(allows('s3:PutObject', objectArn)).toBe(true);
+    for (const handler of ['Prepare', 'Seek', 'Reason', 'Synchronize', 'Finalize']) {
+      expect(allows('lambda:InvokeFunction', `\${${functionLogicalId(template, handler)}.Arn}`)).toBe(true);
+    }
+    expect(statements.some((s) => [s.Action].flat().includes('states:StartExecution'))).toBe(true);
+  });
+
+  it('outputs the bucket name, the table name and the state machine ARN', () => {
+    // Assert
+    template.hasOutput('BucketName', { Value: { Ref: Match.stringLikeRegexp('^Bucket') } });
+    template.hasOutput('TableName', { Value: { Ref: Match.stringLikeRegexp('^Table') } });
+    template.hasOutput('StateMachineArn', { Value: { Ref: Match.stringLikeRegexp('StateMachine') } });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Bedrock permissions per model spec
+// ---------------------------------------------------------------------------------------------
+
+describe('Bedrock permissions', () => {
+  it('grants inference profiles and the foundation models they route to, per agent role', () => {
+    // Arrange
+    const template = synth({
+      modelSpec: 'bedrock:us.meta.llama3-1-8b-instruct-v1:0,us.meta.llama3-3-70b-instruct-v1:0',
+    });
+    // Assert
+    expect(bedrockResourcesOf(template, 'Seek').sort()).toEqual([
+      `arn:aws:bedrock:*::foundation-model/meta.llama3-1-8b-instruct-v1:0`,
+      `arn:aws:bedrock:${REGION}:${ACCOUNT}:inference-profile/us.meta.llama3-1-8b-instruct-v1:0`,
+    ]);
+    expect(bedrockResourcesOf(template, 'Reason').sort()).toEqual([
+      `arn:aws:bedrock:*::foundation-model/meta.llama3-3-70b-instruct-v1:0`,
+      `arn:aws:bedrock:${REGION}:${ACCOUNT}:inference-profile/us.meta.llama3-3-70b-instruct-v1:0`,
+    ]);
+    for (const handler of ['Prepare', 'Synchronize', 'Finalize']) expect(bedrockResourcesOf(template, handler)).toEqual([]);
+  });
+
+  it('grants a plain model id as the foundation model in the stack region', () => {
+    // Arrange
+    const template = synth({ modelSpec: 'bedrock:amazon.nova-lite-v1:0' });
+    // Assert
+    const expected = [`arn:aws:bedrock:${REGION}::foundation-model/amazon.nova-lite-v1:0`];
+    expect(bedrockResourcesOf(template, 'Seek')).toEqual(expected);
+    expect(bedrockResourcesOf(template, 'Reason')).toEqual(expected);
+  });
+
+  it('grants no Bedrock access for the extractive reader', () => {
+    // Arrange
+    const template = synth({ modelSpec: 'extractive' });
+    // Assert
+    expect(JSON.stringify(template.findResources('AWS::IAM::Policy'))).not.toContain('bedrock:');
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ MODEL_SPEC: 'extractive' }) },
+    });
+  });
+
+  it('rejects an invalid model spec at synth with a clear message', () => {
+    // Act
+    const build = () => buildStack(createSynthesisApp(), { modelSpec: 'openai:gpt-4' });
+    // Assert
+    expect(build).toThrow(ConfigurationError);
+    expect(build).toThrow(/Invalid model spec "openai:gpt-4"/);
+  });
+});
