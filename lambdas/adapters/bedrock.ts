@@ -1,0 +1,255 @@
+/**
+ * Amazon Bedrock adapter of the `ChatModel` port (shared/ports.ts) over the Converse API
+ * (`ConverseCommand` of @aws-sdk/client-bedrock-runtime).
+ *
+ * Request: `{ modelId, system: [{text}], messages: [{role, content: [{text}]}], inferenceConfig:
+ * {maxTokens, temperature} }`. Response: the text blocks of `output.message.content`, `stopReason`,
+ * `usage.inputTokens` / `usage.outputTokens` (tokens of the model's own tokenizer).
+ * Source: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html
+ *
+ * Errors are mapped at this boundary to the typed errors of shared/errors.ts (always with `cause`),
+ * whose names the workflow's Retry/Catch match on; see `mapBedrockError`.
+ *
+ * Retries are bounded at two levels that multiply: the SDK client retries transient failures
+ * (throttling, 5xx, timeouts) itself, `retryMode: 'standard'` with `maxAttempts: 3` (1 call + 2
+ * retries, exponential backoff with jitter, and a client-side retry-token bucket), and only then the
+ * typed error reaches Step Functions, whose Retry on the Seek/Reason task (`MODEL_RETRY`,
+ * MaxAttempts R = 6 in infra/extagents-workflow.ts) re-runs the whole task. A single model call is
+ * therefore sent at most 3 x (1 + R) = 21 times, never unboundedly. (Per task, shared/llm/agents.ts
+ * makes at most 3 calls per seek and 2 per reasoning step, each with this bound.)
+ */
+import {
+  BedrockRuntimeClient,
+  ConverseCommand,
+  type ContentBlock,
+  type ConverseCommandInput,
+} from '@aws-sdk/client-bedrock-runtime';
+import {
+  ConfigurationError,
+  ContextOverflowError,
+  ExtAgentsError,
+  ModelConfigurationError,
+  ModelError,
+  ModelThrottledError,
+  ModelTimeoutError,
+  ModelUnavailableError,
+} from '../../shared/errors';
+import { foundationModelIdOf, isInferenceProfileId } from '../../shared/llm/model-spec';
+import type { ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
+
+/** Options of `createBedrockRuntimeClient`. */
+export interface BedrockClientOptions {
+  /** AWS Region; default: the SDK's resolution (AWS_REGION in Lambda). */
+  region?: string;
+  /** Total attempts per request made by the SDK (1 = no SDK retry); default 3. */
+  maxAttempts?: number;
+  /**
+   * Socket inactivity timeout per attempt, in ms; default 60 000. A (non-streaming) Converse call
+   * sends nothing until generation ends, so this must exceed the slowest expected generation (about
+   * maxTokens / output tokens per second, e.g. 1024 / 50 = ~20 s). Worst case per Lambda invocation:
+   * calls per task x maxAttempts x this (plus backoff), to compare with the Lambda timeout.
+   */
+  requestTimeoutMs?: number;
+  /** TCP connection timeout per attempt, in ms; default 5 000. */
+  connectionTimeoutMs?: number;
+}
+
+/** SDK attempts per request (1 call + 2 retries); see the file comment for how it combines with Step Functions. */
+export const BEDROCK_SDK_MAX_ATTEMPTS = 3;
+
+/**
+ * Create a Bedrock Runtime client with bounded retries (`retryMode: 'standard'`, `maxAttempts` 3 by
+ * default) and explicit timeouts. Create it once per container (module scope) and reuse it.
+ */
+export function createBedrockClient(options: BedrockClientOptions = {}): BedrockRuntimeClient {
+  return new BedrockRuntimeClient({
+    ...(options.region ? { region: options.region } : {}),
+    retryMode: 'standard',
+    maxAttempts: options.maxAttempts ?? BEDROCK_SDK_MAX_ATTEMPTS,
+    requestHandler: {
+      requestTimeout: options.requestTimeoutMs ?? 60_000,
+      connectionTimeout: options.connectionTimeoutMs ?? 5_000,
+    },
+  });
+}
+
+let sharedClient: BedrockRuntimeClient | undefined;
+
+/**
+ * The module-scope client of this container, created on first use with the defaults of
+ * `createBedrockClient` (Lambda reuses it across invocations; `mockClient` still patches it).
+ */
+export function bedrockRuntimeClient(): BedrockRuntimeClient {
+  sharedClient ??= createBedrockClient();
+  return sharedClient;
+}
+
+/** Fields common to SDK service exceptions and Node network errors that the mapping reads. */
+interface ErrorLike {
+  name?: string;
+  message?: string;
+  code?: string;
+  $fault?: string;
+  $metadata?: { httpStatusCode?: number };
+}
+
+function asErrorLike(error: unknown): ErrorLike {
+  return typeof error === 'object' && error !== null ? (error as ErrorLike) : { message: String(error) };
+}
+
+/** ValidationException of a model id that needs an inference profile for on-demand use. */
+const ON_DEMAND_UNSUPPORTED = /on[-\s]demand throughput/i;
+/** ValidationException wording for inputs beyond the model's context window (several model families). */
+const CONTEXT_TOO_LONG =
+  /input is too long|prompt is too long|too many (?:input )?tokens|maximum context length|context (?:length|window)|input (?:length|tokens?) (?:exceeds|is too)|exceeds? the (?:maximum )?(?:context|input)/i;
+/** ValidationException of an unknown model id. */
+const INVALID_MODEL_ID = /model identifier is invalid|model id(?:entifier)? .*(?:not found|invalid)/i;
+/** Node network error codes that mean a timeout, and other transient network failures. */
+const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'ECONNABORTED']);
+const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'ENETUNREACH', 'EHOSTUNREACH']);
+
+/** An example inference profile id for a model id, for error messages. */
+function profileHint(modelId: string): string {
+  return `us.${foundationModelIdOf(modelId)}`;
+}
+
+/**
+ * Map an error of a Converse call to the typed errors of shared/errors.ts, keeping it as `cause`:
+ *
+ * | Bedrock error | typed error | retried by the workflow |
+ * |---|---|---|
+ * | ThrottlingException, HTTP 429, ServiceQuotaExceededException | ModelThrottledError | yes |
+ * | ServiceUnavailableException, InternalServerException, ModelNotReadyException, other 5xx, network errors | ModelUnavailableError | yes |
+ * | ModelTimeoutException, SDK TimeoutError, ETIMEDOUT | ModelTimeoutError | yes |
+ * | ValidationException "on-demand throughput isn't supported" | ModelConfigurationError (use an inference profile id) | no |
+ * | ValidationException about input too long / context length | ContextOverflowError | no |
+ * | ValidationException "model identifier is invalid", AccessDeniedException, ResourceNotFoundException | ModelConfigurationError | no |
+ * | anything else (other ValidationException, ModelErrorException, …) | ModelError | no |
+ *
+ * ServiceQuotaExceededException is mapped to throttling because the Bedrock API reference says the
+ * request may be resubmitted later; the workflow's retries are bounded, so a hard quota still fails.
+ * Source: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html#API_runtime_Converse_Errors
+ * @param error what the SDK threw.
+ * @param modelId the model id of the call (named in the message).
+ * @returns the typed error (already an ExtAgentsError: returned unchanged).
+ */
+export function mapBedrockError(error: unknown, modelId: string): ExtAgentsError {
+  if (error instanceof ExtAgentsError) return error;
+  const e = asErrorLike(error);
+  const name = e.name ?? 'Error';
+  const detail = `${name}: ${e.message ?? ''}`.trim();
+  const status = e.$metadata?.httpStatusCode;
+  const where = `Bedrock Converse (model ${modelId})`;
+  const options = { cause: error };
+
+  switch (name) {
+    case 'ThrottlingException':
+    case 'ServiceQuotaExceededException':
+      return new ModelThrottledError(`${where} throttled: ${detail}`, options);
+    case 'ServiceUnavailableException':
+    case 'InternalServerException':
+    case 'ModelNotReadyException':
+      return new ModelUnavailableError(`${where} temporarily unavailable: ${detail}`, options);
+    case 'ModelTimeoutException':
+    case 'TimeoutError':
+    case 'RequestTimeout':
+    case 'RequestTimeoutException':
+      return new ModelTimeoutError(`${where} timed out: ${detail}`, options);
+    case 'AccessDeniedException':
+      return new ModelConfigurationError(
+        `${where}: access denied. Enable access to this model in the Bedrock console and allow bedrock:InvokeModel ` +
+          `on the model${isInferenceProfileId(modelId) ? ' and its inference profile' : ''} in IAM. ${detail}`,
+        options,
+      );
+    case 'ResourceNotFoundException':
+      return new ModelConfigurationError(`${where}: model not found in this Region (check the model id and Region). ${detail}`, options);
+    case 'ValidationException': {
+      const message = e.message ?? '';
+      if (ON_DEMAND_UNSUPPORTED.test(message)) {
+        return new ModelConfigurationError(
+          `${where}: this model cannot be invoked on demand by its foundation-model id. Use a cross-region inference ` +
+            `profile id instead, e.g. "${profileHint(modelId)}" (such as "us.meta.llama3-1-8b-instruct-v1:0"), ` +
+            `in the model spec "bedrock:<seekerId>[,<reasonerId>]". ${detail}`,
+          options,
+        );
+      }
+      if (CONTEXT_TOO_LONG.test(message)) {
+        return new ContextOverflowError(`${where}: input exceeds the model's context window. ${detail}`, options);
+      }
+      if (INVALID_MODEL_ID.test(message)) {
+        return new ModelConfigurationError(`${where}: invalid model id. ${detail}`, options);
+      }
+      return new ModelError(`${where} rejected the request: ${detail}`, options);
+    }
+  }
+  if (e.code && TIMEOUT_CODES.has(e.code)) return new ModelTimeoutError(`${where} timed out: ${detail}`, options);
+  if (e.code && NETWORK_CODES.has(e.code)) return new ModelUnavailableError(`${where} network error: ${detail} (${e.code})`, options);
+  if (status === 429) return new ModelThrottledError(`${where} throttled (HTTP 429): ${detail}`, options);
+  if (status === 408) return new ModelTimeoutError(`${where} timed out (HTTP 408): ${detail}`, options);
+  if ((status !== undefined && status >= 500) || e.$fault === 'server') {
+    return new ModelUnavailableError(`${where} server error${status ? ` (HTTP ${status})` : ''}: ${detail}`, options);
+  }
+  return new ModelError(`${where} failed: ${detail}`, options);
+}
+
+/** Concatenate the text blocks of a Converse reply (other block kinds, e.g. reasoning, are skipped). */
+function textOf(content: ContentBlock[] | undefined): string {
+  return (content ?? []).map((block) => ('text' in block && typeof block.text === 'string' ? block.text : '')).join('');
+}
+
+/**
+ * `ChatModel` over Bedrock Converse, one model id (a foundation-model id or an inference profile id).
+ */
+export class BedrockChatModel implements ChatModel {
+  /**
+   * @param client a Bedrock Runtime client created once per container (`createBedrockClient` or
+   *   `bedrockRuntimeClient()`); both roles may share it.
+   * @param modelId Bedrock model id, e.g. `us.meta.llama3-1-8b-instruct-v1:0`.
+   * @throws ConfigurationError when `modelId` is empty.
+   */
+  constructor(
+    private readonly client: BedrockRuntimeClient,
+    readonly modelId: string,
+  ) {
+    if (modelId.trim() === '') throw new ConfigurationError('BedrockChatModel needs a non-empty model id');
+  }
+
+  /**
+   * One Converse call.
+   * @param request system text, user/assistant turns, output-token limit (tokens), temperature.
+   * @returns the reply text, `stopReason` as Bedrock gives it ("end_turn", "max_tokens", …) and the
+   *   token usage reported by Bedrock (0 when absent).
+   * @throws ContextOverflowError when Bedrock stops with "model_context_window_exceeded" or rejects
+   *   the input as too long; the other typed errors per `mapBedrockError`.
+   */
+  async complete(request: ChatRequest): Promise<ChatResponse> {
+    const input: ConverseCommandInput = {
+      modelId: this.modelId,
+      messages: request.messages.map((m) => ({ role: m.role, content: [{ text: m.text }] })),
+      inferenceConfig: {
+        maxTokens: request.maxTokens,
+        ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+      },
+      // Bedrock rejects blank text blocks: omit an empty system prompt.
+      ...(request.system.trim() === '' ? {} : { system: [{ text: request.system }] }),
+    };
+    let output;
+    try {
+      output = await this.client.send(new ConverseCommand(input));
+    } catch (error) {
+      throw mapBedrockError(error, this.modelId);
+    }
+    const stopReason = output.stopReason ?? 'unknown';
+    if (stopReason === 'model_context_window_exceeded') {
+      throw new ContextOverflowError(
+        `Bedrock Converse (model ${this.modelId}): input plus maxTokens (${request.maxTokens}) exceed the model's context window`,
+      );
+    }
+    return {
+      text: textOf(output.output?.message?.content),
+      stopReason,
+      inputTokens: output.usage?.inputTokens ?? 0,
+      outputTokens: output.usage?.outputTokens ?? 0,
+    };
+  }
+}

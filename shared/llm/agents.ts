@@ -1,0 +1,330 @@
+/**
+ * `LlmAgents`: the seeking agent and the reasoning agent of ExtAgents (../shared/PAPER.md, section
+ * 2A) over two `ChatModel`s, one per role (heterogeneous deployment, paper section 4: e.g. a small
+ * seeker model and a stronger reasoner model). Prompts are in prompts.ts, lenient parsing in parse.ts.
+ *
+ * Every loop here is bounded; per seek at most 3 model calls are made:
+ * - an empty reply, or one cut off at the output-token limit (`stopReason` "max_tokens") before its
+ *   JSON was complete, is retried ONCE (with a brevity reminder when it was cut off); if the retry
+ *   is unusable too, the chunk yields no message (evidence null) and a warning;
+ * - a reply with evidence but no relevance score with a clear meaning is followed by at most
+ *   `MAX_SCORE_REASKS` (= 1) re-ask for the score alone; if that fails too the message is kept with
+ *   `FALLBACK_SCORE` (50) and a warning.
+ * The reasoning agent makes at most 2 calls (one retry of an empty or cut-off reply; an unusable
+ * retry counts as a refusal with a warning).
+ *
+ * Errors of the chat models (ModelThrottledError, ContextOverflowError, …) propagate unchanged:
+ * Step Functions retries the transient ones by name, and the caller handles the others.
+ */
+import type {
+  AgentModel,
+  ChatModel,
+  ChatRequest,
+  ChatResponse,
+  ReasonRequest,
+  ReasonResult,
+  SeekRequest,
+  SeekResult,
+} from '../ports';
+import { NO_ANSWER, type RoleUsage } from '../types';
+import { parseReasonReply, parseScore, parseSeekReply, type ReasonParse, type SeekParse } from './parse';
+import { brevityReminder, buildReasonPrompt, buildSeekPrompt, SCORE_REASK_PROMPT, unescapeUntrusted } from './prompts';
+
+/** Output-token limits per call, in tokens of the model's tokenizer. */
+export interface MaxOutputTokens {
+  /** Seeking agent reply (evidence + quotes + score). */
+  seek: number;
+  /** Reasoning agent reply (short answer + cited ids). */
+  reason: number;
+}
+
+/** Default output-token limits: evidence of a few paragraphs; a short answer with citations. */
+export const DEFAULT_MAX_OUTPUT_TOKENS: MaxOutputTokens = { seek: 1024, reason: 512 };
+
+/** Output-token limit of the score re-ask (the reply is `{"score": N}`). */
+export const SCORE_REASK_MAX_TOKENS = 32;
+
+/** Re-asks for a missing relevance score per seek (bounded: never a loop). */
+export const MAX_SCORE_REASKS = 1;
+
+/**
+ * Relevance score kept when the seeking agent gave evidence but no readable score even after the
+ * re-ask: the middle of the scale, so the message neither outranks scored evidence of high
+ * relevance nor sinks below clearly irrelevant evidence.
+ */
+export const FALLBACK_SCORE = 50;
+
+/** Shortest quote (characters, after trimming) that is located in the chunk; shorter ones match by chance. */
+export const MIN_QUOTE_CHARS = 8;
+
+/** Construction options of `LlmAgents`. */
+export interface LlmAgentsOptions {
+  /** Chat model of the seeking agents. */
+  seeker: ChatModel;
+  /** Chat model of the reasoning agent (may be the same object as `seeker`). */
+  reasoner: ChatModel;
+  /** Output-token limits (tokens); defaults `DEFAULT_MAX_OUTPUT_TOKENS`. */
+  maxOutputTokens?: Partial<MaxOutputTokens>;
+  /** Sampling temperature of every call; default 0 (the most deterministic the model allows). */
+  temperature?: number;
+}
+
+/** Usage accumulator of one role over the calls made. */
+function addUsage(usage: RoleUsage, response: ChatResponse): void {
+  usage.calls += 1;
+  usage.inputTokens += response.inputTokens;
+  usage.outputTokens += response.outputTokens;
+}
+
+/** True when the reply stopped at the output-token limit. */
+function cutOff(response: ChatResponse): boolean {
+  return response.stopReason === 'max_tokens';
+}
+
+/**
+ * A seek reply is unusable when it is empty, has nothing parseable, or was cut off at the
+ * output-token limit while its content was incomplete (truncated JSON, or plain text, whose end
+ * cannot be told). A complete JSON object that happens to end at the limit is usable.
+ */
+function seekUnusable(parsed: SeekParse, response: ChatResponse): boolean {
+  if (parsed.kind === 'empty') return true;
+  if (!cutOff(response)) return false;
+  if (parsed.kind === 'no_information') return false;
+  return parsed.truncated || !response.text.includes('}');
+}
+
+/** Same rule for the reasoning agent. */
+function reasonUnusable(parsed: ReasonParse, response: ChatResponse): boolean {
+  if (parsed.kind === 'empty') return true;
+  if (!cutOff(response)) return false;
+  return parsed.truncated || !response.text.includes('}');
+}
+
+/**
+ * Fold a character for tolerant quote matching: lower case (when that keeps one UTF-16 code unit),
+ * typographic quotes and dashes to ASCII. One code unit in, one out, so offsets map back 1:1.
+ */
+function foldChar(ch: string): string {
+  if (/[‘’‚‛′]/.test(ch)) return "'";
+  if (/[“”„‟″]/.test(ch)) return '"';
+  if (/[‐‑‒–—―−]/.test(ch)) return '-';
+  const lower = ch.toLowerCase();
+  return lower.length === 1 ? lower : ch;
+}
+
+/**
+ * Whitespace/case-normalised view of a text: runs of whitespace become one space, characters are
+ * folded by `foldChar`. `origin[i]` is the offset in the original text of normalised character i.
+ */
+function normalise(text: string): { norm: string; origin: number[] } {
+  let norm = '';
+  const origin: number[] = [];
+  let inSpace = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (/\s/.test(ch)) {
+      if (!inSpace) {
+        norm += ' ';
+        origin.push(i);
+      }
+      inSpace = true;
+      continue;
+    }
+    inSpace = false;
+    norm += foldChar(ch);
+    origin.push(i);
+  }
+  return { norm, origin };
+}
+
+/** Normalise a quote the same way, trimmed (so its first and last characters are not whitespace). */
+function normaliseQuote(quote: string): string {
+  return normalise(quote.trim()).norm.trim();
+}
+
+/**
+ * Locate the seeking agent's quotes in the chunk text: exact match first, then a whitespace- and
+ * case-insensitive match (typographic quotes and dashes folded). A quote elided with "..." or "…"
+ * is located part by part. Quotes (or parts) shorter than `MIN_QUOTE_CHARS` or not found are skipped.
+ * @param text the chunk text.
+ * @param quotes sentences the model said it copied verbatim.
+ * @returns spans `[start, end)` as UTF-16 offsets into `text`, sorted, overlapping spans merged.
+ */
+export function locateQuotes(text: string, quotes: string[]): Array<{ start: number; end: number }> {
+  let normalisedText: { norm: string; origin: number[] } | undefined;
+  const spans: Array<{ start: number; end: number }> = [];
+  const locate = (piece: string): { start: number; end: number } | null => {
+    const exact = text.indexOf(piece);
+    if (exact !== -1) return { start: exact, end: exact + piece.length };
+    const needle = normaliseQuote(piece);
+    if (needle.length < MIN_QUOTE_CHARS) return null;
+    normalisedText ??= normalise(text);
+    const at = normalisedText.norm.indexOf(needle);
+    if (at === -1) return null;
+    return { start: normalisedText.origin[at], end: normalisedText.origin[at + needle.length - 1] + 1 };
+  };
+  for (const quote of quotes) {
+    for (const candidate of new Set([quote, unescapeUntrusted(quote)])) {
+      const pieces = candidate
+        .split(/\s*(?:\.\.\.|…)\s*/)
+        .map((piece) => piece.trim())
+        .filter((piece) => piece.length >= MIN_QUOTE_CHARS);
+      const found = pieces.map(locate).filter((span): span is { start: number; end: number } => span !== null);
+      if (found.length > 0) {
+        spans.push(...found);
+        break;
+      }
+    }
+  }
+  spans.sort((a, b) => a.start - b.start || a.end - b.end);
+  const merged: Array<{ start: number; end: number }> = [];
+  for (const span of spans) {
+    const last = merged[merged.length - 1];
+    if (last && span.start <= last.end) last.end = Math.max(last.end, span.end);
+    else merged.push({ ...span });
+  }
+  return merged;
+}
+
+/**
+ * The two LLM agent roles of ExtAgents over chat models (see the file comment for the call bounds).
+ * Implements the `AgentModel` port of shared/ports.ts.
+ */
+export class LlmAgents implements AgentModel {
+  readonly description: string;
+  private readonly seeker: ChatModel;
+  private readonly reasoner: ChatModel;
+  private readonly maxTokens: MaxOutputTokens;
+  private readonly temperature: number;
+
+  /**
+   * @param options chat models per role, optional output-token limits (tokens) and temperature.
+   */
+  constructor(options: LlmAgentsOptions) {
+    this.seeker = options.seeker;
+    this.reasoner = options.reasoner;
+    this.maxTokens = { ...DEFAULT_MAX_OUTPUT_TOKENS, ...options.maxOutputTokens };
+    this.temperature = options.temperature ?? 0;
+    this.description =
+      this.seeker.modelId === this.reasoner.modelId
+        ? `LLM agents (${this.seeker.modelId} for both roles)`
+        : `LLM agents (seeking agents: ${this.seeker.modelId}; reasoning agent: ${this.reasoner.modelId})`;
+  }
+
+  /**
+   * Seeking agent: one chunk, one round. One model call for evidence and relevance score; at most
+   * one retry of an unusable reply and at most one score re-ask (3 calls at most).
+   * @returns evidence (null = no information, or an unusable reply: see `warnings`), score 0-100
+   *   (0 when evidence is null), spans of located quotes (chunk-text offsets), usage summed over the
+   *   calls made, warnings.
+   * @throws the chat model's typed errors (ModelThrottledError, ContextOverflowError, …) unchanged.
+   */
+  async seek(request: SeekRequest): Promise<SeekResult> {
+    const usage: RoleUsage = { calls: 0, inputTokens: 0, outputTokens: 0 };
+    const warnings: string[] = [];
+    const prompt = buildSeekPrompt(request);
+    const call = async (chat: ChatRequest): Promise<ChatResponse> => {
+      const response = await this.seeker.complete(chat);
+      addUsage(usage, response);
+      return response;
+    };
+    const base: ChatRequest = {
+      role: 'seeker',
+      system: prompt.system,
+      messages: [{ role: 'user', text: prompt.user }],
+      maxTokens: this.maxTokens.seek,
+      temperature: this.temperature,
+    };
+
+    let response = await call(base);
+    let parsed = parseSeekReply(response.text);
+    if (seekUnusable(parsed, response)) {
+      const wasCutOff = cutOff(response);
+      const retry = wasCutOff
+        ? { ...base, messages: [{ role: 'user' as const, text: prompt.user + brevityReminder(this.maxTokens.seek) }] }
+        : base;
+      response = await call(retry);
+      parsed = parseSeekReply(response.text);
+      if (seekUnusable(parsed, response)) {
+        warnings.push(
+          `seeking agent reply ${cutOff(response) ? `cut off at the output limit (${this.maxTokens.seek} tokens)` : 'empty or unreadable'} ` +
+            'twice; the chunk yields no message',
+        );
+        return { evidence: null, score: 0, spans: [], usage, warnings };
+      }
+    }
+    if (parsed.kind !== 'evidence') return { evidence: null, score: 0, spans: [], usage, warnings };
+    if (parsed.truncated) warnings.push('seeking agent reply was truncated JSON; complete fields salvaged');
+
+    let score = parsed.score;
+    for (let reask = 0; score === null && reask < MAX_SCORE_REASKS; reask++) {
+      const answer = await call({
+        ...base,
+        messages: [
+          { role: 'user', text: prompt.user },
+          { role: 'assistant', text: response.text.trim() },
+          { role: 'user', text: SCORE_REASK_PROMPT },
+        ],
+        maxTokens: Math.min(SCORE_REASK_MAX_TOKENS, this.maxTokens.seek),
+      });
+      score = parseScore(answer.text);
+    }
+    if (score === null) {
+      score = FALLBACK_SCORE;
+      warnings.push(`relevance score missing after ${MAX_SCORE_REASKS} re-ask; fallback score ${FALLBACK_SCORE} used`);
+    }
+    const spans = locateQuotes(request.chunk.text, parsed.quotes);
+    return { evidence: parsed.evidence, score, spans, usage, warnings };
+  }
+
+  /**
+   * Reasoning agent: one knowledge-accumulating reasoning step over the given top-k messages. With
+   * no messages it refuses without a model call. At most 2 model calls (one retry of an unusable reply).
+   * @returns the answer, or the structured refusal (`answerable: false`, answer "NO ANSWER");
+   *   `citedMessageIds` only ever contains ids of the request's messages; usage over the calls made.
+   * @throws the chat model's typed errors unchanged.
+   */
+  async reason(request: ReasonRequest): Promise<ReasonResult> {
+    const usage: RoleUsage = { calls: 0, inputTokens: 0, outputTokens: 0 };
+    const warnings: string[] = [];
+    const refuse = (): ReasonResult => ({ answerable: false, answer: NO_ANSWER, citedMessageIds: [], usage, warnings });
+    if (request.messages.length === 0) {
+      warnings.push('reasoning agent given no messages; refused without a model call');
+      return refuse();
+    }
+    const prompt = buildReasonPrompt(request);
+    const base: ChatRequest = {
+      role: 'reasoner',
+      system: prompt.system,
+      messages: [{ role: 'user', text: prompt.user }],
+      maxTokens: this.maxTokens.reason,
+      temperature: this.temperature,
+    };
+    let response = await this.reasoner.complete(base);
+    addUsage(usage, response);
+    let parsed = parseReasonReply(response.text);
+    if (reasonUnusable(parsed, response)) {
+      const retry = cutOff(response)
+        ? { ...base, messages: [{ role: 'user' as const, text: prompt.user + brevityReminder(this.maxTokens.reason) }] }
+        : base;
+      response = await this.reasoner.complete(retry);
+      addUsage(usage, response);
+      parsed = parseReasonReply(response.text);
+      if (reasonUnusable(parsed, response)) {
+        warnings.push('reasoning agent reply empty, unreadable or cut off twice; counted as a refusal');
+        return refuse();
+      }
+    }
+    if (parsed.kind !== 'answer') return refuse();
+    if (parsed.truncated) warnings.push('reasoning agent reply was truncated JSON; complete fields salvaged');
+    if (!parsed.answerable) {
+      if (request.force) warnings.push('reasoning agent refused although a best-effort answer was requested');
+      return refuse();
+    }
+    const given = new Set(request.messages.map((m) => m.id));
+    const cited = parsed.cited.filter((id) => given.has(id));
+    const unknown = parsed.cited.filter((id) => !given.has(id));
+    if (unknown.length > 0) warnings.push(`reasoning agent cited ids it was not given, dropped: ${unknown.join(', ')}`);
+    return { answerable: true, answer: parsed.answer, citedMessageIds: cited, usage, warnings };
+  }
+}

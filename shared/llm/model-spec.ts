@@ -1,0 +1,107 @@
+/**
+ * Model specs: which agent model a run uses, as one string (CLI flag, environment variable, CDK
+ * context).
+ *
+ *   extractive                          the offline extractive reader (shared/extractive), no model calls
+ *   bedrock:<modelId>                   one Amazon Bedrock model id for both agent roles
+ *   bedrock:<seekerId>,<reasonerId>     seeking agent model, reasoning agent model (heterogeneous
+ *                                       deployment: a small seeker, a strong reasoner; paper section 4)
+ *
+ * A model id is a Bedrock foundation-model id (`meta.llama3-1-8b-instruct-v1:0`) or the id of a
+ * system-defined cross-region inference profile: a geographic prefix followed by the foundation-model
+ * id (`us.meta.llama3-1-8b-instruct-v1:0`). Many models (Llama 3.1/3.3, Claude 3.5 v2 and later,
+ * Nova 2) can be invoked on demand only through an inference profile; invoking the bare
+ * foundation-model id then fails with "on-demand throughput isn't supported".
+ * Sources: https://docs.aws.amazon.com/bedrock/latest/userguide/cross-region-inference.html and
+ * https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-support.html
+ *
+ * ARNs are rejected on purpose: the CDK stack scopes the Lambda's IAM permissions from these ids
+ * (foundation model and inference profile ARNs are derived from them).
+ */
+import { ConfigurationError } from '../errors';
+
+/** A parsed model spec. */
+export type ModelSpec =
+  | { kind: 'extractive' }
+  | { kind: 'bedrock'; seekerModelId: string; reasonerModelId: string };
+
+/**
+ * Geographic prefixes of system-defined cross-region inference profile ids, per the Bedrock user
+ * guide ("Supported Regions and models for inference profiles"): `us`, `us-gov`, `eu`, `apac`,
+ * `jp`, `au`, `ca` and `global` (all commercial Regions).
+ */
+export const INFERENCE_PROFILE_PREFIXES = ['us', 'us-gov', 'eu', 'apac', 'jp', 'au', 'ca', 'global'] as const;
+
+/** `provider.model[-…][:version[:variant]]`, lower case, e.g. `anthropic.claude-v2:1:200k`. */
+const FOUNDATION_MODEL_ID = /^[a-z0-9][a-z0-9_-]*\.[a-z0-9][a-z0-9_-]*(?::[a-z0-9._-]+)*$/;
+
+const SPEC_GRAMMAR = '"extractive" or "bedrock:<seekerModelId>[,<reasonerModelId>]"';
+
+/**
+ * True when `id` is a system-defined cross-region inference profile id: a known geographic prefix,
+ * a dot, then a foundation-model id (`us.meta.llama3-1-8b-instruct-v1:0`, `global.anthropic.…`).
+ * @param id a Bedrock model id (not an ARN).
+ */
+export function isInferenceProfileId(id: string): boolean {
+  const dot = id.indexOf('.');
+  if (dot <= 0) return false;
+  const prefix = id.slice(0, dot);
+  return (INFERENCE_PROFILE_PREFIXES as readonly string[]).includes(prefix) && FOUNDATION_MODEL_ID.test(id.slice(dot + 1));
+}
+
+/**
+ * The foundation-model id a model id refers to: the id without its inference-profile prefix
+ * (`us.meta.llama3-1-8b-instruct-v1:0` -> `meta.llama3-1-8b-instruct-v1:0`); other ids unchanged.
+ */
+export function foundationModelIdOf(id: string): string {
+  return isInferenceProfileId(id) ? id.slice(id.indexOf('.') + 1) : id;
+}
+
+/**
+ * Validate one Bedrock model id of a spec.
+ * @throws ConfigurationError naming the id and the expected form.
+ */
+function checkModelId(id: string, spec: string): void {
+  if (id.startsWith('arn:')) {
+    throw new ConfigurationError(
+      `Invalid model spec "${spec}": "${id}" is an ARN; give a model id such as "us.meta.llama3-1-8b-instruct-v1:0"`,
+    );
+  }
+  const prefix = id.slice(0, Math.max(0, id.indexOf('.')));
+  const looksLikeProfile = (INFERENCE_PROFILE_PREFIXES as readonly string[]).includes(prefix);
+  if (looksLikeProfile ? !isInferenceProfileId(id) : !FOUNDATION_MODEL_ID.test(id)) {
+    throw new ConfigurationError(
+      `Invalid model spec "${spec}": "${id}" is not a Bedrock model id; expected a foundation-model id such as ` +
+        `"meta.llama3-1-8b-instruct-v1:0" or an inference profile id such as "us.meta.llama3-1-8b-instruct-v1:0"`,
+    );
+  }
+}
+
+/**
+ * Parse a model spec (grammar in the file comment). Surrounding whitespace is ignored; the
+ * reasoning agent's model defaults to the seeking agent's.
+ * @param spec e.g. `extractive`, `bedrock:us.meta.llama3-1-8b-instruct-v1:0`,
+ *   `bedrock:us.meta.llama3-1-8b-instruct-v1:0,us.meta.llama3-3-70b-instruct-v1:0`.
+ * @throws ConfigurationError for another scheme, an empty, malformed or ARN model id, or more than
+ *   two ids, with a message that shows the expected grammar.
+ */
+export function parseModelSpec(spec: string): ModelSpec {
+  const trimmed = spec.trim();
+  if (trimmed === 'extractive') return { kind: 'extractive' };
+  const scheme = /^bedrock\s*:/i.exec(trimmed);
+  if (!scheme) {
+    throw new ConfigurationError(`Invalid model spec "${spec}": expected ${SPEC_GRAMMAR}`);
+  }
+  const ids = trimmed
+    .slice(scheme[0].length)
+    .split(',')
+    .map((id) => id.trim());
+  if (ids.length > 2 || ids.some((id) => id === '')) {
+    throw new ConfigurationError(
+      `Invalid model spec "${spec}": expected one or two comma-separated Bedrock model ids after "bedrock:" (${SPEC_GRAMMAR})`,
+    );
+  }
+  for (const id of ids) checkModelId(id, spec);
+  const [seekerModelId, reasonerModelId = seekerModelId] = ids;
+  return { kind: 'bedrock', seekerModelId, reasonerModelId };
+}

@@ -1,0 +1,261 @@
+import { clampScore, extractJsonObject, parseReasonReply, parseScore, parseSeekReply } from '../../shared/llm/parse';
+import { NO_ANSWER } from '../../shared/types';
+
+describe('parseScore', () => {
+  it.each([
+    ['**Score:** 90', 90],
+    ['**Score**: 85', 85],
+    ['Score：80', 80],
+    ['score: 70', 70],
+    ['75/100', 75],
+    ['150', 100],
+    ['Relevance score (0-100): 65', 65],
+    ['- Score: 8/10', 80],
+    ['分数：60', 60],
+    ['Score: 85%', 85],
+    ['Score: -5', 0],
+    ['{"score": 42}', 42],
+    ['  **90**  ', 90],
+  ])('reads %j as %i', (text, expected) => {
+    // Arrange / Act
+    const score = parseScore(text);
+
+    // Assert
+    expect(score).toBe(expected);
+  });
+
+  it('takes the last score line when the reply has several', () => {
+    const score = parseScore('Score: 20\nOn reflection the chunk names the bridge.\nScore: 75');
+
+    expect(score).toBe(75);
+  });
+
+  it.each([
+    ['no score at all', 'The chunk mentions the Eiffel Tower was completed in 1889.'],
+    ['a score word inside a sentence', 'The final score was 3-1 after extra time.'],
+    ['a year alone, too large to be a score', '1889'],
+    ['an empty reply', ''],
+    ['a fraction inside a sentence', 'About 3/10 of the population lived in the city.'],
+  ])('returns null for %s', (_label, text) => {
+    expect(parseScore(text)).toBeNull();
+  });
+});
+
+describe('clampScore', () => {
+  it('clamps, rounds and reads fractions of one as percentages', () => {
+    expect(clampScore(150)).toBe(100);
+    expect(clampScore(-3)).toBe(0);
+    expect(clampScore(72.6)).toBe(73);
+    expect(clampScore(0.85)).toBe(85);
+    expect(clampScore(0)).toBe(0);
+  });
+
+  it('gives no score for numbers without a clear meaning', () => {
+    expect(clampScore(Number.NaN)).toBeNull();
+    expect(clampScore(Number.POSITIVE_INFINITY)).toBeNull();
+    expect(clampScore(5000)).toBeNull();
+  });
+});
+
+describe('extractJsonObject', () => {
+  it('finds an object wrapped in prose and keeps the prose as the rest', () => {
+    const found = extractJsonObject('Here is my answer: {"evidence": "A {nested} brace", "score": 3} Hope it helps.');
+
+    expect(found?.value).toEqual({ evidence: 'A {nested} brace', score: 3 });
+    expect(found?.complete).toBe(true);
+    expect(found?.rest).toBe('Here is my answer:\nHope it helps.');
+  });
+
+  it('reads a ```json fence before any other brace', () => {
+    const found = extractJsonObject('Set {a, b} first.\n```json\n{"score": 12}\n```');
+
+    expect(found?.value).toEqual({ score: 12 });
+  });
+
+  it('accepts raw newlines inside strings, which strict JSON forbids', () => {
+    const found = extractJsonObject('{"evidence": "line one\nline two\ttabbed", "score": 5}');
+
+    expect(found?.value.evidence).toBe('line one\nline two\ttabbed');
+  });
+
+  it('salvages only complete fields of a cut-off object', () => {
+    const found = extractJsonObject('{"evidence": "Complete.", "quotes": ["First quote.", "Second qu');
+
+    expect(found?.complete).toBe(false);
+    expect(found?.value).toEqual({ evidence: 'Complete.', quotes: ['First quote.'] });
+  });
+
+  it('skips braces in prose that are not JSON and finds the object after them', () => {
+    const found = extractJsonObject('The set {a, b} is small. {"evidence": "x is y", "score": 5}');
+
+    expect(found?.value).toEqual({ evidence: 'x is y', score: 5 });
+    expect(found?.complete).toBe(true);
+  });
+
+  it('returns null when there is no object', () => {
+    expect(extractJsonObject('just words, no braces')).toBeNull();
+  });
+});
+
+describe('parseSeekReply', () => {
+  it('reads the requested JSON format', () => {
+    const parsed = parseSeekReply('{"evidence": "The bridge opened in 1932.", "quotes": ["It opened in 1932."], "score": 88}');
+
+    expect(parsed).toEqual({
+      kind: 'evidence',
+      evidence: 'The bridge opened in 1932.',
+      quotes: ['It opened in 1932.'],
+      score: 88,
+      truncated: false,
+    });
+  });
+
+  it('reads JSON inside a ```json fence surrounded by prose', () => {
+    const reply = 'Sure! Here is the extraction:\n```json\n{"evidence": "Ada was born in London.", "quotes": [], "score": 70}\n```\nLet me know.';
+
+    const parsed = parseSeekReply(reply);
+
+    expect(parsed).toMatchObject({ kind: 'evidence', evidence: 'Ada was born in London.', score: 70 });
+  });
+
+  it('clamps an out-of-range JSON score and accepts a score given as a string', () => {
+    expect(parseSeekReply('{"evidence": "x is y", "score": 150}')).toMatchObject({ score: 100 });
+    expect(parseSeekReply('{"evidence": "x is y", "score": "80/100"}')).toMatchObject({ score: 80 });
+  });
+
+  it('reads a score written after the JSON object in prose', () => {
+    const parsed = parseSeekReply('{"evidence": "Ada wrote the first program."}\n**Score:** 90');
+
+    expect(parsed).toMatchObject({ kind: 'evidence', score: 90 });
+  });
+
+  it('salvages a truncated object: complete evidence and quotes kept, a cut score dropped', () => {
+    const parsed = parseSeekReply('{"evidence": "Ada Lovelace worked with Babbage.", "quotes": ["She worked with Babbage."], "score": 9');
+
+    expect(parsed).toEqual({
+      kind: 'evidence',
+      evidence: 'Ada Lovelace worked with Babbage.',
+      quotes: ['She worked with Babbage.'],
+      score: null,
+      truncated: true,
+    });
+  });
+
+  it('reports nothing usable when the object is cut inside the evidence', () => {
+    expect(parseSeekReply('{"evidence": "Ada Lovelace worked wi')).toEqual({ kind: 'empty', truncated: true });
+    expect(parseSeekReply('```json\n{"evidence": "Ada Lovelace worked wi')).toEqual({ kind: 'empty', truncated: true });
+  });
+
+  it('signals a re-ask (score null) when the reply has evidence but no score', () => {
+    const parsed = parseSeekReply('{"evidence": "The treaty was signed in Paris.", "quotes": []}');
+
+    expect(parsed).toMatchObject({ kind: 'evidence', score: null });
+  });
+
+  it.each([
+    ['the JSON flag', '{"no_information": true}'],
+    ['the JSON flag as a string', '{"no_information": "true"}'],
+    ['the official marker', 'NO INFORMATION'],
+    ['a sentence of nothing found', 'There is no relevant information in this chunk.'],
+    ['empty evidence in complete JSON', '{"evidence": "", "quotes": [], "score": 0}'],
+    ['evidence that says nothing was found', '{"evidence": "No relevant information.", "score": 0}'],
+  ])('recognises "no information" from %s', (_label, reply) => {
+    expect(parseSeekReply(reply)).toEqual({ kind: 'no_information' });
+  });
+
+  it('reads plain text with an evidence label, a quotes section and a markdown score line', () => {
+    const reply = [
+      '**Evidence:** The Golden Gate Bridge opened in 1937.',
+      'Quotes:',
+      '- "The bridge opened to traffic in May 1937."',
+      '',
+      '**Score:** 90',
+    ].join('\n');
+
+    const parsed = parseSeekReply(reply);
+
+    expect(parsed).toEqual({
+      kind: 'evidence',
+      evidence: 'The Golden Gate Bridge opened in 1937.',
+      quotes: ['The bridge opened to traffic in May 1937.'],
+      score: 90,
+      truncated: false,
+    });
+  });
+
+  it('keeps a sentence about a game score as evidence, not as the relevance score', () => {
+    const parsed = parseSeekReply('The final score was 3-1 after extra time.\nScore：80');
+
+    expect(parsed).toMatchObject({ kind: 'evidence', evidence: 'The final score was 3-1 after extra time.', score: 80 });
+  });
+
+  it('treats an empty or whitespace reply as nothing usable', () => {
+    expect(parseSeekReply('   \n ')).toEqual({ kind: 'empty', truncated: false });
+  });
+
+  it('treats a reply that is only a score as having no evidence', () => {
+    expect(parseSeekReply('75/100')).toEqual({ kind: 'empty', truncated: false });
+  });
+});
+
+describe('parseReasonReply', () => {
+  it('reads a structured answer with citations', () => {
+    const parsed = parseReasonReply('{"answerable": true, "answer": "Paris", "cited": ["r1-c12", "r2-c3"]}');
+
+    expect(parsed).toEqual({ kind: 'answer', answerable: true, answer: 'Paris', cited: ['r1-c12', 'r2-c3'], truncated: false });
+  });
+
+  it('reads a structured refusal', () => {
+    const parsed = parseReasonReply('{"answerable": false, "answer": "NO ANSWER", "cited": []}');
+
+    expect(parsed).toEqual({ kind: 'answer', answerable: false, answer: NO_ANSWER, cited: [], truncated: false });
+  });
+
+  it('refuses for answerable "false" given as a string even with an answer text', () => {
+    expect(parseReasonReply('{"answerable": "false", "answer": "maybe Paris"}')).toMatchObject({ answerable: false, answer: NO_ANSWER });
+  });
+
+  it.each(['NO ANSWER', 'no answer', '**NO ANSWER**', '"NO ANSWER."'])('refuses for the exact marker %j on its own', (reply) => {
+    expect(parseReasonReply(reply)).toMatchObject({ kind: 'answer', answerable: false, answer: NO_ANSWER });
+  });
+
+  it.each(['Casino info', 'Reno information desk', 'The clerk gave NO ANSWER to the court', 'Nobody answered'])(
+    'answers %j: refusal is never a substring match',
+    (reply) => {
+      expect(parseReasonReply(reply)).toMatchObject({ kind: 'answer', answerable: true, answer: reply });
+    },
+  );
+
+  it('answers when the JSON answer merely contains the words "no answer"', () => {
+    const parsed = parseReasonReply('{"answerable": true, "answer": "The letter got no answer", "cited": ["r1-c1"]}');
+
+    expect(parsed).toMatchObject({ answerable: true, answer: 'The letter got no answer' });
+  });
+
+  it('refuses when the JSON answer is the marker even without answerable', () => {
+    expect(parseReasonReply('{"answer": "NO ANSWER"}')).toMatchObject({ answerable: false });
+  });
+
+  it('reads plain text with an answer label, inline id tags and a citation line', () => {
+    const parsed = parseReasonReply('**Answer:** Ada Lovelace [r1-c4]\nCited: r1-c4, r2-c9');
+
+    expect(parsed).toEqual({ kind: 'answer', answerable: true, answer: 'Ada Lovelace', cited: ['r1-c4', 'r2-c9'], truncated: false });
+  });
+
+  it('reads a JSON answer wrapped in prose and a fence', () => {
+    const parsed = parseReasonReply('Based on the messages:\n```json\n{"answerable": true, "answer": "1937", "cited": ["r1-c2"]}\n```');
+
+    expect(parsed).toMatchObject({ answerable: true, answer: '1937', cited: ['r1-c2'] });
+  });
+
+  it('salvages a truncated answer whose answer field is complete', () => {
+    const parsed = parseReasonReply('{"answerable": true, "answer": "1937", "cited": ["r1-c2", "r1-c');
+
+    expect(parsed).toEqual({ kind: 'answer', answerable: true, answer: '1937', cited: ['r1-c2'], truncated: true });
+  });
+
+  it('reports nothing usable for an empty reply or an answer cut in the middle', () => {
+    expect(parseReasonReply('')).toEqual({ kind: 'empty', truncated: false });
+    expect(parseReasonReply('{"answerable": true, "answer": "Ada Lov')).toEqual({ kind: 'empty', truncated: true });
+  });
+});
