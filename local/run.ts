@@ -20,7 +20,7 @@ import { DynamoMessageStore } from '../lambdas/adapters/dynamo-message-store';
 import { createAgentModel } from '../lambdas/adapters/model';
 import { makeHandlers, type WorkflowHandlers } from '../lambdas/handlers';
 import { parseRunOptions, type RunOptionsInput } from '../shared/config';
-import { ExtAgentsError } from '../shared/errors';
+import { ExtAgentsError, errorFromFailure } from '../shared/errors';
 import { parseModelSpec } from '../shared/llm/model-spec';
 import type { AgentModel } from '../shared/ports';
 import { RunIdSchema, parseEvent, type FinalizeOutput } from '../shared/pipeline/state';
@@ -131,7 +131,12 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
     })) as FinalizeOutput;
     return JSON.parse(await blobs.getText(output.resultKey)) as RunResult;
   } catch (error) {
-    if (error instanceof ExecutionFailedError && error.rootCause instanceof ExtAgentsError) throw error.rootCause;
+    if (error instanceof ExecutionFailedError) {
+      // A domain error that failed the run (directly, or through a Fail state that keeps its name and
+      // cause) is rethrown as itself, so callers see e.g. EmptyCorpusError with its message.
+      if (error.rootCause instanceof ExtAgentsError && error.rootCause.name === error.error) throw error.rootCause;
+      throw errorFromFailure(error.error, error.causeText) ?? error;
+    }
     throw error;
   } finally {
     raw.destroy();

@@ -59,3 +59,37 @@ export const RETRYABLE_ERRORS = [
 
 /** A storage operation could not complete after its bounded retries (e.g. unprocessed batch keys). */
 export class StorageError extends ExtAgentsError {}
+
+/** Every typed error class by `name` (to rebuild an error from a Step Functions failure's Error/Cause). */
+export const ERROR_CLASSES: Readonly<Record<string, new (message: string, options?: { cause?: unknown }) => ExtAgentsError>> = {
+  ExtAgentsError,
+  ConfigurationError,
+  InvalidInputError,
+  EmptyCorpusError,
+  ModelThrottledError,
+  ModelUnavailableError,
+  ModelTimeoutError,
+  ContextOverflowError,
+  ModelConfigurationError,
+  ModelError,
+  MessageAlreadyRecordedError,
+  NotFoundError,
+  StorageError,
+};
+
+/**
+ * Rebuild a typed error from a failed execution's `Error` and `Cause` (a Lambda error's Cause is the
+ * JSON `{"errorType","errorMessage",…}`). Returns undefined when `error` names no class of ours.
+ */
+export function errorFromFailure(error: string, cause: string): ExtAgentsError | undefined {
+  const ErrorClass = ERROR_CLASSES[error];
+  if (!ErrorClass) return undefined;
+  let message = cause;
+  try {
+    const parsed = JSON.parse(cause) as { errorMessage?: unknown };
+    if (typeof parsed.errorMessage === 'string') message = parsed.errorMessage;
+  } catch {
+    // A plain-text cause is the message itself.
+  }
+  return new ErrorClass(message);
+}

@@ -1,0 +1,189 @@
+/**
+ * The synthesized workflow run locally end to end (local/run.ts): the CDK definition executed by
+ * aws-local-stepfunctions, handlers in-process, DynamoDB on dynalite, the bucket in a directory.
+ * The offline extractive reader answers real questions; a scripted model forces paths the reader
+ * cannot be relied on to take (round 2, failing chunks).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { EmptyCorpusError, ModelError } from '../../shared/errors';
+import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
+import { NO_ANSWER } from '../../shared/types';
+import { resolveCorpus } from '../../local/corpus';
+import { runLocal } from '../../local/run';
+
+jest.setTimeout(60_000);
+
+const usage = { calls: 1, inputTokens: 10, outputTokens: 2 };
+
+/** A paragraph of filler that mentions nothing the questions ask about. */
+const filler = (i: number): string =>
+  `Report ${i}. The harvest of the year was abundant and the treasury received its customary revenues. ` +
+  `Roads were repaired in several districts and the postal service extended its routes to new towns. ` +
+  `Commerce with foreign nations continued on a footing of mutual advantage and good faith.`;
+
+describe('the workflow run locally', () => {
+  let dir: string;
+  let stateDir: string;
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'extagents-wf-'));
+    stateDir = path.join(dir, 'state');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  function corpusDir(files: Record<string, string>): string {
+    const root = path.join(dir, 'corpus');
+    for (const [name, text] of Object.entries(files)) {
+      const file = path.join(root, name);
+      require('node:fs').mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, text);
+    }
+    return root;
+  }
+
+  it('answers from the one document that holds the answer and cites it with its character range', async () => {
+    const needle = 'A part of the Cherokees, known by the name of Chickamaugas, inhabiting five villages on the Tennessee River, have long been in the practice of committing depredations.';
+    const docs: Record<string, string> = {};
+    for (let i = 0; i < 12; i++) docs[`address-${String(i).padStart(2, '0')}.txt`] = [filler(i), filler(i + 100)].join('\n\n');
+    docs['address-07.txt'] = [filler(7), needle, filler(107)].join('\n\n');
+    const files = await resolveCorpus([corpusDir(docs)]);
+
+    const result = await runLocal({
+      files,
+      question: 'By what name was the part of the Cherokees living in five villages on the Tennessee River known?',
+      options: { chunkTokens: 128 },
+      stateDir,
+    });
+
+    expect(result.answerable).toBe(true);
+    expect(`${result.answer} ${result.citations.map((c) => c.quote).join(' ')}`).toContain('Chickamaugas');
+    const citation = result.citations.find((c) => c.quote.includes('Chickamaugas'));
+    expect(citation?.documentId).toBe('address-07.txt');
+    const original = docs['address-07.txt'];
+    expect(original.slice(citation!.start, citation!.end)).toContain('Chickamaugas');
+    expect(result.chunks).toBeGreaterThan(5);
+    expect(result.trace[0]).toMatchObject({ round: 1, k: 1 });
+    expect(result.trace.at(-1)?.outcome).toBe('answered');
+    expect(result.usage.seeker.calls).toBe(result.chunks);
+  });
+
+  it('refuses with NO ANSWER when the corpus does not answer the question', async () => {
+    const docs: Record<string, string> = {};
+    for (let i = 0; i < 8; i++) docs[`address-${i}.txt`] = [filler(i), filler(i + 50)].join('\n\n');
+    const files = await resolveCorpus([corpusDir(docs)]);
+
+    const result = await runLocal({
+      files,
+      question: 'How many lives did a president say were lost when the Titanic struck an iceberg and sank?',
+      options: { chunkTokens: 128 },
+      stateDir,
+    });
+
+    expect(result.answerable).toBe(false);
+    expect(result.answer).toBe(NO_ANSWER);
+    expect(result.trace.every((s) => s.outcome === 'refused')).toBe(true);
+  });
+
+  it('runs a second round with the synchronized messages when the first round cannot answer a multi-hop question', async () => {
+    // Hop 1: "the treaty was signed in Ghent". Hop 2 is only recognisable once Ghent is known.
+    const docs = {
+      'a.txt': [filler(1), 'The treaty of peace was signed in the city of Ghent.'].join('\n\n'),
+      'b.txt': [filler(2), 'Ghent lies on the river Scheldt.'].join('\n\n'),
+      'c.txt': [filler(3), filler(4)].join('\n\n'),
+    };
+    const files = await resolveCorpus([corpusDir(docs)]);
+    const seen: Array<{ round: number; synchronized: string[] }> = [];
+    const model: AgentModel = {
+      description: 'scripted two-hop model',
+      async seek(req: SeekRequest): Promise<SeekResult> {
+        seen.push({ round: req.round, synchronized: req.synchronized.map((m) => m.evidence) });
+        const knowsGhent = req.synchronized.some((m) => m.evidence.includes('Ghent'));
+        const find = (needle: string): SeekResult => {
+          const start = req.chunk.text.indexOf(needle);
+          return { evidence: needle, score: 80, spans: [{ start, end: start + needle.length }], usage, warnings: [] };
+        };
+        if (req.round === 1 && req.chunk.text.includes('treaty of peace')) return find('The treaty of peace was signed in the city of Ghent.');
+        if (knowsGhent && req.chunk.text.includes('Scheldt')) return find('Ghent lies on the river Scheldt.');
+        return { evidence: null, score: 0, spans: [], usage, warnings: [] };
+      },
+      async reason(req: ReasonRequest): Promise<ReasonResult> {
+        const hop2 = req.messages.find((m) => m.evidence.includes('Scheldt'));
+        if (!hop2) return { answerable: false, answer: NO_ANSWER, citedMessageIds: [], usage, warnings: [] };
+        return { answerable: true, answer: 'the Scheldt', citedMessageIds: req.messages.map((m) => m.id), usage, warnings: [] };
+      },
+    };
+
+    const result = await runLocal({ files, question: 'On which river lies the city where the treaty was signed?', options: { chunkTokens: 64 }, stateDir, model });
+
+    expect(result.answer).toBe('the Scheldt');
+    expect(result.rounds).toBe(2);
+    expect(result.trace.filter((s) => s.round === 1).every((s) => s.outcome === 'refused')).toBe(true);
+    expect(result.trace.at(-1)).toMatchObject({ round: 2, outcome: 'answered' });
+    const round2 = seen.filter((s) => s.round === 2);
+    expect(round2.length).toBe(result.chunks);
+    expect(round2.every((s) => s.synchronized.some((e) => e.includes('Ghent')))).toBe(true);
+    expect(result.citations.map((c) => c.documentId).sort()).toEqual(['a.txt', 'b.txt']);
+  });
+
+  it('tolerates one permanently failing chunk out of many and lists it in the result', async () => {
+    const docs: Record<string, string> = {};
+    for (let i = 0; i < 30; i++) docs[`d${String(i).padStart(2, '0')}.txt`] = filler(i);
+    docs['d29.txt'] = `${filler(29)} The answer is saffron.`;
+    const files = await resolveCorpus([corpusDir(docs)]);
+    let failingChunk = -1;
+    const model: AgentModel = {
+      description: 'scripted model with one broken chunk',
+      async seek(req: SeekRequest): Promise<SeekResult> {
+        if (req.chunk.segments[0].documentId === 'd03.txt') {
+          failingChunk = req.chunk.index;
+          throw new ModelError('permanent failure for this chunk');
+        }
+        const start = req.chunk.text.indexOf('The answer is saffron.');
+        if (start < 0) return { evidence: null, score: 0, spans: [], usage, warnings: [] };
+        return { evidence: 'The answer is saffron.', score: 90, spans: [{ start, end: start + 22 }], usage, warnings: [] };
+      },
+      async reason(req: ReasonRequest): Promise<ReasonResult> {
+        return { answerable: true, answer: 'saffron', citedMessageIds: req.messages.slice(0, 1).map((m) => m.id), usage, warnings: [] };
+      },
+    };
+
+    const result = await runLocal({ files, question: 'What is the answer?', options: { chunkTokens: 64, toleratedFailurePercentage: 10 }, stateDir, model, retryIntervalMs: 0 });
+
+    expect(result.answer).toBe('saffron');
+    expect(result.chunks).toBeGreaterThanOrEqual(30);
+    expect(result.failedChunks).toEqual([failingChunk]);
+  });
+
+  it('fails with a clear cause when more chunks fail than tolerated', async () => {
+    const docs: Record<string, string> = {};
+    for (let i = 0; i < 10; i++) docs[`d${i}.txt`] = filler(i);
+    const files = await resolveCorpus([corpusDir(docs)]);
+    const model: AgentModel = {
+      description: 'always failing model',
+      async seek(): Promise<SeekResult> {
+        throw new ModelError('the model is broken');
+      },
+      async reason(): Promise<ReasonResult> {
+        throw new ModelError('unreachable');
+      },
+    };
+
+    await expect(
+      runLocal({ files, question: 'Anything?', options: { chunkTokens: 64, toleratedFailurePercentage: 10 }, stateDir, model, retryIntervalMs: 0 }),
+    ).rejects.toMatchObject({ error: 'States.ExceedToleratedFailureThreshold' });
+  });
+
+  it('reports an empty corpus before any model call', async () => {
+    const files = await resolveCorpus([corpusDir({ 'empty.txt': '', 'blank.txt': '   \n\n ' })]);
+    const model: AgentModel = {
+      description: 'must not be called',
+      seek: jest.fn(),
+      reason: jest.fn(),
+    };
+
+    await expect(runLocal({ files, question: 'Anything?', stateDir, model })).rejects.toBeInstanceOf(EmptyCorpusError);
+    expect(model.seek).not.toHaveBeenCalled();
+  });
+});
