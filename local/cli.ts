@@ -2,7 +2,7 @@
  * The `extagents` command line (commander). `extagents ask` runs the CDK-synthesized workflow
  * locally: in-process Lambda handlers, DynamoDB on dynalite (127.0.0.1), the bucket as a directory.
  */
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
 import { ExtAgentsError } from '../shared/errors';
 import type { RunOptionsInput } from '../shared/config';
@@ -67,7 +67,9 @@ export function buildProgram(): Command {
       'ExtAgents: question answering over external knowledge far larger than a context window.\n' +
         'Runs the same Step Functions workflow as the AWS stack, locally (no AWS account needed).',
     )
-    .showHelpAfterError();
+    .showHelpAfterError()
+    // Usage errors throw CommanderError (mapped to exit status 2 in main) instead of exiting.
+    .exitOverride();
 
   program
     .command('ask')
@@ -142,6 +144,11 @@ export async function main(argv: string[] = process.argv): Promise<void> {
   try {
     await buildProgram().parseAsync(argv);
   } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version are not errors; every other commander error is a usage error (exit 2).
+      process.exitCode = error.exitCode === 0 ? 0 : 2;
+      return;
+    }
     if (error instanceof ExtAgentsError) {
       process.stderr.write(`extagents: ${error.name}: ${error.message}\n`);
       process.exitCode = 1;
