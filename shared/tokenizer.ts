@@ -6,7 +6,7 @@
  * granularity), so counts here are an estimate of the model's count: budgets keep a margin for that.
  * Usage figures reported by Bedrock come from the model's response, not from here.
  */
-import { countTokens as countGptTokens, encode, decode } from 'gpt-tokenizer';
+import { countTokens as countGptTokens, encode } from 'gpt-tokenizer';
 
 /** Number of tokens of `text` (o200k_base). Special-token strings in the text are counted as text. */
 export function countTokens(text: string): number {
@@ -19,10 +19,9 @@ export function encodeTokens(text: string): number[] {
   return encode(text, { disallowedSpecial: new Set() });
 }
 
-/** Text of token ids (may contain U+FFFD when ids cut a multi-byte character; callers avoid that). */
-export function decodeTokens(tokens: number[]): string {
-  return decode(tokens);
-}
+// No decodeTokens here on purpose: gpt-tokenizer 4.0.0 decodes through one shared stateful decoder,
+// so decoding ids that end inside a character returns "" and corrupts the NEXT decode call with
+// U+FFFD. Cut text at token boundaries with `tokenBoundaries` (shared/text.ts) instead.
 
 /** Name of the encoding, recorded in results and cache keys. */
 export const TOKENIZER_NAME = 'gpt-tokenizer/o200k_base';

@@ -1,0 +1,391 @@
+/**
+ * Token-aware chunking of a corpus: the fixed-size chunks of the paper (section 2A: each seeking agent
+ * reads one chunk of at most L tokens), cut at the most natural boundary available.
+ *
+ * Guarantees (checked by test/unit/chunking.test.ts):
+ * - every chunk's text has at most `chunkTokens` tokens, counted by `countTokens` on the final text
+ *   (BPE counts of a concatenation can differ from the sum of its parts, so the final text is counted);
+ * - nothing is dropped: for every document, its segments in chunk order cover `[0, text.length)`
+ *   contiguously, white space included, so each document is exactly recoverable;
+ * - no cut falls inside a code point (no lone surrogate, no U+FFFD produced);
+ * - chunks are in corpus order, `index` 0..n-1; small documents are packed together.
+ *
+ * How: each document is split lazily into pieces, coarse first (paragraphs), and a piece is refined
+ * into sentences, then words, then tokens, then code points only when it must be (it alone exceeds L,
+ * or it does not fit and the chunk is less than three quarters full). Pieces are counted once each
+ * and packed greedily; when the next piece does not fit, the chunk is closed at the strongest
+ * boundary that keeps it at least three quarters full (the latest such one), the pieces after the cut
+ * go back to the queue, and the final text is counted once. Work is linear in the corpus size: about
+ * two `countTokens` passes (measured on SOTU at L=8000: ~1.8x one `countTokens` pass).
+ */
+import { InvalidInputError } from './errors';
+import { tokenBoundaries } from './text';
+import { countTokens } from './tokenizer';
+import type { Chunk, ChunkSegment, SourceDocument } from './types';
+
+/** Options of `chunkCorpus`. */
+export interface ChunkingOptions {
+  /**
+   * Maximum tokens per chunk (L in the paper), counted with shared/tokenizer.ts. Integer >= 4 (one code
+   * point is at most 4 UTF-8 bytes, hence at most 4 tokens); run options allow 64..200000.
+   */
+  chunkTokens: number;
+}
+
+/** Separator between segments of different documents inside one chunk text. */
+export const SEGMENT_SEPARATOR = '\n\n';
+
+/** Smallest accepted `chunkTokens`: a single code point is at most 4 byte-level tokens. */
+export const MIN_CHUNK_TOKENS = 4;
+
+/** Boundary strengths (lower = stronger) and piece granularities. A document start counts as a paragraph. */
+const PARAGRAPH = 1;
+const SENTENCE = 2;
+const WORD = 3;
+const TOKEN = 4;
+const CODE_POINT = 5;
+type Level = typeof PARAGRAPH | typeof SENTENCE | typeof WORD | typeof TOKEN | typeof CODE_POINT;
+
+/**
+ * A chunk is closed at the strongest boundary that keeps it at least this full (share of L, by the
+ * estimate). Measured at L=8000 (bench/tokenize.ts): 0.5 gives 301 SOTU chunks of 6909 tokens on
+ * average (cuts at speech ends) and 110 chunks of 5460 for the Chinese novel (one per chapter); 0.75
+ * gives 278 of 7480 and 79 of 7603. The paper uses fixed-size chunks and every chunk costs a seeking
+ * agent call per round, so chunks stay nearly full and a natural boundary is sought in the last quarter.
+ */
+const MIN_FILL = 0.75;
+
+/**
+ * A paragraph or sentence longer than this many characters per token of L is split one level finer
+ * without being counted first: it almost surely exceeds L, and splitting never loses a boundary (only
+ * adds weaker ones), so this only saves counting it twice. It also keeps very long runs away from the
+ * tokenizer: gpt-tokenizer's BPE is super-linear on one long pre-token (measured: a 4,000-character
+ * run of Chinese without punctuation takes ~0.1 s to count, 1,000 characters ~0.05 s).
+ */
+const EAGER_SPLIT_CHARS_PER_TOKEN = 2;
+
+/**
+ * Intl.Segmenter is super-linear on long inputs in V8 (measured: 16k-character windows segment 2M
+ * characters in ~0.1 s, 256k-character windows take ~12 s), so text is segmented in windows.
+ */
+const SEGMENT_WINDOW_CHARS = 16_384;
+const MAX_SEGMENT_WINDOW_CHARS = 65_536;
+
+/** Locale fixed for determinism (UAX #29 rules; CJK words use ICU's dictionary whatever the locale). */
+const sentenceSegmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
+const wordSegmenter = new Intl.Segmenter('en', { granularity: 'word' });
+
+/** Estimated tokens of the separator between two documents' segments. */
+const SEPARATOR_TOKENS = countTokens(SEGMENT_SEPARATOR);
+
+/** A contiguous slice `[start, end)` of one document, the unit of packing. */
+interface Piece {
+  /** Index of the document in the corpus. */
+  doc: number;
+  start: number;
+  end: number;
+  /** Strength of the boundary at `start`. */
+  boundary: Level;
+  /** Granularity the piece was made at; refining goes one level finer. */
+  grain: Level;
+  /** Token count of the piece text alone; -1 until counted. */
+  tokens: number;
+}
+
+/**
+ * Split a corpus into chunks of at most `chunkTokens` tokens, in corpus order.
+ *
+ * The chunk text is the chunk's segments' texts joined by `SEGMENT_SEPARATOR` ("\n\n", between
+ * documents; the separator belongs to no segment). Boundaries are preferred in this order: paragraph
+ * (a blank line; a document start counts as one), sentence (UAX #29 via `Intl.Segmenter`, which also
+ * ends a sentence at a line break), word (UAX #29 words; dictionary-based for Chinese and Japanese),
+ * token, code point. Documents with empty text yield no segment.
+ *
+ * @param docs documents in corpus order, with distinct ids.
+ * @param options `chunkTokens`: L, in tokens of shared/tokenizer.ts.
+ * @returns chunks with `index` 0..n-1, exact `tokens` (of the text) and `chars` (UTF-16 code units).
+ * @throws InvalidInputError when `chunkTokens` is not an integer >= 4 or two documents share an id.
+ */
+export function chunkCorpus(docs: SourceDocument[], options: ChunkingOptions): Chunk[] {
+  const limit = options.chunkTokens;
+  if (!Number.isInteger(limit) || limit < MIN_CHUNK_TOKENS) {
+    throw new InvalidInputError(`chunkTokens must be an integer >= ${MIN_CHUNK_TOKENS}, got ${String(limit)}`);
+  }
+  const ids = new Set<string>();
+  for (const doc of docs) {
+    if (ids.has(doc.id)) throw new InvalidInputError(`Two documents have the same id: ${doc.id}`);
+    ids.add(doc.id);
+  }
+  return new Chunker(docs, limit).run();
+}
+
+/** The packing loop; one instance per `chunkCorpus` call. */
+class Chunker {
+  private readonly chunks: Chunk[] = [];
+  /** Pieces still to pack, the next one last. */
+  private readonly stack: Piece[] = [];
+  /** Pieces of the chunk being filled, in order. */
+  private current: Piece[] = [];
+  /** Estimated tokens of the chunk being filled (sum of piece counts plus separators). */
+  private estimate = 0;
+  private nextDoc = 0;
+  private readonly minFillTokens: number;
+
+  constructor(
+    private readonly docs: SourceDocument[],
+    private readonly limit: number,
+  ) {
+    this.minFillTokens = MIN_FILL * limit;
+  }
+
+  run(): Chunk[] {
+    for (;;) {
+      const piece = this.stack.at(-1);
+      if (piece === undefined) {
+        if (this.nextDoc < this.docs.length) this.pushParagraphs(this.nextDoc++);
+        else if (this.current.length > 0) this.closeChunk(PARAGRAPH); // end of corpus
+        else return this.chunks;
+        continue;
+      }
+      if (piece.tokens < 0) {
+        if (piece.grain <= SENTENCE && piece.end - piece.start > EAGER_SPLIT_CHARS_PER_TOKEN * this.limit) {
+          this.refineTop();
+          continue;
+        }
+        piece.tokens = countTokens(this.textOf(piece));
+      }
+      const cost = this.costOf(piece);
+      if (this.estimate + cost <= this.limit) {
+        this.stack.pop();
+        this.current.push(piece);
+        this.estimate += cost;
+      } else if (this.estimate < this.minFillTokens && piece.grain < CODE_POINT) {
+        this.refineTop(); // fill the chunk with parts of the piece rather than leave it mostly empty
+      } else if (this.current.length > 0) {
+        this.closeChunk(piece.boundary);
+      } else {
+        // Unreachable for chunkTokens >= 4: a code point alone is at most 4 tokens.
+        throw new InvalidInputError(`chunkTokens ${this.limit} is too small for one character of ${this.docs[piece.doc].id}`);
+      }
+    }
+  }
+
+  private textOf(piece: Piece): string {
+    return this.docs[piece.doc].text.slice(piece.start, piece.end);
+  }
+
+  /** Tokens `piece` adds to the current chunk, with the separator when it starts another document. */
+  private costOf(piece: Piece): number {
+    const last = this.current.at(-1);
+    return piece.tokens + (last !== undefined && last.doc !== piece.doc ? SEPARATOR_TOKENS : 0);
+  }
+
+  /** Queue a document's paragraphs: cuts after each run of blank lines (the white space stays with the paragraph before). */
+  private pushParagraphs(doc: number): void {
+    const text = this.docs[doc].text;
+    if (text.length === 0) return;
+    const cuts: number[] = [];
+    for (const match of text.matchAll(/\n[^\S\n]*\n\s*/g)) {
+      const end = match.index + match[0].length;
+      if (match.index > 0 && end < text.length) cuts.push(end);
+    }
+    this.pushPieces(doc, 0, text.length, cuts, PARAGRAPH, PARAGRAPH);
+  }
+
+  /**
+   * Push pieces `[start, cuts[0]), [cuts[0], cuts[1]), …, [cuts[n-1], end)` (absolute offsets, strictly
+   * increasing, inside (start, end)) onto the stack so that the first is on top. The first piece keeps
+   * `firstBoundary`; the others start at a boundary of strength `grain`.
+   */
+  private pushPieces(doc: number, start: number, end: number, cuts: number[], firstBoundary: Level, grain: Level): void {
+    for (let i = cuts.length; i >= 0; i--) {
+      const pieceStart = i === 0 ? start : cuts[i - 1];
+      const pieceEnd = i === cuts.length ? end : cuts[i];
+      this.stack.push({ doc, start: pieceStart, end: pieceEnd, boundary: i === 0 ? firstBoundary : grain, grain, tokens: -1 });
+    }
+  }
+
+  /** Replace the top piece by its parts one granularity finer. */
+  private refineTop(): void {
+    const piece = this.stack.pop() as Piece;
+    const text = this.textOf(piece);
+    const grain = (piece.grain + 1) as Level;
+    let cuts: number[];
+    switch (grain) {
+      case SENTENCE:
+        cuts = segmentCuts(text, sentenceSegmenter, (s) => /\S/.test(s.segment));
+        break;
+      case WORD:
+        cuts = NEEDS_DICTIONARY.test(text) ? segmentCuts(text, wordSegmenter, (s) => s.isWordLike === true) : wordStarts(text);
+        break;
+      case TOKEN:
+        cuts = tokenCuts(text);
+        break;
+      default:
+        cuts = codePointCuts(text);
+    }
+    this.pushPieces(
+      piece.doc,
+      piece.start,
+      piece.end,
+      cuts.map((c) => piece.start + c),
+      piece.boundary,
+      grain,
+    );
+  }
+
+  /**
+   * Close the chunk being filled. The cut is the strongest boundary (the latest among equals) that
+   * keeps the chunk at least `MIN_FILL` full; `endBoundary` is the strength of the boundary after the
+   * last piece. The final text is counted; if it exceeds L (BPE merges across pieces), the cut moves
+   * back by the excess until it fits (one piece alone always fits: it was counted alone). Pieces
+   * after the cut go back to the queue.
+   */
+  private closeChunk(endBoundary: Level): void {
+    const pieces = this.current;
+    // fills[i] = estimated tokens of pieces[0, i)
+    const fills = [0];
+    for (let i = 0; i < pieces.length; i++) {
+      const piece = pieces[i];
+      const separator = i > 0 && pieces[i - 1].doc !== piece.doc ? SEPARATOR_TOKENS : 0;
+      fills.push(fills[i] + separator + piece.tokens);
+    }
+    const strengthAt = (i: number): Level => (i < pieces.length ? pieces[i].boundary : endBoundary);
+
+    let cut = this.chooseCut(fills, pieces.length, Number.POSITIVE_INFINITY, strengthAt);
+    for (;;) {
+      const { text, segments } = this.assemble(pieces.slice(0, cut));
+      const tokens = countTokens(text);
+      if (tokens <= this.limit || cut === 1) {
+        this.chunks.push({ index: this.chunks.length, tokens, chars: text.length, segments, text });
+        break;
+      }
+      cut = this.chooseCut(fills, cut - 1, fills[cut] - (tokens - this.limit), strengthAt);
+    }
+    for (let i = pieces.length - 1; i >= cut; i--) this.stack.push(pieces[i]);
+    this.current = [];
+    this.estimate = 0;
+  }
+
+  /**
+   * The cut index in [1, maxCut] whose estimated fill is at most `maxFill`: among those at least
+   * `MIN_FILL` full, the strongest boundary (latest among equals); else the latest that fits; else 1.
+   */
+  private chooseCut(fills: number[], maxCut: number, maxFill: number, strengthAt: (i: number) => Level): number {
+    let best = -1;
+    let fallback = 1;
+    for (let i = maxCut; i >= 1; i--) {
+      const fill = fills[i];
+      if (fill > maxFill) continue;
+      if (fallback === 1 && i > 1) fallback = i;
+      if (fill < this.minFillTokens) break;
+      if (best === -1 || strengthAt(i) < strengthAt(best)) best = i;
+    }
+    return best !== -1 ? best : fallback;
+  }
+
+  /** Segments (one per run of consecutive pieces of one document) and the chunk text. */
+  private assemble(pieces: Piece[]): { text: string; segments: ChunkSegment[] } {
+    const segments: ChunkSegment[] = [];
+    const parts: string[] = [];
+    let chunkOffset = 0;
+    let i = 0;
+    while (i < pieces.length) {
+      const first = pieces[i];
+      let j = i;
+      while (j + 1 < pieces.length && pieces[j + 1].doc === first.doc) j++;
+      const last = pieces[j];
+      const doc = this.docs[first.doc];
+      if (segments.length > 0) chunkOffset += SEGMENT_SEPARATOR.length;
+      segments.push({ documentId: doc.id, start: first.start, end: last.end, chunkStart: chunkOffset });
+      parts.push(doc.text.slice(first.start, last.end));
+      chunkOffset += last.end - first.start;
+      i = j + 1;
+    }
+    return { text: parts.join(SEGMENT_SEPARATOR), segments };
+  }
+}
+
+/**
+ * Offsets (relative to `text`, strictly increasing, inside (0, text.length)) where a segment that
+ * `startsPiece` accepts begins; other segments stay with the piece before them (white space after a
+ * sentence, punctuation and spaces after a word).
+ *
+ * Segmented in windows (see SEGMENT_WINDOW_CHARS). A window that does not reach the end drops its last
+ * two segments' worth of decisions: boundaries up to the start of the second-to-last segment are kept
+ * (decided with that whole segment as look-ahead) and the next window starts there. A window with a
+ * single segment grows, up to MAX_SEGMENT_WINDOW_CHARS; a segment longer than that is cut at the
+ * window end (moved off a surrogate pair), a forced boundary that only very long runs reach.
+ */
+function segmentCuts(text: string, segmenter: Intl.Segmenter, startsPiece: (s: Intl.SegmentData) => boolean): number[] {
+  const cuts: number[] = [];
+  const accept = (offset: number): void => {
+    if (offset > 0 && offset < text.length && offset > (cuts.at(-1) ?? 0)) cuts.push(offset);
+  };
+  let base = 0;
+  let size = SEGMENT_WINDOW_CHARS;
+  while (base < text.length) {
+    const end = Math.min(text.length, base + size);
+    const segments = Array.from(segmenter.segment(text.slice(base, end)), (s) => ({ index: s.index, starts: startsPiece(s) }));
+    if (end === text.length) {
+      for (const s of segments) if (s.starts) accept(base + s.index);
+      break;
+    }
+    if (segments.length >= 3) {
+      const keepUpTo = segments[segments.length - 2].index;
+      for (const s of segments) if (s.index <= keepUpTo && s.starts) accept(base + s.index);
+      base += keepUpTo;
+      size = SEGMENT_WINDOW_CHARS;
+    } else if (size < MAX_SEGMENT_WINDOW_CHARS) {
+      size *= 2;
+    } else {
+      // One or two segments across the largest window: keep their boundary if any, else force one.
+      const second = segments[1];
+      let next = second !== undefined ? base + second.index : end;
+      if (second === undefined && isHighSurrogate(text.charCodeAt(next - 1))) next--;
+      if (second === undefined || second.starts) accept(next);
+      base = next;
+      size = SEGMENT_WINDOW_CHARS;
+    }
+  }
+  return cuts;
+}
+
+/**
+ * Scripts written without spaces between words, which need ICU's dictionary-based word segmentation
+ * (Intl.Segmenter); other text is split by `wordStarts`, ~100x faster than Intl.Segmenter's word
+ * granularity (measured: 2.9 s for a 1 MB one-line JSON document).
+ */
+const NEEDS_DICTIONARY = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
+
+/**
+ * Offsets (relative to `text`, inside (0, text.length)) where a word starts: a letter, digit or mark
+ * (or any character that is not white space, punctuation or a symbol) after one that is; white space,
+ * punctuation and symbols stay with the word before them, as with `Intl.Segmenter` words above.
+ * Hand-written (one regular expression) for speed, for scripts that separate words by spaces.
+ */
+function wordStarts(text: string): number[] {
+  const cuts: number[] = [];
+  for (const match of text.matchAll(/[^\s\p{P}\p{S}]+/gu)) if (match.index > 0) cuts.push(match.index);
+  return cuts;
+}
+
+const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff;
+
+/** Offsets (relative to `text`) of token boundaries that are also code point boundaries. */
+function tokenCuts(text: string): number[] {
+  return tokenBoundaries(text)
+    .map((b) => b.offset)
+    .filter((offset) => offset < text.length);
+}
+
+/** Offsets (relative to `text`) between code points; never inside a surrogate pair. */
+function codePointCuts(text: string): number[] {
+  const cuts: number[] = [];
+  let offset = 0;
+  for (const codePoint of text) {
+    offset += codePoint.length;
+    if (offset < text.length) cuts.push(offset);
+  }
+  return cuts;
+}

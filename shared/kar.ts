@@ -1,0 +1,45 @@
+/**
+ * The knowledge-accumulating reasoning (KAR) schedule (paper, section 2B): in iteration s the
+ * reasoning agent reads the top-2^s messages of the pool (s = 0, 1, 2, …), so k runs 1, 2, 4, 8, …
+ * until the agent answers or k covers the whole pool; the last k is the pool size itself when that is
+ * not a power of two.
+ */
+import { InvalidInputError } from './errors';
+
+function requireInteger(name: string, value: number, min: number): void {
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new InvalidInputError(`${name} must be an integer >= ${min}, got ${String(value)}`);
+  }
+}
+
+/**
+ * Every k of the KAR iterations over a pool of `poolSize` messages: [1, 2, 4, …, 2^m, poolSize],
+ * where 2^m < poolSize, and the last entry is `poolSize` (so [1, 2, 4] for 4, [1, 2, 4, 5] for 5,
+ * [1] for 1, [] for an empty pool).
+ * @param poolSize number of messages in the pool, integer >= 0.
+ * @throws InvalidInputError when `poolSize` is not a non-negative integer.
+ */
+export function karSchedule(poolSize: number): number[] {
+  requireInteger('poolSize', poolSize, 0);
+  const schedule: number[] = [];
+  for (let k = 1; k < poolSize; k *= 2) schedule.push(k);
+  if (poolSize > 0) schedule.push(poolSize);
+  return schedule;
+}
+
+/**
+ * The k of the KAR iteration after a refusal at `k`.
+ * - `k >= poolSize` (k already gave every message, including an empty pool): `{ k, exhausted: true }`,
+ *   k unchanged: there is nothing more to read.
+ * - otherwise `{ k: min(2k, poolSize), exhausted: false }`.
+ * Starting from k = 1 and following `nextK` until exhausted visits exactly `karSchedule(poolSize)`.
+ * @param k the k just used, integer >= 1 (0 is accepted for an empty pool and gives exhausted).
+ * @param poolSize number of messages in the pool, integer >= 0.
+ * @throws InvalidInputError when `k` or `poolSize` is not a non-negative integer, or k is 0 with a non-empty pool.
+ */
+export function nextK(k: number, poolSize: number): { k: number; exhausted: boolean } {
+  requireInteger('poolSize', poolSize, 0);
+  requireInteger('k', k, poolSize === 0 ? 0 : 1);
+  if (k >= poolSize) return { k, exhausted: true };
+  return { k: Math.min(2 * k, poolSize), exhausted: false };
+}
