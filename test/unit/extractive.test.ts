@@ -1,0 +1,377 @@
+/**
+ * The offline extractive reader (shared/extractive): seeking agent, reasoning agent and their text
+ * processing, on small hand-made texts.
+ */
+import { ExtractiveReader } from '../../shared/extractive';
+import { analyzeQuestion } from '../../shared/extractive/query';
+import { splitSentences, termOf } from '../../shared/extractive/text';
+import { countTokens } from '../../shared/tokenizer';
+import { NO_ANSWER, type Chunk, type Message } from '../../shared/types';
+
+function makeChunk(index: number, text: string): Chunk {
+  return {
+    index,
+    tokens: countTokens(text),
+    chars: text.length,
+    segments: [{ documentId: `doc-${index}.txt`, start: 0, end: text.length, chunkStart: 0 }],
+    text,
+  };
+}
+
+function makeMessage(chunkIndex: number, evidence: string, score: number, round = 1): Message {
+  return {
+    id: `r${round}-c${chunkIndex}`,
+    round,
+    chunkIndex,
+    score,
+    evidence,
+    tokens: countTokens(evidence),
+    quotes: [],
+    sources: [`doc-${chunkIndex}.txt`],
+  };
+}
+
+const CHEROKEE_SENTENCE =
+  'A part of the Cherokees, known by the name of Chickamaugas, inhabiting five villages on the Tennessee River, have long committed depredations on the neighboring settlements.';
+
+const TREATY_CHUNK = makeChunk(
+  0,
+  [
+    'Fellow citizens of the Senate and House of Representatives: the harvest this year has been abundant.',
+    'The revenue from customs exceeded the estimates of the Treasury.',
+    CHEROKEE_SENTENCE,
+    'A treaty of commerce with Sweden was concluded in the spring.',
+    'I recommend that Congress provide for the repair of the lighthouses on the coast.',
+  ].join(' '),
+);
+
+const BUDGET_CHUNK = makeChunk(
+  1,
+  [
+    'The revenue from customs exceeded the estimates of the Treasury.',
+    'The Navy has completed two new frigates, which are now in service.',
+    'I recommend that Congress provide for the repair of the lighthouses on the coast.',
+  ].join(' '),
+);
+
+const CHEROKEE_QUESTION =
+  'By what name was the part of the Cherokees living in five villages on the Tennessee River known, whose depredations on neighboring settlements a president reported?';
+
+describe('sentence splitting', () => {
+  it('keeps exact offsets of every sentence in the text', () => {
+    // Arrange
+    const text = '  The first sentence.  The second one, with Mr. Smith in it!\n\nA third?';
+
+    // Act
+    const sentences = splitSentences(text);
+
+    // Assert
+    expect(sentences.map((s) => s.text)).toEqual([
+      'The first sentence.',
+      'The second one, with Mr. Smith in it!',
+      'A third?',
+    ]);
+    for (const s of sentences) expect(text.slice(s.start, s.end)).toBe(s.text);
+  });
+
+  it('gives the same sentences for a text longer than its segmentation window', () => {
+    // Arrange: about 40,000 characters, far more than one window of the segmenter.
+    const sentence = 'The commerce of the nation grew in every port along the coast this year.';
+    const text = Array.from({ length: 600 }, (_, i) => `${sentence.slice(0, -1)} number ${i}.`).join(' ');
+
+    // Act
+    const sentences = splitSentences(text);
+
+    // Assert
+    expect(sentences).toHaveLength(600);
+    expect(sentences[599].text).toBe(`${sentence.slice(0, -1)} number 599.`);
+    for (const s of sentences) expect(text.slice(s.start, s.end)).toBe(s.text);
+  });
+});
+
+describe('content terms', () => {
+  it('stems words, drops stop words and writes number words as digits', () => {
+    expect(termOf('villages')).toBe('villag');
+    expect(termOf('the')).toBeNull();
+    expect(termOf('four')).toBe('4');
+    expect(termOf("nation's")).toBe('nation');
+  });
+});
+
+describe('ExtractiveReader.seek (seeking agent)', () => {
+  it('says it is an offline extractive reader, not an LLM', () => {
+    expect(new ExtractiveReader().description).toMatch(/extractive.*not an LLM/);
+  });
+
+  it('extracts the relevant sentence with its exact offsets in the chunk', async () => {
+    // Arrange
+    const reader = new ExtractiveReader();
+
+    // Act
+    const result = await reader.seek({ question: CHEROKEE_QUESTION, chunk: TREATY_CHUNK, round: 1, synchronized: [] });
+
+    // Assert
+    expect(result.evidence).toContain(CHEROKEE_SENTENCE);
+    const start = TREATY_CHUNK.text.indexOf(CHEROKEE_SENTENCE);
+    expect(result.spans).toContainEqual({ start, end: start + CHEROKEE_SENTENCE.length });
+    expect(result.spans.map((s) => TREATY_CHUNK.text.slice(s.start, s.end)).join('\n')).toBe(result.evidence);
+    expect(Number.isInteger(result.score)).toBe(true);
+    expect(result.score).toBeGreaterThan(50);
+    expect(result.score).toBeLessThanOrEqual(100);
+  });
+
+  it('scores a relevant chunk higher than a chunk that shares only a few words with the question', async () => {
+    // Arrange
+    const reader = new ExtractiveReader();
+    const question = 'Which frigates did the Navy complete this year?';
+
+    // Act
+    const relevant = await reader.seek({ question, chunk: BUDGET_CHUNK, round: 1, synchronized: [] });
+    const weak = await reader.seek({ question, chunk: TREATY_CHUNK, round: 1, synchronized: [] });
+
+    // Assert
+    expect(relevant.evidence).toContain('The Navy has completed two new frigates');
+    expect(relevant.score).toBeGreaterThan(weak.score);
+  });
+
+  it('reports no information for an unrelated chunk', async () => {
+    // Arrange
+    const reader = new ExtractiveReader();
+
+    // Act
+    const result = await reader.seek({
+      question: 'How many lives were lost when the Titanic struck an iceberg?',
+      chunk: BUDGET_CHUNK,
+      round: 1,
+      synchronized: [],
+    });
+
+    // Assert
+    expect(result).toMatchObject({ evidence: null, score: 0, spans: [] });
+  });
+
+  it('counts one call, the question and chunk as input and the evidence as output', async () => {
+    // Arrange
+    const reader = new ExtractiveReader();
+
+    // Act
+    const result = await reader.seek({ question: CHEROKEE_QUESTION, chunk: TREATY_CHUNK, round: 1, synchronized: [] });
+
+    // Assert
+    expect(result.usage).toEqual({
+      calls: 1,
+      inputTokens: countTokens(CHEROKEE_QUESTION) + TREATY_CHUNK.tokens,
+      outputTokens: countTokens(result.evidence ?? ''),
+    });
+  });
+
+  it('finds a second-hop sentence in round 2 through a name found in round 1', async () => {
+    // Arrange: the second hop names the explorer only by name, which the question does not contain.
+    const reader = new ExtractiveReader();
+    const question =
+      'Which river did the explorer who founded the colony of Zentoria on the southern coast chart after his return from Europe?';
+    const firstHop = makeChunk(0, 'The colony of Zentoria was founded in 1820 by the explorer Marek Hollund. The harbor was small.');
+    const secondHop = makeChunk(1, 'The mail service improved. Later Hollund charted the Vistrel from its source to the sea. The postal rates fell.');
+    const found = await reader.seek({ question, chunk: firstHop, round: 1, synchronized: [] });
+    const synchronized = [makeMessage(0, found.evidence ?? '', found.score)];
+
+    // Act
+    const round1 = await reader.seek({ question, chunk: secondHop, round: 1, synchronized: [] });
+    const round2 = await reader.seek({ question, chunk: secondHop, round: 2, synchronized });
+
+    // Assert
+    expect(found.evidence).toContain('Marek Hollund');
+    expect(round1.evidence).toBeNull();
+    expect(round2.evidence).toBe('Later Hollund charted the Vistrel from its source to the sea.');
+    expect(round2.score).toBeGreaterThan(0);
+  });
+
+  it('returns only new evidence in round 2, not sentences already synchronized', async () => {
+    // Arrange
+    const reader = new ExtractiveReader();
+    const synchronized = [makeMessage(0, CHEROKEE_SENTENCE, 85)];
+
+    // Act
+    const result = await reader.seek({ question: CHEROKEE_QUESTION, chunk: TREATY_CHUNK, round: 2, synchronized });
+
+    // Assert
+    expect(result.evidence ?? '').not.toContain('Chickamaugas');
+    expect(result.usage.inputTokens).toBe(countTokens(CHEROKEE_QUESTION) + TREATY_CHUNK.tokens + synchronized[0].tokens);
+  });
+
+  it('gives the same result for the same request', async () => {
+    // Arrange
+    const request = { question: CHEROKEE_QUESTION, chunk: TREATY_CHUNK, round: 1, synchronized: [] };
+
+    // Act
+    const first = await new ExtractiveReader().seek(request);
+    const second = await new ExtractiveReader().seek(request);
+
+    // Assert
+    expect(second).toEqual(first);
+  });
+});
+
+describe('ExtractiveReader.reason (reasoning agent)', () => {
+  it('answers with the supporting sentence and cites its message', async () => {
+    // Arrange
+    const reader = new ExtractiveReader();
+    const messages = [
+      makeMessage(4, 'A treaty of commerce with Sweden was concluded in the spring.', 30),
+      makeMessage(0, CHEROKEE_SENTENCE, 25),
+    ];
+
+    // Act
+    const result = await reader.reason({ question: CHEROKEE_QUESTION, messages, force: false });
+
+    // Assert
+    expect(result.answerable).toBe(true);
+    expect(result.answer).toContain('Chickamaugas');
+    expect(result.citedMessageIds).toEqual(['r1-c0']);
+    expect(result.usage).toEqual({
+      calls: 1,
+      inputTokens: countTokens(CHEROKEE_QUESTION) + messages[0].tokens + messages[1].tokens,
+      outputTokens: countTokens(result.answer),
+    });
+  });
+
+  it('refuses with NO ANSWER when the messages do not cover the question', async () => {
+    // Arrange
+    const reader = new ExtractiveReader();
+    const messages = [
+      makeMessage(2, 'Many lives were lost when the steamer struck the rocks off the coast and sank.', 40),
+      makeMessage(1, 'The Navy has completed two new frigates, which are now in service.', 20),
+    ];
+
+    // Act
+    const result = await reader.reason({
+      question: 'How many lives did a president say were lost when the Titanic struck an iceberg and sank?',
+      messages,
+      force: false,
+    });
+
+    // Assert
+    expect(result).toMatchObject({ answerable: false, answer: NO_ANSWER, citedMessageIds: [] });
+  });
+
+  it('refuses when a rare name of the question is missing from the evidence', async () => {
+    // Arrange: the sentence matches every other word of the question.
+    const reader = new ExtractiveReader();
+    const messages = [makeMessage(0, 'The company that built the first telephone exchange was named by the president.', 50)];
+
+    // Act
+    const result = await reader.reason({
+      question: 'Which company did the president say built the first iPhone?',
+      messages,
+      force: false,
+    });
+
+    // Assert
+    expect(result.answerable).toBe(false);
+    expect(result.answer).toBe(NO_ANSWER);
+  });
+
+  it('answers from the best message anyway when forced', async () => {
+    // Arrange
+    const reader = new ExtractiveReader();
+    const messages = [makeMessage(2, 'Many lives were lost when the steamer struck the rocks off the coast and sank.', 40)];
+
+    // Act
+    const result = await reader.reason({
+      question: 'How many lives were lost when the Titanic struck an iceberg and sank?',
+      messages,
+      force: true,
+    });
+
+    // Assert
+    expect(result.answerable).toBe(true);
+    expect(result.answer).toContain('Many lives were lost');
+    expect(result.citedMessageIds).toEqual(['r1-c2']);
+  });
+
+  it('answers a two-part question from sentences linked by the entity the first part identifies', async () => {
+    // Arrange
+    const reader = new ExtractiveReader();
+    const question =
+      'A special envoy of Guatemala brought condolences on the death of a president. According to a later address, that president fell victim to the revengeful vanity of what kind of person?';
+    const messages = [
+      makeMessage(3, 'A special envoy of Guatemala has brought the condolences of his Government on the death of President Garfield.', 35),
+      makeMessage(9, 'The harbor improvements at Galveston are nearly complete.', 30),
+      makeMessage(7, 'President Garfield fell a victim to the revengeful vanity of a disappointed office-seeker.', 25),
+    ];
+
+    // Act
+    const result = await reader.reason({ question, messages, force: false });
+
+    // Assert
+    expect(result.answerable).toBe(true);
+    expect(result.answer).toContain('disappointed office-seeker');
+    expect(result.citedMessageIds).toEqual(['r1-c3', 'r1-c7']);
+  });
+
+  it('answers a comparison with the alternative that comes first in corpus order', async () => {
+    // Arrange: the later-reported event's message ranks first in the pool.
+    const reader = new ExtractiveReader();
+    const question =
+      "Which was reported in an earlier annual message: the sloop of war Cyane firing on Greytown, or the 'sad and bloody occurrences at Harpers Ferry'?";
+    const messages = [
+      makeMessage(74, 'I shall not refer in detail to the recent sad and bloody occurrences at Harpers Ferry.', 40),
+      makeMessage(66, 'The sloop of war Cyane was ordered to Greytown. The Cyane at length fired upon the town.', 33),
+    ];
+
+    // Act
+    const result = await reader.reason({ question, messages, force: false });
+
+    // Assert
+    expect(result.answerable).toBe(true);
+    expect(result.answer).toBe('the sloop of war Cyane firing on Greytown');
+    expect(result.citedMessageIds).toEqual(expect.arrayContaining(['r1-c66', 'r1-c74']));
+  });
+
+  it('waits for the other alternative of a comparison before answering', async () => {
+    // Arrange
+    const reader = new ExtractiveReader();
+    const question = 'Who was honored in an earlier address: home run king Hank Aaron, or Army Ranger Cory Remsburg?';
+    const messages = [makeMessage(279, 'I first met Cory Remsburg, a proud Army Ranger, at Omaha Beach.', 39)];
+
+    // Act
+    const result = await reader.reason({ question, messages, force: false });
+
+    // Assert
+    expect(result.answerable).toBe(false);
+  });
+
+  it('gives the same answer for the same request', async () => {
+    // Arrange
+    const request = { question: CHEROKEE_QUESTION, messages: [makeMessage(0, CHEROKEE_SENTENCE, 25)], force: false };
+
+    // Act
+    const first = await new ExtractiveReader().reason(request);
+    const second = await new ExtractiveReader().reason(request);
+
+    // Assert
+    expect(second).toEqual(first);
+  });
+});
+
+describe('question analysis', () => {
+  it('splits a comparison question into its alternatives and the order it asks for', () => {
+    // Act
+    const analysis = analyzeQuestion('Who was born first, Arthur Conan Doyle or Penelope Lively?');
+
+    // Assert
+    expect(analysis.alternatives.map((a) => a.text)).toEqual(['Arthur Conan Doyle', 'Penelope Lively']);
+    expect(analysis.order).toBe('first');
+  });
+
+  it('does not treat an "or" inside a clause as alternatives', () => {
+    // Act
+    const analysis = analyzeQuestion(
+      "A later president quoted, in his own annual message, the words about nobly saving or meanly losing 'the last best hope of earth'. How many years separated them?",
+    );
+
+    // Assert
+    expect(analysis.alternatives).toEqual([]);
+    expect(analysis.parts).toHaveLength(2);
+  });
+});
