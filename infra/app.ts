@@ -6,12 +6,18 @@
  *              (default: DEFAULT_MODEL_SPEC, Llama 3.1 8B seekers and Llama 3.3 70B reasoner
  *              through US cross-region inference profiles)
  *   stackName  construct id and CloudFormation stack name (default `ExtAgents`)
+ *   retentionDays          days run data is kept: DynamoDB TTL and S3 expiry of runs/ (default 30)
+ *   ingestChunkTokens      L of the chunks cached by ingestion of corpora/<id>/ (default 8000)
+ *   jobConcurrency         questions of one job running at once (default 4)
+ *   alarmEmail             e-mail subscribed to an SNS topic the alarms notify (default: no topic)
+ *   stateMachineLogLevel   ALL, ERROR, FATAL or OFF (default ERROR)
  *
  * The stack is environment-agnostic unless the CLI provides an account and region
  * (CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION), so `cdk synth` needs no AWS credentials.
  * An invalid model spec stops the synth with a one-line message and exit code 1.
  */
 import { App } from 'aws-cdk-lib';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { ConfigurationError } from '../shared/errors';
 import { buildStack, DEFAULT_MODEL_SPEC } from './extagents-stack';
 
@@ -26,12 +32,38 @@ function stringContext(key: string, fallback: string): string {
   return value;
 }
 
+/** An integer context value (numbers and numeric strings: `-c key=7` passes a string). */
+function integerContext(key: string): number | undefined {
+  const value: unknown = app.node.tryGetContext(key);
+  if (value === undefined) return undefined;
+  const parsed = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+  if (typeof parsed !== 'number' || !Number.isInteger(parsed)) {
+    throw new ConfigurationError(`CDK context "${key}" must be an integer, got ${JSON.stringify(value)}`);
+  }
+  return parsed;
+}
+
+function logLevelContext(key: string): sfn.LogLevel | undefined {
+  const value: unknown = app.node.tryGetContext(key);
+  if (value === undefined) return undefined;
+  const levels = Object.values(sfn.LogLevel) as string[];
+  if (typeof value !== 'string' || !levels.includes(value)) {
+    throw new ConfigurationError(`CDK context "${key}" must be one of ${levels.join(', ')}, got ${JSON.stringify(value)}`);
+  }
+  return value as sfn.LogLevel;
+}
+
 try {
   const account = process.env.CDK_DEFAULT_ACCOUNT;
   const region = process.env.CDK_DEFAULT_REGION;
   buildStack(app, {
     id: stringContext('stackName', 'ExtAgents'),
     modelSpec: stringContext('model', DEFAULT_MODEL_SPEC),
+    retentionDays: integerContext('retentionDays'),
+    ingestChunkTokens: integerContext('ingestChunkTokens'),
+    jobConcurrency: integerContext('jobConcurrency'),
+    alarmEmail: app.node.tryGetContext('alarmEmail') === undefined ? undefined : stringContext('alarmEmail', ''),
+    stateMachineLogLevel: logLevelContext('stateMachineLogLevel'),
     ...(account && region && { env: { account, region } }),
   });
 } catch (error) {

@@ -1,13 +1,16 @@
 /**
  * A Lambda function with the project's defaults: Node.js 24 on ARM64, X-Ray active tracing, an
- * explicit log group with retention, and local esbuild bundling that keeps class names.
+ * explicit log group with retention, its own execution role (least privilege: writing to its log
+ * group, no AWS managed policy), and local esbuild bundling that keeps class names.
  */
 import * as path from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { ConfigurationError } from '../shared/errors';
 
 /** Repository root (the folder holding package.json and package-lock.json). */
 export const PROJECT_ROOT = path.resolve(__dirname, '..');
@@ -39,8 +42,15 @@ export const FUNCTION_SIZING: Readonly<Record<HandlerName, FunctionSizing>> = {
 
 /** Properties of {@link ExtAgentsFunction}. */
 export interface ExtAgentsFunctionProps {
-  /** Which handler: bundles `lambdas/<handler>.ts`, export `handler`. */
-  readonly handler: HandlerName;
+  /**
+   * Which entry module: bundles `lambdas/<handler>.ts`. A workflow handler (HandlerName) gets its
+   * sizing from FUNCTION_SIZING; any other entry (e.g. the upload triggers') must give `sizing`.
+   */
+  readonly handler: HandlerName | (string & {});
+  /** The exported function of the entry module. @default "handler" */
+  readonly exportName?: string;
+  /** Memory and timeout. @default FUNCTION_SIZING[handler] (required for other entries) */
+  readonly sizing?: FunctionSizing;
   /** Environment variables (the project's common variables are added by the stack). */
   readonly environment: Record<string, string>;
   /** Retention of the function's log group. */
@@ -69,10 +79,20 @@ export class ExtAgentsFunction extends nodejs.NodejsFunction {
       retention: props.logRetention,
       removalPolicy: RemovalPolicy.DESTROY,
     });
-    const sizing = FUNCTION_SIZING[props.handler];
+    const sizing = props.sizing ?? (FUNCTION_SIZING as Partial<Record<string, FunctionSizing>>)[props.handler];
+    if (sizing === undefined) throw new ConfigurationError(`ExtAgentsFunction ${id}: entry "${props.handler}" needs an explicit sizing`);
+    // An explicit role instead of CDK's default one with the AWS managed AWSLambdaBasicExecutionRole
+    // (logs:CreateLogGroup/CreateLogStream/PutLogEvents on every log group): this function only
+    // writes to its own log group, which exists already.
+    const role = new iam.Role(scope, `${id}Role`, {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Execution role of ${id} (lambdas/${props.handler}.ts)`,
+    });
+    logGroup.grantWrite(role);
     super(scope, id, {
       entry: path.join(PROJECT_ROOT, 'lambdas', `${props.handler}.ts`),
-      handler: 'handler',
+      handler: props.exportName ?? 'handler',
+      role,
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: path.join(PROJECT_ROOT, 'package-lock.json'),
       runtime: lambda.Runtime.NODEJS_24_X,

@@ -3,16 +3,22 @@
  * the workflow. `buildStack` is the one entry point used by the CDK app (infra/app.ts), the
  * infrastructure tests and the local run (which synthesizes in-process with bundling skipped).
  */
-import { App, type AppProps, CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { App, type AppProps, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
 import { ExtAgentsFunction, HANDLER_NAMES, type HandlerName } from './extagents-function';
+import { ExtAgentsApi } from './api';
 import { ExtAgentsWorkflow } from './extagents-workflow';
+import { OperationsAlarms } from './alarms';
+import { UploadTriggers } from './ingest';
+import { acknowledgeRule, acknowledgeStackFindings } from './nag';
+import { ConfigurationError } from '../shared/errors';
 import { foundationModelIdOf, isInferenceProfileId, parseModelSpec, type ModelSpec } from '../shared/llm/model-spec';
 
 /**
@@ -40,6 +46,19 @@ export interface ExtAgentsStackProps extends StackProps {
   readonly logRetention?: logs.RetentionDays;
   /** Level of the state machine's execution logs. @default sfn.LogLevel.ERROR */
   readonly stateMachineLogLevel?: sfn.LogLevel;
+  /**
+   * Days run data is kept: DynamoDB TTL of run items (`RUN_RETENTION_DAYS`) and S3 expiration of
+   * `runs/` (run files, job plans). @default 30
+   */
+  readonly retentionDays?: number;
+  /** L of the chunks that ingestion of `corpora/<id>/` caches (tokens). @default 8000 */
+  readonly ingestChunkTokens?: number;
+  /** Questions of one job running at once. @default 4 */
+  readonly jobConcurrency?: number;
+  /** Create an SNS topic the alarms notify. @default false (true when `alarmEmail` is set) */
+  readonly alarmTopic?: boolean;
+  /** E-mail address subscribed to the alarm topic. */
+  readonly alarmEmail?: string;
 }
 
 /**
@@ -48,8 +67,14 @@ export interface ExtAgentsStackProps extends StackProps {
  *   `corpora/…` uploads and `runs/<runId>/…` run files and Map Run results.
  * - DynamoDB table `pk`/`sk` (S), on-demand, point-in-time recovery, TTL attribute `ttl`, GSI
  *   `byRelevance` (`gsi1pk`/`gsi1sk`, S, projection ALL).
- * - Five handlers (read/write on the table and the bucket; Seek and Reason may invoke their model).
+ * - Five handlers, each with its own role (Prepare reads the bucket and writes runs/; the others read
+ *   and write runs/ and the table; Seek and Reason may invoke their model).
  * - The workflow (Standard state machine).
+ * - The upload triggers (infra/ingest.ts, docs/UPLOADS.md): EventBridge notifications of the bucket,
+ *   ingestion of `corpora/`, the jobs state machine for `jobs/*.json`.
+ * - The operations baseline: server access logs to a separate bucket, S3 expiry of `runs/` after
+ *   `retentionDays` (the TTL of run items), alarms on failed/throttled executions and throttled
+ *   functions (infra/alarms.ts, optional SNS topic), reviewed cdk-nag findings (infra/nag.ts).
  *
  * @throws ConfigurationError (from the constructor) when `modelSpec` is invalid.
  */
@@ -64,18 +89,42 @@ export class ExtAgentsStack extends Stack {
   public readonly functions: Readonly<Record<HandlerName, ExtAgentsFunction>>;
   /** The validated model spec. */
   public readonly modelSpec: ModelSpec;
+  /** Ingestion of `corpora/` and jobs of `jobs/*.json` (infra/ingest.ts). */
+  public readonly triggers: UploadTriggers;
+  /** Alarms on failed and throttled executions and throttled functions (infra/alarms.ts). */
+  public readonly alarms: OperationsAlarms;
 
   constructor(scope: Construct, id: string, props: ExtAgentsStackProps = {}) {
     super(scope, id, props);
+    // Access logs are delivered under a bucket policy (logging.s3.amazonaws.com), not the legacy
+    // LogDeliveryWrite ACL; CDK renders that only under this feature flag, set here (before any
+    // child exists) so the stack is the same in any App.
+    this.node.setContext(S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
     const modelSpecText = (props.modelSpec ?? DEFAULT_MODEL_SPEC).trim();
     this.modelSpec = parseModelSpec(modelSpecText);
     const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
+    const retentionDays = props.retentionDays ?? 30;
+    if (!Number.isInteger(retentionDays) || retentionDays < 1) throw new ConfigurationError(`retentionDays must be a positive integer, got ${retentionDays}`);
 
+    // Server access logs of the project bucket (who read or wrote which corpus, job, result).
+    const accessLogs = new s3.Bucket(this, 'AccessLogsBucket', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      removalPolicy: RemovalPolicy.RETAIN,
+      lifecycleRules: [{ id: 'ExpireAccessLogs', expiration: Duration.days(365) }],
+    });
+    acknowledgeRule(accessLogs, 'AwsSolutions-S1', 'This is the access log bucket: logging its own accesses into itself would loop.');
     this.bucket = new s3.Bucket(this, 'Bucket', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
       encryption: s3.BucketEncryption.S3_MANAGED,
       removalPolicy: RemovalPolicy.RETAIN,
+      serverAccessLogsBucket: accessLogs,
+      serverAccessLogsPrefix: 'project-bucket/',
+      // Run files and job plans expire with the run items' TTL; corpora, cache, jobs and results stay.
+      lifecycleRules: [{ id: 'ExpireRunData', prefix: 'runs/', expiration: Duration.days(retentionDays) }],
     });
 
     this.table = new dynamodb.Table(this, 'Table', {
@@ -97,6 +146,7 @@ export class ExtAgentsStack extends Stack {
       TABLE_NAME: this.table.tableName,
       BUCKET_NAME: this.bucket.bucketName,
       MODEL_SPEC: modelSpecText,
+      RUN_RETENTION_DAYS: String(retentionDays),
       POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
       NODE_OPTIONS: '--enable-source-maps',
     };
@@ -107,8 +157,15 @@ export class ExtAgentsStack extends Stack {
         environment,
         logRetention,
       });
-      this.table.grantReadWriteData(fn);
-      this.bucket.grantReadWrite(fn);
+      // Least privilege: Prepare reads the corpus (any key) and writes runs/; it never uses the
+      // table. The other handlers read and write their run's files under runs/ and the table.
+      if (name === 'prepare') {
+        this.bucket.grantRead(fn);
+      } else {
+        this.table.grantReadWriteData(fn);
+        this.bucket.grantRead(fn, 'runs/*');
+      }
+      this.bucket.grantPut(fn, 'runs/*');
       functions[name] = fn;
     }
     this.functions = functions;
@@ -126,6 +183,34 @@ export class ExtAgentsStack extends Stack {
       logLevel: props.stateMachineLogLevel,
     });
     this.stateMachine = workflow.stateMachine;
+
+    // The HTTP API (infra/api.ts, docs/API.md): API Gateway REST API, IAM (SigV4) on every route.
+    const api = new ExtAgentsApi(this, 'Api', { bucket: this.bucket, table: this.table, stateMachine: this.stateMachine, logRetention, serviceName: SERVICE_NAME });
+    new CfnOutput(this, 'ApiUrl', { value: api.url, description: 'ExtAgents API base URL (docs/API.md); requests need SigV4 (execute-api)' });
+
+    // Upload triggers (docs/UPLOADS.md) and the operations baseline: alarms, reviewed nag findings.
+    this.triggers = new UploadTriggers(this, 'Uploads', {
+      bucket: this.bucket,
+      stateMachine: this.stateMachine,
+      environment: { POWERTOOLS_SERVICE_NAME: SERVICE_NAME, NODE_OPTIONS: '--enable-source-maps' },
+      logRetention,
+      ingestChunkTokens: props.ingestChunkTokens,
+      jobConcurrency: props.jobConcurrency,
+      logLevel: props.stateMachineLogLevel,
+    });
+    this.alarms = new OperationsAlarms(this, 'Alarms', {
+      stateMachines: { Workflow: this.stateMachine, Jobs: this.triggers.jobsStateMachine },
+      functions: {
+        ...Object.fromEntries(HANDLER_NAMES.map((name) => [capitalize(name), functions[name]])),
+        Ingest: this.triggers.ingestFunction,
+        PlanJob: this.triggers.planJobFunction,
+        WriteResults: this.triggers.writeResultsFunction,
+        Api: api.handler,
+      },
+      topic: props.alarmTopic,
+      alarmEmail: props.alarmEmail,
+    });
+    acknowledgeStackFindings(this);
 
     new CfnOutput(this, 'BucketName', { value: this.bucket.bucketName, description: 'Project bucket (corpora/, runs/)' });
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'Run table (messages, KAR steps)' });

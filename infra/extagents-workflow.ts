@@ -71,9 +71,19 @@ export const EXCEED_TOLERATED_FAILURE_THRESHOLD = 'States.ExceedToleratedFailure
 export const PREPARE_ERRORS = [EmptyCorpusError.name, ConfigurationError.name, InvalidInputError.name] as const;
 
 /**
- * Bounded, fully jittered backoff of a model call (seeking or reasoning agent): 2 s, 4 s, 8 s, …
- * capped at 60 s, each delay drawn uniformly from [0, computed] (full jitter), 6 attempts in all
- * after the first, so at most ~2 minutes of waiting.
+ * Retry of a Seek, Reason or AnswerBestEffort task failed by a transient model error
+ * (`RETRYABLE_ERRORS`: ModelThrottledError, ModelUnavailableError, ModelTimeoutError): the one
+ * bounded, jittered backoff of the project for throttling. Delays 2 s, 4 s, 8 s, 16 s, 32 s, 60 s
+ * (doubling, capped at 60 s), each drawn uniformly from [0, delay] (full jitter, so many throttled
+ * seeking agents do not come back at once), 6 retries after the first attempt: at most 7 attempts
+ * and at most 122 s of waiting per task.
+ *
+ * It does not multiply with a second backoff: the Bedrock client (lambdas/adapters/bedrock.ts)
+ * never retries throttling or model timeouts itself and retries other transient failures (connection
+ * errors, HTTP 5xx) at most once, after at most 200 ms. One model call is therefore sent at most
+ * 7 times when throttled and 2 x 7 = 14 times for transient failures. ContextOverflowError,
+ * ModelError and ModelConfigurationError are never retried (the use cases handle the first).
+ * Each retried error is counted in the run's `RunResult.retries`.
  * Source: https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
  */
 export const MODEL_RETRY: Readonly<sfn.RetryProps> = {

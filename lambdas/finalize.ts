@@ -1,5 +1,6 @@
 /** Lambda entry point of the `Finalize` task (docs/ARCHITECTURE.md). */
 import { awsDeps } from './adapters/aws';
+import { withLambdaContext } from './adapters/logging';
 import { makeHandlers } from './handlers';
 
-export const handler = makeHandlers(awsDeps).finalize;
+export const handler = withLambdaContext(makeHandlers(awsDeps).finalize);

@@ -9,6 +9,8 @@ import type { RunOptionsInput } from '../shared/config';
 import { formatResult } from './format';
 import { runLocal, type LocalProgress } from './run';
 import { resolveCorpus } from './corpus';
+import { addServeCommand } from './serve-command';
+import { addUploadCommands } from './uploads-command';
 
 function positiveInt(name: string) {
   return (value: string): number => {
@@ -119,6 +121,8 @@ export function buildProgram(): Command {
         progress.stop();
       }
     });
+  addServeCommand(program);
+  addUploadCommands(program);
   return program;
 }
 

@@ -24,6 +24,20 @@ export function formatTrace(result: RunResult): string[] {
   });
 }
 
+/**
+ * The transient model errors the workflow retried, e.g. "Retried model errors: 12 (seeker 11,
+ * reasoner 1; ModelThrottledError 10, ModelTimeoutError 2)"; undefined when there were none.
+ */
+export function formatRetries(result: RunResult): string | undefined {
+  const retries = result.retries as RunResult['retries'] | undefined; // absent in results of older versions
+  if (retries === undefined || retries.total === 0) return undefined;
+  const roles = (Object.keys(retries.byRole) as Array<keyof typeof retries.byRole>).map((role) => `${role} ${n(retries.byRole[role])}`);
+  const errors = Object.entries(retries.byError)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, count]) => `${name} ${n(count)}`);
+  return `Retried model errors: ${n(retries.total)} (${roles.join(', ')}; ${errors.join(', ')})`;
+}
+
 /** The whole human-readable report. */
 export function formatResult(result: RunResult, elapsedMs: number): string {
   const lines: string[] = [];
@@ -48,7 +62,12 @@ export function formatResult(result: RunResult, elapsedMs: number): string {
     lines.push(`Skipped documents (${result.skipped.length}):`);
     for (const s of result.skipped) lines.push(`  ${s.documentId}: ${s.reason}`);
   }
-  if (result.failedChunks.length > 0) lines.push(`Failed chunks (tolerated): ${result.failedChunks.join(', ')}`);
+  if (result.failedChunks.length > 0) {
+    lines.push(`Failed chunks (tolerated, ${result.failedChunks.length}): ${result.failedChunks.join(', ')}`);
+    for (const f of result.chunkFailures ?? []) lines.push(`  chunk ${f.chunk} (round ${f.round}): ${f.error}: ${f.message}`);
+  }
+  const retries = formatRetries(result);
+  if (retries !== undefined) lines.push(retries);
   if (result.warnings.length > 0) {
     lines.push(`Warnings (${result.warnings.length}):`);
     for (const w of result.warnings) lines.push(`  ${w}`);

@@ -5,7 +5,7 @@
  * as ListObjectsV2 does (https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectsV2.html).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { InvalidInputError, NotFoundError } from '../shared/errors';
 import type { BlobStore } from '../shared/ports';
@@ -91,6 +91,25 @@ export class FsBlobStore implements BlobStore {
       if (info?.isFile()) out.push({ key, size: info.size });
     }
     return out.sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)));
+  }
+
+  /**
+   * Copy an object to another key atomically (a file copy to a temporary file, then `rename`).
+   * @throws NotFoundError when the source does not exist; InvalidInputError for an invalid key.
+   */
+  async copy(sourceKey: string, targetKey: string): Promise<void> {
+    const source = this.pathOf(sourceKey);
+    const file = this.pathOf(targetKey);
+    await mkdir(path.dirname(file), { recursive: true });
+    const temp = `${file}.${randomUUID()}${TEMP_SUFFIX}`;
+    try {
+      await copyFile(source, temp);
+      await rename(temp, file);
+    } catch (error) {
+      await rm(temp, { force: true });
+      if (isMissing(error)) throw new NotFoundError(`No object with key ${JSON.stringify(sourceKey)} in ${this.root}`, { cause: error });
+      throw error;
+    }
   }
 
   /**

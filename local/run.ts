@@ -1,15 +1,25 @@
 /**
  * Local mode, one question: start the local stack (local/stack.ts), put the corpus files into the
  * local bucket, run the synthesized state machine, read the result, stop the stack.
+ *
+ * Resume: the run's objects (`<stateDir>/bucket`) and its DynamoDB data (`<stateDir>/dynamodb`,
+ * dynalite on LevelDB) are kept under the state directory, so a run that was killed or aborted can
+ * be started again with the same run id: Prepare rewrites the same chunks (chunking is
+ * deterministic), and every chunk already sought in a round is skipped by its Seek task (`wasSought`)
+ * without a model call; messages are written at most once per (run, round, chunk). A run id that
+ * already holds a run is only reused for the same question, options and corpus bytes.
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import { parseRunOptions, type RunOptionsInput } from '../shared/config';
-import type { AgentModel } from '../shared/ports';
+import { InvalidInputError } from '../shared/errors';
+import { parseRunOptions, type RunOptions, type RunOptionsInput } from '../shared/config';
+import type { AgentModel, BlobStore } from '../shared/ports';
+import { runRecordKey } from '../shared/pipeline/layout';
+import type { RunRecord } from '../shared/pipeline/run-record';
 import { RunIdSchema, parseEvent, type FinalizeOutput } from '../shared/pipeline/state';
 import type { RunResult } from '../shared/types';
 import type { CorpusFile } from './corpus';
-import { startLocalStack } from './stack';
+import { startLocalStack, type LocalStack } from './stack';
 
 /** Progress of a local run, for a progress bar. */
 export type LocalProgress =
@@ -22,15 +32,22 @@ export interface LocalRunRequest {
   options?: RunOptionsInput;
   /** `extractive` (default) or `bedrock:<seeker>[,<reasoner>]`. */
   modelSpec?: string;
-  /** Directory of the local bucket. */
+  /** Directory of the local state: the bucket (`bucket/`) and the DynamoDB data (`dynamodb/`). */
   stateDir: string;
-  /** Default: `run-<UTC time>-<random>`. */
+  /** Default: `run-<UTC time>-<random>`. Reusing the id of an unfinished run resumes it (see the file comment). */
   runId?: string;
   onProgress?: (progress: LocalProgress) => void;
   /** Replace every Retry backoff by this pause, ms (tests). */
   retryIntervalMs?: number;
   /** Use this model instead of the one the spec names (tests: a scripted or fault-injecting model). */
   model?: AgentModel;
+  /**
+   * Keep the DynamoDB data on disk under `<stateDir>/dynamodb` (default true), which resuming needs;
+   * false keeps it in memory for this run only.
+   */
+  persistent?: boolean;
+  /** Aborting stops the execution: no new seeking agent starts, those in flight finish and are recorded. */
+  signal?: AbortSignal;
 }
 
 /** A fresh run id: `run-<UTC yyyymmddThhmmss>-<6 hex>`. */
@@ -41,11 +58,13 @@ export function newRunId(now: Date = new Date()): string {
 /**
  * Run one question locally and return its result.
  * @throws ConfigurationError / InvalidInputError for bad options, model spec or run id (before any
- *   work); the domain error that failed the execution (EmptyCorpusError, …) when it has one;
- *   ExecutionFailedError otherwise (e.g. States.ExceedToleratedFailureThreshold).
+ *   work); InvalidInputError when the run id already holds a run with another question, other
+ *   options or another corpus; the domain error that failed the execution (EmptyCorpusError, …) when
+ *   it has one; ExecutionFailedError otherwise (e.g. States.ExceedToleratedFailureThreshold, or
+ *   `ExecutionAborted` when `signal` aborted it).
  */
 export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
-  parseRunOptions(request.options);
+  const options = parseRunOptions(request.options);
   const runId = request.runId ?? newRunId();
   parseEvent(RunIdSchema, runId, 'run id');
   const report = request.onProgress ?? (() => undefined);
@@ -55,18 +74,30 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
     modelSpec: request.modelSpec,
     model: request.model,
     retryIntervalMs: request.retryIntervalMs,
+    persistent: request.persistent ?? true,
   });
   try {
     const corpusPrefix = `corpora/${runId}/`;
-    await Promise.all(request.files.map(async (f) => stack.blobs.put(corpusPrefix + f.id, await fs.readFile(f.path))));
+    const previous = await previousRun(stack, runId, request, options, corpusPrefix);
+    if (previous === undefined) {
+      await Promise.all(request.files.map(async (f) => stack.blobs.put(corpusPrefix + f.id, await fs.readFile(f.path))));
+      report({ phase: 'info', message: `run ${runId}: ${request.files.length} corpus file(s), model ${request.modelSpec ?? 'extractive'}` });
+    } else {
+      report({
+        phase: 'info',
+        message:
+          `resuming run ${runId}: ${previous.sought} of ${previous.chunks} chunk(s) already sought in round 1 ` +
+          `(their seeking agents are not called again), model ${request.modelSpec ?? 'extractive'}`,
+      });
+    }
     let round = 0;
     let done = 0;
     let failed = 0;
     let total = 0;
-    report({ phase: 'info', message: `run ${runId}: ${request.files.length} corpus file(s), model ${request.modelSpec ?? 'extractive'}` });
     const output = (await stack.execute(
       { runId, question: request.question, corpus: { prefix: corpusPrefix }, options: request.options ?? {} },
       {
+        signal: request.signal,
         onMapRunStarted: (event) => {
           round += 1;
           done = 0;
@@ -85,4 +116,59 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
   } finally {
     await stack.stop();
   }
+}
+
+/**
+ * The run already recorded under `runId`, if any (its run record exists: Prepare finished once).
+ * @returns undefined for a new run id; else its chunk count and the chunks already sought in round 1.
+ * @throws InvalidInputError when the recorded run has another question, other options or another
+ *   corpus (ids or bytes), since resuming it would mix two runs; or when a new run id already has
+ *   corpus objects that are not among this run's files.
+ */
+async function previousRun(
+  stack: LocalStack,
+  runId: string,
+  request: LocalRunRequest,
+  options: RunOptions,
+  corpusPrefix: string,
+): Promise<{ chunks: number; sought: number } | undefined> {
+  const stored = await stack.blobs.list(corpusPrefix);
+  const storedIds = new Set(stored.map((o) => o.key.slice(corpusPrefix.length)));
+  const refuse = (what: string): never => {
+    throw new InvalidInputError(
+      `Run id ${runId} already holds a run in ${request.stateDir} with ${what}; resuming needs the same question, ` +
+        'options and corpus: choose another run id (--run-id) for a new run',
+    );
+  };
+  if (!(await stack.blobs.exists(runRecordKey(runId)))) {
+    const foreign = [...storedIds].filter((id) => !request.files.some((f) => f.id === id));
+    if (foreign.length > 0) refuse(`other corpus files (${foreign.slice(0, 3).join(', ')})`);
+    return undefined;
+  }
+  const record = JSON.parse(await stack.blobs.getText(runRecordKey(runId))) as RunRecord;
+  if (record.question !== request.question.trim()) refuse(`another question (${JSON.stringify(record.question)})`);
+  if (canonical(record.options) !== canonical(options)) refuse(`other options (${canonical(record.options)})`);
+  const ids = new Set(request.files.map((f) => f.id));
+  const sameIds = ids.size === storedIds.size && [...ids].every((id) => storedIds.has(id));
+  if (!sameIds || !(await sameBytes(stack.blobs, corpusPrefix, request.files))) refuse('another corpus (files added, removed or changed)');
+  const sought = (await stack.store.soughtChunks(runId, 1)).length;
+  return { chunks: record.chunks, sought };
+}
+
+/** Do the stored corpus objects hold exactly the files' bytes? */
+async function sameBytes(blobs: BlobStore, prefix: string, files: CorpusFile[]): Promise<boolean> {
+  for (const file of files) {
+    const [stored, local] = await Promise.all([blobs.get(prefix + file.id), fs.readFile(file.path)]);
+    if (Buffer.compare(Buffer.from(stored), local) !== 0) return false;
+  }
+  return true;
+}
+
+/** JSON with keys sorted, for comparing validated options whatever their key order. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
+      : v,
+  );
 }

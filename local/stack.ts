@@ -99,7 +99,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const raw = new DynamoDBClient(localClientConfig(dynamo.endpoint));
   try {
     const tableLogicalId = logicalIdOf(stack, stack.table);
-    const resolved = resolveStateMachineDefinition(template, undefined, { tableNames: { [tableLogicalId]: 'extagents-local' } });
+    // The question-answering state machine by its logical id: the stack also holds the jobs one.
+    const resolved = resolveStateMachineDefinition(template, logicalIdOf(stack, stack.stateMachine), {
+      tableNames: { [tableLogicalId]: 'extagents-local' },
+    });
     await createTablesFromTemplate(raw, template, resolved.tableNames);
     const store = new DynamoMessageStore(DynamoDBDocumentClient.from(raw), { tableName: resolved.tableNames[tableLogicalId] });
 

@@ -19,7 +19,7 @@
  * two `countTokens` passes (measured on SOTU at L=8000: ~1.8x one `countTokens` pass).
  */
 import { InvalidInputError } from './errors';
-import { tokenBoundaries } from './text';
+import { countTokensLinear, tokenBoundaries } from './text';
 import { countTokens } from './tokenizer';
 import type { Chunk, ChunkSegment, SourceDocument } from './types';
 
@@ -58,11 +58,18 @@ const MIN_FILL = 0.75;
 /**
  * A paragraph or sentence longer than this many characters per token of L is split one level finer
  * without being counted first: it almost surely exceeds L, and splitting never loses a boundary (only
- * adds weaker ones), so this only saves counting it twice. It also keeps very long runs away from the
- * tokenizer: gpt-tokenizer's BPE is super-linear on one long pre-token (measured: a 4,000-character
- * run of Chinese without punctuation takes ~0.1 s to count, 1,000 characters ~0.05 s).
+ * adds weaker ones), so this only saves counting it twice.
  */
 const EAGER_SPLIT_CHARS_PER_TOKEN = 2;
+
+/**
+ * The same for a word (a run without white space: base64, a DNA sequence, minified data, Chinese
+ * without punctuation), which has at most ~2 characters per token in practice (measured with
+ * bench/long-line.ts: base64 1.4, DNA 2.1): such a word longer than 4 characters per token of L goes
+ * to token pieces without being counted whole first. Token counting is O(n log n) in the length of
+ * a run (`countTokensLinear`), so this saves one pass over a long line, not a blow-up.
+ */
+const EAGER_SPLIT_WORD_CHARS_PER_TOKEN = 4;
 
 /**
  * Intl.Segmenter is super-linear on long inputs in V8 (measured: 16k-character windows segment 2M
@@ -148,11 +155,15 @@ class Chunker {
         continue;
       }
       if (piece.tokens < 0) {
-        if (piece.grain <= SENTENCE && piece.end - piece.start > EAGER_SPLIT_CHARS_PER_TOKEN * this.limit) {
+        const chars = piece.end - piece.start;
+        const eager =
+          (piece.grain <= SENTENCE && chars > EAGER_SPLIT_CHARS_PER_TOKEN * this.limit) ||
+          (piece.grain === WORD && chars > EAGER_SPLIT_WORD_CHARS_PER_TOKEN * this.limit);
+        if (eager) {
           this.refineTop();
           continue;
         }
-        piece.tokens = countTokens(this.textOf(piece));
+        piece.tokens = countTokensLinear(this.textOf(piece));
       }
       const cost = this.costOf(piece);
       if (this.estimate + cost <= this.limit) {
@@ -197,11 +208,11 @@ class Chunker {
    * increasing, inside (start, end)) onto the stack so that the first is on top. The first piece keeps
    * `firstBoundary`; the others start at a boundary of strength `grain`.
    */
-  private pushPieces(doc: number, start: number, end: number, cuts: number[], firstBoundary: Level, grain: Level): void {
+  private pushPieces(doc: number, start: number, end: number, cuts: number[], firstBoundary: Level, grain: Level, tokens?: number[]): void {
     for (let i = cuts.length; i >= 0; i--) {
       const pieceStart = i === 0 ? start : cuts[i - 1];
       const pieceEnd = i === cuts.length ? end : cuts[i];
-      this.stack.push({ doc, start: pieceStart, end: pieceEnd, boundary: i === 0 ? firstBoundary : grain, grain, tokens: -1 });
+      this.stack.push({ doc, start: pieceStart, end: pieceEnd, boundary: i === 0 ? firstBoundary : grain, grain, tokens: tokens?.[i] ?? -1 });
     }
   }
 
@@ -211,6 +222,7 @@ class Chunker {
     const text = this.textOf(piece);
     const grain = (piece.grain + 1) as Level;
     let cuts: number[];
+    let tokens: number[] | undefined;
     switch (grain) {
       case SENTENCE:
         cuts = segmentCuts(text, sentenceSegmenter, (s) => /\S/.test(s.segment));
@@ -218,9 +230,15 @@ class Chunker {
       case WORD:
         cuts = NEEDS_DICTIONARY.test(text) ? segmentCuts(text, wordSegmenter, (s) => s.isWordLike === true) : wordStarts(text);
         break;
-      case TOKEN:
-        cuts = tokenCuts(text);
+      case TOKEN: {
+        // Token pieces take their counts from the boundaries (tokens between two boundaries in the
+        // text's own encoding): one pass instead of one count per token. Counts are estimates for
+        // packing; the final chunk text is counted exactly.
+        const boundaries = tokenBoundaries(text);
+        cuts = boundaries.map((b) => b.offset).filter((offset) => offset < text.length);
+        tokens = boundaries.map((b, i) => b.tokens - (i > 0 ? boundaries[i - 1].tokens : 0));
         break;
+      }
       default:
         cuts = codePointCuts(text);
     }
@@ -231,6 +249,7 @@ class Chunker {
       cuts.map((c) => piece.start + c),
       piece.boundary,
       grain,
+      tokens,
     );
   }
 
@@ -255,7 +274,7 @@ class Chunker {
     let cut = this.chooseCut(fills, pieces.length, Number.POSITIVE_INFINITY, strengthAt);
     for (;;) {
       const { text, segments } = this.assemble(pieces.slice(0, cut));
-      const tokens = countTokens(text);
+      const tokens = countTokensLinear(text);
       if (tokens <= this.limit || cut === 1) {
         this.chunks.push({ index: this.chunks.length, tokens, chars: text.length, segments, text });
         break;
@@ -371,13 +390,6 @@ function wordStarts(text: string): number[] {
 }
 
 const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff;
-
-/** Offsets (relative to `text`) of token boundaries that are also code point boundaries. */
-function tokenCuts(text: string): number[] {
-  return tokenBoundaries(text)
-    .map((b) => b.offset)
-    .filter((offset) => offset < text.length);
-}
 
 /** Offsets (relative to `text`) between code points; never inside a surrogate pair. */
 function codePointCuts(text: string): number[] {

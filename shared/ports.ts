@@ -113,6 +113,12 @@ export interface BlobStore {
   /** All keys under a prefix, sorted ascending, paginating as needed. */
   list(prefix: string): Promise<Array<{ key: string; size: number }>>;
   exists(key: string): Promise<boolean>;
+  /**
+   * Optional server-side copy of one object to another key (S3 CopyObject; a file copy locally), so
+   * that callers need not move the bytes through the process. Callers fall back to get + put when a
+   * store has none. Throws NotFoundError when `sourceKey` does not exist.
+   */
+  copy?(sourceKey: string, targetKey: string): Promise<void>;
 }
 
 /** Per-run counters kept by the message store. */
@@ -122,7 +128,21 @@ export interface RunCounters {
   warnings: string[];
   /** Total number of warnings recorded (may exceed `warnings.length`). */
   warningCount: number;
+  /** Transient model errors counted by `countTransientError`, per role and per error name. */
+  transientErrors: { byRole: Record<AgentRole, number>; byError: Record<string, number> };
 }
+
+/** The last error recorded for one chunk in one round by `recordSeekFailure`. */
+export interface SeekFailure {
+  chunk: number;
+  /** Error name, e.g. "ModelError". */
+  error: string;
+  /** Error message, at most `MAX_FAILURE_MESSAGE_CHARS` characters. */
+  message: string;
+}
+
+/** Longest stored failure message (characters); longer messages are cut with "…". */
+export const MAX_FAILURE_MESSAGE_CHARS = 1000;
 
 /** How many warning texts a run keeps (the count is always exact). */
 export const MAX_STORED_WARNINGS = 100;
@@ -155,8 +175,35 @@ export interface MessageStore {
   /** Add model usage and warnings to the run's counters (atomic ADD). */
   addUsage(runId: string, role: AgentRole, usage: RoleUsage, warnings?: string[]): Promise<void>;
   getCounters(runId: string): Promise<RunCounters>;
+  /**
+   * Count one transient model error (a name of `RETRYABLE_ERRORS`) of a role (atomic ADD), before
+   * the task rethrows it for the workflow's Retry; reported as `RunResult.retries`.
+   */
+  countTransientError(runId: string, role: AgentRole, errorName: string): Promise<void>;
+  /**
+   * Record the error that failed a Seek task for (run, round, chunk); a later failure of the same
+   * chunk replaces it. Listed in `RunResult.chunkFailures` when the chunk ends up not sought.
+   */
+  recordSeekFailure(runId: string, round: number, chunkIndex: number, failure: { error: string; message: string }): Promise<void>;
+  /** The failures recorded in a round, by ascending chunk index. */
+  seekFailures(runId: string, round: number): Promise<SeekFailure[]>;
   /** Append one KAR step with the reasoning agent's output. */
   putStep(runId: string, step: StoredStep): Promise<void>;
   /** All KAR steps in `seq` order. */
   getSteps(runId: string): Promise<StoredStep[]>;
+  /**
+   * One page of the pool in pool order (score descending, then chunk ascending, then round
+   * ascending), optionally of one round only (the API's `GET /v1/runs/{runId}/messages`).
+   * @param page.limit messages per page (1-1000); `after` the `next` of the previous page.
+   * @returns the messages and `next` (an opaque cursor) when more may follow.
+   * @throws InvalidInputError for a malformed `after`.
+   */
+  listMessages(runId: string, page: { round?: number; limit: number; after?: string }): Promise<MessagePage>;
+}
+
+/** One page of messages (see `MessageStore.listMessages`). */
+export interface MessagePage {
+  messages: Message[];
+  /** Cursor of the next page; absent on the last page. */
+  next?: string;
 }

@@ -11,8 +11,10 @@
  */
 import { TextDecoder } from 'node:util';
 import { decodeGenerator } from 'gpt-tokenizer';
+import o200kRanks from 'gpt-tokenizer/bpeRanks/o200k_base';
+import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 import { InvalidInputError } from './errors';
-import { encodeTokens } from './tokenizer';
+import { countTokens, encodeTokens } from './tokenizer';
 import type { SkippedDocument, SourceDocument } from './types';
 
 /** Result of `decodeDocument`: the decoded document, or why it was skipped. */
@@ -204,6 +206,7 @@ export interface TokenBoundary {
  * @returns boundaries, empty for an empty text.
  */
 export function tokenBoundaries(text: string): TokenBoundary[] {
+  if (LONG_RUN.test(text)) return tokenBoundariesLinear(text);
   const ids = encodeTokens(text);
   let pulled = 0;
   function* counted(): Generator<number> {
@@ -238,6 +241,214 @@ function codePointBoundaries(text: string): TokenBoundary[] {
     const code = codePoint.codePointAt(0) ?? 0;
     bytes += code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
     boundaries.push({ offset, tokens: bytes });
+  }
+  return boundaries;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Token counting without gpt-tokenizer's quadratic merge on long pre-tokens
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Why: gpt-tokenizer 4.0.0 merges the byte pairs of one pre-token by scanning every pair for the
+ * lowest rank at each merge, O(n^2) in the pre-token's length. The o200k pre-tokenizer keeps a run
+ * of letters of one case (Chinese or Japanese without punctuation, a DNA sequence, a long lowercase
+ * identifier) or of symbols as ONE pre-token, so a chunk of such text is one pre-token of thousands
+ * of bytes: counting an 8,000-token chunk of unpunctuated Chinese took ~0.4 s, and chunking a 20 MB
+ * line of it ~6 minutes (measured with bench/long-line.ts). Here the same byte-pair merge runs with a
+ * heap and a linked list, O(n log n), over the same rank table and the same pre-tokenizer
+ * (gpt-tokenizer's own, imported from the package), and is used only for texts that hold a long run
+ * (`LONG_RUN`); every other text is counted by the library itself.
+ *
+ * Equivalence with the library (checked by test/unit/text.test.ts on random texts): the library
+ * counts a pre-token as 1 when it is a token, else merges its UTF-8 bytes, always the pair of
+ * lowest rank, the leftmost among equals, where the rank of a pair is the rank of its concatenated
+ * bytes (looked up as a string when the bytes are valid UTF-8, else among the byte-array tokens).
+ * The heap pops (rank, position) in exactly that order. Special-token strings are plain text, as in
+ * `countTokens` of shared/tokenizer.ts.
+ */
+
+/**
+ * A run of characters that the pre-tokenizer may keep in one pre-token (letters and marks, or
+ * symbols and punctuation, or white space) longer than 64 characters: below that the library's
+ * merge is fast.
+ */
+const LONG_RUN = /[\p{L}\p{M}]{65}|[^\s\p{L}\p{N}]{65}|\s{65}/u;
+
+/** The rank tables, built on first use (~0.2 s, ~20 MB) from gpt-tokenizer's o200k_base data. */
+interface RankTables {
+  /** Tokens that are valid UTF-8, by their text (as the library keys them). */
+  byText: Map<string, number>;
+  /** Every token the library can find by bytes, keyed by its bytes as a latin1 string (one char per byte). */
+  byBytes: Map<string, number>;
+  /** Longest token, in bytes: a longer byte pair is never a token. */
+  maxTokenBytes: number;
+}
+
+let tables: RankTables | undefined;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function rankTables(): RankTables {
+  if (tables) return tables;
+  const byText = new Map<string, number>();
+  const byBytes = new Map<string, number>();
+  let maxTokenBytes = 1;
+  o200kRanks.forEach((value, rank) => {
+    if (typeof value === 'string') {
+      byText.set(value, rank);
+      // A string with a lone surrogate has no UTF-8 form: the library never finds it by bytes.
+      if (LONE_SURROGATE.test(value)) return;
+      const bytes = Buffer.from(value, 'utf8');
+      byBytes.set(bytes.toString('latin1'), rank);
+      maxTokenBytes = Math.max(maxTokenBytes, bytes.length);
+      return;
+    }
+    const bytes = Buffer.from(value);
+    // Byte tokens that happen to be valid UTF-8 are looked up as text by the library, so never found.
+    if (isUtf8(bytes)) return;
+    byBytes.set(bytes.toString('latin1'), rank);
+    maxTokenBytes = Math.max(maxTokenBytes, bytes.length);
+  });
+  tables = { byText, byBytes, maxTokenBytes };
+  return tables;
+}
+
+/** Is `bytes` well-formed UTF-8? (WHATWG decoder, fatal; as the library's own check, no surrogates, no overlongs.) */
+function isUtf8(bytes: Uint8Array): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The 256 one-byte strings (latin1), keys of single bytes. */
+const BYTE_STRINGS = Array.from({ length: 256 }, (_, b) => String.fromCharCode(b));
+
+/**
+ * Byte-pair merge of one pre-token's bytes (length >= 2) with a min-heap of (rank, position) and a
+ * linked list of parts. Returns the start offset of every resulting token, ascending (the token
+ * ends where the next starts; the last ends at `bytes.length`). Each part keeps its bytes as a
+ * latin1 string, so a pair's key is the concatenation of two strings (no Buffer conversion).
+ */
+function mergeBytePairs(bytes: Uint8Array, t: RankTables): number[] {
+  const n = bytes.length;
+  const next = new Int32Array(n); // next part's start (n at the end)
+  const prev = new Int32Array(n); // previous part's start (-1 at the start)
+  const rankAt = new Float64Array(n); // rank of the pair (part at i, next part), Infinity when none
+  const alive = new Uint8Array(n);
+  const text: string[] = new Array<string>(n); // bytes of the part starting at i, latin1
+  // Heap of rank * 2^32 + position: smallest rank first, leftmost among equals.
+  const heap: number[] = [];
+  const push = (key: number): void => {
+    let i = heap.length;
+    heap.push(key);
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (heap[parent] <= key) break;
+      heap[i] = heap[parent];
+      i = parent;
+    }
+    heap[i] = key;
+  };
+  const pop = (): number => {
+    const top = heap[0];
+    const last = heap.pop() as number;
+    if (heap.length > 0) {
+      let i = 0;
+      for (;;) {
+        const left = 2 * i + 1;
+        if (left >= heap.length) break;
+        const child = left + 1 < heap.length && heap[left + 1] < heap[left] ? left + 1 : left;
+        if (heap[child] >= last) break;
+        heap[i] = heap[child];
+        i = child;
+      }
+      heap[i] = last;
+    }
+    return top;
+  };
+  const update = (start: number): void => {
+    const mid = next[start];
+    let rank = Infinity;
+    if (mid < n && next[mid] - start <= t.maxTokenBytes) rank = t.byBytes.get(text[start] + text[mid]) ?? Infinity;
+    rankAt[start] = rank;
+    if (rank !== Infinity) push(rank * 4294967296 + start);
+  };
+  for (let i = 0; i < n; i++) {
+    next[i] = i + 1;
+    prev[i] = i - 1;
+    alive[i] = 1;
+    text[i] = BYTE_STRINGS[bytes[i]];
+  }
+  for (let i = 0; i < n; i++) update(i);
+  while (heap.length > 0) {
+    const key = pop();
+    const rank = Math.floor(key / 4294967296);
+    const start = key - rank * 4294967296;
+    if (!alive[start] || rankAt[start] !== rank) continue; // stale entry
+    const mid = next[start];
+    const end = next[mid];
+    alive[mid] = 0;
+    text[start] += text[mid];
+    next[start] = end;
+    if (end < n) prev[end] = start;
+    update(start);
+    if (prev[start] >= 0) update(prev[start]);
+  }
+  const starts: number[] = [];
+  for (let i = 0; i < n; i = next[i]) starts.push(i);
+  return starts;
+}
+
+/** Tokens of one pre-token (as `countTokens` counts it). */
+function countPretoken(piece: string, t: RankTables): number {
+  if (t.byText.has(piece)) return 1;
+  const bytes = Buffer.from(piece, 'utf8');
+  return bytes.length <= 1 ? bytes.length : mergeBytePairs(bytes, t).length;
+}
+
+/**
+ * Exactly `countTokens(text)` (shared/tokenizer.ts, o200k_base), in O(n log n) also for texts with
+ * very long pre-tokens (see the section comment); texts without a long run go to the library.
+ * @param text any string without lone surrogates.
+ * @returns the token count, 0 for an empty text.
+ */
+export function countTokensLinear(text: string): number {
+  if (!LONG_RUN.test(text)) return countTokens(text);
+  const t = rankTables();
+  let count = 0;
+  for (const [piece] of text.matchAll(O200K_TOKEN_SPLIT_REGEX)) count += countPretoken(piece, t);
+  return count;
+}
+
+/**
+ * `tokenBoundaries` computed from the merge above: for each pre-token, its tokens' byte lengths;
+ * a boundary after every token that ends on a code point boundary. Used for texts with a long run.
+ */
+function tokenBoundariesLinear(text: string): TokenBoundary[] {
+  const t = rankTables();
+  const boundaries: TokenBoundary[] = [];
+  let offset = 0;
+  let tokens = 0;
+  for (const [piece] of text.matchAll(O200K_TOKEN_SPLIT_REGEX)) {
+    const bytes = Buffer.from(piece, 'utf8');
+    const ends =
+      t.byText.has(piece) || bytes.length <= 1 ? [bytes.length] : [...mergeBytePairs(bytes, t).slice(1), bytes.length];
+    // Walk the pre-token's code points, emitting a boundary where a token end meets one.
+    let byte = 0;
+    let unit = 0;
+    let e = 0;
+    for (const codePoint of piece) {
+      const code = codePoint.codePointAt(0) ?? 0;
+      byte += code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+      unit += codePoint.length;
+      while (e < ends.length && ends[e] < byte) e++;
+      if (e < ends.length && ends[e] === byte) boundaries.push({ offset: offset + unit, tokens: tokens + e + 1 });
+    }
+    tokens += ends.length;
+    offset += piece.length;
   }
   return boundaries;
 }

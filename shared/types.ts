@@ -122,6 +122,32 @@ export interface SkippedDocument {
   reason: string;
 }
 
+/**
+ * Transient model errors of a run: ModelThrottledError, ModelUnavailableError, ModelTimeoutError
+ * (`RETRYABLE_ERRORS` of shared/errors.ts). Each one failed one attempt of a Seek or Reason task,
+ * which the workflow's Retry (infra/extagents-workflow.ts, `MODEL_RETRY`) ran again after a jittered
+ * backoff, unless the task's attempts were exhausted (then the chunk is in `failedChunks`, or the run
+ * failed). Counted by the task before it rethrows the error, so the figure is exact for errors that
+ * reached the task; retries made inside the SDK client are not included.
+ */
+export interface RetryReport {
+  /** Transient model errors in all. */
+  total: number;
+  /** Per agent role. */
+  byRole: Record<AgentRole, number>;
+  /** Per error name, e.g. `{"ModelThrottledError": 12}`. */
+  byError: Record<string, number>;
+}
+
+/** Why a chunk's seeking agent failed: the last error its Seek task recorded. */
+export interface ChunkFailure {
+  chunk: number;
+  round: number;
+  /** Error name (a class of shared/errors.ts, e.g. "ContextOverflowError"), or "Unknown". */
+  error: string;
+  message: string;
+}
+
 /** The final result of one question-answering run. */
 export interface RunResult {
   runId: string;
@@ -136,8 +162,12 @@ export interface RunResult {
   chunks: number;
   poolSize: number;
   skipped: SkippedDocument[];
-  /** Chunks whose seeking agent failed permanently (tolerated by the Distributed Map). */
+  /** Chunks whose seeking agent failed permanently in the last round (tolerated by the Distributed Map). */
   failedChunks: number[];
+  /** One entry per `failedChunks` entry, same order: the error that failed it. */
+  chunkFailures: ChunkFailure[];
+  /** Transient model errors, each retried by the workflow (see `RetryReport`). */
+  retries: RetryReport;
   warnings: string[];
 }
 

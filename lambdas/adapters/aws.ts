@@ -11,6 +11,7 @@ import type { AgentModel } from '../../shared/ports';
 import { createBedrockClient } from './bedrock';
 import { DynamoMessageStore } from './dynamo-message-store';
 import { loadEnv } from './env';
+import { logger } from './logging';
 import { createAgentModel } from './model';
 import { S3BlobStore } from './s3-blob-store';
 
@@ -24,4 +25,5 @@ export const awsDeps: HandlerDeps = {
   blobs: new S3BlobStore(s3, env.BUCKET_NAME),
   store: new DynamoMessageStore(dynamo, { tableName: env.TABLE_NAME, retentionDays: env.RUN_RETENTION_DAYS }),
   model: () => (model ??= createAgentModel(env.MODEL_SPEC, (): BedrockRuntimeClient => createBedrockClient())),
+  logger,
 };

@@ -10,17 +10,28 @@
  * Errors are mapped at this boundary to the typed errors of shared/errors.ts (always with `cause`),
  * whose names the workflow's Retry/Catch match on; see `mapBedrockError`.
  *
- * Retries are bounded at two levels that multiply: the SDK client retries transient failures
- * (throttling, 5xx, timeouts) itself, `retryMode: 'standard'` with `maxAttempts: 3` (1 call + 2
- * retries, exponential backoff with jitter, and a client-side retry-token bucket), and only then the
- * typed error reaches Step Functions, whose Retry on the Seek/Reason task (`MODEL_RETRY`,
- * MaxAttempts R = 6 in infra/extagents-workflow.ts) re-runs the whole task. A single model call is
- * therefore sent at most 3 x (1 + R) = 21 times, never unboundedly. (Per task, shared/llm/agents.ts
- * makes at most 3 calls per seek and 2 per reasoning step, each with this bound.)
+ * Retry policy: two layers with separate jobs, so that they never multiply blindly.
+ * - SDK layer (this client): `TransientRetryStrategy`, at most `BEDROCK_SDK_MAX_ATTEMPTS` = 2 sends
+ *   per Converse request: one quick retry, after a full-jitter pause of at most
+ *   `BEDROCK_SDK_RETRY_MAX_DELAY_MS`, of a failure the SDK classifies as TRANSIENT (connection reset
+ *   or refused, socket timeout, HTTP 500/502/503/504 such as ServiceUnavailableException and
+ *   InternalServerException, ModelNotReadyException), which a fresh connection often fixes. Never of
+ *   throttling (HTTP 429, ThrottlingException): an immediate retry adds load where the service asked
+ *   for less; never of ModelTimeoutException (HTTP 408: the model was slow, and a retry would likely
+ *   wait out a whole request timeout again); never of client errors.
+ * - Workflow layer: the typed error (ModelThrottledError, ModelUnavailableError, ModelTimeoutError)
+ *   fails the Seek or Reason task, and Step Functions retries the task by error name
+ *   (`MODEL_RETRY` of infra/extagents-workflow.ts: R = 6 retries, exponential backoff from 2 s capped
+ *   at 60 s, full jitter): the one bounded, jittered backoff for throttling.
+ * So one model call is sent at most 1 + R = 7 times when throttled, and at most 2 x (1 + R) = 14
+ * times for transient failures; a retried task repeats its other model calls too (a seek makes at
+ * most 3, a reasoning step 2: shared/llm/agents.ts). Each error that reaches a task is counted
+ * (`RunResult.retries`); the SDK's own retry is not.
  */
 import {
   BedrockRuntimeClient,
   ConverseCommand,
+  type BedrockRuntimeClientConfig,
   type ContentBlock,
   type ConverseCommandInput,
 } from '@aws-sdk/client-bedrock-runtime';
@@ -41,7 +52,12 @@ import type { ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
 export interface BedrockClientOptions {
   /** AWS Region; default: the SDK's resolution (AWS_REGION in Lambda). */
   region?: string;
-  /** Total attempts per request made by the SDK (1 = no SDK retry); default 3. */
+  /** Endpoint URL, e.g. a VPC interface endpoint (tests: a local server); default: the Region's. */
+  endpoint?: string;
+  /**
+   * Total sends per request made by the SDK, retrying transient failures only (1 = no SDK retry);
+   * default `BEDROCK_SDK_MAX_ATTEMPTS` (2).
+   */
   maxAttempts?: number;
   /**
    * Socket inactivity timeout per attempt, in ms; default 60 000. A (non-streaming) Converse call
@@ -54,18 +70,70 @@ export interface BedrockClientOptions {
   connectionTimeoutMs?: number;
 }
 
-/** SDK attempts per request (1 call + 2 retries); see the file comment for how it combines with Step Functions. */
-export const BEDROCK_SDK_MAX_ATTEMPTS = 3;
+/** SDK sends per request (1 call + 1 retry of a transient failure); see the file comment for how it combines with Step Functions. */
+export const BEDROCK_SDK_MAX_ATTEMPTS = 2;
+
+/** Longest pause before the SDK's retry of a transient failure (full jitter: uniform in [0, this]), ms. */
+export const BEDROCK_SDK_RETRY_MAX_DELAY_MS = 200;
+
+/** The SDK's retry strategy interface (`RetryStrategyV2` of @smithy/types), derived from the client's config type. */
+type SdkRetryStrategy = Extract<NonNullable<BedrockRuntimeClientConfig['retryStrategy']>, { acquireInitialRetryToken: unknown }>;
+type SdkRetryToken = Awaited<ReturnType<SdkRetryStrategy['acquireInitialRetryToken']>>;
+type SdkRetryErrorInfo = Parameters<SdkRetryStrategy['refreshRetryTokenForRetry']>[1];
 
 /**
- * Create a Bedrock Runtime client with bounded retries (`retryMode: 'standard'`, `maxAttempts` 3 by
- * default) and explicit timeouts. Create it once per container (module scope) and reuse it.
+ * The SDK-layer retry policy of the file comment: retry a failure classified TRANSIENT by the SDK
+ * (`errorInfo.errorType`), up to `maxAttempts` sends in all, after a full-jitter pause of at most
+ * `maxDelayMs` x 2^(retry - 1); refuse every other failure (THROTTLING, SERVER_ERROR, CLIENT_ERROR),
+ * which the retry middleware then throws unchanged. Stateless, so one instance may serve a client.
+ */
+export class TransientRetryStrategy implements SdkRetryStrategy {
+  /**
+   * @param maxAttempts total sends per request, >= 1.
+   * @param maxDelayMs upper bound of the first retry's pause, ms.
+   * @param random uniform [0, 1) source (tests).
+   */
+  constructor(
+    readonly maxAttempts: number = BEDROCK_SDK_MAX_ATTEMPTS,
+    readonly maxDelayMs: number = BEDROCK_SDK_RETRY_MAX_DELAY_MS,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  async acquireInitialRetryToken(): Promise<SdkRetryToken> {
+    return retryToken(0, 0);
+  }
+
+  /** @throws the request's error (or a refusal) when the failure is not transient or the attempts are used up. */
+  async refreshRetryTokenForRetry(token: SdkRetryToken, errorInfo: SdkRetryErrorInfo): Promise<SdkRetryToken> {
+    const retry = token.getRetryCount() + 1;
+    if (errorInfo.errorType !== 'TRANSIENT' || retry >= this.maxAttempts) {
+      throw errorInfo.error ?? new ModelError(`No SDK retry for a ${errorInfo.errorType} failure`);
+    }
+    return retryToken(retry, Math.floor(this.random() * this.maxDelayMs * 2 ** (retry - 1)));
+  }
+
+  recordSuccess(): void {
+    // No retry quota to refill: the workflow's Retry bounds sustained failures.
+  }
+}
+
+/** A retry token: the retry count and the pause (ms) the retry middleware waits before sending again. */
+function retryToken(count: number, delayMs: number): SdkRetryToken {
+  return { getRetryCount: () => count, getRetryDelay: () => delayMs };
+}
+
+/**
+ * Create a Bedrock Runtime client with the bounded SDK retry of the file comment
+ * (`TransientRetryStrategy`, 2 sends by default) and explicit timeouts. Create it once per container
+ * (module scope) and reuse it.
  */
 export function createBedrockClient(options: BedrockClientOptions = {}): BedrockRuntimeClient {
+  const maxAttempts = options.maxAttempts ?? BEDROCK_SDK_MAX_ATTEMPTS;
   return new BedrockRuntimeClient({
     ...(options.region ? { region: options.region } : {}),
-    retryMode: 'standard',
-    maxAttempts: options.maxAttempts ?? BEDROCK_SDK_MAX_ATTEMPTS,
+    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+    maxAttempts,
+    retryStrategy: new TransientRetryStrategy(maxAttempts),
     requestHandler: {
       requestTimeout: options.requestTimeoutMs ?? 60_000,
       connectionTimeout: options.connectionTimeoutMs ?? 5_000,

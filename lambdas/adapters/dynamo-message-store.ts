@@ -3,6 +3,9 @@
  * The global top-k is one Query on the GSI `byRelevance` (ScanIndexForward false, Limit k), whose
  * sort key encodes the relevance score then corpus order. Failed conditional writes become
  * MessageAlreadyRecordedError at this boundary.
+ * Items besides those of docs/ARCHITECTURE.md: `FAIL#<round:02>#<chunk:07>` (the last error of a
+ * failed Seek task: `error`, `message`), and on `COUNTERS` the transient model error counts
+ * `<role>TransientErrors` and `transient#<ErrorName>` (UpdateItem ADD).
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
@@ -14,9 +17,17 @@ import {
   UpdateCommand,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { MessageAlreadyRecordedError, StorageError } from '../../shared/errors';
+import { InvalidInputError, MessageAlreadyRecordedError, StorageError } from '../../shared/errors';
 import { relevanceSortKey } from '../../shared/pool';
-import { MAX_STORED_WARNINGS, type MessageStore, type RunCounters, type StoredStep } from '../../shared/ports';
+import {
+  MAX_FAILURE_MESSAGE_CHARS,
+  MAX_STORED_WARNINGS,
+  type MessagePage,
+  type MessageStore,
+  type RunCounters,
+  type SeekFailure,
+  type StoredStep,
+} from '../../shared/ports';
 import type { AgentRole, Message, RoleUsage } from '../../shared/types';
 
 /** Name of the GSI whose sort key is the relevance score (see infra/extagents-workflow.ts). */
@@ -28,7 +39,10 @@ const poolPk = (runId: string): string => `POOL#${runId}`;
 const messageSk = (round: number, chunk: number): string => `MSG#${pad(round, 2)}#${pad(chunk, 7)}`;
 const seekSk = (round: number, chunk: number): string => `SEEK#${pad(round, 2)}#${pad(chunk, 7)}`;
 const stepSk = (seq: number): string => `STEP#${pad(seq, 4)}`;
+const failureSk = (round: number, chunk: number): string => `FAIL#${pad(round, 2)}#${pad(chunk, 7)}`;
 const COUNTERS_SK = 'COUNTERS';
+/** Counter attributes of transient model errors: `<role>TransientErrors` and `transient#<ErrorName>`. */
+const TRANSIENT_BY_ERROR_PREFIX = 'transient#';
 /** BatchGetItem takes at most 100 keys per request. */
 const BATCH_GET_MAX = 100;
 /** Bounded retries of BatchGetItem's UnprocessedKeys (then an error, never a loop). */
@@ -193,6 +207,41 @@ export class DynamoMessageStore implements MessageStore {
     }
   }
 
+  async countTransientError(runId: string, role: AgentRole, errorName: string): Promise<void> {
+    await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: runPk(runId), sk: COUNTERS_SK },
+        UpdateExpression: 'ADD #role :one, #error :one SET #ttl = :ttl',
+        ExpressionAttributeNames: { '#role': `${role}TransientErrors`, '#error': `${TRANSIENT_BY_ERROR_PREFIX}${errorName}`, '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':one': 1, ':ttl': this.ttl() },
+      }),
+    );
+  }
+
+  async recordSeekFailure(runId: string, round: number, chunkIndex: number, failure: { error: string; message: string }): Promise<void> {
+    const message =
+      failure.message.length <= MAX_FAILURE_MESSAGE_CHARS ? failure.message : `${Array.from(failure.message).slice(0, MAX_FAILURE_MESSAGE_CHARS - 1).join('')}…`;
+    await this.client.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { pk: runPk(runId), sk: failureSk(round, chunkIndex), error: failure.error, message, ttl: this.ttl() },
+      }),
+    );
+  }
+
+  async seekFailures(runId: string, round: number): Promise<SeekFailure[]> {
+    const items = await this.queryAll({
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': runPk(runId), ':prefix': `FAIL#${pad(round, 2)}#` },
+      ConsistentRead: true,
+    });
+    return items
+      .map((item) => ({ chunk: Number((item.sk as string).split('#')[2]), error: String(item.error), message: String(item.message) }))
+      .sort((a, b) => a.chunk - b.chunk);
+  }
+
   async getCounters(runId: string): Promise<RunCounters> {
     const out = await this.client.send(
       new GetCommand({ TableName: this.tableName, Key: { pk: runPk(runId), sk: COUNTERS_SK }, ConsistentRead: true }),
@@ -204,7 +253,19 @@ export class DynamoMessageStore implements MessageStore {
       outputTokens: Number(item[`${r}OutputTokens`] ?? 0),
     });
     const warnings = ((item.warnings as string[] | undefined) ?? []).slice(0, MAX_STORED_WARNINGS);
-    return { usage: { seeker: role('seeker'), reasoner: role('reasoner') }, warnings, warningCount: Number(item.warningCount ?? 0) };
+    const byError: Record<string, number> = {};
+    for (const [key, value] of Object.entries(item)) {
+      if (key.startsWith(TRANSIENT_BY_ERROR_PREFIX)) byError[key.slice(TRANSIENT_BY_ERROR_PREFIX.length)] = Number(value);
+    }
+    return {
+      usage: { seeker: role('seeker'), reasoner: role('reasoner') },
+      warnings,
+      warningCount: Number(item.warningCount ?? 0),
+      transientErrors: {
+        byRole: { seeker: Number(item.seekerTransientErrors ?? 0), reasoner: Number(item.reasonerTransientErrors ?? 0) },
+        byError,
+      },
+    };
   }
 
   async putStep(runId: string, step: StoredStep): Promise<void> {
@@ -224,6 +285,42 @@ export class DynamoMessageStore implements MessageStore {
       ConsistentRead: true,
     });
     return items.map((item) => JSON.parse(item.step as string) as StoredStep).sort((a, b) => a.seq - b.seq);
+  }
+
+  /**
+   * One page of the pool in pool order: a descending Query on the GSI `byRelevance`, continued
+   * below the cursor (`gsi1sk < after`; the cursor is the last returned message's `gsi1sk`, unique
+   * per run), with `begins_with(sk, "MSG#<round>#")` as a filter for one round. Reads limit + 1
+   * messages to know whether a next page exists. GSI reads are eventually consistent.
+   * @throws InvalidInputError when `after` is not a cursor this method returned.
+   */
+  async listMessages(runId: string, page: { round?: number; limit: number; after?: string }): Promise<MessagePage> {
+    if (page.after !== undefined && !/^\d{3}#\d{7}#\d{2}$/.test(page.after)) {
+      throw new InvalidInputError(`Invalid message cursor ${JSON.stringify(page.after)}`);
+    }
+    const wanted = page.limit + 1;
+    const items = await this.queryAll(
+      {
+        TableName: this.tableName,
+        IndexName: RELEVANCE_INDEX,
+        KeyConditionExpression: page.after === undefined ? 'gsi1pk = :p' : 'gsi1pk = :p AND gsi1sk < :after',
+        ExpressionAttributeValues: {
+          ':p': poolPk(runId),
+          ...(page.after !== undefined && { ':after': page.after }),
+          ...(page.round !== undefined && { ':r': `MSG#${pad(page.round, 2)}#` }),
+        },
+        ...(page.round !== undefined && { FilterExpression: 'begins_with(sk, :r)' }),
+        ScanIndexForward: false,
+        // A filtered page may hold few matches: read more per request then.
+        Limit: page.round === undefined ? wanted : Math.max(wanted, 200),
+      },
+      wanted,
+    );
+    const taken = items.slice(0, page.limit);
+    return {
+      messages: taken.map((item) => JSON.parse(item.message as string) as Message),
+      ...(items.length > page.limit && { next: taken[taken.length - 1].gsi1sk as string }),
+    };
   }
 
   /** Query every page (or until `max` items). */

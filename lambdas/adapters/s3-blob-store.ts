@@ -2,6 +2,7 @@
  * BlobStore on Amazon S3 (one bucket). Missing keys become NotFoundError at this boundary.
  */
 import {
+  CopyObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
   NoSuchKey,
@@ -55,6 +56,24 @@ export class S3BlobStore implements BlobStore {
       for (const o of page.Contents ?? []) if (o.Key && !o.Key.endsWith('/')) out.push({ key: o.Key, size: o.Size ?? 0 });
     }
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  /**
+   * Server-side copy within the bucket (CopyObject: objects up to 5 GB, no bytes through Lambda).
+   * The copy source is `<bucket>/<key>` with each key segment URL-encoded, as the API requires.
+   * Source: https://docs.aws.amazon.com/AmazonS3/latest/API/API_CopyObject.html
+   * @throws NotFoundError when the source does not exist.
+   */
+  async copy(sourceKey: string, targetKey: string): Promise<void> {
+    const source = `${this.bucket}/${sourceKey.split('/').map(encodeURIComponent).join('/')}`;
+    try {
+      await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: targetKey, CopySource: source }));
+    } catch (error) {
+      if (error instanceof NoSuchKey || (error as Error).name === 'NoSuchKey') {
+        throw new NotFoundError(`s3://${this.bucket}/${sourceKey} does not exist`, { cause: error });
+      }
+      throw error;
+    }
   }
 
   async exists(key: string): Promise<boolean> {

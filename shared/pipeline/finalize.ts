@@ -1,10 +1,11 @@
 /**
  * Finalize: assemble and persist the run's result (docs/ARCHITECTURE.md, step 7): the answer of the
  * first answered KAR step (or the refusal), its citations resolved to documents and character
- * ranges, the KAR trace, usage per role, skipped documents and failed chunks.
+ * ranges, the KAR trace, usage per role, skipped documents, failed chunks with their errors and the
+ * transient model errors the workflow retried.
  */
 import type { BlobStore, MessageStore, StoredStep } from '../ports';
-import { NO_ANSWER, type Citation, type Message, type RunResult } from '../types';
+import { NO_ANSWER, type ChunkFailure, type Citation, type Message, type RetryReport, type RunResult } from '../types';
 import { chunkKey, resultKey } from './layout';
 import { loadRunRecord } from './run-record';
 import type { Chunk } from '../types';
@@ -19,6 +20,8 @@ export interface FinalizeDeps {
 const BEST_EVIDENCE_ON_REFUSAL = 3;
 /** Longest quote in a citation, in characters. */
 const MAX_QUOTE_CHARS = 300;
+/** Reason given for a failed chunk whose Seek task recorded no error (it was killed, e.g. by a timeout). */
+const UNKNOWN_FAILURE = 'no error recorded: the Seek task stopped before it could record one (e.g. a Lambda timeout or crash)';
 
 /**
  * Build the `RunResult`, write it to `runs/<runId>/result.json` and return a small summary.
@@ -27,11 +30,15 @@ const MAX_QUOTE_CHARS = 300;
 export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Promise<FinalizeOutput & { result: RunResult }> {
   const { blobs, store } = deps;
   const record = await loadRunRecord(blobs, state.runId);
-  const [steps, counters, sought] = await Promise.all([
+  const [allSteps, counters, sought, failures] = await Promise.all([
     store.getSteps(state.runId),
     store.getCounters(state.runId),
     store.soughtChunks(state.runId, state.round),
+    store.seekFailures(state.runId, state.round),
   ]);
+  // Steps of this execution only: a resumed run re-numbers its steps from 1, and an earlier,
+  // interrupted execution of the same run id may have recorded more of them.
+  const steps = allSteps.filter((s) => s.seq <= state.seq);
   const answeredStep: StoredStep | undefined = steps.find((s) => s.outcome === 'answered');
   const answerable = answeredStep !== undefined;
 
@@ -49,6 +56,15 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
   const soughtSet = new Set(sought);
   const failedChunks: number[] = [];
   for (let i = 0; i < record.chunks; i++) if (!soughtSet.has(i)) failedChunks.push(i);
+  const failureOf = new Map(failures.map((f) => [f.chunk, f]));
+  const chunkFailures: ChunkFailure[] = failedChunks.map((chunk) => {
+    const failure = failureOf.get(chunk);
+    return failure
+      ? { chunk, round: state.round, error: failure.error, message: failure.message }
+      : { chunk, round: state.round, error: 'Unknown', message: UNKNOWN_FAILURE };
+  });
+  const { byRole, byError } = counters.transientErrors;
+  const retries: RetryReport = { total: byRole.seeker + byRole.reasoner, byRole, byError };
 
   const warnings = [...counters.warnings];
   if (counters.warningCount > counters.warnings.length) {
@@ -74,6 +90,8 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
     poolSize: await store.poolSize(state.runId),
     skipped: record.skipped,
     failedChunks,
+    chunkFailures,
+    retries,
     warnings,
   };
   const key = resultKey(state.runId);

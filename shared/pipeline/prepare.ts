@@ -1,21 +1,30 @@
 /**
  * Prepare: read the corpus, decode and chunk it, write the chunk objects, the run record and the
  * Distributed Map manifest; return the initial workflow state (docs/ARCHITECTURE.md, step 1).
+ *
+ * Chunk cache (shared/pipeline/ingest.ts): when the corpus objects (ids and bytes) and `chunkTokens`
+ * match an ingested corpus, the cached chunk objects are copied to the run instead of decoding and
+ * chunking again; the run record says which (`chunkCache`). The run's keys are the same either way,
+ * so Seek and Finalize read chunks through `chunkKey(runId, index)` unchanged.
  */
 import pLimit from 'p-limit';
 import { parseRunOptions } from '../config';
-import { chunkCorpus } from '../chunking';
 import { EmptyCorpusError, InvalidInputError } from '../errors';
 import type { BlobStore } from '../ports';
-import { decodeDocument } from '../text';
 import { TOKENIZER_NAME } from '../tokenizer';
-import type { SkippedDocument, SourceDocument } from '../types';
+import type { SkippedDocument } from '../types';
+import {
+  IO_CONCURRENCY,
+  chunkCacheKey,
+  copyCachedChunks,
+  corpusContentHash,
+  decodeAndChunk,
+  loadChunkCache,
+  readCorpusObjects,
+} from './ingest';
 import { chunkKey, manifestKey, runRecordKey } from './layout';
 import type { RunRecord } from './run-record';
 import type { PrepareEvent, WorkflowState } from './state';
-
-/** Parallel object reads/writes of one Prepare invocation (S3 handles far more; this bounds memory). */
-const IO_CONCURRENCY = 16;
 
 export interface PrepareDeps {
   blobs: BlobStore;
@@ -36,45 +45,52 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
   const limit = pLimit(IO_CONCURRENCY);
 
   const keys = await resolveCorpusKeys(event.corpus, blobs);
-  const prefix = event.corpus.prefix ?? '';
-  const decoded = await Promise.all(
-    keys.map((key) => limit(async () => decodeDocument(key.slice(prefix.length) || key, await blobs.get(key)))),
-  );
-  const docs: SourceDocument[] = [];
-  const skipped: SkippedDocument[] = [];
-  for (const d of decoded) {
-    if ('doc' in d) docs.push(d.doc);
-    else skipped.push(d.skipped);
-  }
-  if (docs.length === 0) {
-    const why = skipped.map((s) => `${s.documentId}: ${s.reason}`).join('; ');
-    throw new EmptyCorpusError(`The corpus has no usable text (${keys.length} object(s): ${why})`);
-  }
+  const objects = await readCorpusObjects(blobs, keys, event.corpus.prefix ?? '');
+  const cacheKey = chunkCacheKey(corpusContentHash(objects), options.chunkTokens);
+  const cached = await loadChunkCache(blobs, cacheKey);
 
-  const chunks = chunkCorpus(docs, { chunkTokens: options.chunkTokens });
-  await Promise.all(
-    chunks.map((chunk) => limit(() => blobs.put(chunkKey(event.runId, chunk.index), JSON.stringify(chunk), 'application/json'))),
-  );
+  let documents: Array<{ id: string; chars: number }>;
+  let skipped: SkippedDocument[];
+  let chunkCount: number;
+  let tokens: number;
+  if (cached) {
+    ({ documents, skipped } = cached);
+    chunkCount = cached.chunks;
+    tokens = cached.chunkTokensTotal;
+    if (chunkCount === 0) throw emptyCorpus(keys.length, skipped);
+    await copyCachedChunks(blobs, cacheKey, chunkCount, event.runId);
+  } else {
+    const corpus = decodeAndChunk(objects, options.chunkTokens, false);
+    if (corpus.documents.length === 0) throw emptyCorpus(keys.length, corpus.skipped);
+    documents = corpus.documents.map((d) => ({ id: d.id, chars: d.text.length }));
+    skipped = corpus.skipped;
+    chunkCount = corpus.chunks.length;
+    tokens = corpus.chunks.reduce((sum, c) => sum + c.tokens, 0);
+    await Promise.all(
+      corpus.chunks.map((chunk) => limit(() => blobs.put(chunkKey(event.runId, chunk.index), JSON.stringify(chunk), 'application/json'))),
+    );
+  }
   const record: RunRecord = {
     runId: event.runId,
     question: event.question.trim(),
     options,
-    documents: docs.map((d) => ({ id: d.id, chars: d.text.length })),
+    documents,
     skipped,
-    chunks: chunks.length,
-    tokens: chunks.reduce((sum, c) => sum + c.tokens, 0),
+    chunks: chunkCount,
+    tokens,
     tokenizer: TOKENIZER_NAME,
     createdAt: (deps.now ?? (() => new Date()))().toISOString(),
+    chunkCache: { key: cacheKey, hit: cached !== undefined },
   };
   await blobs.put(runRecordKey(event.runId), JSON.stringify(record), 'application/json');
   // The manifest is written last: its presence means the run's chunks are all in place.
-  const manifest = JSON.stringify(chunks.map((c) => ({ chunk: c.index })));
+  const manifest = JSON.stringify(Array.from({ length: chunkCount }, (_, chunk) => ({ chunk })));
   await blobs.put(manifestKey(event.runId), manifest, 'application/json');
 
   return {
     runId: event.runId,
     manifestKey: manifestKey(event.runId),
-    chunks: chunks.length,
+    chunks: chunkCount,
     round: 1,
     k: 1,
     seq: 0,
@@ -88,6 +104,11 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
       bestEffort: options.bestEffort,
     },
   };
+}
+
+function emptyCorpus(objects: number, skipped: SkippedDocument[]): EmptyCorpusError {
+  const why = skipped.map((s) => `${s.documentId}: ${s.reason}`).join('; ');
+  return new EmptyCorpusError(`The corpus has no usable text (${objects} object(s): ${why})`);
 }
 
 async function resolveCorpusKeys(corpus: PrepareEvent['corpus'], blobs: BlobStore): Promise<string[]> {

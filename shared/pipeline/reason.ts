@@ -3,10 +3,12 @@
  * the reasoning agent reads the global top-k messages, fitted to its token budget, and answers or
  * refuses; a refusal doubles k for the next step.
  */
+import { ContextOverflowError } from '../errors';
 import { nextK } from '../kar';
 import { fitToBudget } from '../pool';
-import type { AgentModel, BlobStore, MessageStore } from '../ports';
+import type { AgentModel, BlobStore, MessageStore, ReasonResult } from '../ports';
 import { loadRunRecord } from './run-record';
+import { countIfTransient } from './seek';
 import type { ReasonEvent, WorkflowState } from './state';
 
 export interface ReasonDeps {
@@ -21,6 +23,8 @@ const FORCED_MAX_MESSAGES = 1024;
 /** Tokens reserved per message for its label and separators in the reasoning prompt. */
 const MESSAGE_OVERHEAD_TOKENS = 12;
 
+const isOverflow = (error: unknown): boolean => error instanceof Error && error.name === ContextOverflowError.name;
+
 /**
  * Run one KAR step and return the next state.
  * - Empty pool: no model call; the step is "refused" and exhausted (nothing to read).
@@ -28,7 +32,14 @@ const MESSAGE_OVERHEAD_TOKENS = 12;
  *   budget and is told to answer (a model that still refuses is recorded as refused).
  * - `exhausted` is true when this step already gave every message of the pool, or when the budget
  *   cut the top-k short (a wider k would give the agent the same text again).
- * @throws model errors unchanged (Step Functions retries the retryable ones by name).
+ * - A transient model error (ModelThrottledError, …) is counted in the run's counters
+ *   (`RunResult.retries`) and rethrown unchanged: Step Functions retries the step by name.
+ * - ContextOverflowError is never retried as is: the step is sent once more with its evidence
+ *   halved (`fitToBudget` to half the tokens: fewer messages, the first one trimmed when it alone
+ *   exceeds half), recorded with a warning and in the step's `messagesUsed` / `evidenceTokens`; if
+ *   that overflows too, or nothing is left to send, the step fails.
+ * @throws ContextOverflowError naming the KAR step (round, k) and what to change, when the halved
+ *   evidence still overflows; other model errors unchanged.
  */
 export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<WorkflowState> {
   const { state, force } = event;
@@ -42,9 +53,36 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
   }
   const k = Math.min(state.k, poolSize);
   const top = await store.topK(state.runId, force ? Math.min(poolSize, FORCED_MAX_MESSAGES) : k);
-  const fitted = fitToBudget(top, record.options.reasonerBudgetTokens, { overheadTokensPerMessage: MESSAGE_OVERHEAD_TOKENS });
-  const result = await model.reason({ question: record.question, messages: fitted.messages, force });
-  await store.addUsage(state.runId, 'reasoner', result.usage, result.warnings.map((w) => `KAR step ${state.seq + 1}: ${w}`));
+  let fitted = fitToBudget(top, record.options.reasonerBudgetTokens, { overheadTokensPerMessage: MESSAGE_OVERHEAD_TOKENS });
+  const step = `KAR step ${state.seq + 1} (round ${state.round}, k=${k}${force ? ', best-effort answer' : ''})`;
+  const warnings: string[] = [];
+  let result: ReasonResult;
+  try {
+    result = await model.reason({ question: record.question, messages: fitted.messages, force });
+  } catch (error) {
+    await countIfTransient(store, state.runId, 'reasoner', error);
+    if (!isOverflow(error)) throw error;
+    // Never retried as is: once more with the evidence halved (fewer messages; the first one
+    // trimmed when it alone exceeds half), then a clear failure. The first message's label overhead
+    // is not halved, so that a single message is trimmed to half its evidence rather than dropped.
+    const halved = MESSAGE_OVERHEAD_TOKENS + Math.floor((fitted.tokens - MESSAGE_OVERHEAD_TOKENS) / 2);
+    const smaller = fitToBudget(fitted.messages, Math.max(0, halved), { overheadTokensPerMessage: MESSAGE_OVERHEAD_TOKENS });
+    const shrunk = `its evidence shrunk from ${fitted.messages.length} message(s) (${fitted.tokens} tokens) to ${smaller.messages.length} (${smaller.tokens} tokens)`;
+    const advice = `lower the reasoning budget (run option reasonerBudgetTokens, CLI --reasoner-budget; now ${record.options.reasonerBudgetTokens}) or use a reasoning model with a larger context window`;
+    if (smaller.messages.length === 0) {
+      throw new ContextOverflowError(`${step} exceeds the reasoning model's context window and its evidence cannot be shrunk further: ${advice}`, { cause: error });
+    }
+    try {
+      result = await model.reason({ question: record.question, messages: smaller.messages, force });
+    } catch (retryError) {
+      await countIfTransient(store, state.runId, 'reasoner', retryError);
+      if (!isOverflow(retryError)) throw retryError;
+      throw new ContextOverflowError(`${step} exceeds the reasoning model's context window even with ${shrunk}: ${advice}`, { cause: retryError });
+    }
+    fitted = smaller;
+    warnings.push(`context window exceeded; sent once more with ${shrunk}`);
+  }
+  await store.addUsage(state.runId, 'reasoner', result.usage, [...warnings, ...result.warnings].map((w) => `KAR step ${state.seq + 1}: ${w}`));
 
   const answered = result.answerable;
   const seq = state.seq + 1;

@@ -21,6 +21,11 @@ export interface RunRecord {
   tokenizer: string;
   /** ISO-8601 time of Prepare. */
   createdAt: string;
+  /**
+   * The chunk cache entry of this corpus and `chunkTokens` (shared/pipeline/ingest.ts): `hit` when
+   * Prepare copied its chunks instead of chunking. Absent in records written before the cache.
+   */
+  chunkCache?: { key: string; hit: boolean };
 }
 
 const MAX_CACHED = 16;

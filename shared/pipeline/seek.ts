@@ -3,11 +3,11 @@
  * In rounds >= 2 it also reads the synchronized global top-K messages (global knowledge
  * synchronization, paper 2B). The resulting message, if any, joins the pool.
  */
-import { MessageAlreadyRecordedError } from '../errors';
-import { messageId } from '../pool';
-import type { AgentModel, BlobStore, MessageStore } from '../ports';
+import { ContextOverflowError, MessageAlreadyRecordedError, RETRYABLE_ERRORS } from '../errors';
+import { fitToBudget, messageId } from '../pool';
+import type { AgentModel, BlobStore, MessageStore, SeekRequest, SeekResult } from '../ports';
 import { countTokens } from '../tokenizer';
-import type { Chunk, Message, Quote } from '../types';
+import type { AgentRole, Chunk, Message, Quote } from '../types';
 import { chunkKey } from './layout';
 import { loadRunRecord, loadSynchronized } from './run-record';
 import type { SeekEvent, SeekOutcome } from './state';
@@ -22,20 +22,70 @@ export interface SeekDeps {
  * Run the seeking agent of one chunk, at most once per (run, round, chunk): a chunk already sought
  * (a resumed run, a retried task) is not sent to the model again, and a message is written with a
  * conditional write so the pool never holds duplicates.
- * @throws NotFoundError when the run or chunk object is missing; model errors (ModelThrottledError, …)
- *   propagate unchanged so Step Functions can Retry by name.
+ *
+ * Faults:
+ * - a transient model error (ModelThrottledError, ModelUnavailableError, ModelTimeoutError) is
+ *   counted in the run's counters (`RunResult.retries`) and rethrown unchanged, so Step Functions
+ *   retries the task by name;
+ * - ContextOverflowError (the prompt exceeds the model's context window) is never retried as is: in
+ *   rounds >= 2 the request is sent once more with the synchronized messages halved (fewer messages,
+ *   the first one trimmed when it alone exceeds half: `fitToBudget`); if that overflows too, or in
+ *   round 1 (where only the chunk itself could be cut, which would drop corpus text), the task fails
+ *   with a ContextOverflowError naming the chunk and what to change;
+ * - any error that fails the task is recorded for the chunk (`RunResult.chunkFailures` lists it
+ *   when the chunk ends up failed).
+ * @throws NotFoundError when the run or chunk object is missing; ContextOverflowError as above;
+ *   other model errors (ModelThrottledError, …) unchanged so Step Functions can Retry by name.
  */
 export async function seekChunk(event: SeekEvent, deps: SeekDeps): Promise<SeekOutcome> {
-  const { blobs, store, model } = deps;
+  const { store } = deps;
   const { runId, round, chunk: index } = event;
   if (await store.wasSought(runId, round, index)) return { chunk: index, outcome: 'already-done' };
+  try {
+    return await seekOnce(event, deps);
+  } catch (error) {
+    await countIfTransient(store, runId, 'seeker', error);
+    await bestEffort(store.recordSeekFailure(runId, round, index, describe(error)));
+    throw error;
+  }
+}
 
+/** Is this one of the errors the workflow retries (ModelThrottledError, …)? */
+export function isTransientModelError(error: unknown): error is Error {
+  return error instanceof Error && (RETRYABLE_ERRORS as readonly string[]).includes(error.name);
+}
+
+/**
+ * Count a transient model error in the run's counters before it is rethrown for the workflow's
+ * Retry (`RunResult.retries`). A failure to count is ignored: the task's own error must reach Step
+ * Functions unchanged (the figure is then one short).
+ */
+export async function countIfTransient(store: MessageStore, runId: string, role: AgentRole, error: unknown): Promise<void> {
+  if (isTransientModelError(error)) await bestEffort(store.countTransientError(runId, role, error.name));
+}
+
+async function bestEffort(write: Promise<void>): Promise<void> {
+  try {
+    await write;
+  } catch {
+    // Bookkeeping only: never mask the error being reported.
+  }
+}
+
+function describe(error: unknown): { error: string; message: string } {
+  return error instanceof Error ? { error: error.name, message: error.message } : { error: 'Error', message: String(error) };
+}
+
+async function seekOnce(event: SeekEvent, deps: SeekDeps): Promise<SeekOutcome> {
+  const { blobs, store, model } = deps;
+  const { runId, round, chunk: index } = event;
   const record = await loadRunRecord(blobs, runId);
   const chunk = JSON.parse(await blobs.getText(chunkKey(runId, index))) as Chunk;
   const synchronized = await loadSynchronized(blobs, runId, round);
 
-  const result = await model.seek({ question: record.question, chunk, round, synchronized });
-  await store.addUsage(runId, 'seeker', result.usage, result.warnings.map((w) => `chunk ${index}, round ${round}: ${w}`));
+  const { result, warnings } = await seekShrinkingOnOverflow(model, { question: record.question, chunk, round, synchronized }, record.options.chunkTokens);
+  const allWarnings = [...warnings, ...result.warnings];
+  await store.addUsage(runId, 'seeker', result.usage, allWarnings.map((w) => `chunk ${index}, round ${round}: ${w}`));
 
   let outcome: SeekOutcome['outcome'] = 'none';
   if (result.evidence !== null && result.evidence.trim() !== '') {
@@ -61,6 +111,50 @@ export async function seekChunk(event: SeekEvent, deps: SeekDeps): Promise<SeekO
   }
   await store.markSought(runId, round, index, outcome === 'none' ? 'none' : 'message');
   return { chunk: index, outcome };
+}
+
+const isOverflow = (error: unknown): boolean => error instanceof Error && error.name === ContextOverflowError.name;
+
+/**
+ * One seek, and on a context overflow one more with the synchronized messages halved (see
+ * `seekChunk`). Usage of the overflowing call is unknown (the model rejected it) and not counted.
+ * @returns the result and a warning when the request was shrunk.
+ * @throws ContextOverflowError naming the chunk when nothing can be shrunk or the smaller request
+ *   overflows too; any other error of the model unchanged.
+ */
+async function seekShrinkingOnOverflow(
+  model: AgentModel,
+  request: SeekRequest,
+  chunkTokens: number,
+): Promise<{ result: SeekResult; warnings: string[] }> {
+  const { chunk, round } = request;
+  const what = `Chunk ${chunk.index} (round ${round}, ${chunk.tokens} tokens of corpus text)`;
+  const advice = `use a smaller chunk size (run option chunkTokens, CLI --chunk-tokens; now ${chunkTokens}) or a model with a larger context window`;
+  try {
+    return { result: await model.seek(request), warnings: [] };
+  } catch (error) {
+    if (!isOverflow(error)) throw error;
+    if (request.synchronized.length === 0) {
+      throw new ContextOverflowError(
+        `${what} exceeds the seeking model's context window; nothing but the chunk is sent, and cutting it would drop corpus text: ${advice}`,
+        { cause: error },
+      );
+    }
+    // Same accounting as Synchronize (evidence tokens, no per-message overhead).
+    const before = request.synchronized.reduce((sum, m) => sum + m.tokens, 0);
+    const smaller = fitToBudget(request.synchronized, Math.floor(before / 2));
+    const shrunk = `the synchronized messages shrunk from ${request.synchronized.length} (${before} tokens) to ${smaller.messages.length} (${smaller.tokens} tokens)`;
+    try {
+      const result = await model.seek({ ...request, synchronized: smaller.messages });
+      return { result, warnings: [`context window exceeded; sent once more with ${shrunk}`] };
+    } catch (retryError) {
+      if (!isOverflow(retryError)) throw retryError;
+      throw new ContextOverflowError(
+        `${what} exceeds the seeking model's context window even with ${shrunk}: ${advice}, or a smaller synchronization budget (syncBudgetTokens)`,
+        { cause: retryError },
+      );
+    }
+  }
 }
 
 /**

@@ -94,10 +94,23 @@ function functionLogicalId(template: Template, handler: string): string {
   return ids[0];
 }
 
-function renderDefinition(template: Template): AslDefinition {
+/** The question-answering state machine (the stack also holds the jobs state machine). */
+function workflowMachine(template: Template): { id: string; Properties: { DefinitionString: Json; RoleArn: { 'Fn::GetAtt': string[] } } } {
   const machines = template.findResources('AWS::StepFunctions::StateMachine');
-  const [machine] = Object.values(machines) as Array<{ Properties: { DefinitionString: Json } }>;
-  return JSON.parse(resolveIntrinsics(machine.Properties.DefinitionString) as string) as AslDefinition;
+  const ids = Object.keys(machines).filter((id) => id.startsWith('WorkflowStateMachine'));
+  expect(ids).toHaveLength(1);
+  return { id: ids[0], ...machines[ids[0]] } as ReturnType<typeof workflowMachine>;
+}
+
+function renderDefinition(template: Template): AslDefinition {
+  return JSON.parse(resolveIntrinsics(workflowMachine(template).Properties.DefinitionString) as string) as AslDefinition;
+}
+
+/** The project bucket (the stack also holds its access log bucket). */
+function projectBucketId(template: Template): string {
+  const ids = Object.keys(template.findResources('AWS::S3::Bucket')).filter((id) => /^Bucket[0-9A-F]{8}$/.test(id));
+  expect(ids).toHaveLength(1);
+  return ids[0];
 }
 
 /** The IAM policy statements attached to the role of a resource (a Lambda function or the state machine). */
@@ -133,7 +146,7 @@ describe('the workflow definition', () => {
     template = synth();
     asl = renderDefinition(template);
     fnArn = (handler) => `\${${functionLogicalId(template, handler)}.Arn}`;
-    bucketRef = `\${${logicalIdOf(template, 'AWS::S3::Bucket', {})}}`;
+    bucketRef = `\${${projectBucketId(template)}}`;
   });
 
   it('has exactly the states of the contract and starts at Prepare', () => {
@@ -410,18 +423,30 @@ describe('the stack resources', () => {
   it('gives every log group a retention', () => {
     // Arrange
     const logGroups = Object.values(template.findResources('AWS::Logs::LogGroup'));
-    // Assert: five handlers and the state machine
-    expect(logGroups).toHaveLength(6);
+    // Assert: at least five handlers and the state machine (the upload triggers add theirs)
+    expect(logGroups.length).toBeGreaterThanOrEqual(6);
     for (const logGroup of logGroups) expect(logGroup.Properties.RetentionInDays).toBeGreaterThan(0);
   });
 
-  it('lets every handler read and write the table and the bucket', () => {
-    for (const handler of ['Prepare', 'Seek', 'Reason', 'Synchronize', 'Finalize']) {
-      // Arrange
-      const actions = statementsOfRole(template, roleOfFunction(template, handler)).flatMap((s) => [s.Action].flat());
-      // Assert
+  it('lets Prepare read the corpus and write runs/, and the other handlers read and write runs/ and the table', () => {
+    // Arrange
+    const bucketArn = `\${${projectBucketId(template)}.Arn}`;
+    const grants = (handler: string) => statementsOfRole(template, roleOfFunction(template, handler));
+    const objectsOf = (handler: string, action: string) =>
+      grants(handler)
+        .filter((s) => [s.Action].flat().includes(action))
+        .flatMap((s) => [s.Resource].flat())
+        .filter((r) => typeof r === 'string' && r.startsWith(`${bucketArn}/`));
+    // Assert
+    expect(objectsOf('Prepare', 's3:GetObject*')).toEqual([`${bucketArn}/*`]);
+    expect(objectsOf('Prepare', 's3:PutObject')).toEqual([`${bucketArn}/runs/*`]);
+    expect(grants('Prepare').flatMap((s) => [s.Action].flat()).filter((a) => String(a).startsWith('dynamodb:'))).toEqual([]);
+    for (const handler of ['Seek', 'Reason', 'Synchronize', 'Finalize']) {
+      const actions = grants(handler).flatMap((s) => [s.Action].flat());
       expect(actions).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']));
-      expect(actions).toEqual(expect.arrayContaining(['s3:GetObject*', 's3:PutObject', 's3:List*']));
+      expect(objectsOf(handler, 's3:GetObject*')).toEqual([`${bucketArn}/runs/*`]);
+      expect(objectsOf(handler, 's3:PutObject')).toEqual([`${bucketArn}/runs/*`]);
+      expect(actions).not.toContain('s3:DeleteObject*');
     }
   });
 
@@ -440,12 +465,8 @@ describe('the stack resources', () => {
 
   it('lets the state machine read the manifest, write Map Run results and invoke the handlers', () => {
     // Arrange
-    const roleId = logicalIdOf(template, 'AWS::IAM::Role', {
-      AssumeRolePolicyDocument: Match.objectLike({
-        Statement: [Match.objectLike({ Principal: { Service: 'states.amazonaws.com' } })],
-      }),
-    });
-    const bucketId = logicalIdOf(template, 'AWS::S3::Bucket', {});
+    const roleId = workflowMachine(template).Properties.RoleArn['Fn::GetAtt'][0];
+    const bucketId = projectBucketId(template);
     const statements = statementsOfRole(template, roleId);
     const objectArn = `arn:aws:s3:::\${${bucketId}}/*`;
     const allows = (action: string, resource: string) =>

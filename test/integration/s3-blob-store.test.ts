@@ -68,4 +68,15 @@ describe('S3BlobStore against s3rver', () => {
     expect(listed.map((o) => o.key)).toEqual(keys);
     expect(listed.every((o) => o.size === 2)).toBe(true);
   });
+
+  it('copies an object server-side, bytes exact, and reports a missing source as NotFoundError', async () => {
+    // Arrange
+    const bytes = new Uint8Array([1, 2, 3, 0, 255]);
+    await store.put('cache/chunks/k/chunks/0000000.json', bytes);
+    // Act
+    await store.copy('cache/chunks/k/chunks/0000000.json', 'runs/r/chunks/0000000.json');
+    // Assert
+    expect(Array.from(await store.get('runs/r/chunks/0000000.json'))).toEqual(Array.from(bytes));
+    await expect(store.copy('cache/chunks/k/absent.json', 'runs/r/x.json')).rejects.toBeInstanceOf(NotFoundError);
+  });
 });

@@ -19,6 +19,7 @@ import {
   bedrockRuntimeClient,
   createBedrockClient,
   mapBedrockError,
+  TransientRetryStrategy,
 } from '../../lambdas/adapters/bedrock';
 import {
   ConfigurationError,
@@ -222,13 +223,13 @@ describe('mapBedrockError', () => {
 });
 
 describe('Bedrock client factory', () => {
-  it('bounds SDK retries: standard retry mode, 3 attempts by default', async () => {
+  it('bounds SDK retries: 2 sends by default, transient failures only', async () => {
     const client = createBedrockClient({ region: 'us-east-1' });
 
-    expect(await client.config.maxAttempts()).toBe(3);
-    expect(client.config.retryMode).toBe('standard');
+    expect(await client.config.maxAttempts()).toBe(2);
     const strategy = await client.config.retryStrategy();
-    expect('mode' in strategy ? strategy.mode : undefined).toBe('standard');
+    expect(strategy).toBeInstanceOf(TransientRetryStrategy);
+    expect((strategy as TransientRetryStrategy).maxAttempts).toBe(2);
   });
 
   it('reuses one module-scope client', () => {

@@ -110,4 +110,17 @@ describe('FsBlobStore', () => {
     // Assert
     expect(keys).toEqual(['runs/done.json']);
   });
+
+  it('copies an object to another key, bytes exact, and reports a missing source as NotFoundError', async () => {
+    // Arrange
+    const bytes = new Uint8Array([1, 2, 3, 0, 255]);
+    await store.put('cache/a.bin', bytes);
+    // Act
+    await store.copy('cache/a.bin', 'runs/r/b.bin');
+    // Assert
+    expect(Array.from(await store.get('runs/r/b.bin'))).toEqual(Array.from(bytes));
+    expect((await store.list('runs/')).map((o) => o.key)).toEqual(['runs/r/b.bin']);
+    await expect(store.copy('cache/absent.bin', 'runs/r/c.bin')).rejects.toBeInstanceOf(NotFoundError);
+    expect(await store.exists('runs/r/c.bin')).toBe(false);
+  });
 });

@@ -1,0 +1,55 @@
+/**
+ * The API Lambda's environment and AWS adapters, created once per container at module scope
+ * (`mockClient` patches the SDK classes, so tests can still mock them). Separate from
+ * lambdas/adapters/aws.ts: the API function needs no model and has its own variables.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import type { ApiDeps } from '../../shared/api/core';
+import { ConfigurationError } from '../../shared/errors';
+import { DynamoMessageStore } from './dynamo-message-store';
+import { S3BlobStore } from './s3-blob-store';
+import { S3IdempotencyStore } from './s3-idempotency-store';
+import { S3Presigner, createPresigningS3Client } from './s3-presigner';
+import { SfnRunLauncher } from './sfn-run-launcher';
+
+const ApiEnvSchema = z.object({
+  /** DynamoDB table of messages and runs. */
+  TABLE_NAME: z.string().min(1),
+  /** The project bucket (corpora, runs, api records). */
+  BUCKET_NAME: z.string().min(1),
+  /** The workflow's state machine. */
+  STATE_MACHINE_ARN: z.string().regex(/^arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}:stateMachine:[A-Za-z0-9_-]{1,80}$/, 'must be a state machine ARN'),
+});
+
+export type ApiEnv = z.infer<typeof ApiEnvSchema>;
+
+/**
+ * Read and validate the API function's environment.
+ * @throws ConfigurationError naming each missing or invalid variable.
+ */
+export function loadApiEnv(source: NodeJS.ProcessEnv = process.env): ApiEnv {
+  const result = ApiEnvSchema.safeParse(source);
+  if (!result.success) {
+    const detail = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigurationError(`Invalid API Lambda environment: ${detail}`);
+  }
+  return result.data;
+}
+
+const env = loadApiEnv();
+const s3 = new S3Client({});
+const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}));
+const sfn = new SFNClient({});
+
+/** The API's ports in this container. */
+export const apiDeps: ApiDeps = {
+  blobs: new S3BlobStore(s3, env.BUCKET_NAME),
+  store: new DynamoMessageStore(dynamo, { tableName: env.TABLE_NAME }),
+  launcher: new SfnRunLauncher(sfn, env.STATE_MACHINE_ARN),
+  presigner: new S3Presigner(createPresigningS3Client(), env.BUCKET_NAME),
+  idempotency: new S3IdempotencyStore(s3, env.BUCKET_NAME),
+};

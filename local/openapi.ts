@@ -1,0 +1,36 @@
+/**
+ * Write docs/openapi.yaml from the API's route table and zod schemas (shared/api/openapi.ts):
+ *
+ *   npx tsx local/openapi.ts           write the file
+ *   npx tsx local/openapi.ts --check   exit 1 when the committed file is out of date
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Document } from 'yaml';
+import { buildOpenApiDocument } from '../shared/api/openapi';
+
+/** The committed document. */
+export const OPENAPI_PATH = path.resolve(__dirname, '..', 'docs', 'openapi.yaml');
+
+/** The document as YAML text, with a header saying how it is made. */
+export function renderOpenApiYaml(): string {
+  const doc = new Document(buildOpenApiDocument());
+  doc.commentBefore =
+    ' Generated from shared/api (route table and zod schemas) by `npx tsx local/openapi.ts`; do not edit by hand.\n' +
+    ' test/unit/api-openapi.test.ts fails when this file is out of date.';
+  return doc.toString({ lineWidth: 0 });
+}
+
+if (require.main === module) {
+  const text = renderOpenApiYaml();
+  if (process.argv.includes('--check')) {
+    const current = readFileSync(OPENAPI_PATH, 'utf8');
+    if (current !== text) {
+      process.stderr.write(`${OPENAPI_PATH} is out of date: run npx tsx local/openapi.ts\n`);
+      process.exitCode = 1;
+    }
+  } else {
+    writeFileSync(OPENAPI_PATH, text);
+    process.stdout.write(`wrote ${OPENAPI_PATH}\n`);
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * The `extagents serve` subcommand (local/cli.ts adds it): the HTTP API on 127.0.0.1 over one
+ * long-lived local stack (local/serve.ts). Runs until SIGINT / SIGTERM, then stops the server,
+ * aborts running executions and stops the stack.
+ */
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT, startServer } from './serve';
+
+interface ServeCommandOptions {
+  port: number;
+  host: string;
+  token?: string;
+  stateDir: string;
+  model: string;
+  maxConcurrentRuns: number;
+}
+
+function integer(name: string, min: number, max: number) {
+  return (value: string): number => {
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < min || parsed > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max} (got "${value}")`);
+    return parsed;
+  };
+}
+
+/** Add `serve` to the program. */
+export function addServeCommand(program: Command): Command {
+  return program
+    .command('serve')
+    .description(
+      'Serve the ExtAgents HTTP API (docs/API.md, docs/openapi.yaml) on 127.0.0.1 over the local stack: same routes, ' +
+        'validation and errors as the deployed API, bearer-token authentication instead of SigV4.',
+    )
+    .option('--port <n>', 'port (0 = any free port)', integer('--port', 0, 65535), DEFAULT_PORT)
+    .addOption(new Option('--host <address>', 'listen address').choices(['127.0.0.1']).default('127.0.0.1'))
+    .option('--token <token>', 'bearer token, at least 16 characters (default: $EXTAGENTS_TOKEN, else generated and printed)')
+    .option('--state-dir <dir>', 'where the local bucket and DynamoDB data are kept (persistent)', '.extagents')
+    .addOption(
+      new Option('-m, --model <spec>', 'model: "extractive" (offline BM25 extractive reader, not an LLM) or "bedrock:<seekerId>[,<reasonerId>]"').default('extractive'),
+    )
+    .option('--max-concurrent-runs <n>', 'runs executed at once (others wait)', integer('--max-concurrent-runs', 1, 64), DEFAULT_MAX_CONCURRENT_RUNS)
+    .action(async (opts: ServeCommandOptions) => {
+      const token = opts.token ?? (process.env.EXTAGENTS_TOKEN || undefined);
+      const server = await startServer({
+        port: opts.port,
+        host: opts.host,
+        token,
+        stateDir: opts.stateDir,
+        modelSpec: opts.model,
+        maxConcurrentRuns: opts.maxConcurrentRuns,
+        log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
+      });
+      process.stdout.write(`extagents serve: ${server.url} (model ${opts.model}, state ${opts.stateDir}, at most ${opts.maxConcurrentRuns} run(s) at once)\n`);
+      if (server.tokenGenerated) process.stdout.write(`token: ${server.token}\n`);
+      process.stdout.write(`try: curl -H "Authorization: Bearer <token>" ${server.url}/v1/runs/<runId>   (docs/API.md)\n`);
+      await new Promise<void>((resolve) => {
+        const stop = (): void => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          resolve();
+        };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+      process.stderr.write('extagents serve: stopping (running executions are aborted)\n');
+      await server.stop();
+    });
+}

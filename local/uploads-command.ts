@@ -1,0 +1,112 @@
+/**
+ * The `extagents ingest` and `extagents job` subcommands (local/cli.ts adds them): the upload
+ * triggers of the AWS stack (docs/UPLOADS.md), run locally over the `--state-dir` bucket.
+ *
+ *   extagents ingest --id <corpusId> --corpus <paths...> [--chunk-tokens 8000]
+ *   extagents job <file.json> [--name <name>] [--concurrency 4] [-m extractive]
+ */
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import path from 'node:path';
+import { resolveCorpus } from './corpus';
+import { FsBlobStore } from './fs-blob-store';
+import { startLocalStack } from './stack';
+import { ingestLocalCorpus, runJob, submitJobFile } from './uploads';
+
+function integer(name: string, min: number, max: number) {
+  return (value: string): number => {
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < min || parsed > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max} (got "${value}")`);
+    return parsed;
+  };
+}
+
+interface IngestCommandOptions {
+  id: string;
+  corpus: string[];
+  chunkTokens: number;
+  stateDir: string;
+  json: boolean;
+}
+
+interface JobCommandOptions {
+  name?: string;
+  concurrency: number;
+  model: string;
+  stateDir: string;
+  json: boolean;
+}
+
+/** Add `ingest` and `job` to the program. */
+export function addUploadCommands(program: Command): Command {
+  program
+    .command('ingest')
+    .description(
+      'Put files under corpora/<id>/ of the local bucket and ingest the corpus once: decode, count and chunk it and cache the chunks, ' +
+        'so runs on it with the same --chunk-tokens skip chunking (what an upload to corpora/<id>/ does in AWS).',
+    )
+    .requiredOption('--id <corpusId>', 'corpus id (A-Z a-z 0-9 . _ -)')
+    .requiredOption('-c, --corpus <paths...>', 'files, directories, glob patterns, or "sotu"')
+    .option('--chunk-tokens <n>', 'maximum tokens per cached chunk (L)', integer('--chunk-tokens', 64, 200_000), 8000)
+    .option('--state-dir <dir>', 'where the local bucket is kept', '.extagents')
+    .option('--json', 'print the ingestion summary as JSON', false)
+    .action(async (opts: IngestCommandOptions) => {
+      const files = await resolveCorpus(opts.corpus);
+      const blobs = new FsBlobStore(path.join(path.resolve(opts.stateDir), 'bucket'));
+      const outcome = await ingestLocalCorpus(blobs, opts.id, files, { chunkTokens: opts.chunkTokens });
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify(outcome)}\n`);
+        return;
+      }
+      if (outcome.outcome === 'no-objects') {
+        process.stdout.write(`corpus ${outcome.corpusId}: no objects\n`);
+        return;
+      }
+      const { ingestion } = outcome;
+      const t = ingestion.totals;
+      process.stdout.write(
+        `corpus ${ingestion.corpusId}: ${outcome.outcome}; ${t.files} file(s), ${t.bytes} bytes, ${t.documents} document(s), ` +
+          `${t.tokens} tokens, ${t.chunks} chunk(s) of at most ${ingestion.chunkTokens} tokens (cache ${ingestion.cacheKey.slice(0, 12)}…)\n`,
+      );
+      for (const s of ingestion.skipped) process.stdout.write(`  skipped ${s.documentId}: ${s.reason}\n`);
+    });
+
+  program
+    .command('job')
+    .description(
+      'Run a job file ({corpus, questions: [{question, options?}], options?}) as an upload to jobs/<name>.json would in AWS: ' +
+        'every question on the local workflow, results to results/<name>.jsonl (input order) and results/<name>.summary.json. ' +
+        'Running the same file again starts nothing.',
+    )
+    .argument('<file>', 'the job file (JSON, docs/UPLOADS.md)')
+    .option('--name <name>', 'job name (default: the file name without .json)')
+    .option('--concurrency <n>', 'questions running at once', integer('--concurrency', 1, 64), 4)
+    .addOption(
+      new Option('-m, --model <spec>', 'model: "extractive" (offline BM25 extractive reader, not an LLM) or "bedrock:<seekerId>[,<reasonerId>]"').default('extractive'),
+    )
+    .option('--state-dir <dir>', 'where the local bucket is kept', '.extagents')
+    .option('--json', 'print the job summary as JSON', false)
+    .action(async (file: string, opts: JobCommandOptions) => {
+      const stack = await startLocalStack({ stateDir: opts.stateDir, modelSpec: opts.model });
+      try {
+        const key = await submitJobFile(stack.blobs, file, opts.name);
+        const outcome = await runJob(stack, key, {
+          concurrency: opts.concurrency,
+          onQuestionDone: opts.json ? undefined : (index, done) => process.stderr.write(`question ${index}: ${done.started ? done.status : 'already started'}\n`),
+        });
+        const { summary } = outcome;
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify(summary)}\n`);
+          return;
+        }
+        process.stdout.write(
+          `job ${summary.job}: ${summary.questions} question(s), ${summary.succeeded} succeeded (${summary.answerable} answered), ${summary.failed} failed; ` +
+            `${outcome.started} started, ${outcome.alreadyStarted} already started\n` +
+            `results: ${path.join(opts.stateDir, 'bucket', summary.resultsKey ?? '')}\n`,
+        );
+        for (const f of summary.failures) process.stdout.write(`  question ${f.index} failed: ${f.error.name}: ${f.error.message}\n`);
+      } finally {
+        await stack.stop();
+      }
+    });
+  return program;
+}

@@ -1,0 +1,171 @@
+/**
+ * Upload triggers in local mode (docs/UPLOADS.md): what the EventBridge rules do in AWS, run
+ * in-process over the local stack's bucket directory.
+ *
+ * - {@link ingestLocalCorpus}: put files under `corpora/<corpusId>/` and ingest them once (the same
+ *   `ingestCorpus` the ingest Lambda runs).
+ * - {@link runJob}: run a job file `jobs/<name>.json` of the local bucket: plan it, run every question
+ *   on the local question-answering state machine with bounded concurrency, write
+ *   `results/<name>.jsonl` and the summary (the same `planJob` / `writeJobResults` the jobs state
+ *   machine's Lambdas run). The jobs state machine itself is not executed locally (the local engine
+ *   emulates Lambda tasks and Distributed Maps, not `startExecution.sync`); its per-question
+ *   semantics are reproduced here: each question is an execution named by the job version and its
+ *   index, a name already used starts nothing (Step Functions' ExecutionAlreadyExists), one failing
+ *   question does not fail the job.
+ */
+import { createHash } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import pLimit from 'p-limit';
+import { ExtAgentsError, InvalidInputError } from '../shared/errors';
+import { corpusPrefix, ingestCorpus, parseCorpusId, type IngestOutcome } from '../shared/pipeline/ingest';
+import { JOBS_PREFIX, JobNameSchema, loadJob, planJob, writeJobResults, type ExecutionLookup, type ExecutionStatus, type JobSummary } from '../shared/pipeline/jobs';
+import type { BlobStore } from '../shared/ports';
+import type { CorpusFile } from './corpus';
+import { ExecutionFailedError } from './engine';
+import type { LocalStack } from './stack';
+
+/**
+ * Put corpus files under `corpora/<corpusId>/<file id>` of a bucket and ingest the corpus.
+ * @param options.chunkTokens L of the cached chunks (runs with this chunkTokens reuse them). @default 8000
+ * @throws InvalidInputError for an invalid corpus id; ConfigurationError for an invalid chunkTokens.
+ */
+export async function ingestLocalCorpus(
+  blobs: BlobStore,
+  corpusId: string,
+  files: readonly CorpusFile[],
+  options: { chunkTokens?: number; now?: () => Date } = {},
+): Promise<IngestOutcome> {
+  const id = parseCorpusId(corpusId);
+  const limit = pLimit(16);
+  await Promise.all(files.map((f) => limit(async () => blobs.put(corpusPrefix(id) + f.id, await fs.readFile(f.path)))));
+  return ingestCorpus(id, { blobs, now: options.now }, { chunkTokens: options.chunkTokens });
+}
+
+/**
+ * Copy a job file from disk to `jobs/<name>.json` of a bucket.
+ * @param name the job name; @default the file name without `.json`
+ * @returns the key written.
+ * @throws InvalidInputError for an invalid job name.
+ */
+export async function submitJobFile(blobs: BlobStore, file: string, name?: string): Promise<string> {
+  const jobName = name ?? file.replace(/^.*[\\/]/, '').replace(/\.json$/, '');
+  const parsed = JobNameSchema.safeParse(jobName);
+  if (!parsed.success) throw new InvalidInputError(`Invalid job name ${JSON.stringify(jobName)}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  const key = `${JOBS_PREFIX}${parsed.data}.json`;
+  await blobs.put(key, await fs.readFile(file), 'application/json');
+  return key;
+}
+
+/** Options of {@link runJob}. */
+export interface RunJobOptions {
+  /** Questions running at once (the jobs state machine's MaxConcurrency). @default 4 */
+  concurrency?: number;
+  /** The job object's ETag as the upload event would give it. @default the MD5 of its bytes (an S3 single-part ETag) */
+  etag?: string;
+  /** Called when a question ends (`started` false: its execution existed already). */
+  onQuestionDone?: (index: number, outcome: { started: boolean; status: string }) => void;
+}
+
+/** What {@link runJob} did. */
+export interface RunJobOutcome {
+  jobId: string;
+  /** Questions whose execution this call started. */
+  started: number;
+  /** Questions whose execution existed already (a duplicate delivery): nothing started. */
+  alreadyStarted: number;
+  summary: JobSummary;
+}
+
+/**
+ * Run the job file `key` (`jobs/<name>.json`) of the local stack's bucket: plan, run every question
+ * (at most `concurrency` at once), write the results and the summary. Calling it again for the same
+ * job version (same key and ETag) starts nothing and rewrites the same results.
+ *
+ * @throws InvalidInputError for an invalid job file (a `rejected` summary is written first);
+ *   NotFoundError when the key does not exist.
+ */
+export async function runJob(stack: LocalStack, key: string, options: RunJobOptions = {}): Promise<RunJobOutcome> {
+  const { blobs } = stack;
+  const concurrency = options.concurrency ?? 4;
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new InvalidInputError(`concurrency must be a positive integer, got ${concurrency}`);
+  const etag = options.etag ?? createHash('md5').update(await blobs.get(key)).digest('hex');
+  const state = await planJob({ key, etag }, { blobs });
+  const { items } = await loadJob(blobs, state.jobId);
+  const executions = new LocalExecutionRegistry(blobs);
+
+  let started = 0;
+  let alreadyStarted = 0;
+  const limit = pLimit(concurrency);
+  await Promise.all(
+    items.map((item) =>
+      limit(async () => {
+        const outcome = await executions.run(item.executionName, () => stack.execute(item.input));
+        if (outcome.started) started += 1;
+        else alreadyStarted += 1;
+        options.onQuestionDone?.(item.index, outcome);
+      }),
+    ),
+  );
+  const summary = await writeJobResults(state.jobId, { blobs, executions });
+  return { jobId: state.jobId, started, alreadyStarted, summary };
+}
+
+/** Key of a local execution's record. */
+const executionKey = (name: string): string => `runs/_executions/${name}.json`;
+
+/** Names being started in this process, per bucket (a second claim of one is refused at once). */
+const claimedByBucket = new WeakMap<BlobStore, Set<string>>();
+
+/**
+ * Step Functions' execution-name uniqueness, locally: a record per execution name in the bucket
+ * (`runs/_executions/<name>.json`: status, error, cause), so a name runs at most once per bucket,
+ * across processes that run one after the other.
+ */
+export class LocalExecutionRegistry implements ExecutionLookup {
+  constructor(private readonly blobs: BlobStore) {}
+
+  /**
+   * Run `execute` under `name` unless an execution of that name exists (then nothing runs).
+   * A failed execution is recorded with its error name and cause, not thrown.
+   */
+  async run(name: string, execute: () => Promise<unknown>): Promise<{ started: boolean; status: string }> {
+    const key = executionKey(name);
+    let claimed = claimedByBucket.get(this.blobs);
+    if (!claimed) claimedByBucket.set(this.blobs, (claimed = new Set()));
+    if (claimed.has(name)) return { started: false, status: 'RUNNING' };
+    claimed.add(name); // before any await: a concurrent claim of the same name sees it
+    try {
+      if (await this.blobs.exists(key)) return { started: false, status: (await this.describe(name)).status };
+      await this.record(name, { status: 'RUNNING' });
+      let status: ExecutionStatus;
+      try {
+        await execute();
+        status = { status: 'SUCCEEDED' };
+      } catch (error) {
+        status = { status: 'FAILED', ...failureOf(error) };
+      }
+      await this.record(name, status);
+      return { started: true, status: status.status };
+    } finally {
+      claimed.delete(name);
+    }
+  }
+
+  async describe(name: string): Promise<ExecutionStatus> {
+    const key = executionKey(name);
+    if (!(await this.blobs.exists(key))) return { status: 'NOT_FOUND' };
+    return JSON.parse(await this.blobs.getText(key)) as ExecutionStatus;
+  }
+
+  private async record(name: string, status: ExecutionStatus): Promise<void> {
+    await this.blobs.put(executionKey(name), JSON.stringify(status), 'application/json');
+  }
+}
+
+/** Error name and cause of a failed local execution, as DescribeExecution would report them. */
+function failureOf(error: unknown): { error: string; cause: string } {
+  if (error instanceof ExecutionFailedError) return { error: error.error, cause: error.causeText };
+  if (error instanceof ExtAgentsError) return { error: error.name, cause: JSON.stringify({ errorType: error.name, errorMessage: error.message }) };
+  const e = error instanceof Error ? error : new Error(String(error));
+  return { error: e.name, cause: JSON.stringify({ errorType: e.name, errorMessage: e.message }) };
+}

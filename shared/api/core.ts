@@ -1,0 +1,359 @@
+/**
+ * The API's route logic over ports (no HTTP, no AWS SDK): the same code answers API Gateway
+ * (lambdas/api.ts) and the local server (local/serve.ts). Inputs arrive validated by the router
+ * (shared/api/router.ts); errors are the typed errors of shared/errors.ts, mapped to problem+json
+ * by shared/api/problem.ts.
+ */
+import { randomBytes } from 'node:crypto';
+import pLimit from 'p-limit';
+import { parseRunOptions } from '../config';
+import { IdempotencyConflictError, InvalidInputError, NotFoundError, RequestValidationError, type RequestIssue } from '../errors';
+import { resultKey, runRecordKey } from '../pipeline/layout';
+import type { RunRecord } from '../pipeline/run-record';
+import type { PrepareEvent } from '../pipeline/state';
+import type { BlobStore, MessageStore } from '../ports';
+import type { RunResult } from '../types';
+import { readIngestedCounts } from './corpus-index';
+import { idempotencyKeyHash, idempotentRunId, requestHash } from './idempotency';
+import { corpusRecordKey } from './layout';
+import type { ExecutionDescription, ExecutionStatus, IdempotencyRecord, IdempotencyStore, Presigner, RunLauncher } from './ports';
+import {
+  MAX_EXECUTION_INPUT_BYTES,
+  corpusPrefix,
+  type CorpusResponse,
+  type CreateCorpusRequest,
+  type CreateCorpusResponse,
+  type CreateRunRequest,
+  type CreateRunResponse,
+  type MessagePageResponse,
+  type MessagesQuery,
+  type RunProgress,
+  type RunStatus,
+} from './schemas';
+
+/** What the API core needs. */
+export interface ApiDeps {
+  /** The project bucket. */
+  blobs: BlobStore;
+  /** The run table (only these reads). */
+  store: Pick<MessageStore, 'soughtChunks' | 'getSteps' | 'listMessages'>;
+  launcher: RunLauncher;
+  presigner: Presigner;
+  idempotency: IdempotencyStore;
+  /** Clock (tests pass a fixed one). */
+  now?: () => Date;
+  /** `bytes` random bytes as lower-case hex (tests pass a deterministic one). */
+  randomHex?: (bytes: number) => string;
+}
+
+/** Who calls and where the API is, for idempotency scoping and links. */
+export interface CallContext {
+  /** The authenticated caller (an IAM ARN in AWS; `local` for the local server). */
+  principal: string;
+  /** Base URL of the API without a trailing slash, e.g. `https://abc.execute-api.us-east-1.amazonaws.com/prod`. */
+  baseUrl: string;
+}
+
+/** The corpus as the Prepare event takes it. */
+type ResolvedCorpus = PrepareEvent['corpus'];
+
+/** What `POST /v1/corpora` stores at `api/corpora/<id>.json`. */
+export interface CorpusRecord {
+  corpusId: string;
+  createdAt: string;
+  files: Array<{ path: string; size?: number; contentType?: string }>;
+}
+
+/** Parallel storage calls of one request. */
+const IO_CONCURRENCY = 16;
+/** Most validation issues listed in one problem. */
+const MAX_LISTED_ISSUES = 20;
+
+/** The route logic of the API (see docs/API.md and docs/openapi.yaml). */
+export class ApiCore {
+  private readonly now: () => Date;
+  private readonly randomHex: (bytes: number) => string;
+
+  constructor(private readonly deps: ApiDeps) {
+    this.now = deps.now ?? (() => new Date());
+    this.randomHex = deps.randomHex ?? ((bytes) => randomBytes(bytes).toString('hex'));
+  }
+
+  /**
+   * `POST /v1/runs`: start a run of the workflow.
+   * - Without an idempotency key: a new run id `run-<UTC yyyymmddThhmmss>-<12 hex>`.
+   * - With one: the run id derives from it (shared/api/idempotency.ts); a repeat of the same
+   *   request starts nothing new and answers the same run id (`replayed: true`).
+   * @throws RequestValidationError when the corpus has no object (id, prefix), a key is missing,
+   *   or the execution input would exceed 256 KiB; IdempotencyConflictError when the key was first
+   *   used with a different request.
+   */
+  async createRun(body: CreateRunRequest, idempotencyKey: string | undefined, ctx: CallContext): Promise<{ response: CreateRunResponse; replayed: boolean }> {
+    const corpus = resolveCorpus(body.corpus);
+    const options = parseRunOptions(body.options ?? {});
+    const normalized = { question: body.question, corpus, options };
+    let runId: string;
+    let replayed = false;
+    let record: Omit<IdempotencyRecord, 'createdAt'> | undefined;
+    if (idempotencyKey === undefined) {
+      runId = this.newRunId();
+    } else {
+      const keyHash = idempotencyKeyHash(ctx.principal, idempotencyKey);
+      runId = idempotentRunId(keyHash);
+      record = { keyHash, requestHash: requestHash(normalized), runId };
+    }
+    const input: PrepareEvent = { runId, ...normalized };
+    const inputBytes = Buffer.byteLength(JSON.stringify(input), 'utf8');
+    if (inputBytes > MAX_EXECUTION_INPUT_BYTES) {
+      throw new RequestValidationError(
+        `The run's input is ${inputBytes} bytes; Step Functions accepts at most ${MAX_EXECUTION_INPUT_BYTES}. List fewer keys, or give a prefix or a corpus id.`,
+        [{ location: 'body', name: '/corpus', detail: 'too large: use a prefix or a corpus id' }],
+      );
+    }
+
+    if (record) {
+      const existing = await this.deps.idempotency.get(record.keyHash);
+      if (existing) {
+        assertSameRequest(existing, record.requestHash);
+        replayed = true;
+      } else {
+        await this.checkCorpusExists(body.corpus, corpus);
+        const raced = await this.deps.idempotency.claim({ ...record, createdAt: this.now().toISOString() });
+        if (raced) {
+          assertSameRequest(raced, record.requestHash);
+          replayed = true;
+        }
+      }
+    } else {
+      await this.checkCorpusExists(body.corpus, corpus);
+    }
+
+    const { started } = await this.deps.launcher.start(runId, input);
+    let status: ExecutionStatus = 'RUNNING';
+    if (!started) {
+      replayed = true;
+      status = (await this.deps.launcher.describe(runId))?.status ?? 'RUNNING';
+    }
+    return { response: { runId, status, links: runLinks(ctx, runId) }, replayed };
+  }
+
+  /**
+   * `GET /v1/runs/{runId}`: status, progress, and the result once finished.
+   * @throws NotFoundError when there is neither an execution nor a result of that run id.
+   */
+  async getRun(runId: string, ctx: CallContext): Promise<RunStatus> {
+    const { description, record, result } = await this.findRun(runId);
+    const status: ExecutionStatus = description?.status ?? 'SUCCEEDED';
+    const progress = await this.progressOf(runId, status, record);
+    const failed = status !== 'RUNNING' && status !== 'SUCCEEDED';
+    let finalResult = result;
+    if (status === 'SUCCEEDED' && finalResult === undefined) finalResult = await this.readJson<RunResult>(resultKey(runId));
+    return {
+      runId,
+      status,
+      ...(description?.startedAt !== undefined && { startedAt: description.startedAt }),
+      ...(description?.stoppedAt !== undefined && { stoppedAt: description.stoppedAt }),
+      ...(record && { question: record.question }),
+      progress,
+      ...(finalResult && { result: finalResult }),
+      ...(failed && { error: { name: description?.error ?? status, message: description?.cause ?? `The run ended with status ${status}` } }),
+      links: runLinks(ctx, runId),
+    };
+  }
+
+  /**
+   * `GET /v1/runs/{runId}/messages`: one page of the run's scored messages in pool order.
+   * @throws NotFoundError for an unknown run; RequestValidationError for a cursor this API did not issue.
+   */
+  async listMessages(runId: string, query: MessagesQuery, ctx: CallContext): Promise<MessagePageResponse> {
+    await this.findRun(runId);
+    let after: string | undefined;
+    if (query.cursor !== undefined) after = Buffer.from(query.cursor, 'base64url').toString('utf8');
+    let page;
+    try {
+      page = await this.deps.store.listMessages(runId, { round: query.round, limit: query.limit, after });
+    } catch (error) {
+      if (error instanceof InvalidInputError) {
+        throw new RequestValidationError('Invalid cursor', [{ location: 'query', name: 'cursor', detail: 'not a cursor of this API: pass nextCursor of a previous page' }], { cause: error });
+      }
+      throw error;
+    }
+    const nextCursor = page.next === undefined ? null : Buffer.from(page.next, 'utf8').toString('base64url');
+    const base = `${ctx.baseUrl}/v1/runs/${encodeURIComponent(runId)}/messages`;
+    const params = (cursor?: string): string => {
+      const search = new URLSearchParams();
+      if (query.round !== undefined) search.set('round', String(query.round));
+      search.set('limit', String(query.limit));
+      if (cursor !== undefined) search.set('cursor', cursor);
+      return `${base}?${search.toString()}`;
+    };
+    return {
+      runId,
+      round: query.round ?? null,
+      messages: page.messages,
+      nextCursor,
+      links: { self: params(query.cursor), ...(nextCursor !== null && { next: params(nextCursor) }) },
+    };
+  }
+
+  /**
+   * `POST /v1/corpora`: a new corpus id and one upload URL per file (`corpora/<id>/<path>`).
+   * The announced files are kept at `api/corpora/<id>.json` (what is still pending).
+   */
+  async createCorpus(body: CreateCorpusRequest, ctx: CallContext): Promise<CreateCorpusResponse> {
+    const now = this.now();
+    const corpusId = `c-${now.toISOString().slice(0, 10).replace(/-/g, '')}-${this.randomHex(8)}`;
+    const prefix = corpusPrefix(corpusId);
+    const limit = pLimit(IO_CONCURRENCY);
+    const uploads = await Promise.all(
+      body.files.map((file) =>
+        limit(async () => {
+          const key = prefix + file.path;
+          const upload = await this.deps.presigner.presignPut(key, {
+            expiresInSeconds: body.expiresInSeconds,
+            ...(file.size !== undefined && { contentLength: file.size }),
+            ...(file.contentType !== undefined && { contentType: file.contentType }),
+          });
+          return { path: file.path, key, ...upload };
+        }),
+      ),
+    );
+    const record: CorpusRecord = {
+      corpusId,
+      createdAt: now.toISOString(),
+      files: body.files.map((f) => ({ path: f.path, ...(f.size !== undefined && { size: f.size }), ...(f.contentType !== undefined && { contentType: f.contentType }) })),
+    };
+    await this.deps.blobs.put(corpusRecordKey(corpusId), JSON.stringify(record), 'application/json');
+    return { corpusId, prefix, uploads, links: { self: corpusLink(ctx, corpusId) } };
+  }
+
+  /**
+   * `GET /v1/corpora/{corpusId}`: the corpus's files with sizes, and token counts where ingestion
+   * has recorded them (shared/api/corpus-index.ts).
+   * @throws NotFoundError when the corpus has neither files nor a creation record.
+   */
+  async getCorpus(corpusId: string, ctx: CallContext): Promise<CorpusResponse> {
+    const prefix = corpusPrefix(corpusId);
+    const [objects, record] = await Promise.all([this.deps.blobs.list(prefix), this.readJson<CorpusRecord>(corpusRecordKey(corpusId))]);
+    if (objects.length === 0 && record === undefined) throw new NotFoundError(`No corpus with id ${JSON.stringify(corpusId)} (nothing under ${prefix})`);
+    const ingested = await readIngestedCounts(this.deps.blobs, corpusId, prefix, objects);
+    const files = objects.map((o) => {
+      const counts = ingested.get(o.key);
+      return {
+        path: o.key.slice(prefix.length),
+        key: o.key,
+        size: o.size,
+        ingested: counts !== undefined,
+        tokens: counts?.tokens ?? null,
+        chars: counts?.chars ?? null,
+        ...(counts?.skipped !== undefined && { skipped: counts.skipped }),
+      };
+    });
+    const uploaded = new Set(files.map((f) => f.path));
+    const allCounted = files.length > 0 && files.every((f) => f.tokens !== null);
+    return {
+      corpusId,
+      prefix,
+      ...(record && { createdAt: record.createdAt }),
+      files,
+      pending: (record?.files ?? []).map((f) => f.path).filter((p) => !uploaded.has(p)),
+      totals: {
+        files: files.length,
+        bytes: files.reduce((sum, f) => sum + f.size, 0),
+        tokens: allCounted ? files.reduce((sum, f) => sum + (f.tokens ?? 0), 0) : null,
+      },
+      links: { self: corpusLink(ctx, corpusId) },
+    };
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  /** A fresh run id: `run-<UTC yyyymmddThhmmss>-<12 hex>`. */
+  private newRunId(): string {
+    return `run-${this.now().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '')}-${this.randomHex(6)}`;
+  }
+
+  /** The execution, run record and result of a run; NotFoundError when none of them exists. */
+  private async findRun(runId: string): Promise<{ description?: ExecutionDescription; record?: RunRecord; result?: RunResult }> {
+    const [description, record] = await Promise.all([this.deps.launcher.describe(runId), this.readJson<RunRecord>(runRecordKey(runId))]);
+    if (description) return { description, record };
+    // A run finished outside this API (e.g. `extagents ask` on the same bucket) has a result only.
+    const result = await this.readJson<RunResult>(resultKey(runId));
+    if (!result) throw new NotFoundError(`No run with id ${JSON.stringify(runId)}`);
+    return { record, result };
+  }
+
+  private async progressOf(runId: string, status: ExecutionStatus, record: RunRecord | undefined): Promise<RunProgress> {
+    const finished = status !== 'RUNNING';
+    if (!record) return { phase: finished ? 'finished' : 'preparing', chunks: null, tokens: null, rounds: [], karSteps: [] };
+    const rounds: RunProgress['rounds'] = [];
+    for (let round = 1; round <= record.options.rounds; round++) {
+      const sought = (await this.deps.store.soughtChunks(runId, round)).length;
+      if (round > 1 && sought === 0) break;
+      rounds.push({ round, sought, total: record.chunks });
+    }
+    const steps = await this.deps.store.getSteps(runId);
+    const karSteps = steps.map((s) => ({
+      seq: s.seq,
+      round: s.round,
+      k: s.k,
+      messagesUsed: s.messagesUsed,
+      evidenceTokens: s.evidenceTokens,
+      outcome: s.outcome,
+      ...(s.forced !== undefined && { forced: s.forced }),
+    }));
+    const current = rounds.at(-1)?.round ?? 1;
+    const phase = finished ? 'finished' : karSteps.some((s) => s.round === current) ? 'reasoning' : 'seeking';
+    return { phase, chunks: record.chunks, tokens: record.tokens, rounds, karSteps };
+  }
+
+  /** Fail with a 400 naming the corpus when it has no object (id, prefix) or a key is missing. */
+  private async checkCorpusExists(ref: CreateRunRequest['corpus'], corpus: ResolvedCorpus): Promise<void> {
+    const issues: RequestIssue[] = [];
+    if (corpus.keys) {
+      const limit = pLimit(IO_CONCURRENCY);
+      const exists = await Promise.all(corpus.keys.map((key) => limit(() => this.deps.blobs.exists(key))));
+      exists.forEach((ok, i) => {
+        if (!ok && issues.length < MAX_LISTED_ISSUES) issues.push({ location: 'body', name: `/corpus/keys/${i}`, detail: `no object with key ${JSON.stringify(corpus.keys?.[i])}` });
+      });
+    } else if ((await this.deps.blobs.list(corpus.prefix ?? '')).length === 0) {
+      issues.push(
+        ref.id !== undefined
+          ? { location: 'body', name: '/corpus/id', detail: `no corpus with id ${JSON.stringify(ref.id)} (nothing under ${corpus.prefix}); create one with POST /v1/corpora and upload its files` }
+          : { location: 'body', name: '/corpus/prefix', detail: `no object under prefix ${JSON.stringify(corpus.prefix)}` },
+      );
+    }
+    if (issues.length > 0) throw new RequestValidationError('The corpus has no object to read', issues);
+  }
+
+  private async readJson<T>(key: string): Promise<T | undefined> {
+    try {
+      return JSON.parse(await this.deps.blobs.getText(key)) as T;
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }
+  }
+}
+
+/** The Prepare event's corpus for a request's corpus reference (an id is the prefix `corpora/<id>/`). */
+export function resolveCorpus(ref: CreateRunRequest['corpus']): ResolvedCorpus {
+  if (ref.id !== undefined) return { prefix: corpusPrefix(ref.id) };
+  if (ref.prefix !== undefined) return { prefix: ref.prefix };
+  return { keys: [...(ref.keys ?? [])] };
+}
+
+function assertSameRequest(existing: IdempotencyRecord, hash: string): void {
+  if (existing.requestHash !== hash) {
+    throw new IdempotencyConflictError(
+      `This Idempotency-Key was first used at ${existing.createdAt} with a different request (run ${existing.runId}); use a new key for a new run.`,
+    );
+  }
+}
+
+const runLinks = (ctx: CallContext, runId: string): { self: string; messages: string } => ({
+  self: `${ctx.baseUrl}/v1/runs/${encodeURIComponent(runId)}`,
+  messages: `${ctx.baseUrl}/v1/runs/${encodeURIComponent(runId)}/messages`,
+});
+
+const corpusLink = (ctx: CallContext, corpusId: string): string => `${ctx.baseUrl}/v1/corpora/${encodeURIComponent(corpusId)}`;

@@ -1,0 +1,163 @@
+/**
+ * The OpenAPI 3.1 document of the API, built from the route table (shared/api/routes.ts) and the
+ * zod schemas the handlers validate with (shared/api/schemas.ts, converted by zod 4's
+ * `z.toJSONSchema`, JSON Schema 2020-12 as OpenAPI 3.1 uses). docs/openapi.yaml is this document
+ * written out by `npx tsx local/openapi.ts`; test/unit/api-openapi.test.ts fails when the committed
+ * file differs, so the document cannot drift from the handlers.
+ * Source: https://spec.openapis.org/oas/v3.1.0
+ */
+import { z } from 'zod';
+import { PROBLEM_CONTENT_TYPE } from './problem';
+import { API_ROUTES, type RouteSpec } from './routes';
+import { requestRegistry, responseRegistry } from './schemas';
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+/** Where component schemas live in the document. */
+const componentRef = (id: string): string => `#/components/schemas/${id}`;
+
+/** Problem statuses every route may answer (authentication, authorization, throttling, failure). */
+const COMMON_PROBLEMS: Record<number, string> = {
+  401: 'Not authenticated (local server: missing or wrong bearer token).',
+  403: 'Not authorized (AWS: missing or invalid SigV4 signature, or no execute-api:Invoke permission).',
+  429: 'Throttled (AWS: stage or method throttling).',
+  500: 'The request could not be completed.',
+};
+
+const PROBLEM_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid request: `errors` lists each problem (JSON Pointer into the body, parameter or header).',
+  404: 'No such run or corpus.',
+  409: 'The Idempotency-Key was first used with a different request.',
+  413: 'The body exceeds 1 MiB.',
+  415: 'The body is not sent as application/json.',
+};
+
+/** A schema converted for the document (no `$schema` / `$id`: the document sets the dialect). */
+function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
+  const converted = z.toJSONSchema(schema, { io, target: 'draft-2020-12', unrepresentable: 'throw' }) as JsonObject;
+  delete converted.$schema;
+  delete converted.$id;
+  return converted;
+}
+
+/** The component schemas of both registries, references between them as `#/components/schemas/<id>`. */
+function componentSchemas(): JsonObject {
+  const out: JsonObject = {};
+  for (const [registry, io] of [
+    [requestRegistry, 'input'],
+    [responseRegistry, 'output'],
+  ] as const) {
+    const { schemas } = z.toJSONSchema(registry, { io, target: 'draft-2020-12', uri: componentRef, unrepresentable: 'throw' }) as { schemas: Record<string, JsonObject> };
+    for (const [id, schema] of Object.entries(schemas)) {
+      const { $schema: _dialect, $id: _id, ...rest } = schema;
+      out[id] = rest;
+    }
+  }
+  return out;
+}
+
+function idOf(schema: z.ZodType, registry: typeof requestRegistry): string {
+  const meta = registry.get(schema);
+  if (!meta) throw new Error(`Schema of the route table is not registered (${schema.description ?? 'no description'})`);
+  return meta.id;
+}
+
+function isOptional(schema: z.ZodType): boolean {
+  return schema.safeParse(undefined).success;
+}
+
+function problemResponse(description: string): JsonObject {
+  return { description, content: { [PROBLEM_CONTENT_TYPE]: { schema: { $ref: componentRef('Problem') } } } };
+}
+
+function operationOf(route: RouteSpec): JsonObject {
+  const parameters: Json[] = [];
+  for (const [name, schema] of Object.entries(route.pathParams)) {
+    parameters.push({ name, in: 'path', required: true, schema: jsonSchemaOf(schema, 'input') });
+  }
+  if (route.query) {
+    for (const [name, field] of Object.entries(route.query.shape as Record<string, z.ZodType>)) {
+      const { description, ...schema } = jsonSchemaOf(field, 'input');
+      parameters.push({ name, in: 'query', required: !isOptional(field), ...(description !== undefined && { description }), schema });
+    }
+  }
+  for (const [name, header] of Object.entries(route.headers)) {
+    parameters.push({ name, in: 'header', required: false, description: header.description, schema: jsonSchemaOf(header.schema, 'input') });
+  }
+
+  const responses: JsonObject = {
+    [String(route.success.status)]: {
+      description: route.success.description,
+      ...(route.success.location && {
+        headers: {
+          Location: { description: 'URL of the created resource', schema: { type: 'string' } },
+          ...(route.operationId === 'createRun' && {
+            'Idempotent-Replayed': { description: '`true` when an earlier request with the same Idempotency-Key started the run', schema: { type: 'string', enum: ['true'] } },
+          }),
+        },
+      }),
+      content: { 'application/json': { schema: { $ref: componentRef(idOf(route.success.schema, responseRegistry)) } } },
+    },
+  };
+  for (const status of route.problems) responses[String(status)] = problemResponse(PROBLEM_DESCRIPTIONS[status] ?? 'Error.');
+  for (const [status, description] of Object.entries(COMMON_PROBLEMS)) responses[status] = problemResponse(description);
+
+  return {
+    operationId: route.operationId,
+    summary: route.summary,
+    description: route.description,
+    ...(parameters.length > 0 && { parameters }),
+    ...(route.body && {
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: { $ref: componentRef(idOf(route.body, requestRegistry)) } } },
+      },
+    }),
+    responses,
+  };
+}
+
+/** The OpenAPI 3.1 document of the API (plain JSON values). */
+export function buildOpenApiDocument(): JsonObject {
+  const paths: JsonObject = {};
+  for (const route of API_ROUTES) {
+    const item = (paths[route.path] ?? {}) as JsonObject;
+    item[route.method.toLowerCase()] = operationOf(route);
+    paths[route.path] = item;
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'ExtAgents API',
+      version: '1.0.0',
+      description:
+        'Question answering over corpora far larger than a context window (ExtAgents on AWS Step Functions). ' +
+        'Deployed: API Gateway REST API with IAM (SigV4) authorization on every route. Locally: `extagents serve` ' +
+        'with a bearer token. Errors are application/problem+json (RFC 9457). See docs/API.md.',
+    },
+    servers: [
+      {
+        url: 'https://{restApiId}.execute-api.{region}.amazonaws.com/prod',
+        description: 'Deployed stack (output ApiUrl)',
+        variables: { restApiId: { default: 'abc123' }, region: { default: 'us-east-1' } },
+      },
+      { url: 'http://127.0.0.1:8787', description: '`extagents serve` (local)' },
+    ],
+    security: [{ sigv4: [] }, { bearer: [] }],
+    paths,
+    components: {
+      securitySchemes: {
+        sigv4: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description: 'AWS Signature Version 4 for service `execute-api` (IAM authorization of API Gateway).',
+          'x-amazon-apigateway-authtype': 'awsSigv4',
+        },
+        bearer: { type: 'http', scheme: 'bearer', description: '`extagents serve` only: the token it prints at start (or --token / EXTAGENTS_TOKEN).' },
+      },
+      schemas: componentSchemas(),
+    },
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * Errors as `application/problem+json` (RFC 9457, "Problem Details for HTTP APIs",
+ * https://www.rfc-editor.org/rfc/rfc9457): `type` (a URI naming the problem type), `title` (the
+ * same for every occurrence of a type), `status` (the HTTP status), `detail` (this occurrence, in
+ * plain words), optionally `instance` and, for validation problems, the extension member `errors`
+ * (each with a `pointer` into the body, a `parameter` or a `header`, as in RFC 9457 section 3).
+ *
+ * Problem types: `about:blank` when the HTTP status says it all (then `title` is the status phrase,
+ * RFC 9457 section 4.2.1); otherwise a `tag:` URI (RFC 4151: a stable, non-resolvable identifier,
+ * listed in docs/API.md).
+ */
+import {
+  ExtAgentsError,
+  IdempotencyConflictError,
+  InvalidInputError,
+  NotFoundError,
+  PayloadTooLargeError,
+  RequestValidationError,
+  UnauthorizedError,
+  UnsupportedMediaTypeError,
+} from '../errors';
+import type { Problem } from './schemas';
+
+/** Media type of problem details (RFC 9457 section 3). */
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** The API's own problem types. */
+export const PROBLEM_TYPES = {
+  /** The request fails the schema (body, query, path or header); `errors` lists each problem. */
+  validation: 'tag:extagents,2026:validation-error',
+  /** The request is well-formed but cannot be carried out (e.g. a key the store refuses). */
+  invalidRequest: 'tag:extagents,2026:invalid-request',
+  /** The `Idempotency-Key` was first used with a different request. */
+  idempotencyConflict: 'tag:extagents,2026:idempotency-conflict',
+} as const;
+
+/** An HTTP response as the API core returns it (the adapters write it out). */
+export interface ApiResponse {
+  status: number;
+  /** Lower-case header names. */
+  headers: Record<string, string>;
+  /** The body, already serialized (JSON). */
+  body: string;
+}
+
+/** Reason phrases of the statuses the API uses (RFC 9110 section 15). */
+const STATUS_PHRASES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+/** A problem of type `about:blank`: the title is the status phrase. */
+export function plainProblem(status: number, detail: string): Problem {
+  return { type: 'about:blank', title: STATUS_PHRASES[status] ?? 'Error', status, detail };
+}
+
+/**
+ * The problem an error stands for:
+ *
+ * | error | status | type |
+ * |---|---|---|
+ * | RequestValidationError | 400 | validation-error (with `errors`) |
+ * | PayloadTooLargeError | 413 | about:blank |
+ * | UnsupportedMediaTypeError | 415 | about:blank |
+ * | other InvalidInputError | 400 | invalid-request |
+ * | NotFoundError | 404 | about:blank |
+ * | IdempotencyConflictError | 409 | idempotency-conflict |
+ * | UnauthorizedError | 401 | about:blank |
+ * | anything else | 500 | about:blank, generic detail (the cause is logged, never sent) |
+ */
+export function problemOf(error: unknown): Problem {
+  if (error instanceof RequestValidationError) {
+    return {
+      type: PROBLEM_TYPES.validation,
+      title: 'Invalid request',
+      status: 400,
+      detail: error.message,
+      errors: error.issues.map((issue) => ({
+        detail: issue.detail,
+        ...(issue.location === 'body' && { pointer: issue.name }),
+        ...((issue.location === 'query' || issue.location === 'path') && { parameter: issue.name }),
+        ...(issue.location === 'header' && { header: issue.name }),
+      })),
+    };
+  }
+  if (error instanceof PayloadTooLargeError) return plainProblem(413, error.message);
+  if (error instanceof UnsupportedMediaTypeError) return plainProblem(415, error.message);
+  if (error instanceof InvalidInputError) {
+    return { type: PROBLEM_TYPES.invalidRequest, title: 'Request cannot be carried out', status: 400, detail: error.message };
+  }
+  if (error instanceof NotFoundError) return plainProblem(404, error.message);
+  if (error instanceof IdempotencyConflictError) {
+    return { type: PROBLEM_TYPES.idempotencyConflict, title: 'Idempotency key reused with a different request', status: 409, detail: error.message };
+  }
+  if (error instanceof UnauthorizedError) return plainProblem(401, error.message);
+  const name = error instanceof ExtAgentsError ? ` (${error.name})` : '';
+  return plainProblem(500, `The request could not be completed${name}; it is safe to retry with the same Idempotency-Key.`);
+}
+
+/** Serialize a problem as an `application/problem+json` response. */
+export function problemResponse(problem: Problem, headers: Record<string, string> = {}): ApiResponse {
+  return {
+    status: problem.status ?? 500,
+    headers: { 'content-type': PROBLEM_CONTENT_TYPE, 'cache-control': 'no-store', ...headers },
+    body: JSON.stringify(problem),
+  };
+}

@@ -1,0 +1,428 @@
+/**
+ * The API's request and response schemas (zod 4). One source for three uses:
+ * - validation at the edge (shared/api/router.ts: requests are parsed with these schemas; unknown
+ *   fields are rejected by `.strict()`; every string, array and number is bounded);
+ * - the OpenAPI document (shared/api/openapi.ts converts them with `z.toJSONSchema`; docs/openapi.yaml
+ *   is generated from it and a test keeps the committed file up to date);
+ * - the API Gateway request models (infra/api.ts converts the request bodies to JSON Schema draft-04).
+ *
+ * Units: sizes in bytes, times as ISO-8601 strings, tokens of the project tokenizer (o200k_base).
+ */
+import { z } from 'zod';
+import { RunOptionsSchema } from '../config';
+import { RunIdSchema } from '../pipeline/state';
+import type { ChunkFailure, Citation, KarStep, Message, RetryReport, RunResult, SkippedDocument } from '../types';
+import { EXECUTION_STATUSES } from './ports';
+
+/** Schema metadata of the registries below: the component name in the OpenAPI document. */
+export interface SchemaMeta {
+  id: string;
+  description?: string;
+}
+
+/** Request schemas (converted with `io: "input"`: fields with defaults are optional). */
+export const requestRegistry = z.registry<SchemaMeta>();
+/** Response schemas (converted with `io: "output"`). */
+export const responseRegistry = z.registry<SchemaMeta>();
+
+// ---------------------------------------------------------------------------------------------
+// Limits
+// ---------------------------------------------------------------------------------------------
+
+/** Largest request body the API reads: 1 MiB (API Gateway's own limit is 10 MB). */
+export const MAX_BODY_BYTES = 1_048_576;
+/** Largest execution input Step Functions accepts: 256 KiB (262,144 bytes of UTF-8). */
+export const MAX_EXECUTION_INPUT_BYTES = 262_144;
+/** Longest question, characters (as the Prepare task's own bound). */
+export const MAX_QUESTION_CHARS = 8000;
+/** Most corpus keys one run may list (larger corpora: a prefix or a corpus id). */
+export const MAX_RUN_KEYS = 1000;
+/** Longest object key or prefix, characters (S3 allows 1,024 bytes). */
+export const MAX_KEY_CHARS = 1024;
+/** Most files of one `POST /v1/corpora`. */
+export const MAX_CORPUS_FILES = 1000;
+/** Longest file path inside a corpus, characters. */
+export const MAX_FILE_PATH_CHARS = 512;
+/** Largest file one upload URL accepts: 5 GiB (S3's single-PUT maximum). */
+export const MAX_FILE_BYTES = 5 * 1024 ** 3;
+/** Validity of upload URLs, seconds: default 900 (15 minutes), 60 to 3,600. */
+export const DEFAULT_UPLOAD_EXPIRY_SECONDS = 900;
+/** Messages per page: default 20, at most 100. */
+export const DEFAULT_PAGE_LIMIT = 20;
+export const MAX_PAGE_LIMIT = 100;
+/** Longest `Idempotency-Key`, characters. */
+export const MAX_IDEMPOTENCY_KEY_CHARS = 255;
+
+/**
+ * Key prefixes of the bucket that hold the service's own data; a corpus never points into them.
+ * `runs/`: the workflow's files; `api/`: the API's records; `cache/`: ingestion's chunk cache and
+ * corpus summaries (shared/pipeline/ingest.ts).
+ */
+export const RESERVED_PREFIXES = ['runs/', 'api/', 'cache/'] as const;
+
+/** Where a corpus id's files live in the bucket. */
+export const corpusPrefix = (corpusId: string): string => `corpora/${corpusId}/`;
+
+// ---------------------------------------------------------------------------------------------
+// Building blocks
+// ---------------------------------------------------------------------------------------------
+
+/** Corpus ids as ingestion accepts them (shared/pipeline/ingest.ts `CorpusIdSchema`). */
+const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** A corpus id: its files are the objects under `corpora/<id>/`. */
+export const CorpusIdSchema = z
+  .string()
+  .regex(ID_PATTERN, 'a corpus id is 1-128 characters of A-Z a-z 0-9 . _ - (starting with a letter or digit)')
+  .describe('Corpus id: its files are the objects under `corpora/<id>/` of the project bucket.');
+
+/** Why a key or prefix cannot be used, or undefined. */
+export function keyProblem(key: string, kind: 'key' | 'prefix' | 'path'): string | undefined {
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(key)) return 'must be a key inside the project bucket, not a URI (no other bucket is ever read)';
+  if (key.startsWith('/')) return 'must not start with "/"';
+  if (/[\u0000-\u001f\u007f\\]/.test(key)) return 'must not contain control characters or "\\"';
+  const segments = key.split('/');
+  const inner = kind === 'prefix' && key.endsWith('/') ? segments.slice(0, -1) : segments;
+  if (inner.some((s) => s === '' || s === '.' || s === '..')) return 'must not contain empty, "." or ".." path segments';
+  if (kind !== 'path') {
+    for (const reserved of RESERVED_PREFIXES) {
+      if (key.startsWith(reserved) || (kind === 'prefix' && reserved.startsWith(key))) {
+        return `must not point into ${reserved} (the service's own data)`;
+      }
+    }
+  }
+  return undefined;
+}
+
+const keyLike = (kind: 'key' | 'prefix' | 'path', max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .superRefine((value, ctx) => {
+      const problem = keyProblem(value, kind);
+      if (problem) ctx.addIssue({ code: 'custom', message: `${kind} ${problem}` });
+    });
+
+/** What a run reads: a corpus id, a prefix or a list of keys of the project bucket (exactly one). */
+export const CorpusRefSchema = z
+  .object({
+    id: CorpusIdSchema.optional(),
+    prefix: keyLike('prefix', MAX_KEY_CHARS).optional().describe('Every object whose key starts with this prefix (not `runs/`, `api/`, `cache/`).'),
+    keys: z
+      .array(keyLike('key', MAX_KEY_CHARS))
+      .min(1)
+      .max(MAX_RUN_KEYS)
+      .optional()
+      .describe('Object keys of the project bucket.'),
+  })
+  .strict()
+  .refine((c) => [c.id, c.prefix, c.keys].filter((v) => v !== undefined).length === 1, 'corpus needs exactly one of id, prefix or keys')
+  .describe('The corpus: exactly one of `id`, `prefix` or `keys`, always inside the project bucket.');
+
+export type CorpusRef = z.infer<typeof CorpusRefSchema>;
+
+const IsoTime = z.string().describe('ISO-8601 time');
+const Url = z.string().describe('Absolute URL');
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+// ---------------------------------------------------------------------------------------------
+
+/** `POST /v1/runs` body. */
+export const CreateRunRequestSchema = z
+  .object({
+    question: z.string().trim().min(1, 'question must not be empty').max(MAX_QUESTION_CHARS, `question must be at most ${MAX_QUESTION_CHARS} characters`),
+    corpus: CorpusRefSchema,
+    options: RunOptionsSchema.optional().describe('Run options (README, "Configuration reference"); every field optional.'),
+  })
+  .strict()
+  .register(requestRegistry, { id: 'CreateRunRequest', description: 'Start a question-answering run.' });
+
+export type CreateRunRequest = z.infer<typeof CreateRunRequestSchema>;
+
+/** `GET /v1/runs/{runId}/messages` query (numbers arrive as strings and are converted first). */
+export const MessagesQuerySchema = z
+  .object({
+    round: z.number().int().min(1).max(10).optional().describe('Only messages of this round (1-based).'),
+    limit: z.number().int().min(1).max(MAX_PAGE_LIMIT).default(DEFAULT_PAGE_LIMIT).describe('Messages per page.'),
+    cursor: z
+      .string()
+      .min(1)
+      .max(512)
+      .regex(/^[A-Za-z0-9_-]+$/, 'cursor must be the nextCursor of a previous page')
+      .optional()
+      .describe('`nextCursor` of the previous page.'),
+  })
+  .strict();
+
+export type MessagesQuery = z.infer<typeof MessagesQuerySchema>;
+
+/** One file of `POST /v1/corpora`. */
+export const CorpusFileRequestSchema = z
+  .object({
+    path: keyLike('path', MAX_FILE_PATH_CHARS).describe('Path of the file inside the corpus, e.g. `notes/2021.txt` (also its document id).'),
+    size: z.number().int().min(0).max(MAX_FILE_BYTES).optional().describe('Size in bytes; when given, the upload must have exactly this size.'),
+    contentType: z
+      .string()
+      .max(255)
+      .regex(/^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(?:\s*;\s*[A-Za-z0-9!#$&^_.+-]+=[A-Za-z0-9!#$&^_.+-]+)*$/, 'contentType must be a media type such as text/plain')
+      .optional()
+      .describe('When given, the upload must send this Content-Type.'),
+  })
+  .strict();
+
+/** `POST /v1/corpora` body. */
+export const CreateCorpusRequestSchema = z
+  .object({
+    files: z
+      .array(CorpusFileRequestSchema)
+      .min(1)
+      .max(MAX_CORPUS_FILES)
+      .refine((files) => new Set(files.map((f) => f.path)).size === files.length, 'file paths must be unique'),
+    expiresInSeconds: z.number().int().min(60).max(3600).default(DEFAULT_UPLOAD_EXPIRY_SECONDS).describe('Validity of the upload URLs, seconds.'),
+  })
+  .strict()
+  .register(requestRegistry, { id: 'CreateCorpusRequest', description: 'Create a corpus and get one upload URL per file.' });
+
+export type CreateCorpusRequest = z.infer<typeof CreateCorpusRequestSchema>;
+
+/** The `Idempotency-Key` header (draft-ietf-httpapi-idempotency-key-header): printable ASCII. */
+export const IdempotencyKeySchema = z
+  .string()
+  .min(1)
+  .max(MAX_IDEMPOTENCY_KEY_CHARS)
+  .regex(/^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/, 'Idempotency-Key must be 1-255 printable ASCII characters (no leading or trailing space)');
+
+// ---------------------------------------------------------------------------------------------
+// Responses: the domain shapes of shared/types.ts
+// ---------------------------------------------------------------------------------------------
+
+const QuoteSchema = z.object({
+  documentId: z.string(),
+  start: z.number().int().describe('UTF-16 offset into the document, inclusive'),
+  end: z.number().int().describe('UTF-16 offset into the document, exclusive'),
+  text: z.string(),
+});
+
+/** A scored message (shared/types.ts `Message`). */
+export const MessageSchema = z
+  .object({
+    id: z.string().describe('`r<round>-c<chunkIndex>`'),
+    round: z.number().int(),
+    chunkIndex: z.number().int(),
+    score: z.number().int().min(0).max(100).describe('Relevance score 0-100'),
+    evidence: z.string(),
+    tokens: z.number().int().describe('Tokens of `evidence`'),
+    quotes: z.array(QuoteSchema),
+    sources: z.array(z.string()),
+  })
+  .register(responseRegistry, { id: 'Message', description: 'Evidence one seeking agent extracted from one chunk in one round.' });
+
+const RoleUsageSchema = z.object({ calls: z.number().int(), inputTokens: z.number().int(), outputTokens: z.number().int() });
+const UsageSchema = z.object({ seeker: RoleUsageSchema, reasoner: RoleUsageSchema });
+
+const KarStepSchema = z.object({
+  round: z.number().int(),
+  k: z.number().int(),
+  messagesUsed: z.number().int(),
+  evidenceTokens: z.number().int(),
+  outcome: z.enum(['answered', 'refused']),
+  forced: z.boolean().optional(),
+});
+
+const CitationSchema = z.object({
+  messageId: z.string(),
+  chunkIndex: z.number().int(),
+  round: z.number().int(),
+  score: z.number().int(),
+  documentId: z.string(),
+  start: z.number().int(),
+  end: z.number().int(),
+  quote: z.string(),
+});
+
+const SkippedDocumentSchema = z.object({ documentId: z.string(), reason: z.string() });
+
+const ChunkFailureSchema = z.object({ chunk: z.number().int(), round: z.number().int(), error: z.string(), message: z.string() });
+
+const RetryReportSchema = z
+  .object({
+    total: z.number().int(),
+    byRole: z.object({ seeker: z.number().int(), reasoner: z.number().int() }),
+    byError: z.record(z.string(), z.number().int()),
+  })
+  .describe('Transient model errors, each retried by the workflow');
+
+/** The final result of a run (shared/types.ts `RunResult`). */
+export const RunResultSchema = z
+  .object({
+    runId: z.string(),
+    question: z.string(),
+    answer: z.string().describe('The answer, or exactly "NO ANSWER"'),
+    answerable: z.boolean(),
+    citations: z.array(CitationSchema),
+    trace: z.array(KarStepSchema).describe('One entry per knowledge-accumulating reasoning step'),
+    usage: UsageSchema,
+    rounds: z.number().int(),
+    chunks: z.number().int(),
+    poolSize: z.number().int(),
+    skipped: z.array(SkippedDocumentSchema),
+    failedChunks: z.array(z.number().int()).describe('Chunks whose seeking agent failed permanently in the last round'),
+    chunkFailures: z.array(ChunkFailureSchema).describe('One entry per failedChunks entry: the error that failed it'),
+    retries: RetryReportSchema,
+    warnings: z.array(z.string()),
+  })
+  .register(responseRegistry, { id: 'RunResult', description: 'Answer, citations, KAR trace and usage of a finished run.' });
+
+// Compile-time checks: the response schemas describe exactly the domain types.
+type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+const schemasMatchTypes: [
+  Equals<z.infer<typeof MessageSchema>, Message>,
+  Equals<z.infer<typeof KarStepSchema>, KarStep>,
+  Equals<z.infer<typeof CitationSchema>, Citation>,
+  Equals<z.infer<typeof SkippedDocumentSchema>, SkippedDocument>,
+  Equals<z.infer<typeof ChunkFailureSchema>, ChunkFailure>,
+  Equals<z.infer<typeof RetryReportSchema>, RetryReport>,
+  Equals<z.infer<typeof RunResultSchema>, RunResult>,
+] = [true, true, true, true, true, true, true];
+void schemasMatchTypes;
+
+// ---------------------------------------------------------------------------------------------
+// Responses of the API
+// ---------------------------------------------------------------------------------------------
+
+const ExecutionStatusSchema = z
+  .enum(EXECUTION_STATUSES)
+  .describe('Status of the run\'s Step Functions execution');
+
+const RunLinksSchema = z.object({ self: Url, messages: Url });
+
+/** `202` of `POST /v1/runs`. */
+export const CreateRunResponseSchema = z
+  .object({
+    runId: RunIdSchema,
+    status: ExecutionStatusSchema,
+    links: RunLinksSchema,
+  })
+  .register(responseRegistry, { id: 'CreateRunResponse', description: 'The run was started (or, for a repeated Idempotency-Key, had been).' });
+
+export type CreateRunResponse = z.infer<typeof CreateRunResponseSchema>;
+
+/** Progress of a run while (and after) it runs. */
+export const RunProgressSchema = z.object({
+  phase: z.enum(['preparing', 'seeking', 'reasoning', 'finished']),
+  chunks: z.number().int().nullable().describe('Chunks of the corpus; null until Prepare is done'),
+  tokens: z.number().int().nullable().describe('Tokens of all chunks; null until Prepare is done'),
+  rounds: z
+    .array(z.object({ round: z.number().int(), sought: z.number().int().describe('Chunks sought so far'), total: z.number().int() }))
+    .describe('Seeking progress per round that has started'),
+  karSteps: z
+    .array(KarStepSchema.extend({ seq: z.number().int() }))
+    .describe('Knowledge-accumulating reasoning steps so far'),
+});
+
+/** `200` of `GET /v1/runs/{runId}`. */
+export const RunStatusSchema = z
+  .object({
+    runId: RunIdSchema,
+    status: ExecutionStatusSchema,
+    startedAt: IsoTime.optional(),
+    stoppedAt: IsoTime.optional(),
+    question: z.string().optional().describe('Once Prepare is done'),
+    progress: RunProgressSchema,
+    result: RunResultSchema.optional().describe('When status is SUCCEEDED'),
+    error: z.object({ name: z.string(), message: z.string() }).optional().describe('When the run failed'),
+    links: RunLinksSchema,
+  })
+  .register(responseRegistry, { id: 'RunStatus', description: 'Status, progress and (when finished) the result of a run.' });
+
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+export type RunProgress = z.infer<typeof RunProgressSchema>;
+
+/** `200` of `GET /v1/runs/{runId}/messages`. */
+export const MessagePageSchema = z
+  .object({
+    runId: RunIdSchema,
+    round: z.number().int().nullable().describe('The round asked for; null for all rounds'),
+    messages: z.array(MessageSchema).describe('In pool order: score descending, then chunk, then round'),
+    nextCursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page'),
+    links: z.object({ self: Url, next: Url.optional() }),
+  })
+  .register(responseRegistry, { id: 'MessagePage', description: 'One page of a run\'s scored messages.' });
+
+export type MessagePageResponse = z.infer<typeof MessagePageSchema>;
+
+/** `201` of `POST /v1/corpora`. */
+export const CreateCorpusResponseSchema = z
+  .object({
+    corpusId: CorpusIdSchema,
+    prefix: z.string().describe('`corpora/<corpusId>/`'),
+    uploads: z.array(
+      z.object({
+        path: z.string(),
+        key: z.string(),
+        method: z.literal('PUT'),
+        url: Url,
+        headers: z.record(z.string(), z.string()).describe('Send exactly these headers with the PUT'),
+        expiresAt: IsoTime,
+      }),
+    ),
+    links: z.object({ self: Url }),
+  })
+  .register(responseRegistry, { id: 'CreateCorpusResponse', description: 'The new corpus and one upload URL per file.' });
+
+export type CreateCorpusResponse = z.infer<typeof CreateCorpusResponseSchema>;
+
+/** `200` of `GET /v1/corpora/{corpusId}`. */
+export const CorpusSchema = z
+  .object({
+    corpusId: CorpusIdSchema,
+    prefix: z.string(),
+    createdAt: IsoTime.optional().describe('When created through POST /v1/corpora'),
+    files: z.array(
+      z.object({
+        path: z.string(),
+        key: z.string(),
+        size: z.number().int().describe('Bytes'),
+        ingested: z.boolean().describe('Whether ingestion has counted this file (tokens are null until then)'),
+        tokens: z.number().int().nullable(),
+        chars: z.number().int().nullable(),
+        skipped: z.string().optional().describe('Why ingestion will not chunk this file (binary, invalid UTF-8, empty)'),
+      }),
+    ),
+    pending: z.array(z.string()).describe('Paths announced at creation and not uploaded yet'),
+    totals: z.object({
+      files: z.number().int(),
+      bytes: z.number().int(),
+      tokens: z.number().int().nullable().describe('Null until every file is ingested'),
+    }),
+    links: z.object({ self: Url }),
+  })
+  .register(responseRegistry, { id: 'Corpus', description: 'The files of a corpus, their sizes and (once ingested) token counts.' });
+
+export type CorpusResponse = z.infer<typeof CorpusSchema>;
+
+/** An `application/problem+json` body (RFC 9457). */
+export const ProblemSchema = z
+  .object({
+    type: z.string().describe('Problem type URI (`about:blank` or `tag:extagents,2026:<name>`)'),
+    title: z.string(),
+    status: z.number().int().min(400).max(599).optional(),
+    detail: z.string(),
+    instance: z.string().optional(),
+    errors: z
+      .array(
+        z.object({
+          detail: z.string(),
+          pointer: z.string().optional().describe('JSON Pointer into the body (RFC 6901), e.g. `/corpus/keys/0`'),
+          parameter: z.string().optional().describe('Query or path parameter'),
+          header: z.string().optional(),
+        }),
+      )
+      .optional()
+      .describe('Every validation problem found'),
+  })
+  .register(responseRegistry, { id: 'Problem', description: 'An error (RFC 9457 problem details).' });
+
+export type Problem = z.infer<typeof ProblemSchema>;

@@ -1,0 +1,392 @@
+/**
+ * Corpus ingestion and the chunk cache (docs/UPLOADS.md).
+ *
+ * Objects uploaded under `corpora/<corpusId>/` are ingested once: read, decoded, token-counted and
+ * chunked, and the chunks are cached under a key derived from the corpus content and the tokenizer
+ * settings, so that
+ * - a later ingestion of identical bytes does no chunking (the content hash is unchanged: recorded as
+ *   an unchanged delivery), and
+ * - Prepare (shared/pipeline/prepare.ts) of a run over the same objects with the same `chunkTokens`
+ *   copies the cached chunk objects instead of chunking the corpus again.
+ *
+ * Keys (all in the project bucket):
+ *   cache/chunks/<cacheKey>/chunks/<index:07>.json   one `Chunk` (same JSON as runs/<runId>/chunks/…)
+ *   cache/chunks/<cacheKey>/manifest.json            `ChunkCacheManifest`, written last (its presence
+ *                                                    means every chunk object is in place)
+ *   cache/corpora/<corpusId>/ingestion.json          `CorpusIngestion`, the corpus summary
+ *
+ * The cache key is SHA-256 over the content hash, the tokenizer name, `chunkTokens` and
+ * {@link CHUNKING_VERSION}. The content hash is SHA-256 over every object in key order: its id (the
+ * key below the corpus prefix; chunks carry document ids, so two corpora with the same bytes under
+ * other names do not share chunks), its byte length and its bytes.
+ *
+ * Domain code: no AWS SDK; storage through the BlobStore port.
+ */
+import { createHash } from 'node:crypto';
+import pLimit from 'p-limit';
+import { z } from 'zod';
+import { chunkCorpus } from '../chunking';
+import { RunOptionsSchema } from '../config';
+import { ConfigurationError, InvalidInputError } from '../errors';
+import type { BlobStore } from '../ports';
+import { decodeDocument } from '../text';
+import { TOKENIZER_NAME, countTokens } from '../tokenizer';
+import type { Chunk, SkippedDocument, SourceDocument } from '../types';
+import { chunkKey } from './layout';
+
+/** Parallel object reads/writes of one ingestion or Prepare (bounds memory and open sockets). */
+export const IO_CONCURRENCY = 16;
+
+/**
+ * Version of the chunking algorithm's output, part of the cache key. Bump it whenever
+ * `chunkCorpus` (shared/chunking.ts) or `decodeDocument` (shared/text.ts) would cut or decode the
+ * same bytes differently, so that no run reuses chunks of the old algorithm.
+ */
+export const CHUNKING_VERSION = 1;
+
+/** Prefix under which corpora are uploaded. */
+export const CORPORA_PREFIX = 'corpora/';
+
+/**
+ * Corpus ids are the first key segment below `corpora/`; they become key parts and API path
+ * parameters: 1-128 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit.
+ */
+export const CorpusIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'corpus id must be 1-128 characters of A-Z a-z 0-9 . _ - (starting with a letter or digit)');
+
+/** `corpora/<corpusId>/`. */
+export const corpusPrefix = (corpusId: string): string => `${CORPORA_PREFIX}${corpusId}/`;
+/** Folder of one cache entry. */
+export const chunkCachePrefix = (cacheKey: string): string => `cache/chunks/${cacheKey}/`;
+/** The manifest of one cache entry (written last). */
+export const chunkCacheManifestKey = (cacheKey: string): string => `${chunkCachePrefix(cacheKey)}manifest.json`;
+/** One cached chunk object. */
+export const cachedChunkKey = (cacheKey: string, index: number): string =>
+  `${chunkCachePrefix(cacheKey)}chunks/${String(index).padStart(7, '0')}.json`;
+/** The ingestion summary of a corpus. */
+export const ingestionKey = (corpusId: string): string => `cache/corpora/${corpusId}/ingestion.json`;
+
+/** One corpus object as read from the bucket. */
+export interface CorpusObject {
+  /** Document id: the key below the corpus prefix (the whole key when there is no prefix). */
+  id: string;
+  bytes: Uint8Array;
+}
+
+/** One object of an ingested corpus. */
+export interface IngestedFile {
+  /** Document id (key below `corpora/<corpusId>/`). */
+  id: string;
+  /** Size in bytes. */
+  bytes: number;
+  /** Characters (UTF-16 code units) of the decoded text; absent when skipped. */
+  chars?: number;
+  /** Tokens of the decoded text (shared/tokenizer.ts); absent when skipped. */
+  tokens?: number;
+  /** Why the object was not chunked (binary, invalid UTF-8, empty, whitespace only). */
+  skipped?: string;
+}
+
+/** `cache/chunks/<cacheKey>/manifest.json`: what one chunking of one content produced. */
+export interface ChunkCacheManifest {
+  version: 1;
+  cacheKey: string;
+  contentHash: string;
+  tokenizer: string;
+  /** L: maximum tokens per chunk. */
+  chunkTokens: number;
+  chunkingVersion: number;
+  /** Every object, in key order. */
+  files: IngestedFile[];
+  /** The chunked documents with their length in characters (the run record's `documents`). */
+  documents: Array<{ id: string; chars: number }>;
+  skipped: SkippedDocument[];
+  /** Number of chunk objects (0 when no document has usable text). */
+  chunks: number;
+  /** Total tokens of all chunk texts. */
+  chunkTokensTotal: number;
+  /** ISO-8601 time the entry was written. */
+  createdAt: string;
+}
+
+/** `cache/corpora/<corpusId>/ingestion.json`: the ingestion summary of a corpus (GET /v1/corpora/{id}). */
+export interface CorpusIngestion {
+  corpusId: string;
+  /** `corpora/<corpusId>/`. */
+  prefix: string;
+  contentHash: string;
+  /** Key of the chunk cache entry (`cache/chunks/<cacheKey>/`). */
+  cacheKey: string;
+  tokenizer: string;
+  chunkTokens: number;
+  /** Every object, in key order, with size, characters and tokens, or why it was skipped. */
+  files: IngestedFile[];
+  skipped: SkippedDocument[];
+  totals: {
+    files: number;
+    /** Sum of object sizes, bytes. */
+    bytes: number;
+    /** Objects with usable text. */
+    documents: number;
+    /** Sum of the documents' token counts. */
+    tokens: number;
+    chunks: number;
+  };
+  /** ISO-8601 time this content was ingested (chunked, or found in the cache). */
+  ingestedAt: string;
+  /** ISO-8601 time of the last ingestion request, including unchanged deliveries. */
+  lastCheckedAt: string;
+  /** Ingestion requests since `ingestedAt` that found identical bytes and did nothing. */
+  unchangedDeliveries: number;
+}
+
+/**
+ * What an ingestion did: `ingested` (chunked and cached), `reused` (new for this corpus, but the
+ * cache already held this content: no chunking), `unchanged` (same content as the corpus's last
+ * ingestion: no work beyond reading and hashing), `no-objects` (nothing under the prefix; nothing
+ * written).
+ */
+export type IngestOutcome =
+  | { outcome: 'ingested' | 'reused' | 'unchanged'; ingestion: CorpusIngestion }
+  | { outcome: 'no-objects'; corpusId: string };
+
+/** Dependencies of {@link ingestCorpus}. */
+export interface IngestDeps {
+  blobs: BlobStore;
+  /** Clock for the summary (tests pass a fixed one). */
+  now?: () => Date;
+}
+
+/** Options of {@link ingestCorpus}. */
+export interface IngestOptions {
+  /** L, tokens per chunk, as in the run options (64-200,000). @default the run option default, 8000 */
+  chunkTokens?: number;
+}
+
+/**
+ * Validate a corpus id.
+ * @throws InvalidInputError naming the rule.
+ */
+export function parseCorpusId(corpusId: unknown): string {
+  const result = CorpusIdSchema.safeParse(corpusId);
+  if (!result.success) throw new InvalidInputError(`Invalid corpus id ${JSON.stringify(corpusId)}: ${result.error.issues[0]?.message ?? 'invalid'}`);
+  return result.data;
+}
+
+/**
+ * The corpus id of an object key `corpora/<corpusId>/<rest>` (rest non-empty), or undefined for any
+ * other key (an object directly under `corpora/`, a folder marker, an invalid id).
+ */
+export function corpusIdOfKey(key: string): string | undefined {
+  const match = /^corpora\/([^/]+)\/(.+)$/.exec(key);
+  if (!match || match[2].endsWith('/')) return undefined;
+  return CorpusIdSchema.safeParse(match[1]).success ? match[1] : undefined;
+}
+
+/**
+ * SHA-256 (hex) of a corpus's content: for each object in the given order, its id, its byte length
+ * and its bytes. Objects must be in key order (as `BlobStore.list` returns them).
+ */
+export function corpusContentHash(objects: readonly CorpusObject[]): string {
+  const hash = createHash('sha256').update('extagents-corpus-v1\n');
+  for (const object of objects) {
+    hash.update(`${object.id}\n${object.bytes.length}\n`);
+    hash.update(object.bytes);
+  }
+  return hash.digest('hex');
+}
+
+/** The chunk cache key (SHA-256 hex) of a content hash under the given chunk size and this tokenizer. */
+export function chunkCacheKey(contentHash: string, chunkTokens: number): string {
+  return createHash('sha256')
+    .update(`extagents-chunks-v1\n${contentHash}\n${TOKENIZER_NAME}\n${chunkTokens}\n${CHUNKING_VERSION}`)
+    .digest('hex');
+}
+
+/**
+ * Read corpus objects with bounded concurrency, in the given key order.
+ * @param prefix removed from each key to form the document id (a key equal to the prefix keeps its
+ *   whole key), as Prepare names documents.
+ * @throws NotFoundError (from the BlobStore) when an object disappeared since it was listed.
+ */
+export async function readCorpusObjects(blobs: BlobStore, keys: readonly string[], prefix: string): Promise<CorpusObject[]> {
+  const limit = pLimit(IO_CONCURRENCY);
+  return Promise.all(keys.map((key) => limit(async () => ({ id: key.slice(prefix.length) || key, bytes: await blobs.get(key) }))));
+}
+
+/** What decoding and chunking a corpus produced. */
+export interface ChunkedCorpus {
+  files: IngestedFile[];
+  documents: SourceDocument[];
+  skipped: SkippedDocument[];
+  chunks: Chunk[];
+}
+
+/**
+ * Decode every object (skipping unusable ones with their reason) and chunk the documents.
+ * @param countFileTokens also count each document's tokens (one extra tokenizer pass; the ingestion
+ *   summary reports them, Prepare does not need them).
+ * @throws InvalidInputError from `chunkCorpus` (two documents with one id cannot happen: ids are keys).
+ */
+export function decodeAndChunk(objects: readonly CorpusObject[], chunkTokens: number, countFileTokens: boolean): ChunkedCorpus {
+  const files: IngestedFile[] = [];
+  const documents: SourceDocument[] = [];
+  const skipped: SkippedDocument[] = [];
+  for (const object of objects) {
+    const decoded = decodeDocument(object.id, object.bytes);
+    if ('doc' in decoded) {
+      documents.push(decoded.doc);
+      files.push({
+        id: object.id,
+        bytes: object.bytes.length,
+        chars: decoded.doc.text.length,
+        ...(countFileTokens && { tokens: countTokens(decoded.doc.text) }),
+      });
+    } else {
+      skipped.push(decoded.skipped);
+      files.push({ id: object.id, bytes: object.bytes.length, skipped: decoded.skipped.reason });
+    }
+  }
+  const chunks = documents.length > 0 ? chunkCorpus(documents, { chunkTokens }) : [];
+  return { files, documents, skipped, chunks };
+}
+
+/** The cache manifest of a key, or undefined when that content was never cached with these settings. */
+export async function loadChunkCache(blobs: BlobStore, cacheKey: string): Promise<ChunkCacheManifest | undefined> {
+  const key = chunkCacheManifestKey(cacheKey);
+  if (!(await blobs.exists(key))) return undefined;
+  const manifest = JSON.parse(await blobs.getText(key)) as ChunkCacheManifest;
+  return manifest.version === 1 && manifest.cacheKey === cacheKey ? manifest : undefined;
+}
+
+/**
+ * Copy the cached chunk objects of an entry to a run's chunk keys (`chunkKey(runId, i)`), with the
+ * store's server-side copy when it has one, else by reading and writing each object.
+ * @throws NotFoundError when a chunk object of the entry is missing (a damaged cache entry).
+ */
+export async function copyCachedChunks(blobs: BlobStore, cacheKey: string, chunks: number, runId: string): Promise<void> {
+  const limit = pLimit(IO_CONCURRENCY);
+  const copy = blobs.copy?.bind(blobs) ?? (async (from: string, to: string) => blobs.put(to, await blobs.get(from), 'application/json'));
+  await Promise.all(Array.from({ length: chunks }, (_, i) => limit(() => copy(cachedChunkKey(cacheKey, i), chunkKey(runId, i)))));
+}
+
+/**
+ * Write a cache entry: every chunk object, then the manifest.
+ * @returns the manifest written.
+ */
+export async function writeChunkCache(
+  blobs: BlobStore,
+  entry: { cacheKey: string; contentHash: string; chunkTokens: number; corpus: ChunkedCorpus; createdAt: string },
+): Promise<ChunkCacheManifest> {
+  const limit = pLimit(IO_CONCURRENCY);
+  const { corpus } = entry;
+  await Promise.all(
+    corpus.chunks.map((chunk) => limit(() => blobs.put(cachedChunkKey(entry.cacheKey, chunk.index), JSON.stringify(chunk), 'application/json'))),
+  );
+  const manifest: ChunkCacheManifest = {
+    version: 1,
+    cacheKey: entry.cacheKey,
+    contentHash: entry.contentHash,
+    tokenizer: TOKENIZER_NAME,
+    chunkTokens: entry.chunkTokens,
+    chunkingVersion: CHUNKING_VERSION,
+    files: corpus.files,
+    documents: corpus.documents.map((d) => ({ id: d.id, chars: d.text.length })),
+    skipped: corpus.skipped,
+    chunks: corpus.chunks.length,
+    chunkTokensTotal: corpus.chunks.reduce((sum, c) => sum + c.tokens, 0),
+    createdAt: entry.createdAt,
+  };
+  await blobs.put(chunkCacheManifestKey(entry.cacheKey), JSON.stringify(manifest), 'application/json');
+  return manifest;
+}
+
+/**
+ * Ingest the corpus `corpora/<corpusId>/`: read and hash every object; when the content (and the
+ * chunk settings) equal the corpus's last ingestion, only record the delivery (`unchanged`); when
+ * the cache already holds this content, write the summary from it (`reused`); otherwise decode,
+ * count, chunk, write the cache entry and the summary (`ingested`).
+ *
+ * Concurrent ingestions of one corpus are safe (every write is a whole object, and equal content
+ * writes equal objects); they may repeat work.
+ *
+ * @throws InvalidInputError for an invalid corpus id; ConfigurationError for an invalid chunkTokens.
+ */
+export async function ingestCorpus(corpusId: string, deps: IngestDeps, options: IngestOptions = {}): Promise<IngestOutcome> {
+  const id = parseCorpusId(corpusId);
+  const chunkTokens = parseChunkTokens(options.chunkTokens);
+  const { blobs } = deps;
+  const now = (deps.now ?? (() => new Date()))().toISOString();
+  const prefix = corpusPrefix(id);
+
+  const listed = await blobs.list(prefix);
+  if (listed.length === 0) return { outcome: 'no-objects', corpusId: id };
+  const objects = await readCorpusObjects(
+    blobs,
+    listed.map((o) => o.key),
+    prefix,
+  );
+  const contentHash = corpusContentHash(objects);
+  const cacheKey = chunkCacheKey(contentHash, chunkTokens);
+
+  const previous = await getCorpusIngestion(blobs, id);
+  let manifest = await loadChunkCache(blobs, cacheKey);
+  if (previous && previous.cacheKey === cacheKey && manifest) {
+    const ingestion: CorpusIngestion = { ...previous, lastCheckedAt: now, unchangedDeliveries: previous.unchangedDeliveries + 1 };
+    await blobs.put(ingestionKey(id), JSON.stringify(ingestion), 'application/json');
+    return { outcome: 'unchanged', ingestion };
+  }
+  const outcome = manifest ? 'reused' : 'ingested';
+  if (!manifest) {
+    const corpus = decodeAndChunk(objects, chunkTokens, true);
+    manifest = await writeChunkCache(blobs, { cacheKey, contentHash, chunkTokens, corpus, createdAt: now });
+  }
+  const ingestion = summaryOf(id, manifest, now);
+  await blobs.put(ingestionKey(id), JSON.stringify(ingestion), 'application/json');
+  return { outcome, ingestion };
+}
+
+/**
+ * The ingestion summary of a corpus (files, sizes, token counts, skipped documents, chunk count),
+ * or undefined when the corpus was never ingested.
+ * @throws InvalidInputError for an invalid corpus id.
+ */
+export async function getCorpusIngestion(blobs: BlobStore, corpusId: string): Promise<CorpusIngestion | undefined> {
+  const key = ingestionKey(parseCorpusId(corpusId));
+  if (!(await blobs.exists(key))) return undefined;
+  return JSON.parse(await blobs.getText(key)) as CorpusIngestion;
+}
+
+function summaryOf(corpusId: string, manifest: ChunkCacheManifest, now: string): CorpusIngestion {
+  const documents = manifest.files.filter((f) => f.skipped === undefined);
+  return {
+    corpusId,
+    prefix: corpusPrefix(corpusId),
+    contentHash: manifest.contentHash,
+    cacheKey: manifest.cacheKey,
+    tokenizer: manifest.tokenizer,
+    chunkTokens: manifest.chunkTokens,
+    files: manifest.files,
+    skipped: manifest.skipped,
+    totals: {
+      files: manifest.files.length,
+      bytes: manifest.files.reduce((sum, f) => sum + f.bytes, 0),
+      documents: documents.length,
+      tokens: documents.reduce((sum, f) => sum + (f.tokens ?? 0), 0),
+      chunks: manifest.chunks,
+    },
+    ingestedAt: now,
+    lastCheckedAt: now,
+    unchangedDeliveries: 0,
+  };
+}
+
+/** chunkTokens validated by the run options' own rule (one source of truth for the range). */
+function parseChunkTokens(chunkTokens: number | undefined): number {
+  const result = RunOptionsSchema.pick({ chunkTokens: true }).safeParse({ chunkTokens });
+  if (!result.success) {
+    throw new ConfigurationError(`Invalid ingestion chunkTokens ${String(chunkTokens)}: ${result.error.issues[0]?.message ?? 'invalid'}`);
+  }
+  return result.data.chunkTokens;
+}

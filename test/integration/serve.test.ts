@@ -1,0 +1,253 @@
+/**
+ * `extagents serve` end to end over HTTP on 127.0.0.1 (local/serve.ts): the API's router and core
+ * over one persistent local stack, the synthesized workflow run in the background with the offline
+ * extractive reader. Create a corpus and upload through the returned URLs, start a run, poll it to
+ * completion, read its messages; the unauthenticated, malformed and conflicting requests; an
+ * idempotent retry that starts nothing new, also after a restart of the server.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import {
+  CorpusSchema,
+  CreateCorpusResponseSchema,
+  CreateRunResponseSchema,
+  MessagePageSchema,
+  ProblemSchema,
+  RunStatusSchema,
+  type Problem,
+  type RunStatus,
+} from '../../shared/api/schemas';
+import { startServer, type LocalApiServer } from '../../local/serve';
+
+jest.setTimeout(120_000);
+
+const TOKEN = 'integration-test-token-0123456789';
+const QUESTION = 'By what name was the part of the Cherokees living in five villages on the Tennessee River known?';
+const NEEDLE =
+  'A part of the Cherokees, known by the name of Chickamaugas, inhabiting five villages on the Tennessee River, have long been in the practice of committing depredations.';
+
+/** A paragraph of filler that mentions nothing the question asks about. */
+const filler = (i: number): string =>
+  `Report ${i}. The harvest of the year was abundant and the treasury received its customary revenues. ` +
+  `Roads were repaired in several districts and the postal service extended its routes to new towns. ` +
+  `Commerce with foreign nations continued on a footing of mutual advantage and good faith.`;
+
+function corpusTexts(): Record<string, string> {
+  const docs: Record<string, string> = {};
+  for (let i = 0; i < 6; i++) docs[`address-${i}.txt`] = [filler(i), filler(i + 100)].join('\n\n');
+  docs['address-3.txt'] = [filler(3), NEEDLE, filler(103)].join('\n\n');
+  // Partly relevant sentences, so that several chunks yield messages (with lower scores).
+  docs['address-1.txt'] = [filler(1), 'A delegation of the Cherokees visited the seat of government.', filler(101)].join('\n\n');
+  docs['address-4.txt'] = [filler(4), 'Five new villages were founded on the Tennessee River.', filler(104)].join('\n\n');
+  docs['address-5.txt'] = [filler(5), 'The river was known by the name of the Holston in those parts.', filler(105)].join('\n\n');
+  return docs;
+}
+
+let dir: string;
+let server: LocalApiServer;
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'extagents-serve-'));
+  server = await startServer({ stateDir: path.join(dir, 'state'), port: 0, token: TOKEN, retryIntervalMs: 1 });
+});
+
+afterAll(async () => {
+  await server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Reply {
+  status: number;
+  headers: Headers;
+  json: unknown;
+}
+
+async function api(method: string, route: string, options: { json?: unknown; body?: string; headers?: Record<string, string>; token?: string | null } = {}): Promise<Reply> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token !== null) headers.authorization = `Bearer ${options.token ?? TOKEN}`;
+  let body = options.body;
+  if (options.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(options.json);
+  }
+  const response = await fetch(`${server.url}${route}`, { method, headers, body });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, json: text === '' ? null : (JSON.parse(text) as unknown) };
+}
+
+function problem(reply: Reply, status: number): Problem {
+  expect(reply.status).toBe(status);
+  expect(reply.headers.get('content-type')).toBe('application/problem+json');
+  return ProblemSchema.parse(reply.json);
+}
+
+/** Create a corpus through the API and upload its files through the returned URLs. */
+async function createCorpus(texts: Record<string, string | Buffer>): Promise<string> {
+  const files = Object.entries(texts).map(([p, text]) => ({ path: p, size: Buffer.byteLength(text), contentType: 'text/plain' }));
+  const created = await api('POST', '/v1/corpora', { json: { files } });
+  expect(created.status).toBe(201);
+  const body = CreateCorpusResponseSchema.parse(created.json);
+  for (const upload of body.uploads) {
+    const put = await fetch(upload.url, { method: upload.method, headers: upload.headers, body: texts[upload.path] });
+    expect(put.status).toBe(200);
+  }
+  return body.corpusId;
+}
+
+/** Poll a run until it is no longer RUNNING (bounded by the test timeout, not by a clock). */
+async function finished(runId: string): Promise<RunStatus> {
+  for (;;) {
+    const reply = await api('GET', `/v1/runs/${runId}`);
+    expect(reply.status).toBe(200);
+    const status = RunStatusSchema.parse(reply.json);
+    if (status.status !== 'RUNNING') return status;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('extagents serve', () => {
+  it('answers 401 problem+json without the bearer token, or with a wrong one', async () => {
+    const missing = await api('GET', '/v1/corpora/c1', { token: null });
+    const wrong = await api('GET', '/v1/corpora/c1', { token: 'not-the-token-at-all' });
+
+    expect(problem(missing, 401).detail).toContain('Authorization: Bearer');
+    expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="extagents"');
+    expect(problem(wrong, 401).detail).toBe('The bearer token is not valid');
+    expect(wrong.headers.get('www-authenticate')).toContain('error="invalid_token"');
+  });
+
+  it('creates a corpus, takes its files through the upload URLs, lists them with sizes, and with token counts once ingested', async () => {
+    const texts = corpusTexts();
+
+    const corpusId = await createCorpus(texts);
+    const uploaded = CorpusSchema.parse((await api('GET', `/v1/corpora/${corpusId}`)).json);
+    // Each upload queues an ingestion in the background, as the upload trigger does in AWS.
+    let corpus = uploaded;
+    while (corpus.totals.tokens === null) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      corpus = CorpusSchema.parse((await api('GET', `/v1/corpora/${corpusId}`)).json);
+    }
+
+    expect(uploaded.files.map((f) => [f.path, f.size])).toEqual(Object.entries(texts).map(([p, t]) => [p, Buffer.byteLength(t)]).sort());
+    expect(uploaded.pending).toEqual([]);
+    expect(uploaded.totals.bytes).toBe(Object.values(texts).reduce((sum, t) => sum + Buffer.byteLength(t), 0));
+    expect(corpus.files.every((f) => f.ingested && (f.tokens ?? 0) > 0 && f.chars === Buffer.byteLength(texts[f.path]))).toBe(true);
+    expect(corpus.totals.tokens).toBe(corpus.files.reduce((sum, f) => sum + (f.tokens ?? 0), 0));
+  });
+
+  it('refuses an upload whose URL was altered or whose size differs from the signed one', async () => {
+    const created = CreateCorpusResponseSchema.parse((await api('POST', '/v1/corpora', { json: { files: [{ path: 'a.txt', size: 5 }] } })).json);
+    const upload = created.uploads[0];
+
+    const altered = await fetch(upload.url.replace('/a.txt?', '/b.txt?'), { method: 'PUT', headers: upload.headers, body: 'hello' });
+    const tooLong = await fetch(upload.url, { method: 'PUT', body: 'hello, world' });
+
+    expect(altered.status).toBe(403);
+    expect(tooLong.status).toBe(403);
+    expect(CorpusSchema.parse((await api('GET', `/v1/corpora/${created.corpusId}`)).json).files).toEqual([]);
+  });
+
+  it('starts a run, polls it to completion, reads the answer with its citation and pages through the scored messages', async () => {
+    const corpusId = await createCorpus(corpusTexts());
+
+    const started = await api('POST', '/v1/runs', { json: { question: QUESTION, corpus: { id: corpusId }, options: { chunkTokens: 128 } } });
+    expect(started.status).toBe(202);
+    const { runId, links } = CreateRunResponseSchema.parse(started.json);
+    expect(started.headers.get('location')).toBe(`${server.url}/v1/runs/${runId}`);
+    const run = await finished(runId);
+
+    expect(run.status).toBe('SUCCEEDED');
+    expect(run.result?.answerable).toBe(true);
+    expect(`${run.result?.answer} ${run.result?.citations.map((c) => c.quote).join(' ')}`).toContain('Chickamaugas');
+    expect(run.result?.citations.some((c) => c.documentId === 'address-3.txt')).toBe(true);
+    expect(run.progress.phase).toBe('finished');
+    expect(run.progress.rounds[0]).toEqual({ round: 1, sought: run.progress.chunks, total: run.progress.chunks });
+    expect(run.progress.karSteps.length).toBe(run.result?.trace.length);
+    expect(run.result?.usage.seeker.calls).toBeGreaterThanOrEqual(run.progress.chunks ?? 0);
+
+    const seen: string[] = [];
+    const scores: number[] = [];
+    let next: string | null = `${links.messages}?limit=2`;
+    while (next !== null) {
+      const page = MessagePageSchema.parse((await api('GET', next.slice(server.url.length))).json);
+      expect(page.messages.length).toBeLessThanOrEqual(2);
+      seen.push(...page.messages.map((m) => m.id));
+      scores.push(...page.messages.map((m) => m.score));
+      next = page.links.next ?? null;
+    }
+    expect(seen.length).toBe(run.result?.poolSize);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+    expect(seen.length).toBeGreaterThan(2);
+    const round1: string[] = [];
+    let cursor: string | null = '';
+    while (cursor !== null) {
+      const page = MessagePageSchema.parse((await api('GET', `/v1/runs/${runId}/messages?round=1&limit=1${cursor ? `&cursor=${cursor}` : ''}`)).json);
+      round1.push(...page.messages.map((m) => m.id));
+      cursor = page.nextCursor;
+    }
+    expect(round1).toEqual(seen.filter((id) => id.startsWith('r1-')));
+    expect(problem(await api('GET', `/v1/runs/${runId}/messages?cursor=bm90LWEtY3Vyc29y`), 400).errors?.[0]).toMatchObject({ parameter: 'cursor' });
+  });
+
+  it('answers an idempotent retry with the same run id and starts nothing new; the same key with another body is 409', async () => {
+    const corpusId = await createCorpus(corpusTexts());
+    const body = { question: QUESTION, corpus: { id: corpusId }, options: { chunkTokens: 128, rounds: 1 } };
+    const before = server.launcher.started;
+
+    const first = await api('POST', '/v1/runs', { json: body, headers: { 'Idempotency-Key': 'serve-test-1' } });
+    const retry = await api('POST', '/v1/runs', { json: body, headers: { 'Idempotency-Key': 'serve-test-1' } });
+    const conflict = await api('POST', '/v1/runs', { json: { ...body, question: 'Something else?' }, headers: { 'Idempotency-Key': 'serve-test-1' } });
+
+    const runId = CreateRunResponseSchema.parse(first.json).runId;
+    expect(retry.status).toBe(202);
+    expect(CreateRunResponseSchema.parse(retry.json).runId).toBe(runId);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(problem(conflict, 409).type).toBe('tag:extagents,2026:idempotency-conflict');
+    expect(server.launcher.started - before).toBe(1);
+    expect((await finished(runId)).status).toBe('SUCCEEDED');
+  });
+
+  it('answers malformed requests with 400 problem+json that name each problem', async () => {
+    const wrongType = problem(await api('POST', '/v1/runs', { json: { question: 5, corpus: { id: 'c1' } } }), 400);
+    const unknown = problem(await api('POST', '/v1/runs', { json: { question: 'Q', corpus: { id: 'c1' }, temperature: 0.2 } }), 400);
+    const notJson = problem(await api('POST', '/v1/runs', { body: '{"question":', headers: { 'content-type': 'application/json' } }), 400);
+    const badLimit = problem(await api('GET', '/v1/runs/any-run/messages?limit=0'), 400);
+
+    expect(wrongType.errors).toEqual([{ pointer: '/question', detail: 'Invalid input: expected string, received number' }]);
+    expect(unknown.errors).toEqual([{ pointer: '/temperature', detail: 'unknown field "temperature"' }]);
+    expect(notJson.errors?.[0].detail).toMatch(/^the body is not valid JSON/);
+    expect(badLimit.errors?.[0]).toMatchObject({ parameter: 'limit' });
+  });
+
+  it('reports a run whose corpus has no usable text as FAILED with the domain error', async () => {
+    const corpusId = await createCorpus({ 'image.bin': Buffer.from([0, 1, 2, 3, 0, 0, 255, 0]) });
+
+    const { runId } = CreateRunResponseSchema.parse((await api('POST', '/v1/runs', { json: { question: 'Anything?', corpus: { id: corpusId } } })).json);
+    const run = await finished(runId);
+
+    expect(run.status).toBe('FAILED');
+    expect(run.error?.name).toBe('EmptyCorpusError');
+    expect(run.result).toBeUndefined();
+  });
+
+  it('keeps runs across a restart on the same state directory: the result, the messages and the idempotency key', async () => {
+    const corpusId = await createCorpus(corpusTexts());
+    const body = { question: QUESTION, corpus: { id: corpusId }, options: { chunkTokens: 128, rounds: 1 } };
+    const { runId } = CreateRunResponseSchema.parse((await api('POST', '/v1/runs', { json: body, headers: { 'Idempotency-Key': 'restart-1' } })).json);
+    const before = await finished(runId);
+
+    await server.stop();
+    server = await startServer({ stateDir: path.join(dir, 'state'), port: 0, token: TOKEN, retryIntervalMs: 1 });
+    const after = RunStatusSchema.parse((await api('GET', `/v1/runs/${runId}`)).json);
+    const messages = MessagePageSchema.parse((await api('GET', `/v1/runs/${runId}/messages?limit=100`)).json);
+    const retry = await api('POST', '/v1/runs', { json: body, headers: { 'Idempotency-Key': 'restart-1' } });
+
+    expect(after.status).toBe('SUCCEEDED');
+    expect(after.result).toEqual(before.result);
+    expect(messages.messages.length).toBe(before.result?.poolSize);
+    expect(CreateRunResponseSchema.parse(retry.json)).toMatchObject({ runId, status: 'SUCCEEDED' });
+    expect(server.launcher.started).toBe(0);
+  });
+});

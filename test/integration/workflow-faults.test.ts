@@ -1,0 +1,135 @@
+/**
+ * Faults injected into the synthesized workflow run locally (local/run.ts): throttled model calls,
+ * chunks that fail permanently, prompts over the context window. Each ends with a clear outcome:
+ * the run completes and reports the retries, a tolerated failure is listed with its error, or the
+ * execution fails with a cause that names what failed. Retry backoff is replaced by 0 ms.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { resolveCorpus } from '../../local/corpus';
+import { ExecutionFailedError } from '../../local/engine';
+import { formatResult } from '../../local/format';
+import { runLocal } from '../../local/run';
+import { MODEL_RETRY } from '../../infra/extagents-workflow';
+import { ContextOverflowError, ModelError } from '../../shared/errors';
+import { FaultInjectingModel } from '../support/fault-injecting-model';
+import { hundredNotes, scriptedModel, writeCorpus } from '../support/corpus';
+
+jest.setTimeout(120_000);
+
+describe('the local workflow under injected model faults', () => {
+  let dir: string;
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'extagents-faults-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const hundredChunks = async () => resolveCorpus([writeCorpus(dir, hundredNotes())]);
+  const options = { chunkTokens: 64, rounds: 1, concurrency: 8, toleratedFailurePercentage: 5 };
+
+  it('completes a run with 30% of model calls throttled and reports every retry', async () => {
+    // Arrange
+    const model = new FaultInjectingModel(scriptedModel(), { throttleRate: 0.3, seed: 7 });
+
+    // Act
+    const result = await runLocal({ files: await hundredChunks(), question: 'What is the answer?', options, stateDir: path.join(dir, 'state'), model, retryIntervalMs: 0 });
+
+    // Assert: nothing lost, every injected throttle counted once
+    expect(result.chunks).toBe(100);
+    expect(result.answer).toBe('saffron');
+    expect(result.failedChunks).toEqual([]);
+    expect(new Set(model.soughtChunks).size).toBe(100);
+    const injected = model.injected.throttled.seeker + model.injected.throttled.reasoner;
+    expect(injected).toBeGreaterThan(20); // ~30% of at least 100 calls
+    expect(result.retries).toEqual({
+      total: injected,
+      byRole: { seeker: model.injected.throttled.seeker, reasoner: model.injected.throttled.reasoner },
+      byError: { ModelThrottledError: injected },
+    });
+    expect(result.usage.seeker.calls).toBe(100); // throttled calls never reached the model
+    expect(formatResult(result, 0)).toContain(`Retried model errors: ${injected} (seeker ${model.injected.throttled.seeker}, reasoner ${model.injected.throttled.reasoner}; ModelThrottledError ${injected})`);
+  });
+
+  it('tolerates one chunk out of 100 that fails permanently and lists it with its error', async () => {
+    // Arrange
+    const model = new FaultInjectingModel(scriptedModel(), { failingChunks: [37] });
+
+    // Act
+    const result = await runLocal({ files: await hundredChunks(), question: 'What is the answer?', options, stateDir: path.join(dir, 'state'), model, retryIntervalMs: 0 });
+
+    // Assert
+    expect(result.answer).toBe('saffron');
+    expect(result.failedChunks).toEqual([37]);
+    expect(result.chunkFailures).toEqual([{ chunk: 37, round: 1, error: 'ModelError', message: 'injected permanent failure of chunk 37' }]);
+    expect(model.injected.permanent).toBe(1); // ModelError is not retried
+    expect(formatResult(result, 0)).toContain('chunk 37 (round 1): ModelError: injected permanent failure of chunk 37');
+  });
+
+  it('fails the execution with a cause naming the failed chunks when more fail than tolerated', async () => {
+    // Arrange: 6 of 100 chunks fail, 5% tolerated
+    const failing = [3, 11, 19, 42, 64, 88];
+    const model = new FaultInjectingModel(scriptedModel(), { failingChunks: failing, permanentError: (c) => new ModelError(`chunk ${c} is broken`) });
+
+    // Act
+    const failure = await runLocal({ files: await hundredChunks(), question: 'What is the answer?', options, stateDir: path.join(dir, 'state'), model, retryIntervalMs: 0 }).catch(
+      (error: unknown) => error,
+    );
+
+    // Assert
+    expect(failure).toBeInstanceOf(ExecutionFailedError);
+    const { error, causeText } = failure as ExecutionFailedError;
+    expect(error).toBe('States.ExceedToleratedFailureThreshold');
+    expect(causeText).toMatch(/6 of 100 items failed/);
+    expect(causeText).toMatch(/ToleratedFailurePercentage 5%/);
+    expect(causeText).toMatch(/item 3: ModelError: .*chunk 3 is broken/);
+  });
+
+  it('fails a throttled chunk only after the bounded retries, and lists it', async () => {
+    // Arrange: every seek of every chunk is throttled for a one-chunk corpus
+    const files = await resolveCorpus([writeCorpus(dir, { 'only.txt': 'The answer is saffron.' })]);
+    const model = new FaultInjectingModel(scriptedModel(), { throttleRate: 1, throttledRoles: ['seeker'] });
+
+    // Act
+    const result = await runLocal({ files, question: 'What is the answer?', options: { ...options, toleratedFailurePercentage: 100 }, stateDir: path.join(dir, 'state'), model, retryIntervalMs: 0 });
+
+    // Assert: 1 attempt + MODEL_RETRY.maxAttempts retries, then the chunk is listed, never a loop
+    expect(model.injected.throttled.seeker).toBe(1 + (MODEL_RETRY.maxAttempts ?? 0));
+    expect(result.retries.total).toBe(1 + (MODEL_RETRY.maxAttempts ?? 0));
+    expect(result.failedChunks).toEqual([0]);
+    expect(result.chunkFailures[0]).toMatchObject({ chunk: 0, error: 'ModelThrottledError' });
+    expect(result.answer).toBe('NO ANSWER');
+  });
+
+  it('fails the execution with an error naming the KAR step when the reasoning prompt overflows even halved', async () => {
+    // Arrange
+    const model = new FaultInjectingModel(scriptedModel(), { overflowReasoning: true });
+
+    // Act
+    const failure = await runLocal({ files: await hundredChunks(), question: 'What is the answer?', options, stateDir: path.join(dir, 'state'), model, retryIntervalMs: 0 }).catch(
+      (error: unknown) => error,
+    );
+
+    // Assert: sent twice (as is, then halved), never retried by the workflow
+    expect(failure).toBeInstanceOf(ContextOverflowError);
+    expect((failure as Error).message).toMatch(/^KAR step 1 \(round 1, k=1\) exceeds the reasoning model's context window/);
+    expect(model.injected.overflow).toBe(2);
+  });
+
+  it('fails a chunk whose prompt exceeds the context window once, with an error naming the chunk, and goes on', async () => {
+    // Arrange
+    const model = new FaultInjectingModel(scriptedModel(), { overflowChunks: [12] });
+
+    // Act
+    const result = await runLocal({ files: await hundredChunks(), question: 'What is the answer?', options, stateDir: path.join(dir, 'state'), model, retryIntervalMs: 0 });
+
+    // Assert: sent once, not retried as is (round 1 has nothing to shrink but the chunk itself)
+    expect(model.injected.overflow).toBe(1);
+    expect(result.answer).toBe('saffron');
+    expect(result.failedChunks).toEqual([12]);
+    expect(result.chunkFailures[0]).toMatchObject({ chunk: 12, error: 'ContextOverflowError' });
+    expect(result.chunkFailures[0].message).toMatch(/^Chunk 12 \(round 1, \d+ tokens of corpus text\) exceeds the seeking model's context window/);
+    expect(result.chunkFailures[0].message).toMatch(/chunkTokens.*now 64/);
+  });
+});

@@ -1,0 +1,601 @@
+/**
+ * The API core and its HTTP edge (shared/api) over in-memory ports: validation with clear
+ * problem+json bodies, idempotency (one execution per key and body, 409 for another body),
+ * progress, results, message paging, corpora and upload URLs.
+ */
+import { InvalidInputError, NotFoundError } from '../../shared/errors';
+import { BlobIdempotencyStore } from '../../shared/api/idempotency';
+import type { ExecutionDescription, PresignedUpload, Presigner, RunLauncher } from '../../shared/api/ports';
+import { PROBLEM_CONTENT_TYPE } from '../../shared/api/problem';
+import { createApiHandler, type ApiRequest } from '../../shared/api/router';
+import {
+  CorpusSchema,
+  CreateCorpusResponseSchema,
+  CreateRunResponseSchema,
+  MessagePageSchema,
+  ProblemSchema,
+  RunStatusSchema,
+  type Problem,
+} from '../../shared/api/schemas';
+import type { PrepareEvent } from '../../shared/pipeline/state';
+import type { BlobStore, MessagePage, MessageStore, StoredStep } from '../../shared/ports';
+import type { Message, RunResult } from '../../shared/types';
+
+// ---------------------------------------------------------------------------------------------
+// In-memory ports
+// ---------------------------------------------------------------------------------------------
+
+class MemoryBlobs implements BlobStore {
+  readonly objects = new Map<string, Uint8Array>();
+  async put(key: string, body: string | Uint8Array): Promise<void> {
+    this.objects.set(key, typeof body === 'string' ? Buffer.from(body) : body);
+  }
+  async get(key: string): Promise<Uint8Array> {
+    const body = this.objects.get(key);
+    if (!body) throw new NotFoundError(`no ${key}`);
+    return body;
+  }
+  async getText(key: string): Promise<string> {
+    return Buffer.from(await this.get(key)).toString('utf8');
+  }
+  async list(prefix: string): Promise<Array<{ key: string; size: number }>> {
+    return [...this.objects.entries()]
+      .filter(([k]) => k.startsWith(prefix))
+      .map(([key, body]) => ({ key, size: body.length }))
+      .sort((a, b) => (a.key < b.key ? -1 : 1));
+  }
+  async exists(key: string): Promise<boolean> {
+    return this.objects.has(key);
+  }
+}
+
+class MemoryStore implements Pick<MessageStore, 'soughtChunks' | 'getSteps' | 'listMessages'> {
+  sought = new Map<number, number[]>();
+  steps: StoredStep[] = [];
+  messages: Message[] = [];
+  async soughtChunks(_runId: string, round: number): Promise<number[]> {
+    return this.sought.get(round) ?? [];
+  }
+  async getSteps(): Promise<StoredStep[]> {
+    return this.steps;
+  }
+  async listMessages(_runId: string, page: { round?: number; limit: number; after?: string }): Promise<MessagePage> {
+    if (page.after !== undefined && !/^\d+$/.test(page.after)) throw new InvalidInputError('bad cursor');
+    const ordered = this.messages
+      .filter((m) => page.round === undefined || m.round === page.round)
+      .sort((a, b) => b.score - a.score || a.chunkIndex - b.chunkIndex || a.round - b.round);
+    const start = page.after === undefined ? 0 : Number(page.after);
+    const slice = ordered.slice(start, start + page.limit);
+    return { messages: slice, ...(start + page.limit < ordered.length && { next: String(start + page.limit) }) };
+  }
+}
+
+class FakeLauncher implements RunLauncher {
+  readonly starts: Array<{ name: string; input: PrepareEvent }> = [];
+  readonly executions = new Map<string, ExecutionDescription>();
+  failNext?: Error;
+  async start(name: string, input: PrepareEvent): Promise<{ started: boolean }> {
+    if (this.failNext) throw this.failNext;
+    if (this.executions.has(name)) return { started: false };
+    this.starts.push({ name, input });
+    this.executions.set(name, { name, status: 'RUNNING', startedAt: '2026-01-02T03:04:05.000Z' });
+    return { started: true };
+  }
+  async describe(name: string): Promise<ExecutionDescription | undefined> {
+    return this.executions.get(name);
+  }
+}
+
+const presigner: Presigner = {
+  async presignPut(key, options): Promise<PresignedUpload> {
+    return {
+      method: 'PUT',
+      url: `https://uploads.test/${key}?ttl=${options.expiresInSeconds}`,
+      headers: options.contentLength === undefined ? {} : { 'content-length': String(options.contentLength) },
+      expiresAt: '2026-01-02T03:19:05.000Z',
+    };
+  },
+};
+
+function setup() {
+  const blobs = new MemoryBlobs();
+  const store = new MemoryStore();
+  const launcher = new FakeLauncher();
+  const internalErrors: unknown[] = [];
+  let counter = 0;
+  const handle = createApiHandler(
+    {
+      blobs,
+      store,
+      launcher,
+      presigner,
+      idempotency: new BlobIdempotencyStore(blobs),
+      now: () => new Date('2026-01-02T03:04:05Z'),
+      randomHex: (bytes) => String(++counter).padStart(bytes * 2, '0'),
+    },
+    { onInternalError: (error) => internalErrors.push(error) },
+  );
+  const call = async (request: Partial<ApiRequest> & { json?: unknown }) => {
+    const { json, ...rest } = request;
+    const response = await handle({
+      method: 'GET',
+      path: '/',
+      query: {},
+      headers: json === undefined ? {} : { 'Content-Type': 'application/json' },
+      principal: 'arn:aws:iam::123456789012:user/alice',
+      baseUrl: 'https://api.test/prod',
+      ...(json !== undefined && { body: JSON.stringify(json) }),
+      ...rest,
+    });
+    return { ...response, json: JSON.parse(response.body || 'null') as unknown };
+  };
+  return { blobs, store, launcher, internalErrors, call };
+}
+
+/** Assert an RFC 9457 problem response and return the problem. */
+function problemOf(response: { status: number; headers: Record<string, string>; json: unknown }, status: number): Problem {
+  expect(response.status).toBe(status);
+  expect(response.headers['content-type']).toBe(PROBLEM_CONTENT_TYPE);
+  const problem = ProblemSchema.parse(response.json);
+  expect(problem.status).toBe(status);
+  expect(problem.title.length).toBeGreaterThan(0);
+  expect(problem.detail.length).toBeGreaterThan(0);
+  return problem;
+}
+
+const corpusFiles = (blobs: MemoryBlobs, id = 'c1') => {
+  void blobs.put(`corpora/${id}/a.txt`, 'Alpha text.');
+  void blobs.put(`corpora/${id}/b.txt`, 'Beta text, longer.');
+};
+
+const startRun = (body: unknown, headers: Record<string, string> = {}) => ({
+  method: 'POST',
+  path: '/v1/runs',
+  json: body,
+  headers: { 'content-type': 'application/json', ...headers },
+});
+
+// ---------------------------------------------------------------------------------------------
+// POST /v1/runs
+// ---------------------------------------------------------------------------------------------
+
+describe('POST /v1/runs', () => {
+  it('starts a run over a corpus id and answers 202 with the run id, status, links and Location', async () => {
+    const { blobs, launcher, call } = setup();
+    corpusFiles(blobs);
+
+    const response = await call(startRun({ question: ' Who? ', corpus: { id: 'c1' }, options: { rounds: 1 } }));
+
+    expect(response.status).toBe(202);
+    const body = CreateRunResponseSchema.parse(response.json);
+    expect(body.runId).toMatch(/^run-20260102T030405-[0-9a-f]{12}$/);
+    expect(body.status).toBe('RUNNING');
+    expect(body.links.self).toBe(`https://api.test/prod/v1/runs/${body.runId}`);
+    expect(response.headers.location).toBe(body.links.self);
+    expect(launcher.starts).toHaveLength(1);
+    expect(launcher.starts[0].name).toBe(body.runId);
+    expect(launcher.starts[0].input).toMatchObject({ runId: body.runId, question: 'Who?', corpus: { prefix: 'corpora/c1/' }, options: { rounds: 1, chunkTokens: 8000 } });
+  });
+
+  it('rejects an unknown field with 400 naming it by JSON pointer', async () => {
+    const { blobs, launcher, call } = setup();
+    corpusFiles(blobs);
+
+    const problem = problemOf(await call(startRun({ question: 'Q', corpus: { id: 'c1', bucket: 'other' }, extra: 1 })), 400);
+
+    expect(problem.type).toBe('tag:extagents,2026:validation-error');
+    expect(problem.errors).toEqual(
+      expect.arrayContaining([
+        { pointer: '/extra', detail: 'unknown field "extra"' },
+        { pointer: '/corpus/bucket', detail: 'unknown field "bucket"' },
+      ]),
+    );
+    expect(launcher.starts).toHaveLength(0);
+  });
+
+  it('lists every problem of a malformed body: a missing question, a corpus with two sources, an option out of range', async () => {
+    const { call } = setup();
+
+    const problem = problemOf(await call(startRun({ corpus: { id: 'c1', prefix: 'corpora/c1/' }, options: { rounds: 99 } })), 400);
+
+    const pointers = (problem.errors ?? []).map((e) => e.pointer);
+    expect(pointers).toEqual(expect.arrayContaining(['/question', '/corpus', '/options/rounds']));
+    expect(problem.errors?.find((e) => e.pointer === '/question')?.detail).toBe('required (string)');
+    expect(problem.errors?.find((e) => e.pointer === '/corpus')?.detail).toBe('corpus needs exactly one of id, prefix or keys');
+    expect(problem.detail).toMatch(/^Invalid request: /);
+  });
+
+  it.each([
+    [{ prefix: 's3://other-bucket/data/' }, /not a URI/],
+    [{ prefix: 'runs/' }, /must not point into runs\//],
+    [{ prefix: 'r' }, /must not point into runs\//],
+    [{ keys: ['api/idempotency/x.json'] }, /must not point into api\//],
+    [{ prefix: 'cache/chunks/' }, /must not point into cache\//],
+    [{ keys: ['corpora/../runs/x/run.json'] }, /"\.\."/],
+    [{ keys: ['/etc/passwd'] }, /must not start with "\/"/],
+  ])('refuses a corpus outside the project\'s own corpus data: %j', async (corpus, message) => {
+    const { call } = setup();
+
+    const problem = problemOf(await call(startRun({ question: 'Q', corpus })), 400);
+
+    expect(problem.errors?.map((e) => e.detail).join(' ')).toMatch(message);
+  });
+
+  it('answers 400 naming the corpus when a corpus id has no files or a key does not exist', async () => {
+    const { blobs, launcher, call } = setup();
+    await blobs.put('corpora/c1/a.txt', 'x');
+
+    const missingId = problemOf(await call(startRun({ question: 'Q', corpus: { id: 'nothing-here' } })), 400);
+    const missingKey = problemOf(await call(startRun({ question: 'Q', corpus: { keys: ['corpora/c1/a.txt', 'corpora/c1/zz.txt'] } })), 400);
+
+    expect(missingId.errors).toEqual([{ pointer: '/corpus/id', detail: expect.stringContaining('no corpus with id "nothing-here"') }]);
+    expect(missingKey.errors).toEqual([{ pointer: '/corpus/keys/1', detail: 'no object with key "corpora/c1/zz.txt"' }]);
+    expect(launcher.starts).toHaveLength(0);
+  });
+
+  it('answers 415 for a body not sent as JSON and 400 for malformed JSON', async () => {
+    const { call } = setup();
+
+    const form = problemOf(await call({ method: 'POST', path: '/v1/runs', body: 'question=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415);
+    const broken = problemOf(await call({ method: 'POST', path: '/v1/runs', body: '{"question":', headers: { 'content-type': 'application/json' } }), 400);
+
+    expect(form.detail).toContain('Content-Type: application/json');
+    expect(broken.errors?.[0].detail).toMatch(/^the body is not valid JSON/);
+  });
+
+  it('answers 413 for a body over 1 MiB', async () => {
+    const { call } = setup();
+
+    const problem = problemOf(await call(startRun({ question: 'x'.repeat(1_100_000), corpus: { id: 'c1' } })), 413);
+
+    expect(problem.title).toBe('Content Too Large');
+  });
+
+  it('starts one execution for the same Idempotency-Key and body, and answers the same run id again', async () => {
+    const { blobs, launcher, call } = setup();
+    corpusFiles(blobs);
+    const body = { question: 'Who?', corpus: { id: 'c1' } };
+
+    const first = await call(startRun(body, { 'Idempotency-Key': 'order-42' }));
+    const retry = await call(startRun(body, { 'idempotency-key': 'order-42' }));
+
+    expect(first.status).toBe(202);
+    expect(retry.status).toBe(202);
+    const firstId = CreateRunResponseSchema.parse(first.json).runId;
+    expect(CreateRunResponseSchema.parse(retry.json).runId).toBe(firstId);
+    expect(firstId).toMatch(/^run-[0-9a-f]{32}$/);
+    expect(launcher.starts).toHaveLength(1);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('treats spelled-out default options as the same request under one Idempotency-Key', async () => {
+    const { blobs, launcher, call } = setup();
+    corpusFiles(blobs);
+
+    await call(startRun({ question: 'Who?', corpus: { id: 'c1' } }, { 'Idempotency-Key': 'k-1' }));
+    const retry = await call(startRun({ corpus: { prefix: 'corpora/c1/' }, question: 'Who?  ', options: { rounds: 2 } }, { 'Idempotency-Key': 'k-1' }));
+
+    expect(retry.status).toBe(202);
+    expect(launcher.starts).toHaveLength(1);
+  });
+
+  it('answers 409 when the same Idempotency-Key comes with a different body, and starts nothing', async () => {
+    const { blobs, launcher, call } = setup();
+    corpusFiles(blobs);
+    await call(startRun({ question: 'Who?', corpus: { id: 'c1' } }, { 'Idempotency-Key': 'order-42' }));
+
+    const problem = problemOf(await call(startRun({ question: 'Where?', corpus: { id: 'c1' } }, { 'Idempotency-Key': 'order-42' })), 409);
+
+    expect(problem.type).toBe('tag:extagents,2026:idempotency-conflict');
+    expect(problem.detail).toContain('different request');
+    expect(launcher.starts).toHaveLength(1);
+  });
+
+  it('scopes Idempotency-Keys to the caller: another principal with the same key gets its own run', async () => {
+    const { blobs, launcher, call } = setup();
+    corpusFiles(blobs);
+    const body = { question: 'Who?', corpus: { id: 'c1' } };
+
+    const alice = await call(startRun(body, { 'Idempotency-Key': 'same' }));
+    const bob = await call({ ...startRun(body, { 'Idempotency-Key': 'same' }), principal: 'arn:aws:iam::123456789012:user/bob' });
+
+    expect(CreateRunResponseSchema.parse(bob.json).runId).not.toBe(CreateRunResponseSchema.parse(alice.json).runId);
+    expect(launcher.starts).toHaveLength(2);
+  });
+
+  it('rejects an Idempotency-Key that is not printable ASCII', async () => {
+    const { blobs, call } = setup();
+    corpusFiles(blobs);
+
+    const problem = problemOf(await call(startRun({ question: 'Q', corpus: { id: 'c1' } }, { 'Idempotency-Key': 'clé' })), 400);
+
+    expect(problem.errors?.[0]).toMatchObject({ header: 'Idempotency-Key' });
+  });
+
+  it('answers 500 with a generic detail when the launcher fails, and reports the error to the log hook', async () => {
+    const { blobs, launcher, internalErrors, call } = setup();
+    corpusFiles(blobs);
+    launcher.failNext = new Error('socket hang up: secret internals');
+
+    const problem = problemOf(await call(startRun({ question: 'Q', corpus: { id: 'c1' } })), 500);
+
+    expect(problem.detail).not.toContain('secret');
+    expect(internalErrors).toHaveLength(1);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Routing
+// ---------------------------------------------------------------------------------------------
+
+describe('routing', () => {
+  it('answers 404 for an unknown path and 405 with Allow for a known path with another method', async () => {
+    const { call } = setup();
+
+    problemOf(await call({ method: 'GET', path: '/v2/runs' }), 404);
+    const notAllowed = await call({ method: 'DELETE', path: '/v1/runs/abc' });
+
+    problemOf(notAllowed, 405);
+    expect(notAllowed.headers.allow).toBe('GET');
+  });
+
+  it('rejects query parameters on a route that takes none', async () => {
+    const { call } = setup();
+
+    const problem = problemOf(await call({ method: 'GET', path: '/v1/runs/abc', query: { verbose: '1' } }), 400);
+
+    expect(problem.errors).toEqual([{ parameter: 'verbose', detail: 'unknown query parameter "verbose"' }]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// GET /v1/runs/{runId}
+// ---------------------------------------------------------------------------------------------
+
+const record = { runId: 'r1', question: 'Who?', options: { rounds: 2 }, documents: [], skipped: [], chunks: 10, tokens: 1234, tokenizer: 'o200k_base', createdAt: '2026-01-02T03:04:06.000Z' };
+
+const step = (seq: number, round: number, k: number, outcome: 'answered' | 'refused'): StoredStep => ({
+  seq,
+  round,
+  k,
+  messagesUsed: k,
+  evidenceTokens: 10 * k,
+  outcome,
+  answer: outcome === 'answered' ? 'Alpha' : 'NO ANSWER',
+  citedMessageIds: [],
+});
+
+describe('GET /v1/runs/{runId}', () => {
+  it('reports the chunks sought per round and the KAR steps while the run is running', async () => {
+    const { blobs, store, launcher, call } = setup();
+    launcher.executions.set('r1', { name: 'r1', status: 'RUNNING', startedAt: '2026-01-02T03:04:05.000Z' });
+    await blobs.put('runs/r1/run.json', JSON.stringify(record));
+    store.sought.set(1, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    store.sought.set(2, [0, 3]);
+    store.steps = [step(0, 1, 1, 'refused'), step(1, 1, 2, 'refused')];
+
+    const response = await call({ method: 'GET', path: '/v1/runs/r1' });
+
+    expect(response.status).toBe(200);
+    const body = RunStatusSchema.parse(response.json);
+    expect(body.status).toBe('RUNNING');
+    expect(body.question).toBe('Who?');
+    expect(body.progress).toEqual({
+      phase: 'seeking',
+      chunks: 10,
+      tokens: 1234,
+      rounds: [
+        { round: 1, sought: 10, total: 10 },
+        { round: 2, sought: 2, total: 10 },
+      ],
+      karSteps: [
+        { seq: 0, round: 1, k: 1, messagesUsed: 1, evidenceTokens: 10, outcome: 'refused' },
+        { seq: 1, round: 1, k: 2, messagesUsed: 2, evidenceTokens: 20, outcome: 'refused' },
+      ],
+    });
+    expect(body.result).toBeUndefined();
+  });
+
+  it('reports the preparing phase before the run record exists', async () => {
+    const { launcher, call } = setup();
+    launcher.executions.set('r1', { name: 'r1', status: 'RUNNING', startedAt: '2026-01-02T03:04:05.000Z' });
+
+    const body = RunStatusSchema.parse((await call({ method: 'GET', path: '/v1/runs/r1' })).json);
+
+    expect(body.progress).toEqual({ phase: 'preparing', chunks: null, tokens: null, rounds: [], karSteps: [] });
+  });
+
+  it('returns the answer, citations, trace and usage once the run succeeded', async () => {
+    const { blobs, launcher, call } = setup();
+    launcher.executions.set('r1', { name: 'r1', status: 'SUCCEEDED', startedAt: '2026-01-02T03:04:05.000Z', stoppedAt: '2026-01-02T03:05:00.000Z' });
+    await blobs.put('runs/r1/run.json', JSON.stringify(record));
+    const result: RunResult = {
+      runId: 'r1',
+      question: 'Who?',
+      answer: 'Alpha',
+      answerable: true,
+      citations: [{ messageId: 'r1-c0', chunkIndex: 0, round: 1, score: 90, documentId: 'a.txt', start: 0, end: 5, quote: 'Alpha' }],
+      trace: [{ round: 1, k: 1, messagesUsed: 1, evidenceTokens: 3, outcome: 'answered' }],
+      usage: { seeker: { calls: 10, inputTokens: 100, outputTokens: 10 }, reasoner: { calls: 1, inputTokens: 20, outputTokens: 2 } },
+      rounds: 2,
+      chunks: 10,
+      poolSize: 3,
+      skipped: [],
+      failedChunks: [],
+      chunkFailures: [],
+      retries: { total: 0, byRole: { seeker: 0, reasoner: 0 }, byError: {} },
+      warnings: [],
+    };
+    await blobs.put('runs/r1/result.json', JSON.stringify(result));
+
+    const body = RunStatusSchema.parse((await call({ method: 'GET', path: '/v1/runs/r1' })).json);
+
+    expect(body.status).toBe('SUCCEEDED');
+    expect(body.stoppedAt).toBe('2026-01-02T03:05:00.000Z');
+    expect(body.progress.phase).toBe('finished');
+    expect(body.result).toEqual(result);
+  });
+
+  it('returns the error name and message of a failed run', async () => {
+    const { launcher, call } = setup();
+    launcher.executions.set('r1', { name: 'r1', status: 'FAILED', startedAt: 't0', stoppedAt: 't1', error: 'EmptyCorpusError', cause: 'The corpus has no usable text' });
+
+    const body = RunStatusSchema.parse((await call({ method: 'GET', path: '/v1/runs/r1' })).json);
+
+    expect(body.error).toEqual({ name: 'EmptyCorpusError', message: 'The corpus has no usable text' });
+  });
+
+  it('answers 404 for an unknown run and 400 for a malformed run id', async () => {
+    const { call } = setup();
+
+    problemOf(await call({ method: 'GET', path: '/v1/runs/nope' }), 404);
+    const invalid = problemOf(await call({ method: 'GET', path: '/v1/runs/..%2Fsecret' }), 400);
+
+    expect(invalid.errors?.[0]).toMatchObject({ parameter: 'runId' });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// GET /v1/runs/{runId}/messages
+// ---------------------------------------------------------------------------------------------
+
+const message = (round: number, chunkIndex: number, score: number): Message => ({
+  id: `r${round}-c${chunkIndex}`,
+  round,
+  chunkIndex,
+  score,
+  evidence: `evidence ${chunkIndex}`,
+  tokens: 2,
+  quotes: [],
+  sources: ['a.txt'],
+});
+
+describe('GET /v1/runs/{runId}/messages', () => {
+  function withMessages() {
+    const context = setup();
+    context.launcher.executions.set('r1', { name: 'r1', status: 'SUCCEEDED', startedAt: 't0' });
+    context.store.messages = [message(1, 0, 40), message(1, 1, 90), message(1, 2, 70), message(2, 0, 95), message(2, 2, 10)];
+    return context;
+  }
+
+  it('pages the scored messages in pool order, following nextCursor to the end', async () => {
+    const { call } = withMessages();
+
+    const first = MessagePageSchema.parse((await call({ method: 'GET', path: '/v1/runs/r1/messages', query: { limit: '2' } })).json);
+    const cursor = first.nextCursor ?? '';
+    const second = MessagePageSchema.parse((await call({ method: 'GET', path: '/v1/runs/r1/messages', query: { limit: '2', cursor } })).json);
+    const third = MessagePageSchema.parse((await call({ method: 'GET', path: '/v1/runs/r1/messages', query: { limit: '2', cursor: second.nextCursor ?? '' } })).json);
+
+    expect([...first.messages, ...second.messages, ...third.messages].map((m) => m.id)).toEqual(['r2-c0', 'r1-c1', 'r1-c2', 'r1-c0', 'r2-c2']);
+    expect(first.links.next).toBe(`https://api.test/prod/v1/runs/r1/messages?limit=2&cursor=${cursor}`);
+    expect(third.nextCursor).toBeNull();
+    expect(third.links.next).toBeUndefined();
+  });
+
+  it('filters by round and uses the default page size of 20', async () => {
+    const { call } = withMessages();
+
+    const page = MessagePageSchema.parse((await call({ method: 'GET', path: '/v1/runs/r1/messages', query: { round: '2' } })).json);
+
+    expect(page.round).toBe(2);
+    expect(page.messages.map((m) => m.id)).toEqual(['r2-c0', 'r2-c2']);
+    expect(page.links.self).toBe('https://api.test/prod/v1/runs/r1/messages?round=2&limit=20');
+  });
+
+  it('rejects a limit over 100, a non-numeric round, an unknown parameter and a cursor it did not issue', async () => {
+    const { call } = withMessages();
+
+    const bad = problemOf(await call({ method: 'GET', path: '/v1/runs/r1/messages', query: { limit: '500', round: 'two', sort: 'asc' } }), 400);
+    const cursor = problemOf(await call({ method: 'GET', path: '/v1/runs/r1/messages', query: { cursor: 'bm90LWEtY3Vyc29y' } }), 400);
+
+    expect(bad.errors?.map((e) => e.parameter).sort()).toEqual(['limit', 'round', 'sort']);
+    expect(cursor.errors).toEqual([{ parameter: 'cursor', detail: expect.stringContaining('nextCursor') }]);
+  });
+
+  it('answers 404 for the messages of an unknown run', async () => {
+    const { call } = setup();
+
+    problemOf(await call({ method: 'GET', path: '/v1/runs/nope/messages' }), 404);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Corpora
+// ---------------------------------------------------------------------------------------------
+
+describe('corpora', () => {
+  it('creates a corpus with one upload URL per file under corpora/<id>/ and lists pending files', async () => {
+    const { blobs, call } = setup();
+
+    const created = await call({ method: 'POST', path: '/v1/corpora', json: { files: [{ path: 'a.txt', size: 11 }, { path: 'notes/b.md' }], expiresInSeconds: 600 } });
+
+    expect(created.status).toBe(201);
+    const body = CreateCorpusResponseSchema.parse(created.json);
+    expect(body.corpusId).toMatch(/^c-20260102-[0-9]{16}$/);
+    expect(body.prefix).toBe(`corpora/${body.corpusId}/`);
+    expect(body.uploads).toEqual([
+      { path: 'a.txt', key: `corpora/${body.corpusId}/a.txt`, method: 'PUT', url: `https://uploads.test/corpora/${body.corpusId}/a.txt?ttl=600`, headers: { 'content-length': '11' }, expiresAt: '2026-01-02T03:19:05.000Z' },
+      { path: 'notes/b.md', key: `corpora/${body.corpusId}/notes/b.md`, method: 'PUT', url: `https://uploads.test/corpora/${body.corpusId}/notes/b.md?ttl=600`, headers: {}, expiresAt: '2026-01-02T03:19:05.000Z' },
+    ]);
+    expect(created.headers.location).toBe(`https://api.test/prod/v1/corpora/${body.corpusId}`);
+
+    await blobs.put(`corpora/${body.corpusId}/a.txt`, 'Alpha text.');
+    const corpus = CorpusSchema.parse((await call({ method: 'GET', path: `/v1/corpora/${body.corpusId}` })).json);
+    expect(corpus.files.map((f) => f.path)).toEqual(['a.txt']);
+    expect(corpus.pending).toEqual(['notes/b.md']);
+    expect(corpus.createdAt).toBe('2026-01-02T03:04:05.000Z');
+  });
+
+  it('rejects duplicate paths, unsafe paths and an empty file list', async () => {
+    const { call } = setup();
+
+    const duplicate = problemOf(await call({ method: 'POST', path: '/v1/corpora', json: { files: [{ path: 'a.txt' }, { path: 'a.txt' }] } }), 400);
+    const unsafe = problemOf(await call({ method: 'POST', path: '/v1/corpora', json: { files: [{ path: '../runs/x' }] } }), 400);
+    const empty = problemOf(await call({ method: 'POST', path: '/v1/corpora', json: { files: [] } }), 400);
+
+    expect(duplicate.errors?.[0]).toEqual({ pointer: '/files', detail: 'file paths must be unique' });
+    expect(unsafe.errors?.[0].pointer).toBe('/files/0/path');
+    expect(empty.errors?.[0].pointer).toBe('/files');
+  });
+
+  /** An ingestion summary (shared/pipeline/ingest.ts `CorpusIngestion`) of corpus c1 with these files. */
+  const summary = (files: Array<{ id: string; bytes: number; tokens?: number; chars?: number; skipped?: string }>) =>
+    JSON.stringify({ corpusId: 'c1', prefix: 'corpora/c1/', files, skipped: [], totals: {}, ingestedAt: '2026-01-02T03:00:00.000Z' });
+
+  it('reports sizes and marks tokens as not yet ingested until the ingestion summary lists the file at its size', async () => {
+    const { blobs, call } = setup();
+    corpusFiles(blobs);
+    // Ingested before b.txt was re-uploaded with another size: only a.txt counts.
+    await blobs.put('cache/corpora/c1/ingestion.json', summary([{ id: 'a.txt', bytes: 11, tokens: 3, chars: 11 }, { id: 'b.txt', bytes: 5, tokens: 2, chars: 5 }]));
+
+    const partial = CorpusSchema.parse((await call({ method: 'GET', path: '/v1/corpora/c1' })).json);
+    await blobs.put('cache/corpora/c1/ingestion.json', summary([{ id: 'a.txt', bytes: 11, tokens: 3, chars: 11 }, { id: 'b.txt', bytes: 18, tokens: 5, chars: 18 }]));
+    const complete = CorpusSchema.parse((await call({ method: 'GET', path: '/v1/corpora/c1' })).json);
+
+    expect(partial.files).toEqual([
+      { path: 'a.txt', key: 'corpora/c1/a.txt', size: 11, ingested: true, tokens: 3, chars: 11 },
+      { path: 'b.txt', key: 'corpora/c1/b.txt', size: 18, ingested: false, tokens: null, chars: null },
+    ]);
+    expect(partial.totals).toEqual({ files: 2, bytes: 29, tokens: null });
+    expect(complete.totals).toEqual({ files: 2, bytes: 29, tokens: 8 });
+    expect(partial.pending).toEqual([]);
+  });
+
+  it('reports a file ingestion skipped with its reason and no tokens', async () => {
+    const { blobs, call } = setup();
+    await blobs.put('corpora/c1/image.bin', new Uint8Array([0, 1, 2]));
+    await blobs.put('cache/corpora/c1/ingestion.json', summary([{ id: 'image.bin', bytes: 3, skipped: 'binary (NUL bytes)' }]));
+
+    const corpus = CorpusSchema.parse((await call({ method: 'GET', path: '/v1/corpora/c1' })).json);
+
+    expect(corpus.files).toEqual([{ path: 'image.bin', key: 'corpora/c1/image.bin', size: 3, ingested: true, tokens: 0, chars: 0, skipped: 'binary (NUL bytes)' }]);
+    expect(corpus.totals.tokens).toBe(0);
+  });
+
+  it('answers 404 for a corpus with neither files nor a creation record', async () => {
+    const { call } = setup();
+
+    problemOf(await call({ method: 'GET', path: '/v1/corpora/unknown' }), 404);
+  });
+});

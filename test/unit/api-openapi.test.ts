@@ -1,0 +1,77 @@
+/**
+ * docs/openapi.yaml against the handlers' zod schemas and route table: the committed document is
+ * the one generated from them (regenerate with `npx tsx local/openapi.ts`), every route is in it,
+ * and its request/response schemas are the zod schemas converted with z.toJSONSchema.
+ */
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { z } from 'zod';
+import { OPENAPI_PATH, renderOpenApiYaml } from '../../local/openapi';
+import { buildOpenApiDocument } from '../../shared/api/openapi';
+import { API_ROUTES } from '../../shared/api/routes';
+import { requestRegistry, responseRegistry } from '../../shared/api/schemas';
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+const committed = parse(readFileSync(OPENAPI_PATH, 'utf8')) as JsonObject;
+
+/** A zod schema converted as the document does, references resolved against the document's components. */
+function expand(value: Json, schemas: JsonObject): Json {
+  if (Array.isArray(value)) return value.map((v) => expand(v, schemas));
+  if (value === null || typeof value !== 'object') return value;
+  if (typeof value.$ref === 'string') {
+    // Keywords beside a $ref (e.g. the description of the referring property) apply on top of it.
+    const { $ref, ...siblings } = value;
+    return { ...(expand(schemas[$ref.replace('#/components/schemas/', '')], schemas) as JsonObject), ...(expand(siblings, schemas) as JsonObject) };
+  }
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expand(v, schemas)]));
+}
+
+function converted(schema: z.ZodType, io: 'input' | 'output'): Json {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, target: 'draft-2020-12' }) as JsonObject;
+  return rest;
+}
+
+describe('docs/openapi.yaml', () => {
+  it('is the document generated from the route table and zod schemas (run `npx tsx local/openapi.ts` after changing them)', () => {
+    expect(committed).toEqual(buildOpenApiDocument());
+    expect(readFileSync(OPENAPI_PATH, 'utf8')).toBe(renderOpenApiYaml());
+  });
+
+  it('is OpenAPI 3.1 and documents exactly the routes the router serves, with their operation ids', () => {
+    expect(committed.openapi).toBe('3.1.0');
+    const paths = committed.paths as Record<string, Record<string, JsonObject>>;
+    const documented = Object.entries(paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => `${method.toUpperCase()} ${path} ${String(op.operationId)}`));
+
+    expect(documented.sort()).toEqual(API_ROUTES.map((r) => `${r.method} ${r.path} ${r.operationId}`).sort());
+  });
+
+  it.each(API_ROUTES.map((r) => [r.operationId, r] as const))('%s: request and response schemas equal the handler\'s zod schemas', (_id, route) => {
+    const schemas = (committed.components as JsonObject).schemas as JsonObject;
+    const operation = (committed.paths as Record<string, Record<string, JsonObject>>)[route.path][route.method.toLowerCase()];
+    const responses = operation.responses as Record<string, JsonObject>;
+
+    const success = responses[String(route.success.status)].content as Record<string, JsonObject>;
+    expect(expand(success['application/json'].schema, schemas)).toEqual(converted(route.success.schema, 'output'));
+    expect(responseRegistry.get(route.success.schema)).toBeDefined();
+
+    if (route.body) {
+      const body = (operation.requestBody as JsonObject).content as Record<string, JsonObject>;
+      expect(expand(body['application/json'].schema, schemas)).toEqual(converted(route.body, 'input'));
+      expect(requestRegistry.get(route.body)).toBeDefined();
+    } else {
+      expect(operation.requestBody).toBeUndefined();
+    }
+
+    const parameters = (operation.parameters ?? []) as JsonObject[];
+    expect(parameters.filter((p) => p.in === 'path').map((p) => p.name)).toEqual(Object.keys(route.pathParams));
+    expect(parameters.filter((p) => p.in === 'query').map((p) => p.name)).toEqual(Object.keys(route.query?.shape ?? {}));
+    expect(parameters.filter((p) => p.in === 'header').map((p) => p.name)).toEqual(Object.keys(route.headers));
+
+    for (const status of [...route.problems, 401, 403, 429, 500]) {
+      const content = responses[String(status)].content as Record<string, JsonObject>;
+      expect(content['application/problem+json'].schema).toEqual({ $ref: '#/components/schemas/Problem' });
+    }
+  });
+});

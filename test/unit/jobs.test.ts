@@ -1,0 +1,171 @@
+/**
+ * Batch jobs (shared/pipeline/jobs.ts): job file validation, deterministic execution names, results
+ * in input order and the summary, over the local directory bucket.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { FsBlobStore } from '../../local/fs-blob-store';
+import { InvalidInputError } from '../../shared/errors';
+import {
+  jobIdOf,
+  jobNameOfKey,
+  loadJob,
+  parseJobFile,
+  planJob,
+  writeJobResults,
+  type ExecutionLookup,
+  type ExecutionStatus,
+  type JobResultLine,
+  type JobSummary,
+} from '../../shared/pipeline/jobs';
+import { resultKey } from '../../shared/pipeline/layout';
+import type { RunResult } from '../../shared/types';
+
+/** A RunResult with the fields the job summary reads (the rest of the shape belongs to the workflow). */
+const runResult = (runId: string, question: string, answerable: boolean): RunResult => ({
+  runId,
+  question,
+  answer: answerable ? 'Chickamaugas' : 'NO ANSWER',
+  answerable,
+  citations: [],
+  trace: [],
+  usage: { seeker: { calls: 3, inputTokens: 300, outputTokens: 30 }, reasoner: { calls: 1, inputTokens: 100, outputTokens: 10 } },
+  rounds: 1,
+  chunks: 3,
+  poolSize: 1,
+  skipped: [],
+  failedChunks: [],
+  warnings: [],
+}) as Partial<RunResult> as RunResult;
+
+describe('job files', () => {
+  it('accepts a corpus id, questions with their own options, and job-wide options', () => {
+    // Act
+    const job = parseJobFile(
+      JSON.stringify({ corpus: 'sotu', questions: [{ question: 'Who?' }, { question: 'When?', options: { rounds: 1 } }], options: { chunkTokens: 512 } }),
+    );
+    // Assert
+    expect(job.questions).toHaveLength(2);
+    expect(job.corpus).toBe('sotu');
+  });
+
+  it.each([
+    ['not JSON', '{"corpus":', 'The job file is not valid JSON'],
+    ['no questions', JSON.stringify({ corpus: 'sotu', questions: [] }), 'questions: a job needs at least one question'],
+    ['an empty question', JSON.stringify({ corpus: 'sotu', questions: [{ question: '  ' }] }), 'questions.0.question: question must not be empty'],
+    ['an unknown field', JSON.stringify({ corpus: 'sotu', questions: [{ question: 'Q' }], model: 'x' }), 'Unrecognized key'],
+    ['an invalid corpus id', JSON.stringify({ corpus: '../x', questions: [{ question: 'Q' }] }), 'corpus'],
+    ['a bad run option of one question', JSON.stringify({ corpus: 'sotu', questions: [{ question: 'Q' }, { question: 'R', options: { rounds: 0 } }] }), 'questions.1: Invalid run options: rounds'],
+  ])('rejects %s with a message naming the problem', (_what, text, message) => {
+    // Act
+    const parse = () => parseJobFile(text);
+    // Assert
+    expect(parse).toThrow(InvalidInputError);
+    expect(parse).toThrow(message);
+  });
+
+  it('takes the job name from jobs/<name>.json and refuses other keys', () => {
+    expect(jobNameOfKey('jobs/weekly-report.json')).toBe('weekly-report');
+    expect(() => jobNameOfKey('jobs/a/b.json')).toThrow(InvalidInputError);
+    expect(() => jobNameOfKey('jobs/weekly.txt')).toThrow(InvalidInputError);
+    expect(() => jobNameOfKey('corpora/weekly.json')).toThrow(InvalidInputError);
+  });
+
+  it('derives one job id per uploaded version: same key and ETag give the same id, a new ETag or version another', () => {
+    // Act
+    const one = jobIdOf({ key: 'jobs/w.json', etag: 'abc' });
+    // Assert
+    expect(jobIdOf({ key: 'jobs/w.json', etag: 'abc' })).toBe(one);
+    expect(jobIdOf({ key: 'jobs/w.json', etag: 'abd' })).not.toBe(one);
+    expect(jobIdOf({ key: 'jobs/w.json', etag: 'abc', versionId: 'v2' })).not.toBe(one);
+    expect(one).toMatch(/^w-[0-9a-f]{16}$/);
+  });
+});
+
+describe('planning and results of a job', () => {
+  let dir: string;
+  let blobs: FsBlobStore;
+  const ref = { key: 'jobs/weekly.json', etag: 'e1' };
+  const questions = ['First question?', 'Second question?', 'Third question?'];
+
+  beforeEach(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'extagents-jobs-'));
+    blobs = new FsBlobStore(dir);
+    await blobs.put(
+      ref.key,
+      JSON.stringify({ corpus: 'reports', questions: questions.map((question, i) => (i === 2 ? { question, options: { rounds: 1 } } : { question })), options: { chunkTokens: 256 } }),
+    );
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('plans one item per question in input order, with deterministic execution names and merged options', async () => {
+    // Act
+    const state = await planJob(ref, { blobs });
+    const again = await planJob(ref, { blobs });
+    // Assert
+    expect(again).toEqual(state);
+    const { items, plan } = await loadJob(blobs, state.jobId);
+    expect(plan).toMatchObject({ name: 'weekly', questions: 3, resultsKey: 'results/weekly.jsonl', summaryKey: 'results/weekly.summary.json' });
+    expect(items.map((i) => i.executionName)).toEqual([0, 1, 2].map((i) => `${state.jobId}-q${i}`));
+    expect(items.map((i) => i.input.question)).toEqual(questions);
+    expect(items[0].input).toEqual({ runId: items[0].executionName, question: questions[0], corpus: { prefix: 'corpora/reports/' }, options: { chunkTokens: 256 } });
+    expect(items[2].input.options).toEqual({ chunkTokens: 256, rounds: 1 });
+    for (const item of items) expect(item.executionName.length).toBeLessThanOrEqual(80);
+  });
+
+  it('writes a rejected summary naming the error when the job file is invalid, and starts nothing', async () => {
+    // Arrange
+    await blobs.put('jobs/broken.json', JSON.stringify({ corpus: 'reports', questions: [{ question: '' }] }));
+    // Act
+    const plan = planJob({ key: 'jobs/broken.json', etag: 'x' }, { blobs });
+    // Assert
+    await expect(plan).rejects.toThrow(InvalidInputError);
+    const summary = JSON.parse(await blobs.getText('results/broken.summary.json')) as JobSummary;
+    expect(summary).toMatchObject({ job: 'broken', status: 'rejected', questions: 0, error: { name: 'InvalidInputError' } });
+    expect(summary.error?.message).toContain('question must not be empty');
+    expect(await blobs.list('runs/_jobs/')).toEqual([]);
+  });
+
+  it('writes one result line per question in input order, the error for a failed one, and sums the summary', async () => {
+    // Arrange: questions 0 and 2 finished (2 refused), question 1 failed with a typed error
+    const state = await planJob(ref, { blobs });
+    const { items } = await loadJob(blobs, state.jobId);
+    await blobs.put(resultKey(items[2].executionName), JSON.stringify(runResult(items[2].executionName, questions[2], false)));
+    await blobs.put(resultKey(items[0].executionName), JSON.stringify(runResult(items[0].executionName, questions[0], true)));
+    const described: string[] = [];
+    const executions: ExecutionLookup = {
+      async describe(name): Promise<ExecutionStatus> {
+        described.push(name);
+        return { status: 'FAILED', error: 'EmptyCorpusError', cause: JSON.stringify({ errorType: 'EmptyCorpusError', errorMessage: 'The corpus has no usable text' }) };
+      },
+    };
+    // Act
+    const summary = await writeJobResults(state.jobId, { blobs, executions, now: () => new Date('2025-03-01T00:00:00Z') });
+    // Assert
+    const lines = (await blobs.getText('results/weekly.jsonl'))
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as JobResultLine);
+    expect(lines.map((l) => [l.index, l.question, l.status])).toEqual([
+      [0, questions[0], 'succeeded'],
+      [1, questions[1], 'failed'],
+      [2, questions[2], 'succeeded'],
+    ]);
+    expect(lines[1]).toMatchObject({ runId: items[1].executionName, error: { name: 'EmptyCorpusError', message: 'The corpus has no usable text' } });
+    expect(lines[0]).toMatchObject({ result: { answer: 'Chickamaugas', runId: items[0].executionName } });
+    expect(described).toEqual([items[1].executionName]);
+    expect(summary).toMatchObject({
+      job: 'weekly',
+      status: 'completed',
+      questions: 3,
+      succeeded: 2,
+      failed: 1,
+      answerable: 1,
+      usage: { seeker: { calls: 6, inputTokens: 600, outputTokens: 60 }, reasoner: { calls: 2, inputTokens: 200, outputTokens: 20 } },
+      failures: [{ index: 1, question: questions[1], error: { name: 'EmptyCorpusError' } }],
+      completedAt: '2025-03-01T00:00:00.000Z',
+    });
+    expect(JSON.parse(await blobs.getText('results/weekly.summary.json'))).toEqual(summary);
+  });
+});

@@ -1,0 +1,141 @@
+/**
+ * The local server's parts without a stack: the run launcher (background executions, bounded
+ * concurrency, statuses like DescribeExecution, records across restarts) and the upload URL
+ * signer (signature, expiry, signed length and content type).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { FsBlobStore } from '../../local/fs-blob-store';
+import { ExecutionFailedError } from '../../local/engine';
+import { LocalRunLauncher } from '../../local/run-launcher';
+import { LocalUploadSigner } from '../../local/serve';
+import type { ExecutionDescription } from '../../shared/api/ports';
+import { EmptyCorpusError } from '../../shared/errors';
+import type { PrepareEvent } from '../../shared/pipeline/state';
+
+const input = (runId: string): PrepareEvent => ({ runId, question: 'Q', corpus: { prefix: 'corpora/c1/' } });
+
+/** A promise with its resolve and reject. */
+function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (error: unknown) => void } {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** Let pending I/O and promise callbacks run until `condition` holds (bounded by the test timeout). */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}
+
+describe('LocalRunLauncher', () => {
+  let dir: string;
+  let blobs: FsBlobStore;
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'extagents-launcher-'));
+    blobs = new FsBlobStore(dir);
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('runs at most maxConcurrentRuns executions at once; the others wait and are reported RUNNING', async () => {
+    const gates = new Map<string, ReturnType<typeof deferred<unknown>>>();
+    const running: string[] = [];
+    const ended: ExecutionDescription[] = [];
+    const launcher = new LocalRunLauncher({
+      blobs,
+      maxConcurrentRuns: 1,
+      execute: async (event) => {
+        running.push(event.runId);
+        const gate = deferred<unknown>();
+        gates.set(event.runId, gate);
+        return gate.promise;
+      },
+      onEnded: (d) => ended.push(d),
+    });
+
+    await launcher.start('a', input('a'));
+    await launcher.start('b', input('b'));
+    await new Promise((resolve) => setImmediate(resolve));
+
+    expect(running).toEqual(['a']);
+    expect((await launcher.describe('b'))?.status).toBe('RUNNING');
+    gates.get('a')?.resolve({});
+    await until(() => running.length === 2);
+    expect(running).toEqual(['a', 'b']);
+    expect((await launcher.describe('a'))?.status).toBe('SUCCEEDED');
+    gates.get('b')?.reject(new EmptyCorpusError('The corpus has no usable text'));
+    await launcher.stop();
+
+    expect(await launcher.describe('b')).toMatchObject({ status: 'FAILED', error: 'EmptyCorpusError', cause: 'The corpus has no usable text' });
+    expect(ended.map((d) => [d.name, d.status])).toEqual([
+      ['a', 'SUCCEEDED'],
+      ['b', 'FAILED'],
+    ]);
+    expect(launcher.started).toBe(2);
+  });
+
+  it('starts a name once, also across launchers on the same bucket', async () => {
+    const first = new LocalRunLauncher({ blobs, maxConcurrentRuns: 2, execute: async () => ({}) });
+
+    const starts = await Promise.all([first.start('a', input('a')), first.start('a', input('a'))]);
+    await first.stop();
+    const second = new LocalRunLauncher({ blobs, maxConcurrentRuns: 2, execute: async () => ({}) });
+
+    expect(starts.map((s) => s.started).sort()).toEqual([false, true]);
+    expect(await second.start('a', input('a'))).toEqual({ started: false });
+    expect((await second.describe('a'))?.status).toBe('SUCCEEDED');
+    expect(second.started).toBe(0);
+  });
+
+  it('reports the error name and the Lambda error message of a failed execution', async () => {
+    const cause = JSON.stringify({ errorType: 'ModelError', errorMessage: 'the model refused', trace: [] });
+    const launcher = new LocalRunLauncher({ blobs, maxConcurrentRuns: 1, execute: async () => Promise.reject(new ExecutionFailedError('States.ExceedToleratedFailureThreshold', cause)) });
+
+    await launcher.start('a', input('a'));
+    await launcher.stop();
+
+    expect(await launcher.describe('a')).toMatchObject({ status: 'FAILED', error: 'States.ExceedToleratedFailureThreshold', cause: 'the model refused' });
+  });
+
+  it('reports a run left RUNNING by a stopped server as ABORTED', async () => {
+    const hanging = new LocalRunLauncher({ blobs, maxConcurrentRuns: 1, execute: () => new Promise(() => undefined) });
+    await hanging.start('a', input('a'));
+    // A new launcher on the same bucket stands for a restarted server; the first never stopped cleanly.
+    const restarted = new LocalRunLauncher({ blobs, maxConcurrentRuns: 1, execute: async () => ({}) });
+
+    expect(await restarted.describe('a')).toMatchObject({ status: 'ABORTED', error: 'ServerStopped' });
+    expect(await restarted.describe('unknown')).toBeUndefined();
+  });
+});
+
+describe('LocalUploadSigner', () => {
+  let now = new Date('2026-01-02T03:04:05Z');
+  const signer = new LocalUploadSigner(Buffer.from('0123456789abcdef0123456789abcdef'), () => now);
+  const presigner = signer.presigner(() => 'http://127.0.0.1:8787');
+
+  it('issues a URL of the local upload endpoint that verifies for its key, length and content type', async () => {
+    now = new Date('2026-01-02T03:04:05Z');
+    const upload = await presigner.presignPut('corpora/c1/notes/a b.txt', { expiresInSeconds: 60, contentLength: 5, contentType: 'text/plain' });
+
+    expect(upload.url).toMatch(/^http:\/\/127\.0\.0\.1:8787\/_local\/uploads\/corpora\/c1\/notes\/a%20b\.txt\?expires=\d+&length=5&type=text%2Fplain&signature=[0-9a-f]{64}$/);
+    expect(upload).toMatchObject({ method: 'PUT', headers: { 'content-length': '5', 'content-type': 'text/plain' }, expiresAt: '2026-01-02T03:05:05.000Z' });
+    expect(signer.verify(new URL(upload.url), '5', 'text/plain')).toEqual({ ok: true, key: 'corpora/c1/notes/a b.txt', contentLength: 5, contentType: 'text/plain' });
+    expect(signer.verify(new URL(upload.url), '6', 'text/plain')).toEqual({ ok: false, detail: 'Content-Length must be 5, as signed' });
+    expect(signer.verify(new URL(upload.url), '5', 'text/html')).toEqual({ ok: false, detail: 'Content-Type must be text/plain, as signed' });
+    expect(signer.verify(new URL(upload.url.replace('length=5', 'length=50')), '50', 'text/plain')).toEqual({ ok: false, detail: 'The upload URL signature does not match' });
+  });
+
+  it('refuses a URL after it expired', async () => {
+    now = new Date('2026-01-02T03:04:05Z');
+    const upload = await presigner.presignPut('corpora/c1/a.txt', { expiresInSeconds: 60 });
+
+    now = new Date('2026-01-02T03:05:06Z');
+
+    expect(signer.verify(new URL(upload.url), undefined, undefined)).toEqual({ ok: false, detail: 'The upload URL has expired' });
+  });
+});

@@ -1,0 +1,174 @@
+/**
+ * The Lambda handlers' structured logs (lambdas/handlers.ts with a Powertools Logger) and the upload
+ * trigger handlers (lambdas/trigger-handlers.ts), over the local directory bucket.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { FsBlobStore } from '../../local/fs-blob-store';
+import { makeHandlers, runIdOf } from '../../lambdas/handlers';
+import { makeIngestHandler, makeJobHandlers } from '../../lambdas/trigger-handlers';
+import { EmptyCorpusError, InvalidInputError } from '../../shared/errors';
+import type { ExecutionLookup } from '../../shared/pipeline/jobs';
+import type { MessageStore } from '../../shared/ports';
+
+/** An S3 Object Created event as EventBridge delivers it. */
+const objectCreated = (key: string, etag = '"0123abcd"') => ({
+  version: '0',
+  id: 'e1',
+  'detail-type': 'Object Created',
+  source: 'aws.s3',
+  account: '123456789012',
+  time: '2025-01-01T00:00:00Z',
+  region: 'us-west-2',
+  resources: ['arn:aws:s3:::bucket'],
+  detail: { version: '0', bucket: { name: 'bucket' }, object: { key, size: 10, etag, sequencer: '00' }, reason: 'PutObject' },
+});
+
+/** Every JSON line the logger printed (Powertools writes one JSON object per line to stdout/stderr). */
+function captureLogs(): { lines: () => Array<Record<string, unknown>>; restore: () => void } {
+  const written: string[] = [];
+  const capture = (chunk: unknown): boolean => {
+    written.push(String(chunk));
+    return true;
+  };
+  const out = jest.spyOn(process.stdout, 'write').mockImplementation(capture);
+  const err = jest.spyOn(process.stderr, 'write').mockImplementation(capture);
+  return {
+    lines: () =>
+      written
+        .join('')
+        .split('\n')
+        .filter((l) => l.trim().startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    restore: () => {
+      out.mockRestore();
+      err.mockRestore();
+    },
+  };
+}
+
+describe('structured logs of the workflow handlers', () => {
+  let dir: string;
+  let blobs: FsBlobStore;
+  const store = {} as MessageStore; // Prepare never uses the store
+
+  beforeEach(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'extagents-log-'));
+    blobs = new FsBlobStore(dir);
+    await blobs.put('corpora/c/a.txt', 'The keeper lit the lamp of the lighthouse every evening at dusk.');
+    await blobs.put('corpora/empty/a.txt', '   ');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('prints JSON lines that carry the run id and the task, for a success and for a failure with its error name', async () => {
+    // Arrange
+    const logs = captureLogs();
+    const logger = new Logger({ serviceName: 'extagents-test', logLevel: 'INFO' });
+    const handlers = makeHandlers({ blobs, store, model: () => { throw new Error('no model'); }, logger });
+    try {
+      // Act
+      await handlers.prepare({ runId: 'run-ok', question: 'Who lit the lamp?', corpus: { prefix: 'corpora/c/' } });
+      await expect(handlers.prepare({ runId: 'run-empty', question: 'Q?', corpus: { prefix: 'corpora/empty/' } })).rejects.toThrow(EmptyCorpusError);
+    } finally {
+      logs.restore();
+    }
+    // Assert
+    const lines = logs.lines();
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 'INFO', message: 'Prepare done', service: 'extagents-test', runId: 'run-ok', task: 'Prepare' }),
+      expect.objectContaining({ level: 'ERROR', message: 'Prepare failed', runId: 'run-empty', task: 'Prepare', error: expect.objectContaining({ name: 'EmptyCorpusError' }) }),
+    ]);
+    expect(JSON.stringify(lines)).not.toContain('Who lit the lamp?');
+  });
+
+  it('does not carry the previous invocation\'s run id into the next one (a warm container)', async () => {
+    // Arrange
+    const logs = captureLogs();
+    const logger = new Logger({ serviceName: 'extagents-test', logLevel: 'INFO' });
+    const handlers = makeHandlers({ blobs, store, model: () => { throw new Error('no model'); }, logger });
+    try {
+      // Act
+      await handlers.prepare({ runId: 'run-first', question: 'Who lit the lamp?', corpus: { prefix: 'corpora/c/' } });
+      await expect(handlers.prepare({ question: 'no run id' })).rejects.toThrow(InvalidInputError);
+    } finally {
+      logs.restore();
+    }
+    // Assert
+    const [, failure] = logs.lines();
+    expect(failure).toMatchObject({ level: 'ERROR', message: 'Prepare failed', task: 'Prepare' });
+    expect(failure).not.toHaveProperty('runId');
+  });
+
+  it('prints nothing without a logger (the local run)', async () => {
+    // Arrange
+    const logs = captureLogs();
+    const handlers = makeHandlers({ blobs, store, model: () => { throw new Error('no model'); } });
+    try {
+      // Act
+      await handlers.prepare({ runId: 'run-quiet', question: 'Who lit the lamp?', corpus: { prefix: 'corpora/c/' } });
+    } finally {
+      logs.restore();
+    }
+    // Assert
+    expect(logs.lines()).toEqual([]);
+  });
+
+  it('finds the run id of every task event shape', () => {
+    expect(runIdOf({ runId: 'r1', round: 1, chunk: 0 })).toBe('r1');
+    expect(runIdOf({ state: { runId: 'r2' }, force: false })).toBe('r2');
+    expect(runIdOf('nonsense')).toBeUndefined();
+  });
+});
+
+describe('the upload trigger handlers', () => {
+  let dir: string;
+  let blobs: FsBlobStore;
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'extagents-trig-'));
+    blobs = new FsBlobStore(dir);
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('ingests the corpus an upload under corpora/<id>/ belongs to, and ignores other keys', async () => {
+    // Arrange
+    await blobs.put('corpora/reports/a.txt', 'The harbour was dredged and the quay repaired before the winter storms.');
+    const ingest = makeIngestHandler({ blobs, chunkTokens: 64 });
+    // Act
+    const done = await ingest(objectCreated('corpora/reports/a.txt'));
+    const repeated = await ingest(objectCreated('corpora/reports/a.txt'));
+    const ignored = await ingest(objectCreated('corpora/loose.txt'));
+    // Assert
+    expect(done).toMatchObject({ outcome: 'ingested', corpusId: 'reports', chunks: 1 });
+    expect(repeated).toMatchObject({ outcome: 'unchanged', corpusId: 'reports' });
+    expect(ignored).toMatchObject({ outcome: 'ignored', key: 'corpora/loose.txt' });
+  });
+
+  it('refuses an event that is not an S3 Object Created event, naming the field', async () => {
+    // Arrange
+    const ingest = makeIngestHandler({ blobs, chunkTokens: 64 });
+    // Act
+    const run = ingest({ source: 'aws.s3', 'detail-type': 'Object Deleted', detail: { bucket: { name: 'b' }, object: { key: 'corpora/x/a' } } });
+    // Assert
+    await expect(run).rejects.toThrow(InvalidInputError);
+    await expect(run).rejects.toThrow('detail-type');
+  });
+
+  it('plans a job from its upload event with the ETag (quotes removed) in the job id, and writes its results', async () => {
+    // Arrange
+    await blobs.put('jobs/nightly.json', JSON.stringify({ corpus: 'reports', questions: [{ question: 'What was repaired?' }] }));
+    const executions: ExecutionLookup = { describe: async () => ({ status: 'FAILED', error: 'ModelThrottledError', cause: 'too many requests' }) };
+    const jobs = makeJobHandlers({ blobs, executions });
+    // Act
+    const state = await jobs.plan(objectCreated('jobs/nightly.json', '"abc"'));
+    const again = await jobs.plan(objectCreated('jobs/nightly.json', 'abc'));
+    const output = await jobs.results(state);
+    // Assert
+    expect(again.jobId).toBe(state.jobId);
+    expect(state).toMatchObject({ name: 'nightly', questions: 1, itemsKey: `runs/_jobs/${state.jobId}/items.json` });
+    expect(output).toEqual({ job: 'nightly', questions: 1, succeeded: 0, failed: 1, answerable: 0, resultsKey: 'results/nightly.jsonl' });
+    await expect(jobs.results({ jobId: state.jobId })).rejects.toThrow(InvalidInputError);
+  });
+});
