@@ -4,31 +4,89 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
-import { ExtAgentsError } from '../shared/errors';
-import type { RunOptionsInput } from '../shared/config';
+import { mkdirSync, accessSync, constants as fsConstants } from 'node:fs';
+import packageJson from '../package.json';
+import { ExtAgentsError, InvalidInputError, ModelConfigurationError } from '../shared/errors';
+import { parseRunOptions, type RunOptionsInput } from '../shared/config';
+import { parseModelSpec } from '../shared/llm/model-spec';
+import { createBedrockClient } from '../lambdas/adapters/bedrock';
+import { PrepareEventSchema, RunIdSchema } from '../shared/pipeline/state';
 import { formatResult } from './format';
 import { runLocal, type LocalProgress } from './run';
 import { resolveCorpus } from './corpus';
 import { addServeCommand } from './serve-command';
 import { addUploadCommands } from './uploads-command';
 
-function positiveInt(name: string) {
+/** A command-line usage error (exit status 2): bad option values, question, run id or state dir. */
+export class UsageError extends ExtAgentsError {}
+
+function integerAtLeast(name: string, min: number) {
   return (value: string): number => {
     const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed <= 0) throw new InvalidArgumentError(`${name} must be a positive integer (got "${value}")`);
+    if (!Number.isInteger(parsed) || parsed < min) throw new InvalidArgumentError(`${name} must be an integer >= ${min} (got "${value}")`);
     return parsed;
   };
 }
 
 function percentage(value: string): number {
   const parsed = Number(value);
-  if (!Number.isFinite(parsed) || parsed < 0 || parsed > 100) throw new InvalidArgumentError(`must be a number from 0 to 100 (got "${value}")`);
+  if (!Number.isFinite(parsed) || parsed < 0 || parsed > 100) throw new InvalidArgumentError(`--tolerated-failure must be a number from 0 to 100 (got "${value}")`);
   return parsed;
+}
+
+/**
+ * Check everything the user typed before any work (no corpus copy, no server): options, question,
+ * model spec, run id, state directory.
+ * @throws UsageError with the validator's message.
+ */
+function validateAsk(opts: AskOptions, options: RunOptionsInput): void {
+  try {
+    parseRunOptions(options);
+    parseModelSpec(opts.model);
+    const question = PrepareEventSchema.shape.question.safeParse(opts.question);
+    if (!question.success) throw new UsageError(`--question: ${question.error.issues.map((i) => i.message).join('; ')}`);
+    if (opts.runId !== undefined) {
+      const runId = RunIdSchema.safeParse(opts.runId);
+      if (!runId.success) throw new UsageError(`--run-id: ${runId.error.issues.map((i) => i.message).join('; ')}`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    if (error instanceof ExtAgentsError) throw new UsageError(error.message, { cause: error });
+    throw error;
+  }
+  try {
+    mkdirSync(opts.stateDir, { recursive: true });
+    accessSync(opts.stateDir, fsConstants.W_OK);
+  } catch (error) {
+    throw new UsageError(`--state-dir ${opts.stateDir} is not a writable directory (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
+  }
+}
+
+/**
+ * Bedrock runs need AWS credentials and a region: check both before the run, so a missing one is a
+ * clear ModelConfigurationError instead of every seeking agent failing.
+ */
+async function checkBedrockAccess(spec: string): Promise<void> {
+  if (parseModelSpec(spec).kind !== 'bedrock') return;
+  const client = createBedrockClient();
+  try {
+    await client.config.region();
+  } catch (error) {
+    throw new ModelConfigurationError('No AWS region for Amazon Bedrock: set AWS_REGION (e.g. us-east-1) or a profile with a region', { cause: error });
+  } 
+  try {
+    await client.config.credentials();
+  } catch (error) {
+    throw new ModelConfigurationError(`No AWS credentials for Amazon Bedrock (${(error as Error).message}): configure credentials (environment, profile or SSO) or use --model extractive`, { cause: error });
+  } finally {
+    client.destroy();
+  }
 }
 
 /** A progress bar on stderr for the seeking agents of each round (quiet in --json mode unless a TTY). */
 function progressReporter(enabled: boolean): { onProgress: (p: LocalProgress) => void; stop: () => void } {
   if (!enabled) return { onProgress: () => undefined, stop: () => undefined };
+  if (!process.stderr.isTTY) return lineReporter();
   let bar: SingleBar | undefined;
   let round = 0;
   return {
@@ -60,6 +118,29 @@ function progressReporter(enabled: boolean): { onProgress: (p: LocalProgress) =>
   };
 }
 
+/** Without a terminal: one line at the start of each round, then at every 10% of its chunks. */
+function lineReporter(): { onProgress: (p: LocalProgress) => void; stop: () => void } {
+  let lastDecile = -1;
+  let round = 0;
+  return {
+    onProgress: (p) => {
+      if (p.phase === 'info') {
+        process.stderr.write(`${p.message}\n`);
+        return;
+      }
+      if (p.round !== round) {
+        round = p.round;
+        lastDecile = -1;
+      }
+      const decile = p.total === 0 ? 10 : Math.floor((p.done / p.total) * 10);
+      if (decile === lastDecile) return;
+      lastDecile = decile;
+      process.stderr.write(`round ${p.round} seeking agents: ${p.done}/${p.total} chunks${p.failed > 0 ? ` (${p.failed} failed)` : ''}\n`);
+    },
+    stop: () => undefined,
+  };
+}
+
 /** Build the CLI program (exported for tests). */
 export function buildProgram(): Command {
   const program = new Command();
@@ -69,6 +150,7 @@ export function buildProgram(): Command {
       'ExtAgents: question answering over external knowledge far larger than a context window.\n' +
         'Runs the same Step Functions workflow as the AWS stack, locally (no AWS account needed).',
     )
+    .version(packageJson.version)
     .showHelpAfterError()
     // Usage errors throw CommanderError (mapped to exit status 2 in main) instead of exiting.
     .exitOverride();
@@ -81,11 +163,11 @@ export function buildProgram(): Command {
     .addOption(
       new Option('-m, --model <spec>', 'model: "extractive" (offline BM25 extractive reader, not an LLM) or "bedrock:<seekerId>[,<reasonerId>]" (Amazon Bedrock Converse API; needs AWS credentials)').default('extractive'),
     )
-    .option('--chunk-tokens <n>', 'maximum tokens per chunk (L)', positiveInt('--chunk-tokens'), 8000)
-    .option('--rounds <n>', 'seeking rounds; 1 disables global knowledge synchronization', positiveInt('--rounds'), 2)
-    .option('--concurrency <n>', 'seeking agents run at once', positiveInt('--concurrency'), 8)
-    .option('--reasoner-budget <tokens>', 'token budget of the evidence the reasoning agent reads per step', positiveInt('--reasoner-budget'), 16000)
-    .option('--sync-budget <tokens>', 'token budget of the synchronized messages each seeking agent reads in rounds >= 2', positiveInt('--sync-budget'), 4000)
+    .option('--chunk-tokens <n>', 'maximum tokens per chunk (L)', integerAtLeast('--chunk-tokens', 1), 8000)
+    .option('--rounds <n>', 'seeking rounds; 1 disables global knowledge synchronization', integerAtLeast('--rounds', 1), 2)
+    .option('--concurrency <n>', 'seeking agents run at once', integerAtLeast('--concurrency', 1), 8)
+    .option('--reasoner-budget <tokens>', 'token budget of the evidence the reasoning agent reads per step', integerAtLeast('--reasoner-budget', 1), 16000)
+    .option('--sync-budget <tokens>', 'token budget of the synchronized messages each seeking agent reads in rounds >= 2', integerAtLeast('--sync-budget', 0), 4000)
     .option('--tolerated-failure <percent>', 'share of chunks whose seeking agent may fail before the run fails', percentage, 5)
     .option('--best-effort', 'answer from the best evidence after the last round instead of refusing', false)
     .option('--run-id <id>', 'run id (default: generated); reusing one resumes nothing yet, it overwrites the run')
@@ -94,7 +176,6 @@ export function buildProgram(): Command {
     .option('--no-progress', 'no progress bar on stderr')
     .action(async (opts: AskOptions) => {
       const started = Date.now();
-      const files = await resolveCorpus(opts.corpus);
       const options: RunOptionsInput = {
         chunkTokens: opts.chunkTokens,
         rounds: opts.rounds,
@@ -104,6 +185,11 @@ export function buildProgram(): Command {
         toleratedFailurePercentage: opts.toleratedFailure,
         bestEffort: opts.bestEffort,
       };
+      validateAsk(opts, options);
+      const files = await resolveCorpus(opts.corpus).catch((error: unknown) => {
+        throw error instanceof InvalidInputError ? new UsageError(`--corpus: ${error.message}`, { cause: error }) : error;
+      });
+      await checkBedrockAccess(opts.model);
       const progress = progressReporter(opts.progress);
       try {
         const result = await runLocal({
@@ -151,6 +237,11 @@ export async function main(argv: string[] = process.argv): Promise<void> {
     if (error instanceof CommanderError) {
       // Help and version are not errors; every other commander error is a usage error (exit 2).
       process.exitCode = error.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    if (error instanceof UsageError) {
+      process.stderr.write(`extagents: ${error.message}\n`);
+      process.exitCode = 2;
       return;
     }
     if (error instanceof ExtAgentsError) {

@@ -41,9 +41,16 @@ export async function resolveCorpus(args: string[], cwd: string = process.cwd())
     const abs = path.resolve(cwd, file);
     if (seen.has(abs)) return;
     seen.add(abs);
-    // Two arguments may hold files of the same relative name: fall back to the path from cwd.
-    let docId = id.split(path.sep).join('/');
-    if (ids.has(docId)) docId = path.relative(cwd, abs).split(path.sep).join('/');
+    // Ids are relative, '/'-separated and never climb out ('..'): a file outside the current
+    // directory is known by its base name. Two files of the same id get "-2", "-3", … before the
+    // extension, so no document is dropped or overwritten.
+    let base = id.split(path.sep).join('/');
+    if (base.startsWith('../') || base === '..' || path.isAbsolute(base)) base = path.basename(abs);
+    let docId = base;
+    for (let n = 2; ids.has(docId); n++) {
+      const ext = path.posix.extname(base);
+      docId = `${base.slice(0, base.length - ext.length)}-${n}${ext}`;
+    }
     ids.add(docId);
     files.push({ id: docId, path: abs });
   };
@@ -68,7 +75,8 @@ export async function resolveCorpus(args: string[], cwd: string = process.cwd())
         const names = Object.keys(BUNDLED_CORPORA).join(', ');
         throw new InvalidInputError(`Corpus argument "${arg}" is not a file, a directory, a matching glob pattern or a bundled corpus (${names})`);
       }
-      for (const f of found.sort()) add(f, path.join(cwd, f));
+      // fast-glob returns absolute paths for an absolute pattern, relative ones otherwise.
+      for (const f of found.sort()) add(path.isAbsolute(f) ? path.relative(cwd, f) : f, path.resolve(cwd, f));
     }
   }
   return files;
