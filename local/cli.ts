@@ -170,7 +170,7 @@ export function buildProgram(): Command {
     .option('--sync-budget <tokens>', 'token budget of the synchronized messages each seeking agent reads in rounds >= 2', integerAtLeast('--sync-budget', 0), 4000)
     .option('--tolerated-failure <percent>', 'share of chunks whose seeking agent may fail before the run fails', percentage, 5)
     .option('--best-effort', 'answer from the best evidence after the last round instead of refusing', false)
-    .option('--run-id <id>', 'run id (default: generated); reusing one resumes nothing yet, it overwrites the run')
+    .option('--run-id <id>', 'run id (default: generated); with an explicit id the run is kept under --state-dir and the same id resumes it (chunks already sought are not sent to the model again)')
     .option('--state-dir <dir>', 'where local runs keep their objects', '.extagents')
     .option('--json', 'print the result as one JSON object on stdout', false)
     .option('--no-progress', 'no progress bar on stderr')

@@ -2,16 +2,19 @@
  * Local mode, one question: start the local stack (local/stack.ts), put the corpus files into the
  * local bucket, run the synthesized state machine, read the result, stop the stack.
  *
- * Resume: the run's objects (`<stateDir>/bucket`) and its DynamoDB data (`<stateDir>/dynamodb`,
- * dynalite on LevelDB) are kept under the state directory, so a run that was killed or aborted can
- * be started again with the same run id: Prepare rewrites the same chunks (chunking is
- * deterministic), and every chunk already sought in a round is skipped by its Seek task (`wasSought`)
- * without a model call; messages are written at most once per (run, round, chunk). A run id that
- * already holds a run is only reused for the same question, options and corpus bytes.
+ * Resume: the run's objects (`<stateDir>/bucket`) and, for a run started with an explicit run id,
+ * its DynamoDB data (`<stateDir>/dynamodb`, dynalite on LevelDB) are kept under the state
+ * directory, so a run that was killed or aborted can be started again with the same run id:
+ * Prepare rewrites the same chunks (chunking is deterministic), and every chunk already sought in a
+ * round is skipped by its Seek task (`wasSought`) without a model call; messages are written at most
+ * once per (run, round, chunk). A run id that already holds a run is only reused for the same
+ * question, options and corpus bytes.
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import { InvalidInputError } from '../shared/errors';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { ConfigurationError, InvalidInputError } from '../shared/errors';
 import { parseRunOptions, type RunOptions, type RunOptionsInput } from '../shared/config';
 import type { AgentModel, BlobStore } from '../shared/ports';
 import { runRecordKey } from '../shared/pipeline/layout';
@@ -42,8 +45,10 @@ export interface LocalRunRequest {
   /** Use this model instead of the one the spec names (tests: a scripted or fault-injecting model). */
   model?: AgentModel;
   /**
-   * Keep the DynamoDB data on disk under `<stateDir>/dynamodb` (default true), which resuming needs;
-   * false keeps it in memory for this run only.
+   * Keep the DynamoDB data on disk under `<stateDir>/dynamodb`, which resuming needs. Default: true
+   * when `runId` is given (the caller may start the same run again), false for a generated run id
+   * (in memory for this run only, so that other local processes — `extagents serve`, another
+   * `ask` — may use the same state directory at the same time).
    */
   persistent?: boolean;
   /** Aborting stops the execution: no new seeking agent starts, those in flight finish and are recorded. */
@@ -58,8 +63,9 @@ export function newRunId(now: Date = new Date()): string {
 /**
  * Run one question locally and return its result.
  * @throws ConfigurationError / InvalidInputError for bad options, model spec or run id (before any
- *   work); InvalidInputError when the run id already holds a run with another question, other
- *   options or another corpus; the domain error that failed the execution (EmptyCorpusError, …) when
+ *   work); ConfigurationError when a persistent run's state directory is in use by another process;
+ *   InvalidInputError when the run id already holds a run with another question, other options or
+ *   another corpus; the domain error that failed the execution (EmptyCorpusError, …) when
  *   it has one; ExecutionFailedError otherwise (e.g. States.ExceedToleratedFailureThreshold, or
  *   `ExecutionAborted` when `signal` aborted it).
  */
@@ -69,12 +75,14 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
   parseEvent(RunIdSchema, runId, 'run id');
   const report = request.onProgress ?? (() => undefined);
 
+  const persistent = request.persistent ?? request.runId !== undefined;
+  if (persistent) await assertStateDirFree(request.stateDir);
   const stack = await startLocalStack({
     stateDir: request.stateDir,
     modelSpec: request.modelSpec,
     model: request.model,
     retryIntervalMs: request.retryIntervalMs,
-    persistent: request.persistent ?? true,
+    persistent,
   });
   try {
     const corpusPrefix = `corpora/${runId}/`;
@@ -153,6 +161,39 @@ async function previousRun(
   if (!sameIds || !(await sameBytes(stack.blobs, corpusPrefix, request.files))) refuse('another corpus (files added, removed or changed)');
   const sought = (await stack.store.soughtChunks(runId, 1)).length;
   return { chunks: record.chunks, sought };
+}
+
+/** The LevelDB database of classic-level 3 (dynalite's store), the two calls used here (no @types). */
+interface LevelDatabase {
+  open(): Promise<void>;
+  close(): Promise<void>;
+}
+type ClassicLevelModule = { ClassicLevel: new (location: string) => LevelDatabase };
+
+/**
+ * Fail clearly when another process keeps its DynamoDB data in this state directory (a running
+ * `extagents serve`, another resumable `ask`): LevelDB takes one process at a time, and dynalite,
+ * given a locked folder, crashes its process at the first request ("Database is not open"). Probed
+ * by opening the folder with classic-level (the LevelDB binding dynalite uses) and closing it again.
+ * The folder is `<stateDir>/dynamodb`, as local/stack.ts lays it out.
+ * @throws ConfigurationError naming the state directory when it is in use.
+ */
+async function assertStateDirFree(stateDir: string): Promise<void> {
+  // classic-level comes with dynalite; loaded like dynalite itself (local/dynalite.ts).
+  const { ClassicLevel } = createRequire(__filename)('classic-level') as ClassicLevelModule;
+  const folder = path.join(path.resolve(stateDir), 'dynamodb');
+  await fs.mkdir(folder, { recursive: true });
+  const db = new ClassicLevel(folder);
+  try {
+    await db.open();
+  } catch (error) {
+    throw new ConfigurationError(
+      `The state directory ${stateDir} is in use by another extagents process (its DynamoDB data in ${folder} is locked): ` +
+        'wait for it to end, or use another --state-dir',
+      { cause: error },
+    );
+  }
+  await db.close();
 }
 
 /** Do the stored corpus objects hold exactly the files' bytes? */

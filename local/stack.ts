@@ -25,7 +25,7 @@ import type { AgentModel, BlobStore, MessageStore } from '../shared/ports';
 import type { AslDefinition } from './definition';
 import { resolveStateMachineDefinition } from './definition';
 import { createTablesFromTemplate, localClientConfig, startDynalite, type LocalDynamo } from './dynalite';
-import { ExecutionFailedError, prepareLocalExecution, type LocalLambdaHandler, type PreparedExecution } from './engine';
+import { ExecutionFailedError, LambdaFunctionError, prepareLocalExecution, type LocalLambdaHandler, type PreparedExecution } from './engine';
 import { FsBlobStore } from './fs-blob-store';
 import type { MapRunStartedEvent } from './distributed-map';
 
@@ -159,6 +159,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
  */
 function domainErrorOf(error: unknown): unknown {
   if (!(error instanceof ExecutionFailedError)) return error;
-  if (error.rootCause instanceof ExtAgentsError && error.rootCause.name === error.error) return error.rootCause;
+  // Walk the cause chain from the outside: the first error of ours named like the failure (and not
+  // the engine's LambdaFunctionError envelope) is the handler's own error, with its own message.
+  let current: unknown = error.cause;
+  while (current instanceof Error) {
+    if (current instanceof ExtAgentsError && !(current instanceof LambdaFunctionError) && current.name === error.error) return current;
+    current = current.cause;
+  }
   return errorFromFailure(error.error, error.causeText) ?? error;
 }

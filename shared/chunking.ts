@@ -4,7 +4,8 @@
  *
  * Guarantees (checked by test/unit/chunking.test.ts):
  * - every chunk's text has at most `chunkTokens` tokens, counted by `countTokens` on the final text
- *   (BPE counts of a concatenation can differ from the sum of its parts, so the final text is counted);
+ *   (BPE counts of a concatenation can differ from the sum of its parts, so the final text is counted;
+ *   computed by `countTokensLinear` of shared/text.ts, equal to `countTokens` and linear on long runs);
  * - nothing is dropped: for every document, its segments in chunk order cover `[0, text.length)`
  *   contiguously, white space included, so each document is exactly recoverable;
  * - no cut falls inside a code point (no lone surrogate, no U+FFFD produced);

@@ -7,7 +7,8 @@
  * their magic numbers (file signatures) or by NUL bytes before decoding is tried.
  *
  * Also here: `tokenBoundaries`, the positions in a text where a token ends on a whole code point
- * (used to cut at token boundaries without breaking a character).
+ * (used to cut at token boundaries without breaking a character), and `countTokensLinear`, exactly
+ * `countTokens` but without the library's quadratic cost on very long pre-tokens (chunking).
  */
 import { TextDecoder } from 'node:util';
 import { decodeGenerator } from 'gpt-tokenizer';
@@ -206,7 +207,7 @@ export interface TokenBoundary {
  * @returns boundaries, empty for an empty text.
  */
 export function tokenBoundaries(text: string): TokenBoundary[] {
-  if (LONG_RUN.test(text)) return tokenBoundariesLinear(text);
+  if (hasLongRun(text)) return tokenBoundariesLinear(text);
   const ids = encodeTokens(text);
   let pulled = 0;
   function* counted(): Generator<number> {
@@ -254,13 +255,14 @@ function codePointBoundaries(text: string): TokenBoundary[] {
  * lowest rank at each merge, O(n^2) in the pre-token's length. The o200k pre-tokenizer keeps a run
  * of letters of one case (Chinese or Japanese without punctuation, a DNA sequence, a long lowercase
  * identifier) or of symbols as ONE pre-token, so a chunk of such text is one pre-token of thousands
- * of bytes: counting an 8,000-token chunk of unpunctuated Chinese took ~0.4 s, and chunking a 20 MB
- * line of it ~6 minutes (measured with bench/long-line.ts). Here the same byte-pair merge runs with a
- * heap and a linked list, O(n log n), over the same rank table and the same pre-tokenizer
+ * of bytes: counting an 8,000-token chunk of unpunctuated Chinese took ~0.4 s, and chunking 1 MB of
+ * it 19 s, so ~6 minutes for a 20 MB line (bench/long-line.ts). Here the same byte-pair merge runs
+ * with a heap and a linked list, O(n log n), over the same rank table and the same pre-tokenizer
  * (gpt-tokenizer's own, imported from the package), and is used only for texts that hold a long run
- * (`LONG_RUN`); every other text is counted by the library itself.
+ * (`LONG_RUN`); every other text is counted by the library itself. (20 MB line of unpunctuated
+ * Chinese after this: ~1 minute of CPU, dominated by ICU word segmentation and the library's counts.)
  *
- * Equivalence with the library (checked by test/unit/text.test.ts on random texts): the library
+ * Equivalence with the library (checked by test/unit/tokens-linear.test.ts on random texts): the library
  * counts a pre-token as 1 when it is a token, else merges its UTF-8 bytes, always the pair of
  * lowest rank, the leftmost among equals, where the rank of a pair is the rank of its concatenated
  * bytes (looked up as a string when the bytes are valid UTF-8, else among the byte-array tokens).
@@ -274,8 +276,43 @@ function codePointBoundaries(text: string): TokenBoundary[] {
  * merge is fast.
  */
 const LONG_RUN = /[\p{L}\p{M}]{65}|[^\s\p{L}\p{N}]{65}|\s{65}/u;
+/** Run length of `LONG_RUN`, in UTF-16 code units at least. */
+const LONG_RUN_CHARS = 65;
 
-/** The rank tables, built on first use (~0.2 s, ~20 MB) from gpt-tokenizer's o200k_base data. */
+/**
+ * Does `text` hold a `LONG_RUN`? An O(n) scan of `charCodeAt` first, with three run lengths in
+ * which an ASCII character ends the runs it cannot belong to (a letter ends a symbol run, a digit
+ * both, a space both and starts a white-space run; a non-ASCII character continues all but the
+ * white-space run unless it is white space itself). Ordinary prose, code and data are rejected
+ * without the regular expression, which only confirms. Never misses: a `LONG_RUN` run keeps its
+ * counter growing for 65 code units.
+ */
+function hasLongRun(text: string): boolean {
+  let letters = 0;
+  let symbols = 0;
+  let blanks = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) {
+      const space = c === 0x20 || (c >= 0x09 && c <= 0x0d);
+      const letter = (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+      const digit = c >= 0x30 && c <= 0x39;
+      letters = letter ? letters + 1 : 0;
+      symbols = !letter && !digit && !space ? symbols + 1 : 0;
+      blanks = space ? blanks + 1 : 0;
+    } else {
+      // Every non-ASCII character of \s (ECMAScript WhiteSpace and LineTerminator).
+      const space = c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+      letters = space ? 0 : letters + 1;
+      symbols = space ? 0 : symbols + 1;
+      blanks = space ? blanks + 1 : 0;
+    }
+    if (letters >= LONG_RUN_CHARS || symbols >= LONG_RUN_CHARS || blanks >= LONG_RUN_CHARS) return LONG_RUN.test(text);
+  }
+  return false;
+}
+
+/** The rank tables, built on first use (~0.6 s, ~25 MB of heap, measured) from gpt-tokenizer's o200k_base data. */
 interface RankTables {
   /** Tokens that are valid UTF-8, by their text (as the library keys them). */
   byText: Map<string, number>;
@@ -416,7 +453,7 @@ function countPretoken(piece: string, t: RankTables): number {
  * @returns the token count, 0 for an empty text.
  */
 export function countTokensLinear(text: string): number {
-  if (!LONG_RUN.test(text)) return countTokens(text);
+  if (!hasLongRun(text)) return countTokens(text);
   const t = rankTables();
   let count = 0;
   for (const [piece] of text.matchAll(O200K_TOKEN_SPLIT_REGEX)) count += countPretoken(piece, t);

@@ -11,7 +11,7 @@ import { resolveCorpus } from '../../local/corpus';
 import { ExecutionFailedError } from '../../local/engine';
 import { runLocal, type LocalProgress } from '../../local/run';
 import { startLocalStack } from '../../local/stack';
-import { InvalidInputError } from '../../shared/errors';
+import { ConfigurationError, InvalidInputError } from '../../shared/errors';
 import type { AgentModel } from '../../shared/ports';
 import { FaultInjectingModel } from '../support/fault-injecting-model';
 import { hundredNotes, scriptedModel, writeCorpus } from '../support/corpus';
@@ -112,6 +112,24 @@ describe('resuming a local run with the same run id', () => {
     expect(result.poolSize).toBe(100);
     expect(result.failedChunks).toEqual([]);
     expect(result.answer).toBe('saffron');
+  });
+
+  it('refuses clearly to resume in a state directory that another process is using', async () => {
+    // Arrange: a long-lived persistent stack on the state directory, as `extagents serve` keeps one
+    const files = await resolveCorpus([writeCorpus(dir, { 'a.txt': 'The answer is saffron.' })]);
+    const serving = await startLocalStack({ stateDir, persistent: true });
+    const model = new FaultInjectingModel(scriptedModel(), {});
+
+    // Act
+    const failure = await runLocal({ files, question, options, stateDir, runId: 'busy', model }).catch((e: unknown) => e);
+    await serving.stop();
+
+    // Assert
+    expect(failure).toBeInstanceOf(ConfigurationError);
+    expect((failure as Error).message).toMatch(/^The state directory .* is in use by another extagents process/);
+    expect(model.passed.seeker).toBe(0);
+    // Once it is free, the same run goes through.
+    expect((await runLocal({ files, question, options, stateDir, runId: 'busy', model })).answer).toBe('saffron');
   });
 
   it('refuses to reuse a run id for another question or another corpus, before any model call', async () => {
