@@ -4,11 +4,13 @@
 import type { RunResult, Usage } from '../shared/types';
 
 const n = (x: number): string => x.toLocaleString('en-US');
+/** "1 call", "2 calls". */
+const count = (x: number, noun: string): string => `${n(x)} ${noun}${x === 1 ? '' : 's'}`;
 
 /** Usage per role on one line each, e.g. "seeker: 270 calls, 2,150,000 input / 9,000 output tokens". */
 export function formatUsage(usage: Usage): string[] {
   return (Object.keys(usage) as Array<keyof Usage>).map(
-    (role) => `${role}: ${n(usage[role].calls)} calls, ${n(usage[role].inputTokens)} input / ${n(usage[role].outputTokens)} output tokens`,
+    (role) => `${role}: ${count(usage[role].calls, 'call')}, ${n(usage[role].inputTokens)} input / ${n(usage[role].outputTokens)} output tokens`,
   );
 }
 
@@ -43,7 +45,8 @@ export function formatResult(result: RunResult, elapsedMs: number): string {
   const lines: string[] = [];
   lines.push(`Question: ${result.question}`);
   lines.push(`Answer: ${result.answer}`);
-  lines.push(`Answerable: ${result.answerable ? 'yes' : 'no'}`);
+  const forced = result.trace.some((s) => s.forced && s.outcome === 'answered');
+  lines.push(`Answerable: ${result.answerable ? (forced ? 'best effort (no KAR step could answer; forced answer from the best evidence)' : 'yes') : 'no'}`);
   lines.push('');
   lines.push(result.answerable ? 'Citations:' : 'Best evidence found:');
   if (result.citations.length === 0) lines.push('  (none)');
@@ -55,7 +58,7 @@ export function formatResult(result: RunResult, elapsedMs: number): string {
   lines.push('Knowledge-accumulating reasoning:');
   for (const line of formatTrace(result)) lines.push(`  ${line}`);
   lines.push('');
-  lines.push(`Corpus: ${n(result.chunks)} chunks; pool: ${n(result.poolSize)} messages; rounds run: ${result.rounds}`);
+  lines.push(`Corpus: ${count(result.chunks, 'chunk')}; pool: ${count(result.poolSize, 'message')}; rounds run: ${result.rounds}`);
   lines.push('Usage:');
   for (const line of formatUsage(result.usage)) lines.push(`  ${line}`);
   if (result.skipped.length > 0) {
