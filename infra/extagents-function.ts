@@ -34,8 +34,11 @@ export interface FunctionSizing {
  */
 export const FUNCTION_SIZING: Readonly<Record<HandlerName, FunctionSizing>> = {
   prepare: { memorySize: 2048, timeout: Duration.minutes(15) },
-  seek: { memorySize: 1024, timeout: Duration.minutes(5) },
-  reason: { memorySize: 1024, timeout: Duration.minutes(5) },
+  // Seek / Reason: up to 4 model calls (one retry of an empty or cut-off reply, one re-ask for the
+  // score, one shrunken resend after a context overflow) x 2 SDK attempts x 60 s socket timeout
+  // = 8 minutes in the worst case (lambdas/adapters/bedrock.ts), so 10 minutes.
+  seek: { memorySize: 1024, timeout: Duration.minutes(10) },
+  reason: { memorySize: 1024, timeout: Duration.minutes(10) },
   synchronize: { memorySize: 512, timeout: Duration.minutes(1) },
   finalize: { memorySize: 512, timeout: Duration.minutes(1) },
 };

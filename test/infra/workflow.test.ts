@@ -392,8 +392,8 @@ describe('the stack resources', () => {
 
   it.each([
     ['Prepare', 2048, 900],
-    ['Seek', 1024, 300],
-    ['Reason', 1024, 300],
+    ['Seek', 1024, 600],
+    ['Reason', 1024, 600],
     ['Synchronize', 512, 60],
     ['Finalize', 512, 60],
   ])('deploys %s on nodejs24.x arm64 with %i MB, %i s, tracing, its log group and the project environment', (handler, memory, timeout) => {
