@@ -4,9 +4,13 @@
  * aborts running executions and stops the stack.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT, startServer } from './serve';
+import { accessSync, constants as fsConstants, mkdirSync } from 'node:fs';
+import { ExtAgentsError } from '../shared/errors';
+import { parseModelSpec } from '../shared/llm/model-spec';
+import { UsageError } from './cli';
+import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT, startServer, tokenProblem } from './serve';
 
-interface ServeCommandOptions {
+export interface ServeCommandOptions {
   port: number;
   host: string;
   token?: string;
@@ -23,6 +27,35 @@ function integer(name: string, min: number, max: number) {
   };
 }
 
+/**
+ * Check what the user typed before anything starts: the token (from --token or EXTAGENTS_TOKEN),
+ * the model spec and the state directory.
+ * @returns the token to use (undefined: generate one).
+ * @throws UsageError (exit status 2) naming the option.
+ */
+export function validateServe(opts: ServeCommandOptions, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const token = opts.token ?? (env.EXTAGENTS_TOKEN || undefined);
+  if (token !== undefined) {
+    const problem = tokenProblem(token);
+    if (problem !== undefined) {
+      throw new UsageError(`${opts.token !== undefined ? '--token' : 'EXTAGENTS_TOKEN'} ${problem}; or leave it out to have a token generated`);
+    }
+  }
+  try {
+    parseModelSpec(opts.model);
+  } catch (error) {
+    if (error instanceof ExtAgentsError) throw new UsageError(`--model: ${error.message}`, { cause: error });
+    throw error;
+  }
+  try {
+    mkdirSync(opts.stateDir, { recursive: true });
+    accessSync(opts.stateDir, fsConstants.W_OK);
+  } catch (error) {
+    throw new UsageError(`--state-dir ${opts.stateDir} is not a writable directory (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
+  }
+  return token;
+}
+
 /** Add `serve` to the program. */
 export function addServeCommand(program: Command): Command {
   return program
@@ -33,14 +66,14 @@ export function addServeCommand(program: Command): Command {
     )
     .option('--port <n>', 'port (0 = any free port)', integer('--port', 0, 65535), DEFAULT_PORT)
     .addOption(new Option('--host <address>', 'listen address').choices(['127.0.0.1']).default('127.0.0.1'))
-    .option('--token <token>', 'bearer token, at least 16 characters (default: $EXTAGENTS_TOKEN, else generated and printed)')
+    .option('--token <token>', 'bearer token, at least 16 printable characters (default: $EXTAGENTS_TOKEN, else a new one generated and printed at every start)')
     .option('--state-dir <dir>', 'where the local bucket and DynamoDB data are kept (persistent)', '.extagents')
     .addOption(
       new Option('-m, --model <spec>', 'model: "extractive" (offline BM25 extractive reader, not an LLM) or "bedrock:<seekerId>[,<reasonerId>]"').default('extractive'),
     )
     .option('--max-concurrent-runs <n>', 'runs executed at once (others wait)', integer('--max-concurrent-runs', 1, 64), DEFAULT_MAX_CONCURRENT_RUNS)
     .action(async (opts: ServeCommandOptions) => {
-      const token = opts.token ?? (process.env.EXTAGENTS_TOKEN || undefined);
+      const token = validateServe(opts);
       const server = await startServer({
         port: opts.port,
         host: opts.host,
@@ -51,7 +84,7 @@ export function addServeCommand(program: Command): Command {
         log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
       });
       process.stdout.write(`extagents serve: ${server.url} (model ${opts.model}, state ${opts.stateDir}, at most ${opts.maxConcurrentRuns} run(s) at once)\n`);
-      if (server.tokenGenerated) process.stdout.write(`token: ${server.token}\n`);
+      if (server.tokenGenerated) process.stdout.write(`token: ${server.token}   (new at every start; keep one with --token or EXTAGENTS_TOKEN)\n`);
       process.stdout.write(`try: curl -H "Authorization: Bearer <token>" ${server.url}/v1/runs/<runId>   (docs/API.md)\n`);
       await new Promise<void>((resolve) => {
         const stop = (): void => {

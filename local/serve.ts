@@ -7,10 +7,15 @@
  * Differences from AWS, each standing in for an AWS service:
  * - Authentication: a bearer token (RFC 6750) instead of SigV4; every API route needs
  *   `Authorization: Bearer <token>`, else 401 problem+json with `WWW-Authenticate: Bearer`.
- *   The token is generated (crypto) and printed at start unless given.
+ *   The token is generated (crypto) and printed at every start unless given (--token or
+ *   EXTAGENTS_TOKEN), so a generated token does not survive a restart.
  * - Upload URLs: `POST /v1/corpora` returns URLs of this server's own `PUT /_local/uploads/<key>`,
- *   signed with HMAC-SHA256 under a per-process secret (like an S3 presigned URL, they need no
- *   token; they expire, and bind the key and the signed length / content type).
+ *   signed with HMAC-SHA256 under a secret kept in the state directory (`<stateDir>/upload-secret`,
+ *   32 random bytes created once, mode 0600), so URLs keep working across restarts on the same
+ *   state directory and port until they expire. Like an S3 presigned URL they need no token; they
+ *   expire, and bind the key and the signed length / content type. Uploads are limited to
+ *   MAX_LOCAL_UPLOAD_BYTES (an announced larger `size` is refused by `POST /v1/corpora`, a larger
+ *   body by the PUT) and streamed to disk, never held in memory.
  * - Idempotency records: BlobIdempotencyStore (atomic within this one process).
  * - Ingestion: each upload under `corpora/<id>/` queues an ingestion of that corpus in the
  *   background (`ingestCorpus` of shared/pipeline/ingest.ts, what the upload trigger runs in AWS),
@@ -18,17 +23,21 @@
  *
  * Only 127.0.0.1 is served: the server is for trying and testing the API on one machine.
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { BlobIdempotencyStore } from '../shared/api/idempotency';
 import type { PresignedUpload, Presigner } from '../shared/api/ports';
 import { plainProblem, problemOf, problemResponse, type ApiResponse } from '../shared/api/problem';
 import { createApiHandler, type ApiHandler } from '../shared/api/router';
 import { MAX_BODY_BYTES } from '../shared/api/schemas';
-import { ConfigurationError, UnauthorizedError } from '../shared/errors';
+import { ConfigurationError, InvalidInputError, UnauthorizedError } from '../shared/errors';
 import { corpusIdOfKey, ingestCorpus } from '../shared/pipeline/ingest';
 import type { AgentModel, BlobStore } from '../shared/ports';
+import { FsBlobStore } from './fs-blob-store';
 import { LocalRunLauncher } from './run-launcher';
 import { startLocalStack, type LocalStack } from './stack';
 
@@ -42,6 +51,10 @@ export const MAX_LOCAL_UPLOAD_BYTES = 512 * 1024 * 1024;
 export const MIN_TOKEN_CHARS = 16;
 /** Path prefix of the local upload endpoint. */
 export const UPLOAD_PATH = '/_local/uploads/';
+/** File of the upload URLs' signing secret, in the state directory. */
+export const UPLOAD_SECRET_FILE = 'upload-secret';
+/** Folder of uploads being received, in the state directory (emptied at start). */
+const UPLOAD_TEMP_DIR = path.join('tmp', 'uploads');
 
 /** Options of {@link startServer}. */
 export interface ServeOptions {
@@ -80,38 +93,100 @@ export interface LocalApiServer {
   stop(): Promise<void>;
 }
 
+/** Why a bearer token cannot be used, or undefined. */
+export function tokenProblem(token: string): string | undefined {
+  if (token.length < MIN_TOKEN_CHARS) return `must have at least ${MIN_TOKEN_CHARS} characters (got ${token.length})`;
+  if (!/^[\x21-\x7e]+$/.test(token)) return 'must be printable ASCII without spaces (it is sent as "Authorization: Bearer <token>")';
+  return undefined;
+}
+
 /**
- * Start the local API server.
+ * The upload URLs' signing secret of a state directory: `<stateDir>/upload-secret` (64 hex digits),
+ * created with 32 random bytes and mode 0600 on first use and read afterwards, so URLs issued before
+ * a restart still verify. Deleting the file invalidates every URL issued so far.
+ * @throws ConfigurationError when the file exists but holds no valid secret.
+ */
+export async function loadUploadSecret(stateDir: string): Promise<Buffer> {
+  const file = path.join(path.resolve(stateDir), UPLOAD_SECRET_FILE);
+  await mkdir(path.dirname(file), { recursive: true });
+  try {
+    await writeFile(file, `${randomBytes(32).toString('hex')}\n`, { flag: 'wx', mode: 0o600 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    if (((await stat(file)).mode & 0o077) !== 0) await chmod(file, 0o600);
+  }
+  const text = (await readFile(file, 'utf8')).trim();
+  if (!/^[0-9a-f]{64}$/.test(text)) {
+    throw new ConfigurationError(`${file} does not hold an upload secret (64 hex digits): delete it to have a new one generated (upload URLs issued before stop working)`);
+  }
+  return Buffer.from(text, 'hex');
+}
+
+/**
+ * Start the local API server. The port is bound first, so a port in use fails before the local
+ * stack starts.
  * @throws ConfigurationError for a host other than 127.0.0.1, a token shorter than
- *   MIN_TOKEN_CHARS, an invalid model spec or concurrency; the listen error (e.g. EADDRINUSE).
+ *   MIN_TOKEN_CHARS or with spaces, an invalid model spec or concurrency, a port in use or not
+ *   permitted (one line, no stack trace needed).
  */
 export async function startServer(options: ServeOptions): Promise<LocalApiServer> {
   const host = options.host ?? '127.0.0.1';
   if (host !== '127.0.0.1') throw new ConfigurationError(`extagents serve listens on 127.0.0.1 only (got --host ${host})`);
-  if (options.token !== undefined && options.token.length < MIN_TOKEN_CHARS) {
-    throw new ConfigurationError(`The token must have at least ${MIN_TOKEN_CHARS} characters`);
-  }
+  const problem = options.token === undefined ? undefined : tokenProblem(options.token);
+  if (problem !== undefined) throw new ConfigurationError(`The token ${problem}`);
   const maxConcurrentRuns = options.maxConcurrentRuns ?? DEFAULT_MAX_CONCURRENT_RUNS;
   if (!Number.isInteger(maxConcurrentRuns) || maxConcurrentRuns < 1) throw new ConfigurationError('--max-concurrent-runs must be a positive integer');
   const token = options.token ?? randomBytes(24).toString('base64url');
   const log = options.log ?? (() => undefined);
+  const port = options.port ?? DEFAULT_PORT;
+  const stateDir = path.resolve(options.stateDir);
 
-  const stack = await startLocalStack({
-    stateDir: options.stateDir,
-    modelSpec: options.modelSpec,
-    model: options.model,
-    persistent: true,
-    retryIntervalMs: options.retryIntervalMs,
+  // Requests wait for the context, set once the stack is up (nobody knows the URL before).
+  let context: ServeContext | undefined;
+  let ready!: () => void;
+  const started = new Promise<void>((resolve) => (ready = resolve));
+  const server = createServer((req, res) => {
+    void started
+      .then(() => serveRequest(req, res, context as ServeContext))
+      .then((status) => log(`${req.method ?? '?'} ${(req.url ?? '').split('?')[0]} ${status}`));
   });
+  try {
+    await listen(server, port, host);
+  } catch (error) {
+    throw listenError(error, host, port);
+  }
+
+  let stack: LocalStack;
+  let uploads: LocalUploadSigner;
+  let lock: StateDirLock | undefined;
+  const uploadTemp = path.join(stateDir, UPLOAD_TEMP_DIR);
+  try {
+    lock = await StateDirLock.acquire(stateDir);
+    uploads = new LocalUploadSigner(await loadUploadSecret(stateDir));
+    await rm(uploadTemp, { recursive: true, force: true }); // uploads a stopped server never finished
+    stack = await startLocalStack({
+      stateDir: options.stateDir,
+      modelSpec: options.modelSpec,
+      model: options.model,
+      persistent: true,
+      retryIntervalMs: options.retryIntervalMs,
+    });
+  } catch (error) {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+    await closed;
+    await lock?.release();
+    throw error;
+  }
   const launcher = new LocalRunLauncher({
     execute: (input, signal) => stack.execute(input, { signal }),
     blobs: stack.blobs,
     maxConcurrentRuns,
     onEnded: (d) => log(`run ${d.name} ${d.status}${d.error ? ` (${d.error}: ${d.cause ?? ''})` : ''}`),
   });
-  const uploads = new LocalUploadSigner(randomBytes(32));
   const ingestion = new LocalIngestion(stack.blobs, log);
-  let baseUrl = '';
+  const boundPort = (server.address() as AddressInfo).port;
+  const baseUrl = `http://${host}:${boundPort}`;
   const handleApi = createApiHandler(
     {
       blobs: stack.blobs,
@@ -122,27 +197,13 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
     },
     { onInternalError: (error) => log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`) },
   );
-  const expected = digest(token);
-
-  const server = createServer((req, res) => {
-    void serveRequest(req, res, { handleApi, uploads, ingestion, blobs: stack.blobs, expected, baseUrl: () => baseUrl }).then((status) =>
-      log(`${req.method ?? '?'} ${(req.url ?? '').split('?')[0]} ${status}`),
-    );
-  });
-  try {
-    await listen(server, options.port ?? DEFAULT_PORT, host);
-  } catch (error) {
-    await launcher.stop();
-    await stack.stop();
-    throw error;
-  }
-  const port = (server.address() as AddressInfo).port;
-  baseUrl = `http://${host}:${port}`;
+  context = { handleApi, uploads, ingestion, blobs: stack.blobs, uploadTemp, expected: digest(token), baseUrl: () => baseUrl };
+  ready();
 
   let stopped: Promise<void> | undefined;
   return {
     url: baseUrl,
-    port,
+    port: boundPort,
     token,
     tokenGenerated: options.token === undefined,
     launcher,
@@ -155,6 +216,7 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
         await ingestion.drain();
         await launcher.stop();
         await stack.stop();
+        await lock?.release();
       })()),
   };
 }
@@ -168,6 +230,8 @@ interface ServeContext {
   uploads: LocalUploadSigner;
   ingestion: LocalIngestion;
   blobs: BlobStore;
+  /** Folder of uploads being received. */
+  uploadTemp: string;
   /** SHA-256 of the token (compared in constant time with the request's). */
   expected: Buffer;
   baseUrl: () => string;
@@ -248,7 +312,11 @@ async function readBody(req: IncomingMessage, max: number): Promise<Buffer | und
   return Buffer.concat(chunks);
 }
 
-/** `PUT /_local/uploads/<key>?…`: check the signature, then store the body at `<key>`. */
+/**
+ * `PUT /_local/uploads/<key>?…`: check the signature, then store the body at `<key>`. The body is
+ * streamed to a file (never held in memory) and refused with 413 past the signed length or
+ * MAX_LOCAL_UPLOAD_BYTES, whichever is smaller.
+ */
 async function handleUpload(req: IncomingMessage, url: URL, ctx: ServeContext): Promise<ApiResponse> {
   if (req.method !== 'PUT') {
     req.resume();
@@ -259,32 +327,131 @@ async function handleUpload(req: IncomingMessage, url: URL, ctx: ServeContext): 
     req.resume();
     return problemResponse(plainProblem(403, check.detail));
   }
-  const limit = check.contentLength ?? MAX_LOCAL_UPLOAD_BYTES;
-  const body = await readBody(req, limit);
-  if (body === undefined) return problemResponse(plainProblem(413, `The upload exceeds ${limit} bytes`));
-  if (check.contentLength !== undefined && body.length !== check.contentLength) {
-    return problemResponse(plainProblem(400, `The upload has ${body.length} bytes; the URL was signed for ${check.contentLength}`));
+  const max = ctx.uploads.maxContentLength;
+  const tooLarge = (): ApiResponse => problemResponse(plainProblem(413, `The upload exceeds ${max} bytes, the largest file the local server accepts`), { connection: 'close' });
+  if (check.contentLength !== undefined && check.contentLength > max) {
+    req.resume();
+    return tooLarge();
   }
-  await ctx.blobs.put(check.key, body, check.contentType);
+  const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
+  if (declared !== undefined && declared > max) {
+    req.resume();
+    return tooLarge();
+  }
+  const temp = path.join(ctx.uploadTemp, `${randomUUID()}.part`);
+  const size = await receiveToFile(req, temp, check.contentLength ?? max);
+  try {
+    if (size === undefined) {
+      return check.contentLength !== undefined && check.contentLength < max
+        ? problemResponse(plainProblem(413, `The upload exceeds the ${check.contentLength} bytes the URL was signed for`), { connection: 'close' })
+        : tooLarge();
+    }
+    if (check.contentLength !== undefined && size !== check.contentLength) {
+      return problemResponse(plainProblem(400, `The upload has ${size} bytes; the URL was signed for ${check.contentLength}`));
+    }
+    try {
+      await storeFile(ctx.blobs, check.key, temp, check.contentType);
+    } catch (error) {
+      if (error instanceof InvalidInputError) return problemResponse(plainProblem(400, error.message));
+      throw error;
+    }
+  } finally {
+    await rm(temp, { force: true });
+  }
   const corpusId = corpusIdOfKey(check.key);
   if (corpusId !== undefined) ctx.ingestion.request(corpusId);
   return { status: 200, headers: { 'cache-control': 'no-store' }, body: '' };
+}
+
+/**
+ * Write a request body to `file`, at most `limit` bytes.
+ * @returns the bytes written, or undefined when the body exceeds `limit` (the rest is discarded and
+ *   the file removed; the answer closes the connection).
+ */
+async function receiveToFile(req: IncomingMessage, file: string, limit: number): Promise<number | undefined> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const out = createWriteStream(file, { flags: 'wx', mode: 0o600 });
+  const size = await new Promise<number | undefined>((resolve, reject) => {
+    let received = 0;
+    const done = (result: number | undefined, error?: unknown): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+      out.off('error', onError);
+      if (error !== undefined) {
+        out.once('close', () => reject(error)).destroy();
+      } else if (result === undefined) {
+        req.resume(); // discard the rest; the 413 closes the connection
+        out.once('close', () => resolve(undefined)).destroy(); // closed before the file is removed
+      } else {
+        out.end(() => resolve(result));
+      }
+    };
+    const onData = (chunk: Buffer): void => {
+      received += chunk.length;
+      if (received > limit) return done(undefined);
+      if (!out.write(chunk)) {
+        req.pause();
+        out.once('drain', () => req.resume());
+      }
+    };
+    const onEnd = (): void => done(received);
+    const onError = (error: unknown): void => done(undefined, error);
+    const onClose = (): void => {
+      if (!req.complete) done(undefined, new Error('The client closed the connection before the upload was complete'));
+    };
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', onError);
+    req.once('close', onClose);
+    out.once('error', onError);
+  }).catch(async (error: unknown) => {
+    await rm(file, { force: true });
+    throw error;
+  });
+  if (size === undefined) await rm(file, { force: true });
+  return size;
+}
+
+/** Move a received file to `key` of the bucket: a rename into the directory bucket, else a put. */
+async function storeFile(blobs: BlobStore, key: string, file: string, contentType: string | undefined): Promise<void> {
+  if (!(blobs instanceof FsBlobStore)) {
+    await blobs.put(key, await readFile(file), contentType);
+    return;
+  }
+  const target = blobs.pathOf(key);
+  await mkdir(path.dirname(target), { recursive: true });
+  try {
+    await rename(file, target);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+    await blobs.put(key, await readFile(file), contentType); // another file system: copy
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Upload URLs
 // ---------------------------------------------------------------------------------------------
 
-/** Signs and verifies the local server's upload URLs (HMAC-SHA256 under a per-process secret). */
+/**
+ * Signs and verifies the local server's upload URLs (HMAC-SHA256 under the state directory's
+ * secret, {@link loadUploadSecret}).
+ */
 export class LocalUploadSigner {
+  /**
+   * @param maxContentLength largest upload accepted, bytes. @default MAX_LOCAL_UPLOAD_BYTES
+   */
   constructor(
     private readonly secret: Uint8Array,
     private readonly now: () => Date = () => new Date(),
+    readonly maxContentLength: number = MAX_LOCAL_UPLOAD_BYTES,
   ) {}
 
-  /** A Presigner issuing URLs of the server at `baseUrl()`. */
+  /** A Presigner issuing URLs of the server at `baseUrl()` (refusing announced sizes over the limit). */
   presigner(baseUrl: () => string): Presigner {
     return {
+      maxContentLength: this.maxContentLength,
       presignPut: async (key, options): Promise<PresignedUpload> => {
         const expires = Math.floor(this.now().getTime() / 1000) + options.expiresInSeconds;
         const search = new URLSearchParams({ expires: String(expires) });
@@ -318,7 +485,13 @@ export class LocalUploadSigner {
     const type = url.searchParams.get('type') ?? undefined;
     const signature = Buffer.from(url.searchParams.get('signature') ?? '', 'hex');
     const wanted = Buffer.from(this.sign(key, expires, length, type), 'hex');
-    if (signature.length !== wanted.length || !timingSafeEqual(signature, wanted)) return { ok: false, detail: 'The upload URL signature does not match' };
+    if (signature.length !== wanted.length || !timingSafeEqual(signature, wanted)) {
+      return {
+        ok: false,
+        detail:
+          'The upload URL signature does not match: the URL was altered, or was issued by a server with another state directory (or before its upload-secret was deleted); get a new URL with POST /v1/corpora',
+      };
+    }
     if (!Number.isFinite(expires) || this.now().getTime() / 1000 > expires) return { ok: false, detail: 'The upload URL has expired' };
     if (length !== undefined && contentLength !== undefined && Number(contentLength) !== length) {
       return { ok: false, detail: `Content-Length must be ${length}, as signed` };
@@ -369,6 +542,68 @@ class LocalIngestion {
   async drain(): Promise<void> {
     while (this.running.size > 0) await Promise.all(this.running.values());
   }
+}
+
+/**
+ * One server per state directory: `<stateDir>/serve.pid` holds the server's process id while it
+ * runs (a second server on the same DynamoDB data would fail deep inside the local DynamoDB). A file
+ * left by a process that no longer runs is taken over.
+ */
+class StateDirLock {
+  /** Lock files held by servers of this process. */
+  private static readonly held = new Set<string>();
+
+  private constructor(private readonly file: string) {}
+
+  /** @throws ConfigurationError while another running process holds the state directory. */
+  static async acquire(stateDir: string): Promise<StateDirLock> {
+    const file = path.join(stateDir, 'serve.pid');
+    await mkdir(stateDir, { recursive: true });
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await writeFile(file, `${process.pid}\n`, { flag: 'wx' });
+        StateDirLock.held.add(file);
+        return new StateDirLock(file);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
+      }
+      const pid = Number((await readFile(file, 'utf8').catch(() => '')).trim());
+      const running = pid === process.pid ? StateDirLock.held.has(file) : Number.isInteger(pid) && pid > 0 && processRuns(pid);
+      if (running) {
+        throw new ConfigurationError(
+          `Another extagents serve (process ${pid}) uses the state directory ${stateDir}: stop it, or give this one another --state-dir (if process ${pid} is not extagents, delete ${file})`,
+        );
+      }
+      await rm(file, { force: true }); // stale: its process is gone
+    }
+  }
+
+  async release(): Promise<void> {
+    StateDirLock.held.delete(this.file);
+    await rm(this.file, { force: true });
+  }
+}
+
+/** Whether a process with this id runs (signal 0 checks without signalling). */
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A listen error in one line: a port in use or not permitted is a ConfigurationError; anything else as it is. */
+function listenError(error: unknown, host: string, port: number): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') {
+    return new ConfigurationError(`${host}:${port} is already in use (another extagents serve?): stop that process, or choose another port with --port <n> (0 = any free port)`, { cause: error });
+  }
+  if (code === 'EACCES') {
+    return new ConfigurationError(`Not permitted to listen on ${host}:${port} (ports below 1024 need privileges): choose another port with --port <n>`, { cause: error });
+  }
+  return error;
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

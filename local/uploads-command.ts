@@ -4,13 +4,22 @@
  *
  *   extagents ingest --id <corpusId> --corpus <paths...> [--chunk-tokens 8000]
  *   extagents job <file.json> [--name <name>] [--concurrency 4] [-m extractive]
+ *
+ * Exit status (local/cli.ts `main`): 2 for a usage error (UsageError: an invalid option value, a
+ * missing job file or corpus path, a rejected job file), 1 for any other error, one line each.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { accessSync, constants as fsConstants, mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { ExtAgentsError, InvalidInputError } from '../shared/errors';
+import { parseModelSpec } from '../shared/llm/model-spec';
+import { parseCorpusId } from '../shared/pipeline/ingest';
+import { jobNameOfKey, jobSummaryKey } from '../shared/pipeline/jobs';
+import { UsageError } from './cli';
 import { resolveCorpus } from './corpus';
 import { FsBlobStore } from './fs-blob-store';
 import { startLocalStack } from './stack';
-import { ingestLocalCorpus, runJob, submitJobFile } from './uploads';
+import { ingestLocalCorpus, planLocalJob, runJob, submitJobFile } from './uploads';
 
 function integer(name: string, min: number, max: number) {
   return (value: string): number => {
@@ -18,6 +27,37 @@ function integer(name: string, min: number, max: number) {
     if (!Number.isInteger(parsed) || parsed < min || parsed > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max} (got "${value}")`);
     return parsed;
   };
+}
+
+/** Run `check`; an InvalidInputError / ConfigurationError becomes a UsageError (exit status 2) prefixed with `what`. */
+async function asUsage<T>(what: string, check: () => T | Promise<T>): Promise<T> {
+  try {
+    return await check();
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    if (error instanceof ExtAgentsError) throw new UsageError(`${what}${error.message}`, { cause: error });
+    throw error;
+  }
+}
+
+/** @throws UsageError unless `dir` is (or can be made) a writable directory. */
+function writableStateDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, fsConstants.W_OK);
+  } catch (error) {
+    throw new UsageError(`--state-dir ${dir} is not a writable directory (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
+  }
+}
+
+/** @throws UsageError (one line) unless `file` is a readable file. */
+function readableFile(file: string, what: string): void {
+  try {
+    accessSync(file, fsConstants.R_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(`${what} ${file}: ${code === 'ENOENT' ? 'no such file' : `not readable (${code ?? String(error)})`}`, { cause: error });
+  }
 }
 
 interface IngestCommandOptions {
@@ -50,7 +90,11 @@ export function addUploadCommands(program: Command): Command {
     .option('--state-dir <dir>', 'where the local bucket is kept', '.extagents')
     .option('--json', 'print the ingestion summary as JSON', false)
     .action(async (opts: IngestCommandOptions) => {
-      const files = await resolveCorpus(opts.corpus);
+      await asUsage('--id: ', () => parseCorpusId(opts.id));
+      writableStateDir(opts.stateDir);
+      const files = await resolveCorpus(opts.corpus).catch((error: unknown) => {
+        throw error instanceof InvalidInputError ? new UsageError(`--corpus: ${error.message}`, { cause: error }) : error;
+      });
       const blobs = new FsBlobStore(path.join(path.resolve(opts.stateDir), 'bucket'));
       const outcome = await ingestLocalCorpus(blobs, opts.id, files, { chunkTokens: opts.chunkTokens });
       if (opts.json) {
@@ -86,9 +130,22 @@ export function addUploadCommands(program: Command): Command {
     .option('--state-dir <dir>', 'where the local bucket is kept', '.extagents')
     .option('--json', 'print the job summary as JSON', false)
     .action(async (file: string, opts: JobCommandOptions) => {
+      // Everything the user typed, and the job file itself, is checked before the local stack starts.
+      readableFile(file, 'job file');
+      await asUsage('--model: ', () => parseModelSpec(opts.model));
+      writableStateDir(opts.stateDir);
+      const blobs = new FsBlobStore(path.join(path.resolve(opts.stateDir), 'bucket'));
+      const key = await asUsage('', () => submitJobFile(blobs, file, opts.name));
+      // A rejected job file gets results/<name>.summary.json (status "rejected"), as in AWS.
+      try {
+        await planLocalJob(blobs, key);
+      } catch (error) {
+        if (!(error instanceof InvalidInputError)) throw error;
+        const summary = path.join(opts.stateDir, 'bucket', jobSummaryKey(jobNameOfKey(key)));
+        throw new UsageError(`${file}: ${error.message} (nothing ran; the rejection is in ${summary})`, { cause: error });
+      }
       const stack = await startLocalStack({ stateDir: opts.stateDir, modelSpec: opts.model });
       try {
-        const key = await submitJobFile(stack.blobs, file, opts.name);
         const outcome = await runJob(stack, key, {
           concurrency: opts.concurrency,
           onQuestionDone: opts.json ? undefined : (index, done) => process.stderr.write(`question ${index}: ${done.started ? done.status : 'already started'}\n`),

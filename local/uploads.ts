@@ -18,7 +18,7 @@ import { promises as fs } from 'node:fs';
 import pLimit from 'p-limit';
 import { ExtAgentsError, InvalidInputError } from '../shared/errors';
 import { corpusPrefix, ingestCorpus, parseCorpusId, type IngestOutcome } from '../shared/pipeline/ingest';
-import { JOBS_PREFIX, JobNameSchema, loadJob, planJob, writeJobResults, type ExecutionLookup, type ExecutionStatus, type JobSummary } from '../shared/pipeline/jobs';
+import { JOBS_PREFIX, JobNameSchema, loadJob, planJob, writeJobResults, type ExecutionLookup, type ExecutionStatus, type JobState, type JobSummary } from '../shared/pipeline/jobs';
 import type { BlobStore } from '../shared/ports';
 import type { CorpusFile } from './corpus';
 import { ExecutionFailedError } from './engine';
@@ -50,10 +50,36 @@ export async function ingestLocalCorpus(
 export async function submitJobFile(blobs: BlobStore, file: string, name?: string): Promise<string> {
   const jobName = name ?? file.replace(/^.*[\\/]/, '').replace(/\.json$/, '');
   const parsed = JobNameSchema.safeParse(jobName);
-  if (!parsed.success) throw new InvalidInputError(`Invalid job name ${JSON.stringify(jobName)}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  if (!parsed.success) {
+    const from = name === undefined ? ' (taken from the file name; give another with --name)' : '';
+    throw new InvalidInputError(`Invalid job name ${JSON.stringify(jobName)}${from}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  }
   const key = `${JOBS_PREFIX}${parsed.data}.json`;
-  await blobs.put(key, await fs.readFile(file), 'application/json');
+  let bytes: Buffer;
+  try {
+    bytes = await fs.readFile(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory, not a job file' : `cannot be read (${code ?? String(error)})`;
+    throw new InvalidInputError(`job file ${file}: ${why}`, { cause: error });
+  }
+  await blobs.put(key, bytes, 'application/json');
   return key;
+}
+
+/** The ETag an upload event would give the object `key` (the MD5 of its bytes: an S3 single-part ETag). */
+async function localEtag(blobs: BlobStore, key: string): Promise<string> {
+  return createHash('md5').update(await blobs.get(key)).digest('hex');
+}
+
+/**
+ * Plan the job file `key` (`jobs/<name>.json`) as {@link runJob} will, without running anything:
+ * validates the job file, so a rejected one fails here, before any stack starts (its `rejected`
+ * summary is written, as in AWS). Planning is deterministic: runJob plans the same items again.
+ * @throws InvalidInputError for an invalid job file; NotFoundError when the key does not exist.
+ */
+export async function planLocalJob(blobs: BlobStore, key: string, etag?: string): Promise<JobState> {
+  return planJob({ key, etag: etag ?? (await localEtag(blobs, key)) }, { blobs });
 }
 
 /** Options of {@link runJob}. */
@@ -88,8 +114,7 @@ export async function runJob(stack: LocalStack, key: string, options: RunJobOpti
   const { blobs } = stack;
   const concurrency = options.concurrency ?? 4;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new InvalidInputError(`concurrency must be a positive integer, got ${concurrency}`);
-  const etag = options.etag ?? createHash('md5').update(await blobs.get(key)).digest('hex');
-  const state = await planJob({ key, etag }, { blobs });
+  const state = await planLocalJob(blobs, key, options.etag);
   const { items } = await loadJob(blobs, state.jobId);
   const executions = new LocalExecutionRegistry(blobs);
 

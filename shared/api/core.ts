@@ -14,12 +14,13 @@ import type { PrepareEvent } from '../pipeline/state';
 import type { BlobStore, MessageStore } from '../ports';
 import type { RunResult } from '../types';
 import { readIngestedCounts } from './corpus-index';
-import { idempotencyKeyHash, idempotentRunId, requestHash } from './idempotency';
+import { idempotencyKeyHash, idempotentRunId, requestHash, sha256Hex } from './idempotency';
 import { corpusRecordKey } from './layout';
 import type { ExecutionDescription, ExecutionStatus, IdempotencyRecord, IdempotencyStore, Presigner, RunLauncher } from './ports';
 import {
   MAX_EXECUTION_INPUT_BYTES,
   corpusPrefix,
+  resolveCorpusRef,
   type CorpusResponse,
   type CreateCorpusRequest,
   type CreateCorpusResponse,
@@ -167,18 +168,18 @@ export class ApiCore {
    */
   async listMessages(runId: string, query: MessagesQuery, ctx: CallContext): Promise<MessagePageResponse> {
     await this.findRun(runId);
-    let after: string | undefined;
-    if (query.cursor !== undefined) after = Buffer.from(query.cursor, 'base64url').toString('utf8');
+    const after = query.cursor === undefined ? undefined : decodeCursor(runId, query.cursor);
     let page;
     try {
       page = await this.deps.store.listMessages(runId, { round: query.round, limit: query.limit, after });
     } catch (error) {
       if (error instanceof InvalidInputError) {
-        throw new RequestValidationError('Invalid cursor', [{ location: 'query', name: 'cursor', detail: 'not a cursor of this API: pass nextCursor of a previous page' }], { cause: error });
+        const detail = 'not a cursor of this API: pass nextCursor of a previous page of this run';
+        throw new RequestValidationError(`Invalid request: cursor: ${detail}`, [{ location: 'query', name: 'cursor', detail }], { cause: error });
       }
       throw error;
     }
-    const nextCursor = page.next === undefined ? null : Buffer.from(page.next, 'utf8').toString('base64url');
+    const nextCursor = page.next === undefined ? null : encodeCursor(runId, page.next);
     const base = `${ctx.baseUrl}/v1/runs/${encodeURIComponent(runId)}/messages`;
     const params = (cursor?: string): string => {
       const search = new URLSearchParams();
@@ -199,8 +200,23 @@ export class ApiCore {
   /**
    * `POST /v1/corpora`: a new corpus id and one upload URL per file (`corpora/<id>/<path>`).
    * The announced files are kept at `api/corpora/<id>.json` (what is still pending).
+   * @throws RequestValidationError (400, `/files/<i>/size`) when an announced size exceeds the
+   *   presigner's `maxContentLength` (the local server's 512 MiB).
    */
   async createCorpus(body: CreateCorpusRequest, ctx: CallContext): Promise<CreateCorpusResponse> {
+    const max = this.deps.presigner.maxContentLength;
+    if (max !== undefined) {
+      const tooLarge: RequestIssue[] = [];
+      body.files.forEach((file, i) => {
+        if (file.size !== undefined && file.size > max && tooLarge.length < MAX_LISTED_ISSUES) {
+          tooLarge.push({ location: 'body', name: `/files/${i}/size`, detail: `${file.path} is ${file.size} bytes; this server accepts uploads of at most ${max} bytes (${formatBytes(max)})` });
+        }
+      });
+      if (tooLarge.length > 0) {
+        const listed = tooLarge.slice(0, 5).map((i) => `${i.name}: ${i.detail}`).join('; ');
+        throw new RequestValidationError(`Invalid request: ${listed}${tooLarge.length > 5 ? `; and ${tooLarge.length - 5} more` : ''}`, tooLarge);
+      }
+    }
     const now = this.now();
     const corpusId = `c-${now.toISOString().slice(0, 10).replace(/-/g, '')}-${this.randomHex(8)}`;
     const prefix = corpusPrefix(corpusId);
@@ -338,9 +354,33 @@ export class ApiCore {
 
 /** The Prepare event's corpus for a request's corpus reference (an id is the prefix `corpora/<id>/`). */
 export function resolveCorpus(ref: CreateRunRequest['corpus']): ResolvedCorpus {
-  if (ref.id !== undefined) return { prefix: corpusPrefix(ref.id) };
-  if (ref.prefix !== undefined) return { prefix: ref.prefix };
-  return { keys: [...(ref.keys ?? [])] };
+  return resolveCorpusRef(ref);
+}
+
+/** The tag binding a cursor to its run: 12 hex digits of SHA-256(run id). */
+const cursorTag = (runId: string): string => sha256Hex(`cursor\n${runId}`).slice(0, 12);
+
+/** An opaque page cursor: base64url of `<run tag>.<the store's position>`, valid for that run only. */
+export function encodeCursor(runId: string, position: string): string {
+  return Buffer.from(`${cursorTag(runId)}.${position}`, 'utf8').toString('base64url');
+}
+
+/**
+ * The store's position of a cursor of run `runId`.
+ * @throws RequestValidationError (400, parameter `cursor`) for a cursor of another run or one this API did not issue.
+ */
+export function decodeCursor(runId: string, cursor: string): string {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const dot = text.indexOf('.');
+  const tag = dot < 0 ? '' : text.slice(0, dot);
+  const problem =
+    !/^[0-9a-f]{12}$/.test(tag) || dot === text.length - 1
+      ? 'not a cursor of this API: pass nextCursor of a previous page of this run'
+      : tag !== cursorTag(runId)
+        ? `a cursor of another run: pass nextCursor of a previous page of run ${runId}`
+        : undefined;
+  if (problem !== undefined) throw new RequestValidationError(`Invalid request: cursor: ${problem}`, [{ location: 'query', name: 'cursor', detail: problem }]);
+  return text.slice(dot + 1);
 }
 
 function assertSameRequest(existing: IdempotencyRecord, hash: string): void {
@@ -349,6 +389,14 @@ function assertSameRequest(existing: IdempotencyRecord, hash: string): void {
       `This Idempotency-Key was first used at ${existing.createdAt} with a different request (run ${existing.runId}); use a new key for a new run.`,
     );
   }
+}
+
+/** Bytes in binary units for messages: `512 MiB`, `5 GiB`, else bytes. */
+function formatBytes(bytes: number): string {
+  for (const [unit, size] of [['GiB', 1024 ** 3], ['MiB', 1024 ** 2], ['KiB', 1024]] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  }
+  return `${bytes} bytes`;
 }
 
 const runLinks = (ctx: CallContext, runId: string): { self: string; messages: string } => ({

@@ -77,6 +77,11 @@ export interface PresignedUpload {
 /** Creates upload URLs for objects of the project bucket (S3 presigned PUT in AWS; the local server's own PUT endpoint). */
 export interface Presigner {
   /**
+   * Largest upload the URLs accept, bytes, when it is below the API's own bound (MAX_FILE_BYTES):
+   * the local server's 512 MiB. `POST /v1/corpora` refuses an announced `size` above it (400).
+   */
+  readonly maxContentLength?: number;
+  /**
    * A URL to PUT the object `key`.
    * @param options.expiresInSeconds validity of the URL, seconds.
    * @param options.contentLength when given, the upload must have exactly this many bytes.

@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { RunOptionsSchema } from '../config';
-import { RunIdSchema } from '../pipeline/state';
+import { RunIdSchema, type PrepareEvent } from '../pipeline/state';
 import type { ChunkFailure, Citation, KarStep, Message, RetryReport, RunResult, SkippedDocument } from '../types';
 import { EXECUTION_STATUSES } from './ports';
 
@@ -94,11 +94,15 @@ export function keyProblem(key: string, kind: 'key' | 'prefix' | 'path'): string
   return undefined;
 }
 
+/**
+ * A key, prefix or path of the bucket: non-empty (one issue for an empty value, not one per rule),
+ * bounded, and without the problems of {@link keyProblem}.
+ */
 const keyLike = (kind: 'key' | 'prefix' | 'path', max: number) =>
   z
     .string()
-    .min(1)
-    .max(max)
+    .min(1, { error: `${kind} must not be empty`, abort: true })
+    .max(max, { error: `${kind} must be at most ${max} characters` })
     .superRefine((value, ctx) => {
       const problem = keyProblem(value, kind);
       if (problem) ctx.addIssue({ code: 'custom', message: `${kind} ${problem}` });
@@ -122,6 +126,17 @@ export const CorpusRefSchema = z
 
 export type CorpusRef = z.infer<typeof CorpusRefSchema>;
 
+/**
+ * The workflow's corpus (the Prepare event's `corpus`) of a validated corpus reference: an id is
+ * the prefix `corpora/<id>/`. Used by the API (shared/api/core.ts) and by job files
+ * (shared/pipeline/jobs.ts), so both resolve a corpus the same way.
+ */
+export function resolveCorpusRef(ref: CorpusRef): PrepareEvent['corpus'] {
+  if (ref.id !== undefined) return { prefix: corpusPrefix(ref.id) };
+  if (ref.prefix !== undefined) return { prefix: ref.prefix };
+  return { keys: [...(ref.keys ?? [])] };
+}
+
 const IsoTime = z.string().describe('ISO-8601 time');
 const Url = z.string().describe('Absolute URL');
 
@@ -141,16 +156,28 @@ export const CreateRunRequestSchema = z
 
 export type CreateRunRequest = z.infer<typeof CreateRunRequestSchema>;
 
+/**
+ * An integer query parameter from `min` to `max`: every failure (empty, not a number, a fraction,
+ * out of range) gives the one message saying what is expected.
+ */
+const integerParameter = (name: string, min: number, max: number) => {
+  const error = `${name} must be an integer from ${min} to ${max}`;
+  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+};
+
+/** The one message of an invalid `cursor`. */
+const CURSOR_ERROR = 'cursor must be the nextCursor of a previous page of this run';
+
 /** `GET /v1/runs/{runId}/messages` query (numbers arrive as strings and are converted first). */
 export const MessagesQuerySchema = z
   .object({
-    round: z.number().int().min(1).max(10).optional().describe('Only messages of this round (1-based).'),
-    limit: z.number().int().min(1).max(MAX_PAGE_LIMIT).default(DEFAULT_PAGE_LIMIT).describe('Messages per page.'),
+    round: integerParameter('round', 1, 10).optional().describe('Only messages of this round (1-based).'),
+    limit: integerParameter('limit', 1, MAX_PAGE_LIMIT).default(DEFAULT_PAGE_LIMIT).describe('Messages per page.'),
     cursor: z
       .string()
-      .min(1)
-      .max(512)
-      .regex(/^[A-Za-z0-9_-]+$/, 'cursor must be the nextCursor of a previous page')
+      .min(1, { error: CURSOR_ERROR, abort: true })
+      .max(512, { error: CURSOR_ERROR, abort: true })
+      .regex(/^[A-Za-z0-9_-]+$/, CURSOR_ERROR)
       .optional()
       .describe('`nextCursor` of the previous page.'),
   })
@@ -187,12 +214,13 @@ export const CreateCorpusRequestSchema = z
 
 export type CreateCorpusRequest = z.infer<typeof CreateCorpusRequestSchema>;
 
-/** The `Idempotency-Key` header (draft-ietf-httpapi-idempotency-key-header): printable ASCII. */
+const IDEMPOTENCY_KEY_ERROR = `Idempotency-Key must be 1-${MAX_IDEMPOTENCY_KEY_CHARS} printable ASCII characters (no leading or trailing space)`;
+/** The `Idempotency-Key` header (draft-ietf-httpapi-idempotency-key-header): printable ASCII; one issue per invalid key. */
 export const IdempotencyKeySchema = z
   .string()
-  .min(1)
-  .max(MAX_IDEMPOTENCY_KEY_CHARS)
-  .regex(/^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/, 'Idempotency-Key must be 1-255 printable ASCII characters (no leading or trailing space)');
+  .min(1, { error: IDEMPOTENCY_KEY_ERROR, abort: true })
+  .max(MAX_IDEMPOTENCY_KEY_CHARS, { error: IDEMPOTENCY_KEY_ERROR, abort: true })
+  .regex(/^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/, IDEMPOTENCY_KEY_ERROR);
 
 // ---------------------------------------------------------------------------------------------
 // Responses: the domain shapes of shared/types.ts

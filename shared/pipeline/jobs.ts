@@ -16,11 +16,12 @@
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
 import { z } from 'zod';
-import { parseRunOptions, type RunOptionsInput } from '../config';
-import { ConfigurationError, InvalidInputError, errorFromFailure } from '../errors';
+import { CorpusIdSchema, CorpusRefSchema, resolveCorpusRef, type CorpusRef } from '../api/schemas';
+import { RunOptionsSchema, type RunOptionsInput } from '../config';
+import { InvalidInputError, errorFromFailure } from '../errors';
 import type { BlobStore } from '../ports';
 import type { RunResult, Usage } from '../types';
-import { CorpusIdSchema, IO_CONCURRENCY, corpusPrefix } from './ingest';
+import { IO_CONCURRENCY } from './ingest';
 import { resultKey } from './layout';
 import { PrepareEventSchema, type PrepareEvent } from './state';
 
@@ -51,29 +52,67 @@ export const jobPlanKey = (jobId: string): string => `${jobStatePrefix(jobId)}jo
 /** The jobs state machine's ItemReader object: a JSON array of `JobItem`. */
 export const jobItemsKey = (jobId: string): string => `${jobStatePrefix(jobId)}items.json`;
 
+/** Report the issues of a nested parse as issues of the value being parsed (paths stay relative to it). */
+function forwardIssues(ctx: { issues: z.core.$ZodRawIssue[] }, error: z.ZodError, input: unknown): void {
+  for (const issue of error.issues) ctx.issues.push({ ...issue, input } as z.core.$ZodRawIssue);
+}
+
+/**
+ * A job's `corpus`, validated by the API's own rules (shared/api/schemas.ts, one implementation):
+ * a corpus id string (`"my-corpus"`, the same as `{"id": "my-corpus"}`), or the API's corpus object
+ * `{"id"}`, `{"prefix"}` or `{"keys"}` (exactly one; keys of the project bucket only: no URI, no
+ * `runs/`, `api/` or `cache/`, no absolute key or `..` segment; at most 1,000 keys). Normalized to
+ * the object form.
+ */
+const JobCorpusSchema = z.unknown().transform((value, ctx): CorpusRef => {
+  if (typeof value === 'string') {
+    const id = CorpusIdSchema.safeParse(value);
+    if (id.success) return { id: id.data };
+    forwardIssues(ctx, id.error, value);
+    return z.NEVER;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    ctx.addIssue({
+      code: 'custom',
+      input: value,
+      message: `${value === undefined ? 'required: ' : 'expected '}a corpus id such as "my-corpus", or an object with exactly one of id, prefix or keys`,
+    });
+    return z.NEVER;
+  }
+  const ref = CorpusRefSchema.safeParse(value);
+  if (ref.success) return ref.data;
+  forwardIssues(ctx, ref.error, value);
+  return z.NEVER;
+});
+
+/**
+ * Run options of a job or of one question, validated by the run options' schema (shared/config.ts)
+ * but kept as given (no defaults filled), so a question's options override only what they name.
+ */
+const JobRunOptionsSchema = z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
+  const result = RunOptionsSchema.safeParse(value);
+  if (!result.success) forwardIssues(ctx, result.error, value);
+});
+
 /** The job file: a corpus, the questions, and run options shared by all questions. */
 export const JobFileSchema = z
   .object({
-    /** A corpus id (`corpora/<id>/`), or `{prefix}` / `{keys}` as in the workflow input. */
-    corpus: z.union([
-      CorpusIdSchema,
-      z.object({ prefix: z.string().min(1).max(1024) }).strict(),
-      z.object({ keys: z.array(z.string().min(1).max(1024)).min(1).max(10_000) }).strict(),
-    ]),
+    /** A corpus id (`corpora/<id>/`), or the API's corpus object (`{id}`, `{prefix}` or `{keys}`). */
+    corpus: JobCorpusSchema,
     questions: z
       .array(
         z
           .object({
             question: z.string().trim().min(1, 'question must not be empty').max(8000, 'question must be at most 8000 characters'),
             /** Run options of this question, over the job's options. */
-            options: z.record(z.string(), z.unknown()).optional(),
+            options: JobRunOptionsSchema.optional(),
           })
           .strict(),
       )
       .min(1, 'a job needs at least one question')
       .max(MAX_JOB_QUESTIONS, `a job holds at most ${MAX_JOB_QUESTIONS} questions`),
     /** Run options of every question (shared/config.ts). */
-    options: z.record(z.string(), z.unknown()).optional(),
+    options: JobRunOptionsSchema.optional(),
   })
   .strict();
 
@@ -189,7 +228,8 @@ export const questionExecutionName = (jobId: string, index: number): string => `
 
 /**
  * Parse and validate a job file's text.
- * @throws InvalidInputError naming every invalid field (JSON syntax, shape, each question's run options).
+ * @throws InvalidInputError naming every invalid field (JSON syntax, shape, corpus, run options),
+ *   e.g. `Invalid job file: corpus.prefix: prefix must not point into runs/ (the service's own data)`.
  */
 export function parseJobFile(text: string): JobFile {
   let json: unknown;
@@ -199,22 +239,26 @@ export function parseJobFile(text: string): JobFile {
     throw new InvalidInputError(`The job file is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
   const result = JobFileSchema.safeParse(json);
-  if (!result.success) {
-    const detail = result.error.issues.map((issue) => `${issue.path.join('.') || '(job)'}: ${issue.message}`).join('; ');
-    throw new InvalidInputError(`Invalid job file: ${detail}`);
-  }
-  const job = result.data;
-  const problems: string[] = [];
-  job.questions.forEach((q, index) => {
-    try {
-      parseRunOptions(mergedOptions(job, index));
-    } catch (error) {
-      if (!(error instanceof ConfigurationError)) throw error;
-      problems.push(`questions.${index}: ${error.message}`);
+  if (!result.success) throw new InvalidInputError(`Invalid job file: ${jobIssues(result.error).join('; ')}`);
+  return result.data;
+}
+
+/**
+ * One line per problem, `<path>: <detail>` with the path in dots (`questions.1.options.rounds`);
+ * unknown fields as the API words them: `unknown field "priority"`.
+ */
+function jobIssues(error: z.ZodError): string[] {
+  const out: string[] = [];
+  for (const issue of error.issues) {
+    const at = issue.path.map(String).join('.');
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) out.push(`${at ? `${at}: ` : ''}unknown field ${JSON.stringify(key)}`);
+      continue;
     }
-  });
-  if (problems.length > 0) throw new InvalidInputError(`Invalid job file: ${problems.join('; ')}`);
-  return job;
+    const detail = issue.code === 'invalid_type' && /received undefined$/.test(issue.message) ? `required (${issue.expected})` : issue.message;
+    out.push(`${at || '(job)'}: ${detail}`);
+  }
+  return out;
 }
 
 /** The run options of question `index`: the job's options, overridden by the question's. */
@@ -222,10 +266,9 @@ function mergedOptions(job: JobFile, index: number): RunOptionsInput {
   return { ...(job.options ?? {}), ...(job.questions[index]?.options ?? {}) } as RunOptionsInput;
 }
 
-/** The workflow's corpus reference of a job's `corpus`. */
+/** The workflow's corpus reference of a job's `corpus` (as the API resolves it). */
 function corpusOf(job: JobFile): PrepareEvent['corpus'] {
-  if (typeof job.corpus === 'string') return { prefix: corpusPrefix(job.corpus) };
-  return 'prefix' in job.corpus ? { prefix: job.corpus.prefix } : { keys: job.corpus.keys };
+  return resolveCorpusRef(job.corpus);
 }
 
 /** Dependencies of the job use cases. */
@@ -240,7 +283,7 @@ export interface JobDeps {
  * input order, each with its execution name and workflow input). Deterministic for one job object
  * version: a duplicate delivery writes the same items, so the same names and inputs.
  *
- * A rejected job file (invalid JSON, shape or options) gets a `rejected` summary at
+ * A rejected job file (invalid JSON, shape, corpus or options) gets a `rejected` summary at
  * `results/<name>.summary.json` with the error, so the uploader sees why, and nothing runs.
  *
  * @returns the small state the jobs state machine carries.

@@ -107,4 +107,20 @@ describe('a job uploaded to jobs/ in local mode', () => {
     expect(model.seeks).toBe(seeksAfterFirst);
     expect({ ...second.summary, completedAt: '' }).toEqual({ ...first.summary, completedAt: '' });
   });
+
+  it('rejects a job whose corpus points into the service\'s own data at planning time, before any question runs', async () => {
+    // Arrange: runs/ holds the previous test's run objects, which a job must never read as a corpus
+    const jobFile = path.join(dir, 'internal.json');
+    writeFileSync(jobFile, JSON.stringify({ corpus: { prefix: 'runs/' }, questions: [{ question: 'What is in there?' }] }));
+    const key = await submitJobFile(stack.blobs, jobFile);
+    const seeksBefore = model.seeks;
+    // Act
+    const run = runJob(stack, key);
+    // Assert
+    await expect(run).rejects.toThrow("Invalid job file: corpus.prefix: prefix must not point into runs/ (the service's own data)");
+    const summary = JSON.parse(await stack.blobs.getText('results/internal.summary.json')) as JobSummary;
+    expect(summary).toMatchObject({ status: 'rejected', questions: 0 });
+    expect(model.seeks).toBe(seeksBefore);
+    expect(await stack.blobs.exists('results/internal.jsonl')).toBe(false);
+  });
 });

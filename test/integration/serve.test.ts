@@ -2,12 +2,16 @@
  * `extagents serve` end to end over HTTP on 127.0.0.1 (local/serve.ts): the API's router and core
  * over one persistent local stack, the synthesized workflow run in the background with the offline
  * extractive reader. Create a corpus and upload through the returned URLs, start a run, poll it to
- * completion, read its messages; the unauthenticated, malformed and conflicting requests; an
- * idempotent retry that starts nothing new, also after a restart of the server.
+ * completion, read its messages; the unauthenticated, malformed and conflicting requests; the local
+ * upload limit; a port in use and a second server on one state directory; an idempotent retry that
+ * starts nothing new, and upload URLs that still work, after a restart of the server.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { ConfigurationError } from '../../shared/errors';
 import {
   CorpusSchema,
   CreateCorpusResponseSchema,
@@ -18,7 +22,7 @@ import {
   type Problem,
   type RunStatus,
 } from '../../shared/api/schemas';
-import { startServer, type LocalApiServer } from '../../local/serve';
+import { MAX_LOCAL_UPLOAD_BYTES, startServer, type LocalApiServer } from '../../local/serve';
 
 jest.setTimeout(120_000);
 
@@ -95,6 +99,32 @@ async function createCorpus(texts: Record<string, string | Buffer>): Promise<str
   return body.corpusId;
 }
 
+/**
+ * A PUT with exactly these headers, over node:http (fetch cannot announce a Content-Length it does
+ * not send, nor send chunked without a stream). Without `content-length` the body goes chunked;
+ * with one larger than `body`, the request is left open and the answer awaited.
+ */
+function rawPut(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const req = httpRequest(url, { method: 'PUT', headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => {
+        settled = true;
+        resolve({ status: res.statusCode ?? 0, body: text });
+        req.destroy();
+      });
+    });
+    req.on('error', (error) => {
+      if (!settled) reject(error);
+    });
+    req.write(body);
+    if (headers['content-length'] === undefined || Number(headers['content-length']) === Buffer.byteLength(body)) req.end();
+  });
+}
+
 /** Poll a run until it is no longer RUNNING (bounded by the test timeout, not by a clock). */
 async function finished(runId: string): Promise<RunStatus> {
   for (;;) {
@@ -146,6 +176,47 @@ describe('extagents serve', () => {
     expect(altered.status).toBe(403);
     expect(tooLong.status).toBe(403);
     expect(CorpusSchema.parse((await api('GET', `/v1/corpora/${created.corpusId}`)).json).files).toEqual([]);
+  });
+
+  it('enforces the local 512 MiB upload limit: an announced larger size is a 400 at POST, a larger body a 413 at PUT', async () => {
+    const announced = await api('POST', '/v1/corpora', { json: { files: [{ path: 'a.txt', size: 600_000_000 }] } });
+    const created = CreateCorpusResponseSchema.parse((await api('POST', '/v1/corpora', { json: { files: [{ path: 'free.txt' }, { path: 'five.txt', size: 5 }] } })).json);
+    const [free, five] = created.uploads;
+
+    const declared = await rawPut(free.url, { 'content-length': String(MAX_LOCAL_UPLOAD_BYTES + 1) }, 'x');
+    const overSigned = await rawPut(five.url, { 'transfer-encoding': 'chunked' }, 'hello, world');
+    const fine = await rawPut(five.url, { 'transfer-encoding': 'chunked' }, 'hello');
+
+    expect(problem(announced, 400).errors).toEqual([
+      { pointer: '/files/0/size', detail: `a.txt is 600000000 bytes; this server accepts uploads of at most ${MAX_LOCAL_UPLOAD_BYTES} bytes (512 MiB)` },
+    ]);
+    expect(declared.status).toBe(413);
+    expect(ProblemSchema.parse(JSON.parse(declared.body)).detail).toContain(`exceeds ${MAX_LOCAL_UPLOAD_BYTES} bytes`);
+    expect(overSigned.status).toBe(413);
+    expect(fine.status).toBe(200);
+    expect(CorpusSchema.parse((await api('GET', `/v1/corpora/${created.corpusId}`)).json).files.map((f) => [f.path, f.size])).toEqual([['five.txt', 5]]);
+  });
+
+  it('refuses to start on a port in use, in one line and before starting the local stack', async () => {
+    const blocker = createTcpServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const { port } = blocker.address() as AddressInfo;
+    const other = path.join(dir, 'other-state');
+    try {
+      const start = startServer({ stateDir: other, port, token: TOKEN });
+
+      await expect(start).rejects.toThrow(ConfigurationError);
+      await expect(start).rejects.toThrow(`127.0.0.1:${port} is already in use (another extagents serve?): stop that process, or choose another port with --port <n> (0 = any free port)`);
+      expect(existsSync(path.join(other, 'dynamodb'))).toBe(false);
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+    }
+  });
+
+  it('refuses a second server on the state directory of a running one', async () => {
+    const second = startServer({ stateDir: path.join(dir, 'state'), port: 0, token: TOKEN });
+
+    await expect(second).rejects.toThrow(/^Another extagents serve \(process \d+\) uses the state directory .*: stop it, or give this one another --state-dir \(if process \d+ is not extagents, delete .*serve\.pid\)$/);
   });
 
   it('starts a run, polls it to completion, reads the answer with its citation and pages through the scored messages', async () => {
@@ -232,18 +303,23 @@ describe('extagents serve', () => {
     expect(run.result).toBeUndefined();
   });
 
-  it('keeps runs across a restart on the same state directory: the result, the messages and the idempotency key', async () => {
+  it('keeps runs and upload URLs across a restart on the same state directory: the result, the messages, the idempotency key', async () => {
     const corpusId = await createCorpus(corpusTexts());
     const body = { question: QUESTION, corpus: { id: corpusId }, options: { chunkTokens: 128, rounds: 1 } };
     const { runId } = CreateRunResponseSchema.parse((await api('POST', '/v1/runs', { json: body, headers: { 'Idempotency-Key': 'restart-1' } })).json);
     const before = await finished(runId);
+    const later = CreateCorpusResponseSchema.parse((await api('POST', '/v1/corpora', { json: { files: [{ path: 'late.txt', size: 4 }] } })).json);
 
     await server.stop();
-    server = await startServer({ stateDir: path.join(dir, 'state'), port: 0, token: TOKEN, retryIntervalMs: 1 });
+    server = await startServer({ stateDir: path.join(dir, 'state'), port: server.port, token: TOKEN, retryIntervalMs: 1 });
     const after = RunStatusSchema.parse((await api('GET', `/v1/runs/${runId}`)).json);
     const messages = MessagePageSchema.parse((await api('GET', `/v1/runs/${runId}/messages?limit=100`)).json);
     const retry = await api('POST', '/v1/runs', { json: body, headers: { 'Idempotency-Key': 'restart-1' } });
+    const upload = await fetch(later.uploads[0].url, { method: 'PUT', headers: later.uploads[0].headers, body: 'late' });
 
+    expect(upload.status).toBe(200);
+    expect(CorpusSchema.parse((await api('GET', `/v1/corpora/${later.corpusId}`)).json).files.map((f) => f.path)).toEqual(['late.txt']);
+    expect(statSync(path.join(dir, 'state', 'upload-secret')).mode & 0o777).toBe(0o600);
     expect(after.status).toBe('SUCCEEDED');
     expect(after.result).toEqual(before.result);
     expect(messages.messages.length).toBe(before.result?.poolSize);

@@ -97,7 +97,7 @@ const presigner: Presigner = {
   },
 };
 
-function setup() {
+function setup(options: { maxContentLength?: number } = {}) {
   const blobs = new MemoryBlobs();
   const store = new MemoryStore();
   const launcher = new FakeLauncher();
@@ -108,7 +108,7 @@ function setup() {
       blobs,
       store,
       launcher,
-      presigner,
+      presigner: options.maxContentLength === undefined ? presigner : { ...presigner, maxContentLength: options.maxContentLength },
       idempotency: new BlobIdempotencyStore(blobs),
       now: () => new Date('2026-01-02T03:04:05Z'),
       randomHex: (bytes) => String(++counter).padStart(bytes * 2, '0'),
@@ -313,6 +313,18 @@ describe('POST /v1/runs', () => {
     expect(problem.errors?.[0]).toMatchObject({ header: 'Idempotency-Key' });
   });
 
+  it('reports an empty Idempotency-Key and an empty prefix once each, not once per rule', async () => {
+    const { launcher, call } = setup();
+
+    const problem = problemOf(await call(startRun({ question: 'Q', corpus: { prefix: '' } }, { 'Idempotency-Key': '' })), 400);
+
+    expect(problem.errors).toEqual([
+      { header: 'Idempotency-Key', detail: 'Idempotency-Key must be 1-255 printable ASCII characters (no leading or trailing space)' },
+      { pointer: '/corpus/prefix', detail: 'prefix must not be empty' },
+    ]);
+    expect(launcher.starts).toHaveLength(0);
+  });
+
   it('answers 500 with a generic detail when the launcher fails, and reports the error to the log hook', async () => {
     const { blobs, launcher, internalErrors, call } = setup();
     corpusFiles(blobs);
@@ -513,6 +525,34 @@ describe('GET /v1/runs/{runId}/messages', () => {
     expect(cursor.errors).toEqual([{ parameter: 'cursor', detail: expect.stringContaining('nextCursor') }]);
   });
 
+  it('says what is expected of empty or non-integer round and limit parameters', async () => {
+    const { call } = withMessages();
+
+    const empty = problemOf(await call({ method: 'GET', path: '/v1/runs/r1/messages', query: { round: '', limit: '' } }), 400);
+    const fraction = problemOf(await call({ method: 'GET', path: '/v1/runs/r1/messages', query: { round: '1.5', limit: '0' } }), 400);
+    const emptyCursor = problemOf(await call({ method: 'GET', path: '/v1/runs/r1/messages', query: { cursor: '' } }), 400);
+
+    const expected = [
+      { parameter: 'round', detail: 'round must be an integer from 1 to 10' },
+      { parameter: 'limit', detail: 'limit must be an integer from 1 to 100' },
+    ];
+    expect(empty.errors).toEqual(expected);
+    expect(fraction.errors).toEqual(expected);
+    expect(emptyCursor.errors).toEqual([{ parameter: 'cursor', detail: 'cursor must be the nextCursor of a previous page of this run' }]);
+  });
+
+  it('rejects a cursor of another run with 400 instead of paging this run from it', async () => {
+    const { launcher, call } = withMessages();
+    launcher.executions.set('r2', { name: 'r2', status: 'SUCCEEDED', startedAt: 't0' });
+    const first = MessagePageSchema.parse((await call({ method: 'GET', path: '/v1/runs/r1/messages', query: { limit: '2' } })).json);
+
+    const other = problemOf(await call({ method: 'GET', path: '/v1/runs/r2/messages', query: { limit: '2', cursor: first.nextCursor ?? '' } }), 400);
+    const same = await call({ method: 'GET', path: '/v1/runs/r1/messages', query: { limit: '2', cursor: first.nextCursor ?? '' } });
+
+    expect(other.errors).toEqual([{ parameter: 'cursor', detail: 'a cursor of another run: pass nextCursor of a previous page of run r2' }]);
+    expect(same.status).toBe(200);
+  });
+
   it('answers 404 for the messages of an unknown run', async () => {
     const { call } = setup();
 
@@ -545,6 +585,19 @@ describe('corpora', () => {
     expect(corpus.files.map((f) => f.path)).toEqual(['a.txt']);
     expect(corpus.pending).toEqual(['notes/b.md']);
     expect(corpus.createdAt).toBe('2026-01-02T03:04:05.000Z');
+  });
+
+  it('refuses an announced size over the upload limit of the presigner (the local 512 MiB) with 400 naming the file', async () => {
+    const local = setup({ maxContentLength: 512 * 1024 * 1024 });
+    const aws = setup();
+    const files = [{ path: 'small.txt', size: 10 }, { path: 'a.txt', size: 600_000_000 }];
+
+    const refused = problemOf(await local.call({ method: 'POST', path: '/v1/corpora', json: { files } }), 400);
+    const accepted = await aws.call({ method: 'POST', path: '/v1/corpora', json: { files } });
+
+    expect(refused.errors).toEqual([{ pointer: '/files/1/size', detail: 'a.txt is 600000000 bytes; this server accepts uploads of at most 536870912 bytes (512 MiB)' }]);
+    expect(local.blobs.objects.size).toBe(0);
+    expect(accepted.status).toBe(201);
   });
 
   it('rejects duplicate paths, unsafe paths and an empty file list', async () => {

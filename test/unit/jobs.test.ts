@@ -47,22 +47,46 @@ describe('job files', () => {
     );
     // Assert
     expect(job.questions).toHaveLength(2);
-    expect(job.corpus).toBe('sotu');
+    expect(job.corpus).toEqual({ id: 'sotu' });
+  });
+
+  it.each([
+    ['a corpus id object', { id: 'sotu' }],
+    ['a prefix', { prefix: 'corpora/sotu/' }],
+    ['keys', { keys: ['corpora/sotu/a.txt', 'notes/b.txt'] }],
+  ])('accepts the API corpus object: %s', (_what, corpus) => {
+    expect(parseJobFile(JSON.stringify({ corpus, questions: [{ question: 'Q' }] })).corpus).toEqual(corpus);
   });
 
   it.each([
     ['not JSON', '{"corpus":', 'The job file is not valid JSON'],
     ['no questions', JSON.stringify({ corpus: 'sotu', questions: [] }), 'questions: a job needs at least one question'],
     ['an empty question', JSON.stringify({ corpus: 'sotu', questions: [{ question: '  ' }] }), 'questions.0.question: question must not be empty'],
-    ['an unknown field', JSON.stringify({ corpus: 'sotu', questions: [{ question: 'Q' }], model: 'x' }), 'Unrecognized key'],
-    ['an invalid corpus id', JSON.stringify({ corpus: '../x', questions: [{ question: 'Q' }] }), 'corpus'],
-    ['a bad run option of one question', JSON.stringify({ corpus: 'sotu', questions: [{ question: 'Q' }, { question: 'R', options: { rounds: 0 } }] }), 'questions.1: Invalid run options: rounds'],
+    ['an unknown field', JSON.stringify({ corpus: 'sotu', questions: [{ question: 'Q' }], priority: 1 }), 'Invalid job file: unknown field "priority"'],
+    ['an unknown field of a question', JSON.stringify({ corpus: 'sotu', questions: [{ question: 'Q', priority: 1 }] }), 'Invalid job file: questions.0: unknown field "priority"'],
+    ['an unknown run option', JSON.stringify({ corpus: 'sotu', questions: [{ question: 'Q' }], options: { priority: 1 } }), 'Invalid job file: options: unknown field "priority"'],
+    ['an invalid corpus id', JSON.stringify({ corpus: '../x', questions: [{ question: 'Q' }] }), 'corpus: a corpus id is 1-128 characters'],
+    ['no corpus', JSON.stringify({ questions: [{ question: 'Q' }] }), 'corpus: required'],
+    ['a bad run option of one question', JSON.stringify({ corpus: 'sotu', questions: [{ question: 'Q' }, { question: 'R', options: { rounds: 0 } }] }), 'questions.1.options.rounds: Too small'],
+    // The corpus rules are the API's (shared/api/schemas.ts CorpusRefSchema).
+    ['a prefix into the service\'s own data', JSON.stringify({ corpus: { prefix: 'runs/' }, questions: [{ question: 'Q' }] }), 'corpus.prefix: prefix must not point into runs/'],
+    ['a key of another bucket', JSON.stringify({ corpus: { keys: ['s3://other/a.txt'] }, questions: [{ question: 'Q' }] }), 'corpus.keys.0: key must be a key inside the project bucket, not a URI'],
+    ['a key with a .. segment', JSON.stringify({ corpus: { keys: ['corpora/../cache/x'] }, questions: [{ question: 'Q' }] }), 'corpus.keys.0: key must not contain empty, "." or ".." path segments'],
+    ['two corpus sources', JSON.stringify({ corpus: { id: 'sotu', prefix: 'corpora/sotu/' }, questions: [{ question: 'Q' }] }), 'corpus: corpus needs exactly one of id, prefix or keys'],
+    ['an unknown corpus field', JSON.stringify({ corpus: { bucket: 'b' }, questions: [{ question: 'Q' }] }), 'corpus: unknown field "bucket"'],
+    ['more than 1,000 keys', JSON.stringify({ corpus: { keys: Array.from({ length: 1001 }, (_, i) => `k/${i}`) }, questions: [{ question: 'Q' }] }), 'corpus.keys'],
   ])('rejects %s with a message naming the problem', (_what, text, message) => {
     // Act
     const parse = () => parseJobFile(text);
     // Assert
     expect(parse).toThrow(InvalidInputError);
     expect(parse).toThrow(message);
+  });
+
+  it('reports an empty prefix once, as the API does', () => {
+    const parse = () => parseJobFile(JSON.stringify({ corpus: { prefix: '' }, questions: [{ question: 'Q' }] }));
+
+    expect(parse).toThrow(new InvalidInputError('Invalid job file: corpus.prefix: prefix must not be empty'));
   });
 
   it('takes the job name from jobs/<name>.json and refuses other keys', () => {
@@ -125,6 +149,30 @@ describe('planning and results of a job', () => {
     expect(summary).toMatchObject({ job: 'broken', status: 'rejected', questions: 0, error: { name: 'InvalidInputError' } });
     expect(summary.error?.message).toContain('question must not be empty');
     expect(await blobs.list('runs/_jobs/')).toEqual([]);
+  });
+
+  it('rejects a job whose corpus the API would reject at planning time, with a rejected summary, and plans nothing', async () => {
+    // Arrange
+    await blobs.put('jobs/internal.json', JSON.stringify({ corpus: { prefix: 'runs/' }, questions: [{ question: 'Q' }] }));
+    // Act
+    const plan = planJob({ key: 'jobs/internal.json', etag: 'x' }, { blobs });
+    // Assert
+    await expect(plan).rejects.toThrow("Invalid job file: corpus.prefix: prefix must not point into runs/ (the service's own data)");
+    const summary = JSON.parse(await blobs.getText('results/internal.summary.json')) as JobSummary;
+    expect(summary).toMatchObject({ status: 'rejected', error: { name: 'InvalidInputError', message: expect.stringContaining('corpus.prefix') } });
+    expect(await blobs.list('runs/_jobs/')).toEqual([]);
+  });
+
+  it('resolves the corpus as the API does: an id object is its prefix, keys stay keys', async () => {
+    // Arrange
+    await blobs.put('jobs/by-id.json', JSON.stringify({ corpus: { id: 'reports' }, questions: [{ question: 'Q' }] }));
+    await blobs.put('jobs/by-keys.json', JSON.stringify({ corpus: { keys: ['corpora/reports/a.txt'] }, questions: [{ question: 'Q' }] }));
+    // Act
+    const byId = await loadJob(blobs, (await planJob({ key: 'jobs/by-id.json', etag: 'x' }, { blobs })).jobId);
+    const byKeys = await loadJob(blobs, (await planJob({ key: 'jobs/by-keys.json', etag: 'x' }, { blobs })).jobId);
+    // Assert
+    expect(byId.plan.corpus).toEqual({ prefix: 'corpora/reports/' });
+    expect(byKeys.items[0].input.corpus).toEqual({ keys: ['corpora/reports/a.txt'] });
   });
 
   it('writes one result line per question in input order, the error for a failed one, and sums the summary', async () => {

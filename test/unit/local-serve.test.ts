@@ -1,17 +1,18 @@
 /**
  * The local server's parts without a stack: the run launcher (background executions, bounded
- * concurrency, statuses like DescribeExecution, records across restarts) and the upload URL
- * signer (signature, expiry, signed length and content type).
+ * concurrency, statuses like DescribeExecution, records across restarts), the upload URL
+ * signer (signature, expiry, signed length and content type, the 512 MiB limit), its secret kept in
+ * the state directory, and the token rules.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FsBlobStore } from '../../local/fs-blob-store';
 import { ExecutionFailedError } from '../../local/engine';
 import { LocalRunLauncher } from '../../local/run-launcher';
-import { LocalUploadSigner } from '../../local/serve';
+import { LocalUploadSigner, MAX_LOCAL_UPLOAD_BYTES, UPLOAD_SECRET_FILE, loadUploadSecret, tokenProblem } from '../../local/serve';
 import type { ExecutionDescription } from '../../shared/api/ports';
-import { EmptyCorpusError } from '../../shared/errors';
+import { ConfigurationError, EmptyCorpusError } from '../../shared/errors';
 import type { PrepareEvent } from '../../shared/pipeline/state';
 
 const input = (runId: string): PrepareEvent => ({ runId, question: 'Q', corpus: { prefix: 'corpora/c1/' } });
@@ -127,7 +128,10 @@ describe('LocalUploadSigner', () => {
     expect(signer.verify(new URL(upload.url), '5', 'text/plain')).toEqual({ ok: true, key: 'corpora/c1/notes/a b.txt', contentLength: 5, contentType: 'text/plain' });
     expect(signer.verify(new URL(upload.url), '6', 'text/plain')).toEqual({ ok: false, detail: 'Content-Length must be 5, as signed' });
     expect(signer.verify(new URL(upload.url), '5', 'text/html')).toEqual({ ok: false, detail: 'Content-Type must be text/plain, as signed' });
-    expect(signer.verify(new URL(upload.url.replace('length=5', 'length=50')), '50', 'text/plain')).toEqual({ ok: false, detail: 'The upload URL signature does not match' });
+    expect(signer.verify(new URL(upload.url.replace('length=5', 'length=50')), '50', 'text/plain')).toEqual({
+      ok: false,
+      detail: expect.stringMatching(/^The upload URL signature does not match: the URL was altered, or was issued by a server with another state directory/),
+    });
   });
 
   it('refuses a URL after it expired', async () => {
@@ -137,5 +141,53 @@ describe('LocalUploadSigner', () => {
     now = new Date('2026-01-02T03:05:06Z');
 
     expect(signer.verify(new URL(upload.url), undefined, undefined)).toEqual({ ok: false, detail: 'The upload URL has expired' });
+  });
+});
+
+describe('upload limit and signing secret', () => {
+  let dir: string;
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'extagents-secret-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('announces the local 512 MiB limit to the API, so POST /v1/corpora can refuse larger sizes', () => {
+    const presigner = new LocalUploadSigner(Buffer.alloc(32)).presigner(() => 'http://127.0.0.1:8787');
+
+    expect(MAX_LOCAL_UPLOAD_BYTES).toBe(512 * 1024 * 1024);
+    expect(presigner.maxContentLength).toBe(MAX_LOCAL_UPLOAD_BYTES);
+  });
+
+  it('creates the secret once under the state directory (mode 0600) and reads the same one after a restart, so old URLs verify', async () => {
+    const first = await loadUploadSecret(dir);
+    const url = await new LocalUploadSigner(first).presigner(() => 'http://127.0.0.1:8787').presignPut('corpora/c1/a.txt', { expiresInSeconds: 60, contentLength: 5 });
+
+    const second = await loadUploadSecret(dir);
+
+    expect(first).toHaveLength(32);
+    expect(second.equals(first)).toBe(true);
+    expect(statSync(path.join(dir, UPLOAD_SECRET_FILE)).mode & 0o777).toBe(0o600);
+    expect(new LocalUploadSigner(second).verify(new URL(url.url), '5', undefined)).toMatchObject({ ok: true, key: 'corpora/c1/a.txt' });
+  });
+
+  it('refuses a secret file that holds no secret, saying how to recover', async () => {
+    writeFileSync(path.join(dir, UPLOAD_SECRET_FILE), 'not a secret');
+
+    const load = loadUploadSecret(dir);
+
+    await expect(load).rejects.toThrow(ConfigurationError);
+    await expect(load).rejects.toThrow(/delete it to have a new one generated/);
+  });
+
+  it.each([
+    ['short', 'must have at least 16 characters (got 5)'],
+    ['a token with spaces in it', 'must be printable ASCII without spaces'],
+  ])('refuses the token %j', (token, problem) => {
+    expect(tokenProblem(token)).toContain(problem);
+  });
+
+  it('accepts a token of 16 printable characters', () => {
+    expect(tokenProblem('0123456789abcdef')).toBeUndefined();
   });
 });

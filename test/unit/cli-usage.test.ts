@@ -1,0 +1,129 @@
+/**
+ * Usage errors of `extagents serve`, `job` and `ingest` (local/serve-command.ts,
+ * local/uploads-command.ts): one line on stderr, no stack trace, exit status 2, and nothing started
+ * (no local stack, no server). A rejected job file still gets its `rejected` summary.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { main } from '../../local/cli';
+
+let dir: string;
+let stateDir: string;
+let stderr: string[];
+let savedExitCode: typeof process.exitCode;
+let savedToken: string | undefined;
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'extagents-cli-'));
+  stateDir = path.join(dir, 'state');
+  stderr = [];
+  savedExitCode = process.exitCode;
+  savedToken = process.env.EXTAGENTS_TOKEN;
+  delete process.env.EXTAGENTS_TOKEN;
+  jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    stderr.push(String(chunk));
+    return true;
+  });
+});
+
+afterEach(() => {
+  jest.restoreAllMocks();
+  process.exitCode = savedExitCode;
+  if (savedToken === undefined) delete process.env.EXTAGENTS_TOKEN;
+  else process.env.EXTAGENTS_TOKEN = savedToken;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Run the CLI; the exit status and what it wrote to stderr. */
+async function run(...args: string[]): Promise<{ status: number; stderr: string }> {
+  process.exitCode = undefined;
+  await main(['node', 'extagents', ...args]);
+  const status = Number(process.exitCode ?? 0);
+  process.exitCode = undefined;
+  return { status, stderr: stderr.join('') };
+}
+
+/** One line starting with `extagents: `, no stack trace. */
+function oneLine(text: string): string {
+  expect(text.endsWith('\n')).toBe(true);
+  expect(text.trimEnd().split('\n')).toHaveLength(1);
+  expect(text).toMatch(/^extagents: /);
+  expect(text).not.toMatch(/\n\s+at /);
+  return text.trimEnd();
+}
+
+describe('extagents job', () => {
+  it('exits 2 with one line for a job file that does not exist', async () => {
+    const missing = path.join(dir, 'missing.json');
+
+    const result = await run('job', missing, '--state-dir', stateDir);
+
+    expect(result.status).toBe(2);
+    expect(oneLine(result.stderr)).toBe(`extagents: job file ${missing}: no such file`);
+    expect(existsSync(path.join(stateDir, 'dynamodb'))).toBe(false);
+  });
+
+  it('exits 2 for a job file whose corpus the API would refuse, and writes the rejected summary', async () => {
+    const file = path.join(dir, 'internal.json');
+    writeFileSync(file, JSON.stringify({ corpus: { prefix: 'runs/' }, questions: [{ question: 'Q' }], priority: 1 }));
+
+    const result = await run('job', file, '--state-dir', stateDir);
+
+    expect(result.status).toBe(2);
+    expect(oneLine(result.stderr)).toContain(
+      'Invalid job file: corpus.prefix: prefix must not point into runs/ (the service\'s own data); unknown field "priority" (nothing ran',
+    );
+    const summary = JSON.parse(readFileSync(path.join(stateDir, 'bucket', 'results', 'internal.summary.json'), 'utf8')) as { status: string };
+    expect(summary.status).toBe('rejected');
+  });
+
+  it('exits 2 for a job name that cannot be one, saying to use --name', async () => {
+    const file = path.join(dir, 'my job.json');
+    writeFileSync(file, JSON.stringify({ corpus: 'c1', questions: [{ question: 'Q' }] }));
+
+    const result = await run('job', file, '--state-dir', stateDir);
+
+    expect(result.status).toBe(2);
+    expect(oneLine(result.stderr)).toContain('Invalid job name "my job" (taken from the file name; give another with --name)');
+  });
+
+  it('exits 2 for an invalid model spec before anything starts', async () => {
+    const file = path.join(dir, 'weekly.json');
+    writeFileSync(file, JSON.stringify({ corpus: 'c1', questions: [{ question: 'Q' }] }));
+
+    const result = await run('job', file, '-m', 'gpt', '--state-dir', stateDir);
+
+    expect(result.status).toBe(2);
+    expect(oneLine(result.stderr)).toMatch(/^extagents: --model: Invalid model spec "gpt"/);
+  });
+});
+
+describe('extagents serve', () => {
+  it.each([
+    [['--token', 'short'], undefined, 'extagents: --token must have at least 16 characters (got 5); or leave it out to have a token generated'],
+    [[], 'short', 'extagents: EXTAGENTS_TOKEN must have at least 16 characters (got 5); or leave it out to have a token generated'],
+    [['--model', 'bogus'], undefined, 'extagents: --model: Invalid model spec "bogus"'],
+  ])('exits 2 with one line for %j (EXTAGENTS_TOKEN=%s)', async (args, envToken, message) => {
+    if (envToken !== undefined) process.env.EXTAGENTS_TOKEN = envToken;
+
+    const result = await run('serve', '--port', '0', '--state-dir', stateDir, ...args);
+
+    expect(result.status).toBe(2);
+    expect(oneLine(result.stderr)).toContain(message);
+    expect(existsSync(path.join(stateDir, 'dynamodb'))).toBe(false);
+  });
+});
+
+describe('extagents ingest', () => {
+  it('exits 2 for an invalid corpus id and for a corpus path that matches nothing', async () => {
+    const badId = await run('ingest', '--id', '../x', '--corpus', dir, '--state-dir', stateDir);
+    stderr.length = 0;
+    const nothing = await run('ingest', '--id', 'ok', '--corpus', path.join(dir, 'nothing-here'), '--state-dir', stateDir);
+
+    expect(badId.status).toBe(2);
+    expect(oneLine(badId.stderr)).toMatch(/^extagents: --id: Invalid corpus id "\.\.\/x"/);
+    expect(nothing.status).toBe(2);
+    expect(oneLine(nothing.stderr)).toMatch(/^extagents: --corpus: /);
+  });
+});
