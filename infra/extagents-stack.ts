@@ -102,6 +102,14 @@ export class ExtAgentsStack extends Stack {
     this.node.setContext(S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
     const modelSpecText = (props.modelSpec ?? DEFAULT_MODEL_SPEC).trim();
     this.modelSpec = parseModelSpec(modelSpecText);
+    if (this.modelSpec.kind === 'openai') {
+      // The OpenAI-compatible adapter needs a base URL and a key in the Lambdas' environment, which
+      // the stack does not provision yet (see docs/EVAL.md): refuse at synth rather than deploy
+      // functions that fail on every call.
+      throw new ConfigurationError(
+        `Model spec "${modelSpecText}": openai: specs run locally only (extagents ask / eval); the deployed stack supports "extractive" and "bedrock:<seekerId>[,<reasonerId>]"`,
+      );
+    }
     const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
     const retentionDays = props.retentionDays ?? 30;
     if (!Number.isInteger(retentionDays) || retentionDays < 1) throw new ConfigurationError(`retentionDays must be a positive integer, got ${retentionDays}`);

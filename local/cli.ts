@@ -16,6 +16,7 @@ import { runLocal, type LocalProgress } from './run';
 import { resolveCorpus } from './corpus';
 import { addServeCommand } from './serve-command';
 import { addUploadCommands } from './uploads-command';
+import { addSurveyCommand } from './survey-command';
 
 /** A command-line usage error (exit status 2): bad option values, question, run id or state dir. */
 export class UsageError extends ExtAgentsError {}
@@ -161,7 +162,7 @@ export function buildProgram(): Command {
     .requiredOption('-c, --corpus <paths...>', 'files, directories, glob patterns, or "sotu" (233 State of the Union addresses)')
     .requiredOption('-q, --question <text>', 'the question')
     .addOption(
-      new Option('-m, --model <spec>', 'model: "extractive" (offline BM25 extractive reader, not an LLM) or "bedrock:<seekerId>[,<reasonerId>]" (Amazon Bedrock Converse API; needs AWS credentials)').default('extractive'),
+      new Option('-m, --model <spec>', 'model: "extractive" (offline BM25 extractive reader, not an LLM), "bedrock:<seekerId>[,<reasonerId>]" (Amazon Bedrock Converse API; needs AWS credentials) or "openai:<model>[,<reasonerModel>]" (an OpenAI-compatible server: vLLM, Ollama, llama.cpp; OPENAI_BASE_URL, OPENAI_API_KEY)').default('extractive'),
     )
     .option('--chunk-tokens <n>', 'maximum tokens per chunk (L)', integerAtLeast('--chunk-tokens', 1), 8000)
     .option('--rounds <n>', 'seeking rounds; 1 disables global knowledge synchronization', integerAtLeast('--rounds', 1), 2)
@@ -209,6 +210,7 @@ export function buildProgram(): Command {
     });
   addServeCommand(program);
   addUploadCommands(program);
+  addSurveyCommand(program);
   return program;
 }
 

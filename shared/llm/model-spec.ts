@@ -6,6 +6,9 @@
  *   bedrock:<modelId>                   one Amazon Bedrock model id for both agent roles
  *   bedrock:<seekerId>,<reasonerId>     seeking agent model, reasoning agent model (heterogeneous
  *                                       deployment: a small seeker, a strong reasoner; paper section 4)
+ *   openai:<model>[,<reasonerModel>]    an OpenAI-compatible chat-completions server (vLLM, Ollama,
+ *                                       llama.cpp, …) at OPENAI_BASE_URL; model names as the server
+ *                                       knows them (`llama3.1:8b`, `meta-llama/Llama-3.1-8B-Instruct`)
  *
  * A model id is a Bedrock foundation-model id (`meta.llama3-1-8b-instruct-v1:0`) or the id of a
  * system-defined cross-region inference profile: a geographic prefix followed by the foundation-model
@@ -23,7 +26,8 @@ import { ConfigurationError } from '../errors';
 /** A parsed model spec. */
 export type ModelSpec =
   | { kind: 'extractive' }
-  | { kind: 'bedrock'; seekerModelId: string; reasonerModelId: string };
+  | { kind: 'bedrock'; seekerModelId: string; reasonerModelId: string }
+  | { kind: 'openai'; seekerModelId: string; reasonerModelId: string };
 
 /**
  * Geographic prefixes of system-defined cross-region inference profile ids, per the Bedrock user
@@ -35,7 +39,7 @@ export const INFERENCE_PROFILE_PREFIXES = ['us', 'us-gov', 'eu', 'apac', 'jp', '
 /** `provider.model[-…][:version[:variant]]`, lower case, e.g. `anthropic.claude-v2:1:200k`. */
 const FOUNDATION_MODEL_ID = /^[a-z0-9][a-z0-9_-]*\.[a-z0-9][a-z0-9_-]*(?::[a-z0-9._-]+)*$/;
 
-const SPEC_GRAMMAR = '"extractive" or "bedrock:<seekerModelId>[,<reasonerModelId>]"';
+const SPEC_GRAMMAR = '"extractive" or "bedrock:<seekerModelId>[,<reasonerModelId>]" or "openai:<model>[,<reasonerModel>]"';
 
 /**
  * True when `id` is a system-defined cross-region inference profile id: a known geographic prefix,
@@ -88,6 +92,8 @@ function checkModelId(id: string, spec: string): void {
 export function parseModelSpec(spec: string): ModelSpec {
   const trimmed = spec.trim();
   if (trimmed === 'extractive') return { kind: 'extractive' };
+  const openai = /^openai\s*:/i.exec(trimmed);
+  if (openai) return parseOpenAiModels(spec, trimmed.slice(openai[0].length));
   const scheme = /^bedrock\s*:/i.exec(trimmed);
   if (!scheme) {
     throw new ConfigurationError(`Invalid model spec "${spec}": expected ${SPEC_GRAMMAR}`);
@@ -104,4 +110,27 @@ export function parseModelSpec(spec: string): ModelSpec {
   for (const id of ids) checkModelId(id, spec);
   const [seekerModelId, reasonerModelId = seekerModelId] = ids;
   return { kind: 'bedrock', seekerModelId, reasonerModelId };
+}
+
+/** OpenAI-compatible model names: no whitespace, no comma (the separator); anything else servers use (`/`, `:`, `.`). */
+const OPENAI_MODEL_NAME = /^[^\s,]+$/;
+
+/**
+ * The model names after "openai:": one or two, comma-separated; the reasoner defaults to the seeker.
+ * @throws ConfigurationError for zero, empty, more than two, or whitespace-containing names.
+ */
+function parseOpenAiModels(spec: string, rest: string): ModelSpec {
+  const names = rest.split(',').map((name) => name.trim());
+  if (names.length > 2 || names.some((name) => name === '')) {
+    throw new ConfigurationError(
+      `Invalid model spec "${spec}": expected one or two comma-separated model names after "openai:" (${SPEC_GRAMMAR})`,
+    );
+  }
+  for (const name of names) {
+    if (!OPENAI_MODEL_NAME.test(name)) {
+      throw new ConfigurationError(`Invalid model spec "${spec}": "${name}" is not a model name (no spaces)`);
+    }
+  }
+  const [seekerModelId, reasonerModelId = seekerModelId] = names;
+  return { kind: 'openai', seekerModelId, reasonerModelId };
 }

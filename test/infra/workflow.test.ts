@@ -531,9 +531,13 @@ describe('Bedrock permissions', () => {
 
   it('rejects an invalid model spec at synth with a clear message', () => {
     // Act
-    const build = () => buildStack(createSynthesisApp(), { modelSpec: 'openai:gpt-4' });
+    const build = () => buildStack(createSynthesisApp(), { modelSpec: 'azure:gpt-4' });
     // Assert
     expect(build).toThrow(ConfigurationError);
-    expect(build).toThrow(/Invalid model spec "openai:gpt-4"/);
+    expect(build).toThrow(/Invalid model spec "azure:gpt-4"/);
+  });
+
+  it('refuses an OpenAI-compatible model spec, which the deployed stack cannot configure yet', () => {
+    expect(() => buildStack(createSynthesisApp(), { modelSpec: 'openai:llama3' })).toThrow(/openai: specs run locally only/);
   });
 });

@@ -1,0 +1,333 @@
+/**
+ * OpenAI-compatible Chat Completions adapter of the `ChatModel` port (shared/ports.ts), for the models
+ * researchers host themselves: vLLM (`vllm serve`), Ollama (`/v1`), llama.cpp `llama-server`, and
+ * any other server of that API (including api.openai.com). Uses Node's global `fetch` (Node 18+); no
+ * SDK.
+ *
+ * Request: `POST {baseUrl}/chat/completions` with JSON `{model, messages: [{role: "system"|"user"|
+ * "assistant", content}], max_tokens, temperature?, stream: false}` and, when a key is configured,
+ * `Authorization: Bearer <key>` (local servers usually need none).
+ * Response: `choices[0].message.content`, `choices[0].finish_reason` ("stop" -> "end_turn",
+ * "length" -> "max_tokens", other values passed through) and `usage.prompt_tokens` /
+ * `usage.completion_tokens` (0 when the server reports none).
+ * Sources: https://platform.openai.com/docs/api-reference/chat/create ,
+ * https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html ,
+ * https://github.com/ollama/ollama/blob/main/docs/openai.md ,
+ * https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md
+ *
+ * `baseUrl` is the API root that `/chat/completions` is appended to, INCLUDING the version path, as
+ * with the OpenAI SDK's OPENAI_BASE_URL: `http://127.0.0.1:8000/v1` (vLLM), `http://127.0.0.1:11434/v1`
+ * (Ollama), `http://127.0.0.1:8080/v1` (llama.cpp), `https://api.openai.com/v1`.
+ *
+ * Errors are mapped onto shared/errors.ts at this boundary (`mapOpenAiHttpError`,
+ * `mapOpenAiFetchError`); this adapter never retries by itself: the typed transient errors are retried
+ * by the workflow (Step Functions Retry by error name) or by the caller, exactly like the Bedrock
+ * adapter's throttling errors. A 429's `Retry-After` is kept on the error (`retryAfterSecondsOf`).
+ */
+import {
+  ConfigurationError,
+  ContextOverflowError,
+  type ExtAgentsError,
+  ModelConfigurationError,
+  ModelError,
+  ModelThrottledError,
+  ModelTimeoutError,
+  ModelUnavailableError,
+} from '../../shared/errors';
+import type { ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
+
+/** Options of `OpenAiChatModel`; unset values come from the environment (`openAiOptionsFromEnv`). */
+export interface OpenAiOptions {
+  /** API root including the version path, e.g. `http://127.0.0.1:8000/v1`. Env: OPENAI_BASE_URL. */
+  baseUrl?: string;
+  /** Bearer token; omitted from requests when empty. Env: OPENAI_API_KEY. */
+  apiKey?: string;
+  /**
+   * Whole-request timeout in ms (connection, generation and body), default 120 000. A non-streaming
+   * completion sends nothing until generation ends, so this must exceed the slowest expected
+   * generation (about maxTokens / output tokens per second).
+   */
+  timeoutMs?: number;
+  /** The fetch implementation (tests); default the global `fetch`. */
+  fetch?: typeof fetch;
+}
+
+/** Resolved configuration: base URL without trailing slash, optional key, timeout. */
+export interface OpenAiConfig {
+  baseUrl: string;
+  apiKey?: string;
+  timeoutMs: number;
+  fetch: typeof fetch;
+}
+
+/** Default whole-request timeout, ms. */
+export const OPENAI_DEFAULT_TIMEOUT_MS = 120_000;
+
+/**
+ * Resolve options against the environment: explicit options win, then OPENAI_BASE_URL and
+ * OPENAI_API_KEY. There is deliberately no default base URL, so a run never sends a self-hosted
+ * model's prompts to a public endpoint by accident.
+ * @throws ConfigurationError naming OPENAI_BASE_URL when no base URL is given, or when it is not an
+ *   http(s) URL; for a timeout that is not a positive number.
+ */
+export function openAiOptionsFromEnv(options: OpenAiOptions = {}, env: NodeJS.ProcessEnv = process.env): OpenAiConfig {
+  const baseUrl = (options.baseUrl ?? env.OPENAI_BASE_URL ?? '').trim();
+  if (baseUrl === '') {
+    throw new ConfigurationError(
+      'OpenAI-compatible model: no base URL. Set OPENAI_BASE_URL (e.g. http://127.0.0.1:8000/v1 for vLLM, ' +
+        'http://127.0.0.1:11434/v1 for Ollama, http://127.0.0.1:8080/v1 for llama.cpp) or pass baseUrl',
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch (error) {
+    throw new ConfigurationError(`OPENAI_BASE_URL "${baseUrl}" is not a URL`, { cause: error });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigurationError(`OPENAI_BASE_URL "${baseUrl}" must be an http:// or https:// URL`);
+  }
+  const timeoutMs = options.timeoutMs ?? OPENAI_DEFAULT_TIMEOUT_MS;
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new ConfigurationError(`OpenAI timeout must be a positive number of ms (got ${timeoutMs})`);
+  const apiKey = (options.apiKey ?? env.OPENAI_API_KEY ?? '').trim();
+  return {
+    baseUrl: baseUrl.replace(/\/+$/, ''),
+    ...(apiKey === '' ? {} : { apiKey }),
+    timeoutMs,
+    fetch: options.fetch ?? fetch,
+  };
+}
+
+/** A ModelThrottledError with the server's `Retry-After`, when it sent one. The error's name stays "ModelThrottledError" (the workflow retries on it). */
+export type ThrottledWithRetryAfter = ModelThrottledError & { retryAfterSeconds?: number };
+
+/**
+ * The `Retry-After` delay a throttling error carries, in seconds (fractional allowed), or undefined.
+ */
+export function retryAfterSecondsOf(error: unknown): number | undefined {
+  if (!(error instanceof ModelThrottledError)) return undefined;
+  const value = (error as ThrottledWithRetryAfter).retryAfterSeconds;
+  return typeof value === 'number' ? value : undefined;
+}
+
+/**
+ * Parse an HTTP `Retry-After` value (RFC 9110 section 10.2.3): delay-seconds or an HTTP-date.
+ * @param now the current time, ms since the epoch (tests).
+ * @returns seconds to wait (>= 0), or undefined when absent or unparseable.
+ */
+export function parseRetryAfter(value: string | null | undefined, now: number = Date.now()): number | undefined {
+  if (value === null || value === undefined || value.trim() === '') return undefined;
+  const text = value.trim();
+  if (/^\d+(?:\.\d+)?$/.test(text)) return Number(text);
+  const date = Date.parse(text);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, Math.round((date - now) / 1000));
+}
+
+/** Wording of context-length rejections (vLLM, OpenAI, llama.cpp, Ollama, TGI). */
+const CONTEXT_TOO_LONG =
+  /context[_\s-]?length|maximum context|context (?:size|window)|exceed_context_size|too many (?:input )?tokens|prompt is too long|input (?:is )?too long|input length exceeds|exceeds? the (?:maximum|available) (?:context|input)/i;
+
+/** The `error` object servers return (OpenAI style `{error: {message, type, code}}`, or a plain string). */
+function errorDetail(body: string): { message: string; code?: string } {
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    if (typeof parsed === 'object' && parsed !== null) {
+      const err = (parsed as { error?: unknown; message?: unknown }).error ?? parsed;
+      if (typeof err === 'string') return { message: err };
+      if (typeof err === 'object' && err !== null) {
+        const e = err as { message?: unknown; code?: unknown; type?: unknown };
+        const code = typeof e.code === 'string' ? e.code : typeof e.type === 'string' ? e.type : undefined;
+        return { message: typeof e.message === 'string' ? e.message : body, ...(code ? { code } : {}) };
+      }
+    }
+  } catch {
+    // Not JSON: the body is the message.
+  }
+  return { message: body };
+}
+
+/**
+ * Map a non-2xx response to a typed error (the body's message included, cut to 500 characters):
+ *
+ * | HTTP status | typed error | retried by the workflow |
+ * |---|---|---|
+ * | 429 (`Retry-After` kept in the message and `retryAfterSeconds`) | ModelThrottledError | yes |
+ * | 429 with code `insufficient_quota` (OpenAI: billing, not load) | ModelConfigurationError | no |
+ * | 500-599 | ModelUnavailableError | yes |
+ * | 408 | ModelTimeoutError | yes |
+ * | 400 / 413 / 422 whose message is about the context length | ContextOverflowError | no |
+ * | 401, 403, 404 (bad key, no access, unknown model or wrong base URL) | ModelConfigurationError | no |
+ * | any other 4xx (other 400) | ModelError | no |
+ *
+ * @param status HTTP status; `body` the response text; `retryAfter` the `Retry-After` header.
+ */
+export function mapOpenAiHttpError(
+  status: number,
+  body: string,
+  retryAfter: string | null,
+  modelId: string,
+  baseUrl: string,
+): ExtAgentsError {
+  const where = `OpenAI-compatible chat completions (${baseUrl}, model ${modelId})`;
+  const { message, code } = errorDetail(body);
+  const detail = `HTTP ${status}${code ? ` ${code}` : ''}: ${message.length > 500 ? `${message.slice(0, 500)}…` : message}`;
+  if (status === 429) {
+    if (code === 'insufficient_quota') return new ModelConfigurationError(`${where}: quota exhausted (billing). ${detail}`);
+    const seconds = parseRetryAfter(retryAfter);
+    const error: ThrottledWithRetryAfter = new ModelThrottledError(
+      `${where} throttled${seconds === undefined ? '' : ` (Retry-After: ${seconds} s)`}. ${detail}`,
+    );
+    if (seconds !== undefined) error.retryAfterSeconds = seconds;
+    return error;
+  }
+  if (status >= 500) return new ModelUnavailableError(`${where} server error. ${detail}`);
+  if (status === 408) return new ModelTimeoutError(`${where} timed out. ${detail}`);
+  if ((status === 400 || status === 413 || status === 422) && (CONTEXT_TOO_LONG.test(message) || CONTEXT_TOO_LONG.test(code ?? ''))) {
+    return new ContextOverflowError(`${where}: input exceeds the model's context window. ${detail}`);
+  }
+  if (status === 401 || status === 403) return new ModelConfigurationError(`${where}: not authorized (check OPENAI_API_KEY). ${detail}`);
+  if (status === 404) return new ModelConfigurationError(`${where}: not found (check the model name and that OPENAI_BASE_URL ends with the API version, e.g. /v1). ${detail}`);
+  return new ModelError(`${where} rejected the request. ${detail}`);
+}
+
+/** Node network error codes that mean a timeout, and other transient network failures. */
+const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'ECONNABORTED', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+function codeOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const own = (error as { code?: unknown }).code;
+  if (typeof own === 'string') return own;
+  return codeOf((error as { cause?: unknown }).cause);
+}
+
+/**
+ * Map what `fetch` (or reading the body) threw: the abort of our timeout signal (`TimeoutError`) and
+ * socket timeouts -> ModelTimeoutError; any other network failure (connection refused or reset, DNS)
+ * -> ModelUnavailableError. Always with `cause`.
+ */
+export function mapOpenAiFetchError(error: unknown, modelId: string, baseUrl: string, timeoutMs: number): ExtAgentsError {
+  const where = `OpenAI-compatible chat completions (${baseUrl}, model ${modelId})`;
+  const name = typeof error === 'object' && error !== null ? (error as { name?: unknown }).name : undefined;
+  const code = codeOf(error);
+  const message = error instanceof Error ? error.message : String(error);
+  if (name === 'TimeoutError' || name === 'AbortError' || (code !== undefined && TIMEOUT_CODES.has(code))) {
+    return new ModelTimeoutError(`${where} timed out after ${timeoutMs} ms${code ? ` (${code})` : ''}`, { cause: error });
+  }
+  return new ModelUnavailableError(`${where} network error: ${message}${code ? ` (${code})` : ''}`, { cause: error });
+}
+
+/** Map an OpenAI `finish_reason` onto the port's `stopReason` vocabulary. */
+export function stopReasonOf(finishReason: unknown): string {
+  if (finishReason === 'stop') return 'end_turn';
+  if (finishReason === 'length') return 'max_tokens';
+  return typeof finishReason === 'string' ? finishReason : 'unknown';
+}
+
+/** The message content: a string, or (some servers) a list of `{type: "text", text}` parts. */
+function contentText(content: unknown): string | undefined {
+  if (typeof content === 'string') return content;
+  if (content === null) return '';
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => (typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : ''))
+      .join('');
+  }
+  return undefined;
+}
+
+function nonNegativeInt(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.round(value) : 0;
+}
+
+/** `ChatModel` over an OpenAI-compatible `/chat/completions` endpoint, one model name. */
+export class OpenAiChatModel implements ChatModel {
+  private readonly config: OpenAiConfig;
+
+  /**
+   * @param modelId the server's model name, e.g. `meta-llama/Llama-3.1-8B-Instruct` (vLLM),
+   *   `llama3.1:8b` (Ollama); llama.cpp ignores it.
+   * @param options base URL, key, timeout; unset ones from OPENAI_BASE_URL / OPENAI_API_KEY.
+   * @throws ConfigurationError for an empty model name or a missing / invalid base URL.
+   */
+  constructor(
+    readonly modelId: string,
+    options: OpenAiOptions = {},
+  ) {
+    if (modelId.trim() === '') throw new ConfigurationError('OpenAiChatModel needs a non-empty model name');
+    this.config = openAiOptionsFromEnv(options);
+  }
+
+  /** The resolved base URL (without trailing slash). */
+  get baseUrl(): string {
+    return this.config.baseUrl;
+  }
+
+  /**
+   * One non-streaming chat completion.
+   * @param request system text (sent as a leading system message when not blank), user/assistant
+   *   turns, output-token limit (`max_tokens`), temperature.
+   * @returns the reply text, `stopReason` ("end_turn", "max_tokens", or the server's value) and the
+   *   token usage reported by the server (0 when absent).
+   * @throws the typed errors of `mapOpenAiHttpError` / `mapOpenAiFetchError`; ModelError for a 2xx
+   *   reply that is not a chat completion (not JSON, no choices, no text content).
+   */
+  async complete(request: ChatRequest): Promise<ChatResponse> {
+    const { baseUrl, apiKey, timeoutMs } = this.config;
+    const body = {
+      model: this.modelId,
+      messages: [
+        ...(request.system.trim() === '' ? [] : [{ role: 'system', content: request.system }]),
+        ...request.messages.map((m) => ({ role: m.role, content: m.text })),
+      ],
+      max_tokens: request.maxTokens,
+      ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+      stream: false,
+    };
+    let status: number;
+    let text: string;
+    let retryAfter: string | null;
+    try {
+      const response = await this.config.fetch(`${baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+        },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      status = response.status;
+      retryAfter = response.headers.get('retry-after');
+      text = await response.text();
+    } catch (error) {
+      throw mapOpenAiFetchError(error, this.modelId, baseUrl, timeoutMs);
+    }
+    if (status < 200 || status >= 300) throw mapOpenAiHttpError(status, text, retryAfter, this.modelId, baseUrl);
+    return this.parseReply(text);
+  }
+
+  private parseReply(text: string): ChatResponse {
+    const where = `OpenAI-compatible chat completions (${this.config.baseUrl}, model ${this.modelId})`;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text) as unknown;
+    } catch (error) {
+      throw new ModelError(`${where}: reply is not JSON: ${text.slice(0, 200)}`, { cause: error });
+    }
+    const reply = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as {
+      choices?: Array<{ message?: { content?: unknown }; finish_reason?: unknown }>;
+      usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
+    };
+    const choice = Array.isArray(reply.choices) ? reply.choices[0] : undefined;
+    const content = contentText(choice?.message?.content);
+    if (!choice || content === undefined) throw new ModelError(`${where}: reply has no choices[0].message.content: ${text.slice(0, 200)}`);
+    return {
+      text: content,
+      stopReason: stopReasonOf(choice.finish_reason),
+      inputTokens: nonNegativeInt(reply.usage?.prompt_tokens),
+      outputTokens: nonNegativeInt(reply.usage?.completion_tokens),
+    };
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The `extagents survey` subcommand (local/cli.ts adds it): one survey from a corpus and a topic, or
+ * every survey of a schedule file, with progress lines on stderr (docs/SURVEY.md).
+ */
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import path from 'node:path';
+import { createBedrockClient } from '../lambdas/adapters/bedrock';
+import { createSurveyModels } from '../lambdas/adapters/survey-model';
+import type { SurveyOptionsInput } from '../shared/survey/options';
+import type { SurveyProgress } from '../shared/survey/survey';
+import { runLocalSchedule, runLocalSurvey } from './survey';
+
+interface SurveyCommandOptions {
+  corpus?: string[];
+  topic?: string;
+  output: string;
+  schedule?: string;
+  outDir: string;
+  model: string;
+  targetWords?: number;
+  maxSections?: number;
+  chunkTokens?: number;
+  rounds?: number;
+  concurrency?: number;
+  progress: boolean;
+}
+
+function integerAtLeast(name: string, min: number) {
+  return (value: string): number => {
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < min) throw new InvalidArgumentError(`${name} must be an integer >= ${min} (got "${value}")`);
+    return parsed;
+  };
+}
+
+/** Progress lines on stderr: one per phase change, and every 10% of the seeking agents. */
+function progressLines(enabled: boolean): (p: SurveyProgress) => void {
+  if (!enabled) return () => undefined;
+  let lastSeekDecile = -1;
+  return (p) => {
+    if (p.phase === 'seek') {
+      const decile = Math.floor((10 * p.done) / Math.max(1, p.total));
+      if (decile === lastSeekDecile && p.done !== p.total) return;
+      lastSeekDecile = decile;
+      process.stderr.write(`  seeking: ${p.done}/${p.total} chunks\n`);
+      if (p.done === p.total) lastSeekDecile = -1;
+      return;
+    }
+    if (p.phase === 'outline') process.stderr.write(`  outline: ${p.detail ?? ''}\n`);
+    else if (p.phase === 'section') process.stderr.write(`  evidence: section ${p.done}/${p.total} (${p.detail ?? ''})\n`);
+    else if (p.phase === 'write') process.stderr.write(`  writing: section ${p.done}/${p.total}\n`);
+    else process.stderr.write('  assembling\n');
+  };
+}
+
+/** Add `survey` to the program. */
+export function addSurveyCommand(program: Command): Command {
+  const command = program
+    .command('survey')
+    .description(
+      'Write a long survey of a topic from a corpus of papers (JSONL / JSON records {id|arxiv_id, title, abstract, authors, year, link?, categories?}, ' +
+        'or text / Markdown files, each a source), with an outline by knowledge-accumulating reasoning and checked [id] citations; ' +
+        'or run every survey of a schedule file ({surveys: [{topic, corpus, options?}]}) and write an index.',
+    )
+    .option('-c, --corpus <paths...>', 'files, directories or glob patterns of the corpus')
+    .option('-t, --topic <text>', 'the survey topic')
+    .option('-o, --output <file>', 'Markdown output (metadata goes to the same name with .json)', 'survey.md')
+    .option('--schedule <file>', 'run every survey of this schedule file instead (writes <out-dir>/surveys/<slug>/<date>/ and <out-dir>/surveys/index.json)')
+    .option('--out-dir <dir>', 'output directory of --schedule', '.')
+    .addOption(new Option('-m, --model <spec>', 'model: "extractive" (offline extractive reader, not an LLM: an extractive survey) or "bedrock:<seekerId>[,<reasonerId>]"').default('extractive'))
+    .option('--target-words <n>', 'target length in words (default 3000)', integerAtLeast('--target-words', 200))
+    .option('--max-sections <n>', 'at most this many sections (default 6)', integerAtLeast('--max-sections', 1))
+    .option('--chunk-tokens <n>', 'maximum tokens per chunk (default 1200)', integerAtLeast('--chunk-tokens', 64))
+    .option('--rounds <n>', '1 = no synchronized seeking round for thin sections (default 2)', integerAtLeast('--rounds', 1))
+    .option('--concurrency <n>', 'seeking agents at once (default 8)', integerAtLeast('--concurrency', 1))
+    .option('--no-progress', 'no progress lines on stderr');
+  command.action(async (opts: SurveyCommandOptions) => {
+    if ((opts.schedule === undefined) === (opts.corpus === undefined || opts.topic === undefined)) {
+      command.error('extagents survey: give either --corpus and --topic, or --schedule', { exitCode: 2 });
+    }
+    const models = createSurveyModels(opts.model, () => createBedrockClient());
+    const onProgress = progressLines(opts.progress);
+    if (opts.schedule !== undefined) {
+      const { index, indexPath } = await runLocalSchedule(opts.schedule, opts.outDir, models, {
+        onProgress,
+        onSurvey: (i, total, topic) => opts.progress && process.stderr.write(`survey ${i}/${total}: ${topic}\n`),
+      });
+      for (const e of index.surveys) {
+        process.stdout.write(e.status === 'succeeded' ? `ok      ${e.topic}: ${e.markdown} (${e.words} words, ${e.citations} citations)\n` : `FAILED  ${e.topic}: ${e.error?.name}: ${e.error?.message}\n`);
+      }
+      process.stdout.write(`index: ${indexPath}\n`);
+      if (index.surveys.some((e) => e.status === 'failed')) process.exitCode = 1;
+      return;
+    }
+    const options: SurveyOptionsInput = {
+      ...(opts.targetWords !== undefined && { targetWords: opts.targetWords }),
+      ...(opts.maxSections !== undefined && { maxSections: opts.maxSections }),
+      ...(opts.chunkTokens !== undefined && { chunkTokens: opts.chunkTokens }),
+      ...(opts.rounds !== undefined && { rounds: opts.rounds }),
+      ...(opts.concurrency !== undefined && { concurrency: opts.concurrency }),
+    };
+    if (opts.progress) process.stderr.write(`survey: ${opts.topic}\n`);
+    const { markdownPath, metadataPath, result } = await runLocalSurvey({ corpus: opts.corpus ?? [], topic: opts.topic ?? '', options, output: opts.output, onProgress }, models);
+    const m = result.metadata;
+    process.stdout.write(
+      [
+        `${m.title}${m.extractive ? ' (extractive survey: selected, ordered, cited corpus sentences)' : ''}`,
+        ...result.outline.sections.map((s, i) => `  ${i + 1}. ${s.heading} — ${s.scope}`),
+        `${m.words} words, ${m.sections.length} sections, citations ${m.citations.kept} kept / ${m.citations.removed} removed, ${m.sources.cited} of ${m.sources.available} sources cited`,
+        `written: ${path.relative(process.cwd(), markdownPath)} and ${path.relative(process.cwd(), metadataPath)}`,
+      ].join('\n') + '\n',
+    );
+  });
+  return command;
+}

@@ -1,0 +1,143 @@
+/**
+ * Shapes of the survey task (the paper's second task, ../shared/PAPER.md: a long survey from a
+ * corpus far larger than one context window). See docs/SURVEY.md.
+ *
+ * Units: `tokens` are tokens of the project tokenizer (shared/tokenizer.ts); `words` are runs of
+ * non-space characters of the rendered prose (citations excluded).
+ */
+import type { RoleUsage } from '../types';
+
+/**
+ * One source of a survey corpus: a paper (a JSONL / JSON record) or a text / Markdown file.
+ * The `text` is what seeking agents read (title + abstract for a paper, the file text otherwise).
+ */
+export interface SurveySource {
+  /** Citation id, unique in the corpus: a paper's `id` / `arxiv_id`, or the file id (relative path). */
+  id: string;
+  title: string;
+  /** Text the agents read (already decoded, LF line ends). */
+  text: string;
+  /** Author names as given (a string "A and B" or a list joined with ", "). */
+  authors?: string;
+  /** Publication year as given (e.g. "2023"). */
+  year?: string;
+  /** URL of the paper, when known. */
+  link?: string;
+  /** The corpus's own category labels (e.g. arXiv `cs.CL`, or a taxonomy label). */
+  categories?: string[];
+}
+
+/** Options of one survey (all optional on input; see `SurveyOptionsSchema` for defaults and bounds). */
+export interface SurveyOptions {
+  /** Target length of the survey body in words. */
+  targetWords: number;
+  /** At most this many sections. */
+  maxSections: number;
+  /** Maximum tokens per chunk (L). Papers are never split unless one alone exceeds L. */
+  chunkTokens: number;
+  /** Seeking agents at once. */
+  concurrency: number;
+  /** Sections drafted at once. */
+  sectionConcurrency: number;
+  /** Evidence tokens the reasoning agent reads per outline (KAR) step. */
+  outlineBudgetTokens: number;
+  /** Evidence tokens the writer reads per section. */
+  writerBudgetTokens: number;
+  /** A section whose re-ranked pool has fewer relevant messages than this gets one synchronized seeking round. */
+  minSectionMessages: number;
+  /** Seeking rounds per section: 1 = never a synchronized round, 2 = one where evidence is thin. */
+  rounds: number;
+}
+
+/** One section of the outline: a heading and a one-line scope (the section's query). */
+export interface OutlineSection {
+  heading: string;
+  scope: string;
+}
+
+/** The survey outline drafted by the reasoning agent. */
+export interface Outline {
+  title: string;
+  sections: OutlineSection[];
+}
+
+/** One knowledge-accumulating reasoning step of the outline. */
+export interface OutlineStep {
+  /** Requested k (1, 2, 4, …). */
+  k: number;
+  /** Messages actually given after fitting the token budget. */
+  messagesUsed: number;
+  /** True when the reasoning agent said the knowledge covers the topic (or the step was forced). */
+  covered: boolean;
+  /** True for the forced outline after the whole pool was read without coverage. */
+  forced: boolean;
+}
+
+/** Model usage of the survey's roles. */
+export type SurveyRole = 'seeker' | 'outliner' | 'writer';
+
+export type SurveyUsage = Record<SurveyRole, RoleUsage>;
+
+/** Why a citation was removed by the citation check. */
+export type CitationFailure = 'fabricated' | 'unsupported';
+
+/** One citation removed by the citation check. */
+export interface RemovedCitation {
+  section: number;
+  sourceId: string;
+  reason: CitationFailure;
+  /** The sentence the citation was attached to (at most 300 characters). */
+  sentence: string;
+}
+
+/** One drafted section after the citation check. */
+export interface SectionResult {
+  heading: string;
+  scope: string;
+  /** Markdown prose with `[id]` citations (checked). */
+  text: string;
+  words: number;
+  /** Messages in the section's re-ranked pool that were relevant to its scope. */
+  relevantMessages: number;
+  /** True when the section got a synchronized seeking round (thin evidence). */
+  synchronized: boolean;
+  /** Sources cited in the section, in first-citation order. */
+  cited: string[];
+}
+
+/** Counts of the citation check. */
+export interface CitationCounts {
+  kept: number;
+  removed: number;
+  fabricated: number;
+  unsupported: number;
+}
+
+/** The JSON metadata written next to the Markdown survey. */
+export interface SurveyMetadata {
+  topic: string;
+  title: string;
+  /** True when written by the offline extractive reader: selected, ordered, cited corpus sentences. */
+  extractive: boolean;
+  model: string;
+  createdAt: string;
+  options: SurveyOptions;
+  sections: Array<{ heading: string; scope: string; words: number; citations: number; synchronized: boolean; relevantMessages: number }>;
+  words: number;
+  citations: CitationCounts;
+  removedCitations: RemovedCitation[];
+  sources: { available: number; cited: number; skipped: number };
+  chunks: number;
+  messages: number;
+  outlineTrace: OutlineStep[];
+  usage: SurveyUsage;
+  warnings: string[];
+}
+
+/** The result of one survey: the Markdown and its metadata. */
+export interface SurveyResult {
+  markdown: string;
+  metadata: SurveyMetadata;
+  outline: Outline;
+  sections: SectionResult[];
+}

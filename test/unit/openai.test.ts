@@ -1,0 +1,275 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createAgentModel } from '../../lambdas/adapters/model';
+import {
+  mapOpenAiHttpError,
+  OpenAiChatModel,
+  openAiOptionsFromEnv,
+  parseRetryAfter,
+  retryAfterSecondsOf,
+} from '../../lambdas/adapters/openai';
+import {
+  ConfigurationError,
+  ContextOverflowError,
+  ModelConfigurationError,
+  ModelError,
+  ModelThrottledError,
+  ModelTimeoutError,
+  ModelUnavailableError,
+} from '../../shared/errors';
+import { LlmAgents } from '../../shared/llm/agents';
+import { parseModelSpec } from '../../shared/llm/model-spec';
+import type { ChatRequest } from '../../shared/ports';
+
+/** What the fake server received. */
+interface Received {
+  method?: string;
+  url?: string;
+  authorization?: string;
+  body: Record<string, unknown>;
+}
+
+/** A scripted reply of the fake server. */
+interface Reply {
+  status: number;
+  body: string;
+  headers?: Record<string, string>;
+  delayMs?: number;
+}
+
+/** A small OpenAI-compatible server on 127.0.0.1: answers each request with the next scripted reply. */
+let server: http.Server;
+let baseUrl: string;
+let replies: Reply[] = [];
+let received: Received[] = [];
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    let data = '';
+    req.on('data', (chunk: Buffer) => (data += chunk.toString('utf8')));
+    req.on('end', () => {
+      received.push({ method: req.method, url: req.url, authorization: req.headers.authorization, body: JSON.parse(data || '{}') as Record<string, unknown> });
+      const reply = replies.shift() ?? { status: 500, body: '{"error":{"message":"no scripted reply"}}' };
+      const send = (): void => {
+        if (res.destroyed) return;
+        res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
+        res.end(reply.body);
+      };
+      if (reply.delayMs) {
+        const timer = setTimeout(send, reply.delayMs);
+        res.on('close', () => clearTimeout(timer));
+      } else send();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+beforeEach(() => {
+  replies = [];
+  received = [];
+});
+
+const request: ChatRequest = {
+  role: 'seeker',
+  system: 'You are a seeking agent.',
+  messages: [
+    { role: 'user', text: 'Read the chunk.' },
+    { role: 'assistant', text: '{"evidence": "x"}' },
+    { role: 'user', text: 'Score?' },
+  ],
+  maxTokens: 256,
+  temperature: 0,
+};
+
+/** A chat.completion body; `usage` null leaves the usage object out. */
+function completion(content: string, finishReason = 'stop', usage: object | null = { prompt_tokens: 812, completion_tokens: 64, total_tokens: 876 }): string {
+  return JSON.stringify({
+    id: 'chatcmpl-1',
+    object: 'chat.completion',
+    model: 'llama3.1:8b',
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: finishReason }],
+    ...(usage ? { usage } : {}),
+  });
+}
+
+describe('OpenAiChatModel.complete against a local server', () => {
+  it('posts system, turns, max_tokens and temperature to {base}/chat/completions and reads text and usage', async () => {
+    // Arrange
+    replies = [{ status: 200, body: completion('{"score": 80}') }];
+    const model = new OpenAiChatModel('llama3.1:8b', { baseUrl: `${baseUrl}/`, apiKey: 'sk-test' });
+
+    // Act
+    const response = await model.complete(request);
+
+    // Assert
+    expect(response).toEqual({ text: '{"score": 80}', stopReason: 'end_turn', inputTokens: 812, outputTokens: 64 });
+    expect(received).toHaveLength(1);
+    expect(received[0]).toMatchObject({ method: 'POST', url: '/v1/chat/completions', authorization: 'Bearer sk-test' });
+    expect(received[0].body).toEqual({
+      model: 'llama3.1:8b',
+      messages: [
+        { role: 'system', content: 'You are a seeking agent.' },
+        { role: 'user', content: 'Read the chunk.' },
+        { role: 'assistant', content: '{"evidence": "x"}' },
+        { role: 'user', content: 'Score?' },
+      ],
+      max_tokens: 256,
+      temperature: 0,
+      stream: false,
+    });
+  });
+
+  it('maps finish_reason "length" to max_tokens, omits a blank system prompt and the key when none is set, and tolerates missing usage', async () => {
+    replies = [{ status: 200, body: completion('partial', 'length', null) }];
+    const model = new OpenAiChatModel('m', { baseUrl, apiKey: '' });
+
+    const response = await model.complete({ ...request, system: '  ', temperature: undefined });
+
+    expect(response).toEqual({ text: 'partial', stopReason: 'max_tokens', inputTokens: 0, outputTokens: 0 });
+    expect(received[0].authorization).toBeUndefined();
+    expect(received[0].body).not.toHaveProperty('temperature');
+    expect((received[0].body.messages as unknown[])[0]).toEqual({ role: 'user', content: 'Read the chunk.' });
+  });
+
+  it('turns a 429 with Retry-After into a retryable ModelThrottledError carrying the delay', async () => {
+    replies = [{ status: 429, headers: { 'retry-after': '7' }, body: '{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}' }];
+    const model = new OpenAiChatModel('m', { baseUrl });
+
+    const error = await model.complete(request).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(ModelThrottledError);
+    expect((error as Error).name).toBe('ModelThrottledError');
+    expect((error as Error).message).toMatch(/Retry-After: 7 s.*HTTP 429 rate_limit_error: Rate limit reached/);
+    expect(retryAfterSecondsOf(error)).toBe(7);
+  });
+
+  it('turns a 400 about the context length into ContextOverflowError and another 400 into ModelError', async () => {
+    replies = [
+      {
+        status: 400,
+        body: JSON.stringify({
+          object: 'error',
+          message: "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens (8744 in the messages, 256 in the completion).",
+          type: 'BadRequestError',
+          code: 400,
+        }),
+      },
+      { status: 400, body: '{"error":{"message":"temperature must be between 0 and 2","type":"invalid_request_error"}}' },
+    ];
+    const model = new OpenAiChatModel('m', { baseUrl });
+
+    await expect(model.complete(request)).rejects.toThrow(ContextOverflowError);
+    const other = await model.complete(request).catch((e: unknown) => e);
+    expect(other).toBeInstanceOf(ModelError);
+    expect((other as Error).name).toBe('ModelError');
+    expect((other as Error).message).toMatch(/HTTP 400 invalid_request_error: temperature must be between 0 and 2/);
+  });
+
+  it('turns 5xx into ModelUnavailableError and 401/404 into ModelConfigurationError', async () => {
+    replies = [
+      { status: 503, body: 'Service Unavailable' },
+      { status: 401, body: '{"error":{"message":"Incorrect API key"}}' },
+      { status: 404, body: '{"error":"model \\"nope\\" not found, try pulling it first"}' },
+    ];
+    const model = new OpenAiChatModel('nope', { baseUrl });
+
+    await expect(model.complete(request)).rejects.toThrow(ModelUnavailableError);
+    await expect(model.complete(request)).rejects.toThrow(/not authorized .*Incorrect API key/);
+    await expect(model.complete(request)).rejects.toThrow(ModelConfigurationError);
+  });
+
+  it('turns a slow server into ModelTimeoutError', async () => {
+    replies = [{ status: 200, body: completion('late'), delayMs: 2_000 }];
+    const model = new OpenAiChatModel('m', { baseUrl, timeoutMs: 100 });
+
+    await expect(model.complete(request)).rejects.toThrow(ModelTimeoutError);
+  });
+
+  it('turns a refused connection into ModelUnavailableError and a non-completion reply into ModelError', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    await expect(new OpenAiChatModel('m', { baseUrl: `http://127.0.0.1:${port}/v1` }).complete(request)).rejects.toThrow(ModelUnavailableError);
+
+    replies = [{ status: 200, body: '{"choices": []}' }, { status: 200, body: 'not json' }];
+    const model = new OpenAiChatModel('m', { baseUrl });
+    await expect(model.complete(request)).rejects.toThrow(/no choices\[0\]\.message\.content/);
+    await expect(model.complete(request)).rejects.toThrow(ModelError);
+  });
+});
+
+describe('OpenAI configuration and error mapping', () => {
+  it('reads OPENAI_BASE_URL and OPENAI_API_KEY, options winning', () => {
+    const env = { OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1/', OPENAI_API_KEY: 'k' };
+    expect(openAiOptionsFromEnv({}, env)).toMatchObject({ baseUrl: 'http://127.0.0.1:11434/v1', apiKey: 'k', timeoutMs: 120_000 });
+    expect(openAiOptionsFromEnv({ baseUrl: 'http://127.0.0.1:8000/v1', apiKey: 'x' }, env)).toMatchObject({ baseUrl: 'http://127.0.0.1:8000/v1', apiKey: 'x' });
+  });
+
+  it('refuses a missing or non-http base URL with a message naming OPENAI_BASE_URL', () => {
+    expect(() => openAiOptionsFromEnv({}, {})).toThrow(ConfigurationError);
+    expect(() => openAiOptionsFromEnv({}, {})).toThrow(/OPENAI_BASE_URL/);
+    expect(() => openAiOptionsFromEnv({ baseUrl: 'ftp://host/v1' }, {})).toThrow(/http:\/\/ or https:\/\//);
+    expect(() => new OpenAiChatModel(' ', { baseUrl: 'http://127.0.0.1/v1' })).toThrow(ConfigurationError);
+  });
+
+  it('parses Retry-After seconds and HTTP dates', () => {
+    const now = Date.parse('Wed, 21 Oct 2015 07:28:00 GMT');
+    expect(parseRetryAfter('7')).toBe(7);
+    expect(parseRetryAfter('1.5')).toBe(1.5);
+    expect(parseRetryAfter('Wed, 21 Oct 2015 07:28:30 GMT', now)).toBe(30);
+    expect(parseRetryAfter('soon')).toBeUndefined();
+    expect(parseRetryAfter(null)).toBeUndefined();
+  });
+
+  it('maps llama.cpp context-size errors, 408, and OpenAI insufficient_quota', () => {
+    const llamaCpp = '{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}';
+    expect(mapOpenAiHttpError(400, llamaCpp, null, 'm', 'b')).toBeInstanceOf(ContextOverflowError);
+    expect(mapOpenAiHttpError(408, '', null, 'm', 'b')).toBeInstanceOf(ModelTimeoutError);
+    const quota = mapOpenAiHttpError(429, '{"error":{"message":"You exceeded your current quota","code":"insufficient_quota"}}', null, 'm', 'b');
+    expect(quota).toBeInstanceOf(ModelConfigurationError);
+    const throttled = mapOpenAiHttpError(429, '{}', null, 'm', 'b');
+    expect(throttled).toBeInstanceOf(ModelThrottledError);
+    expect(retryAfterSecondsOf(throttled)).toBeUndefined();
+  });
+});
+
+describe('openai: model specs', () => {
+  it('parses one or two model names, keeping colons and slashes', () => {
+    expect(parseModelSpec('openai:llama3.1:8b')).toEqual({ kind: 'openai', seekerModelId: 'llama3.1:8b', reasonerModelId: 'llama3.1:8b' });
+    expect(parseModelSpec(' openai:meta-llama/Llama-3.1-8B-Instruct, meta-llama/Llama-3.3-70B-Instruct ')).toEqual({
+      kind: 'openai',
+      seekerModelId: 'meta-llama/Llama-3.1-8B-Instruct',
+      reasonerModelId: 'meta-llama/Llama-3.3-70B-Instruct',
+    });
+  });
+
+  it.each([
+    ['no model', 'openai:', /one or two comma-separated model names/],
+    ['three models', 'openai:a,b,c', /one or two comma-separated model names/],
+    ['a name with spaces', 'openai:llama 3', /is not a model name/],
+  ])('rejects %s', (_label, spec, message) => {
+    expect(() => parseModelSpec(spec)).toThrow(ConfigurationError);
+    expect(() => parseModelSpec(spec)).toThrow(message);
+  });
+
+  it('builds LLM agents over the local server without touching Bedrock', async () => {
+    const bedrock = jest.fn();
+    const model = createAgentModel('openai:small,large', bedrock, { baseUrl });
+    expect(model).toBeInstanceOf(LlmAgents);
+    expect(bedrock).not.toHaveBeenCalled();
+    replies = [{ status: 200, body: completion('{"answerable": true, "answer": "Paris", "cited": ["r1-c0"]}') }];
+    const message = { id: 'r1-c0', round: 1, chunkIndex: 0, score: 90, evidence: 'Paris is the capital of France.', tokens: 7, quotes: [], sources: ['d'] };
+    const result = await model.reason({ question: 'Capital of France?', messages: [message], force: false });
+    // The reasoning agent's calls go to the reasoner model of the spec.
+    expect(received.length).toBeGreaterThanOrEqual(1);
+    expect(received.every((r) => r.body.model === 'large')).toBe(true);
+    expect(result.usage.inputTokens).toBeGreaterThan(0);
+  });
+});
