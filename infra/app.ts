@@ -11,6 +11,10 @@
  *   jobConcurrency         questions of one job running at once (default 4)
  *   alarmEmail             e-mail subscribed to an SNS topic the alarms notify (default: no topic)
  *   stateMachineLogLevel   ALL, ERROR, FATAL or OFF (default ERROR)
+ *   surveyScheduleCron     EventBridge Scheduler cron expression (six fields, UTC, e.g. "0 6 ? * MON *")
+ *                          of the bulk survey schedule over surveys/schedule.json (default: no schedule;
+ *                          read by the stack itself)
+ *   surveyConcurrency      surveys of one bulk run at once (default 2)
  *
  * The stack is environment-agnostic unless the CLI provides an account and region
  * (CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION), so `cdk synth` needs no AWS credentials.
@@ -62,6 +66,7 @@ try {
     retentionDays: integerContext('retentionDays'),
     ingestChunkTokens: integerContext('ingestChunkTokens'),
     jobConcurrency: integerContext('jobConcurrency'),
+    surveyConcurrency: integerContext('surveyConcurrency'),
     alarmEmail: app.node.tryGetContext('alarmEmail') === undefined ? undefined : stringContext('alarmEmail', ''),
     stateMachineLogLevel: logLevelContext('stateMachineLogLevel'),
     ...(account && region && { env: { account, region } }),

@@ -17,6 +17,7 @@ import { ExtAgentsApi } from './api';
 import { ExtAgentsWorkflow } from './extagents-workflow';
 import { OperationsAlarms } from './alarms';
 import { UploadTriggers } from './ingest';
+import { SurveyWorkflows } from './survey';
 import { acknowledgeRule, acknowledgeStackFindings } from './nag';
 import { ConfigurationError } from '../shared/errors';
 import { foundationModelIdOf, isInferenceProfileId, parseModelSpec, type ModelSpec } from '../shared/llm/model-spec';
@@ -59,6 +60,14 @@ export interface ExtAgentsStackProps extends StackProps {
   readonly alarmTopic?: boolean;
   /** E-mail address subscribed to the alarm topic. */
   readonly alarmEmail?: string;
+  /**
+   * Cron expression of the bulk survey schedule (EventBridge Scheduler, six fields, e.g.
+   * `0 6 ? * MON *`, UTC): runs every survey of `surveys/schedule.json`.
+   * @default CDK context `surveyScheduleCron`; unset = no schedule
+   */
+  readonly surveyScheduleCron?: string;
+  /** Surveys of one bulk run at once. @default 2 */
+  readonly surveyConcurrency?: number;
 }
 
 /**
@@ -72,6 +81,9 @@ export interface ExtAgentsStackProps extends StackProps {
  * - The workflow (Standard state machine).
  * - The upload triggers (infra/ingest.ts, docs/UPLOADS.md): EventBridge notifications of the bucket,
  *   ingestion of `corpora/`, the jobs state machine for `jobs/*.json`.
+ * - Surveys (infra/survey.ts, docs/SURVEY.md): the survey state machine (reusing the Seek function),
+ *   the bulk state machine over `surveys/schedule.json`, and an EventBridge Scheduler schedule when
+ *   `surveyScheduleCron` is set.
  * - The operations baseline: server access logs to a separate bucket, S3 expiry of `runs/` after
  *   `retentionDays` (the TTL of run items), alarms on failed/throttled executions and throttled
  *   functions (infra/alarms.ts, optional SNS topic), reviewed cdk-nag findings (infra/nag.ts).
@@ -93,6 +105,8 @@ export class ExtAgentsStack extends Stack {
   public readonly triggers: UploadTriggers;
   /** Alarms on failed and throttled executions and throttled functions (infra/alarms.ts). */
   public readonly alarms: OperationsAlarms;
+  /** The survey and bulk survey state machines and the optional schedule (infra/survey.ts). */
+  public readonly surveys: SurveyWorkflows;
 
   constructor(scope: Construct, id: string, props: ExtAgentsStackProps = {}) {
     super(scope, id, props);
@@ -206,14 +220,34 @@ export class ExtAgentsStack extends Stack {
       jobConcurrency: props.jobConcurrency,
       logLevel: props.stateMachineLogLevel,
     });
+    // Surveys (infra/survey.ts, docs/SURVEY.md): the survey and bulk state machines, the schedule.
+    this.surveys = new SurveyWorkflows(this, 'Surveys', {
+      bucket: this.bucket,
+      table: this.table,
+      seekFunction: functions.seek,
+      environment,
+      commonEnvironment: { POWERTOOLS_SERVICE_NAME: SERVICE_NAME, NODE_OPTIONS: '--enable-source-maps' },
+      grantReasonerModel: (grantee) => {
+        if (this.modelSpec.kind === 'bedrock') grantInvokeModel(this, grantee, this.modelSpec.reasonerModelId);
+      },
+      logRetention,
+      logLevel: props.stateMachineLogLevel,
+      surveyConcurrency: props.surveyConcurrency,
+      scheduleCron: props.surveyScheduleCron ?? stringContextOf(this, 'surveyScheduleCron'),
+    });
     this.alarms = new OperationsAlarms(this, 'Alarms', {
-      stateMachines: { Workflow: this.stateMachine, Jobs: this.triggers.jobsStateMachine },
+      stateMachines: { Workflow: this.stateMachine, Jobs: this.triggers.jobsStateMachine, Survey: this.surveys.surveyStateMachine, BulkSurveys: this.surveys.bulkStateMachine },
       functions: {
         ...Object.fromEntries(HANDLER_NAMES.map((name) => [capitalize(name), functions[name]])),
         Ingest: this.triggers.ingestFunction,
         PlanJob: this.triggers.planJobFunction,
         WriteResults: this.triggers.writeResultsFunction,
         Api: api.handler,
+        SurveyPrepare: this.surveys.prepareFunction,
+        SurveySteps: this.surveys.stepsFunction,
+        SurveyAssemble: this.surveys.assembleFunction,
+        PlanSurveys: this.surveys.planSurveysFunction,
+        WriteSurveyIndex: this.surveys.writeIndexFunction,
       },
       topic: props.alarmTopic,
       alarmEmail: props.alarmEmail,
@@ -308,6 +342,17 @@ export const SYNTHESIS_APP_PROPS: Readonly<AppProps> = {
  */
 export function createSynthesisApp(outdir?: string): App {
   return new App({ ...SYNTHESIS_APP_PROPS, ...(outdir !== undefined && { outdir }) });
+}
+
+/**
+ * A string CDK context value (`cdk deploy -c key=value` or cdk.json), undefined when unset or empty.
+ * @throws ConfigurationError when it is set to a non-string.
+ */
+function stringContextOf(scope: Construct, key: string): string | undefined {
+  const value: unknown = scope.node.tryGetContext(key);
+  if (value === undefined || value === '') return undefined;
+  if (typeof value !== 'string') throw new ConfigurationError(`CDK context "${key}" must be a string, got ${JSON.stringify(value)}`);
+  return value;
 }
 
 function capitalize(name: string): string {

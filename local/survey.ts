@@ -13,6 +13,7 @@ import { runSurvey, type SurveyProgress } from '../shared/survey/survey';
 import type { SurveyResult } from '../shared/survey/types';
 import type { AgentModel } from '../shared/ports';
 import { resolveCorpus } from './corpus';
+import { topicSlug } from '../shared/survey/workflow';
 
 /** The models of a local survey. */
 export interface LocalSurveyModels {
@@ -106,11 +107,8 @@ export interface ScheduleIndex {
   surveys: ScheduleIndexEntry[];
 }
 
-/** A topic as a path segment: lower case, letters and digits, hyphen-separated, at most 60 characters. */
-export function topicSlug(topic: string): string {
-  const slug = topic.toLowerCase().normalize('NFKD').replace(/[^\p{L}\p{N}]+/gu, '-').replace(/^-+|-+$/g, '').slice(0, 60).replace(/-+$/, '');
-  return slug === '' ? 'survey' : slug;
-}
+/** A topic as a path segment (one implementation with the survey state machine's output keys). */
+export { topicSlug } from '../shared/survey/workflow';
 
 /**
  * Parse a schedule file's text.

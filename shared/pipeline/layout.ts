@@ -17,3 +17,8 @@ export const syncKey = (runId: string, round: number): string => `${runPrefix(ru
 export const resultKey = (runId: string): string => `${runPrefix(runId)}result.json`;
 /** Where the Distributed Map's ResultWriter writes. */
 export const mapResultsPrefix = (runId: string): string => `${runPrefix(runId)}map/`;
+/**
+ * The seeking agents' query of one round of a survey run (`SeekQuery`: the topic in round 1, a
+ * section's query in its synchronized round); read by Seek when its event says `task: "survey"`.
+ */
+export const seekQueryKey = (runId: string, round: number): string => `${runPrefix(runId)}queries/round-${round}.json`;

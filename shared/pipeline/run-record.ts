@@ -5,7 +5,7 @@
 import type { RunOptions } from '../config';
 import type { BlobStore } from '../ports';
 import type { SkippedDocument } from '../types';
-import { runRecordKey, syncKey } from './layout';
+import { runRecordKey, seekQueryKey, syncKey } from './layout';
 import type { Message } from '../types';
 
 export interface RunRecord {
@@ -26,6 +26,17 @@ export interface RunRecord {
    * Prepare copied its chunks instead of chunking. Absent in records written before the cache.
    */
   chunkCache?: { key: string; hit: boolean };
+}
+
+/**
+ * What the seeking agents of one round of a survey run read besides their chunk
+ * (`runs/<runId>/queries/round-<r>.json`, see `seekQueryKey`).
+ */
+export interface SeekQuery {
+  /** The query: the survey topic (round 1) or a section's heading and scope. */
+  query: string;
+  /** L of the run's chunks (tokens): named in the advice of a context overflow. */
+  chunkTokens: number;
 }
 
 const MAX_CACHED = 16;
@@ -62,8 +73,23 @@ export async function loadSynchronized(blobs: BlobStore, runId: string, round: n
   return remember(syncSnapshots, key, messages);
 }
 
+const seekQueries = new Map<string, SeekQuery>();
+
+/**
+ * Load the query of one round of a survey run (cached per container; written once before the
+ * round's seeking agents start).
+ * @throws NotFoundError (from the BlobStore) when the round has no query record.
+ */
+export async function loadSeekQuery(blobs: BlobStore, runId: string, round: number): Promise<SeekQuery> {
+  const key = seekQueryKey(runId, round);
+  const cached = seekQueries.get(key);
+  if (cached) return cached;
+  return remember(seekQueries, key, JSON.parse(await blobs.getText(key)) as SeekQuery);
+}
+
 /** Forget cached records (tests; a re-prepared run id). */
 export function clearRunCaches(): void {
   records.clear();
   syncSnapshots.clear();
+  seekQueries.clear();
 }

@@ -9,7 +9,7 @@ import type { AgentModel, BlobStore, MessageStore, SeekRequest, SeekResult } fro
 import { countTokens } from '../tokenizer';
 import type { AgentRole, Chunk, Message, Quote } from '../types';
 import { chunkKey } from './layout';
-import { loadRunRecord, loadSynchronized } from './run-record';
+import { loadRunRecord, loadSeekQuery, loadSynchronized, type SeekQuery } from './run-record';
 import type { SeekEvent, SeekOutcome } from './state';
 
 export interface SeekDeps {
@@ -79,11 +79,11 @@ function describe(error: unknown): { error: string; message: string } {
 async function seekOnce(event: SeekEvent, deps: SeekDeps): Promise<SeekOutcome> {
   const { blobs, store, model } = deps;
   const { runId, round, chunk: index } = event;
-  const record = await loadRunRecord(blobs, runId);
+  const { query, chunkTokens } = await queryOf(event, blobs);
   const chunk = JSON.parse(await blobs.getText(chunkKey(runId, index))) as Chunk;
   const synchronized = await loadSynchronized(blobs, runId, round);
 
-  const { result, warnings } = await seekShrinkingOnOverflow(model, { question: record.question, chunk, round, synchronized }, record.options.chunkTokens);
+  const { result, warnings } = await seekShrinkingOnOverflow(model, { question: query, chunk, round, synchronized }, chunkTokens);
   const allWarnings = [...warnings, ...result.warnings];
   await store.addUsage(runId, 'seeker', result.usage, allWarnings.map((w) => `chunk ${index}, round ${round}: ${w}`));
 
@@ -111,6 +111,13 @@ async function seekOnce(event: SeekEvent, deps: SeekDeps): Promise<SeekOutcome> 
   }
   await store.markSought(runId, round, index, outcome === 'none' ? 'none' : 'message');
   return { chunk: index, outcome };
+}
+
+/** The query of a Seek: the run's question (QA), or the round's query record (survey). */
+async function queryOf(event: SeekEvent, blobs: BlobStore): Promise<SeekQuery> {
+  if (event.task === 'survey') return loadSeekQuery(blobs, event.runId, event.round);
+  const record = await loadRunRecord(blobs, event.runId);
+  return { query: record.question, chunkTokens: record.options.chunkTokens };
 }
 
 const isOverflow = (error: unknown): boolean => error instanceof Error && error.name === ContextOverflowError.name;

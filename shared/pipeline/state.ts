@@ -66,12 +66,19 @@ export const PrepareEventSchema = z
 
 export type PrepareEvent = z.infer<typeof PrepareEventSchema>;
 
-/** Input of one Seek task (one Distributed Map item after ItemSelector). */
+/**
+ * Input of one Seek task (one Distributed Map item after ItemSelector). `task` (absent = `qa`) says
+ * where the seeking agent's query comes from: `qa` the run record's question (`runs/<runId>/run.json`,
+ * written by Prepare), `survey` the round's query record (`runs/<runId>/queries/round-<r>.json`,
+ * written by the survey state machine: the topic in round 1, a section's heading and scope in its
+ * synchronized round; infra/survey.ts).
+ */
 export const SeekEventSchema = z
   .object({
     runId: RunIdSchema,
     round: z.number().int().min(1),
     chunk: z.number().int().min(0),
+    task: z.enum(['qa', 'survey']).optional(),
   })
   .strict();
 

@@ -166,24 +166,50 @@ export async function draftOutline(
   const trace: OutlineStep[] = [];
   let k = 1;
   for (;;) {
-    const fitted = fitToBudget(pool.slice(0, k), options.outlineBudgetTokens, { overheadTokensPerMessage: 12 });
-    // Forced once k reads the whole pool, or the budget cut the step short (a larger k reads no more).
-    const force = k >= pool.length || fitted.messages.length < k;
-    const result = await model.outline({ topic, messages: fitted.messages, maxSections: options.maxSections, force });
+    const result = await outlineStep(topic, pool.slice(0, k), { k, poolSize: pool.length }, options, model);
     usage.calls += result.usage.calls;
     usage.inputTokens += result.usage.inputTokens;
     usage.outputTokens += result.usage.outputTokens;
     warnings.push(...result.warnings);
-    const step: OutlineStep = { k, messagesUsed: fitted.messages.length, covered: result.covered && result.outline !== null, forced: force };
-    trace.push(step);
-    onStep?.(step);
-    if (step.covered && result.outline !== null) {
-      const outline = { ...result.outline, sections: result.outline.sections.slice(0, options.maxSections) };
-      return { outline, trace, usage, warnings };
-    }
-    if (force) throw new NoEvidenceError(`The reasoning agent drafted no outline for "${topic}" even from the whole pool (${pool.length} messages)`);
+    trace.push(result.step);
+    onStep?.(result.step);
+    if (result.outline !== null) return { outline: result.outline, trace, usage, warnings };
+    if (result.step.forced) throw new NoEvidenceError(`The reasoning agent drafted no outline for "${topic}" even from the whole pool (${pool.length} messages)`);
     k = nextK(k, pool.length).k;
   }
+}
+
+/** One knowledge-accumulating reasoning step of the outline (see {@link outlineStep}). */
+export interface OutlineStepResult {
+  step: OutlineStep;
+  /** The outline (cut to `maxSections`) when the step covered the topic, else null (KAR doubles k). */
+  outline: Outline | null;
+  usage: RoleUsage;
+  warnings: string[];
+}
+
+/**
+ * One outline KAR step: the top-k messages fitted to `outlineBudgetTokens` (12 tokens of overhead
+ * per message); forced once k reads the whole pool or the budget cut the step short (a larger k
+ * reads no more). Used by `draftOutline` (in-process loop) and by the survey state machine's
+ * `Outline` task (one step per invocation, the Choice loop doubling k).
+ * @param topK the pool's best `k` messages (fewer when the pool is smaller), best first.
+ * @param at.k requested k (1, 2, 4, …); `at.poolSize` messages in the whole pool (>= 1).
+ * @throws the model's typed errors unchanged.
+ */
+export async function outlineStep(
+  topic: string,
+  topK: Message[],
+  at: { k: number; poolSize: number },
+  options: Pick<SurveyOptions, 'maxSections' | 'outlineBudgetTokens'>,
+  model: SurveyModel,
+): Promise<OutlineStepResult> {
+  const fitted = fitToBudget(topK.slice(0, at.k), options.outlineBudgetTokens, { overheadTokensPerMessage: 12 });
+  const force = at.k >= at.poolSize || fitted.messages.length < at.k;
+  const result = await model.outline({ topic, messages: fitted.messages, maxSections: options.maxSections, force });
+  const step: OutlineStep = { k: at.k, messagesUsed: fitted.messages.length, covered: result.covered && result.outline !== null, forced: force };
+  const outline = step.covered && result.outline !== null ? { ...result.outline, sections: result.outline.sections.slice(0, options.maxSections) } : null;
+  return { step, outline, usage: result.usage, warnings: result.warnings };
 }
 
 /** The query of one section: its heading and scope. */
@@ -241,22 +267,40 @@ export async function sectionEvidence(
 ): Promise<SectionEvidence> {
   const query = sectionQuery(outline, section);
   let ranked = rerankForSection(pool, query, topic);
-  let relevant = ranked.filter((r) => r.relevance >= SECTION_RELEVANCE).length;
+  let relevant = countRelevant(ranked);
   const usage: RoleUsage = { calls: 0, inputTokens: 0, outputTokens: 0 };
   const warnings: string[] = [];
   let synchronized = false;
-  if (relevant < options.minSectionMessages && options.rounds >= 2) {
+  if (needsSectionRound(relevant, options)) {
     synchronized = true;
-    const context = fitToBudget([outlineMessage(outline), ...ranked.slice(0, 16).map((r) => r.message)], SECTION_SYNC_BUDGET_TOKENS).messages;
+    const context = sectionSyncContext(outline, ranked);
     const round = await seekRound(chunks, { query, round: 2, synchronized: context, idPrefix: `s${section + 1}-r2-`, concurrency: options.concurrency }, seeker);
     usage.calls += round.usage.calls;
     usage.inputTokens += round.usage.inputTokens;
     usage.outputTokens += round.usage.outputTokens;
     warnings.push(...round.warnings);
     ranked = rerankForSection([...pool, ...round.messages], query, topic);
-    relevant = ranked.filter((r) => r.relevance >= SECTION_RELEVANCE).length;
+    relevant = countRelevant(ranked);
   }
   return { messages: ranked.map((r) => r.message), relevant, synchronized, usage, warnings };
+}
+
+/** Messages of a re-ranked pool relevant to the section (relevance >= {@link SECTION_RELEVANCE}). */
+export function countRelevant(ranked: ReadonlyArray<{ relevance: number }>): number {
+  return ranked.filter((r) => r.relevance >= SECTION_RELEVANCE).length;
+}
+
+/** Thin evidence: fewer than `minSectionMessages` relevant messages, and a second round allowed. */
+export function needsSectionRound(relevant: number, options: Pick<SurveyOptions, 'minSectionMessages' | 'rounds'>): boolean {
+  return relevant < options.minSectionMessages && options.rounds >= 2;
+}
+
+/**
+ * The shared context of a section's synchronized seeking round: the outline (as a pseudo-message)
+ * and the section's 16 best messages, fitted to {@link SECTION_SYNC_BUDGET_TOKENS}.
+ */
+export function sectionSyncContext(outline: Outline, ranked: ReadonlyArray<{ message: Message }>): Message[] {
+  return fitToBudget([outlineMessage(outline), ...ranked.slice(0, 16).map((r) => r.message)], SECTION_SYNC_BUDGET_TOKENS).messages;
 }
 
 /** Sections after writing and the citation check. */
@@ -283,38 +327,83 @@ export async function writeSections(
   onSection?: (done: number) => void,
 ): Promise<WrittenSections> {
   const byId = new Map(sources.map((s) => [s.id, s]));
-  const corpusIds = new Set(byId.keys());
   const usage: RoleUsage = { calls: 0, inputTokens: 0, outputTokens: 0 };
   const warnings: string[] = [];
   const citations: CitationCounts = { kept: 0, removed: 0, fabricated: 0, unsupported: 0 };
   const removed: RemovedCitation[] = [];
   const sections: SectionResult[] = [];
   const avoid: string[] = [];
-  const perSection = Math.max(50, Math.round(options.targetWords / Math.max(1, outline.sections.length)));
-  for (const [i, section] of outline.sections.entries()) {
-    const messages = fitToBudget(evidence[i].messages, options.writerBudgetTokens, { overheadTokensPerMessage: 16 }).messages;
-    const given = [...new Set(messages.flatMap((m) => m.sources))].map((id) => byId.get(id)).filter((s): s is SurveySource => s !== undefined);
-    const draft = await model.writeSection({ topic, outline, section: i, messages, sources: given, targetWords: perSection, avoid: [...avoid] });
-    usage.calls += draft.usage.calls;
-    usage.inputTokens += draft.usage.inputTokens;
-    usage.outputTokens += draft.usage.outputTokens;
-    warnings.push(...draft.warnings);
-    const checked = checkCitations(draft.text, { corpusIds, messages, section: i + 1 });
-    for (const key of ['kept', 'removed', 'fabricated', 'unsupported'] as const) citations[key] += checked.counts[key];
-    removed.push(...checked.removed);
-    avoid.push(...splitSentences(checked.text.replace(/\s*\[[^\]]*\]/g, '')).map((s) => s.text));
-    sections.push({
-      heading: section.heading,
-      scope: section.scope,
-      text: checked.text,
-      words: countWords(checked.text),
-      relevantMessages: evidence[i].relevant,
-      synchronized: evidence[i].synchronized,
-      cited: [...new Set(checked.kept.map((k) => k.sourceId))],
-    });
+  const perSection = wordsPerSection(options.targetWords, outline.sections.length);
+  for (const i of outline.sections.keys()) {
+    const written = await writeSection(topic, outline, i, evidence[i], byId, perSection, avoid, options, model);
+    usage.calls += written.usage.calls;
+    usage.inputTokens += written.usage.inputTokens;
+    usage.outputTokens += written.usage.outputTokens;
+    warnings.push(...written.warnings);
+    for (const key of ['kept', 'removed', 'fabricated', 'unsupported'] as const) citations[key] += written.citations[key];
+    removed.push(...written.removed);
+    avoid.push(...written.sentences);
+    sections.push(written.section);
     onSection?.(i + 1);
   }
   return { sections, citations, removed, usage, warnings };
+}
+
+/** Words per section: `targetWords` shared by the sections, at least 50. */
+export function wordsPerSection(targetWords: number, sections: number): number {
+  return Math.max(50, Math.round(targetWords / Math.max(1, sections)));
+}
+
+/** One written and checked section (see {@link writeSection}). */
+export interface WrittenSection {
+  section: SectionResult;
+  citations: CitationCounts;
+  removed: RemovedCitation[];
+  /** The section's sentences without citations: what later writers must not repeat. */
+  sentences: string[];
+  usage: RoleUsage;
+  warnings: string[];
+}
+
+/**
+ * Write one section from its evidence (the top messages fitted to `writerBudgetTokens`, 16 tokens
+ * of overhead per message), told the sentences already written (`avoid`), and check its citations.
+ * Used by `writeSections` (in outline order) and by the survey state machine's `WriteSection` task.
+ * @param sourcesById every source of the corpus by id (the citation check refuses other ids).
+ * @throws the model's typed errors unchanged.
+ */
+export async function writeSection(
+  topic: string,
+  outline: Outline,
+  section: number,
+  evidence: Pick<SectionEvidence, 'messages' | 'relevant' | 'synchronized'>,
+  sourcesById: ReadonlyMap<string, SurveySource>,
+  targetWords: number,
+  avoid: readonly string[],
+  options: Pick<SurveyOptions, 'writerBudgetTokens'>,
+  model: SurveyModel,
+): Promise<WrittenSection> {
+  const messages = fitToBudget(evidence.messages, options.writerBudgetTokens, { overheadTokensPerMessage: 16 }).messages;
+  const given = [...new Set(messages.flatMap((m) => m.sources))].map((id) => sourcesById.get(id)).filter((s): s is SurveySource => s !== undefined);
+  const draft = await model.writeSection({ topic, outline, section, messages, sources: given, targetWords, avoid: [...avoid] });
+  const checked = checkCitations(draft.text, { corpusIds: new Set(sourcesById.keys()), messages, section: section + 1 });
+  const { heading, scope } = outline.sections[section];
+  return {
+    section: {
+      heading,
+      scope,
+      text: checked.text,
+      words: countWords(checked.text),
+      relevantMessages: evidence.relevant,
+      synchronized: evidence.synchronized,
+      cited: [...new Set(checked.kept.map((k) => k.sourceId))],
+    },
+    citations: checked.counts,
+    removed: checked.removed,
+    sentences: splitSentences(checked.text.replace(/\s*\[[^\]]*\]/g, '')).map((s) => s.text),
+    usage: draft.usage,
+    warnings: draft.warnings,
+  };
 }
 
 /**

@@ -1,0 +1,103 @@
+/**
+ * The survey state machine's Lambda handlers (infra/survey.ts) as factories over ports, so the same
+ * code runs in AWS (lambdas/survey*.ts bind S3, DynamoDB, Bedrock) and locally. Each validates its
+ * event (InvalidInputError naming the field), calls one step of shared/survey/workflow.ts or
+ * shared/survey/schedule.ts, and returns a small result; errors keep their class `name` for
+ * Retry/Catch.
+ *
+ * Events:
+ *   prepare    the survey execution input `{surveyId, topic, corpus, options?, date?}`
+ *   steps      `{step: "outline" | "planSections", state}` or
+ *              `{step: "sectionEvidence" | "writeSection", state, section}` (one function, the
+ *              reasoning agent's survey roles; the payload names the step)
+ *   assemble   the survey state
+ *   plan       the bulk execution input `{date?}`
+ *   index      PlanSurveys' output `{bulkId, date, itemsKey, surveys}`
+ */
+import { z } from 'zod';
+import type { ExecutionLookup } from '../shared/pipeline/jobs';
+import { parseEvent } from '../shared/pipeline/state';
+import type { BlobStore, MessageStore } from '../shared/ports';
+import type { SurveyModel } from '../shared/survey/ports';
+import { planSurveys, writeSurveyIndex, type BulkPlan } from '../shared/survey/schedule';
+import {
+  SectionEventSchema,
+  SurveyExecutionInputSchema,
+  SurveyStateSchema,
+  assembleSurveyRun,
+  outlineSurveyStep,
+  planSurveySections,
+  prepareSurvey,
+  surveySectionEvidence,
+  writeSurveySection,
+  type SurveyOutput,
+  type SurveyState,
+} from '../shared/survey/workflow';
+
+/** Steps of the survey function (the `step` of its payload). */
+export const SURVEY_STEPS = ['outline', 'planSections', 'sectionEvidence', 'writeSection'] as const;
+
+const StepEventSchema = z.discriminatedUnion('step', [
+  z.object({ step: z.literal('outline'), state: SurveyStateSchema }).strict(),
+  z.object({ step: z.literal('planSections'), state: SurveyStateSchema }).strict(),
+  z.object({ step: z.literal('sectionEvidence'), state: SurveyStateSchema, section: z.number().int().min(0) }).strict(),
+  z.object({ step: z.literal('writeSection'), state: SurveyStateSchema, section: z.number().int().min(0) }).strict(),
+]);
+
+const BulkPlanSchema = z.object({ bulkId: z.string().min(1), date: z.string().min(1), itemsKey: z.string().min(1), surveys: z.number().int().min(0) }).strict();
+
+/** Ports of the survey handlers. */
+export interface SurveyHandlerDeps {
+  blobs: BlobStore;
+  store: MessageStore;
+  /** The outline and writer roles, created on first use (Prepare and Assemble never call a model). */
+  model: () => SurveyModel;
+  now?: () => Date;
+}
+
+/** The survey state machine's handlers. */
+export interface SurveyHandlers {
+  prepare(event: unknown): Promise<SurveyState>;
+  /** Outline / PlanSections return the state; SectionEvidence / WriteSection a small per-section result. */
+  steps(event: unknown): Promise<SurveyState | { section: number }>;
+  assemble(event: unknown): Promise<SurveyOutput>;
+}
+
+/** Build the survey handlers over the given adapters. */
+export function makeSurveyHandlers(deps: SurveyHandlerDeps): SurveyHandlers {
+  return {
+    prepare: async (event) => prepareSurvey(parseEvent(SurveyExecutionInputSchema, event, 'SurveyPrepare'), deps),
+    steps: async (event) => {
+      const parsed = parseEvent(StepEventSchema, event, 'Survey');
+      switch (parsed.step) {
+        case 'outline':
+          return outlineSurveyStep(parsed.state, deps);
+        case 'planSections':
+          return planSurveySections(parsed.state, deps);
+        case 'sectionEvidence':
+          return surveySectionEvidence(parsed, deps);
+        case 'writeSection':
+          return writeSurveySection(parsed, deps);
+      }
+    },
+    assemble: async (event) => {
+      const state = parseEvent(SurveyStateSchema, event, 'SurveyAssemble');
+      const model = deps.model();
+      return assembleSurveyRun(state, { ...deps, modelDescription: model.description, extractive: model.extractive });
+    },
+  };
+}
+
+/** The bulk state machine's handlers. */
+export interface SurveyScheduleHandlers {
+  plan(event: unknown): Promise<BulkPlan>;
+  index(event: unknown): Promise<{ indexKey: string; succeeded: number; failed: number }>;
+}
+
+/** Build the bulk handlers (PlanSurveys, WriteSurveyIndex). */
+export function makeSurveyScheduleHandlers(deps: { blobs: BlobStore; executions: ExecutionLookup; now?: () => Date }): SurveyScheduleHandlers {
+  return {
+    plan: async (event) => planSurveys(event, deps),
+    index: async (event) => writeSurveyIndex(parseEvent(BulkPlanSchema, event, 'WriteSurveyIndex'), deps),
+  };
+}

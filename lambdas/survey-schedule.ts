@@ -1,0 +1,23 @@
+/**
+ * Lambda entry points of the bulk survey state machine (infra/survey.ts): `planHandler`
+ * (PlanSurveys: `surveys/schedule.json` -> one item per survey) and `indexHandler`
+ * (WriteSurveyIndex: `surveys/index.json`). `STATE_MACHINE_ARN` is the survey state machine (its
+ * executions are looked up for failed surveys). Clients at module scope; environment validated at
+ * cold start.
+ */
+import { S3Client } from '@aws-sdk/client-s3';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { S3BlobStore } from './adapters/s3-blob-store';
+import { withLambdaContext } from './adapters/logging';
+import { SfnExecutionLookup } from './adapters/sfn-execution-lookup';
+import { loadJobsEnv } from './adapters/trigger-env';
+import { makeSurveyScheduleHandlers } from './survey-handlers';
+
+const env = loadJobsEnv();
+const handlers = makeSurveyScheduleHandlers({
+  blobs: new S3BlobStore(new S3Client({}), env.BUCKET_NAME),
+  executions: new SfnExecutionLookup(new SFNClient({}), env.STATE_MACHINE_ARN),
+});
+
+export const planHandler = withLambdaContext(handlers.plan);
+export const indexHandler = withLambdaContext(handlers.index);
