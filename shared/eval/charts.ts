@@ -1,0 +1,101 @@
+/**
+ * PNG line charts for the evaluation report: a Vega-Lite spec compiled to Vega, rendered headless to
+ * SVG (`renderer: 'none'`, no canvas), rasterized by resvg (@resvg/resvg-js, a prebuilt native
+ * binary shipped in its npm platform package). Text uses the system fonts (DejaVu Sans or any
+ * sans-serif found); a machine without fonts gets charts without labels.
+ */
+import { Resvg } from '@resvg/resvg-js';
+import * as vega from 'vega';
+import * as vegaLite from 'vega-lite';
+
+/** One point of a series. */
+export interface ChartPoint {
+  /** Series name (one line per series, e.g. a strategy). */
+  series: string;
+  x: number;
+  y: number;
+}
+
+/** A line chart: one line per series, points marked. */
+export interface LineChart {
+  title: string;
+  /** Second title line (e.g. "modeled, not measured"). */
+  subtitle?: string;
+  xTitle: string;
+  yTitle: string;
+  points: ChartPoint[];
+  /** Log-scale x axis (input lengths from 8k to 1M tokens). Default true. */
+  logX?: boolean;
+  /** Log-scale y axis. Default false. */
+  logY?: boolean;
+  /** d3-format of the y axis labels, e.g. ".0%", "~s". */
+  yFormat?: string;
+  /** Legend title. Default "strategy". */
+  seriesTitle?: string;
+}
+
+/** Chart size in CSS pixels before the PNG scale. */
+const WIDTH = 560;
+const HEIGHT = 320;
+/** PNG pixels per CSS pixel. */
+const PNG_SCALE = 2;
+const FONT = 'DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif';
+
+/** The Vega-Lite spec of a chart (exported for tests and for anyone wanting the JSON). */
+export function lineChartSpec(chart: LineChart): vegaLite.TopLevelSpec {
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+    title: chart.subtitle ? { text: chart.title, subtitle: chart.subtitle } : chart.title,
+    width: WIDTH,
+    height: HEIGHT,
+    background: 'white',
+    config: { font: FONT },
+    data: { values: chart.points.map((p) => ({ ...p })) },
+    mark: { type: 'line', point: true, strokeWidth: 2 },
+    encoding: {
+      x: {
+        field: 'x',
+        type: 'quantitative',
+        title: chart.xTitle,
+        // nice: false keeps a log axis to the data's range (a nice log domain snaps to powers of ten).
+        scale: chart.logX === false ? { zero: false } : { type: 'log', nice: false, padding: 12 },
+        axis: { format: '~s' },
+      },
+      y: {
+        field: 'y',
+        type: 'quantitative',
+        title: chart.yTitle,
+        scale: chart.logY ? { type: 'log', nice: false, padding: 12 } : { zero: true },
+        axis: chart.yFormat ? { format: chart.yFormat } : {},
+      },
+      // Colour only: a shape channel on a line-with-points mark gives a second, separate legend.
+      color: { field: 'series', type: 'nominal', title: chart.seriesTitle ?? 'strategy' },
+    },
+  };
+}
+
+/** Render a chart to SVG text. */
+export async function renderLineChartSvg(chart: LineChart): Promise<string> {
+  const compiled = vegaLite.compile(lineChartSpec(chart)).spec;
+  const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
+  try {
+    return await view.toSVG();
+  } finally {
+    view.finalize();
+  }
+}
+
+/** Rasterize SVG text to PNG bytes at `PNG_SCALE`. */
+export function svgToPng(svg: string): Buffer {
+  const resvg = new Resvg(svg, {
+    fitTo: { mode: 'zoom', value: PNG_SCALE },
+    background: 'white',
+    font: { loadSystemFonts: true, defaultFontFamily: 'DejaVu Sans', sansSerifFamily: 'DejaVu Sans' },
+  });
+  return resvg.render().asPng();
+}
+
+/** Render a chart to PNG bytes. */
+export async function renderLineChartPng(chart: LineChart): Promise<Buffer> {
+  return svgToPng(await renderLineChartSvg(chart));
+}

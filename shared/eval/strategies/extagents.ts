@@ -1,0 +1,106 @@
+/**
+ * The ExtAgents method in memory (paper, section 2; the same semantics as the Step Functions
+ * workflow of shared/pipeline/*, without the storage), and its two ablations.
+ *
+ * Mapping onto the `AgentModel` port:
+ * - round r (1-based): one `seek` per chunk, all in one stage (round 1 without synchronized
+ *   messages; round >= 2 with the global top-K of the pool fitted to `syncBudgetTokens`) —
+ *   `seekRound` of shared/survey/survey.ts, which builds the messages exactly as the Seek task does
+ *   (ids `r<round>-c<chunk>`, quotes located in the documents, pool order `compareMessages`);
+ * - knowledge-accumulating reasoning (KAR): one `reason` per step, one stage each, over the top-k
+ *   of the pool (both rounds' messages) for k = 1, 2, 4, … (`nextK` of shared/kar.ts), fitted to
+ *   `reasonerBudgetTokens` with 12 tokens of overhead per message (`fitToBudget`, as the Reason task);
+ *   the steps stop at the first answer, when k covers the pool, or when the budget already cut the
+ *   top-k short (a wider k would give the same text);
+ * - after the last round: refuse ("NO ANSWER"), or with `bestEffort` one forced `reason` over the
+ *   best messages that fit the budget.
+ * Ablations: `extagents-no-sync` = 1 round; `extagents-no-kar` = one `reason` per round over ALL
+ * messages of the pool, trimmed to the budget (no k schedule).
+ */
+import { nextK } from '../../kar';
+import { compareMessages, fitToBudget } from '../../pool';
+import { seekRound } from '../../survey/survey';
+import { NO_ANSWER, type Message } from '../../types';
+import { CallRecorder } from './recorder';
+import type { StrategyInput, StrategyResult } from './types';
+
+/** Tokens reserved per message for its label and separators in the reasoning prompt (as shared/pipeline/reason.ts). */
+export const MESSAGE_OVERHEAD_TOKENS = 12;
+/** The forced answer reads at most this many of the best messages (as shared/pipeline/reason.ts). */
+const FORCED_MAX_MESSAGES = 1024;
+
+/** Which variant of the method. */
+export interface ExtAgentsVariant {
+  /** Seeking rounds (1 = no global knowledge synchronization). */
+  rounds: number;
+  /** false = the no-KAR ablation: one reasoning call per round over all messages. */
+  kar: boolean;
+}
+
+/**
+ * Run ExtAgents (or an ablation) on one example.
+ * @returns the first answer of a KAR step (or the forced answer / the refusal) and every call:
+ *   stage 0 = round-1 seeks, then one stage per KAR step, one for the round-2 seeks, …
+ * @throws the model's errors unchanged.
+ */
+export async function runExtAgents(input: StrategyInput, variant: ExtAgentsVariant): Promise<StrategyResult> {
+  const { question, chunks, options } = input;
+  const model = new CallRecorder(input.model);
+  const warnings: string[] = [];
+  let pool: Message[] = [];
+  let lastContext: Message[] = [];
+  let first = true;
+  for (let round = 1; round <= variant.rounds; round++) {
+    if (round > 1 && pool.length === 0) break; // nothing to synchronize: another round would repeat round 1
+    const synchronized =
+      round > 1 && options.syncMaxMessages > 0 && options.syncBudgetTokens > 0
+        ? fitToBudget(pool.slice(0, options.syncMaxMessages), options.syncBudgetTokens).messages
+        : [];
+    if (!first) model.nextStage();
+    first = false;
+    const sought = await seekRound(
+      chunks,
+      { query: question, round, synchronized, idPrefix: `r${round}-`, concurrency: options.callConcurrency },
+      model,
+    );
+    warnings.push(...sought.warnings.map((w) => `round ${round}: ${w}`));
+    pool = mergePool(pool, sought.messages);
+    if (pool.length === 0) continue;
+
+    if (!variant.kar) {
+      model.nextStage();
+      const fitted = fitToBudget(pool, options.reasonerBudgetTokens, { overheadTokensPerMessage: MESSAGE_OVERHEAD_TOKENS });
+      const result = await model.reason({ question, messages: fitted.messages, force: false });
+      lastContext = fitted.messages;
+      if (result.answerable) return done(result.answer, true, fitted.messages);
+      continue;
+    }
+    let k = 1;
+    for (;;) {
+      model.nextStage();
+      const fitted = fitToBudget(pool.slice(0, k), options.reasonerBudgetTokens, { overheadTokensPerMessage: MESSAGE_OVERHEAD_TOKENS });
+      const result = await model.reason({ question, messages: fitted.messages, force: false });
+      lastContext = fitted.messages;
+      if (result.answerable) return done(result.answer, true, fitted.messages);
+      const next = nextK(k, pool.length);
+      if (next.exhausted || fitted.messages.length < k) break;
+      k = next.k;
+    }
+  }
+  if (options.bestEffort && pool.length > 0) {
+    model.nextStage();
+    const fitted = fitToBudget(pool.slice(0, FORCED_MAX_MESSAGES), options.reasonerBudgetTokens, { overheadTokensPerMessage: MESSAGE_OVERHEAD_TOKENS });
+    const result = await model.reason({ question, messages: fitted.messages, force: true });
+    return done(result.answerable ? result.answer : NO_ANSWER, result.answerable, fitted.messages);
+  }
+  return done(NO_ANSWER, false, lastContext);
+
+  function done(prediction: string, answerable: boolean, finalContext: Message[]): StrategyResult {
+    return { prediction, answerable, calls: model.calls, finalContext, warnings };
+  }
+}
+
+/** The pool after a round: both lists merged in pool order (score desc, chunk asc, round asc). */
+function mergePool(pool: Message[], added: Message[]): Message[] {
+  return [...pool, ...added].sort(compareMessages);
+}

@@ -1,0 +1,55 @@
+/**
+ * `CallRecorder`: an `AgentModel` decorator that records every model call as an `EvalCall` with the
+ * stage the strategy is in, so that strategies can reuse domain functions (e.g. `seekRound`) that
+ * call the model themselves.
+ */
+import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../ports';
+import type { AgentRole, RoleUsage } from '../../types';
+import type { EvalCall } from '../records';
+
+export class CallRecorder implements AgentModel {
+  /** The calls recorded so far, in completion order. */
+  readonly calls: EvalCall[] = [];
+  /**
+   * The stage given to calls started from now on (read when a call starts, so a stage of parallel
+   * calls keeps its number even if the strategy moves on before they finish).
+   */
+  stage = 0;
+
+  constructor(private readonly inner: AgentModel) {}
+
+  get description(): string {
+    return this.inner.description;
+  }
+
+  /** Start the next stage and return its number (stages are 0, 1, 2, … in order). */
+  nextStage(): number {
+    return ++this.stage;
+  }
+
+  async seek(request: SeekRequest): Promise<SeekResult> {
+    const stage = this.stage;
+    const result = await this.inner.seek(request);
+    this.record(stage, 'seeker', result.usage);
+    return result;
+  }
+
+  async reason(request: ReasonRequest): Promise<ReasonResult> {
+    const stage = this.stage;
+    const result = await this.inner.reason(request);
+    this.record(stage, 'reasoner', result.usage);
+    return result;
+  }
+
+  /**
+   * One `EvalCall` per model call of `usage` (an LLM adapter may re-ask once, e.g. for a missing
+   * score: `usage.calls` = 2); the tokens are split evenly between them, the first taking the rest.
+   */
+  private record(stage: number, role: AgentRole, usage: RoleUsage): void {
+    const n = Math.max(1, usage.calls);
+    for (let i = 0; i < n; i++) {
+      const share = (total: number): number => Math.floor(total / n) + (i === 0 ? total % n : 0);
+      this.calls.push({ stage, role, inputTokens: share(usage.inputTokens), outputTokens: share(usage.outputTokens) });
+    }
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * Shapes shared by the evaluation strategies (shared/eval/strategies/*): what a strategy receives
+ * (the question, the example's documents, the chunks every strategy shares, one `AgentModel`) and
+ * what it returns (the prediction, the model calls with their stages, and the final reasoning
+ * context used for evidence recall).
+ *
+ * Every strategy goes through the same `AgentModel` port (shared/ports.ts: `seek` and `reason`) and
+ * the same chunks (`chunkCorpus` with the same `chunkTokens`), so differences in score and cost come
+ * from the orchestration only. Each strategy documents how it maps onto seek / reason calls.
+ */
+import type { AgentModel } from '../../ports';
+import type { Chunk, Message, SourceDocument } from '../../types';
+import type { EvalCall } from '../records';
+
+/** Tunables of the strategies. Units: tokens of shared/tokenizer.ts (o200k_base). */
+export interface StrategyOptions {
+  /** Rounds of the ExtAgents variants with synchronization (paper: 2 suffice for multi-hop). */
+  rounds: number;
+  /** Evidence tokens the reasoning agent reads per call (KAR step, RAG context, reduce, manager). */
+  reasonerBudgetTokens: number;
+  /** Tokens of synchronized messages each seeking agent reads in rounds >= 2 (also CoA's note and the official broadcast). */
+  syncBudgetTokens: number;
+  /** Upper bound on synchronized messages before the token budget. */
+  syncMaxMessages: number;
+  /** Answer from the best evidence when the method would refuse (the official code always forces an answer). */
+  bestEffort: boolean;
+  /** Model calls of one stage run at once (bounded). */
+  callConcurrency: number;
+  /** The reasoning model's context window, for `direct` (Llama-3.1-8B: 128k). */
+  contextWindowTokens: number;
+  /** Tokens kept free in the window for instructions, the question and the answer (`direct`). */
+  promptReserveTokens: number;
+  /** `direct` truncation: keep the front, or the first and last halves (InfiniteBench's "middle" for books). */
+  truncation: 'front' | 'middle';
+  /** Rounds of the reference (official) ExtAgents procedure; the last one forces an answer. */
+  officialMaxRounds: number;
+}
+
+/** Defaults: the `extagents ask` defaults (shared/config.ts) plus the baselines' settings. */
+export const DEFAULT_STRATEGY_OPTIONS: StrategyOptions = {
+  rounds: 2,
+  reasonerBudgetTokens: 16_000,
+  syncBudgetTokens: 4_000,
+  syncMaxMessages: 16,
+  bestEffort: true,
+  callConcurrency: 8,
+  contextWindowTokens: 128_000,
+  promptReserveTokens: 1_000,
+  truncation: 'front',
+  officialMaxRounds: 5,
+};
+
+/** What a strategy receives for one example. */
+export interface StrategyInput {
+  question: string;
+  /** The example's documents, in corpus order (the chunks are made from them). */
+  documents: SourceDocument[];
+  /** `chunkCorpus(documents, {chunkTokens})`, shared by every strategy of the example. */
+  chunks: Chunk[];
+  model: AgentModel;
+  options: StrategyOptions;
+}
+
+/** What a strategy returns for one example. */
+export interface StrategyResult {
+  /** The answer, or "NO ANSWER" when the strategy refused. */
+  prediction: string;
+  answerable: boolean;
+  /** One entry per model call, with its stage (see `EvalCall`). */
+  calls: EvalCall[];
+  /**
+   * The messages of the final reasoning call's context (the call that produced the prediction; the
+   * widest context read when the strategy refused). Their `quotes` locate them in the documents for
+   * evidence recall; a message without quotes is matched on its text.
+   */
+  finalContext: Message[];
+  warnings: string[];
+}
+
+/** A strategy: one example in, one result out. Throws the model's errors unchanged. */
+export type Strategy = (input: StrategyInput) => Promise<StrategyResult>;

@@ -1,0 +1,213 @@
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { FILLER_FILES } from '../../shared/eval/datasets';
+import { evidenceRecall } from '../../shared/eval/evidence';
+import type { EvalRecord } from '../../shared/eval/records';
+import { parseDatasetSpec, parseLengths, readRecords, recordsFile, runEval, type EvalProgress } from '../../shared/eval/runner';
+import { scoreAnswer } from '../../shared/eval/score';
+import { formatSummary, parseStrategies } from '../../local/eval-command';
+import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
+import { NO_ANSWER } from '../../shared/types';
+
+/**
+ * A model that "knows" the answers: a seeking agent returns the chunk's sentence containing
+ * "capital" (score 90); the reasoning agent answers with the last word of that sentence.
+ */
+class CapitalModel implements AgentModel {
+  readonly description = 'scripted capital reader';
+  async seek(request: SeekRequest): Promise<SeekResult> {
+    const usage = { calls: 1, inputTokens: request.chunk.tokens, outputTokens: 3 };
+    const m = /[^.\n]*capital[^.\n]*\./.exec(request.chunk.text);
+    if (!m) return { evidence: null, score: 0, spans: [], usage, warnings: [] };
+    return { evidence: m[0], score: 90, spans: [{ start: m.index, end: m.index + m[0].length }], usage, warnings: [] };
+  }
+  async reason(request: ReasonRequest): Promise<ReasonResult> {
+    const usage = { calls: 1, inputTokens: request.messages.reduce((s, m) => s + m.tokens, 0), outputTokens: 1 };
+    const sentence = request.messages.map((m) => /[^.\n]*capital[^.\n]*\./.exec(m.evidence)?.[0]).find((s) => s !== undefined);
+    if (sentence === undefined) return { answerable: false, answer: NO_ANSWER, citedMessageIds: [], usage, warnings: [] };
+    const answer = sentence.replace(/\.$/, '').split(' ').at(-1) ?? '';
+    return { answerable: true, answer, citedMessageIds: [request.messages[0].id], usage, warnings: [] };
+  }
+}
+
+/** A tiny data root: two HotpotQA questions and four filler files of Wikipedia-like paragraphs. */
+function dataRoot(): string {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'eval-runner-'));
+  mkdirSync(path.join(root, 'hotpotqa'));
+  mkdirSync(path.join(root, 'filler'));
+  const question = (id: string, country: string, capital: string, gold: string) => ({
+    _id: id,
+    question: `What is the capital of ${country}?`,
+    answer: gold,
+    type: 'bridge',
+    level: 'easy',
+    supporting_facts: [[country, 0]],
+    context: [
+      [country, [`${country} is a country.`, ` The capital of ${country} is ${capital}.`]],
+      [`${country} river`, [`A river flows through ${country}.`]],
+    ],
+  });
+  writeFileSync(
+    path.join(root, 'hotpotqa', 'q.json'),
+    JSON.stringify([question('q1', 'France', 'Paris', 'Paris'), question('q2', 'Peru', 'Lima', 'Cusco')]),
+  );
+  FILLER_FILES.forEach((name, f) => {
+    const paragraphs = Array.from({ length: 30 }, (_, i) => ({ title: `Filler ${f}-${i}`, text: `Paragraph ${f}-${i} tells of harvests, markets and songs in a village by the sea.` }));
+    writeFileSync(path.join(root, 'filler', name), JSON.stringify(paragraphs));
+  });
+  return root;
+}
+
+describe('evaluation runner', () => {
+  let root: string;
+  let out: string;
+  beforeEach(() => {
+    root = dataRoot();
+    out = mkdtempSync(path.join(os.tmpdir(), 'eval-out-'));
+  });
+  afterEach(() => {
+    rmSync(root, { recursive: true, force: true });
+    rmSync(out, { recursive: true, force: true });
+  });
+
+  const run = (progress?: EvalProgress[]) =>
+    runEval({
+      dataset: parseDatasetSpec('hotpotqa:' + path.join(root, 'hotpotqa', 'q.json'), root),
+      dataRoot: root,
+      strategies: ['extagents', 'official', 'direct'],
+      lengths: [200, 400],
+      model: new CapitalModel(),
+      modelIds: { seeker: 'scripted-seeker', reasoner: 'scripted-reasoner' },
+      chunkTokens: 64,
+      outDir: out,
+      onProgress: (p) => progress?.push(p),
+    });
+
+  test('writes one scored record per dataset, strategy, length and example', async () => {
+    const progress: EvalProgress[] = [];
+    const summary = await run(progress);
+    expect(summary).toMatchObject({ written: 12, skipped: 0, failed: 0 });
+    expect(progress[0]).toEqual({ done: 0, total: 12 });
+    expect(progress.at(-1)?.done).toBe(12);
+    const { records, warnings } = readRecords(recordsFile(out));
+    expect(warnings).toEqual([]);
+    expect(records).toHaveLength(12);
+    const q1 = records.find((r) => r.exampleId === 'q1' && r.strategy === 'extagents' && r.targetTokens === 400) as EvalRecord;
+    expect(q1).toMatchObject({ dataset: 'hotpotqa', prediction: 'Paris', answerable: true, gold: ['Paris'], em: 1, f1: 1, evidenceRecall: 1 });
+    expect(q1.models).toEqual({ seeker: 'scripted-seeker', reasoner: 'scripted-reasoner' });
+    expect(q1.inputTokens).toBeGreaterThan(300);
+    expect(q1.inputTokens).toBeLessThanOrEqual(400);
+    expect(q1.calls.filter((c) => c.stage === 0).every((c) => c.role === 'seeker')).toBe(true);
+    // q2's gold answer is not what the corpus says: scored 0 by the official rule.
+    const q2 = records.find((r) => r.exampleId === 'q2' && r.strategy === 'direct') as EvalRecord;
+    expect(q2).toMatchObject({ prediction: 'Lima', em: 0, f1: 0, evidenceRecall: 1 });
+    expect(q2.calls).toEqual([{ stage: 0, role: 'reasoner', inputTokens: expect.any(Number), outputTokens: 1 }]);
+    // official costs two seeking calls per chunk per round.
+    const official = records.find((r) => r.exampleId === 'q1' && r.strategy === 'official' && r.targetTokens === 400) as EvalRecord;
+    const chunks = official.calls.filter((c) => c.stage === 0).length;
+    expect(official.calls.filter((c) => c.stage === 1)).toHaveLength(chunks);
+    expect(readFileSync(path.join(out, 'runs.jsonl'), 'utf8').trim().split('\n')).toHaveLength(1);
+  });
+
+  test('a second run appends nothing; a torn last line is ignored and the rest resumed', async () => {
+    await run();
+    const before = readFileSync(recordsFile(out), 'utf8');
+    const again = await run();
+    expect(again).toMatchObject({ written: 0, skipped: 12 });
+    expect(readFileSync(recordsFile(out), 'utf8')).toBe(before);
+
+    // Keep 5 records and half of the 6th, as a killed run would.
+    const lines = before.trim().split('\n');
+    writeFileSync(recordsFile(out), `${lines.slice(0, 5).join('\n')}\n${lines[5].slice(0, 40)}`);
+    const resumed = await run();
+    expect(resumed).toMatchObject({ written: 7, skipped: 5 });
+    expect(resumed.warnings.join('\n')).toMatch(/records\.jsonl:6: invalid JSON/);
+    const { records } = readRecords(recordsFile(out));
+    expect(records).toHaveLength(12);
+    expect(new Set(records.map((r) => `${r.strategy}/${r.targetTokens}/${r.exampleId}`)).size).toBe(12);
+  });
+
+  test('the construction is seeded: the same seed gives the same contexts', async () => {
+    await run();
+    const first = readRecords(recordsFile(out)).records.map((r) => [r.exampleId, r.targetTokens, r.inputTokens]);
+    rmSync(out, { recursive: true, force: true });
+    await run();
+    const second = readRecords(recordsFile(out)).records.map((r) => [r.exampleId, r.targetTokens, r.inputTokens]);
+    expect(second.sort()).toEqual(first.sort());
+  });
+
+  test('a failing strategy is recorded with its error and zero scores', async () => {
+    const failing: AgentModel = {
+      description: 'failing',
+      seek: async () => {
+        throw new Error('model down');
+      },
+      reason: async () => {
+        throw new Error('model down');
+      },
+    };
+    const summary = await runEval({
+      dataset: parseDatasetSpec('hotpotqa:' + path.join(root, 'hotpotqa', 'q.json'), root),
+      dataRoot: root,
+      strategies: ['extagents'],
+      lengths: [200],
+      limit: 1,
+      model: failing,
+      modelIds: { seeker: 'x', reasoner: 'x' },
+      outDir: out,
+    });
+    expect(summary).toMatchObject({ written: 1, failed: 1 });
+    expect(readRecords(recordsFile(out)).records[0]).toMatchObject({ error: 'Error: model down', em: 0, f1: 0, evidenceRecall: 0, calls: [] });
+  });
+
+  test('the summary table has one row per dataset, length and strategy', async () => {
+    await run();
+    const table = formatSummary(readRecords(recordsFile(out)).records);
+    const rows = table.split('\n').slice(2);
+    expect(rows).toHaveLength(6);
+    expect(rows[0]).toMatch(/^hotpotqa\s+200\s+extagents\s+2\s+50\.0\s+50\.0\s+100\.0/);
+  });
+});
+
+describe('evaluation options and scores', () => {
+  test('lengths: 8k, 128k, 1M, plain numbers and full', () => {
+    expect(parseLengths('8k,128k,1M,32000,full')).toEqual([8000, 128000, 1000000, 32000, 'full']);
+    expect(() => parseLengths('8q')).toThrow(/Bad length/);
+  });
+
+  test('datasets and strategies are checked', () => {
+    expect(parseDatasetSpec('infinitebench:/x/en.jsonl')).toEqual({ kind: 'infinitebench', file: '/x/en.jsonl' });
+    expect(() => parseDatasetSpec('infinitebench')).toThrow(/needs a file/);
+    expect(() => parseDatasetSpec('squad')).toThrow(/Unknown dataset/);
+    expect(parseStrategies('all')).toHaveLength(8);
+    expect(parseStrategies('rag, direct')).toEqual(['rag', 'direct']);
+    expect(() => parseStrategies('extagent')).toThrow(/unknown strategy/);
+  });
+
+  test('scores by the data set official rules', () => {
+    expect(scoreAnswer('hotpotqa', 'The Paris', true, ['paris'])).toEqual({ em: 1, f1: 1 });
+    expect(scoreAnswer('sotu', NO_ANSWER, false, [NO_ANSWER])).toEqual({ em: 1, f1: 1 });
+    expect(scoreAnswer('sotu', 'Lincoln', true, [NO_ANSWER])).toEqual({ em: 0, f1: 0 });
+    expect(scoreAnswer('en', 'in Paris', true, ['Lyon', 'Paris']).f1).toBeCloseTo(2 / 3);
+    expect(scoreAnswer('zh', '北京', true, ['北京市']).f1).toBeCloseTo(0.8);
+    expect(scoreAnswer('cmrc', '北京', true, ['北京']).em).toBe(1);
+  });
+
+  test('evidence recall counts each gold paragraph once, by overlap, quote or title', () => {
+    const message = (quotes: Array<{ documentId: string; start: number; end: number; text: string }>, evidence = '') => ({
+      id: 'm', round: 1, chunkIndex: 0, score: 1, evidence, tokens: 1, quotes, sources: [],
+    });
+    const gold = [
+      { documentId: 'd', title: 'A', sentence: 0, start: 0, end: 10 },
+      { documentId: 'd', title: 'A', sentence: 1, start: 0, end: 10 },
+      { documentId: 'd', title: 'B', sentence: 0, start: 20, end: 30 },
+    ];
+    expect(evidenceRecall(gold, [message([{ documentId: 'd', start: 5, end: 8, text: 'x' }])])).toBe(0.5);
+    expect(evidenceRecall(gold, [message([{ documentId: 'e', start: 5, end: 8, text: 'x' }])])).toBe(0);
+    expect(evidenceRecall([{ quote: 'the  Union' }], [message([], 'State of the Union is strong')])).toBe(1);
+    expect(evidenceRecall([{ title: 'Paris' }], [message([], 'It is in paris.')])).toBe(1);
+    expect(evidenceRecall([], [])).toBeNull();
+  });
+});
+
