@@ -10,6 +10,7 @@ import { ExtAgentsError, InvalidInputError, ModelConfigurationError } from '../s
 import { parseRunOptions, type RunOptionsInput } from '../shared/config';
 import { parseModelSpec } from '../shared/llm/model-spec';
 import { createBedrockClient } from '../lambdas/adapters/bedrock';
+import { openAiOptionsFromEnv } from '../lambdas/adapters/openai';
 import { PrepareEventSchema, RunIdSchema } from '../shared/pipeline/state';
 import { formatResult } from './format';
 import { runLocal, type LocalProgress } from './run';
@@ -65,11 +66,17 @@ function validateAsk(opts: AskOptions, options: RunOptionsInput): void {
 }
 
 /**
- * Bedrock runs need AWS credentials and a region: check both before the run, so a missing one is a
- * clear ModelConfigurationError instead of every seeking agent failing.
+ * Model access checked before the run, so a missing setting is one clear error instead of every
+ * seeking agent failing: Bedrock needs AWS credentials and a region; an OpenAI-compatible server
+ * needs OPENAI_BASE_URL (checked by the adapter's own option parser).
  */
-async function checkBedrockAccess(spec: string): Promise<void> {
-  if (parseModelSpec(spec).kind !== 'bedrock') return;
+async function checkModelAccess(spec: string): Promise<void> {
+  const kind = parseModelSpec(spec).kind;
+  if (kind === 'openai') {
+    openAiOptionsFromEnv();
+    return;
+  }
+  if (kind !== 'bedrock') return;
   const client = createBedrockClient();
   try {
     await client.config.region();
@@ -191,7 +198,7 @@ export function buildProgram(): Command {
       const files = await resolveCorpus(opts.corpus).catch((error: unknown) => {
         throw error instanceof InvalidInputError ? new UsageError(`--corpus: ${error.message}`, { cause: error }) : error;
       });
-      await checkBedrockAccess(opts.model);
+      await checkModelAccess(opts.model);
       const progress = progressReporter(opts.progress);
       try {
         const result = await runLocal({
