@@ -2,9 +2,15 @@
  * CDK app entry (`cdk.json`: `npx tsx infra/app.ts`).
  *
  * Context (`cdk synth -c key=value` or cdk.json):
- *   model      model spec, e.g. `extractive` or `bedrock:<seekerModelId>,<reasonerModelId>`
- *              (default: DEFAULT_MODEL_SPEC, Llama 3.1 8B seekers and Llama 3.3 70B reasoner
- *              through US cross-region inference profiles)
+ *   model      model spec, e.g. `extractive`, `bedrock:<seekerModelId>,<reasonerModelId>` or
+ *              `openai:<model>[,<reasonerModel>]` (default: DEFAULT_MODEL_SPEC, Llama 3.1 8B seekers
+ *              and Llama 3.3 70B reasoner through US cross-region inference profiles)
+ *   openaiBaseUrl          API root of the OpenAI-compatible server of an `openai:` spec, with its
+ *                          version path (`https://<host>/v1`): required with such a spec, https://
+ *                          only (read by the stack itself)
+ *   openaiApiKeySecretName name of a Secrets Manager secret (same account and region) holding that
+ *                          server's API key; only the model-calling functions may read it (default:
+ *                          requests carry no key; read by the stack itself)
  *   stackName  construct id and CloudFormation stack name (default `ExtAgents`)
  *   retentionDays          days run data is kept: DynamoDB TTL and S3 expiry of runs/ (default 30)
  *   ingestChunkTokens      L of the chunks cached by ingestion of corpora/<id>/ (default 8000)
@@ -18,7 +24,8 @@
  *
  * The stack is environment-agnostic unless the CLI provides an account and region
  * (CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION), so `cdk synth` needs no AWS credentials.
- * An invalid model spec stops the synth with a one-line message and exit code 1.
+ * An invalid model spec (or an `openai:` spec without an https:// openaiBaseUrl) stops the synth with a
+ * one-line message and exit code 1.
  */
 import { App } from 'aws-cdk-lib';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';

@@ -6,9 +6,11 @@
 import { App, type AppProps, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
@@ -37,9 +39,10 @@ export const SERVICE_NAME = 'extagents';
 /** Properties of {@link ExtAgentsStack}. */
 export interface ExtAgentsStackProps extends StackProps {
   /**
-   * Model spec: `extractive`, `bedrock:<modelId>` or `bedrock:<seekerModelId>,<reasonerModelId>`
-   * (model ids or cross-region inference profile ids). Passed to the handlers as `MODEL_SPEC` and
-   * used to scope `bedrock:InvokeModel`; parsed with `parseModelSpec` (shared/llm/model-spec.ts).
+   * Model spec: `extractive`, `bedrock:<modelId>`, `bedrock:<seekerModelId>,<reasonerModelId>`
+   * (model ids or cross-region inference profile ids) or `openai:<model>[,<reasonerModel>]` (with
+   * `openaiBaseUrl`). Passed to the handlers as `MODEL_SPEC` and used to scope
+   * `bedrock:InvokeModel`; parsed with `parseModelSpec` (shared/llm/model-spec.ts).
    * @default DEFAULT_MODEL_SPEC
    */
   readonly modelSpec?: string;
@@ -68,6 +71,18 @@ export interface ExtAgentsStackProps extends StackProps {
   readonly surveyScheduleCron?: string;
   /** Surveys of one bulk run at once. @default 2 */
   readonly surveyConcurrency?: number;
+  /**
+   * API root of the OpenAI-compatible server of an `openai:` spec, including the version path
+   * (`https://<host>/v1`): required with such a spec, https:// only. Set as OPENAI_BASE_URL.
+   * @default CDK context `openaiBaseUrl`
+   */
+  readonly openaiBaseUrl?: string;
+  /**
+   * Name of a Secrets Manager secret (stack's account and region) holding that server's API key:
+   * the model-calling functions may read that secret only, and find its name in OPENAI_API_KEY_SECRET.
+   * @default CDK context `openaiApiKeySecretName`; unset = requests carry no key
+   */
+  readonly openaiApiKeySecretName?: string;
 }
 
 /**
@@ -77,7 +92,8 @@ export interface ExtAgentsStackProps extends StackProps {
  * - DynamoDB table `pk`/`sk` (S), on-demand, point-in-time recovery, TTL attribute `ttl`, GSI
  *   `byRelevance` (`gsi1pk`/`gsi1sk`, S, projection ALL).
  * - Five handlers, each with its own role (Prepare reads the bucket and writes runs/; the others read
- *   and write runs/ and the table; Seek and Reason may invoke their model).
+ *   and write runs/ and the table; Seek and Reason may invoke their model: Bedrock InvokeModel, or read
+ *   the key secret of an `openai:` spec).
  * - The workflow (Standard state machine).
  * - The upload triggers (infra/ingest.ts, docs/UPLOADS.md): EventBridge notifications of the bucket,
  *   ingestion of `corpora/`, the jobs state machine for `jobs/*.json`.
@@ -88,7 +104,8 @@ export interface ExtAgentsStackProps extends StackProps {
  *   `retentionDays` (the TTL of run items), alarms on failed/throttled executions and throttled
  *   functions (infra/alarms.ts, optional SNS topic), reviewed cdk-nag findings (infra/nag.ts).
  *
- * @throws ConfigurationError (from the constructor) when `modelSpec` is invalid.
+ * @throws ConfigurationError (from the constructor) when `modelSpec` is invalid, or an `openai:` spec
+ *   lacks an https:// `openaiBaseUrl`.
  */
 export class ExtAgentsStack extends Stack {
   /** The project bucket. */
@@ -116,14 +133,7 @@ export class ExtAgentsStack extends Stack {
     this.node.setContext(S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
     const modelSpecText = (props.modelSpec ?? DEFAULT_MODEL_SPEC).trim();
     this.modelSpec = parseModelSpec(modelSpecText);
-    if (this.modelSpec.kind === 'openai') {
-      // The OpenAI-compatible adapter needs a base URL and a key in the Lambdas' environment, which
-      // the stack does not provision yet (see docs/EVAL.md): refuse at synth rather than deploy
-      // functions that fail on every call.
-      throw new ConfigurationError(
-        `Model spec "${modelSpecText}": openai: specs run locally only (extagents ask / eval); the deployed stack supports "extractive" and "bedrock:<seekerId>[,<reasonerId>]"`,
-      );
-    }
+    const openai = this.modelSpec.kind === 'openai' ? openAiDeploymentOf(this, modelSpecText, props) : undefined;
     const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
     const retentionDays = props.retentionDays ?? 30;
     if (!Number.isInteger(retentionDays) || retentionDays < 1) throw new ConfigurationError(`retentionDays must be a positive integer, got ${retentionDays}`);
@@ -171,6 +181,9 @@ export class ExtAgentsStack extends Stack {
       RUN_RETENTION_DAYS: String(retentionDays),
       POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
       NODE_OPTIONS: '--enable-source-maps',
+      // Wherever MODEL_SPEC names an openai: model, its base URL goes with it (lambdas/adapters/env.ts
+      // requires the pair); the key's secret only goes to the functions that call the model.
+      ...(openai && { OPENAI_BASE_URL: openai.baseUrl }),
     };
     const functions = {} as Record<HandlerName, ExtAgentsFunction>;
     for (const name of HANDLER_NAMES) {
@@ -197,6 +210,8 @@ export class ExtAgentsStack extends Stack {
       grantInvokeModel(this, functions.seek, this.modelSpec.seekerModelId);
       grantInvokeModel(this, functions.reason, this.modelSpec.reasonerModelId);
     }
+    // An openai: spec calls a server outside AWS: no Bedrock grant, only the key's secret (if any).
+    if (openai) for (const fn of [functions.seek, functions.reason]) grantOpenAiApiKey(fn, openai);
 
     const workflow = new ExtAgentsWorkflow(this, 'Workflow', {
       bucket: this.bucket,
@@ -229,6 +244,11 @@ export class ExtAgentsStack extends Stack {
       commonEnvironment: { POWERTOOLS_SERVICE_NAME: SERVICE_NAME, NODE_OPTIONS: '--enable-source-maps' },
       grantReasonerModel: (grantee) => {
         if (this.modelSpec.kind === 'bedrock') grantInvokeModel(this, grantee, this.modelSpec.reasonerModelId);
+        if (openai) {
+          // The key's secret name travels in the environment, so the grantee must be a function.
+          if (!(grantee instanceof lambda.Function)) throw new ConfigurationError('An openai: model spec needs the survey reasoner grantee to be a Lambda function');
+          grantOpenAiApiKey(grantee, openai);
+        }
       },
       logRetention,
       logLevel: props.stateMachineLogLevel,
@@ -299,6 +319,55 @@ function grantInvokeModel(stack: Stack, grantee: iam.IGrantable, modelId: string
     actions: ['bedrock:InvokeModel'],
     resourceArns: bedrockResourceArns(stack, modelId),
   });
+}
+
+/** The deployment of an `openai:` spec: validated base URL and the imported key secret, if any. */
+interface OpenAiDeployment {
+  readonly baseUrl: string;
+  readonly apiKeySecret?: secretsmanager.ISecret;
+}
+
+/**
+ * Validate the deployment settings of an `openai:` spec (props, else CDK context `openaiBaseUrl`,
+ * `openaiApiKeySecretName`) and import the key's secret by name.
+ * @throws ConfigurationError when the base URL is missing or not https://, or the secret name is an ARN.
+ */
+function openAiDeploymentOf(stack: Stack, modelSpecText: string, props: ExtAgentsStackProps): OpenAiDeployment {
+  const baseUrl = (props.openaiBaseUrl ?? stringContextOf(stack, 'openaiBaseUrl'))?.trim();
+  if (baseUrl === undefined || baseUrl === '') {
+    throw new ConfigurationError(
+      `Model spec "${modelSpecText}" needs the OpenAI-compatible server's API root: cdk deploy -c model=${modelSpecText} -c openaiBaseUrl=https://<host>/v1 [-c openaiApiKeySecretName=<secret>]`,
+    );
+  }
+  let url: URL | undefined;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    url = undefined;
+  }
+  if (url?.protocol !== 'https:') {
+    // Lambdas outside a VPC reach the server over the internet, with the prompts (corpus text) and the
+    // key in every request: plain http would expose both. A private server needs a TLS endpoint too.
+    throw new ConfigurationError(
+      `CDK context openaiBaseUrl must be an https:// URL (the deployed functions send corpus text and the API key in every request), got "${baseUrl}"; put a private server behind a TLS endpoint`,
+    );
+  }
+  const secretName = (props.openaiApiKeySecretName ?? stringContextOf(stack, 'openaiApiKeySecretName'))?.trim();
+  if (secretName === undefined || secretName === '') return { baseUrl };
+  if (secretName.startsWith('arn:')) {
+    throw new ConfigurationError(`CDK context openaiApiKeySecretName must be the secret's name (in the stack's account and region), not an ARN: got "${secretName}"`);
+  }
+  return { baseUrl, apiKeySecret: secretsmanager.Secret.fromSecretNameV2(stack, 'OpenAiApiKeySecret', secretName) };
+}
+
+/**
+ * Let one model-calling function read the key's secret (GetSecretValue on that secret only, through
+ * the CDK grant) and name it in OPENAI_API_KEY_SECRET; nothing when the server needs no key.
+ */
+function grantOpenAiApiKey(fn: lambda.Function, openai: OpenAiDeployment): void {
+  if (openai.apiKeySecret === undefined) return;
+  openai.apiKeySecret.grantRead(fn);
+  fn.addEnvironment('OPENAI_API_KEY_SECRET', openai.apiKeySecret.secretName);
 }
 
 /** Options of {@link buildStack}. */

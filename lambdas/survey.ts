@@ -6,7 +6,7 @@
  * environment validated at cold start, the survey roles created on first use.
  */
 import { createBedrockClient } from './adapters/bedrock';
-import { awsDeps } from './adapters/aws';
+import { awsDeps, openAiApiKey, openAiOptions } from './adapters/aws';
 import { loadEnv } from './adapters/env';
 import { withLambdaContext } from './adapters/logging';
 import { createSurveyModels } from './adapters/survey-model';
@@ -18,7 +18,7 @@ let model: SurveyModel | undefined;
 const handlers = makeSurveyHandlers({
   blobs: awsDeps.blobs,
   store: awsDeps.store,
-  model: () => (model ??= createSurveyModels(env.MODEL_SPEC, () => createBedrockClient()).model),
+  model: () => (model ??= createSurveyModels(env.MODEL_SPEC, () => createBedrockClient(), openAiOptions, openAiApiKey).model),
 });
 
 export const prepareHandler = withLambdaContext(handlers.prepare);

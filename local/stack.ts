@@ -1,9 +1,13 @@
 /**
- * The local stack: everything the synthesized workflow needs on this machine, started once and used
- * for any number of executions (the CLI's one question, `extagents serve`, benchmarks).
- * - The CDK stack is synthesized in-process (asset bundling skipped); its state machine definition is
- *   resolved and run by aws-local-stepfunctions (local/engine.ts), every Lambda Task bound to its
- *   in-process handler (lambdas/handlers.ts): the same definition and handlers as in AWS.
+ * The local stack: everything the synthesized workflows need on this machine, started once and used
+ * for any number of executions (the CLI's one question, `extagents serve`, `extagents survey`,
+ * benchmarks).
+ * - The CDK stack is synthesized in-process (asset bundling skipped); the definitions of its
+ *   question-answering state machine and of its survey state machine (infra/survey.ts) are resolved
+ *   and run by aws-local-stepfunctions (local/engine.ts), every Lambda Task bound to its in-process
+ *   handler (lambdas/handlers.ts, lambdas/survey-handlers.ts): the same definitions and handlers as in
+ *   AWS. The bulk survey machine is not run locally (its RunSurvey task is `startExecution.sync`,
+ *   which the local engine does not implement; local/survey.ts emulates it).
  * - DynamoDB: dynalite on 127.0.0.1 through the real SDK, the table created from the template
  *   (in memory, or kept under `<stateDir>/dynamodb` when `persistent`).
  * - S3: the directory `<stateDir>/bucket` behind the same BlobStore port.
@@ -19,9 +23,13 @@ import { createBedrockClient } from '../lambdas/adapters/bedrock';
 import { DynamoMessageStore } from '../lambdas/adapters/dynamo-message-store';
 import { createAgentModel } from '../lambdas/adapters/model';
 import { makeHandlers, type WorkflowHandlers } from '../lambdas/handlers';
+import { createSurveyModels } from '../lambdas/adapters/survey-model';
+import { makeSurveyHandlers, type SurveyHandlers } from '../lambdas/survey-handlers';
 import { ExtAgentsError, errorFromFailure } from '../shared/errors';
 import { parseModelSpec } from '../shared/llm/model-spec';
 import type { AgentModel, BlobStore, MessageStore } from '../shared/ports';
+import type { SurveyModel } from '../shared/survey/ports';
+import type { SurveyExecutionInput, SurveyOutput } from '../shared/survey/workflow';
 import type { AslDefinition } from './definition';
 import { resolveStateMachineDefinition } from './definition';
 import { createTablesFromTemplate, localClientConfig, startDynalite, type LocalDynamo } from './dynalite';
@@ -37,6 +45,8 @@ export interface LocalStackOptions {
   modelSpec?: string;
   /** Use this model instead of the one the spec names (tests: scripted or fault-injecting models). */
   model?: AgentModel;
+  /** Use these survey roles (outline, writer) instead of the ones the spec names (tests). */
+  surveyModel?: SurveyModel;
   /** Keep DynamoDB data on disk under `<stateDir>/dynamodb` (resume); in memory by default. */
   persistent?: boolean;
   /** Replace every Retry backoff by this pause, ms (tests). */
@@ -47,6 +57,12 @@ export interface LocalStackOptions {
 export interface ExecutionCallbacks {
   onMapRunStarted?: (event: MapRunStartedEvent) => void;
   onItemDone?: (index: number, ok: boolean, stateName: string) => void;
+  /**
+   * Called when a Lambda task's handler returns (not for the Seek function, which runs once per chunk
+   * and round: see `onItemDone`): the function's name (`prepare`, `reason`, … as in
+   * `ExtAgentsStack.functions`; `SurveyPrepare`, `SurveySteps`, `SurveyAssemble`), its event and result.
+   */
+  onTaskDone?: (functionName: string, event: unknown, result: unknown) => void;
   signal?: AbortSignal;
 }
 
@@ -55,8 +71,11 @@ export interface LocalStack {
   readonly blobs: BlobStore;
   readonly store: MessageStore;
   readonly handlers: WorkflowHandlers;
-  /** The resolved (not yet localized) state machine definition. */
+  readonly surveyHandlers: SurveyHandlers;
+  /** The resolved (not yet localized) question-answering state machine definition. */
   readonly definition: AslDefinition;
+  /** The resolved (not yet localized) survey state machine definition. */
+  readonly surveyDefinition: AslDefinition;
   /**
    * Run one execution of the state machine.
    * @returns the execution output.
@@ -64,6 +83,14 @@ export interface LocalStack {
    *   ModelConfigurationError, …), otherwise ExecutionFailedError (e.g. States.ExceedToleratedFailureThreshold).
    */
   execute(input: unknown, callbacks?: ExecutionCallbacks): Promise<unknown>;
+  /**
+   * Run one execution of the survey state machine (input `{surveyId, topic, corpus, options?, date?}`,
+   * the corpus under `corpora/` of the local bucket).
+   * @returns the execution output: SurveyAssemble's `{surveyId, markdownKey, metadataKey, words, citations}`.
+   * @throws as {@link LocalStack.execute}: e.g. InvalidInputError / EmptyCorpusError (SurveyRejected),
+   *   NoEvidenceError, ExecutionFailedError for a seeking Map Run over its tolerated failures.
+   */
+  executeSurvey(input: SurveyExecutionInput, callbacks?: ExecutionCallbacks): Promise<SurveyOutput>;
   /** Stop dynalite and release clients; waits for nothing else. Idempotent. */
   stop(): Promise<void>;
 }
@@ -74,7 +101,12 @@ const synthesized = new Map<string, { stack: ExtAgentsStack; template: Record<st
 function synthesize(modelSpec: string): { stack: ExtAgentsStack; template: Record<string, unknown> } {
   let entry = synthesized.get(modelSpec);
   if (!entry) {
-    const stack = buildStack(createSynthesisApp(), { modelSpec });
+    // The state machine definitions do not depend on the model; only IAM grants and Lambda
+    // environment do, which the local run does not use. An OpenAI-compatible spec needs deploy-time
+    // settings (an https base URL, a key secret) that a local server does not have, so the local
+    // stack is synthesized as for the offline model and the handlers get the model named by the spec.
+    const synthSpec = parseModelSpec(modelSpec).kind === 'openai' ? 'extractive' : modelSpec;
+    const stack = buildStack(createSynthesisApp(), { modelSpec: synthSpec });
     entry = { stack, template: Template.fromStack(stack).toJSON() as Record<string, unknown> };
     synthesized.set(modelSpec, entry);
   }
@@ -99,10 +131,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const raw = new DynamoDBClient(localClientConfig(dynamo.endpoint));
   try {
     const tableLogicalId = logicalIdOf(stack, stack.table);
-    // The question-answering state machine by its logical id: the stack also holds the jobs one.
-    const resolved = resolveStateMachineDefinition(template, logicalIdOf(stack, stack.stateMachine), {
-      tableNames: { [tableLogicalId]: 'extagents-local' },
-    });
+    const tableNames = { [tableLogicalId]: 'extagents-local' };
+    // Each state machine by its logical id: the stack also holds the jobs and bulk survey ones.
+    const resolved = resolveStateMachineDefinition(template, logicalIdOf(stack, stack.stateMachine), { tableNames });
+    const surveyResolved = resolveStateMachineDefinition(template, logicalIdOf(stack, stack.surveys.surveyStateMachine), { tableNames });
     await createTablesFromTemplate(raw, template, resolved.tableNames);
     const store = new DynamoMessageStore(DynamoDBDocumentClient.from(raw), { tableName: resolved.tableNames[tableLogicalId] });
 
@@ -112,32 +144,62 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       store,
       model: () => (model ??= createAgentModel(modelSpec, () => createBedrockClient())),
     });
-    const byArn: Record<string, LocalLambdaHandler> = {};
-    for (const name of HANDLER_NAMES) {
-      byArn[resolved.lambdaArns[logicalIdOf(stack, stack.functions[name])]] = handlers[name] as LocalLambdaHandler;
-    }
-    const preparedFor = (callbacks: ExecutionCallbacks): PreparedExecution =>
-      prepareLocalExecution({
-        definition: resolved.definition,
+    // The survey roles as the survey Lambda entry point builds them (lambdas/survey.ts), on first use.
+    let surveyModel: SurveyModel | undefined = options.surveyModel;
+    const surveyHandlers = makeSurveyHandlers({
+      blobs,
+      store,
+      model: () => (surveyModel ??= createSurveyModels(modelSpec, () => createBedrockClient()).model),
+    });
+    // Every bound function: its name (as in `ExtAgentsStack.functions`, or the survey function's),
+    // its local ARN in the template and its in-process handler.
+    const bound: Array<{ name: string; arn: string; handler: LocalLambdaHandler }> = [
+      ...HANDLER_NAMES.map((name) => ({ name, construct: stack.functions[name], handler: handlers[name] as LocalLambdaHandler })),
+      { name: 'SurveyPrepare', construct: stack.surveys.prepareFunction, handler: surveyHandlers.prepare },
+      { name: 'SurveySteps', construct: stack.surveys.stepsFunction, handler: surveyHandlers.steps },
+      { name: 'SurveyAssemble', construct: stack.surveys.assembleFunction, handler: surveyHandlers.assemble },
+    ].map(({ name, construct, handler }) => ({ name, arn: resolved.lambdaArns[logicalIdOf(stack, construct)], handler }));
+
+    const preparedFor = (definition: AslDefinition, callbacks: ExecutionCallbacks): PreparedExecution => {
+      const byArn: Record<string, LocalLambdaHandler> = {};
+      const onTaskDone = callbacks.onTaskDone;
+      for (const { name, arn, handler } of bound) {
+        byArn[arn] =
+          onTaskDone && name !== 'seek'
+            ? async (event) => {
+                const result = await handler(event);
+                onTaskDone(name, event, result);
+                return result;
+              }
+            : handler;
+      }
+      return prepareLocalExecution({
+        definition,
         handlers: byArn,
         blobStore: blobs,
         retryIntervalMs: options.retryIntervalMs,
         onMapRunStarted: callbacks.onMapRunStarted,
         onItemDone: callbacks.onItemDone,
       });
+    };
+    const run = async (definition: AslDefinition, input: unknown, callbacks: ExecutionCallbacks): Promise<unknown> => {
+      try {
+        return await preparedFor(definition, callbacks).run(input, callbacks.signal);
+      } catch (error) {
+        throw domainErrorOf(error);
+      }
+    };
 
     return {
       blobs,
       store,
       handlers,
+      surveyHandlers,
       definition: resolved.definition,
-      async execute(input, callbacks = {}) {
-        try {
-          return await preparedFor(callbacks).run(input, callbacks.signal);
-        } catch (error) {
-          throw domainErrorOf(error);
-        }
-      },
+      surveyDefinition: surveyResolved.definition,
+      execute: async (input, callbacks = {}) => run(resolved.definition, input, callbacks),
+      // The output is SurveyAssemble's result (the machine's last state, no OutputPath).
+      executeSurvey: async (input, callbacks = {}) => (await run(surveyResolved.definition, input, callbacks)) as SurveyOutput,
       async stop() {
         if (!dynamo) return;
         const running = dynamo;

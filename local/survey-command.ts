@@ -1,14 +1,13 @@
 /**
  * The `extagents survey` subcommand (local/cli.ts adds it): one survey from a corpus and a topic, or
- * every survey of a schedule file, with progress lines on stderr (docs/SURVEY.md).
+ * every survey of a schedule file, each run through the synthesized survey state machine on the local
+ * stack (local/stack.ts, local/survey.ts), with progress lines on stderr (docs/SURVEY.md).
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import path from 'node:path';
-import { createBedrockClient } from '../lambdas/adapters/bedrock';
-import { createSurveyModels } from '../lambdas/adapters/survey-model';
 import type { SurveyOptionsInput } from '../shared/survey/options';
-import type { SurveyProgress } from '../shared/survey/survey';
-import { runLocalSchedule, runLocalSurvey } from './survey';
+import { startLocalStack } from './stack';
+import { runLocalSchedule, runLocalSurvey, type LocalSurveyProgress } from './survey';
 
 interface SurveyCommandOptions {
   corpus?: string[];
@@ -17,6 +16,7 @@ interface SurveyCommandOptions {
   schedule?: string;
   outDir: string;
   model: string;
+  stateDir: string;
   targetWords?: number;
   maxSections?: number;
   chunkTokens?: number;
@@ -33,8 +33,8 @@ function integerAtLeast(name: string, min: number) {
   };
 }
 
-/** Progress lines on stderr: one per phase change, and every 10% of the seeking agents. */
-function progressLines(enabled: boolean): (p: SurveyProgress) => void {
+/** Progress lines on stderr: one per task of the survey execution, and every 10% of a seeking Map Run. */
+function progressLines(enabled: boolean): (p: LocalSurveyProgress) => void {
   if (!enabled) return () => undefined;
   let lastSeekDecile = -1;
   return (p) => {
@@ -42,13 +42,15 @@ function progressLines(enabled: boolean): (p: SurveyProgress) => void {
       const decile = Math.floor((10 * p.done) / Math.max(1, p.total));
       if (decile === lastSeekDecile && p.done !== p.total) return;
       lastSeekDecile = decile;
-      process.stderr.write(`  seeking: ${p.done}/${p.total} chunks\n`);
+      const failed = p.failed ? `, ${p.failed} failed` : '';
+      process.stderr.write(`  seeking (${p.detail ?? ''}): ${p.done}/${p.total} items${failed}\n`);
       if (p.done === p.total) lastSeekDecile = -1;
       return;
     }
-    if (p.phase === 'outline') process.stderr.write(`  outline: ${p.detail ?? ''}\n`);
-    else if (p.phase === 'section') process.stderr.write(`  evidence: section ${p.done}/${p.total} (${p.detail ?? ''})\n`);
-    else if (p.phase === 'write') process.stderr.write(`  writing: section ${p.done}/${p.total}\n`);
+    if (p.phase === 'prepare') process.stderr.write(`  prepared: ${p.detail ?? ''}\n`);
+    else if (p.phase === 'outline') process.stderr.write(`  outline: ${p.detail ?? ''}\n`);
+    else if (p.phase === 'section') process.stderr.write(`  evidence: ${p.done}/${p.total} (${p.detail ?? ''})\n`);
+    else if (p.phase === 'write') process.stderr.write(`  writing: ${p.done}/${p.total} (${p.detail ?? ''})\n`);
     else process.stderr.write('  assembling\n');
   };
 }
@@ -67,6 +69,7 @@ export function addSurveyCommand(program: Command): Command {
     .option('-o, --output <file>', 'Markdown output (metadata goes to the same name with .json)', 'survey.md')
     .option('--schedule <file>', 'run every survey of this schedule file instead (writes <out-dir>/surveys/<slug>/<date>/ and <out-dir>/surveys/index.json)')
     .option('--out-dir <dir>', 'output directory of --schedule', '.')
+    .option('--state-dir <dir>', 'local bucket of the survey executions (corpora/<survey id>/, runs/<survey id>/, surveys/)', '.extagents')
     .addOption(new Option('-m, --model <spec>', 'model: "extractive" (offline extractive reader, not an LLM: an extractive survey) or "bedrock:<seekerId>[,<reasonerId>]"').default('extractive'))
     .option('--target-words <n>', 'target length in words (default 3000)', integerAtLeast('--target-words', 200))
     .option('--max-sections <n>', 'at most this many sections (default 6)', integerAtLeast('--max-sections', 1))
@@ -78,38 +81,44 @@ export function addSurveyCommand(program: Command): Command {
     if ((opts.schedule === undefined) === (opts.corpus === undefined || opts.topic === undefined)) {
       command.error('extagents survey: give either --corpus and --topic, or --schedule', { exitCode: 2 });
     }
-    const models = createSurveyModels(opts.model, () => createBedrockClient());
     const onProgress = progressLines(opts.progress);
-    if (opts.schedule !== undefined) {
-      const { index, indexPath } = await runLocalSchedule(opts.schedule, opts.outDir, models, {
-        onProgress,
-        onSurvey: (i, total, topic) => opts.progress && process.stderr.write(`survey ${i}/${total}: ${topic}\n`),
-      });
-      for (const e of index.surveys) {
-        process.stdout.write(e.status === 'succeeded' ? `ok      ${e.topic}: ${e.markdown} (${e.words} words, ${e.citations} citations)\n` : `FAILED  ${e.topic}: ${e.error?.name}: ${e.error?.message}\n`);
+    // One local stack for the survey or the whole schedule: the survey state machine, its handlers,
+    // dynalite in memory and the bucket under --state-dir.
+    const stack = await startLocalStack({ stateDir: opts.stateDir, modelSpec: opts.model });
+    try {
+      if (opts.schedule !== undefined) {
+        const { index, indexPath } = await runLocalSchedule(opts.schedule, opts.outDir, stack, {
+          onProgress,
+          onSurvey: (i, total, topic) => opts.progress && process.stderr.write(`survey ${i}/${total}: ${topic}\n`),
+        });
+        for (const e of index.surveys) {
+          process.stdout.write(e.status === 'succeeded' ? `ok      ${e.topic}: ${e.markdown} (${e.words} words, ${e.citations} citations)\n` : `FAILED  ${e.topic}: ${e.error?.name}: ${e.error?.message}\n`);
+        }
+        process.stdout.write(`index: ${indexPath}\n`);
+        if (index.surveys.some((e) => e.status === 'failed')) process.exitCode = 1;
+        return;
       }
-      process.stdout.write(`index: ${indexPath}\n`);
-      if (index.surveys.some((e) => e.status === 'failed')) process.exitCode = 1;
-      return;
+      const options: SurveyOptionsInput = {
+        ...(opts.targetWords !== undefined && { targetWords: opts.targetWords }),
+        ...(opts.maxSections !== undefined && { maxSections: opts.maxSections }),
+        ...(opts.chunkTokens !== undefined && { chunkTokens: opts.chunkTokens }),
+        ...(opts.rounds !== undefined && { rounds: opts.rounds }),
+        ...(opts.concurrency !== undefined && { concurrency: opts.concurrency }),
+      };
+      if (opts.progress) process.stderr.write(`survey: ${opts.topic}\n`);
+      const { markdownPath, metadataPath, metadata: m, execution } = await runLocalSurvey({ corpus: opts.corpus ?? [], topic: opts.topic ?? '', options, output: opts.output, onProgress }, stack);
+      process.stdout.write(
+        [
+          `${m.title}${m.extractive ? ' (extractive survey: selected, ordered, cited corpus sentences)' : ''}`,
+          ...m.sections.map((s, i) => `  ${i + 1}. ${s.heading} — ${s.scope}`),
+          `${m.words} words, ${m.sections.length} sections, citations ${m.citations.kept} kept / ${m.citations.removed} removed, ${m.sources.cited} of ${m.sources.available} sources cited`,
+          `survey execution ${execution.surveyId}: ${execution.markdownKey} in ${path.join(opts.stateDir, 'bucket')}`,
+          `written: ${path.relative(process.cwd(), markdownPath)} and ${path.relative(process.cwd(), metadataPath)}`,
+        ].join('\n') + '\n',
+      );
+    } finally {
+      await stack.stop();
     }
-    const options: SurveyOptionsInput = {
-      ...(opts.targetWords !== undefined && { targetWords: opts.targetWords }),
-      ...(opts.maxSections !== undefined && { maxSections: opts.maxSections }),
-      ...(opts.chunkTokens !== undefined && { chunkTokens: opts.chunkTokens }),
-      ...(opts.rounds !== undefined && { rounds: opts.rounds }),
-      ...(opts.concurrency !== undefined && { concurrency: opts.concurrency }),
-    };
-    if (opts.progress) process.stderr.write(`survey: ${opts.topic}\n`);
-    const { markdownPath, metadataPath, result } = await runLocalSurvey({ corpus: opts.corpus ?? [], topic: opts.topic ?? '', options, output: opts.output, onProgress }, models);
-    const m = result.metadata;
-    process.stdout.write(
-      [
-        `${m.title}${m.extractive ? ' (extractive survey: selected, ordered, cited corpus sentences)' : ''}`,
-        ...result.outline.sections.map((s, i) => `  ${i + 1}. ${s.heading} — ${s.scope}`),
-        `${m.words} words, ${m.sections.length} sections, citations ${m.citations.kept} kept / ${m.citations.removed} removed, ${m.sources.cited} of ${m.sources.available} sources cited`,
-        `written: ${path.relative(process.cwd(), markdownPath)} and ${path.relative(process.cwd(), metadataPath)}`,
-      ].join('\n') + '\n',
-    );
   });
   return command;
 }

@@ -5,6 +5,7 @@
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HandlerDeps } from '../handlers';
 import type { AgentModel } from '../../shared/ports';
@@ -13,6 +14,8 @@ import { DynamoMessageStore } from './dynamo-message-store';
 import { loadEnv } from './env';
 import { logger } from './logging';
 import { createAgentModel } from './model';
+import type { OpenAiOptions } from './openai';
+import { openAiApiKeyProvider, type ApiKeyProvider } from './openai-key';
 import { S3BlobStore } from './s3-blob-store';
 
 const env = loadEnv();
@@ -20,10 +23,28 @@ const s3 = new S3Client({});
 const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}));
 let model: AgentModel | undefined;
 
+/** Options of an `openai:` spec in this container: the base URL from OPENAI_BASE_URL (validated by loadEnv). */
+export const openAiOptions: OpenAiOptions = env.OPENAI_BASE_URL === undefined ? {} : { baseUrl: env.OPENAI_BASE_URL };
+
+/**
+ * The OpenAI-compatible server's API key from Secrets Manager (OPENAI_API_KEY_SECRET), undefined
+ * when no secret is configured (a server without a key). Only the model-calling functions have the
+ * variable (and the grant to read it); the read starts now, during the cold start, and its result is
+ * kept for the container's life. A failed read is logged without detail beyond the error and retried
+ * on first use, where its typed error surfaces.
+ */
+export const openAiApiKey: ApiKeyProvider | undefined =
+  env.OPENAI_API_KEY_SECRET === undefined ? undefined : openAiApiKeyProvider(new SecretsManagerClient({}), env.OPENAI_API_KEY_SECRET);
+openAiApiKey?.().catch((error: unknown) => {
+  logger.warn('Reading the OpenAI API key secret at cold start failed; retrying on first model call', {
+    error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+  });
+});
+
 /** The handler dependencies of this container. */
 export const awsDeps: HandlerDeps = {
   blobs: new S3BlobStore(s3, env.BUCKET_NAME),
   store: new DynamoMessageStore(dynamo, { tableName: env.TABLE_NAME, retentionDays: env.RUN_RETENTION_DAYS }),
-  model: () => (model ??= createAgentModel(env.MODEL_SPEC, (): BedrockRuntimeClient => createBedrockClient())),
+  model: () => (model ??= createAgentModel(env.MODEL_SPEC, (): BedrockRuntimeClient => createBedrockClient(), openAiOptions, openAiApiKey)),
   logger,
 };

@@ -6,8 +6,9 @@ import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { ExtractiveReader } from '../../shared/extractive';
 import { LlmAgents } from '../../shared/llm/agents';
 import { parseModelSpec } from '../../shared/llm/model-spec';
-import type { AgentModel } from '../../shared/ports';
+import type { AgentModel, ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
 import { BedrockChatModel } from './bedrock';
+import type { ApiKeyProvider } from './openai-key';
 import { OpenAiChatModel, type OpenAiOptions } from './openai';
 
 /**
@@ -15,15 +16,18 @@ import { OpenAiChatModel, type OpenAiOptions } from './openai';
  *   reader never builds an AWS client).
  * @param openai options of an `openai:` spec (base URL, key, timeout: e.g. from CLI flags); unset
  *   values come from OPENAI_BASE_URL / OPENAI_API_KEY.
+ * @param openaiApiKey where an `openai:` spec's key comes from when `openai.apiKey` is unset and it
+ *   is read asynchronously (Secrets Manager in the Lambdas, lambdas/adapters/openai-key.ts); read
+ *   before the first call.
  * @throws ConfigurationError for an invalid spec, or an `openai:` spec without a base URL.
  */
-export function createAgentModel(spec: string, bedrock: () => BedrockRuntimeClient, openai: OpenAiOptions = {}): AgentModel {
+export function createAgentModel(spec: string, bedrock: () => BedrockRuntimeClient, openai: OpenAiOptions = {}, openaiApiKey?: ApiKeyProvider): AgentModel {
   const parsed = parseModelSpec(spec);
   if (parsed.kind === 'extractive') return new ExtractiveReader();
   if (parsed.kind === 'openai') {
     return new LlmAgents({
-      seeker: new OpenAiChatModel(parsed.seekerModelId, openai),
-      reasoner: new OpenAiChatModel(parsed.reasonerModelId, openai),
+      seeker: createOpenAiChatModel(parsed.seekerModelId, openai, openaiApiKey),
+      reasoner: createOpenAiChatModel(parsed.reasonerModelId, openai, openaiApiKey),
     });
   }
   const client = bedrock();
@@ -31,4 +35,40 @@ export function createAgentModel(spec: string, bedrock: () => BedrockRuntimeClie
     seeker: new BedrockChatModel(client, parsed.seekerModelId),
     reasoner: new BedrockChatModel(client, parsed.reasonerModelId),
   });
+}
+
+/**
+ * One OpenAI-compatible ChatModel: an `OpenAiChatModel` when the key is known now (options or
+ * OPENAI_API_KEY), a {@link KeyedOpenAiChatModel} when `apiKey` must be read first and no explicit
+ * key is given.
+ * @throws ConfigurationError for an empty model name or a missing / invalid base URL.
+ */
+export function createOpenAiChatModel(modelId: string, options: OpenAiOptions = {}, apiKey?: ApiKeyProvider): ChatModel {
+  if (apiKey === undefined || options.apiKey !== undefined) return new OpenAiChatModel(modelId, options);
+  return new KeyedOpenAiChatModel(modelId, options, apiKey);
+}
+
+/**
+ * An OpenAI-compatible ChatModel whose API key is read asynchronously before its first call. The
+ * configuration (base URL, model name) is checked at construction, like `OpenAiChatModel`'s, so a
+ * bad configuration still fails before any call; errors of the key read (ConfigurationError,
+ * ModelUnavailableError) surface from `complete`.
+ */
+export class KeyedOpenAiChatModel implements ChatModel {
+  private model: OpenAiChatModel | undefined;
+
+  constructor(
+    readonly modelId: string,
+    private readonly options: OpenAiOptions,
+    private readonly apiKey: ApiKeyProvider,
+  ) {
+    // Validate now (the key is not needed for that); the real client is built once the key is read.
+    new OpenAiChatModel(modelId, { ...options, apiKey: '' });
+  }
+
+  /** Read the key (once: the provider keeps it), then complete through `OpenAiChatModel`. */
+  async complete(request: ChatRequest): Promise<ChatResponse> {
+    this.model ??= new OpenAiChatModel(this.modelId, { ...this.options, apiKey: await this.apiKey() });
+    return this.model.complete(request);
+  }
 }

@@ -59,6 +59,10 @@ describe('the AwsSolutions nag pack', () => {
     expect(nagFindings({ alarmEmail: 'ops@example.com', modelSpec: 'bedrock:amazon.nova-lite-v1:0' })).toEqual([]);
   });
 
+  it('reports none either for an OpenAI-compatible model with its key in Secrets Manager', () => {
+    expect(nagFindings({ modelSpec: 'openai:llama3', openaiBaseUrl: 'https://llm.example.com/v1', openaiApiKeySecretName: 'extagents/openai-api-key' })).toEqual([]);
+  });
+
   it('does report a resource nobody reviewed (the check is live)', () => {
     // Act
     const findings = nagFindings({}, (stack) => new s3.Bucket(stack, 'Unreviewed'));

@@ -537,7 +537,11 @@ describe('Bedrock permissions', () => {
     expect(build).toThrow(/Invalid model spec "azure:gpt-4"/);
   });
 
-  it('refuses an OpenAI-compatible model spec, which the deployed stack cannot configure yet', () => {
-    expect(() => buildStack(createSynthesisApp(), { modelSpec: 'openai:llama3' })).toThrow(/openai: specs run locally only/);
+  it('refuses an OpenAI-compatible model spec without a base URL at synth, naming the context to set', () => {
+    // Act
+    const build = () => buildStack(createSynthesisApp(), { modelSpec: 'openai:llama3' });
+    // Assert
+    expect(build).toThrow(ConfigurationError);
+    expect(build).toThrow(/openaiBaseUrl=https:\/\//);
   });
 });
