@@ -82,7 +82,8 @@ export function addEvalCommand(program: Command): void {
       }
       const modelIds: Record<AgentRole, string> = spec.kind === 'extractive' ? { seeker: 'extractive', reasoner: 'extractive' } : { seeker: spec.seekerModelId, reasoner: spec.reasonerModelId };
       const model = createAgentModel(opts.model, createBedrockClient);
-      const bar = opts.progress
+      // A bar on a terminal; without one (a log file, CI) a line at every 5% of the records instead.
+      const bar = opts.progress && process.stderr.isTTY
         ? new SingleBar(
             {
               stream: process.stderr,
@@ -109,6 +110,10 @@ export function addEvalCommand(program: Command): void {
           strategyOptions: { bestEffort: opts.bestEffort },
           outDir: opts.out,
           onProgress: (p) => {
+            if (opts.progress && !bar && p.record !== undefined) {
+              const step = Math.max(1, Math.ceil(p.total / 20));
+              if (p.done % step === 0 || p.done === p.total) process.stderr.write(`eval: ${p.done}/${p.total} records (${p.record.strategy} ${p.record.targetTokens} ${p.record.exampleId})\n`);
+            }
             if (!bar) return;
             if (p.record === undefined) bar.start(p.total, 0, { last: '' });
             else bar.update(p.done, { last: `${p.record.strategy} ${p.record.targetTokens} ${p.record.exampleId}` });
