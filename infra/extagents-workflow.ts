@@ -178,7 +178,7 @@ export class ExtAgentsWorkflow extends Construct {
       }),
       resultPath: sfn.JsonPath.DISCARD,
       // Child workflows are Standard: an Express child is capped at 5 minutes, less than one Seek
-      // invocation (5-minute timeout) plus its retries.
+      // invocation (10-minute timeout) plus its retries.
       mapExecutionType: sfn.StateMachineType.STANDARD,
       label: STATE_NAMES.SeekChunks,
     });

@@ -20,7 +20,10 @@ import { S3BlobStore } from './s3-blob-store';
 
 const env = loadEnv();
 const s3 = new S3Client({});
-const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}));
+// Every item of a run shares one partition key and all Seeks update one counters item, so DynamoDB
+// may throttle a fast, highly concurrent run: the SDK's own bounded, jittered retries absorb that
+// (8 attempts, adaptive mode) rather than failing the chunk.
+const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ maxAttempts: 8, retryMode: 'adaptive' }));
 let model: AgentModel | undefined;
 
 /** Options of an `openai:` spec in this container: the base URL from OPENAI_BASE_URL (validated by loadEnv). */

@@ -44,7 +44,7 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
   const { blobs } = deps;
   const limit = pLimit(IO_CONCURRENCY);
 
-  const keys = await resolveCorpusKeys(event.corpus, blobs);
+  const keys = await resolveCorpusKeys(event.corpus, blobs, limit);
   const objects = await readCorpusObjects(blobs, keys, event.corpus.prefix ?? '');
   const cacheKey = chunkCacheKey(corpusContentHash(objects), options.chunkTokens);
   const cached = await loadChunkCache(blobs, cacheKey);
@@ -111,15 +111,15 @@ function emptyCorpus(objects: number, skipped: SkippedDocument[]): EmptyCorpusEr
   return new EmptyCorpusError(`The corpus has no usable text (${objects} object(s): ${why})`);
 }
 
-async function resolveCorpusKeys(corpus: PrepareEvent['corpus'], blobs: BlobStore): Promise<string[]> {
+async function resolveCorpusKeys(corpus: PrepareEvent['corpus'], blobs: BlobStore, limit: pLimit.Limit): Promise<string[]> {
   const keys = corpus.keys ?? (await blobs.list(corpus.prefix ?? '')).map((o) => o.key);
   const inRuns = keys.filter((k) => k.startsWith('runs/'));
   if (inRuns.length > 0) {
     throw new InvalidInputError(`Corpus keys must not point into runs/ (the workflow's own output): ${inRuns.slice(0, 3).join(', ')}`);
   }
   if (corpus.keys) {
-    const missing: string[] = [];
-    for (const key of keys) if (!(await blobs.exists(key))) missing.push(key);
+    const found = await Promise.all(keys.map((key) => limit(() => blobs.exists(key))));
+    const missing = keys.filter((_, i) => !found[i]);
     if (missing.length > 0) throw new InvalidInputError(`Corpus object(s) not found: ${missing.slice(0, 5).join(', ')}`);
   }
   if (keys.length === 0) throw new InvalidInputError(`No corpus object under prefix "${corpus.prefix}"`);

@@ -100,6 +100,9 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
   if (answered) return { ...state, seq, outcome: 'answered', exhausted: false, poolSize };
 
   const next = nextK(k, poolSize);
-  const budgetBound = fitted.messages.length < k;
+  // Budget-bound: the token budget dropped or trimmed messages it was given, so a wider k would give
+  // the agent the same text again. (Fewer messages than k from the GSI — which DynamoDB updates
+  // asynchronously — is not budget-bound: the next, wider step reads them.)
+  const budgetBound = fitted.truncated;
   return { ...state, seq, k: next.k, outcome: 'refused', exhausted: next.exhausted || budgetBound, poolSize };
 }

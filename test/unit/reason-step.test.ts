@@ -1,0 +1,81 @@
+/**
+ * One KAR step (shared/pipeline/reason.ts) over fake ports: when k widens and when the step is
+ * exhausted.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseRunOptions } from '../../shared/config';
+import { FsBlobStore } from '../../local/fs-blob-store';
+import { runRecordKey } from '../../shared/pipeline/layout';
+import { clearRunCaches, type RunRecord } from '../../shared/pipeline/run-record';
+import { reasonStep } from '../../shared/pipeline/reason';
+import type { WorkflowState } from '../../shared/pipeline/state';
+import type { AgentModel, MessageStore, RunCounters, StoredStep } from '../../shared/ports';
+import { NO_ANSWER, type Message } from '../../shared/types';
+
+const usage = { calls: 1, inputTokens: 1, outputTokens: 1 };
+
+function message(chunkIndex: number, evidence: string): Message {
+  return { id: `r1-c${chunkIndex}`, round: 1, chunkIndex, score: 50, evidence, tokens: evidence.split(' ').length, quotes: [], sources: ['d.txt'] };
+}
+
+/** A pool whose top-k query returns `visible` (a GSI that lags the table) while the table counts `poolSize`. */
+function fakeStore(visible: Message[], poolSize: number): MessageStore {
+  const steps: StoredStep[] = [];
+  return {
+    topK: async (_run: string, k: number) => visible.slice(0, k),
+    poolSize: async () => poolSize,
+    putStep: async (_run: string, step: StoredStep) => void steps.push(step),
+    getSteps: async () => steps,
+    addUsage: async () => undefined,
+    addRetry: async () => undefined,
+    getCounters: async () => ({}) as RunCounters,
+  } as unknown as MessageStore;
+}
+
+const refusing: AgentModel = {
+  description: 'always refuses',
+  seek: async () => ({ evidence: null, score: 0, spans: [], usage, warnings: [] }),
+  reason: async () => ({ answerable: false, answer: NO_ANSWER, citedMessageIds: [], usage, warnings: [] }),
+};
+
+describe('one knowledge-accumulating reasoning step', () => {
+  let dir: string;
+  let blobs: FsBlobStore;
+  const state: WorkflowState = {
+    runId: 'r', manifestKey: 'runs/r/manifest.json', chunks: 8, round: 1, k: 2, seq: 0, outcome: null, exhausted: false, poolSize: 0,
+    config: { rounds: 1, concurrency: 1, toleratedFailurePercentage: 0, bestEffort: false },
+  };
+
+  beforeEach(async () => {
+    clearRunCaches();
+    dir = mkdtempSync(path.join(tmpdir(), 'reason-step-'));
+    blobs = new FsBlobStore(dir);
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  async function writeRecord(reasonerBudgetTokens: number): Promise<void> {
+    const record = { runId: 'r', question: 'q?', options: parseRunOptions({ reasonerBudgetTokens }), documents: [], skipped: [], chunks: 8, tokens: 0, tokenizer: 't', createdAt: '' } as unknown as RunRecord;
+    await blobs.put(runRecordKey('r'), JSON.stringify(record));
+  }
+
+  it('widens k when the top-k query returned fewer messages than k (a lagging index), instead of stopping', async () => {
+    await writeRecord(16_000);
+    const store = fakeStore([message(0, 'one short message')], 8);
+
+    const next = await reasonStep({ state, force: false }, { blobs, store, model: refusing });
+
+    expect(next).toMatchObject({ outcome: 'refused', exhausted: false, k: 4, poolSize: 8 });
+  });
+
+  it('stops widening when the token budget already cut the top-k', async () => {
+    await writeRecord(256);
+    const long = Array.from({ length: 200 }, (_, i) => `word${i}`).join(' ');
+    const store = fakeStore([message(0, long), message(1, long)], 8);
+
+    const next = await reasonStep({ state, force: false }, { blobs, store, model: refusing });
+
+    expect(next).toMatchObject({ outcome: 'refused', exhausted: true });
+  });
+});
