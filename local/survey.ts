@@ -17,6 +17,7 @@ import type { SurveyOutput, SurveyState } from '../shared/survey/workflow';
 import { resolveCorpus } from './corpus';
 import type { ExecutionCallbacks, LocalStack } from './stack';
 import { topicSlug } from '../shared/survey/workflow';
+import { parseJsonText } from '../shared/pipeline/state';
 
 /**
  * Progress of a local survey, from the survey execution's callbacks: `prepare` (chunks written),
@@ -194,15 +195,7 @@ export { topicSlug } from '../shared/survey/workflow';
  * @throws InvalidInputError naming each invalid field.
  */
 export function parseSchedule(text: string, where: string): Schedule {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new InvalidInputError(`${where}: not valid JSON (${(error as Error).message})`, { cause: error });
-  }
-  const result = ScheduleSchema.safeParse(value);
-  if (!result.success) throw new InvalidInputError(`${where}: ${result.error.issues.map((i) => `${i.path.join('.') || '(schedule)'}: ${i.message}`).join('; ')}`);
-  return result.data;
+  return parseJsonText(ScheduleSchema, text, where, '(schedule)');
 }
 
 /**

@@ -121,3 +121,23 @@ export function parseEvent<T>(schema: z.ZodType<T>, event: unknown, what: string
   }
   return result.data;
 }
+
+/**
+ * Parse JSON text and validate it against a schema (schedule files, job files, …).
+ * @param where names the text in messages (a file name or key).
+ * @throws InvalidInputError `<where>: not valid JSON (…)`, or `<where>: <path>: <issue>; …` naming
+ *   every invalid field (`fallbackPath` stands for the root).
+ */
+export function parseJsonText<T>(schema: z.ZodType<T>, text: string, where: string, fallbackPath: string): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new InvalidInputError(`${where}: not valid JSON (${(error as Error).message})`, { cause: error });
+  }
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    throw new InvalidInputError(`${where}: ${result.error.issues.map((i) => `${i.path.join('.') || fallbackPath}: ${i.message}`).join('; ')}`);
+  }
+  return result.data;
+}

@@ -16,6 +16,7 @@ import { InvalidInputError, errorFromFailure } from '../errors';
 import { IO_CONCURRENCY } from '../pipeline/ingest';
 import type { ExecutionLookup } from '../pipeline/jobs';
 import type { BlobStore } from '../ports';
+import { parseJsonText } from '../pipeline/state';
 import type { SurveyMetadata } from './types';
 import { DateSchema, SURVEYS_PREFIX, SurveyCorpusSchema, surveyOutputPrefix, topicSlug, type SurveyExecutionInput } from './workflow';
 import { SurveyOptionsSchema } from './options';
@@ -76,15 +77,7 @@ export interface BulkPlan {
  * @throws InvalidInputError naming each invalid field (`surveys.1.corpus: …`).
  */
 export function parseBucketSchedule(text: string, where: string): z.output<typeof BucketScheduleSchema> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new InvalidInputError(`${where}: not valid JSON (${(error as Error).message})`, { cause: error });
-  }
-  const result = BucketScheduleSchema.safeParse(value);
-  if (!result.success) throw new InvalidInputError(`${where}: ${result.error.issues.map((i) => `${i.path.join('.') || '(schedule)'}: ${i.message}`).join('; ')}`);
-  return result.data;
+  return parseJsonText(BucketScheduleSchema, text, where, '(schedule)');
 }
 
 /**
