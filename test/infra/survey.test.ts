@@ -13,13 +13,10 @@ import { StateMachine as LocalStateMachine } from 'aws-local-stepfunctions';
 import { buildStack, createSynthesisApp, SYNTHESIS_APP_PROPS, type BuildStackOptions } from '../../infra/extagents-stack';
 import { EXECUTION_ALREADY_EXISTS } from '../../infra/ingest';
 import { scheduleCronExpression, SURVEY_STATE_NAMES as S } from '../../infra/survey';
+import { ACCOUNT, REGION, resolveIntrinsics, type Json, type JsonObject } from '../support/cdk';
 
-const ACCOUNT = '123456789012';
-const REGION = 'us-west-2';
 const ENV = { account: ACCOUNT, region: REGION };
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
 
 interface AslState {
   Type: string;
@@ -47,25 +44,6 @@ interface Asl {
   States: Record<string, AslState>;
 }
 
-/** Ref -> `${Id}`, Fn::GetAtt -> `${Id.Attr}`, Fn::Join joined, pseudo parameters to test values. */
-function resolveIntrinsics(value: Json): Json {
-  if (Array.isArray(value)) return value.map(resolveIntrinsics);
-  if (value === null || typeof value !== 'object') return value;
-  const keys = Object.keys(value);
-  if (keys.length === 1 && keys[0] === 'Ref') {
-    const pseudo: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT };
-    return pseudo[value.Ref as string] ?? `\${${value.Ref as string}}`;
-  }
-  if (keys.length === 1 && keys[0] === 'Fn::GetAtt') {
-    const [logicalId, attribute] = value['Fn::GetAtt'] as string[];
-    return `\${${logicalId}.${attribute}}`;
-  }
-  if (keys.length === 1 && keys[0] === 'Fn::Join') {
-    const [separator, parts] = value['Fn::Join'] as [string, Json[]];
-    return parts.map((part) => String(resolveIntrinsics(part))).join(separator);
-  }
-  return Object.fromEntries(keys.map((key) => [key, resolveIntrinsics(value[key])]));
-}
 
 function synth(options: BuildStackOptions = {}, context: Record<string, unknown> = {}): Template {
   const app = Object.keys(context).length === 0 ? createSynthesisApp() : new App({ ...SYNTHESIS_APP_PROPS, context: { ...SYNTHESIS_APP_PROPS.context, ...context } });

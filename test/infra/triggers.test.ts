@@ -6,12 +6,9 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { StateMachine as LocalStateMachine } from 'aws-local-stepfunctions';
 import { buildStack, createSynthesisApp, type BuildStackOptions } from '../../infra/extagents-stack';
 import { EXECUTION_ALREADY_EXISTS, JOB_STATE_NAMES } from '../../infra/ingest';
+import { ACCOUNT, REGION, resolveIntrinsics, type Json, type JsonObject } from '../support/cdk';
 
-const ACCOUNT = '123456789012';
-const REGION = 'us-west-2';
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
 
 interface AslState {
   Type: string;
@@ -30,25 +27,6 @@ interface AslState {
   Result?: Json;
 }
 
-/** Ref -> `${Id}`, Fn::GetAtt -> `${Id.Attr}`, Fn::Join joined, pseudo parameters to test values. */
-function resolveIntrinsics(value: Json): Json {
-  if (Array.isArray(value)) return value.map(resolveIntrinsics);
-  if (value === null || typeof value !== 'object') return value;
-  const keys = Object.keys(value);
-  if (keys.length === 1 && keys[0] === 'Ref') {
-    const pseudo: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT };
-    return pseudo[value.Ref as string] ?? `\${${value.Ref as string}}`;
-  }
-  if (keys.length === 1 && keys[0] === 'Fn::GetAtt') {
-    const [logicalId, attribute] = value['Fn::GetAtt'] as string[];
-    return `\${${logicalId}.${attribute}}`;
-  }
-  if (keys.length === 1 && keys[0] === 'Fn::Join') {
-    const [separator, parts] = value['Fn::Join'] as [string, Json[]];
-    return parts.map((part) => String(resolveIntrinsics(part))).join(separator);
-  }
-  return Object.fromEntries(keys.map((key) => [key, resolveIntrinsics(value[key])]));
-}
 
 function synth(options: BuildStackOptions = {}): Template {
   return Template.fromStack(buildStack(createSynthesisApp(), { env: { account: ACCOUNT, region: REGION }, ...options }));

@@ -7,16 +7,13 @@ import { StateMachine as LocalStateMachine } from 'aws-local-stepfunctions';
 import { ConfigurationError, RETRYABLE_ERRORS } from '../../shared/errors';
 import { buildStack, createSynthesisApp, type BuildStackOptions } from '../../infra/extagents-stack';
 import { STATE_NAMES } from '../../infra/extagents-workflow';
+import { ACCOUNT, REGION, resolveIntrinsics, type Json, type JsonObject } from '../support/cdk';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-const ACCOUNT = '123456789012';
-const REGION = 'us-west-2';
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
 
 interface AslState {
   Type: string;
@@ -56,25 +53,6 @@ interface AslDefinition {
  * account/region/partition, `Ref` of a resource to `${LogicalId}`, `Fn::GetAtt` to
  * `${LogicalId.Attr}`, `Fn::Join` to the joined string.
  */
-function resolveIntrinsics(value: Json): Json {
-  if (Array.isArray(value)) return value.map(resolveIntrinsics);
-  if (value === null || typeof value !== 'object') return value;
-  const keys = Object.keys(value);
-  if (keys.length === 1 && keys[0] === 'Ref') {
-    const ref = value.Ref as string;
-    const pseudo: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::Region': REGION, 'AWS::AccountId': ACCOUNT };
-    return pseudo[ref] ?? `\${${ref}}`;
-  }
-  if (keys.length === 1 && keys[0] === 'Fn::GetAtt') {
-    const [logicalId, attribute] = value['Fn::GetAtt'] as string[];
-    return `\${${logicalId}.${attribute}}`;
-  }
-  if (keys.length === 1 && keys[0] === 'Fn::Join') {
-    const [separator, parts] = value['Fn::Join'] as [string, Json[]];
-    return parts.map((part) => String(resolveIntrinsics(part))).join(separator);
-  }
-  return Object.fromEntries(keys.map((key) => [key, resolveIntrinsics(value[key])]));
-}
 
 function synth(options: BuildStackOptions = {}): Template {
   const stack = buildStack(createSynthesisApp(), { env: { account: ACCOUNT, region: REGION }, ...options });
