@@ -69,6 +69,8 @@ describe('LocalRunLauncher', () => {
     await until(() => running.length === 2);
     expect(running).toEqual(['a', 'b']);
     expect((await launcher.describe('a'))?.status).toBe('SUCCEEDED');
+    // Each end is reported after its record is written; wait for a's so the order below is a's then b's.
+    await until(() => ended.length === 1);
     gates.get('b')?.reject(new EmptyCorpusError('The corpus has no usable text'));
     await launcher.stop();
 
