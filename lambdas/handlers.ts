@@ -51,7 +51,7 @@ export function makeHandlers(deps: HandlerDeps): WorkflowHandlers {
   const { blobs, store, logger } = deps;
   return {
     prepare: logged(logger, 'Prepare', 'info', async (event) => prepareRun(parseEvent(PrepareEventSchema, event, 'Prepare'), { blobs })),
-    seek: logged(logger, 'Seek', 'debug', async (event) => seekChunk(parseEvent(SeekEventSchema, event, 'Seek'), { blobs, store, model: deps.model() })),
+    seek: logged(logger, 'Seek', 'debug', async (event) => seekChunk(parseEvent(SeekEventSchema, event, 'Seek'), { blobs, store, model: deps.model })),
     reason: logged(logger, 'Reason', 'info', async (event) => reasonStep(parseEvent(ReasonEventSchema, event, 'Reason'), { blobs, store, model: deps.model() })),
     synchronize: logged(logger, 'Synchronize', 'info', async (event) => synchronizeRound(parseEvent(WorkflowStateSchema, event, 'Synchronize'), { blobs, store })),
     finalize: logged(logger, 'Finalize', 'info', async (event) => {

@@ -156,7 +156,12 @@ export interface RunResult {
   answer: string;
   answerable: boolean;
   citations: Citation[];
+  /** KAR steps of the execution that produced this result (a resumed run re-runs KAR from k = 1). */
   trace: KarStep[];
+  /**
+   * Model calls and tokens per role for this run id, over all its executions: a resumed run adds
+   * the calls its interrupted executions really made (the same holds for `retries` and `warnings`).
+   */
   usage: Usage;
   rounds: number;
   chunks: number;

@@ -15,8 +15,28 @@ import type { SeekEvent, SeekOutcome } from './state';
 export interface SeekDeps {
   blobs: BlobStore;
   store: MessageStore;
-  model: AgentModel;
+  /**
+   * The seeking agent's model, or a factory of it called once per task inside the task's error
+   * handling (so a bad model setting, e.g. a ConfigurationError, is recorded for the chunk).
+   */
+  model: AgentModel | (() => AgentModel);
 }
+
+/**
+ * Most characters (UTF-16 code units) of a message's evidence that are stored. A model's evidence is
+ * bounded by its output tokens; this bounds the extractive reader and any model whose reply is far
+ * longer than asked, so the message fits a DynamoDB item (400 KB) and stays small in prompts.
+ */
+export const MAX_EVIDENCE_CHARS = 16_000;
+
+/**
+ * Most characters of quote text stored per message, over all its quotes, in order. A quote cut by
+ * this bound keeps its start and its `end` moves to the end of the kept text, so offsets and text
+ * still agree; a quote left with no room is dropped. Each cut is reported as a warning of the run.
+ * With the evidence bound, a message's JSON stays under ~300 KB even if every character needed a
+ * 6-character JSON escape (DynamoDB's item limit is 400 KB).
+ */
+export const MAX_QUOTE_CHARS = 32_000;
 
 /**
  * Run the seeking agent of one chunk, at most once per (run, round, chunk): a chunk already sought
@@ -40,9 +60,10 @@ export interface SeekDeps {
 export async function seekChunk(event: SeekEvent, deps: SeekDeps): Promise<SeekOutcome> {
   const { store } = deps;
   const { runId, round, chunk: index } = event;
-  if (await store.wasSought(runId, round, index)) return { chunk: index, outcome: 'already-done' };
   try {
-    return await seekOnce(event, deps);
+    if (await store.wasSought(runId, round, index)) return { chunk: index, outcome: 'already-done' };
+    const model = typeof deps.model === 'function' ? deps.model() : deps.model;
+    return await seekOnce(event, { ...deps, model });
   } catch (error) {
     await countIfTransient(store, runId, 'seeker', error);
     await bestEffort(store.recordSeekFailure(runId, round, index, describe(error)));
@@ -76,7 +97,7 @@ function describe(error: unknown): { error: string; message: string } {
   return error instanceof Error ? { error: error.name, message: error.message } : { error: 'Error', message: String(error) };
 }
 
-async function seekOnce(event: SeekEvent, deps: SeekDeps): Promise<SeekOutcome> {
+async function seekOnce(event: SeekEvent, deps: SeekDeps & { model: AgentModel }): Promise<SeekOutcome> {
   const { blobs, store, model } = deps;
   const { runId, round, chunk: index } = event;
   const { query, chunkTokens } = await queryOf(event, blobs);
@@ -85,19 +106,22 @@ async function seekOnce(event: SeekEvent, deps: SeekDeps): Promise<SeekOutcome> 
 
   const { result, warnings } = await seekShrinkingOnOverflow(model, { question: query, chunk, round, synchronized }, chunkTokens);
   const allWarnings = [...warnings, ...result.warnings];
+  const hasEvidence = result.evidence !== null && result.evidence.trim() !== '';
+  const bounded = hasEvidence ? boundMessageText(result.evidence as string, result.spans.flatMap((span) => spanToQuotes(chunk, span.start, span.end))) : undefined;
+  if (bounded) allWarnings.push(...bounded.warnings);
   await store.addUsage(runId, 'seeker', result.usage, allWarnings.map((w) => `chunk ${index}, round ${round}: ${w}`));
 
   let outcome: SeekOutcome['outcome'] = 'none';
-  if (result.evidence !== null && result.evidence.trim() !== '') {
-    const quotes = result.spans.flatMap((span) => spanToQuotes(chunk, span.start, span.end));
+  if (bounded) {
+    const { evidence, quotes } = bounded;
     const sources = [...new Set((quotes.length > 0 ? quotes : chunk.segments).map((q) => q.documentId))];
     const message: Message = {
       id: messageId(round, index),
       round,
       chunkIndex: index,
       score: result.score,
-      evidence: result.evidence,
-      tokens: countTokens(result.evidence),
+      evidence,
+      tokens: countTokens(evidence),
       quotes,
       sources,
     };
@@ -162,6 +186,45 @@ async function seekShrinkingOnOverflow(
       );
     }
   }
+}
+
+/**
+ * Bound the text a message stores: evidence to `MAX_EVIDENCE_CHARS`, quote text to `MAX_QUOTE_CHARS`
+ * in all (see there). Cuts never split a surrogate pair. Pure; `quotes` is not modified.
+ * @returns the kept evidence and quotes, and one warning per cut (empty when nothing was cut).
+ */
+export function boundMessageText(evidence: string, quotes: Quote[]): { evidence: string; quotes: Quote[]; warnings: string[] } {
+  const warnings: string[] = [];
+  let keptEvidence = evidence;
+  if (evidence.length > MAX_EVIDENCE_CHARS) {
+    keptEvidence = evidence.slice(0, codePointCut(evidence, MAX_EVIDENCE_CHARS));
+    warnings.push(`evidence of ${evidence.length} characters cut to ${keptEvidence.length} (MAX_EVIDENCE_CHARS)`);
+  }
+  const kept: Quote[] = [];
+  let room = MAX_QUOTE_CHARS;
+  for (const quote of quotes) {
+    if (quote.text.length <= room) {
+      kept.push(quote);
+      room -= quote.text.length;
+      continue;
+    }
+    const cut = codePointCut(quote.text, room);
+    if (cut > 0) {
+      kept.push({ ...quote, end: quote.start + cut, text: quote.text.slice(0, cut) });
+      warnings.push(`quote of ${quote.documentId} [${quote.start}, ${quote.end}) cut to its first ${cut} characters (MAX_QUOTE_CHARS)`);
+    } else {
+      warnings.push(`quote of ${quote.documentId} [${quote.start}, ${quote.end}) not stored: the message's quotes already hold ${MAX_QUOTE_CHARS} characters (MAX_QUOTE_CHARS)`);
+    }
+    room -= cut;
+  }
+  return { evidence: keptEvidence, quotes: kept, warnings };
+}
+
+/** Largest offset <= `max` in `text` that is not inside a surrogate pair. */
+function codePointCut(text: string, max: number): number {
+  if (max >= text.length) return text.length;
+  const code = text.charCodeAt(max - 1);
+  return max > 0 && code >= 0xd800 && code <= 0xdbff ? max - 1 : max;
 }
 
 /**

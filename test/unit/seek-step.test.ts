@@ -1,0 +1,150 @@
+/**
+ * One Seek task (shared/pipeline/seek.ts) over fake ports: errors raised before the model is called
+ * are recorded for the chunk, and the text a message stores is bounded (DynamoDB's 400 KB item).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { FsBlobStore } from '../../local/fs-blob-store';
+import { parseRunOptions } from '../../shared/config';
+import { ConfigurationError } from '../../shared/errors';
+import { chunkKey, runRecordKey } from '../../shared/pipeline/layout';
+import { clearRunCaches, type RunRecord } from '../../shared/pipeline/run-record';
+import { boundMessageText, MAX_EVIDENCE_CHARS, MAX_QUOTE_CHARS, seekChunk } from '../../shared/pipeline/seek';
+import type { AgentModel, MessageStore } from '../../shared/ports';
+import type { Chunk, Message, Quote } from '../../shared/types';
+
+const usage = { calls: 1, inputTokens: 1, outputTokens: 1 };
+
+interface Recorded {
+  messages: Message[];
+  failures: Array<{ chunk: number; error: string; message: string }>;
+  warnings: string[];
+}
+
+function fakeStore(recorded: Recorded, overrides: Partial<MessageStore> = {}): MessageStore {
+  return {
+    wasSought: async () => false,
+    markSought: async () => undefined,
+    putMessage: async (_run: string, m: Message) => void recorded.messages.push(m),
+    addUsage: async (_run: string, _role: string, _usage: unknown, warnings: string[] = []) => void recorded.warnings.push(...warnings),
+    recordSeekFailure: async (_run: string, _round: number, chunk: number, f: { error: string; message: string }) => void recorded.failures.push({ chunk, ...f }),
+    countTransientError: async () => undefined,
+    ...overrides,
+  } as unknown as MessageStore;
+}
+
+function quote(start: number, length: number, char = 'q'): Quote {
+  return { documentId: 'd.txt', start, end: start + length, text: char.repeat(length) };
+}
+
+describe('boundMessageText', () => {
+  it('keeps a message within the bounds unchanged, with no warning', () => {
+    const quotes = [quote(0, 10), quote(50, 20)];
+
+    expect(boundMessageText('short evidence', quotes)).toEqual({ evidence: 'short evidence', quotes, warnings: [] });
+  });
+
+  it('cuts long evidence and long quotes, moves a cut quote end with its text, drops quotes left with no room, and warns for each', () => {
+    const evidence = 'e'.repeat(MAX_EVIDENCE_CHARS + 500);
+    const quotes = [quote(0, MAX_QUOTE_CHARS - 100), quote(100_000, 300), quote(200_000, 50)];
+
+    const bounded = boundMessageText(evidence, quotes);
+
+    expect(bounded.evidence).toHaveLength(MAX_EVIDENCE_CHARS);
+    expect(bounded.quotes).toEqual([quotes[0], { documentId: 'd.txt', start: 100_000, end: 100_100, text: 'q'.repeat(100) }]);
+    expect(bounded.warnings).toHaveLength(3);
+    expect(bounded.warnings[0]).toContain(`evidence of ${MAX_EVIDENCE_CHARS + 500} characters cut to ${MAX_EVIDENCE_CHARS}`);
+    expect(bounded.warnings[1]).toContain('quote of d.txt [100000, 100300) cut to its first 100 characters');
+    expect(bounded.warnings[2]).toContain('quote of d.txt [200000, 200050) not stored');
+  });
+
+  it('never cuts inside a surrogate pair', () => {
+    const evidence = 'a' + '😀'.repeat(MAX_EVIDENCE_CHARS); // the bound falls after a high surrogate
+
+    const bounded = boundMessageText(evidence, []);
+
+    expect(bounded.evidence).toHaveLength(MAX_EVIDENCE_CHARS - 1);
+    expect(bounded.evidence).not.toMatch(/[\uD800-\uDBFF]$/);
+    expect(Buffer.from(bounded.evidence, 'utf8').toString('utf8')).toBe(bounded.evidence);
+  });
+});
+
+describe('one Seek task', () => {
+  let dir: string;
+  let blobs: FsBlobStore;
+  const text = 'x'.repeat(400_000);
+  const chunk: Chunk = { index: 0, tokens: 50_000, chars: text.length, text, segments: [{ documentId: 'big.txt', start: 0, end: text.length, chunkStart: 0 }] };
+
+  beforeEach(async () => {
+    clearRunCaches();
+    dir = mkdtempSync(path.join(tmpdir(), 'seek-step-'));
+    blobs = new FsBlobStore(dir);
+    const record = { runId: 'r', question: 'q?', options: parseRunOptions({}), documents: [], skipped: [], chunks: 1, tokens: 0, tokenizer: 't', createdAt: '' } as unknown as RunRecord;
+    await blobs.put(runRecordKey('r'), JSON.stringify(record));
+    await blobs.put(chunkKey('r', 0), JSON.stringify(chunk));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('records a bad model setting for the chunk: the factory is called inside the task error handling', async () => {
+    const recorded: Recorded = { messages: [], failures: [], warnings: [] };
+
+    const failure = await seekChunk(
+      { runId: 'r', round: 1, chunk: 0 },
+      {
+        blobs,
+        store: fakeStore(recorded),
+        model: () => {
+          throw new ConfigurationError('Unknown model spec "bedrock:"');
+        },
+      },
+    ).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(ConfigurationError);
+    expect(recorded.failures).toEqual([{ chunk: 0, error: 'ConfigurationError', message: 'Unknown model spec "bedrock:"' }]);
+  });
+
+  it('records a failure of the store before the model is called, and rethrows it unchanged', async () => {
+    const recorded: Recorded = { messages: [], failures: [], warnings: [] };
+    const storeDown = Object.assign(new Error('Requested resource not found'), { name: 'ResourceNotFoundException' });
+    const model: AgentModel = {
+      description: 'must not be called',
+      seek: async () => {
+        throw new Error('the model was called');
+      },
+      reason: async () => {
+        throw new Error('the model was called');
+      },
+    };
+
+    const failure = await seekChunk({ runId: 'r', round: 1, chunk: 0 }, { blobs, store: fakeStore(recorded, { wasSought: async () => Promise.reject(storeDown) }), model }).catch(
+      (error: unknown) => error,
+    );
+
+    expect(failure).toBe(storeDown);
+    expect(recorded.failures).toEqual([{ chunk: 0, error: 'ResourceNotFoundException', message: 'Requested resource not found' }]);
+  });
+
+  it('stores a bounded message when the model returns evidence and a span covering a 400,000-character chunk, and reports the cuts', async () => {
+    const recorded: Recorded = { messages: [], failures: [], warnings: [] };
+    const model: AgentModel = {
+      description: 'returns everything',
+      seek: async () => ({ evidence: text, score: 80, spans: [{ start: 0, end: text.length }], usage, warnings: [] }),
+      reason: async () => {
+        throw new Error('not used');
+      },
+    };
+
+    const outcome = await seekChunk({ runId: 'r', round: 1, chunk: 0 }, { blobs, store: fakeStore(recorded), model });
+
+    expect(outcome).toEqual({ chunk: 0, outcome: 'message' });
+    const [stored] = recorded.messages;
+    expect(stored.evidence).toHaveLength(MAX_EVIDENCE_CHARS);
+    expect(stored.quotes).toEqual([{ documentId: 'big.txt', start: 0, end: MAX_QUOTE_CHARS, text: text.slice(0, MAX_QUOTE_CHARS) }]);
+    expect(Buffer.byteLength(JSON.stringify(stored))).toBeLessThan(100_000);
+    expect(recorded.warnings).toEqual([
+      expect.stringMatching(/^chunk 0, round 1: evidence of 400000 characters cut to 16000/),
+      expect.stringMatching(/^chunk 0, round 1: quote of big.txt \[0, 400000\) cut to its first 32000 characters/),
+    ]);
+  });
+});
