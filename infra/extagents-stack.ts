@@ -156,6 +156,9 @@ export class ExtAgentsStack extends Stack {
       serverAccessLogsBucket: accessLogs,
       serverAccessLogsPrefix: 'project-bucket/',
       // Run files and job plans expire with the run items' TTL; corpora, cache, jobs and results stay.
+      // api/ stays too: an idempotency record must outlive the execution name derived from its key
+      // (Step Functions keeps a Standard execution's name for 90 days after it ends), or a reused key
+      // with another body would be answered with the old run instead of 409.
       lifecycleRules: [{ id: 'ExpireRunData', prefix: 'runs/', expiration: Duration.days(retentionDays) }],
     });
 
