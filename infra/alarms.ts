@@ -1,7 +1,8 @@
 /**
  * CloudWatch alarms of the stack: failed and throttled executions of every state machine
  * (`AWS/States` ExecutionsFailed, ExecutionThrottled) and throttled invocations of every Lambda
- * function (`AWS/Lambda` Throttles), each alarming on one occurrence in 5 minutes; missing data
+ * function (`AWS/Lambda` Throttles), and messages waiting in a dead-letter queue (`AWS/SQS`
+ * ApproximateNumberOfMessagesVisible), each alarming on one occurrence in 5 minutes; missing data
  * (no executions) is not breaching. Optionally notifies an SNS topic (with an e-mail subscription).
  *
  * Sources: "Monitoring Step Functions metrics using Amazon CloudWatch"
@@ -14,6 +15,7 @@ import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { acknowledgeRule } from './nag';
@@ -24,6 +26,8 @@ export interface OperationsAlarmsProps {
   readonly stateMachines: Readonly<Record<string, sfn.IStateMachine>>;
   /** Lambda functions by a short name. */
   readonly functions: Readonly<Record<string, lambda.IFunction>>;
+  /** Dead-letter queues by a short name: alarm when one holds a message. @default none */
+  readonly deadLetterQueues?: Readonly<Record<string, sqs.IQueue>>;
   /** Create an SNS topic the alarms notify. @default false (true when `alarmEmail` is set) */
   readonly topic?: boolean;
   /** E-mail address subscribed to the topic (implies `topic`). */
@@ -69,6 +73,13 @@ export class OperationsAlarms extends Construct {
     }
     for (const [name, fn] of Object.entries(props.functions)) {
       add(`${name}Throttles`, fn.metricThrottles({ period, statistic: 'Sum' }), `${name}: invocations were throttled (Throttles >= 1 in 5 minutes).`);
+    }
+    for (const [name, queue] of Object.entries(props.deadLetterQueues ?? {})) {
+      add(
+        `${name}Messages`,
+        queue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }),
+        `${name}: an event could not be processed and waits in the dead-letter queue (ApproximateNumberOfMessagesVisible >= 1).`,
+      );
     }
     this.alarms = alarms;
   }

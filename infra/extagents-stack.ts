@@ -272,6 +272,7 @@ export class ExtAgentsStack extends Stack {
         PlanSurveys: this.surveys.planSurveysFunction,
         WriteSurveyIndex: this.surveys.writeIndexFunction,
       },
+      deadLetterQueues: { IngestDeadLetterQueue: this.triggers.ingestDeadLetterQueue },
       topic: props.alarmTopic,
       alarmEmail: props.alarmEmail,
     });

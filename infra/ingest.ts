@@ -1,7 +1,10 @@
 /**
  * Upload triggers (docs/UPLOADS.md): the project bucket sends its events to EventBridge, and
- * - Object Created under `corpora/` -> the ingest Lambda (lambdas/ingest.ts: chunk, count and cache
- *   the corpus once, shared/pipeline/ingest.ts);
+ * - Object Created under `corpora/` -> the ingest queue (SQS) -> the ingest Lambda
+ *   (lambdas/ingest.ts: chunk, count and cache each corpus of a batch once, shared/pipeline/ingest.ts).
+ *   The queue's batching window gathers the events of one upload burst, so a corpus of n files is
+ *   ingested a few times, not n times (each ingestion reads the whole corpus); events that keep
+ *   failing go to a dead-letter queue (alarmed) instead of being dropped;
  * - Object Created under `jobs/` ending in `.json` -> the jobs state machine:
  *
  *     PlanJob (Lambda: read and validate the job file, write one item per question)
@@ -12,7 +15,9 @@
  *       -> WriteResults (Lambda: results/<name>.jsonl in input order and results/<name>.summary.json)
  *     PlanJob's InvalidInputError / ConfigurationError / NotFoundError -> JobRejected (Fail).
  *
- * Sources: "Using EventBridge" (https://docs.aws.amazon.com/AmazonS3/latest/userguide/EventBridge.html),
+ * Sources: "Using Lambda with Amazon SQS" (batching window, partial batch responses, visibility
+ * timeout at least six times the function timeout:
+ * https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html), "Using EventBridge" (https://docs.aws.amazon.com/AmazonS3/latest/userguide/EventBridge.html),
  * "Start workflow executions from a task state"
  * (https://docs.aws.amazon.com/step-functions/latest/dg/concepts-nested-workflows.html), "Distributed
  * Map state" (https://docs.aws.amazon.com/step-functions/latest/dg/state-map-distributed.html).
@@ -21,13 +26,23 @@ import { CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as lambdaEventSources from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { ConfigurationError, InvalidInputError, NotFoundError } from '../shared/errors';
 import { ExtAgentsFunction } from './extagents-function';
 import { LAMBDA_SERVICE_RETRY } from './extagents-workflow';
+import { acknowledgeRule } from './nag';
+
+/** How long the ingest queue gathers events before invoking the function (the SQS maximum). */
+export const INGEST_BATCHING_WINDOW = Duration.minutes(5);
+/** Events per ingest invocation at most (Lambda allows up to 10,000 with a batching window). */
+export const INGEST_BATCH_SIZE = 1000;
+/** Receives of one event before it moves to the dead-letter queue. */
+export const INGEST_MAX_RECEIVES = 3;
 
 /** State names of the jobs state machine. */
 export const JOB_STATE_NAMES = {
@@ -79,8 +94,12 @@ export class UploadTriggers extends Construct {
   public readonly ingestFunction: ExtAgentsFunction;
   public readonly planJobFunction: ExtAgentsFunction;
   public readonly writeResultsFunction: ExtAgentsFunction;
-  /** Object Created under `corpora/` -> ingestFunction. */
+  /** Object Created under `corpora/` -> ingestQueue. */
   public readonly ingestRule: events.Rule;
+  /** The events of `ingestRule`, read in batches by ingestFunction. */
+  public readonly ingestQueue: sqs.Queue;
+  /** Events that failed ingestion `INGEST_MAX_RECEIVES` times (kept 14 days; alarmed). */
+  public readonly ingestDeadLetterQueue: sqs.Queue;
   /** Object Created under `jobs/` with suffix `.json` -> jobsStateMachine. */
   public readonly jobsRule: events.Rule;
   public readonly jobsStateMachine: sfn.StateMachine;
@@ -115,10 +134,34 @@ export class UploadTriggers extends Construct {
     bucket.grantRead(this.ingestFunction, 'cache/*');
     bucket.grantPut(this.ingestFunction, 'cache/*');
 
+    this.ingestDeadLetterQueue = new sqs.Queue(this, 'IngestDeadLetterQueue', {
+      enforceSSL: true,
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      retentionPeriod: Duration.days(14),
+    });
+    acknowledgeRule(this.ingestDeadLetterQueue, 'AwsSolutions-SQS3', 'This is the dead-letter queue of the ingest queue.');
+    this.ingestQueue = new sqs.Queue(this, 'IngestQueue', {
+      enforceSSL: true,
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      // Lambda's guidance: at least six times the function timeout, so a batch is not received twice
+      // while it is being ingested.
+      visibilityTimeout: Duration.minutes(90),
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.ingestDeadLetterQueue, maxReceiveCount: INGEST_MAX_RECEIVES },
+    });
+    this.ingestFunction.addEventSource(
+      new lambdaEventSources.SqsEventSource(this.ingestQueue, {
+        batchSize: INGEST_BATCH_SIZE,
+        maxBatchingWindow: INGEST_BATCHING_WINDOW,
+        reportBatchItemFailures: true,
+        // Two batches at once at most (the minimum): ingestions of one corpus are safe but repeat work.
+        maxConcurrency: 2,
+      }),
+    );
     this.ingestRule = new events.Rule(this, 'IngestRule', {
-      description: 'Object Created under corpora/ in the project bucket: ingest that corpus.',
+      description: 'Object Created under corpora/ in the project bucket: queue it for ingestion of that corpus.',
       eventPattern: objectCreatedPattern(bucket, events.Match.prefix('corpora/')),
-      targets: [new targets.LambdaFunction(this.ingestFunction, { retryAttempts: 2, maxEventAge: Duration.hours(1) })],
+      targets: [new targets.SqsQueue(this.ingestQueue, { retryAttempts: 2, maxEventAge: Duration.hours(1), deadLetterQueue: this.ingestDeadLetterQueue })],
     });
 
     // --- Jobs ----------------------------------------------------------------------------------

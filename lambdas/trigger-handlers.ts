@@ -1,7 +1,8 @@
 /**
  * Handlers of the upload triggers (docs/UPLOADS.md) as factories over ports, like lambdas/handlers.ts:
  * validate the event, call one use case, return a small result. Entry modules: lambdas/ingest.ts
- * (the `corpora/` rule's target) and lambdas/jobs.ts (the jobs state machine's two Lambda tasks).
+ * (reads the ingest queue, where the `corpora/` rule sends its events) and lambdas/jobs.ts (the jobs
+ * state machine's two Lambda tasks).
  */
 import { z } from 'zod';
 import { corpusIdOfKey, ingestCorpus } from '../shared/pipeline/ingest';
@@ -11,36 +12,75 @@ import { parseEvent } from '../shared/pipeline/state';
 import type { BlobStore } from '../shared/ports';
 import type { HandlerLogger } from './handlers';
 
-/** What the ingest handler did with one event (its Lambda result; EventBridge ignores it). */
-export type IngestHandlerResult =
-  | { outcome: 'ignored'; key: string; reason: string }
-  | { outcome: 'ingested' | 'reused' | 'unchanged' | 'no-objects'; corpusId: string; chunks?: number; cacheKey?: string };
+/** One SQS message as the Lambda event source mapping delivers it (only the fields used here). */
+const SqsRecordSchema = z.object({ messageId: z.string().min(1), body: z.string() });
+/** A batch of SQS messages ("Using Lambda with Amazon SQS": `{"Records": [...]}`). */
+const SqsBatchSchema = z.object({ Records: z.array(SqsRecordSchema) });
 
 /**
- * The ingest handler: an Object Created event under `corpora/<corpusId>/` ingests that corpus (see
- * `ingestCorpus`); any other key is ignored with a reason.
- * @throws InvalidInputError for an event that is not an S3 Object Created event.
+ * The partial batch response of an SQS event source mapping with `ReportBatchItemFailures`: the
+ * messages listed are received again (and after `INGEST_MAX_RECEIVES` receives go to the
+ * dead-letter queue); the others are deleted. Source: https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html
  */
-export function makeIngestHandler(deps: { blobs: BlobStore; chunkTokens: number; logger?: HandlerLogger }): (event: unknown) => Promise<IngestHandlerResult> {
+export interface SqsBatchResponse {
+  batchItemFailures: Array<{ itemIdentifier: string }>;
+}
+
+/**
+ * The ingest queue's handler: a batch of queued S3 Object Created events (each message body is one
+ * EventBridge event). Each corpus named in the batch is ingested ONCE, however many of its objects
+ * the batch holds (an upload of n files costs a few ingestions, not n). Outcomes:
+ * - a corpus whose ingestion fails: every message of it is reported failed (received again later,
+ *   then dead-lettered: never dropped), the other corpora are unaffected;
+ * - a message whose body is not an Object Created event: reported failed, so it ends in the
+ *   dead-letter queue where it can be inspected (an error is logged with the reason);
+ * - a key outside `corpora/<valid id>/`: ignored with a reason (logged).
+ * @returns the partial batch response.
+ * @throws InvalidInputError when the event is not an SQS batch (the whole batch is then retried).
+ */
+export function makeIngestBatchHandler(deps: { blobs: BlobStore; chunkTokens: number; logger?: HandlerLogger }): (event: unknown) => Promise<SqsBatchResponse> {
   const { blobs, logger } = deps;
   return async (event) => {
-    const object = createdObjectOf(event);
-    const corpusId = corpusIdOfKey(object.key);
-    logger?.removePersistentKeys(['corpusId']);
-    logger?.appendPersistentKeys({ ...(corpusId !== undefined && { corpusId }), key: object.key, task: 'Ingest' });
-    if (corpusId === undefined) {
-      const result: IngestHandlerResult = { outcome: 'ignored', key: object.key, reason: 'not below corpora/<corpusId>/ with a valid corpus id' };
-      logger?.info('Ingest ignored the object', { result });
-      return result;
+    const { Records: records } = parseEvent(SqsBatchSchema, event, 'SQS batch');
+    logger?.removePersistentKeys(['corpusId', 'key']);
+    logger?.appendPersistentKeys({ task: 'Ingest' });
+    const failed: string[] = [];
+    const byCorpus = new Map<string, string[]>();
+    for (const record of records) {
+      let key: string;
+      try {
+        key = createdObjectOf(JSON.parse(record.body) as unknown).key;
+      } catch (error) {
+        failed.push(record.messageId);
+        logger?.error('Ingest rejected a queued message: not an S3 Object Created event', { messageId: record.messageId, error: errorText(error) });
+        continue;
+      }
+      const corpusId = corpusIdOfKey(key);
+      if (corpusId === undefined) {
+        logger?.info('Ingest ignored the object', { result: { outcome: 'ignored', key, reason: 'not below corpora/<corpusId>/ with a valid corpus id' } });
+        continue;
+      }
+      byCorpus.set(corpusId, [...(byCorpus.get(corpusId) ?? []), record.messageId]);
     }
-    const done = await ingestCorpus(corpusId, { blobs }, { chunkTokens: deps.chunkTokens });
-    const result: IngestHandlerResult =
-      done.outcome === 'no-objects'
-        ? { outcome: 'no-objects', corpusId }
-        : { outcome: done.outcome, corpusId, chunks: done.ingestion.totals.chunks, cacheKey: done.ingestion.cacheKey };
-    logger?.info(`Ingest ${result.outcome}`, { result });
-    return result;
+    for (const [corpusId, messageIds] of byCorpus) {
+      try {
+        const done = await ingestCorpus(corpusId, { blobs }, { chunkTokens: deps.chunkTokens });
+        const result =
+          done.outcome === 'no-objects'
+            ? { outcome: done.outcome, corpusId, events: messageIds.length }
+            : { outcome: done.outcome, corpusId, events: messageIds.length, chunks: done.ingestion.totals.chunks, cacheKey: done.ingestion.cacheKey };
+        logger?.info(`Ingest ${result.outcome}`, { result });
+      } catch (error) {
+        failed.push(...messageIds);
+        logger?.error('Ingest failed; its events will be received again', { corpusId, events: messageIds.length, error: errorText(error) });
+      }
+    }
+    return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
   };
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 /** The jobs state machine's state after planning (the results task's input). */

@@ -72,26 +72,50 @@ describe('the upload triggers', () => {
     expect(Object.keys(template.findResources('Custom::S3BucketNotifications'))).toEqual([]);
   });
 
-  it('routes Object Created events of the bucket under corpora/ to the ingest function', () => {
+  it('queues Object Created events of the bucket under corpora/ for the ingest function, in batches, with a dead-letter queue', () => {
     // Arrange
     const ruleId = idStartingWith(template, 'AWS::Events::Rule', 'UploadsIngestRule');
     const ingestId = idStartingWith(template, 'AWS::Lambda::Function', 'UploadsIngestFunction');
-    // Assert
+    const queueId = idStartingWith(template, 'AWS::SQS::Queue', 'UploadsIngestQueue');
+    const dlqId = idStartingWith(template, 'AWS::SQS::Queue', 'UploadsIngestDeadLetterQueue');
+    // Assert: the rule sends to the queue (its own delivery failures to the dead-letter queue)
     template.hasResourceProperties('AWS::Events::Rule', {
       EventPattern: {
         source: ['aws.s3'],
         'detail-type': ['Object Created'],
         detail: { bucket: { name: [{ Ref: bucketId }] }, object: { key: [{ prefix: 'corpora/' }] } },
       },
-      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [ingestId, 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 } })],
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [queueId, 'Arn'] },
+          RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 },
+          DeadLetterConfig: { Arn: { 'Fn::GetAtt': [dlqId, 'Arn'] } },
+        }),
+      ],
     });
     expect(resourceOf(template, ruleId).Properties.State).toBe('ENABLED');
-    template.hasResourceProperties('AWS::Lambda::Permission', {
-      Action: 'lambda:InvokeFunction',
-      Principal: 'events.amazonaws.com',
-      FunctionName: { 'Fn::GetAtt': [ingestId, 'Arn'] },
-      SourceArn: { 'Fn::GetAtt': [ruleId, 'Arn'] },
+    // the queue: visibility six times the function's 15 minutes, three receives, then the dead-letter queue
+    expect(resourceOf(template, queueId).Properties).toMatchObject({
+      VisibilityTimeout: 5400,
+      SqsManagedSseEnabled: true,
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] }, maxReceiveCount: 3 },
     });
+    expect(resourceOf(template, dlqId).Properties).toMatchObject({ MessageRetentionPeriod: 1_209_600, SqsManagedSseEnabled: true });
+    // the function reads the queue in batches gathered for up to 5 minutes, reporting failures per message
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] },
+      FunctionName: { Ref: ingestId },
+      BatchSize: 1000,
+      MaximumBatchingWindowInSeconds: 300,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 2 },
+    });
+    // only EventBridge (this rule) may send to the queue, over TLS
+    const policies = Object.values(template.findResources('AWS::SQS::QueuePolicy')).map((p) => JSON.stringify(p.Properties));
+    const queuePolicy = policies.find((p) => p.includes(queueId) && p.includes('events.amazonaws.com'));
+    expect(queuePolicy).toBeDefined();
+    expect(queuePolicy).toContain(ruleId);
+    expect(policies.some((p) => p.includes(queueId) && p.includes('aws:SecureTransport'))).toBe(true);
   });
 
   it('routes Object Created events of the bucket for jobs/*.json to the jobs state machine', () => {
@@ -247,7 +271,7 @@ describe('the operations baseline', () => {
     template = synth();
   });
 
-  it('alarms on failed and throttled executions of every state machine and on throttles of every function', () => {
+  it('alarms on failed and throttled executions of every state machine, on throttles of every function and on a dead-lettered ingest event', () => {
     // Arrange
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties as JsonObject);
     const byMetric = (namespace: string, metric: string) => alarms.filter((a) => a.Namespace === namespace && a.MetricName === metric);
@@ -259,12 +283,16 @@ describe('the operations baseline', () => {
     expect(byMetric('AWS/States', 'ExecutionsFailed')).toHaveLength(machines.length);
     expect(byMetric('AWS/States', 'ExecutionThrottled')).toHaveLength(machines.length);
     expect(byMetric('AWS/Lambda', 'Throttles')).toHaveLength(functions.length);
+    const dlqId = idStartingWith(template, 'AWS::SQS::Queue', 'UploadsIngestDeadLetterQueue');
+    expect(byMetric('AWS/SQS', 'ApproximateNumberOfMessagesVisible')).toEqual([
+      expect.objectContaining({ Statistic: 'Maximum', Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlqId, 'QueueName'] } }] }),
+    ]);
     for (const alarm of alarms) {
       expect(alarm).toMatchObject({
         Threshold: 1,
         EvaluationPeriods: 1,
         Period: 300,
-        Statistic: 'Sum',
+        Statistic: alarm.Namespace === 'AWS/SQS' ? 'Maximum' : 'Sum',
         ComparisonOperator: 'GreaterThanOrEqualToThreshold',
         TreatMissingData: 'notBreaching',
       });

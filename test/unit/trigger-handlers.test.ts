@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { FsBlobStore } from '../../local/fs-blob-store';
 import { makeHandlers, runIdOf } from '../../lambdas/handlers';
-import { makeIngestHandler, makeJobHandlers } from '../../lambdas/trigger-handlers';
+import { makeIngestBatchHandler, makeJobHandlers } from '../../lambdas/trigger-handlers';
 import { EmptyCorpusError, InvalidInputError } from '../../shared/errors';
 import type { ExecutionLookup } from '../../shared/pipeline/jobs';
 import type { MessageStore } from '../../shared/ports';
@@ -132,28 +132,67 @@ describe('the upload trigger handlers', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('ingests the corpus an upload under corpora/<id>/ belongs to, and ignores other keys', async () => {
-    // Arrange
-    await blobs.put('corpora/reports/a.txt', 'The harbour was dredged and the quay repaired before the winter storms.');
-    const ingest = makeIngestHandler({ blobs, chunkTokens: 64 });
-    // Act
-    const done = await ingest(objectCreated('corpora/reports/a.txt'));
-    const repeated = await ingest(objectCreated('corpora/reports/a.txt'));
-    const ignored = await ingest(objectCreated('corpora/loose.txt'));
-    // Assert
-    expect(done).toMatchObject({ outcome: 'ingested', corpusId: 'reports', chunks: 1 });
-    expect(repeated).toMatchObject({ outcome: 'unchanged', corpusId: 'reports' });
-    expect(ignored).toMatchObject({ outcome: 'ignored', key: 'corpora/loose.txt' });
+  /** The ingest queue's batch: one SQS message per event, the EventBridge event as its body. */
+  const batch = (bodies: unknown[]) => ({
+    Records: bodies.map((body, i) => ({ messageId: `m${i}`, receiptHandle: `h${i}`, body: typeof body === 'string' ? body : JSON.stringify(body), attributes: {}, eventSource: 'aws:sqs' })),
   });
 
-  it('refuses an event that is not an S3 Object Created event, naming the field', async () => {
+  /** The bucket, counting how often each corpus is listed (once per ingestion of it). */
+  function countingBlobs(failPrefix?: string): { store: FsBlobStore; listings: Map<string, number> } {
+    const listings = new Map<string, number>();
+    const store = new FsBlobStore(dir);
+    const list = store.list.bind(store);
+    store.list = async (prefix: string) => {
+      listings.set(prefix, (listings.get(prefix) ?? 0) + 1);
+      if (prefix === failPrefix) throw new Error('SlowDown: please reduce your request rate');
+      return list(prefix);
+    };
+    return { store, listings };
+  }
+
+  it('ingests each corpus of a queued batch once, however many of its uploads the batch holds, and ignores other keys', async () => {
     // Arrange
-    const ingest = makeIngestHandler({ blobs, chunkTokens: 64 });
+    await blobs.put('corpora/reports/a.txt', 'The harbour was dredged and the quay repaired before the winter storms.');
+    await blobs.put('corpora/reports/b.txt', 'The lighthouse keeper logged every ship that passed the point.');
+    await blobs.put('corpora/letters/c.txt', 'Dear Anna, the orchard is in bloom and the bees are back.');
+    const { store, listings } = countingBlobs();
+    const ingest = makeIngestBatchHandler({ blobs: store, chunkTokens: 64 });
+    const events = [objectCreated('corpora/reports/a.txt'), objectCreated('corpora/reports/b.txt'), objectCreated('corpora/loose.txt'), objectCreated('corpora/letters/c.txt')];
     // Act
-    const run = ingest({ source: 'aws.s3', 'detail-type': 'Object Deleted', detail: { bucket: { name: 'b' }, object: { key: 'corpora/x/a' } } });
+    const first = await ingest(batch(events));
+    const again = await ingest(batch([objectCreated('corpora/reports/a.txt')]));
+    // Assert
+    expect(first).toEqual({ batchItemFailures: [] });
+    expect(again).toEqual({ batchItemFailures: [] });
+    expect(Object.fromEntries(listings)).toEqual({ 'corpora/reports/': 2, 'corpora/letters/': 1 });
+    const reports = JSON.parse(await blobs.getText('cache/corpora/reports/ingestion.json')) as { totals: { files: number; chunks: number } };
+    expect(reports.totals).toMatchObject({ files: 2, chunks: 1 });
+    expect(await blobs.exists('cache/corpora/letters/ingestion.json')).toBe(true);
+  });
+
+  it('reports as failed only the messages of a corpus whose ingestion failed, and those that are not Object Created events', async () => {
+    // Arrange
+    await blobs.put('corpora/reports/a.txt', 'The harbour was dredged and the quay repaired before the winter storms.');
+    await blobs.put('corpora/letters/c.txt', 'Dear Anna, the orchard is in bloom and the bees are back.');
+    const { store } = countingBlobs('corpora/letters/');
+    const ingest = makeIngestBatchHandler({ blobs: store, chunkTokens: 64 });
+    const deleted = { ...objectCreated('corpora/reports/a.txt'), 'detail-type': 'Object Deleted' };
+    // Act
+    const response = await ingest(batch([objectCreated('corpora/reports/a.txt'), objectCreated('corpora/letters/c.txt'), 'not json {', deleted, objectCreated('corpora/letters/c.txt')]));
+    // Assert: m1 and m4 (letters) failed to ingest; m2 and m3 can never be ingested (dead-lettered after the receives)
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['m1', 'm2', 'm3', 'm4']);
+    expect(await blobs.exists('cache/corpora/reports/ingestion.json')).toBe(true);
+    expect(await blobs.exists('cache/corpora/letters/ingestion.json')).toBe(false);
+  });
+
+  it('refuses an event that is not an SQS batch, naming the field', async () => {
+    // Arrange
+    const ingest = makeIngestBatchHandler({ blobs, chunkTokens: 64 });
+    // Act
+    const run = ingest(objectCreated('corpora/reports/a.txt'));
     // Assert
     await expect(run).rejects.toThrow(InvalidInputError);
-    await expect(run).rejects.toThrow('detail-type');
+    await expect(run).rejects.toThrow('Records');
   });
 
   it('plans a job from its upload event with the ETag (quotes removed) in the job id, and writes its results', async () => {
