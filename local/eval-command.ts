@@ -12,7 +12,7 @@ import { createAgentModel } from '../lambdas/adapters/model';
 import { ExtAgentsError } from '../shared/errors';
 import { buildReport } from '../shared/eval/report';
 import { type EvalRecord, STRATEGIES, type StrategyName } from '../shared/eval/records';
-import { DATASET_NAMES, parseDatasetSpec, parseLengths, readRecords, recordsFile, runEval } from '../shared/eval/runner';
+import { checkLengths, DATASET_NAMES, parseDatasetSpec, parseLengths, readRecords, recordsFile, runEval } from '../shared/eval/runner';
 import { parseModelSpec } from '../shared/llm/model-spec';
 import type { AgentRole } from '../shared/types';
 
@@ -75,6 +75,8 @@ export function addEvalCommand(program: Command): void {
       try {
         dataset = parseDatasetSpec(opts.dataset);
         lengths = opts.lengths === undefined ? undefined : parseLengths(opts.lengths);
+        // A length the data set does not take is a usage error, reported before the output directory is made.
+        if (lengths !== undefined) checkLengths(dataset, lengths);
         spec = parseModelSpec(opts.model);
       } catch (error) {
         if (error instanceof ExtAgentsError) throw new InvalidArgumentError(error.message);

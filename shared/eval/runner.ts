@@ -5,7 +5,8 @@
  * - Construction is seeded: HotpotQA long contexts (`buildHotpotLongContext`, seed + question id) at
  *   each target length; other data sets are used at their full length (`full`).
  * - Every strategy of an example gets the same chunks (`chunkCorpus` with `chunkTokens`, computed
- *   once per example) and the same `AgentModel`.
+ *   once per example) and the same `AgentModel`. `direct` truncates the books of InfiniteBench and
+ *   NarrativeQA in the middle (InfiniteBench's `truncate_input`), every other input at the end.
  * - Each example is scored with its data set's official scorer (shared/eval/score.ts) and its
  *   evidence recall computed from the final reasoning context (shared/eval/evidence.ts).
  * - Resumable: records already in the file are skipped (a rerun of the same command appends
@@ -115,6 +116,18 @@ export function parseLengths(value: string): Array<number | typeof FULL_LENGTH> 
   });
 }
 
+/**
+ * Check that a data set supports the lengths: HotpotQA needs token targets, every other data set is
+ * evaluated at its full length only. Run by `runEval` and, before any work, by `extagents eval`.
+ * @throws InvalidInputError naming the data set and what it accepts.
+ */
+export function checkLengths(spec: DatasetSpec, lengths: ReadonlyArray<number | typeof FULL_LENGTH>): void {
+  for (const l of lengths) {
+    if (spec.kind === 'hotpotqa' && l === FULL_LENGTH) throw new InvalidInputError('hotpotqa needs target lengths (e.g. 8k,128k,1M), not "full"');
+    if (spec.kind !== 'hotpotqa' && l !== FULL_LENGTH) throw new InvalidInputError(`${spec.kind} is evaluated at its full length only: use --lengths full`);
+  }
+}
+
 /** One example at one target length, its context built on demand. */
 interface EvalItem {
   dataset: string;
@@ -131,6 +144,8 @@ interface LoadedItems {
   items: EvalItem[];
   sources: string[];
   warnings: string[];
+  /** The data set's own strategy settings, under the caller's `strategyOptions` (books: `direct` cuts their middle). */
+  strategyDefaults: Partial<StrategyOptions>;
 }
 
 /** Options of `runEval`. */
@@ -151,7 +166,11 @@ export interface RunEvalOptions {
   modelIds: Record<AgentRole, string>;
   /** Chunk size L in tokens. Default 8000. */
   chunkTokens?: number;
-  /** Overrides of `DEFAULT_STRATEGY_OPTIONS`. */
+  /**
+   * Overrides of `DEFAULT_STRATEGY_OPTIONS` and of the data set's own settings (`truncation` is
+   * `middle` for the books of InfiniteBench and NarrativeQA, as InfiniteBench's `truncate_input`;
+   * `front` otherwise).
+   */
   strategyOptions?: Partial<StrategyOptions>;
   /** Output directory (created). */
   outDir: string;
@@ -224,12 +243,12 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunSummary> 
   const started = Date.now();
   const strategies = options.strategies ?? STRATEGIES;
   const chunkTokens = options.chunkTokens ?? 8000;
-  const strategyOptions: StrategyOptions = { ...DEFAULT_STRATEGY_OPTIONS, ...options.strategyOptions };
   mkdirSync(options.outDir, { recursive: true });
   const file = recordsFile(options.outDir);
   const existing = readRecords(file);
   const done = new Set(existing.records.map(recordKey));
   const loaded = loadItems(options);
+  const strategyOptions: StrategyOptions = { ...DEFAULT_STRATEGY_OPTIONS, ...loaded.strategyDefaults, ...options.strategyOptions };
   const warnings = [...existing.warnings, ...loaded.warnings];
 
   const pending = loaded.items
@@ -348,10 +367,8 @@ function loadItems(options: RunEvalOptions): LoadedItems {
   const seed = options.seed ?? '0';
   if (spec.kind === 'hotpotqa') {
     const lengths = options.lengths ?? [HOTPOT_TARGET_LENGTHS['8k'], HOTPOT_TARGET_LENGTHS['128k']];
-    const targets = lengths.map((l) => {
-      if (l === FULL_LENGTH) throw new InvalidInputError('hotpotqa needs target lengths (e.g. 8k,128k,1M), not "full"');
-      return l;
-    });
+    checkLengths(spec, lengths);
+    const targets = lengths.filter((l): l is number => l !== FULL_LENGTH);
     const read = readHotpotQa(spec.file);
     const questions = read.questions.slice(0, options.limit ?? read.questions.length);
     let filler: FillerParagraph[] | undefined;
@@ -387,15 +404,15 @@ function loadItems(options: RunEvalOptions): LoadedItems {
       })),
     );
     const fillerDir = path.join(options.dataRoot ?? defaultDataRoot(), 'filler');
-    return { dataset: 'hotpotqa', items, sources: [path.resolve(spec.file), fillerDir], warnings };
+    return { dataset: 'hotpotqa', items, sources: [path.resolve(spec.file), fillerDir], warnings, strategyDefaults: {} };
   }
 
-  for (const l of options.lengths ?? []) {
-    if (l !== FULL_LENGTH) throw new InvalidInputError(`${spec.kind} is evaluated at its full length only: use --lengths full`);
-  }
+  checkLengths(spec, options.lengths ?? []);
   let set: QaSet;
   let scorer: ScorerKind;
   let dataset: string;
+  // Books (InfiniteBench, NarrativeQA) longer than the window lose their middle in `direct`, as in InfiniteBench.
+  let strategyDefaults: Partial<StrategyOptions> = {};
   switch (spec.kind) {
     case 'sotu': {
       set = readSotuQuestions(spec.file);
@@ -408,6 +425,7 @@ function loadItems(options: RunEvalOptions): LoadedItems {
       set = readInfiniteBenchQa(spec.file);
       scorer = isChinese(set.examples.map((e) => e.question).join('')) ? 'zh' : 'en';
       dataset = `infinitebench-${set.name}`;
+      strategyDefaults = { truncation: 'middle' };
       break;
     case 'fairytaleqa':
       set = readFairytaleQa(spec.file);
@@ -418,6 +436,7 @@ function loadItems(options: RunEvalOptions): LoadedItems {
       set = readNarrativeQaSiddhartha(spec.dir);
       scorer = 'en';
       dataset = 'narrativeqa-siddhartha';
+      strategyDefaults = { truncation: 'middle' };
       break;
     case 'cmrc':
       set = readCmrc2018Haystack(spec.file, { maxChars: spec.maxChars, seed });
@@ -442,7 +461,7 @@ function loadItems(options: RunEvalOptions): LoadedItems {
       return { documents, example: { ...e, evidence: locateEvidence(e, documents) } };
     },
   }));
-  return { dataset, items, sources: set.sources, warnings: set.warnings.map(formatWarning) };
+  return { dataset, items, sources: set.sources, warnings: set.warnings.map(formatWarning), strategyDefaults };
 }
 
 /** Evidence with a quote but no offsets gets the offsets of the quote's first occurrence in its document (SOTU). */

@@ -1,6 +1,11 @@
 /**
  * Per-example answer scores with each data set's official scorer (shared/eval/scorers.ts), as
  * fractions in [0, 1]: EM and F1, each the maximum over the gold answers.
+ *
+ * A refusal (`answerable` false: the prediction is the "NO ANSWER" sentinel, not an answer) is
+ * scored as no prediction, 0, whatever the scorer: its text is never compared with the gold, where
+ * "no" or "answer" (or, for the Chinese character F1, the letters of "NOANSWER") would earn partial
+ * credit. The one exception is a SOTU question whose gold is "NO ANSWER" (see `sotu`).
  */
 import { NO_ANSWER } from '../types';
 import {
@@ -29,6 +34,7 @@ export type ScorerKind = 'hotpotqa' | 'sotu' | 'en' | 'zh' | 'cmrc';
 /** EM and F1 of one prediction against the gold answers (0 for no gold answers). */
 export function scoreAnswer(kind: ScorerKind, prediction: string, answerable: boolean, golds: readonly string[]): { em: number; f1: number } {
   if (golds.length === 0) return { em: 0, f1: 0 };
+  if (!answerable && kind !== 'sotu') return { em: 0, f1: 0 };
   const max = (f: (gold: string) => number): number => Math.max(0, ...golds.map(f));
   switch (kind) {
     case 'hotpotqa':
