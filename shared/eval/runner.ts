@@ -12,6 +12,8 @@
  * - Resumable: records already in the file are skipped (a rerun of the same command appends
  *   nothing); a torn last line (a killed run) is ignored and the file is re-terminated before
  *   appending. A failed strategy is recorded with `error` (scores 0) and not retried on resume.
+ *   Resuming with other settings (seed, chunk size, strategy options, model ids) is refused
+ *   (`checkResumeSettings`), so one directory never mixes configurations.
  * - Bounded concurrency over examples (`concurrency`); an example's strategies run one after another,
  *   so its records' `wallMs` are comparable (but measured while other examples run).
  * - One line per run is appended to `<outDir>/runs.jsonl` (options, data sources, counts, wall time).
@@ -204,6 +206,50 @@ export function recordsFile(outDir: string): string {
   return path.join(outDir, 'records.jsonl');
 }
 
+/** Settings under which the records of one data set in an output directory were made. */
+export interface ResumeSettings {
+  seed: string;
+  chunkTokens: number;
+  strategyOptions: StrategyOptions;
+  modelIds: Record<AgentRole, string>;
+}
+
+/**
+ * Refuse to resume into an output directory whose records of `dataset` were made with other
+ * settings: skipping them would silently mix or keep results of another configuration. Compares
+ * with the last `runs.jsonl` line of the data set (seed, chunk size, strategy options, model ids)
+ * and with the model ids of its records (a run killed before writing `runs.jsonl`).
+ * @throws InvalidInputError naming each differing setting and what to do.
+ */
+export function checkResumeSettings(outDir: string, dataset: string, current: ResumeSettings, records: readonly EvalRecord[]): void {
+  const differences: string[] = [];
+  const runsFile = path.join(outDir, 'runs.jsonl');
+  let previous: Partial<ResumeSettings> | undefined;
+  if (existsSync(runsFile)) {
+    for (const line of readFileSync(runsFile, 'utf8').split('\n')) {
+      try {
+        const run = JSON.parse(line) as Partial<ResumeSettings> & { dataset?: string };
+        if (run.dataset === dataset) previous = run;
+      } catch {
+        // a torn line of a killed run: no settings to compare
+      }
+    }
+  }
+  const stable = (value: unknown): string => JSON.stringify(value, (_key, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v));
+  if (previous) {
+    for (const key of ['seed', 'chunkTokens', 'strategyOptions', 'modelIds'] as const) {
+      if (previous[key] !== undefined && stable(previous[key]) !== stable(current[key])) differences.push(`${key} ${stable(previous[key])} (now ${stable(current[key])})`);
+    }
+  }
+  const otherModels = records.find((r) => r.dataset === dataset && stable(r.models) !== stable(current.modelIds));
+  if (otherModels && !differences.some((d) => d.startsWith('modelIds'))) differences.push(`modelIds ${stable(otherModels.models)} (now ${stable(current.modelIds)})`);
+  if (differences.length > 0) {
+    throw new InvalidInputError(
+      `${outDir} already holds ${dataset} records made with other settings: ${differences.join('; ')}. Resuming would skip those examples; use another --out directory (or remove this one).`,
+    );
+  }
+}
+
 /** The resume key of a record. */
 export function recordKey(r: Pick<EvalRecord, 'dataset' | 'strategy' | 'targetTokens' | 'exampleId'>): string {
   return JSON.stringify([r.dataset, r.strategy, r.targetTokens, r.exampleId]);
@@ -249,6 +295,7 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunSummary> 
   const done = new Set(existing.records.map(recordKey));
   const loaded = loadItems(options);
   const strategyOptions: StrategyOptions = { ...DEFAULT_STRATEGY_OPTIONS, ...loaded.strategyDefaults, ...options.strategyOptions };
+  checkResumeSettings(options.outDir, loaded.dataset, { seed: options.seed ?? '0', chunkTokens, strategyOptions, modelIds: options.modelIds }, existing.records);
   const warnings = [...existing.warnings, ...loaded.warnings];
 
   const pending = loaded.items

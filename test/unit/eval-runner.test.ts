@@ -128,6 +128,51 @@ describe('evaluation runner', () => {
     expect(new Set(records.map((r) => `${r.strategy}/${r.targetTokens}/${r.exampleId}`)).size).toBe(12);
   });
 
+  test('refuses to resume into an output directory made with other settings, naming them, and writes nothing', async () => {
+    await run();
+    const before = readFileSync(recordsFile(out), 'utf8');
+    const base = {
+      dataset: parseDatasetSpec('hotpotqa:' + path.join(root, 'hotpotqa', 'q.json'), root),
+      dataRoot: root,
+      strategies: ['extagents' as const],
+      lengths: [200],
+      model: new CapitalModel(),
+      modelIds: { seeker: 'scripted-seeker', reasoner: 'scripted-reasoner' },
+      chunkTokens: 64,
+      outDir: out,
+    };
+
+    const otherChunks = runEval({ ...base, chunkTokens: 128 });
+    const otherModel = runEval({ ...base, modelIds: { seeker: 'other', reasoner: 'other' } });
+    const otherSeed = runEval({ ...base, seed: '7' });
+    const refusing = runEval({ ...base, strategyOptions: { bestEffort: false } });
+
+    await expect(otherChunks).rejects.toThrow(/already holds hotpotqa records made with other settings: chunkTokens 64 \(now 128\).*another --out/);
+    await expect(otherModel).rejects.toThrow(/modelIds \{"reasoner":"scripted-reasoner","seeker":"scripted-seeker"\} \(now \{"reasoner":"other","seeker":"other"\}\)/);
+    await expect(otherSeed).rejects.toThrow(/seed "0" \(now "7"\)/);
+    await expect(refusing).rejects.toThrow(/strategyOptions .*"bestEffort":true.*\(now .*"bestEffort":false/);
+    expect(readFileSync(recordsFile(out), 'utf8')).toBe(before);
+    await expect(runEval(base)).resolves.toMatchObject({ written: 0, skipped: 2 });
+  });
+
+  test('refuses to resume after a killed run (no runs.jsonl) whose records name other models', async () => {
+    await run();
+    rmSync(path.join(out, 'runs.jsonl'));
+
+    const resumed = runEval({
+      dataset: parseDatasetSpec('hotpotqa:' + path.join(root, 'hotpotqa', 'q.json'), root),
+      dataRoot: root,
+      strategies: ['extagents'],
+      lengths: [200],
+      model: new CapitalModel(),
+      modelIds: { seeker: 'bedrock-a', reasoner: 'bedrock-b' },
+      chunkTokens: 64,
+      outDir: out,
+    });
+
+    await expect(resumed).rejects.toThrow(/modelIds .*"seeker":"scripted-seeker".*\(now .*"seeker":"bedrock-a"/);
+  });
+
   test('the construction is seeded: the same seed gives the same contexts', async () => {
     await run();
     const first = readRecords(recordsFile(out)).records.map((r) => [r.exampleId, r.targetTokens, r.inputTokens]);
