@@ -17,11 +17,12 @@ import { spanToQuotes } from '../pipeline/seek';
 import { nextK } from '../kar';
 import { countTokens } from '../tokenizer';
 import type { Chunk, Message, RoleUsage } from '../types';
-import { contentTerms, splitSentences } from '../extractive/text';
+import { splitSentences } from '../extractive/text';
 import { InvalidInputError } from '../errors';
 import { checkCitations, countWords, lexicalSupport } from './citations';
 import { chunkSources } from './chunking';
 import { NoEvidenceError } from './errors';
+import { focusQuery } from './focus';
 import { parseSurveyOptions } from './options';
 import type { SurveyModel } from './ports';
 import type {
@@ -219,15 +220,14 @@ export function sectionQuery(outline: Outline, section: number): string {
 }
 
 /**
- * Re-rank messages for a section: relevance = IDF-weighted share of the section's own terms (its
- * query minus the topic's terms; the whole query when nothing is left) present in the evidence,
+ * Re-rank messages for a section: relevance = IDF-weighted share of the section's focus terms
+ * (`focusTerms`, shared/survey/focus.ts: its query minus the topic's terms, the scope's frame words
+ * and generic nouns such as "task"; less filtered when nothing is left) present in the evidence,
  * ranked by relevance + a quarter of the relevance score. Ties: pool order.
  * @returns messages with their relevance, best first.
  */
 export function rerankForSection(messages: readonly Message[], query: string, topic: string): Array<{ message: Message; relevance: number }> {
-  const topicTerms = new Set(contentTerms(topic));
-  const own = [...new Set(contentTerms(query))].filter((t) => !topicTerms.has(t));
-  const focused = own.length > 0 ? own.join(' ') : query;
+  const focused = focusQuery(query, topic);
   // lexicalSupport stems the words again; stems are fixed points of the stemmer for our purposes.
   return messages
     .map((message) => ({ message, relevance: lexicalSupport(focused, message.evidence) }))
@@ -250,8 +250,9 @@ export function outlineMessage(outline: Outline): Message {
 }
 
 /**
- * Gather one section's evidence: re-rank the pool for its scope; when fewer than
- * `minSectionMessages` messages are relevant (and `rounds` >= 2), one synchronized seeking round over
+ * Gather one section's evidence: re-rank the pool for its scope; when the evidence is thin
+ * (`needsSectionRound`: fewer than `minSectionMessages` relevant messages, or too few words in them
+ * for the section's share of `targetWords`) and `rounds` >= 2, one synchronized seeking round over
  * every chunk with the section query, the outline and the section's best messages as the shared
  * context; then re-rank again.
  * @throws the seeker's typed errors unchanged.
@@ -262,7 +263,7 @@ export async function sectionEvidence(
   section: number,
   pool: Message[],
   chunks: Chunk[],
-  options: Pick<SurveyOptions, 'minSectionMessages' | 'rounds' | 'concurrency'>,
+  options: Pick<SurveyOptions, 'minSectionMessages' | 'rounds' | 'concurrency'> & Partial<Pick<SurveyOptions, 'targetWords'>>,
   seeker: AgentModel,
 ): Promise<SectionEvidence> {
   const query = sectionQuery(outline, section);
@@ -271,7 +272,7 @@ export async function sectionEvidence(
   const usage: RoleUsage = { calls: 0, inputTokens: 0, outputTokens: 0 };
   const warnings: string[] = [];
   let synchronized = false;
-  if (needsSectionRound(relevant, options)) {
+  if (needsSectionRound(ranked, options, outline.sections.length)) {
     synchronized = true;
     const context = sectionSyncContext(outline, ranked);
     const round = await seekRound(chunks, { query, round: 2, synchronized: context, idPrefix: `s${section + 1}-r2-`, concurrency: options.concurrency }, seeker);
@@ -290,9 +291,31 @@ export function countRelevant(ranked: ReadonlyArray<{ relevance: number }>): num
   return ranked.filter((r) => r.relevance >= SECTION_RELEVANCE).length;
 }
 
-/** Thin evidence: fewer than `minSectionMessages` relevant messages, and a second round allowed. */
-export function needsSectionRound(relevant: number, options: Pick<SurveyOptions, 'minSectionMessages' | 'rounds'>): boolean {
-  return relevant < options.minSectionMessages && options.rounds >= 2;
+/**
+ * Relevant messages must hold at least this many times a section's share of the target words
+ * (`wordsPerSection`) for the section to be written without a synchronized round: the writer keeps
+ * only the sentences on the section's focus, at most two per source, none already written.
+ */
+export const SECTION_EVIDENCE_WORDS_FACTOR = 2;
+
+/**
+ * Thin evidence, and a second round allowed (`rounds` >= 2): fewer than `minSectionMessages` relevant
+ * messages, or relevant messages holding fewer than {@link SECTION_EVIDENCE_WORDS_FACTOR} x the
+ * section's words (`targetWords` shared by `sections`): a topic round's message is often a sentence
+ * or two, so enough messages may still make a thin section. Without `targetWords`, messages only.
+ * @param ranked the section's re-ranked messages (`rerankForSection`).
+ */
+export function needsSectionRound(
+  ranked: ReadonlyArray<{ message: Message; relevance: number }>,
+  options: Pick<SurveyOptions, 'minSectionMessages' | 'rounds'> & Partial<Pick<SurveyOptions, 'targetWords'>>,
+  sections: number,
+): boolean {
+  if (options.rounds < 2) return false;
+  const relevant = ranked.filter((r) => r.relevance >= SECTION_RELEVANCE);
+  if (relevant.length < options.minSectionMessages) return true;
+  if (options.targetWords === undefined) return false;
+  const words = relevant.reduce((n, r) => n + countWords(r.message.evidence), 0);
+  return words < SECTION_EVIDENCE_WORDS_FACTOR * wordsPerSection(options.targetWords, sections);
 }
 
 /**
@@ -524,7 +547,7 @@ export function assembleSurvey(input: AssembleInput): SurveyResult {
     '',
   );
   input.sections.forEach((s, i) => {
-    lines.push(`## ${i + 1}. ${s.heading}`, '', `*Scope: ${s.scope}.*`, '', s.text.trim() === '' ? '_No evidence in the corpus matched this section._' : s.text, '');
+    lines.push(`## ${i + 1}. ${s.heading}`, '', `*Scope: ${/[.!?]$/.test(s.scope.trim()) ? s.scope.trim() : `${s.scope.trim()}.`}*`, '', s.text.trim() === '' ? '_No evidence in the corpus matched this section._' : s.text, '');
   });
   lines.push('## References', '');
   for (const id of [...cited].sort((a, b) => a.localeCompare(b))) {

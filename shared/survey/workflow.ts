@@ -7,8 +7,9 @@
  *   SurveyPrepare   corpus -> sources.json, chunks, manifest, survey.json, queries/round-1.json
  *   (SeekSources: the Seek Lambda per chunk, round 1, `task: "survey"`: messages into the pool)
  *   Outline         one outline KAR step (top-k from the pool); the state machine loops, k doubling
- *   PlanSections    re-ranks the round-1 pool per section; a thin section (fewer than
- *                   `minSectionMessages` relevant messages, `rounds` = 2) gets its own round
+ *   PlanSections    re-ranks the round-1 pool per section; a thin section (`needsSectionRound`: fewer
+ *                   than `minSectionMessages` relevant messages or too few words in them for its share
+ *                   of `targetWords`; `rounds` = 2) gets its own round
  *                   r = 2 + section with a query record, a synchronized context (sync/round-<r>.json)
  *                   and items in the sync manifest (`[{chunk, round}]`)
  *   (SeekSections: the Seek Lambda per item of the sync manifest: all thin sections' rounds at once)
@@ -348,7 +349,7 @@ export async function planSurveySections(state: SurveyState, deps: SurveyStepDep
     const query = sectionQuery(outline, i);
     const ranked = rerankForSection(pool, query, record.topic);
     const relevant = countRelevant(ranked);
-    if (!needsSectionRound(relevant, record.options)) {
+    if (!needsSectionRound(ranked, record.options, outline.sections.length)) {
       plan.sections.push({ relevant, round: null });
       continue;
     }

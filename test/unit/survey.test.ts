@@ -4,10 +4,11 @@ import type { ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
 import { checkCitations, lexicalSupport } from '../../shared/survey/citations';
 import { chunkSources } from '../../shared/survey/chunking';
 import { parseSurveyCorpus } from '../../shared/survey/corpus';
-import { ExtractiveSurveyModel } from '../../shared/survey/extractive';
+import { ExtractiveSurveyModel, scopeSentence, titleCase } from '../../shared/survey/extractive';
+import { focusTerms } from '../../shared/survey/focus';
 import { LlmSurveyModel, parseOutlineReply, parseSectionReply } from '../../shared/survey/llm';
 import type { OutlineRequest, OutlineResult, SurveyModel } from '../../shared/survey/ports';
-import { draftOutline, runSurvey, sectionEvidence, seekRound } from '../../shared/survey/survey';
+import { draftOutline, needsSectionRound, rerankForSection, runSurvey, sectionEvidence, seekRound } from '../../shared/survey/survey';
 import type { Message } from '../../shared/types';
 import { SURVEY_PAPERS } from '../support/survey-corpus';
 
@@ -104,6 +105,96 @@ describe('outline (knowledge-accumulating reasoning)', () => {
       expect(mentioning.size).toBeGreaterThanOrEqual(3);
     }
     expect(draft.outline.sections.map((s) => s.heading.toLowerCase()).join(' | ')).toMatch(/pddl|classical/);
+  });
+});
+
+describe('extractive outline: readable headings and scopes, no thin section', () => {
+  // Robot papers (four mention robots, three "robot task planning", two "long-horizon tasks"),
+  // heuristic search papers (three), and two tool papers (a facet too thin to be a section).
+  const texts: Record<string, string> = {
+    a1: 'Robot task planning decomposes household instructions into steps for a mobile robot.',
+    a2: 'We study robot task planning for long-horizon tasks in real kitchens.',
+    a3: 'Robot task planning with feedback corrects failed grasps.',
+    a4: 'The robot completes long-horizon tasks by replanning after each failure.',
+    h1: 'Heuristic search guides the planner through large state spaces.',
+    h2: 'Language models propose orderings for heuristic search in classical planning.',
+    h3: 'Learned heuristic search finds plans faster than blind search.',
+    t1: 'Agents plan tool calls to calculators and search engines.',
+    t2: 'Tool calls are planned by language models before execution.',
+  };
+  const pool = Object.entries(texts).map(([id, text], i) => ({ ...message(`r1-c${i}`, id, text), score: 90 - i }));
+  const outlineOf = async (force: boolean) => new ExtractiveSurveyModel().outline({ topic: 'Language models for planning', messages: pool, maxSections: 3, force });
+
+  it('names sections with the supported multi-word phrases, title-cased, never the topic', async () => {
+    const result = await outlineOf(true);
+    // The old outliner named the robot facet "Robot" ("task" was a filler word).
+    expect(result.outline?.sections.map((s) => s.heading)).toEqual(['Heuristic Search', 'Robot Task Planning']);
+    const topicTerms = new Set(contentTerms('Language models for planning'));
+    for (const { heading } of result.outline?.sections ?? []) {
+      expect(heading).toBe(titleCase(heading));
+      expect(contentTerms(heading).some((t) => !topicTerms.has(t))).toBe(true);
+    }
+    expect(titleCase('long-horizon tasks for PDDL planners')).toBe('Long-Horizon Tasks for PDDL Planners');
+  });
+
+  it('writes each scope as a sentence, not "<phrase> in <topic>"', async () => {
+    const scopes = (await outlineOf(true)).outline?.sections.map((s) => s.scope);
+    expect(scopes).toEqual([
+      'How work on language models for planning addresses heuristic search.',
+      'How work on language models for planning addresses robot task planning and long-horizon tasks.',
+    ]);
+    for (const scope of scopes ?? []) expect(scope).not.toMatch(/ in Language models for planning$/);
+    expect(scopeSentence('LLM planning', ['PDDL', 'classical planners', 'plan repair'])).toBe('How work on LLM planning addresses PDDL, classical planners and plan repair.');
+  });
+
+  it('folds a facet too thin to be a section into its nearest section or leaves it out, even when forced', async () => {
+    // Not covered: only two facets have three sources.
+    expect((await outlineOf(false)).covered).toBe(false);
+    const forced = await outlineOf(true);
+    const outline = forced.outline;
+    // The old outliner, forced, made sections of one- and two-source facets ("Tool Calls", "Robot, long-horizon").
+    expect(outline?.sections).toHaveLength(2);
+    expect(outline?.sections.map((s) => s.heading).join(' ')).not.toMatch(/Tool|Long/);
+    // "long-horizon tasks" (two sources, both robot papers) is part of the robot section's scope.
+    expect(outline?.sections[1].scope).toContain('long-horizon tasks');
+    expect(forced.warnings).toEqual(['outline forced after the whole pool: 2 of 3 sections have enough sources']);
+    // Deterministic: the same messages give the same outline.
+    expect((await outlineOf(true)).outline).toEqual(outline);
+  });
+
+  it('ranks a section\'s messages by its focus: not the topic, generic nouns or the scope\'s frame words', () => {
+    const query = 'Robot Task Planning. How work on language models for planning addresses robot task planning and long-horizon tasks.';
+    expect(focusTerms(query, 'Language models for planning')).toEqual(['robot', 'long', 'horizon']);
+    const ranked = rerankForSection(
+      [message('m1', 's1', 'This work addresses task planning for many tasks.'), message('m2', 's2', 'A mobile robot plans long-horizon chores.')],
+      query,
+      'Language models for planning',
+    );
+    expect(ranked.map((r) => r.message.id)).toEqual(['m2', 'm1']);
+    expect(ranked[1].relevance).toBe(0);
+  });
+
+  it('gives a section a synchronized round when its relevant messages hold too few words for its share of the target', () => {
+    // Ten relevant one-sentence messages: enough messages (8), far fewer words than 2 x 500.
+    const ranked = Array.from({ length: 10 }, (_, i) => ({ message: message(`m${i}`, `s${i}`, 'A mobile robot plans household chores with feedback.'), relevance: 1 }));
+    const options = { minSectionMessages: 8, rounds: 2 };
+    expect(needsSectionRound(ranked, options, 6)).toBe(false);
+    expect(needsSectionRound(ranked, { ...options, targetWords: 3000 }, 6)).toBe(true);
+    expect(needsSectionRound(ranked, { ...options, targetWords: 3000, rounds: 1 }, 6)).toBe(false);
+    const long = ranked.map((r) => ({ ...r, message: { ...r.message, evidence: Array.from({ length: 15 }, () => r.message.evidence).join(' ') } }));
+    expect(needsSectionRound(long, { ...options, targetWords: 3000 }, 6)).toBe(false);
+  });
+
+  it('renders each scope once, as a sentence, in the Markdown survey, and no thin section', async () => {
+    const result = await runSurvey(
+      { topic: 'Language models for planning', sources: SURVEY_PAPERS, options: { chunkTokens: 90, maxSections: 3, targetWords: 300 } },
+      { seeker: new ExtractiveReader(), model: new ExtractiveSurveyModel(), now: () => new Date('2025-01-01T00:00:00Z') },
+    );
+    const scopes = [...result.markdown.matchAll(/^\*Scope: (.*)\*$/gm)].map((m) => m[1]);
+    expect(scopes.length).toBe(result.sections.length);
+    for (const scope of scopes) expect(scope).toMatch(/^How work on language models for planning addresses [^.]+\.$/);
+    // No thin section: the old outliner, forced, added two- and one-citation sections ("Plan API").
+    expect(result.metadata.sections.every((s) => s.citations >= 3)).toBe(true);
   });
 });
 
