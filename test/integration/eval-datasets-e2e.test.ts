@@ -31,7 +31,7 @@ const DATA = defaultDataRoot();
 const STRATEGIES = ['extagents', 'rag'] as const;
 const EXTRACTIVE = { seeker: 'extractive', reasoner: 'extractive' };
 
-jest.setTimeout(60_000);
+jest.setTimeout(180_000);
 
 let tmp: string;
 beforeAll(() => {
