@@ -8,11 +8,11 @@
 import MiniSearch from 'minisearch';
 import { contentTerms } from '../../extractive/text';
 import { fitToBudget } from '../../pool';
-import { NO_ANSWER, type Chunk, type Message } from '../../types';
+import type { Chunk, Message } from '../../types';
 import { countTokens } from '../../tokenizer';
 import { MESSAGE_OVERHEAD_TOKENS } from './extagents';
 import { chunkMessage, prefixWithin, suffixStartWithin } from './context';
-import { CallRecorder } from './recorder';
+import { answerFrom, CallRecorder } from './recorder';
 import type { StrategyInput, StrategyResult } from './types';
 
 /**
@@ -120,13 +120,5 @@ export function rankChunks(question: string, chunks: readonly Chunk[]): Chunk[] 
 
 /** One reasoning call over `messages` (stage 0). */
 async function reasonOnce(input: StrategyInput, messages: Message[], warnings: string[]): Promise<StrategyResult> {
-  const model = new CallRecorder(input.model);
-  const result = await model.reason({ question: input.question, messages, force: input.options.bestEffort });
-  return {
-    prediction: result.answerable ? result.answer : NO_ANSWER,
-    answerable: result.answerable,
-    calls: model.calls,
-    finalContext: messages,
-    warnings: [...warnings, ...result.warnings],
-  };
+  return answerFrom(new CallRecorder(input.model), input.question, messages, input.options.bestEffort, warnings);
 }

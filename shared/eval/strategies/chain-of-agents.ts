@@ -14,9 +14,9 @@
  */
 import { compareMessages, fitToBudget } from '../../pool';
 import { seekRound } from '../../survey/survey';
-import { NO_ANSWER, type Message } from '../../types';
+import type { Message } from '../../types';
 import { MESSAGE_OVERHEAD_TOKENS } from './extagents';
-import { CallRecorder } from './recorder';
+import { answerFrom, CallRecorder } from './recorder';
 import type { StrategyInput, StrategyResult } from './types';
 
 /** @throws the model's errors unchanged. */
@@ -34,12 +34,5 @@ export async function runChainOfAgents(input: StrategyInput): Promise<StrategyRe
   }
   model.stage = chunks.length;
   const context = fitToBudget(note, options.reasonerBudgetTokens, { overheadTokensPerMessage: MESSAGE_OVERHEAD_TOKENS }).messages;
-  const result = await model.reason({ question, messages: context, force: options.bestEffort });
-  return {
-    prediction: result.answerable ? result.answer : NO_ANSWER,
-    answerable: result.answerable,
-    calls: model.calls,
-    finalContext: context,
-    warnings: [...warnings, ...result.warnings],
-  };
+  return answerFrom(model, question, context, options.bestEffort, warnings);
 }

@@ -19,11 +19,11 @@
 import { compareMessages, fitToBudget } from '../../pool';
 import { seekRound } from '../../survey/survey';
 import { countTokens } from '../../tokenizer';
-import { NO_ANSWER, type Chunk, type Message } from '../../types';
+import type { Chunk, Message } from '../../types';
 import pLimit from 'p-limit';
 import { MESSAGE_OVERHEAD_TOKENS } from './extagents';
 import { pseudoChunk, quotesBehind } from './pseudo-chunk';
-import { CallRecorder } from './recorder';
+import { answerFrom, CallRecorder } from './recorder';
 import type { StrategyInput, StrategyResult } from './types';
 
 /** Confidence 1-5 of LLM×MapReduce from a relevance score 0-100. */
@@ -73,14 +73,7 @@ export async function runMapReduce(input: StrategyInput): Promise<StrategyResult
   model.nextStage();
   const ordered = [...results].sort((a, b) => confidenceOf(b.score) - confidenceOf(a.score) || compareMessages(a, b));
   const context = fitToBudget(ordered, options.reasonerBudgetTokens, { overheadTokensPerMessage: MESSAGE_OVERHEAD_TOKENS }).messages;
-  const result = await model.reason({ question, messages: context, force: options.bestEffort });
-  return {
-    prediction: result.answerable ? result.answer : NO_ANSWER,
-    answerable: result.answerable,
-    calls: model.calls,
-    finalContext: context,
-    warnings: [...warnings, ...result.warnings],
-  };
+  return answerFrom(model, question, context, options.bestEffort, warnings);
 }
 
 /** Consecutive groups whose evidence tokens (plus overhead) stay within `budget`; a result larger than the budget is a group alone. */

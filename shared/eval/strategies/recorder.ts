@@ -4,8 +4,9 @@
  * call the model themselves.
  */
 import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../ports';
-import type { AgentRole, RoleUsage } from '../../types';
+import { NO_ANSWER, type AgentRole, type Message, type RoleUsage } from '../../types';
 import type { EvalCall } from '../records';
+import type { StrategyResult } from './types';
 
 export class CallRecorder implements AgentModel {
   /** The calls recorded so far, in completion order. */
@@ -52,4 +53,21 @@ export class CallRecorder implements AgentModel {
       this.calls.push({ stage, role, inputTokens: share(usage.inputTokens), outputTokens: share(usage.outputTokens) });
     }
   }
+}
+
+/**
+ * A strategy's final step: one reasoning call over `context` (already fitted to the budget; forced
+ * when `bestEffort`), and the result with every call `model` recorded. `context` becomes the
+ * result's `finalContext`; `warnings` come first, then the reasoning call's.
+ * @throws the model's errors unchanged.
+ */
+export async function answerFrom(model: CallRecorder, question: string, context: Message[], bestEffort: boolean, warnings: readonly string[]): Promise<StrategyResult> {
+  const result = await model.reason({ question, messages: context, force: bestEffort });
+  return {
+    prediction: result.answerable ? result.answer : NO_ANSWER,
+    answerable: result.answerable,
+    calls: model.calls,
+    finalContext: context,
+    warnings: [...warnings, ...result.warnings],
+  };
 }
