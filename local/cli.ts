@@ -23,6 +23,16 @@ import { addEvalCommand } from './eval-command';
 /** A command-line usage error (exit status 2): bad option values, question, run id or state dir. */
 export class UsageError extends ExtAgentsError {}
 
+/** Make `--state-dir` if needed. @throws UsageError unless `dir` is (or can be made) a writable directory. */
+export function writableStateDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, fsConstants.W_OK);
+  } catch (error) {
+    throw new UsageError(`--state-dir ${dir} is not a writable directory (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
+  }
+}
+
 function integerAtLeast(name: string, min: number) {
   return (value: string): number => {
     const parsed = Number(value);
@@ -57,12 +67,7 @@ function validateAsk(opts: AskOptions, options: RunOptionsInput): void {
     if (error instanceof ExtAgentsError) throw new UsageError(error.message, { cause: error });
     throw error;
   }
-  try {
-    mkdirSync(opts.stateDir, { recursive: true });
-    accessSync(opts.stateDir, fsConstants.W_OK);
-  } catch (error) {
-    throw new UsageError(`--state-dir ${opts.stateDir} is not a writable directory (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
-  }
+  writableStateDir(opts.stateDir);
 }
 
 /**

@@ -4,10 +4,9 @@
  * aborts running executions and stops the stack.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { accessSync, constants as fsConstants, mkdirSync } from 'node:fs';
 import { ExtAgentsError } from '../shared/errors';
 import { parseModelSpec } from '../shared/llm/model-spec';
-import { UsageError } from './cli';
+import { UsageError, writableStateDir } from './cli';
 import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT, startServer, tokenProblem } from './serve';
 
 export interface ServeCommandOptions {
@@ -47,12 +46,7 @@ export function validateServe(opts: ServeCommandOptions, env: NodeJS.ProcessEnv 
     if (error instanceof ExtAgentsError) throw new UsageError(`--model: ${error.message}`, { cause: error });
     throw error;
   }
-  try {
-    mkdirSync(opts.stateDir, { recursive: true });
-    accessSync(opts.stateDir, fsConstants.W_OK);
-  } catch (error) {
-    throw new UsageError(`--state-dir ${opts.stateDir} is not a writable directory (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
-  }
+  writableStateDir(opts.stateDir);
   return token;
 }
 

@@ -9,13 +9,13 @@
  * missing job file or corpus path, a rejected job file), 1 for any other error, one line each.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { accessSync, constants as fsConstants, mkdirSync } from 'node:fs';
+import { accessSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import { ExtAgentsError, InvalidInputError } from '../shared/errors';
 import { parseModelSpec } from '../shared/llm/model-spec';
 import { parseCorpusId } from '../shared/pipeline/ingest';
 import { jobNameOfKey, jobSummaryKey } from '../shared/pipeline/jobs';
-import { UsageError } from './cli';
+import { UsageError, writableStateDir } from './cli';
 import { resolveCorpus } from './corpus';
 import { FsBlobStore } from './fs-blob-store';
 import { startLocalStack } from './stack';
@@ -37,16 +37,6 @@ async function asUsage<T>(what: string, check: () => T | Promise<T>): Promise<T>
     if (error instanceof UsageError) throw error;
     if (error instanceof ExtAgentsError) throw new UsageError(`${what}${error.message}`, { cause: error });
     throw error;
-  }
-}
-
-/** @throws UsageError unless `dir` is (or can be made) a writable directory. */
-function writableStateDir(dir: string): void {
-  try {
-    mkdirSync(dir, { recursive: true });
-    accessSync(dir, fsConstants.W_OK);
-  } catch (error) {
-    throw new UsageError(`--state-dir ${dir} is not a writable directory (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
   }
 }
 
