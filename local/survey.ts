@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { InvalidInputError } from '../shared/errors';
 import type { SurveyProgress } from '../shared/survey/survey';
 import type { SurveyMetadata } from '../shared/survey/types';
+import type { BucketIndexEntry } from '../shared/survey/schedule';
 import type { SurveyOutput, SurveyState } from '../shared/survey/workflow';
 import { resolveCorpus } from './corpus';
 import type { ExecutionCallbacks, LocalStack } from './stack';
@@ -168,18 +169,11 @@ export const ScheduleSchema = z
 
 export type Schedule = z.infer<typeof ScheduleSchema>;
 
-/** One entry of the index a schedule run writes. */
-export interface ScheduleIndexEntry {
-  topic: string;
-  status: 'succeeded' | 'failed';
-  /** Markdown and metadata paths (succeeded), relative to the output directory. */
-  markdown?: string;
-  metadata?: string;
-  words?: number;
-  citations?: number;
-  /** Error name and message (failed). */
-  error?: { name: string; message: string };
-}
+/**
+ * One entry of the index a local schedule run writes: an entry of `surveys/index.json` without the
+ * survey id, its `markdown` and `metadata` paths relative to the output directory.
+ */
+export type ScheduleIndexEntry = Omit<BucketIndexEntry, 'surveyId'>;
 
 /** The index of a schedule run (`surveys/index.json`). */
 export interface ScheduleIndex {

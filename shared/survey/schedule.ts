@@ -109,7 +109,7 @@ export async function planSurveys(event: unknown, deps: { blobs: BlobStore; now?
   return { bulkId, date, itemsKey: bulkItemsKey(bulkId), surveys: items.length };
 }
 
-/** One entry of `surveys/index.json` (the shape of the local schedule runner's index, plus ids). */
+/** One entry of `surveys/index.json` (the local schedule runner's index has the same entries without `surveyId`). */
 export interface BucketIndexEntry {
   topic: string;
   surveyId: string;
