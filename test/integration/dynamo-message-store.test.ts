@@ -2,11 +2,9 @@
  * The DynamoDB message store against dynalite on 127.0.0.1 (the real SDK): the pool order through the
  * GSI, conditional writes, counters, steps.
  */
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { localClientConfig, startDynalite, type LocalDynamo } from '../../local/dynalite';
 import { MessageAlreadyRecordedError } from '../../shared/errors';
-import { DynamoMessageStore, RELEVANCE_INDEX } from '../../lambdas/adapters/dynamo-message-store';
+import type { DynamoMessageStore } from '../../lambdas/adapters/dynamo-message-store';
+import { startRunTable, type TestRunTable } from '../support/dynamo';
 import type { Message } from '../../shared/types';
 
 const TABLE = 'messages';
@@ -25,45 +23,16 @@ function message(round: number, chunkIndex: number, score: number): Message {
 }
 
 describe('DynamoMessageStore against dynalite', () => {
-  let server: LocalDynamo;
-  let raw: DynamoDBClient;
+  let table: TestRunTable;
   let store: DynamoMessageStore;
 
   beforeAll(async () => {
-    server = await startDynalite();
-    raw = new DynamoDBClient(localClientConfig(server.endpoint));
-    await raw.send(
-      new CreateTableCommand({
-        TableName: TABLE,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          { AttributeName: 'pk', AttributeType: 'S' },
-          { AttributeName: 'sk', AttributeType: 'S' },
-          { AttributeName: 'gsi1pk', AttributeType: 'S' },
-          { AttributeName: 'gsi1sk', AttributeType: 'S' },
-        ],
-        KeySchema: [
-          { AttributeName: 'pk', KeyType: 'HASH' },
-          { AttributeName: 'sk', KeyType: 'RANGE' },
-        ],
-        GlobalSecondaryIndexes: [
-          {
-            IndexName: RELEVANCE_INDEX,
-            KeySchema: [
-              { AttributeName: 'gsi1pk', KeyType: 'HASH' },
-              { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
-            ],
-            Projection: { ProjectionType: 'ALL' },
-          },
-        ],
-      }),
-    );
-    store = new DynamoMessageStore(DynamoDBDocumentClient.from(raw), { tableName: TABLE });
+    table = await startRunTable(TABLE);
+    store = table.store;
   });
 
   afterAll(async () => {
-    raw.destroy();
-    await server.stop();
+    await table.stop();
   });
 
   it('returns the global top-k in pool order: score descending, then corpus order, then round', async () => {

@@ -8,11 +8,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { localClientConfig, startDynalite, type LocalDynamo } from '../../local/dynalite';
 import { FsBlobStore } from '../../local/fs-blob-store';
-import { DynamoMessageStore, RELEVANCE_INDEX } from '../../lambdas/adapters/dynamo-message-store';
+import type { DynamoMessageStore } from '../../lambdas/adapters/dynamo-message-store';
+import { startRunTable, type TestRunTable } from '../support/dynamo';
 import { makeHandlers } from '../../lambdas/handlers';
 import { makeSurveyHandlers, makeSurveyScheduleHandlers } from '../../lambdas/survey-handlers';
 import { ExtractiveReader } from '../../shared/extractive';
@@ -27,37 +25,14 @@ const TABLE = 'survey-workflow';
 const NOW = () => new Date('2025-03-04T05:06:07Z');
 
 describe('the survey state machine steps', () => {
-  let server: LocalDynamo;
-  let raw: DynamoDBClient;
+  let table: TestRunTable;
   let dir: string;
   let blobs: FsBlobStore;
   let store: DynamoMessageStore;
 
   beforeAll(async () => {
-    server = await startDynalite();
-    raw = new DynamoDBClient(localClientConfig(server.endpoint));
-    await raw.send(
-      new CreateTableCommand({
-        TableName: TABLE,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: ['pk', 'sk', 'gsi1pk', 'gsi1sk'].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
-        KeySchema: [
-          { AttributeName: 'pk', KeyType: 'HASH' },
-          { AttributeName: 'sk', KeyType: 'RANGE' },
-        ],
-        GlobalSecondaryIndexes: [
-          {
-            IndexName: RELEVANCE_INDEX,
-            KeySchema: [
-              { AttributeName: 'gsi1pk', KeyType: 'HASH' },
-              { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
-            ],
-            Projection: { ProjectionType: 'ALL' },
-          },
-        ],
-      }),
-    );
-    store = new DynamoMessageStore(DynamoDBDocumentClient.from(raw), { tableName: TABLE });
+    table = await startRunTable(TABLE);
+    store = table.store;
     dir = mkdtempSync(path.join(tmpdir(), 'extagents-survey-wf-'));
     blobs = new FsBlobStore(dir);
     const lines = SURVEY_PAPERS.map((p) => JSON.stringify({ id: p.id, title: p.title, abstract: p.text.slice(p.title.length + 3), authors: p.authors, year: p.year, link: p.link }));
@@ -65,8 +40,7 @@ describe('the survey state machine steps', () => {
   }, 30_000);
 
   afterAll(async () => {
-    raw.destroy();
-    await server.stop();
+    await table.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 

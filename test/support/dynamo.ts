@@ -1,0 +1,54 @@
+/**
+ * A run table on dynalite (127.0.0.1) for tests of the DynamoDB message store: the key schema and
+ * the `byRelevance` GSI the adapter uses (lambdas/adapters/dynamo-message-store.ts), as in
+ * infra/extagents-stack.ts. `local/stack.ts` creates its table from the synthesized template instead.
+ */
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoMessageStore, RELEVANCE_INDEX } from '../../lambdas/adapters/dynamo-message-store';
+import { localClientConfig, startDynalite, type LocalDynamo } from '../../local/dynalite';
+
+/** A started dynalite with one run table, its store, and `stop` (closes the client, then the server). */
+export interface TestRunTable {
+  server: LocalDynamo;
+  raw: DynamoDBClient;
+  store: DynamoMessageStore;
+  stop: () => Promise<void>;
+}
+
+/** Start dynalite and create the run table `tableName` on it. */
+export async function startRunTable(tableName: string): Promise<TestRunTable> {
+  const server = await startDynalite();
+  const raw = new DynamoDBClient(localClientConfig(server.endpoint));
+  await raw.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: ['pk', 'sk', 'gsi1pk', 'gsi1sk'].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: RELEVANCE_INDEX,
+          KeySchema: [
+            { AttributeName: 'gsi1pk', KeyType: 'HASH' },
+            { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
+    }),
+  );
+  const store = new DynamoMessageStore(DynamoDBDocumentClient.from(raw), { tableName });
+  return {
+    server,
+    raw,
+    store,
+    stop: async () => {
+      raw.destroy();
+      await server.stop();
+    },
+  };
+}
