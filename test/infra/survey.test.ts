@@ -13,7 +13,7 @@ import { StateMachine as LocalStateMachine } from 'aws-local-stepfunctions';
 import { buildStack, createSynthesisApp, SYNTHESIS_APP_PROPS, type BuildStackOptions } from '../../infra/extagents-stack';
 import { EXECUTION_ALREADY_EXISTS } from '../../infra/ingest';
 import { scheduleCronExpression, SURVEY_STATE_NAMES as S } from '../../infra/survey';
-import { ACCOUNT, REGION, resolveIntrinsics, type Json, type JsonObject } from '../support/cdk';
+import { ACCOUNT, REGION, resolveIntrinsics, type Json, type JsonObject, idStartingWith, resourceOf, statementsOfRole, roleOf, allows } from '../support/cdk';
 
 const ENV = { account: ACCOUNT, region: REGION };
 
@@ -50,32 +50,8 @@ function synth(options: BuildStackOptions = {}, context: Record<string, unknown>
   return Template.fromStack(buildStack(app, { env: ENV, ...options }));
 }
 
-function idStartingWith(template: Template, type: string, prefix: string | RegExp): string {
-  const ids = Object.keys(template.findResources(type)).filter((id) => (typeof prefix === 'string' ? id.startsWith(prefix) : prefix.test(id)));
-  expect(ids).toHaveLength(1);
-  return ids[0];
-}
-
-function resourceOf(template: Template, id: string): { Properties: JsonObject } {
-  return template.toJSON().Resources[id] as { Properties: JsonObject };
-}
-
 function aslOf(template: Template, id: string): Asl {
   return JSON.parse(resolveIntrinsics(resourceOf(template, id).Properties.DefinitionString) as string) as Asl;
-}
-
-function statementsOfRole(template: Template, roleLogicalId: string): JsonObject[] {
-  return Object.values(template.findResources('AWS::IAM::Policy'))
-    .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(`"${roleLogicalId}"`))
-    .flatMap((policy) => resolveIntrinsics(policy.Properties.PolicyDocument.Statement) as JsonObject[]);
-}
-
-function roleOf(template: Template, resourceId: string, property: 'Role' | 'RoleArn'): string {
-  return ((resourceOf(template, resourceId).Properties[property] as JsonObject)['Fn::GetAtt'] as string[])[0];
-}
-
-function allows(statements: JsonObject[], action: string, resource: string): boolean {
-  return statements.some((s) => [s.Action].flat().includes(action) && [s.Resource].flat().includes(resource));
 }
 
 /** Every S3 object resource (`<bucket arn>/<pattern>`) a role may use with an action. */

@@ -6,7 +6,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { StateMachine as LocalStateMachine } from 'aws-local-stepfunctions';
 import { buildStack, createSynthesisApp, type BuildStackOptions } from '../../infra/extagents-stack';
 import { EXECUTION_ALREADY_EXISTS, JOB_STATE_NAMES } from '../../infra/ingest';
-import { ACCOUNT, REGION, resolveIntrinsics, type Json, type JsonObject } from '../support/cdk';
+import { ACCOUNT, REGION, resolveIntrinsics, type Json, type JsonObject, idStartingWith, resourceOf, statementsOfRole, roleOf, allows } from '../support/cdk';
 
 
 
@@ -30,31 +30,6 @@ interface AslState {
 
 function synth(options: BuildStackOptions = {}): Template {
   return Template.fromStack(buildStack(createSynthesisApp(), { env: { account: ACCOUNT, region: REGION }, ...options }));
-}
-
-/** The one resource of a type whose logical id starts with `prefix`. */
-function idStartingWith(template: Template, type: string, prefix: string | RegExp): string {
-  const ids = Object.keys(template.findResources(type)).filter((id) => (typeof prefix === 'string' ? id.startsWith(prefix) : prefix.test(id)));
-  expect(ids).toHaveLength(1);
-  return ids[0];
-}
-
-function resourceOf(template: Template, id: string): { Properties: JsonObject } {
-  return template.toJSON().Resources[id] as { Properties: JsonObject };
-}
-
-function statementsOfRole(template: Template, roleLogicalId: string): JsonObject[] {
-  return Object.values(template.findResources('AWS::IAM::Policy'))
-    .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(`"${roleLogicalId}"`))
-    .flatMap((policy) => resolveIntrinsics(policy.Properties.PolicyDocument.Statement) as JsonObject[]);
-}
-
-function roleOf(template: Template, resourceId: string, property: 'Role' | 'RoleArn'): string {
-  return ((resourceOf(template, resourceId).Properties[property] as JsonObject)['Fn::GetAtt'] as string[])[0];
-}
-
-function allows(statements: JsonObject[], action: string, resource: string): boolean {
-  return statements.some((s) => [s.Action].flat().includes(action) && [s.Resource].flat().includes(resource));
 }
 
 describe('the upload triggers', () => {
