@@ -15,6 +15,7 @@ import { type EvalRecord, STRATEGIES, type StrategyName } from '../shared/eval/r
 import { checkLengths, DATASET_NAMES, parseDatasetSpec, parseLengths, readRecords, recordsFile, runEval } from '../shared/eval/runner';
 import { parseModelSpec } from '../shared/llm/model-spec';
 import type { AgentRole } from '../shared/types';
+import { UsageError } from './cli';
 
 /** Options of `extagents eval` as commander parses them. */
 interface EvalOptions {
@@ -68,18 +69,20 @@ export function addEvalCommand(program: Command): void {
     .option('--no-report', 'do not build the report at the end')
     .option('--no-progress', 'no progress bar on stderr')
     .action(async (opts: EvalOptions) => {
-      const strategies = parseStrategies(opts.strategies);
+      let strategies;
       let dataset;
       let lengths;
       let spec;
       try {
+        strategies = parseStrategies(opts.strategies);
         dataset = parseDatasetSpec(opts.dataset);
         lengths = opts.lengths === undefined ? undefined : parseLengths(opts.lengths);
         // A length the data set does not take is a usage error, reported before the output directory is made.
         if (lengths !== undefined) checkLengths(dataset, lengths);
         spec = parseModelSpec(opts.model);
       } catch (error) {
-        if (error instanceof ExtAgentsError) throw new InvalidArgumentError(error.message);
+        // Thrown from the action, commander's own errors would exit 2 silently: a UsageError prints one line.
+        if (error instanceof ExtAgentsError || error instanceof InvalidArgumentError) throw new UsageError(error.message, { cause: error });
         throw error;
       }
       const modelIds: Record<AgentRole, string> = spec.kind === 'extractive' ? { seeker: 'extractive', reasoner: 'extractive' } : { seeker: spec.seekerModelId, reasoner: spec.reasonerModelId };

@@ -1,6 +1,6 @@
 /**
- * Usage errors of `extagents serve`, `job` and `ingest` (local/serve-command.ts,
- * local/uploads-command.ts): one line on stderr, no stack trace, exit status 2, and nothing started
+ * Usage errors of `extagents serve`, `job`, `ingest` and `eval` (local/serve-command.ts,
+ * local/uploads-command.ts, local/eval-command.ts): one line on stderr, no stack trace, exit status 2, and nothing started
  * (no local stack, no server). A rejected job file still gets its `rejected` summary.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -125,5 +125,25 @@ describe('extagents ingest', () => {
     expect(oneLine(badId.stderr)).toMatch(/^extagents: --id: Invalid corpus id "\.\.\/x"/);
     expect(nothing.status).toBe(2);
     expect(oneLine(nothing.stderr)).toMatch(/^extagents: --corpus: /);
+  });
+});
+
+describe('extagents eval', () => {
+  it('exits 2 with one line for a dataset, strategy or length it cannot take, and makes no output directory', async () => {
+    const out = path.join(dir, 'eval-out');
+
+    const lengths = await run('eval', '--dataset', 'sotu', '--lengths', '8k', '--out', out);
+    stderr.length = 0;
+    const strategy = await run('eval', '--dataset', 'sotu', '--strategies', 'extagent', '--out', out);
+    stderr.length = 0;
+    const dataset = await run('eval', '--dataset', 'squad', '--out', out);
+
+    expect(lengths.status).toBe(2);
+    expect(oneLine(lengths.stderr)).toBe('extagents: sotu is evaluated at its full length only: use --lengths full');
+    expect(strategy.status).toBe(2);
+    expect(oneLine(strategy.stderr)).toMatch(/^extagents: unknown strategy "extagent"/);
+    expect(dataset.status).toBe(2);
+    expect(oneLine(dataset.stderr)).toMatch(/squad/);
+    expect(existsSync(out)).toBe(false);
   });
 });
