@@ -6,11 +6,9 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { SingleBar, Presets } from 'cli-progress';
 import { mkdirSync, accessSync, constants as fsConstants } from 'node:fs';
 import packageJson from '../package.json';
-import { ExtAgentsError, InvalidInputError, ModelConfigurationError } from '../shared/errors';
+import { ExtAgentsError, InvalidInputError } from '../shared/errors';
 import { parseRunOptions, type RunOptionsInput } from '../shared/config';
 import { parseModelSpec } from '../shared/llm/model-spec';
-import { createBedrockClient } from '../lambdas/adapters/bedrock';
-import { openAiOptionsFromEnv } from '../lambdas/adapters/openai';
 import { PrepareEventSchema, RunIdSchema } from '../shared/pipeline/state';
 import { formatResult } from './format';
 import { runLocal, type LocalProgress } from './run';
@@ -22,6 +20,10 @@ import { addEvalCommand } from './eval-command';
 
 /** A command-line usage error (exit status 2): bad option values, question, run id or state dir. */
 export class UsageError extends ExtAgentsError {}
+
+/** `--help` text of every command's `-m, --model <spec>` (parsed by shared/llm/model-spec.ts). */
+export const MODEL_OPTION_HELP =
+  'model: "extractive" (offline BM25 extractive reader, not an LLM), "bedrock:<seekerId>[,<reasonerId>]" (Amazon Bedrock Converse API; needs AWS credentials) or "openai:<model>[,<reasonerModel>]" (an OpenAI-compatible server: vLLM, Ollama, llama.cpp; OPENAI_BASE_URL, OPENAI_API_KEY)';
 
 /** Make `--state-dir` if needed. @throws UsageError unless `dir` is (or can be made) a writable directory. */
 export function writableStateDir(dir: string): void {
@@ -68,33 +70,6 @@ function validateAsk(opts: AskOptions, options: RunOptionsInput): void {
     throw error;
   }
   writableStateDir(opts.stateDir);
-}
-
-/**
- * Model access checked before the run, so a missing setting is one clear error instead of every
- * seeking agent failing: Bedrock needs AWS credentials and a region; an OpenAI-compatible server
- * needs OPENAI_BASE_URL (checked by the adapter's own option parser).
- */
-async function checkModelAccess(spec: string): Promise<void> {
-  const kind = parseModelSpec(spec).kind;
-  if (kind === 'openai') {
-    openAiOptionsFromEnv();
-    return;
-  }
-  if (kind !== 'bedrock') return;
-  const client = createBedrockClient();
-  try {
-    await client.config.region();
-  } catch (error) {
-    throw new ModelConfigurationError('No AWS region for Amazon Bedrock: set AWS_REGION (e.g. us-east-1) or a profile with a region', { cause: error });
-  } 
-  try {
-    await client.config.credentials();
-  } catch (error) {
-    throw new ModelConfigurationError(`No AWS credentials for Amazon Bedrock (${(error as Error).message}): configure credentials (environment, profile or SSO) or use --model extractive`, { cause: error });
-  } finally {
-    client.destroy();
-  }
 }
 
 /** A progress bar on stderr for the seeking agents of each round (quiet in --json mode unless a TTY). */
@@ -175,7 +150,7 @@ export function buildProgram(): Command {
     .requiredOption('-c, --corpus <paths...>', 'files, directories, glob patterns, or "sotu" (233 State of the Union addresses)')
     .requiredOption('-q, --question <text>', 'the question')
     .addOption(
-      new Option('-m, --model <spec>', 'model: "extractive" (offline BM25 extractive reader, not an LLM), "bedrock:<seekerId>[,<reasonerId>]" (Amazon Bedrock Converse API; needs AWS credentials) or "openai:<model>[,<reasonerModel>]" (an OpenAI-compatible server: vLLM, Ollama, llama.cpp; OPENAI_BASE_URL, OPENAI_API_KEY)').default('extractive'),
+      new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'),
     )
     .option('--chunk-tokens <n>', 'maximum tokens per chunk (L)', integerAtLeast('--chunk-tokens', 1), 8000)
     .option('--rounds <n>', 'seeking rounds; 1 disables global knowledge synchronization', integerAtLeast('--rounds', 1), 2)
@@ -203,7 +178,6 @@ export function buildProgram(): Command {
       const files = await resolveCorpus(opts.corpus).catch((error: unknown) => {
         throw error instanceof InvalidInputError ? new UsageError(`--corpus: ${error.message}`, { cause: error }) : error;
       });
-      await checkModelAccess(opts.model);
       const progress = progressReporter(opts.progress);
       try {
         const result = await runLocal({

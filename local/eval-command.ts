@@ -15,7 +15,7 @@ import { type EvalRecord, STRATEGIES, type StrategyName } from '../shared/eval/r
 import { checkLengths, DATASET_NAMES, parseDatasetSpec, parseLengths, readRecords, recordsFile, runEval } from '../shared/eval/runner';
 import { parseModelSpec } from '../shared/llm/model-spec';
 import type { AgentRole } from '../shared/types';
-import { UsageError } from './cli';
+import { MODEL_OPTION_HELP, UsageError } from './cli';
 
 /** Options of `extagents eval` as commander parses them. */
 interface EvalOptions {
@@ -62,7 +62,7 @@ export function addEvalCommand(program: Command): void {
     .option('--limit <n>', 'first n examples of the data set (per length)', positiveInteger('--limit'))
     .option('--seed <seed>', 'seed of the long-context construction', '0')
     .option('--concurrency <n>', 'examples evaluated at once', positiveInteger('--concurrency'), 2)
-    .option('-m, --model <spec>', 'extractive | bedrock:<seekerId>[,<reasonerId>] | openai:<model>[,<reasonerModel>]', 'extractive')
+    .option('-m, --model <spec>', MODEL_OPTION_HELP, 'extractive')
     .option('--chunk-tokens <n>', 'maximum tokens per chunk (L), the same for every strategy', positiveInteger('--chunk-tokens'), 8000)
     .option('--no-best-effort', 'let the strategies refuse ("NO ANSWER") instead of answering from the best evidence')
     .option('-o, --out <dir>', 'output directory', 'eval-out')

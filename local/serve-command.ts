@@ -6,7 +6,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { ExtAgentsError } from '../shared/errors';
 import { parseModelSpec } from '../shared/llm/model-spec';
-import { UsageError, writableStateDir } from './cli';
+import { MODEL_OPTION_HELP, UsageError, writableStateDir } from './cli';
 import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT, startServer, tokenProblem } from './serve';
 
 export interface ServeCommandOptions {
@@ -63,7 +63,7 @@ export function addServeCommand(program: Command): Command {
     .option('--token <token>', 'bearer token, at least 16 printable characters (default: $EXTAGENTS_TOKEN, else a new one generated and printed at every start)')
     .option('--state-dir <dir>', 'where the local bucket and DynamoDB data are kept (persistent)', '.extagents')
     .addOption(
-      new Option('-m, --model <spec>', 'model: "extractive" (offline BM25 extractive reader, not an LLM) or "bedrock:<seekerId>[,<reasonerId>]"').default('extractive'),
+      new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'),
     )
     .option('--max-concurrent-runs <n>', 'runs executed at once (others wait)', integer('--max-concurrent-runs', 1, 64), DEFAULT_MAX_CONCURRENT_RUNS)
     .action(async (opts: ServeCommandOptions) => {

@@ -20,12 +20,13 @@ import path from 'node:path';
 import { buildStack, createSynthesisApp, type ExtAgentsStack } from '../infra/extagents-stack';
 import { HANDLER_NAMES } from '../infra/extagents-function';
 import { createBedrockClient } from '../lambdas/adapters/bedrock';
+import { openAiOptionsFromEnv } from '../lambdas/adapters/openai';
 import { DynamoMessageStore } from '../lambdas/adapters/dynamo-message-store';
 import { createAgentModel } from '../lambdas/adapters/model';
 import { makeHandlers, type WorkflowHandlers } from '../lambdas/handlers';
 import { createSurveyModels } from '../lambdas/adapters/survey-model';
 import { makeSurveyHandlers, type SurveyHandlers } from '../lambdas/survey-handlers';
-import { ExtAgentsError, errorFromFailure } from '../shared/errors';
+import { ExtAgentsError, ModelConfigurationError, errorFromFailure } from '../shared/errors';
 import { parseModelSpec } from '../shared/llm/model-spec';
 import type { AgentModel, BlobStore, MessageStore } from '../shared/ports';
 import type { SurveyModel } from '../shared/survey/ports';
@@ -117,12 +118,41 @@ const logicalIdOf = (stack: ExtAgentsStack, construct: { node: { defaultChild?: 
   stack.getLogicalId(construct.node.defaultChild as CfnElement);
 
 /**
+ * Model access checked before a local stack starts (every command: ask, serve, job, survey), so a
+ * missing setting is one clear error instead of every seeking agent failing: Bedrock needs AWS credentials and a region; an OpenAI-compatible server
+ * needs OPENAI_BASE_URL (checked by the adapter's own option parser).
+ * @throws InvalidInputError for a bad spec; ModelConfigurationError / ConfigurationError naming what is missing.
+ */
+export async function checkModelAccess(spec: string): Promise<void> {
+  const kind = parseModelSpec(spec).kind;
+  if (kind === 'openai') {
+    openAiOptionsFromEnv();
+    return;
+  }
+  if (kind !== 'bedrock') return;
+  const client = createBedrockClient();
+  try {
+    await client.config.region();
+  } catch (error) {
+    throw new ModelConfigurationError('No AWS region for Amazon Bedrock: set AWS_REGION (e.g. us-east-1) or a profile with a region', { cause: error });
+  } 
+  try {
+    await client.config.credentials();
+  } catch (error) {
+    throw new ModelConfigurationError(`No AWS credentials for Amazon Bedrock (${(error as Error).message}): configure credentials (environment, profile or SSO) or use --model extractive`, { cause: error });
+  } finally {
+    client.destroy();
+  }
+}
+
+/**
  * Start the local stack.
  * @throws ConfigurationError for an invalid model spec or a definition the local engine cannot run.
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const modelSpec = options.modelSpec ?? 'extractive';
   parseModelSpec(modelSpec);
+  if (options.model === undefined) await checkModelAccess(modelSpec);
   const { stack, template } = synthesize(modelSpec);
   const stateDir = path.resolve(options.stateDir);
   const blobs = new FsBlobStore(path.join(stateDir, 'bucket'));

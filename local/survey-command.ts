@@ -6,6 +6,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import path from 'node:path';
 import type { SurveyOptionsInput } from '../shared/survey/options';
+import { MODEL_OPTION_HELP } from './cli';
 import { startLocalStack } from './stack';
 import { runLocalSchedule, runLocalSurvey, type LocalSurveyProgress } from './survey';
 
@@ -70,7 +71,7 @@ export function addSurveyCommand(program: Command): Command {
     .option('--schedule <file>', 'run every survey of this schedule file instead (writes <out-dir>/surveys/<slug>/<date>/ and <out-dir>/surveys/index.json)')
     .option('--out-dir <dir>', 'output directory of --schedule', '.')
     .option('--state-dir <dir>', 'local bucket of the survey executions (corpora/<survey id>/, runs/<survey id>/, surveys/)', '.extagents')
-    .addOption(new Option('-m, --model <spec>', 'model: "extractive" (offline extractive reader, not an LLM: an extractive survey) or "bedrock:<seekerId>[,<reasonerId>]"').default('extractive'))
+    .addOption(new Option('-m, --model <spec>', `${MODEL_OPTION_HELP}; the extractive reader writes an extractive survey`).default('extractive'))
     .option('--target-words <n>', 'target length in words (default 3000)', integerAtLeast('--target-words', 200))
     .option('--max-sections <n>', 'at most this many sections (default 6)', integerAtLeast('--max-sections', 1))
     .option('--chunk-tokens <n>', 'maximum tokens per chunk (default 1200)', integerAtLeast('--chunk-tokens', 64))

@@ -15,7 +15,7 @@ import { ExtAgentsError, InvalidInputError } from '../shared/errors';
 import { parseModelSpec } from '../shared/llm/model-spec';
 import { parseCorpusId } from '../shared/pipeline/ingest';
 import { jobNameOfKey, jobSummaryKey } from '../shared/pipeline/jobs';
-import { UsageError, writableStateDir } from './cli';
+import { MODEL_OPTION_HELP, UsageError, writableStateDir } from './cli';
 import { resolveCorpus } from './corpus';
 import { FsBlobStore } from './fs-blob-store';
 import { startLocalStack } from './stack';
@@ -115,7 +115,7 @@ export function addUploadCommands(program: Command): Command {
     .option('--name <name>', 'job name (default: the file name without .json)')
     .option('--concurrency <n>', 'questions running at once', integer('--concurrency', 1, 64), 4)
     .addOption(
-      new Option('-m, --model <spec>', 'model: "extractive" (offline BM25 extractive reader, not an LLM) or "bedrock:<seekerId>[,<reasonerId>]"').default('extractive'),
+      new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'),
     )
     .option('--state-dir <dir>', 'where the local bucket is kept', '.extagents')
     .option('--json', 'print the job summary as JSON', false)
