@@ -17,8 +17,9 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Command, CommanderError } from 'commander';
+import { Command } from 'commander';
 import { addEvalCommand } from '../../local/eval-command';
+import { UsageError } from '../../local/cli';
 import { defaultDataRoot } from '../../shared/eval/datasets';
 import { type EvalRecord } from '../../shared/eval/records';
 import { EvalRecordSchema, type Report } from '../../shared/eval/report';
@@ -408,8 +409,9 @@ describe('extagents eval end to end, data sets other than HotpotQA', () => {
   test('a length other than "full" for a full-length data set is a usage error, before any output', async () => {
     const out = outDir('bad-length');
     const attempt = evalCli(['--dataset', 'fairytaleqa', '--lengths', '8k', '--out', out]);
-    await expect(attempt).rejects.toBeInstanceOf(CommanderError);
-    await expect(attempt).rejects.toMatchObject({ code: 'commander.invalidArgument', message: expect.stringMatching(/fairytaleqa is evaluated at its full length only/) });
+    // A UsageError: the CLI prints its message on one line and exits 2 (test/unit/cli-usage.test.ts).
+    await expect(attempt).rejects.toBeInstanceOf(UsageError);
+    await expect(attempt).rejects.toMatchObject({ message: expect.stringMatching(/fairytaleqa is evaluated at its full length only/) });
     expect(existsSync(out)).toBe(false);
     await expect(evalCli(['--dataset', 'hotpotqa', '--lengths', 'full', '--out', out])).rejects.toMatchObject({ message: expect.stringMatching(/hotpotqa needs target lengths/) });
     expect(existsSync(out)).toBe(false);
