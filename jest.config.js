@@ -1,5 +1,8 @@
 /** Jest projects: unit, infra (CDK assertions) and integration (the synthesized workflow run locally). */
-const transform = { '^.+\\.tsx?$': ['@swc/jest'] };
+// `ignoreDynamic`: a dynamic `import()` stays an import (not a require), so the ESM-only
+// node-llama-cpp loads in tests as in the CLI (local/llama.ts); jest needs --experimental-vm-modules
+// for it (package.json's jest script sets it).
+const transform = { '^.+\\.tsx?$': ['@swc/jest', { module: { type: 'commonjs', ignoreDynamic: true } }] };
 const common = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts', 'js', 'json'] };
 module.exports = {
   // 30 s per test unless a file sets more (a global option: projects ignore it): a loaded CI machine

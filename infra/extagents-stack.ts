@@ -133,6 +133,12 @@ export class ExtAgentsStack extends Stack {
     this.node.setContext(S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
     const modelSpecText = (props.modelSpec ?? DEFAULT_MODEL_SPEC).trim();
     this.modelSpec = parseModelSpec(modelSpecText);
+    if (this.modelSpec.kind === 'llama') {
+      throw new ConfigurationError(
+        `Model spec "${modelSpecText}": llama: models run in-process on the local machine only (extagents ask/serve/job/survey/eval); ` +
+          'deploy with a bedrock: or openai: model',
+      );
+    }
     const openai = this.modelSpec.kind === 'openai' ? openAiDeploymentOf(this, modelSpecText, props) : undefined;
     const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
     const retentionDays = props.retentionDays ?? 30;

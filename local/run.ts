@@ -22,7 +22,7 @@ import type { RunRecord } from '../shared/pipeline/run-record';
 import { RunIdSchema, parseEvent, type FinalizeOutput } from '../shared/pipeline/state';
 import type { RunResult } from '../shared/types';
 import type { CorpusFile } from './corpus';
-import { startLocalStack, type LocalStack } from './stack';
+import { MAX_LLAMA_SEQUENCES, startLocalStack, type LocalStack } from './stack';
 
 /** Progress of a local run, for a progress bar. */
 export type LocalProgress =
@@ -70,7 +70,7 @@ export function newRunId(now: Date = new Date()): string {
  *   `ExecutionAborted` when `signal` aborted it).
  */
 export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
-  const options = parseRunOptions(request.options);
+  let options = parseRunOptions(request.options);
   const runId = request.runId ?? newRunId();
   parseEvent(RunIdSchema, runId, 'run id');
   const report = request.onProgress ?? (() => undefined);
@@ -83,8 +83,11 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
     model: request.model,
     retryIntervalMs: request.retryIntervalMs,
     persistent,
+    llamaSequences: Math.min(options.concurrency, MAX_LLAMA_SEQUENCES),
   });
   try {
+    // The model's option defaults (a llama: model's context), as the stack applies them to the execution.
+    options = parseRunOptions({ ...stack.runOptionDefaults, ...request.options });
     const corpusPrefix = `corpora/${runId}/`;
     const previous = await previousRun(stack, runId, request, options, corpusPrefix);
     if (previous === undefined) {

@@ -28,6 +28,8 @@ import { createSurveyModels } from '../lambdas/adapters/survey-model';
 import { makeSurveyHandlers, type SurveyHandlers } from '../lambdas/survey-handlers';
 import { ExtAgentsError, ModelConfigurationError, errorFromFailure } from '../shared/errors';
 import { parseModelSpec } from '../shared/llm/model-spec';
+import { runOptionDefaultsForContext, type RunOptionsInput } from '../shared/config';
+import { checkGgufFile, loadLlamaModels } from './llama';
 import type { AgentModel, BlobStore, MessageStore } from '../shared/ports';
 import type { SurveyModel } from '../shared/survey/ports';
 import type { SurveyExecutionInput, SurveyOutput } from '../shared/survey/workflow';
@@ -52,7 +54,15 @@ export interface LocalStackOptions {
   persistent?: boolean;
   /** Replace every Retry backoff by this pause, ms (tests). */
   retryIntervalMs?: number;
+  /**
+   * Parallel sequences of a `llama:` model's context (seeking agents evaluated in one batch); default
+   * 1. The CLI passes the run's concurrency, capped at `MAX_LLAMA_SEQUENCES`.
+   */
+  llamaSequences?: number;
 }
+
+/** Most parallel sequences the CLI gives a `llama:` model's context (each holds a full context's KV cache). */
+export const MAX_LLAMA_SEQUENCES = 4;
 
 /** Callbacks of one local execution (progress of the Distributed Map). */
 export interface ExecutionCallbacks {
@@ -92,6 +102,12 @@ export interface LocalStack {
    *   NoEvidenceError, ExecutionFailedError for a seeking Map Run over its tolerated failures.
    */
   executeSurvey(input: SurveyExecutionInput, callbacks?: ExecutionCallbacks): Promise<SurveyOutput>;
+  /**
+   * Run option defaults of the stack's model (`runOptionDefaultsForContext` for a `llama:` model's
+   * context; empty otherwise). `execute` applies them to every question-answering run for the
+   * options its input leaves unset; callers comparing options (resume) apply them the same way.
+   */
+  readonly runOptionDefaults: RunOptionsInput;
   /** Stop dynalite and release clients; waits for nothing else. Idempotent. */
   stop(): Promise<void>;
 }
@@ -106,7 +122,9 @@ function synthesize(modelSpec: string): { stack: ExtAgentsStack; template: Recor
     // environment do, which the local run does not use. An OpenAI-compatible spec needs deploy-time
     // settings (an https base URL, a key secret) that a local server does not have, so the local
     // stack is synthesized as for the offline model and the handlers get the model named by the spec.
-    const synthSpec = parseModelSpec(modelSpec).kind === 'openai' ? 'extractive' : modelSpec;
+    // A llama: spec runs only here and is not deployable at all.
+    const kind = parseModelSpec(modelSpec).kind;
+    const synthSpec = kind === 'openai' || kind === 'llama' ? 'extractive' : modelSpec;
     const stack = buildStack(createSynthesisApp(), { modelSpec: synthSpec });
     entry = { stack, template: Template.fromStack(stack).toJSON() as Record<string, unknown> };
     synthesized.set(modelSpec, entry);
@@ -127,6 +145,12 @@ export async function checkModelAccess(spec: string): Promise<void> {
   const kind = parseModelSpec(spec).kind;
   if (kind === 'openai') {
     openAiOptionsFromEnv();
+    return;
+  }
+  if (kind === 'llama') {
+    const parsed = parseModelSpec(spec) as { seekerModelId: string; reasonerModelId: string };
+    await checkGgufFile(parsed.seekerModelId);
+    if (parsed.reasonerModelId !== parsed.seekerModelId) await checkGgufFile(parsed.reasonerModelId);
     return;
   }
   if (kind !== 'bedrock') return;
@@ -153,6 +177,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const modelSpec = options.modelSpec ?? 'extractive';
   parseModelSpec(modelSpec);
   if (options.model === undefined) await checkModelAccess(modelSpec);
+  // A llama: model loads now (once per process), so a bad file fails before any execution.
+  const llama =
+    options.model === undefined && parseModelSpec(modelSpec).kind === 'llama'
+      ? await loadLlamaModels(modelSpec, { sequences: options.llamaSequences ?? 1 })
+      : undefined;
+  const runOptionDefaults: RunOptionsInput = llama ? runOptionDefaultsForContext(llama.contextTokens) : {};
   const { stack, template } = synthesize(modelSpec);
   const stateDir = path.resolve(options.stateDir);
   const blobs = new FsBlobStore(path.join(stateDir, 'bucket'));
@@ -168,14 +198,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await createTablesFromTemplate(raw, template, resolved.tableNames);
     const store = new DynamoMessageStore(DynamoDBDocumentClient.from(raw), { tableName: resolved.tableNames[tableLogicalId] });
 
-    let model: AgentModel | undefined = options.model;
+    let model: AgentModel | undefined = options.model ?? llama?.agents;
     const handlers = makeHandlers({
       blobs,
       store,
       model: () => (model ??= createAgentModel(modelSpec, () => createBedrockClient())),
     });
     // The survey roles as the survey Lambda entry point builds them (lambdas/survey.ts), on first use.
-    let surveyModel: SurveyModel | undefined = options.surveyModel;
+    let surveyModel: SurveyModel | undefined = options.surveyModel ?? llama?.survey;
     const surveyHandlers = makeSurveyHandlers({
       blobs,
       store,
@@ -227,7 +257,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       surveyHandlers,
       definition: resolved.definition,
       surveyDefinition: surveyResolved.definition,
-      execute: async (input, callbacks = {}) => run(resolved.definition, input, callbacks),
+      runOptionDefaults,
+      execute: async (input, callbacks = {}) => run(resolved.definition, withOptionDefaults(input, runOptionDefaults), callbacks),
       // The output is SurveyAssemble's result (the machine's last state, no OutputPath).
       executeSurvey: async (input, callbacks = {}) => (await run(surveyResolved.definition, input, callbacks)) as SurveyOutput,
       async stop() {
@@ -243,6 +274,17 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await dynamo?.stop();
     throw error;
   }
+}
+
+/**
+ * A question-answering execution input with the model's option defaults for the options it leaves
+ * unset (any other input unchanged, so Prepare still rejects a malformed one).
+ */
+function withOptionDefaults(input: unknown, defaults: RunOptionsInput): unknown {
+  if (Object.keys(defaults).length === 0 || typeof input !== 'object' || input === null || Array.isArray(input)) return input;
+  const given = (input as { options?: unknown }).options;
+  if (given !== undefined && (typeof given !== 'object' || given === null || Array.isArray(given))) return input;
+  return { ...input, options: { ...defaults, ...(given as Record<string, unknown> | undefined) } };
 }
 
 /**

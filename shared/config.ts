@@ -45,3 +45,23 @@ export function parseRunOptions(input: unknown): RunOptions {
   }
   return result.data;
 }
+
+/**
+ * Run option defaults for a model whose context window is small (a `llama:` model: 8,192 tokens for
+ * the test model), so that the default prompts fit: a seeking agent's prompt holds its chunk, the
+ * synchronized messages of round >= 2 and the system prompt; the reasoning agent's prompt holds its
+ * KAR step's evidence. Fractions of the context: chunk 40%, synchronized messages 12%, reasoner
+ * evidence 55% (options are counted in o200k tokens, the model's own tokenizer may count ~20% more;
+ * the rest is the system prompt and the reply budget). Only the options a caller leaves unset take
+ * these values; a prompt that still does not fit fails with ContextOverflowError naming both sizes.
+ * @param contextTokens the model's context size per sequence, tokens.
+ * @returns chunkTokens, syncBudgetTokens, reasonerBudgetTokens (within their schema ranges).
+ */
+export function runOptionDefaultsForContext(contextTokens: number): Pick<RunOptions, 'chunkTokens' | 'syncBudgetTokens' | 'reasonerBudgetTokens'> {
+  const clamp = (value: number, min: number, max: number): number => Math.min(max, Math.max(min, Math.floor(value)));
+  return {
+    chunkTokens: clamp(contextTokens * 0.4, 64, 8000),
+    syncBudgetTokens: clamp(contextTokens * 0.12, 0, 4000),
+    reasonerBudgetTokens: clamp(contextTokens * 0.55, 256, 16_000),
+  };
+}

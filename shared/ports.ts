@@ -3,6 +3,7 @@
  * AWS (lambdas/adapters/*) and for the local run (local/*). Nothing here imports the AWS SDK.
  */
 import type { Chunk, KarStep, Message, RoleUsage, AgentRole } from './types';
+import type { ReplySchema } from './llm/schemas';
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -79,6 +80,13 @@ export interface ChatRequest {
   /** Output token limit. */
   maxTokens: number;
   temperature?: number;
+  /**
+   * The JSON schema the reply must follow (shared/llm/schemas.ts). Adapters use their provider's
+   * structured-output mechanism for it (a grammar for `llama:`, `response_format` json_schema for
+   * OpenAI-compatible servers, a forced tool for Bedrock) or, without one, ignore it: the prompt
+   * states the same format in prose and the lenient parser reads the reply.
+   */
+  schema?: ReplySchema;
 }
 
 export interface ChatResponse {
@@ -87,6 +95,14 @@ export interface ChatResponse {
   stopReason: string;
   inputTokens: number;
   outputTokens: number;
+  /**
+   * How the reply was constrained: `schema` (decoded against the request's schema: a grammar, a
+   * json_schema response format or a forced tool), `json` (any JSON object), `prose` (not at all).
+   * Absent when the request had no schema or the adapter does not say.
+   */
+  structured?: 'schema' | 'json' | 'prose';
+  /** Non-fatal notices of the adapter (e.g. "the server rejected response_format; falling back"), once per process. */
+  warnings?: string[];
 }
 
 /**

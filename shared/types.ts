@@ -81,6 +81,11 @@ export interface RoleUsage {
   calls: number;
   inputTokens: number;
   outputTokens: number;
+  /**
+   * Milliseconds spent waiting for model calls, summed over the calls (parallel calls overlap, so
+   * this can exceed the run's wall time); absent for models that make no calls (extractive).
+   */
+  modelMs?: number;
 }
 
 /** The two agent roles of ExtAgents. */

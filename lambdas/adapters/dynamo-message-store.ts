@@ -185,9 +185,22 @@ export class DynamoMessageStore implements MessageStore {
       new UpdateCommand({
         TableName: this.tableName,
         Key: { pk: runPk(runId), sk: COUNTERS_SK },
-        UpdateExpression: 'ADD #c :c, #i :i, #o :o, warningCount :w SET #ttl = :ttl',
-        ExpressionAttributeNames: { '#c': `${role}Calls`, '#i': `${role}InputTokens`, '#o': `${role}OutputTokens`, '#ttl': 'ttl' },
-        ExpressionAttributeValues: { ':c': usage.calls, ':i': usage.inputTokens, ':o': usage.outputTokens, ':w': warnings.length, ':ttl': this.ttl() },
+        UpdateExpression: `ADD #c :c, #i :i, #o :o, warningCount :w${usage.modelMs ? ', #m :m' : ''} SET #ttl = :ttl`,
+        ExpressionAttributeNames: {
+          '#c': `${role}Calls`,
+          '#i': `${role}InputTokens`,
+          '#o': `${role}OutputTokens`,
+          ...(usage.modelMs ? { '#m': `${role}ModelMs` } : {}),
+          '#ttl': 'ttl',
+        },
+        ExpressionAttributeValues: {
+          ':c': usage.calls,
+          ':i': usage.inputTokens,
+          ':o': usage.outputTokens,
+          ':w': warnings.length,
+          ...(usage.modelMs ? { ':m': Math.round(usage.modelMs) } : {}),
+          ':ttl': this.ttl(),
+        },
       }),
     );
     if (warnings.length === 0) return;
@@ -251,6 +264,7 @@ export class DynamoMessageStore implements MessageStore {
       calls: Number(item[`${r}Calls`] ?? 0),
       inputTokens: Number(item[`${r}InputTokens`] ?? 0),
       outputTokens: Number(item[`${r}OutputTokens`] ?? 0),
+      ...(item[`${r}ModelMs`] === undefined ? {} : { modelMs: Number(item[`${r}ModelMs`]) }),
     });
     const warnings = ((item.warnings as string[] | undefined) ?? []).slice(0, MAX_STORED_WARNINGS);
     const byError: Record<string, number> = {};

@@ -32,6 +32,9 @@ const EnvSchema = z
       ctx.addIssue({ code: 'custom', path: ['MODEL_SPEC'], message: error instanceof Error ? error.message : String(error) });
       return;
     }
+    if (kind === 'llama') {
+      ctx.addIssue({ code: 'custom', path: ['MODEL_SPEC'], message: 'llama: models run only in local commands, not in Lambda' });
+    }
     if (kind === 'openai' && env.OPENAI_BASE_URL === undefined) {
       ctx.addIssue({ code: 'custom', path: ['OPENAI_BASE_URL'], message: 'required with an openai: MODEL_SPEC (CDK context openaiBaseUrl)' });
     }

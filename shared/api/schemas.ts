@@ -247,7 +247,12 @@ export const MessageSchema = z
   })
   .register(responseRegistry, { id: 'Message', description: 'Evidence one seeking agent extracted from one chunk in one round.' });
 
-const RoleUsageSchema = z.object({ calls: z.number().int(), inputTokens: z.number().int(), outputTokens: z.number().int() });
+const RoleUsageSchema = z.object({
+  calls: z.number().int(),
+  inputTokens: z.number().int(),
+  outputTokens: z.number().int(),
+  modelMs: z.number().optional().describe('Milliseconds spent waiting for model calls, summed over the calls (absent for the extractive reader)'),
+});
 const UsageSchema = z.object({ seeker: RoleUsageSchema, reasoner: RoleUsageSchema });
 
 const KarStepSchema = z.object({

@@ -29,6 +29,7 @@ import type {
 import { NO_ANSWER, type RoleUsage } from '../types';
 import { parseReasonReply, parseScore, parseSeekReply, type ReasonParse, type SeekParse } from './parse';
 import { brevityReminder, buildReasonPrompt, buildSeekPrompt, SCORE_REASK_PROMPT, unescapeUntrusted } from './prompts';
+import { outputTokenBudget, reasonReplySchema, SCORE_REPLY, SEEK_REPLY } from './schemas';
 
 /** Output-token limits per call, in tokens of the model's tokenizer. */
 export interface MaxOutputTokens {
@@ -38,11 +39,19 @@ export interface MaxOutputTokens {
   reason: number;
 }
 
-/** Default output-token limits: evidence of a few paragraphs; a short answer with citations. */
-export const DEFAULT_MAX_OUTPUT_TOKENS: MaxOutputTokens = { seek: 1024, reason: 512 };
+/**
+ * Default output-token limits, derived from the reply schemas' bounds (shared/llm/schemas.ts
+ * `outputTokenBudget`): a reply that follows its schema always fits, so a cut-off reply means a
+ * model that ran on (counted as a warning), and a runaway costs at most this many tokens.
+ * The reasoning agent's limit is that of a reply citing `MAX_CITED` ids of the longest form.
+ */
+export const DEFAULT_MAX_OUTPUT_TOKENS: MaxOutputTokens = {
+  seek: outputTokenBudget(SEEK_REPLY),
+  reason: outputTokenBudget(reasonReplySchema([])),
+};
 
 /** Output-token limit of the score re-ask (the reply is `{"score": N}`). */
-export const SCORE_REASK_MAX_TOKENS = 32;
+export const SCORE_REASK_MAX_TOKENS = outputTokenBudget(SCORE_REPLY);
 
 /** Re-asks for a missing relevance score per seek (bounded: never a loop). */
 export const MAX_SCORE_REASKS = 1;
@@ -69,11 +78,24 @@ export interface LlmAgentsOptions {
   temperature?: number;
 }
 
-/** Usage accumulator of one role over the calls made. */
-function addUsage(usage: RoleUsage, response: ChatResponse): void {
+/** Usage accumulator of one role over the calls made; `ms` is the wall time of the call. */
+function addUsage(usage: RoleUsage, response: ChatResponse, ms: number): void {
   usage.calls += 1;
   usage.inputTokens += response.inputTokens;
   usage.outputTokens += response.outputTokens;
+  usage.modelMs = (usage.modelMs ?? 0) + ms;
+}
+
+/**
+ * One timed model call: usage (with model time) added, the adapter's own warnings appended.
+ * @throws the chat model's typed errors unchanged.
+ */
+async function timedCall(model: ChatModel, request: ChatRequest, usage: RoleUsage, warnings: string[]): Promise<ChatResponse> {
+  const started = performance.now();
+  const response = await model.complete(request);
+  addUsage(usage, response, performance.now() - started);
+  if (response.warnings) warnings.push(...response.warnings);
+  return response;
 }
 
 /** True when the reply stopped at the output-token limit. */
@@ -223,23 +245,21 @@ export class LlmAgents implements AgentModel {
     const usage: RoleUsage = { calls: 0, inputTokens: 0, outputTokens: 0 };
     const warnings: string[] = [];
     const prompt = buildSeekPrompt(request);
-    const call = async (chat: ChatRequest): Promise<ChatResponse> => {
-      const response = await this.seeker.complete(chat);
-      addUsage(usage, response);
-      return response;
-    };
+    const call = (chat: ChatRequest): Promise<ChatResponse> => timedCall(this.seeker, chat, usage, warnings);
     const base: ChatRequest = {
       role: 'seeker',
       system: prompt.system,
       messages: [{ role: 'user', text: prompt.user }],
       maxTokens: this.maxTokens.seek,
       temperature: this.temperature,
+      schema: SEEK_REPLY,
     };
 
     let response = await call(base);
     let parsed = parseSeekReply(response.text);
     if (seekUnusable(parsed, response)) {
       const wasCutOff = cutOff(response);
+      if (wasCutOff) warnings.push(`seeking agent reply cut off at the output limit (${this.maxTokens.seek} tokens); retried once`);
       const retry = wasCutOff
         ? { ...base, messages: [{ role: 'user' as const, text: prompt.user + brevityReminder(this.maxTokens.seek) }] }
         : base;
@@ -266,6 +286,7 @@ export class LlmAgents implements AgentModel {
           { role: 'user', text: SCORE_REASK_PROMPT },
         ],
         maxTokens: Math.min(SCORE_REASK_MAX_TOKENS, this.maxTokens.seek),
+        schema: SCORE_REPLY,
       });
       score = parseScore(answer.text);
     }
@@ -299,16 +320,15 @@ export class LlmAgents implements AgentModel {
       messages: [{ role: 'user', text: prompt.user }],
       maxTokens: this.maxTokens.reason,
       temperature: this.temperature,
+      schema: reasonReplySchema(request.messages.map((m) => m.id)),
     };
-    let response = await this.reasoner.complete(base);
-    addUsage(usage, response);
+    let response = await timedCall(this.reasoner, base, usage, warnings);
     let parsed = parseReasonReply(response.text);
     if (reasonUnusable(parsed, response)) {
       const retry = cutOff(response)
         ? { ...base, messages: [{ role: 'user' as const, text: prompt.user + brevityReminder(this.maxTokens.reason) }] }
         : base;
-      response = await this.reasoner.complete(retry);
-      addUsage(usage, response);
+      response = await timedCall(this.reasoner, retry, usage, warnings);
       parsed = parseReasonReply(response.text);
       if (reasonUnusable(parsed, response)) {
         warnings.push('reasoning agent reply empty, unreadable or cut off twice; counted as a refusal');

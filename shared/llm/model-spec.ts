@@ -9,6 +9,9 @@
  *   openai:<model>[,<reasonerModel>]    an OpenAI-compatible chat-completions server (vLLM, Ollama,
  *                                       llama.cpp, …) at OPENAI_BASE_URL; model names as the server
  *                                       knows them (`llama3.1:8b`, `meta-llama/Llama-3.1-8B-Instruct`)
+ *   llama:<path.gguf>[,<reasonerPath>]  a GGUF model run in-process on the CPU with node-llama-cpp
+ *                                       (local commands only: ask, serve, job, survey, eval); the
+ *                                       paths may not contain a comma
  *
  * A model id is a Bedrock foundation-model id (`meta.llama3-1-8b-instruct-v1:0`) or the id of a
  * system-defined cross-region inference profile: a geographic prefix followed by the foundation-model
@@ -27,7 +30,9 @@ import { ConfigurationError } from '../errors';
 export type ModelSpec =
   | { kind: 'extractive' }
   | { kind: 'bedrock'; seekerModelId: string; reasonerModelId: string }
-  | { kind: 'openai'; seekerModelId: string; reasonerModelId: string };
+  | { kind: 'openai'; seekerModelId: string; reasonerModelId: string }
+  /** `seekerModelId` / `reasonerModelId` are GGUF file paths as given (relative to the working directory). */
+  | { kind: 'llama'; seekerModelId: string; reasonerModelId: string };
 
 /**
  * Geographic prefixes of system-defined cross-region inference profile ids, per the Bedrock user
@@ -39,7 +44,8 @@ export const INFERENCE_PROFILE_PREFIXES = ['us', 'us-gov', 'eu', 'apac', 'jp', '
 /** `provider.model[-…][:version[:variant]]`, lower case, e.g. `anthropic.claude-v2:1:200k`. */
 const FOUNDATION_MODEL_ID = /^[a-z0-9][a-z0-9_-]*\.[a-z0-9][a-z0-9_-]*(?::[a-z0-9._-]+)*$/;
 
-const SPEC_GRAMMAR = '"extractive" or "bedrock:<seekerModelId>[,<reasonerModelId>]" or "openai:<model>[,<reasonerModel>]"';
+const SPEC_GRAMMAR =
+  '"extractive", "bedrock:<seekerModelId>[,<reasonerModelId>]", "openai:<model>[,<reasonerModel>]" or "llama:<model.gguf>[,<reasonerModel.gguf>]"';
 
 /**
  * True when `id` is a system-defined cross-region inference profile id: a known geographic prefix,
@@ -94,6 +100,8 @@ export function parseModelSpec(spec: string): ModelSpec {
   if (trimmed === 'extractive') return { kind: 'extractive' };
   const openai = /^openai\s*:/i.exec(trimmed);
   if (openai) return parseOpenAiModels(spec, trimmed.slice(openai[0].length));
+  const llama = /^llama\s*:/i.exec(trimmed);
+  if (llama) return parseLlamaModels(spec, trimmed.slice(llama[0].length));
   const scheme = /^bedrock\s*:/i.exec(trimmed);
   if (!scheme) {
     throw new ConfigurationError(`Invalid model spec "${spec}": expected ${SPEC_GRAMMAR}`);
@@ -133,4 +141,18 @@ function parseOpenAiModels(spec: string, rest: string): ModelSpec {
   }
   const [seekerModelId, reasonerModelId = seekerModelId] = names;
   return { kind: 'openai', seekerModelId, reasonerModelId };
+}
+
+/**
+ * The GGUF paths after "llama:": one or two, comma-separated; the reasoner defaults to the seeker.
+ * Only the form is checked here (the file itself is checked when the model loads: local/llama.ts).
+ * @throws ConfigurationError for zero, empty or more than two paths.
+ */
+function parseLlamaModels(spec: string, rest: string): ModelSpec {
+  const paths = rest.split(',').map((p) => p.trim());
+  if (paths.length > 2 || paths.some((p) => p === '')) {
+    throw new ConfigurationError(`Invalid model spec "${spec}": expected one or two comma-separated GGUF file paths after "llama:" (${SPEC_GRAMMAR})`);
+  }
+  const [seekerModelId, reasonerModelId = seekerModelId] = paths;
+  return { kind: 'llama', seekerModelId, reasonerModelId };
 }

@@ -17,6 +17,7 @@
  */
 import { extractJsonObject } from '../llm/parse';
 import { escapeUntrusted } from '../llm/prompts';
+import { outlineReplySchema, outputTokenBudget, sectionReplySchema, type ReplySchema } from '../llm/schemas';
 import type { ChatModel, ChatRequest, ChatResponse } from '../ports';
 import type { Message, RoleUsage } from '../types';
 import type { OutlineRequest, OutlineResult, SectionDraft, SectionRequest, SurveyModel } from './ports';
@@ -28,7 +29,12 @@ export interface SurveyMaxTokens {
   section: number;
 }
 
-export const DEFAULT_SURVEY_MAX_TOKENS: SurveyMaxTokens = { outline: 1024, section: 2048 };
+/**
+ * Output-token limits used when none is configured: each call's limit follows from its reply
+ * schema's bounds (`outputTokenBudget` of `outlineReplySchema(maxSections)` and
+ * `sectionReplySchema(targetWords)`, shared/llm/schemas.ts), so these are only the caps.
+ */
+export const DEFAULT_SURVEY_MAX_TOKENS: SurveyMaxTokens = { outline: 2048, section: 4096 };
 
 /** Construction options of `LlmSurveyModel`. */
 export interface LlmSurveyModelOptions {
@@ -57,6 +63,7 @@ export const OUTLINE_SYSTEM_PROMPT = [
   'supported by more than one source. If not, reply exactly {"covered": false} and you will be shown more messages.',
   'Otherwise reply with ONE JSON object and nothing else:',
   '{"covered": true, "title": "...", "sections": [{"heading": "...", "scope": "one line: what the section covers"}, ...]}',
+  '(When you reply {"covered": false}, a title and sections may be left empty: {"covered": false, "title": "", "sections": []}.)',
 ].join('\n');
 
 /** The outline prompt of one KAR step. */
@@ -78,6 +85,7 @@ export const SECTION_SYSTEM_PROMPT = [
   'Cite after every sentence the source ids (the "sources" attribute of the messages it comes from) in square brackets, e.g. [2304.11477].',
   'Cite only ids that appear in a "sources" attribute, and only a source whose message states what the sentence says.',
   'Reply with Markdown paragraphs only: no heading, no title, no reference list.',
+  'When a JSON reply is required, give the same paragraphs as {"paragraphs": ["...", "..."]}.',
 ].join('\n');
 
 /** The writer prompt of one section. */
@@ -136,9 +144,16 @@ export function parseOutlineReply(text: string, topic: string, maxSections: numb
   return { covered: true, outline: { title: title ?? `${topic}: A Survey`, sections } };
 }
 
-/** Clean a section reply: no fences, headings or reference list; paragraphs separated by one blank line. */
+/**
+ * Clean a section reply: no fences, headings or reference list; paragraphs separated by one blank
+ * line. A structured reply (`{"paragraphs": [...]}`, the section_reply schema) is read as its paragraphs.
+ */
 export function parseSectionReply(text: string): string {
   let body = text.replace(/^```[a-zA-Z]*\n?|```\s*$/g, '');
+  const json = /^\s*\{/.test(body) ? extractJsonObject(body) : null;
+  if (json && Array.isArray(json.value.paragraphs)) {
+    body = json.value.paragraphs.filter((p): p is string => typeof p === 'string').join('\n\n');
+  }
   const references = /^#{0,6}\s*\**references\**\s*:?\s*$/im.exec(body);
   if (references) body = body.slice(0, references.index);
   return body
@@ -157,11 +172,13 @@ export class LlmSurveyModel implements SurveyModel {
   readonly extractive = false;
   private readonly reasoner: ChatModel;
   private readonly maxTokens: SurveyMaxTokens;
+  private readonly configuredMaxTokens: Partial<SurveyMaxTokens>;
   private readonly temperature: number;
 
   constructor(options: LlmSurveyModelOptions) {
     this.reasoner = options.reasoner;
     this.maxTokens = { ...DEFAULT_SURVEY_MAX_TOKENS, ...options.maxOutputTokens };
+    this.configuredMaxTokens = { ...options.maxOutputTokens };
     this.temperature = options.temperature ?? 0;
     this.description = `LLM survey writer (${this.reasoner.modelId})`;
   }
@@ -174,7 +191,8 @@ export class LlmSurveyModel implements SurveyModel {
     const usage: RoleUsage = { calls: 0, inputTokens: 0, outputTokens: 0 };
     if (request.messages.length === 0) return { covered: false, outline: null, usage, warnings: ['no messages to outline from'] };
     const prompt = buildOutlinePrompt(request);
-    const response = await this.call(prompt, this.maxTokens.outline, usage);
+    const schema = outlineReplySchema(request.maxSections);
+    const response = await this.call(prompt, this.limit('outline', schema), usage, schema);
     const parsed = parseOutlineReply(response.text, request.topic, request.maxSections);
     const warnings: string[] = [];
     if (request.force && !parsed.covered) warnings.push('the reasoning agent gave no outline although it was asked to');
@@ -188,24 +206,39 @@ export class LlmSurveyModel implements SurveyModel {
   async writeSection(request: SectionRequest): Promise<SectionDraft> {
     const usage: RoleUsage = { calls: 0, inputTokens: 0, outputTokens: 0 };
     if (request.messages.length === 0) return { text: '', usage, warnings: [`section ${request.section + 1}: no messages`] };
-    const response = await this.call(buildSectionPrompt(request), this.maxTokens.section, usage);
-    const warnings = response.stopReason === 'max_tokens' ? [`section ${request.section + 1}: reply cut off at ${this.maxTokens.section} tokens`] : [];
+    const schema = sectionReplySchema(request.targetWords);
+    const maxTokens = this.limit('section', schema);
+    const response = await this.call(buildSectionPrompt(request), maxTokens, usage, schema);
+    const warnings = response.stopReason === 'max_tokens' ? [`section ${request.section + 1}: reply cut off at ${maxTokens} tokens`] : [];
     return { text: parseSectionReply(response.text), usage, warnings };
   }
 
+  /** The output-token limit of a role's call: the configured one, else the schema's budget capped by the default. */
+  private limit(role: keyof SurveyMaxTokens, schema: ReplySchema): number {
+    return this.configuredMaxTokens[role] ?? Math.min(outputTokenBudget(schema), this.maxTokens[role]);
+  }
+
   /** One call, retried once when the reply is empty. */
-  private async call(prompt: { system: string; user: string }, maxTokens: number, usage: RoleUsage): Promise<ChatResponse> {
-    const request: ChatRequest = { role: 'reasoner', system: prompt.system, messages: [{ role: 'user', text: prompt.user }], maxTokens, temperature: this.temperature };
-    let response = await this.reasoner.complete(request);
-    usage.calls++;
-    usage.inputTokens += response.inputTokens;
-    usage.outputTokens += response.outputTokens;
-    if (response.text.trim() === '') {
-      response = await this.reasoner.complete(request);
+  private async call(prompt: { system: string; user: string }, maxTokens: number, usage: RoleUsage, schema: ReplySchema): Promise<ChatResponse> {
+    const request: ChatRequest = {
+      role: 'reasoner',
+      system: prompt.system,
+      messages: [{ role: 'user', text: prompt.user }],
+      maxTokens,
+      temperature: this.temperature,
+      schema,
+    };
+    const once = async (): Promise<ChatResponse> => {
+      const started = performance.now();
+      const response = await this.reasoner.complete(request);
       usage.calls++;
       usage.inputTokens += response.inputTokens;
       usage.outputTokens += response.outputTokens;
-    }
+      usage.modelMs = (usage.modelMs ?? 0) + (performance.now() - started);
+      return response;
+    };
+    let response = await once();
+    if (response.text.trim() === '') response = await once();
     return response;
   }
 }

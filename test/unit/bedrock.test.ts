@@ -253,7 +253,7 @@ describe('model specs', () => {
   });
 
   it.each([
-    ['an unknown scheme', 'azure:gpt-4o', /expected "extractive" or "bedrock:/],
+    ['an unknown scheme', 'azure:gpt-4o', /expected "extractive", "bedrock:.*"llama:/],
     ['no model id', 'bedrock:', /one or two comma-separated/],
     ['an empty reasoner id', 'bedrock:meta.llama3-1-8b-instruct-v1:0,', /one or two comma-separated/],
     ['three ids', 'bedrock:a.b,c.d,e.f', /one or two comma-separated/],

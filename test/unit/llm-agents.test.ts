@@ -1,4 +1,4 @@
-import { FALLBACK_SCORE, LlmAgents, locateQuotes } from '../../shared/llm/agents';
+import { DEFAULT_MAX_OUTPUT_TOKENS, FALLBACK_SCORE, LlmAgents, locateQuotes } from '../../shared/llm/agents';
 import { buildReasonPrompt, buildSeekPrompt, escapeUntrusted, unescapeUntrusted } from '../../shared/llm/prompts';
 import { ModelThrottledError } from '../../shared/errors';
 import type { ChatModel, ChatRequest, ChatResponse, SeekRequest } from '../../shared/ports';
@@ -156,7 +156,7 @@ describe('LlmAgents.seek', () => {
     expect(result.evidence).toBe('The bridge opened in May 1937.');
     expect(result.score).toBe(95);
     expect(result.spans.map((s) => CHUNK_TEXT.slice(s.start, s.end))).toEqual(['opened to traffic in May 1937.']);
-    expect(result.usage).toEqual({ calls: 1, inputTokens: 420, outputTokens: 31 });
+    expect(result.usage).toEqual({ calls: 1, inputTokens: 420, outputTokens: 31, modelMs: expect.any(Number) });
     expect(result.warnings).toEqual([]);
     expect(seeker.requests).toHaveLength(1);
     expect(seeker.requests[0]).toMatchObject({ role: 'seeker', maxTokens: 300, temperature: 0 });
@@ -183,7 +183,7 @@ describe('LlmAgents.seek', () => {
 
     expect(result.score).toBe(60);
     expect(result.evidence).toBe('Joseph Strauss was chief engineer.');
-    expect(result.usage).toEqual({ calls: 2, inputTokens: 850, outputTokens: 25 });
+    expect(result.usage).toEqual({ calls: 2, inputTokens: 850, outputTokens: 25, modelMs: expect.any(Number) });
     const reask = seeker.requests[1];
     expect(reask.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     expect(reask.messages[1].text).toBe(first);
@@ -212,7 +212,8 @@ describe('LlmAgents.seek', () => {
 
     const result = await agentsWith(seeker).seek(seekRequest());
 
-    expect(result).toMatchObject({ evidence: 'Opened May 1937.', score: 90, warnings: [] });
+    // The cut-off first reply is counted (a warning), the retry's evidence kept.
+    expect(result).toMatchObject({ evidence: 'Opened May 1937.', score: 90, warnings: [expect.stringMatching(/cut off at the output limit \(300 tokens\); retried once/)] });
     expect(result.usage.calls).toBe(2);
     expect(seeker.requests[1].messages[0].text).toMatch(/cut off at the output limit/);
   });
@@ -224,7 +225,7 @@ describe('LlmAgents.seek', () => {
     const result = await agentsWith(seeker).seek(seekRequest());
 
     expect(result).toMatchObject({ evidence: null, score: 0, spans: [] });
-    expect(result.warnings).toEqual([expect.stringMatching(/cut off .*twice/)]);
+    expect(result.warnings).toEqual([expect.stringMatching(/retried once/), expect.stringMatching(/cut off .*twice/)]);
     expect(seeker.requests).toHaveLength(2);
   });
 
@@ -267,7 +268,7 @@ describe('LlmAgents.reason', () => {
 
     expect(result).toMatchObject({ answerable: true, answer: 'May 1937', citedMessageIds: ['r1-c12'] });
     expect(result.warnings).toEqual([expect.stringMatching(/r9-c99/)]);
-    expect(result.usage).toEqual({ calls: 1, inputTokens: 300, outputTokens: 12 });
+    expect(result.usage).toEqual({ calls: 1, inputTokens: 300, outputTokens: 12, modelMs: expect.any(Number) });
     expect(reasoner.requests[0]).toMatchObject({ role: 'reasoner', maxTokens: 100 });
   });
 
@@ -331,6 +332,9 @@ describe('heterogeneous deployment', () => {
     expect(reasoner.requests.map((r) => r.role)).toEqual(['reasoner']);
     expect(agents.description).toContain('llama3-1-8b');
     expect(agents.description).toContain('llama3-3-70b');
-    expect(seeker.requests[0].maxTokens).toBe(1024);
+    // The default output limits follow from the reply schemas' bounds (shared/llm/schemas.ts).
+    expect(seeker.requests[0].maxTokens).toBe(DEFAULT_MAX_OUTPUT_TOKENS.seek);
+    expect(seeker.requests[0].schema?.name).toBe('seek_reply');
+    expect(reasoner.requests[0].schema?.name).toBe('reason_reply');
   });
 });

@@ -1,0 +1,15 @@
+import { getLlama, LlamaChatSession } from 'node-llama-cpp';
+const llama = await getLlama({ gpu: false, build: 'never', logLevel: 'warn' });
+console.log('cpu threads', llama.cpuMathCores, llama.maxThreads, (await llama.getGpuDeviceNames?.()) );
+const model = await llama.loadModel({ modelPath: process.env.M });
+const ctx = await model.createContext({ contextSize: 4096, sequences: 1, threads: 2 });
+const seq = ctx.getSequence();
+const session = new LlamaChatSession({ contextSequence: seq, systemPrompt: 'You extract evidence.' });
+let t1 = Date.now();
+let res = await session.promptWithMeta('Chunk: Paris is the capital of France. Query: capital of France?', { maxTokens: 60, temperature: 0 });
+console.log('nogrammar', Date.now() - t1, JSON.stringify(res.response), seq.tokenMeter.getState());
+session.resetChatHistory();
+const grammar = await llama.createGrammarForJsonSchema({ type: 'object', properties: { evidence: { type: 'string', maxLength: 200 }, score: { type: 'integer', minimum: 0, maximum: 100 } }, required: ['evidence','score'] });
+t1 = Date.now();
+res = await session.promptWithMeta('Chunk: Paris is the capital of France. Query: capital of France?', { grammar, maxTokens: 60, temperature: 0 });
+console.log('grammar', Date.now() - t1, JSON.stringify(res.response), seq.tokenMeter.getState());

@@ -1,0 +1,218 @@
+/**
+ * The reply schemas of every agent role, defined once: the contract that all providers share.
+ *
+ * - `llama:` models (local/llama.ts) turn a schema into a JSON-schema grammar (node-llama-cpp's
+ *   `createGrammarForJsonSchema`, via `toGrammarSchema`), so a reply is valid by construction;
+ * - OpenAI-compatible servers receive it as `response_format: {type: "json_schema", json_schema:
+ *   {name, strict: true, schema}}` (https://platform.openai.com/docs/guides/structured-outputs);
+ * - Bedrock receives it as the `inputSchema` of one tool with a forced `toolChoice`
+ *   (https://docs.aws.amazon.com/bedrock/latest/userguide/tool-use-inference-call.html);
+ * - a provider without structured output gets the same format in prose (shared/llm/prompts.ts) and
+ *   the lenient parser (shared/llm/parse.ts) reads the reply.
+ *
+ * Every string carries `maxLength` (characters) and every array `maxItems`, so a constrained reply
+ * always closes within its output budget: `outputTokenBudget` derives the output-token limit of a
+ * call from those bounds, instead of a flat limit. The schemas use the JSON Schema subset that all
+ * three mechanisms accept: objects whose properties are all required with `additionalProperties:
+ * false` (OpenAI strict mode), strings, booleans, integers with `minimum`/`maximum`, `enum`, arrays.
+ */
+
+/** A JSON Schema object (the subset described in the file comment). */
+export type JsonSchema = {
+  readonly type?: 'object' | 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'null';
+  readonly properties?: Readonly<Record<string, JsonSchema>>;
+  readonly required?: readonly string[];
+  readonly additionalProperties?: false;
+  readonly items?: JsonSchema;
+  readonly maxItems?: number;
+  readonly minItems?: number;
+  readonly maxLength?: number;
+  readonly minimum?: number;
+  readonly maximum?: number;
+  readonly enum?: readonly (string | number | boolean)[];
+  readonly description?: string;
+};
+
+/** A named reply schema: `name` is what OpenAI's `json_schema.name` and Bedrock's tool name carry (`^[a-zA-Z0-9_-]{1,64}$`). */
+export interface ReplySchema {
+  readonly name: string;
+  readonly description: string;
+  readonly schema: JsonSchema;
+}
+
+/** Most quotes in one seeking agent reply. */
+export const MAX_QUOTES = 3;
+/** Longest evidence of one seeking agent reply (characters). */
+export const MAX_EVIDENCE_REPLY_CHARS = 480;
+/** Longest quote of one seeking agent reply (characters). */
+export const MAX_QUOTE_REPLY_CHARS = 200;
+/** Longest answer of the reasoning agent (characters). */
+export const MAX_ANSWER_CHARS = 160;
+/** Most message ids the reasoning agent cites. */
+export const MAX_CITED = 8;
+/** Longest message id as written by the prompts (`r<round>-c<chunk>`), characters. */
+export const MAX_MESSAGE_ID_CHARS = 24;
+
+function object(properties: Record<string, JsonSchema>): JsonSchema {
+  return { type: 'object', properties, required: Object.keys(properties), additionalProperties: false };
+}
+
+const SCORE: JsonSchema = { type: 'integer', minimum: 0, maximum: 100, description: 'relevance score 0-100' };
+
+/**
+ * The seeking agent's reply (paper 2A: evidence and its relevance score in one call): `evidence`
+ * (empty when the chunk has nothing relevant), up to `MAX_QUOTES` verbatim `quotes`, `score` 0-100
+ * (0 when nothing relevant). Field order is generation order: the score is given after the evidence.
+ */
+export const SEEK_REPLY: ReplySchema = {
+  name: 'seek_reply',
+  description: 'Evidence extracted from one chunk, supporting verbatim quotes and a relevance score 0-100.',
+  schema: object({
+    evidence: { type: 'string', maxLength: MAX_EVIDENCE_REPLY_CHARS, description: 'the relevant information; empty if none' },
+    quotes: { type: 'array', maxItems: MAX_QUOTES, items: { type: 'string', maxLength: MAX_QUOTE_REPLY_CHARS } },
+    score: SCORE,
+  }),
+};
+
+/** The score re-ask's reply: `{"score": N}`. */
+export const SCORE_REPLY: ReplySchema = {
+  name: 'score_reply',
+  description: 'The relevance score 0-100 of the evidence just given.',
+  schema: object({ score: SCORE }),
+};
+
+/**
+ * The reasoning agent's reply of one KAR step: `answerable`, `answer` ("NO ANSWER" when not
+ * answerable), `cited` message ids. With the ids of the request's messages, `cited` is an enum of
+ * exactly those ids, so a constrained model cannot cite a message it was not given.
+ * @param messageIds the ids of the messages of the step (may be empty: any short string then).
+ */
+export function reasonReplySchema(messageIds: readonly string[]): ReplySchema {
+  const id: JsonSchema = messageIds.length > 0 ? { type: 'string', enum: [...new Set(messageIds)] } : { type: 'string', maxLength: MAX_MESSAGE_ID_CHARS };
+  return {
+    name: 'reason_reply',
+    description: 'Whether the messages answer the question, the short answer, and the ids of the messages it relies on.',
+    schema: object({
+      answerable: { type: 'boolean' },
+      answer: { type: 'string', maxLength: MAX_ANSWER_CHARS },
+      cited: { type: 'array', maxItems: MAX_CITED, items: id },
+    }),
+  };
+}
+
+/** Longest survey title (characters). */
+export const MAX_TITLE_CHARS = 120;
+/** Longest section heading (characters). */
+export const MAX_HEADING_CHARS = 80;
+/** Longest section scope line (characters). */
+export const MAX_SCOPE_CHARS = 200;
+
+/**
+ * The survey outline reply: `covered` (false = show more messages: KAR doubles k), `title`,
+ * up to `maxSections` sections of `heading` and one-line `scope`.
+ * @param maxSections 1 or more.
+ */
+export function outlineReplySchema(maxSections: number): ReplySchema {
+  return {
+    name: 'outline_reply',
+    description: 'Whether the messages cover the topic, and the survey outline.',
+    schema: object({
+      covered: { type: 'boolean' },
+      title: { type: 'string', maxLength: MAX_TITLE_CHARS },
+      sections: {
+        type: 'array',
+        maxItems: Math.max(1, Math.floor(maxSections)),
+        items: object({ heading: { type: 'string', maxLength: MAX_HEADING_CHARS }, scope: { type: 'string', maxLength: MAX_SCOPE_CHARS } }),
+      },
+    }),
+  };
+}
+
+/** Most paragraphs of one survey section reply. */
+export const MAX_SECTION_PARAGRAPHS = 6;
+/** Characters allowed per target word of a section (generous: English averages about 6 with the space and citations). */
+export const SECTION_CHARS_PER_WORD = 9;
+
+/**
+ * The survey section writer's reply: Markdown paragraphs citing sources as `[id]`.
+ * @param targetWords the section's target length in words; bounds the characters of the paragraphs.
+ */
+export function sectionReplySchema(targetWords: number): ReplySchema {
+  const chars = Math.max(400, Math.ceil(targetWords * SECTION_CHARS_PER_WORD));
+  return {
+    name: 'section_reply',
+    description: 'The paragraphs of one survey section, each sentence followed by its source ids in square brackets.',
+    schema: object({
+      paragraphs: {
+        type: 'array',
+        maxItems: MAX_SECTION_PARAGRAPHS,
+        items: { type: 'string', maxLength: Math.ceil(chars / 2) },
+      },
+    }),
+  };
+}
+
+/** Characters of reply text counted as one output token by `outputTokenBudget` (a low ratio: English averages about 4). */
+export const BUDGET_CHARS_PER_TOKEN = 2;
+/** Output tokens added by `outputTokenBudget` for the end-of-turn token and whitespace. */
+export const BUDGET_OVERHEAD_TOKENS = 16;
+
+/**
+ * Longest JSON text (characters) a reply that follows `schema` can have, from its `maxLength`,
+ * `maxItems` and `enum` bounds (quotes, commas, key names and a little whitespace included;
+ * escapes inside strings counted once). An unbounded string or array counts as 1,000 characters.
+ */
+export function maxReplyChars(schema: JsonSchema): number {
+  if (schema.enum) return Math.max(...schema.enum.map((v) => JSON.stringify(v).length));
+  switch (schema.type) {
+    case 'string':
+      return (schema.maxLength ?? 1000) + 2;
+    case 'integer':
+    case 'number':
+      return schema.maximum !== undefined && schema.minimum !== undefined ? Math.max(String(schema.maximum).length, String(schema.minimum).length) : 20;
+    case 'boolean':
+      return 5;
+    case 'null':
+      return 4;
+    case 'array':
+      return schema.items ? 2 + (schema.maxItems ?? 20) * (maxReplyChars(schema.items) + 2) : 1000;
+    case 'object': {
+      const entries = Object.entries(schema.properties ?? {});
+      return 4 + entries.reduce((sum, [key, value]) => sum + key.length + 6 + maxReplyChars(value), 0);
+    }
+    default:
+      return 1000;
+  }
+}
+
+/**
+ * The output-token limit of a call whose reply follows `schema`: its longest JSON text at
+ * `BUDGET_CHARS_PER_TOKEN` characters a token, plus `BUDGET_OVERHEAD_TOKENS`. A constrained reply
+ * closes within it; a reply that still reaches it is counted as cut off.
+ * @returns tokens.
+ */
+export function outputTokenBudget(schema: ReplySchema): number {
+  return Math.ceil(maxReplyChars(schema.schema) / BUDGET_CHARS_PER_TOKEN) + BUDGET_OVERHEAD_TOKENS;
+}
+
+/**
+ * The schema in the form node-llama-cpp's JSON-schema grammar accepts (its `GbnfJsonSchema`):
+ * an integer range of at most 1,001 values becomes an `enum` of those integers (the grammar has
+ * no `minimum`/`maximum`, and an unbounded integer could run on), `required` is dropped (the
+ * grammar makes every property required), everything else is kept.
+ */
+export function toGrammarSchema(schema: JsonSchema): Record<string, unknown> {
+  const { required: _required, minimum, maximum, ...rest } = schema;
+  void _required;
+  if ((rest.type === 'integer' || rest.type === 'number') && minimum !== undefined && maximum !== undefined && maximum - minimum <= 1000 && !rest.enum) {
+    const values: number[] = [];
+    for (let v = Math.ceil(minimum); v <= maximum; v++) values.push(v);
+    const { type: _type, ...others } = rest;
+    void _type;
+    return { ...others, enum: values };
+  }
+  const out: Record<string, unknown> = { ...rest };
+  if (rest.properties) out.properties = Object.fromEntries(Object.entries(rest.properties).map(([key, value]) => [key, toGrammarSchema(value)]));
+  if (rest.items) out.items = toGrammarSchema(rest.items);
+  return out;
+}
