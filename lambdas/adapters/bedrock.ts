@@ -260,6 +260,27 @@ export function mapBedrockError(error: unknown, modelId: string): ExtAgentsError
   return new ModelError(`${where} failed: ${detail}`, options);
 }
 
+/**
+ * Model families whose Converse API supports a forced `toolChoice` (`{tool: {name}}`): Anthropic
+ * Claude 3 and later, Amazon Nova, Mistral Large (the Bedrock user guide's table of models and
+ * model features: "tool choice"). Matched on the foundation-model id (inference profile prefix removed).
+ * Source: https://docs.aws.amazon.com/bedrock/latest/userguide/conversation-inference-supported-models-features.html
+ */
+const FORCED_TOOL_CHOICE = /^(?:anthropic\.claude-(?!v1|v2|instant)|amazon\.nova-|mistral\.mistral-large)/;
+
+/** True when structured replies are sent to this model as one forced tool (see `FORCED_TOOL_CHOICE`). */
+export function supportsForcedToolChoice(modelId: string): boolean {
+  return FORCED_TOOL_CHOICE.test(foundationModelIdOf(modelId));
+}
+
+/** The JSON input of the first toolUse block of a Converse reply, as text; undefined when there is none. */
+function toolInputOf(content: ContentBlock[] | undefined): string | undefined {
+  for (const block of content ?? []) {
+    if ('toolUse' in block && block.toolUse) return JSON.stringify(block.toolUse.input ?? {});
+  }
+  return undefined;
+}
+
 /** Concatenate the text blocks of a Converse reply (other block kinds, e.g. reasoning, are skipped). */
 function textOf(content: ContentBlock[] | undefined): string {
   return (content ?? []).map((block) => ('text' in block && typeof block.text === 'string' ? block.text : '')).join('');
@@ -301,6 +322,15 @@ export class BedrockChatModel implements ChatModel {
       // Bedrock rejects blank text blocks: omit an empty system prompt.
       ...(request.system.trim() === '' ? {} : { system: [{ text: request.system }] }),
     };
+    // Structured reply: one tool whose input schema is the reply schema, forced, where the model
+    // supports it; other models keep prose prompting (the prompt states the same format).
+    const tool = request.schema && supportsForcedToolChoice(this.modelId) ? request.schema : undefined;
+    if (tool) {
+      input.toolConfig = {
+        tools: [{ toolSpec: { name: tool.name, description: tool.description, inputSchema: { json: tool.schema as Record<string, never> } } }],
+        toolChoice: { tool: { name: tool.name } },
+      };
+    }
     let output;
     try {
       output = await this.client.send(new ConverseCommand(input));
@@ -313,9 +343,12 @@ export class BedrockChatModel implements ChatModel {
         `Bedrock Converse (model ${this.modelId}): input plus maxTokens (${request.maxTokens}) exceed the model's context window`,
       );
     }
+    const toolInput = tool ? toolInputOf(output.output?.message?.content) : undefined;
     return {
-      text: textOf(output.output?.message?.content),
-      stopReason,
+      text: toolInput ?? textOf(output.output?.message?.content),
+      // A forced tool's reply ends with stopReason "tool_use": the reply is complete.
+      stopReason: toolInput !== undefined && stopReason === 'tool_use' ? 'end_turn' : stopReason,
+      ...(request.schema ? { structured: toolInput !== undefined ? ('schema' as const) : ('prose' as const) } : {}),
       inputTokens: output.usage?.inputTokens ?? 0,
       outputTokens: output.usage?.outputTokens ?? 0,
     };

@@ -6,7 +6,8 @@
  *
  * Request: `POST {baseUrl}/chat/completions` with JSON `{model, messages: [{role: "system"|"user"|
  * "assistant", content}], max_tokens, temperature?, stream: false}` and, when a key is configured,
- * `Authorization: Bearer <key>` (local servers usually need none).
+ * `Authorization: Bearer <key>` (local servers usually need none). A request with a reply schema
+ * (shared/llm/schemas.ts) also carries `response_format` (see "Structured output" below).
  * Response: `choices[0].message.content`, `choices[0].finish_reason` ("stop" -> "end_turn",
  * "length" -> "max_tokens", other values passed through) and `usage.prompt_tokens` /
  * `usage.completion_tokens` (0 when the server reports none).
@@ -18,6 +19,19 @@
  * `baseUrl` is the API root that `/chat/completions` is appended to, INCLUDING the version path, as
  * with the OpenAI SDK's OPENAI_BASE_URL: `http://127.0.0.1:8000/v1` (vLLM), `http://127.0.0.1:11434/v1`
  * (Ollama), `http://127.0.0.1:8080/v1` (llama.cpp), `https://api.openai.com/v1`.
+ *
+ * Structured output (`structured`, env OPENAI_STRUCTURED: `auto` | `schema` | `json` | `off`):
+ * - `schema`: `response_format: {type: "json_schema", json_schema: {name, strict: true, schema}}`
+ *   (OpenAI, vLLM, llama.cpp's server, Ollama and LM Studio constrain decoding to it);
+ * - `json`: `response_format: {type: "json_object"}` (any JSON object);
+ * - `off`: no `response_format` (the prompt states the format; the lenient parser reads the reply);
+ * - `auto` (default): the best the server accepts, detected once per process and base URL: start
+ *   with `schema`; a 400/422 rejection that names `response_format` (or `json_schema`) falls back to
+ *   `json`, then to `off`, re-sending the same request at once (never a failed call because of
+ *   it); a server that ignores the schema (a complete reply that is not JSON) falls back to `off`.
+ *   Each fallback is said once, in the reply's `warnings` (and so in the run's warnings).
+ * Sources: https://platform.openai.com/docs/guides/structured-outputs ,
+ * https://docs.vllm.ai/en/latest/features/structured_outputs.html
  *
  * Errors are mapped onto shared/errors.ts at this boundary (`mapOpenAiHttpError`,
  * `mapOpenAiFetchError`); this adapter never retries by itself: the typed transient errors are retried
@@ -50,7 +64,13 @@ export interface OpenAiOptions {
   timeoutMs?: number;
   /** The fetch implementation (tests); default the global `fetch`. */
   fetch?: typeof fetch;
+  /** Structured-output mode (see the file comment); env OPENAI_STRUCTURED; default `auto`. */
+  structured?: StructuredMode;
 }
+
+/** Structured-output modes of the OpenAI-compatible adapter (see the file comment). */
+export const STRUCTURED_MODES = ['auto', 'schema', 'json', 'off'] as const;
+export type StructuredMode = (typeof STRUCTURED_MODES)[number];
 
 /** Resolved configuration: base URL without trailing slash, optional key, timeout. */
 export interface OpenAiConfig {
@@ -58,6 +78,7 @@ export interface OpenAiConfig {
   apiKey?: string;
   timeoutMs: number;
   fetch: typeof fetch;
+  structured: StructuredMode;
 }
 
 /** Default whole-request timeout, ms. */
@@ -90,7 +111,12 @@ export function openAiOptionsFromEnv(options: OpenAiOptions = {}, env: NodeJS.Pr
   const timeoutMs = options.timeoutMs ?? OPENAI_DEFAULT_TIMEOUT_MS;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new ConfigurationError(`OpenAI timeout must be a positive number of ms (got ${timeoutMs})`);
   const apiKey = (options.apiKey ?? env.OPENAI_API_KEY ?? '').trim();
+  const structured = (options.structured ?? (env.OPENAI_STRUCTURED?.trim() || 'auto')) as StructuredMode;
+  if (!(STRUCTURED_MODES as readonly string[]).includes(structured)) {
+    throw new ConfigurationError(`OPENAI_STRUCTURED / --structured must be one of ${STRUCTURED_MODES.join(', ')} (got "${structured}")`);
+  }
   return {
+    structured,
     baseUrl: baseUrl.replace(/\/+$/, ''),
     ...(apiKey === '' ? {} : { apiKey }),
     timeoutMs,
@@ -236,8 +262,47 @@ function contentText(content: unknown): string | undefined {
   return undefined;
 }
 
+/** True when the text (trimmed, optionally in a ```json fence) is one JSON object. */
+function isJsonObjectText(text: string): boolean {
+  const body = text.trim().replace(/^```(?:json)?\s*|\s*```$/g, '');
+  try {
+    const value = JSON.parse(body) as unknown;
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
 function nonNegativeInt(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.round(value) : 0;
+}
+
+/**
+ * True when a 400/413/422 response rejects the structured-output request itself (it names
+ * `response_format`, `json_schema` or a JSON-schema feature), not the prompt.
+ */
+export function rejectsResponseFormat(status: number, body: string): boolean {
+  return (status === 400 || status === 422) && /response[_\s-]?format|json[_\s-]?schema|json_object|structured output|grammar/i.test(body);
+}
+
+/** The structured mode in force per base URL in `auto` mode (detected once per process). */
+const detectedModes = new Map<string, Exclude<StructuredMode, 'auto'>>();
+
+/** Forget the detected modes (tests). */
+export function resetStructuredModeDetection(): void {
+  detectedModes.clear();
+}
+
+/** The next weaker mode of `auto` fallback. */
+function weaker(mode: Exclude<StructuredMode, 'auto'>): Exclude<StructuredMode, 'auto'> {
+  return mode === 'schema' ? 'json' : 'off';
+}
+
+/** `response_format` of a mode for a request, or undefined (no schema, or `off`). */
+export function responseFormatOf(mode: Exclude<StructuredMode, 'auto'>, request: ChatRequest): Record<string, unknown> | undefined {
+  if (!request.schema || mode === 'off') return undefined;
+  if (mode === 'json') return { type: 'json_object' };
+  return { type: 'json_schema', json_schema: { name: request.schema.name, strict: true, schema: request.schema.schema } };
 }
 
 /** `ChatModel` over an OpenAI-compatible `/chat/completions` endpoint, one model name. */
@@ -273,6 +338,42 @@ export class OpenAiChatModel implements ChatModel {
    *   reply that is not a chat completion (not JSON, no choices, no text content).
    */
   async complete(request: ChatRequest): Promise<ChatResponse> {
+    const warnings: string[] = [];
+    const auto = this.config.structured === 'auto';
+    for (;;) {
+      const mode = auto ? (detectedModes.get(this.config.baseUrl) ?? 'schema') : (this.config.structured as Exclude<StructuredMode, 'auto'>);
+      const responseFormat = responseFormatOf(mode, request);
+      const { status, text, retryAfter } = await this.send(request, responseFormat);
+      if (status < 200 || status >= 300) {
+        if (auto && responseFormat && mode !== 'off' && rejectsResponseFormat(status, text)) {
+          const next = weaker(mode);
+          detectedModes.set(this.config.baseUrl, next);
+          warnings.push(
+            `OpenAI-compatible server ${this.config.baseUrl} rejected response_format ${mode === 'schema' ? 'json_schema' : 'json_object'} ` +
+              `(HTTP ${status}); falling back to ${next === 'json' ? 'json_object' : 'prose replies'} for this process`,
+          );
+          continue;
+        }
+        throw mapOpenAiHttpError(status, text, retryAfter, this.modelId, this.config.baseUrl);
+      }
+      const reply = this.parseReply(text);
+      if (responseFormat) {
+        reply.structured = mode === 'schema' ? 'schema' : 'json';
+        if (auto && reply.stopReason === 'end_turn' && !isJsonObjectText(reply.text)) {
+          // A server that accepted response_format but did not constrain the reply ignores it.
+          detectedModes.set(this.config.baseUrl, 'off');
+          reply.structured = 'prose';
+          warnings.push(`OpenAI-compatible server ${this.config.baseUrl} ignored response_format (the reply is not JSON); prose replies for this process`);
+        }
+      } else if (request.schema) reply.structured = 'prose';
+      // Remember the mode that worked, so later calls start there (a later fallback only goes down).
+      if (auto && responseFormat && !detectedModes.has(this.config.baseUrl)) detectedModes.set(this.config.baseUrl, mode);
+      return warnings.length > 0 ? { ...reply, warnings } : reply;
+    }
+  }
+
+  /** One POST of the request (with `responseFormat` when given). @throws the typed errors of `mapOpenAiFetchError`. */
+  private async send(request: ChatRequest, responseFormat: Record<string, unknown> | undefined): Promise<{ status: number; text: string; retryAfter: string | null }> {
     const { baseUrl, apiKey, timeoutMs } = this.config;
     const body = {
       model: this.modelId,
@@ -283,6 +384,7 @@ export class OpenAiChatModel implements ChatModel {
       max_tokens: request.maxTokens,
       ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
       stream: false,
+      ...(responseFormat ? { response_format: responseFormat } : {}),
     };
     let status: number;
     let text: string;
@@ -304,8 +406,7 @@ export class OpenAiChatModel implements ChatModel {
     } catch (error) {
       throw mapOpenAiFetchError(error, this.modelId, baseUrl, timeoutMs);
     }
-    if (status < 200 || status >= 300) throw mapOpenAiHttpError(status, text, retryAfter, this.modelId, baseUrl);
-    return this.parseReply(text);
+    return { status, text, retryAfter };
   }
 
   private parseReply(text: string): ChatResponse {

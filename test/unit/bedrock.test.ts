@@ -19,8 +19,10 @@ import {
   bedrockRuntimeClient,
   createBedrockClient,
   mapBedrockError,
+  supportsForcedToolChoice,
   TransientRetryStrategy,
 } from '../../lambdas/adapters/bedrock';
+import { SEEK_REPLY } from '../../shared/llm/schemas';
 import {
   ConfigurationError,
   ContextOverflowError,
@@ -273,5 +275,56 @@ describe('model specs', () => {
     expect(isInferenceProfileId('xx.meta.llama3-1-8b-instruct-v1:0')).toBe(false);
     expect(foundationModelIdOf('eu.amazon.nova-pro-v1:0')).toBe('amazon.nova-pro-v1:0');
     expect(foundationModelIdOf('amazon.nova-pro-v1:0')).toBe('amazon.nova-pro-v1:0');
+  });
+});
+
+describe('BedrockChatModel structured replies (toolConfig with a forced toolChoice)', () => {
+  const structured: ChatRequest = { ...request, schema: SEEK_REPLY };
+  const toolReply = (input: Record<string, unknown>) => ({
+    output: { message: { role: 'assistant' as const, content: [{ toolUse: { toolUseId: 't1', name: 'seek_reply', input } }] } },
+    stopReason: 'tool_use' as const,
+    usage: { inputTokens: 900, outputTokens: 40, totalTokens: 940 },
+    metrics: { latencyMs: 10 },
+    $metadata: {},
+  });
+
+  it.each(['us.anthropic.claude-3-5-haiku-20241022-v1:0', 'anthropic.claude-sonnet-4-20250514-v1:0', 'us.amazon.nova-lite-v1:0', 'mistral.mistral-large-2407-v1:0'])(
+    'sends one tool whose inputSchema is the reply schema, forced by toolChoice, and reads the reply from toolUse (%s)',
+    async (modelId) => {
+      bedrockMock.on(ConverseCommand).resolves(toolReply({ evidence: 'Opened 1937.', quotes: [], score: 90 }));
+      const model = new BedrockChatModel(new BedrockRuntimeClient({ region: 'us-east-1' }), modelId);
+
+      const response = await model.complete(structured);
+
+      expect(bedrockMock).toHaveReceivedCommandWith(ConverseCommand, {
+        toolConfig: {
+          tools: [{ toolSpec: { name: 'seek_reply', description: SEEK_REPLY.description, inputSchema: { json: SEEK_REPLY.schema } } }],
+          toolChoice: { tool: { name: 'seek_reply' } },
+        },
+      } as never);
+      expect(response).toEqual({
+        text: '{"evidence":"Opened 1937.","quotes":[],"score":90}',
+        stopReason: 'end_turn',
+        structured: 'schema',
+        inputTokens: 900,
+        outputTokens: 40,
+      });
+    },
+  );
+
+  it('keeps prose prompting (no toolConfig) for models without forced tool choice, e.g. Llama', async () => {
+    bedrockMock.on(ConverseCommand).resolves(converseReply('{"evidence": "x", "quotes": [], "score": 5}'));
+    const response = await new BedrockChatModel(new BedrockRuntimeClient({ region: 'us-east-1' }), MODEL_ID).complete(structured);
+    const input = bedrockMock.commandCalls(ConverseCommand)[0].args[0].input;
+    expect(input.toolConfig).toBeUndefined();
+    expect(response.structured).toBe('prose');
+  });
+
+  it('names the families with forced tool choice', () => {
+    expect(supportsForcedToolChoice('us.anthropic.claude-3-haiku-20240307-v1:0')).toBe(true);
+    expect(supportsForcedToolChoice('anthropic.claude-v2:1')).toBe(false);
+    expect(supportsForcedToolChoice('anthropic.claude-instant-v1')).toBe(false);
+    expect(supportsForcedToolChoice('us.meta.llama3-3-70b-instruct-v1:0')).toBe(false);
+    expect(supportsForcedToolChoice('amazon.titan-text-express-v1')).toBe(false);
   });
 });

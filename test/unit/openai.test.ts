@@ -6,8 +6,10 @@ import {
   OpenAiChatModel,
   openAiOptionsFromEnv,
   parseRetryAfter,
+  resetStructuredModeDetection,
   retryAfterSecondsOf,
 } from '../../lambdas/adapters/openai';
+import { outputTokenBudget, SEEK_REPLY } from '../../shared/llm/schemas';
 import {
   ConfigurationError,
   ContextOverflowError,
@@ -271,5 +273,81 @@ describe('openai: model specs', () => {
     expect(received.length).toBeGreaterThanOrEqual(1);
     expect(received.every((r) => r.body.model === 'large')).toBe(true);
     expect(result.usage.inputTokens).toBeGreaterThan(0);
+  });
+});
+
+describe('OpenAiChatModel structured output (response_format)', () => {
+  const structuredRequest: ChatRequest = { ...request, schema: SEEK_REPLY, maxTokens: outputTokenBudget(SEEK_REPLY) };
+  const good = '{"evidence": "Opened in 1937.", "quotes": [], "score": 90}';
+
+  beforeEach(() => resetStructuredModeDetection());
+
+  it('sends the reply schema as response_format json_schema (strict) and reports the reply as schema-constrained', async () => {
+    replies = [{ status: 200, body: completion(good) }];
+    const model = new OpenAiChatModel('m', { baseUrl });
+
+    const response = await model.complete(structuredRequest);
+
+    expect(received[0].body.response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'seek_reply', strict: true, schema: SEEK_REPLY.schema },
+    });
+    expect(received[0].body.max_tokens).toBe(outputTokenBudget(SEEK_REPLY));
+    expect(response).toMatchObject({ text: good, stopReason: 'end_turn', structured: 'schema' });
+    expect(response.warnings).toBeUndefined();
+  });
+
+  it('sends no response_format for a request without a schema', async () => {
+    replies = [{ status: 200, body: completion('hello') }];
+    await new OpenAiChatModel('m', { baseUrl }).complete(request);
+    expect(received[0].body).not.toHaveProperty('response_format');
+  });
+
+  it('falls back to json_object, then to prose, when the server rejects response_format, once per process, with one warning each', async () => {
+    const rejection = (what: string): Reply => ({ status: 400, body: JSON.stringify({ error: { message: `Unsupported response_format type: ${what}` } }) });
+    replies = [rejection('json_schema'), rejection('json_object'), { status: 200, body: completion(good) }, { status: 200, body: completion(good) }];
+    const model = new OpenAiChatModel('m', { baseUrl });
+
+    const first = await model.complete(structuredRequest);
+    const second = await model.complete(structuredRequest);
+
+    expect(received.map((r) => (r.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual(['json_schema', 'json_object', 'none', 'none']);
+    expect(first.text).toBe(good);
+    expect(first.structured).toBe('prose');
+    expect(first.warnings).toEqual([expect.stringMatching(/rejected response_format json_schema.*falling back to json_object/), expect.stringMatching(/rejected response_format json_object.*prose/)]);
+    // Detected once: the next call goes straight to prose, with no warning.
+    expect(second.warnings).toBeUndefined();
+  });
+
+  it('falls back to prose once when the server accepts response_format but ignores it (a complete reply that is not JSON)', async () => {
+    replies = [{ status: 200, body: completion('Evidence: opened in 1937. Score: 90') }, { status: 200, body: completion('Evidence: x. Score: 10') }];
+    const model = new OpenAiChatModel('m', { baseUrl });
+
+    const first = await model.complete(structuredRequest);
+    await model.complete(structuredRequest);
+
+    expect(first.warnings).toEqual([expect.stringMatching(/ignored response_format/)]);
+    expect(received[1].body).not.toHaveProperty('response_format');
+  });
+
+  it('a forced mode never falls back: structured "schema" surfaces the rejection as a ModelError, "json" sends json_object, "off" sends none', async () => {
+    replies = [{ status: 400, body: '{"error":{"message":"response_format not supported"}}' }];
+    await expect(new OpenAiChatModel('m', { baseUrl, structured: 'schema' }).complete(structuredRequest)).rejects.toBeInstanceOf(ModelError);
+    replies = [{ status: 200, body: completion(good) }, { status: 200, body: completion(good) }];
+    await new OpenAiChatModel('m', { baseUrl, structured: 'json' }).complete(structuredRequest);
+    await new OpenAiChatModel('m', { baseUrl, structured: 'off' }).complete(structuredRequest);
+    expect(received.slice(1).map((r) => (r.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual(['json_object', 'none']);
+  });
+
+  it('reads OPENAI_STRUCTURED and rejects an unknown mode at load', () => {
+    expect(openAiOptionsFromEnv({}, { OPENAI_BASE_URL: baseUrl, OPENAI_STRUCTURED: 'json' }).structured).toBe('json');
+    expect(openAiOptionsFromEnv({}, { OPENAI_BASE_URL: baseUrl }).structured).toBe('auto');
+    expect(() => openAiOptionsFromEnv({}, { OPENAI_BASE_URL: baseUrl, OPENAI_STRUCTURED: 'grammar' })).toThrow(/must be one of auto, schema, json, off/);
+  });
+
+  it('a 400 about the prompt (not response_format) is not a fallback: it is mapped as before', async () => {
+    replies = [{ status: 400, body: '{"error":{"message":"This model\'s maximum context length is 8192 tokens"}}' }];
+    await expect(new OpenAiChatModel('m', { baseUrl }).complete(structuredRequest)).rejects.toBeInstanceOf(ContextOverflowError);
+    expect(received).toHaveLength(1);
   });
 });
