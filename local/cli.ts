@@ -11,6 +11,8 @@ import { parseRunOptions, type RunOptionsInput } from '../shared/config';
 import { parseModelSpec } from '../shared/llm/model-spec';
 import { PrepareEventSchema, RunIdSchema } from '../shared/pipeline/state';
 import { formatResult } from './format';
+import { checkGgufFile, disposeLlamaModels } from './llama';
+import { STRUCTURED_MODES } from '../lambdas/adapters/openai';
 import { runLocal, type LocalProgress } from './run';
 import { resolveCorpus } from './corpus';
 import { addServeCommand } from './serve-command';
@@ -23,7 +25,57 @@ export class UsageError extends ExtAgentsError {}
 
 /** `--help` text of every command's `-m, --model <spec>` (parsed by shared/llm/model-spec.ts). */
 export const MODEL_OPTION_HELP =
-  'model: "extractive" (offline BM25 extractive reader, not an LLM), "bedrock:<seekerId>[,<reasonerId>]" (Amazon Bedrock Converse API; needs AWS credentials) or "openai:<model>[,<reasonerModel>]" (an OpenAI-compatible server: vLLM, Ollama, llama.cpp; OPENAI_BASE_URL, OPENAI_API_KEY)';
+  'model: "extractive" (offline BM25 extractive reader, not an LLM), "bedrock:<seekerId>[,<reasonerId>]" (Amazon Bedrock Converse API; needs AWS credentials), "openai:<model>[,<reasonerModel>]" (an OpenAI-compatible server: vLLM, Ollama, llama.cpp; OPENAI_BASE_URL, OPENAI_API_KEY) or "llama:<model.gguf>[,<reasoner.gguf>]" (a GGUF model run in-process on the CPU)';
+
+/** `--help` text of every command's `--structured <mode>` (the OpenAI-compatible adapter's structured-output mode). */
+export const STRUCTURED_OPTION_HELP =
+  'structured replies of an openai: model: "auto" (the best the server accepts: response_format json_schema, else json_object, else prose), "schema", "json" or "off"; sets OPENAI_STRUCTURED';
+
+/** The `--structured <mode>` option, added to every command that takes `--model`. */
+export function structuredOption(): Option {
+  return new Option('--structured <mode>', STRUCTURED_OPTION_HELP).choices(STRUCTURED_MODES);
+}
+
+/** Apply `--structured` (when given) for the OpenAI-compatible adapter, which reads OPENAI_STRUCTURED at load. */
+export function applyStructured(mode: string | undefined): void {
+  if (mode !== undefined) process.env.OPENAI_STRUCTURED = mode;
+}
+
+/**
+ * Check a `llama:` spec's model files before any work or state (missing, not GGUF, larger than
+ * memory): one clear line and exit status 2. Other specs: nothing to check here.
+ * @throws UsageError naming the file and the problem.
+ */
+export async function checkLocalModelFiles(spec: string): Promise<void> {
+  let parsed;
+  try {
+    parsed = parseModelSpec(spec);
+  } catch (error) {
+    throw new UsageError(`--model: ${(error as Error).message}`, { cause: error });
+  }
+  if (parsed.kind !== 'llama') return;
+  for (const file of new Set([parsed.seekerModelId, parsed.reasonerModelId])) {
+    try {
+      await checkGgufFile(file);
+    } catch (error) {
+      throw new UsageError(`--model: ${(error as Error).message}`, { cause: error });
+    }
+  }
+}
+
+/**
+ * The run options the user gave on the command line: options left at their default are omitted,
+ * so the model's own defaults (a `llama:` model's context, `runOptionDefaultsForContext`) or the
+ * configuration defaults (shared/config.ts, the same values as the flags' defaults) apply.
+ */
+function givenOptions(command: Command, options: RunOptionsInput, flags: Record<keyof RunOptionsInput, string>): RunOptionsInput {
+  const given: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(options)) {
+    const flag = flags[key as keyof RunOptionsInput];
+    if (value !== undefined && (flag === undefined || command.getOptionValueSource(flag) !== 'default')) given[key] = value;
+  }
+  return given as RunOptionsInput;
+}
 
 /** Make `--state-dir` if needed. @throws UsageError unless `dir` is (or can be made) a writable directory. */
 export function writableStateDir(dir: string): void {
@@ -163,18 +215,34 @@ export function buildProgram(): Command {
     .option('--state-dir <dir>', 'where local runs keep their objects', '.extagents')
     .option('--json', 'print the result as one JSON object on stdout', false)
     .option('--no-progress', 'no progress bar on stderr')
-    .action(async (opts: AskOptions) => {
+    .addOption(structuredOption())
+    .action(async (opts: AskOptions, command: Command) => {
       const started = Date.now();
-      const options: RunOptionsInput = {
-        chunkTokens: opts.chunkTokens,
-        rounds: opts.rounds,
-        concurrency: opts.concurrency,
-        reasonerBudgetTokens: opts.reasonerBudget,
-        syncBudgetTokens: opts.syncBudget,
-        toleratedFailurePercentage: opts.toleratedFailure,
-        bestEffort: opts.bestEffort,
-      };
+      const options = givenOptions(
+        command,
+        {
+          chunkTokens: opts.chunkTokens,
+          rounds: opts.rounds,
+          concurrency: opts.concurrency,
+          reasonerBudgetTokens: opts.reasonerBudget,
+          syncBudgetTokens: opts.syncBudget,
+          toleratedFailurePercentage: opts.toleratedFailure,
+          bestEffort: opts.bestEffort,
+        },
+        {
+          chunkTokens: 'chunkTokens',
+          rounds: 'rounds',
+          concurrency: 'concurrency',
+          reasonerBudgetTokens: 'reasonerBudget',
+          syncBudgetTokens: 'syncBudget',
+          syncMaxMessages: 'syncMaxMessages',
+          toleratedFailurePercentage: 'toleratedFailure',
+          bestEffort: 'bestEffort',
+        },
+      );
+      applyStructured(opts.structured);
       validateAsk(opts, options);
+      await checkLocalModelFiles(opts.model);
       const files = await resolveCorpus(opts.corpus).catch((error: unknown) => {
         throw error instanceof InvalidInputError ? new UsageError(`--corpus: ${error.message}`, { cause: error }) : error;
       });
@@ -217,13 +285,16 @@ interface AskOptions {
   stateDir: string;
   json: boolean;
   progress: boolean;
+  structured?: string;
 }
 
 /** Entry point: exit 0 on a result (answered or refused), 1 on an error, 2 on a usage error. */
 export async function main(argv: string[] = process.argv): Promise<void> {
   try {
     await buildProgram().parseAsync(argv);
+    await disposeLlamaModels();
   } catch (error) {
+    await disposeLlamaModels();
     if (error instanceof CommanderError) {
       // Help and version are not errors; every other commander error is a usage error (exit 2).
       process.exitCode = error.exitCode === 0 ? 0 : 2;

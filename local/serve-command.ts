@@ -6,7 +6,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { ExtAgentsError } from '../shared/errors';
 import { parseModelSpec } from '../shared/llm/model-spec';
-import { MODEL_OPTION_HELP, UsageError, writableStateDir } from './cli';
+import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption, UsageError, writableStateDir } from './cli';
 import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT, startServer, tokenProblem } from './serve';
 
 export interface ServeCommandOptions {
@@ -66,8 +66,11 @@ export function addServeCommand(program: Command): Command {
       new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'),
     )
     .option('--max-concurrent-runs <n>', 'runs executed at once (others wait)', integer('--max-concurrent-runs', 1, 64), DEFAULT_MAX_CONCURRENT_RUNS)
-    .action(async (opts: ServeCommandOptions) => {
+    .addOption(structuredOption())
+    .action(async (opts: ServeCommandOptions & { structured?: string }) => {
+      applyStructured(opts.structured);
       const token = validateServe(opts);
+      await checkLocalModelFiles(opts.model);
       const server = await startServer({
         port: opts.port,
         host: opts.host,

@@ -39,7 +39,7 @@ import { corpusIdOfKey, ingestCorpus } from '../shared/pipeline/ingest';
 import type { AgentModel, BlobStore } from '../shared/ports';
 import { FsBlobStore } from './fs-blob-store';
 import { LocalRunLauncher } from './run-launcher';
-import { startLocalStack, type LocalStack } from './stack';
+import { MAX_LLAMA_SEQUENCES, startLocalStack, type LocalStack } from './stack';
 
 /** Default port of `extagents serve`. */
 export const DEFAULT_PORT = 8787;
@@ -170,6 +170,7 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
       model: options.model,
       persistent: true,
       retryIntervalMs: options.retryIntervalMs,
+      llamaSequences: MAX_LLAMA_SEQUENCES,
     });
   } catch (error) {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -6,8 +6,8 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import path from 'node:path';
 import type { SurveyOptionsInput } from '../shared/survey/options';
-import { MODEL_OPTION_HELP } from './cli';
-import { startLocalStack } from './stack';
+import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption } from './cli';
+import { MAX_LLAMA_SEQUENCES, startLocalStack } from './stack';
 import { runLocalSchedule, runLocalSurvey, type LocalSurveyProgress } from './survey';
 
 interface SurveyCommandOptions {
@@ -77,15 +77,18 @@ export function addSurveyCommand(program: Command): Command {
     .option('--chunk-tokens <n>', 'maximum tokens per chunk (default 1200)', integerAtLeast('--chunk-tokens', 64))
     .option('--rounds <n>', '1 = no synchronized seeking round for thin sections (default 2)', integerAtLeast('--rounds', 1))
     .option('--concurrency <n>', 'seeking agents at once (default 8)', integerAtLeast('--concurrency', 1))
-    .option('--no-progress', 'no progress lines on stderr');
-  command.action(async (opts: SurveyCommandOptions) => {
+    .option('--no-progress', 'no progress lines on stderr')
+    .addOption(structuredOption());
+  command.action(async (opts: SurveyCommandOptions & { structured?: string }) => {
     if ((opts.schedule === undefined) === (opts.corpus === undefined || opts.topic === undefined)) {
       command.error('extagents survey: give either --corpus and --topic, or --schedule', { exitCode: 2 });
     }
+    applyStructured(opts.structured);
+    await checkLocalModelFiles(opts.model);
     const onProgress = progressLines(opts.progress);
     // One local stack for the survey or the whole schedule: the survey state machine, its handlers,
     // dynalite in memory and the bucket under --state-dir.
-    const stack = await startLocalStack({ stateDir: opts.stateDir, modelSpec: opts.model });
+    const stack = await startLocalStack({ stateDir: opts.stateDir, modelSpec: opts.model, llamaSequences: Math.min(opts.concurrency ?? 2, MAX_LLAMA_SEQUENCES) });
     try {
       if (opts.schedule !== undefined) {
         const { index, indexPath } = await runLocalSchedule(opts.schedule, opts.outDir, stack, {

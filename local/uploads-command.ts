@@ -15,10 +15,10 @@ import { ExtAgentsError, InvalidInputError } from '../shared/errors';
 import { parseModelSpec } from '../shared/llm/model-spec';
 import { parseCorpusId } from '../shared/pipeline/ingest';
 import { jobNameOfKey, jobSummaryKey } from '../shared/pipeline/jobs';
-import { MODEL_OPTION_HELP, UsageError, writableStateDir } from './cli';
+import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption, UsageError, writableStateDir } from './cli';
 import { resolveCorpus } from './corpus';
 import { FsBlobStore } from './fs-blob-store';
-import { startLocalStack } from './stack';
+import { MAX_LLAMA_SEQUENCES, startLocalStack } from './stack';
 import { ingestLocalCorpus, planLocalJob, runJob, submitJobFile } from './uploads';
 
 function integer(name: string, min: number, max: number) {
@@ -119,10 +119,13 @@ export function addUploadCommands(program: Command): Command {
     )
     .option('--state-dir <dir>', 'where the local bucket is kept', '.extagents')
     .option('--json', 'print the job summary as JSON', false)
-    .action(async (file: string, opts: JobCommandOptions) => {
+    .addOption(structuredOption())
+    .action(async (file: string, opts: JobCommandOptions & { structured?: string }) => {
       // Everything the user typed, and the job file itself, is checked before the local stack starts.
+      applyStructured(opts.structured);
       readableFile(file, 'job file');
       await asUsage('--model: ', () => parseModelSpec(opts.model));
+      await checkLocalModelFiles(opts.model);
       writableStateDir(opts.stateDir);
       const blobs = new FsBlobStore(path.join(path.resolve(opts.stateDir), 'bucket'));
       const key = await asUsage('', () => submitJobFile(blobs, file, opts.name));
@@ -134,7 +137,7 @@ export function addUploadCommands(program: Command): Command {
         const summary = path.join(opts.stateDir, 'bucket', jobSummaryKey(jobNameOfKey(key)));
         throw new UsageError(`${file}: ${error.message} (nothing ran; the rejection is in ${summary})`, { cause: error });
       }
-      const stack = await startLocalStack({ stateDir: opts.stateDir, modelSpec: opts.model });
+      const stack = await startLocalStack({ stateDir: opts.stateDir, modelSpec: opts.model, llamaSequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) });
       try {
         const outcome = await runJob(stack, key, {
           concurrency: opts.concurrency,

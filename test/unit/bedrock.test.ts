@@ -291,7 +291,7 @@ describe('BedrockChatModel structured replies (toolConfig with a forced toolChoi
   it.each(['us.anthropic.claude-3-5-haiku-20241022-v1:0', 'anthropic.claude-sonnet-4-20250514-v1:0', 'us.amazon.nova-lite-v1:0', 'mistral.mistral-large-2407-v1:0'])(
     'sends one tool whose inputSchema is the reply schema, forced by toolChoice, and reads the reply from toolUse (%s)',
     async (modelId) => {
-      bedrockMock.on(ConverseCommand).resolves(toolReply({ evidence: 'Opened 1937.', quotes: [], score: 90 }));
+      bedrockMock.on(ConverseCommand).resolves(toolReply({ evidence: 'Opened 1937.', quotes: [], score: 90 }) as never);
       const model = new BedrockChatModel(new BedrockRuntimeClient({ region: 'us-east-1' }), modelId);
 
       const response = await model.complete(structured);
