@@ -129,7 +129,7 @@ export function outlineReplySchema(maxSections: number): ReplySchema {
 }
 
 /** Most paragraphs of one survey section reply. */
-export const MAX_SECTION_PARAGRAPHS = 6;
+export const MAX_SECTION_PARAGRAPHS = 4;
 /** Characters allowed per target word of a section (generous: English averages about 6 with the space and citations). */
 export const SECTION_CHARS_PER_WORD = 9;
 
@@ -146,7 +146,8 @@ export function sectionReplySchema(targetWords: number): ReplySchema {
       paragraphs: {
         type: 'array',
         maxItems: MAX_SECTION_PARAGRAPHS,
-        items: { type: 'string', maxLength: Math.ceil(chars / 2) },
+        // Each paragraph up to a third of the section: 4 of them allow 4/3 of the target length.
+        items: { type: 'string', maxLength: Math.ceil(chars / 3) },
       },
     }),
   };
