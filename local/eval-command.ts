@@ -15,7 +15,10 @@ import { type EvalRecord, STRATEGIES, type StrategyName } from '../shared/eval/r
 import { checkLengths, DATASET_NAMES, parseDatasetSpec, parseLengths, readRecords, recordsFile, runEval } from '../shared/eval/runner';
 import { parseModelSpec } from '../shared/llm/model-spec';
 import type { AgentRole } from '../shared/types';
-import { MODEL_OPTION_HELP, UsageError } from './cli';
+import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption, UsageError } from './cli';
+import { loadLlamaModels, MAX_LLAMA_SEQUENCES } from './llama';
+import path from 'node:path';
+import { runOptionDefaultsForContext } from '../shared/config';
 
 /** Options of `extagents eval` as commander parses them. */
 interface EvalOptions {
@@ -68,7 +71,8 @@ export function addEvalCommand(program: Command): void {
     .option('-o, --out <dir>', 'output directory', 'eval-out')
     .option('--no-report', 'do not build the report at the end')
     .option('--no-progress', 'no progress bar on stderr')
-    .action(async (opts: EvalOptions) => {
+    .addOption(structuredOption())
+    .action(async (opts: EvalOptions & { structured?: string }, command: Command) => {
       let strategies;
       let dataset;
       let lengths;
@@ -85,8 +89,24 @@ export function addEvalCommand(program: Command): void {
         if (error instanceof ExtAgentsError || error instanceof InvalidArgumentError) throw new UsageError(error.message, { cause: error });
         throw error;
       }
-      const modelIds: Record<AgentRole, string> = spec.kind === 'extractive' ? { seeker: 'extractive', reasoner: 'extractive' } : { seeker: spec.seekerModelId, reasoner: spec.reasonerModelId };
-      const model = createAgentModel(opts.model, createBedrockClient);
+      applyStructured(opts.structured);
+      await checkLocalModelFiles(opts.model);
+      const modelIds: Record<AgentRole, string> =
+        spec.kind === 'extractive'
+          ? { seeker: 'extractive', reasoner: 'extractive' }
+          : spec.kind === 'llama'
+            ? { seeker: `llama:${path.basename(spec.seekerModelId)}`, reasoner: `llama:${path.basename(spec.reasonerModelId)}` }
+            : { seeker: spec.seekerModelId, reasoner: spec.reasonerModelId };
+      // A llama: model loads once here, with as many sequences as the calls that may run at once
+      // (capped), and its context sets the defaults the user left unset: the chunk size, the
+      // reasoner and synchronization budgets (runOptionDefaultsForContext) and direct's window.
+      const llama = spec.kind === 'llama' ? await loadLlamaModels(opts.model, { sequences: Math.min(opts.concurrency * 2, MAX_LLAMA_SEQUENCES) }) : undefined;
+      const model = llama ? llama.agents : createAgentModel(opts.model, createBedrockClient);
+      const fitted = llama ? runOptionDefaultsForContext(llama.contextTokens) : undefined;
+      const chunkTokens = fitted && command.getOptionValueSource('chunkTokens') === 'default' ? fitted.chunkTokens : opts.chunkTokens;
+      const contextOptions = fitted
+        ? { reasonerBudgetTokens: fitted.reasonerBudgetTokens, syncBudgetTokens: fitted.syncBudgetTokens, contextWindowTokens: Math.floor(llama!.contextTokens * 0.75), promptReserveTokens: 1_000 }
+        : {};
       // A bar on a terminal; without one (a log file, CI) a line at every 5% of the records instead.
       const bar = opts.progress && process.stderr.isTTY
         ? new SingleBar(
@@ -111,8 +131,8 @@ export function addEvalCommand(program: Command): void {
           concurrency: opts.concurrency,
           model,
           modelIds,
-          chunkTokens: opts.chunkTokens,
-          strategyOptions: { bestEffort: opts.bestEffort },
+          chunkTokens,
+          strategyOptions: { ...contextOptions, bestEffort: opts.bestEffort },
           outDir: opts.out,
           onProgress: (p) => {
             if (opts.progress && !bar && p.record !== undefined) {

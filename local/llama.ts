@@ -57,6 +57,9 @@ export interface LlamaOptions {
   threads?: number;
 }
 
+/** Most parallel sequences the CLI gives a `llama:` model's context (each holds a full context's KV cache). */
+export const MAX_LLAMA_SEQUENCES = 4;
+
 /** Default (and largest default) context size per sequence, tokens. */
 export const DEFAULT_LLAMA_CONTEXT_TOKENS = 8192;
 

@@ -61,8 +61,7 @@ export interface LocalStackOptions {
   llamaSequences?: number;
 }
 
-/** Most parallel sequences the CLI gives a `llama:` model's context (each holds a full context's KV cache). */
-export const MAX_LLAMA_SEQUENCES = 4;
+export { MAX_LLAMA_SEQUENCES } from './llama';
 
 /** Callbacks of one local execution (progress of the Distributed Map). */
 export interface ExecutionCallbacks {
