@@ -17,6 +17,7 @@ import { parseModelSpec } from '../shared/llm/model-spec';
 import type { AgentRole } from '../shared/types';
 import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption, UsageError } from './cli';
 import { loadLlamaModels, MAX_LLAMA_SEQUENCES } from './llama';
+import { localWorkflowRunner } from './eval-workflow';
 import path from 'node:path';
 import { runOptionDefaultsForContext } from '../shared/config';
 
@@ -133,6 +134,8 @@ export function addEvalCommand(program: Command): void {
           modelIds,
           chunkTokens,
           strategyOptions: { ...contextOptions, bestEffort: opts.bestEffort },
+          // extagents and extagents-no-sync run the product's workflow, as `ask` does.
+          workflow: localWorkflowRunner,
           outDir: opts.out,
           onProgress: (p) => {
             if (opts.progress && !bar && p.record !== undefined) {

@@ -14,6 +14,9 @@ export interface ChartPoint {
   series: string;
   x: number;
   y: number;
+  /** Lower and upper end of the point's interval (e.g. a 95% confidence interval), drawn as an error bar. */
+  low?: number;
+  high?: number;
 }
 
 /** A line chart: one line per series, points marked. */
@@ -51,7 +54,22 @@ export function lineChartSpec(chart: LineChart): vegaLite.TopLevelSpec {
     background: 'white',
     config: { font: FONT },
     data: { values: chart.points.map((p) => ({ ...p })) },
-    mark: { type: 'line', point: true, strokeWidth: 2 },
+    // Error bars (when the points carry intervals) under the lines; the lines dashed by series, so
+    // that series lying on top of each other stay visible.
+    layer: [
+      ...(chart.points.some((p) => p.low !== undefined && p.high !== undefined)
+        ? [
+            {
+              mark: { type: 'rule' as const, strokeWidth: 1.5, opacity: 0.7 },
+              encoding: {
+                y: { field: 'low', type: 'quantitative' as const },
+                y2: { field: 'high' },
+              },
+            },
+          ]
+        : []),
+      { mark: { type: 'line' as const, point: true, strokeWidth: 2 } },
+    ],
     encoding: {
       x: {
         field: 'x',
@@ -68,8 +86,10 @@ export function lineChartSpec(chart: LineChart): vegaLite.TopLevelSpec {
         scale: chart.logY ? { type: 'log', nice: false, padding: 12 } : { zero: true },
         axis: chart.yFormat ? { format: chart.yFormat } : {},
       },
-      // Colour only: a shape channel on a line-with-points mark gives a second, separate legend.
+      // Colour and dash by series, one legend (same field and title); a shape channel on a
+      // line-with-points mark would give a second, separate legend.
       color: { field: 'series', type: 'nominal', title: chart.seriesTitle ?? 'strategy' },
+      strokeDash: { field: 'series', type: 'nominal', title: chart.seriesTitle ?? 'strategy' },
     },
   };
 }

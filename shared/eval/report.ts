@@ -15,6 +15,7 @@
  * repeated for the same (dataset, strategy, target, example) keeps the LAST one (a resumed runner
  * appends) and is listed too.
  */
+import { bootstrapMeanInterval, pairedBootstrap, type MeanInterval, type PairedComparison } from './stats';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -150,7 +151,71 @@ export interface Report {
   dataSources: Record<string, DataSource[]>;
   /** PNG files written, relative to the output directory. */
   charts: string[];
+  /** 95% bootstrap intervals per cell and paired tests against `extagents` (`uncertaintyRows`). */
+  uncertainty: UncertaintyRow[];
 }
+
+/** One cell's means with 95% bootstrap intervals, and the paired comparison with `extagents` on the same questions. */
+export interface UncertaintyRow {
+  dataset: string;
+  strategy: string;
+  targetTokens: number;
+  em: MeanInterval;
+  f1: MeanInterval;
+  /** Over the examples with gold evidence; null when none has. */
+  evidenceRecall: MeanInterval | null;
+  /** F1(this) − F1(extagents) on the questions both have (absent for extagents itself or without extagents records). */
+  f1VsExtAgents?: PairedComparison;
+  /** EM(this) − EM(extagents), paired likewise. */
+  emVsExtAgents?: PairedComparison;
+}
+
+/**
+ * Per dataset, strategy and target length: EM, F1 and evidence recall with 95% percentile-bootstrap
+ * intervals, and paired bootstrap tests of F1 and EM against `extagents` on the same examples
+ * (shared/eval/stats.ts; seeded by the cell, so a report is reproducible). Failed records count as
+ * they score (0), as in the means of the scores table.
+ */
+export function uncertaintyRows(records: readonly EvalRecord[]): UncertaintyRow[] {
+  const cells = new Map<string, EvalRecord[]>();
+  for (const r of records) {
+    const key = JSON.stringify([r.dataset, STRATEGIES.indexOf(r.strategy), r.targetTokens]);
+    cells.set(key, [...(cells.get(key) ?? []), r]);
+  }
+  const rows: UncertaintyRow[] = [];
+  for (const [key, rs] of [...cells.entries()].sort(([a], [b]) => {
+    const [da, sa, ta] = JSON.parse(a) as [string, number, number];
+    const [db, sb, tb] = JSON.parse(b) as [string, number, number];
+    return da.localeCompare(db) || ta - tb || sa - sb;
+  })) {
+    const [dataset, , targetTokens] = JSON.parse(key) as [string, number, number];
+    const strategy = rs[0].strategy;
+    const seed = `${dataset}/${strategy}/${targetTokens}`;
+    const recalls = rs.map((r) => r.evidenceRecall).filter((x): x is number => x !== null);
+    const row: UncertaintyRow = {
+      dataset,
+      strategy,
+      targetTokens,
+      em: bootstrapMeanInterval(rs.map((r) => r.em), `${seed}/em`),
+      f1: bootstrapMeanInterval(rs.map((r) => r.f1), `${seed}/f1`),
+      evidenceRecall: recalls.length === 0 ? null : bootstrapMeanInterval(recalls, `${seed}/recall`),
+    };
+    if (strategy !== 'extagents') {
+      const base = new Map(records.filter((r) => r.dataset === dataset && r.targetTokens === targetTokens && r.strategy === 'extagents').map((r) => [r.exampleId, r]));
+      const paired = rs.filter((r) => base.has(r.exampleId));
+      if (paired.length > 0) {
+        row.f1VsExtAgents = pairedBootstrap(paired.map((r) => r.f1), paired.map((r) => base.get(r.exampleId)!.f1), `${seed}/paired-f1`);
+        row.emVsExtAgents = pairedBootstrap(paired.map((r) => r.em), paired.map((r) => base.get(r.exampleId)!.em), `${seed}/paired-em`);
+      }
+    }
+    rows.push(row);
+  }
+  return rows;
+}
+
+const fmtInterval = (m: MeanInterval): string => `${(100 * m.mean).toFixed(1)} [${(100 * m.low).toFixed(1)}, ${(100 * m.high).toFixed(1)}]`;
+const fmtPaired = (c: PairedComparison | undefined): string =>
+  c === undefined ? '–' : `${c.mean >= 0 ? '+' : ''}${(100 * c.mean).toFixed(1)} [${(100 * c.low).toFixed(1)}, ${(100 * c.high).toFixed(1)}], p=${c.p.toFixed(2)}`;
 
 /** Options of `buildReport`. */
 export interface ReportOptions {
@@ -319,6 +384,29 @@ export function renderMarkdown(report: Report): string {
       ),
       '',
     );
+    const uncertain = (report.uncertainty ?? []).filter((u) => u.dataset === dataset);
+    if (uncertain.length > 0) {
+      out.push('### Intervals and paired tests', '');
+      out.push(
+        '95% percentile-bootstrap intervals (10,000 resamples) of each mean, in percent; the last two columns are the ' +
+          'paired difference with `extagents` on the same questions (bootstrap interval and two-sided p).',
+        '',
+        table(
+          ['strategy', 'target length', 'n', 'EM [95% CI]', 'F1 [95% CI]', 'evidence recall [95% CI]', 'ΔEM vs extagents', 'ΔF1 vs extagents'],
+          uncertain.map((u) => [
+            u.strategy,
+            fmtLen(u.targetTokens),
+            String(u.f1.n),
+            fmtInterval(u.em),
+            fmtInterval(u.f1),
+            u.evidenceRecall === null ? '–' : fmtInterval(u.evidenceRecall),
+            fmtPaired(u.emVsExtAgents),
+            fmtPaired(u.f1VsExtAgents),
+          ]),
+        ),
+        '',
+      );
+    }
     out.push('### Calls, tokens and estimated cost per query', '');
     out.push(
       table(
@@ -401,11 +489,38 @@ export function renderMarkdown(report: Report): string {
 // ---------------------------------------------------------------------------------------------
 
 /** Write the three charts of one dataset; returns their file names. */
-async function writeCharts(outDir: string, dataset: string, rows: readonly ReportRow[]): Promise<string[]> {
+async function writeCharts(outDir: string, dataset: string, rows: readonly ReportRow[], uncertainty: readonly UncertaintyRow[]): Promise<string[]> {
   const points = (y: (r: ReportRow) => number): ChartPoint[] => rows.map((r) => ({ series: r.strategy, x: r.targetTokens, y: y(r) }));
+  // Points with 95% intervals, each series shifted a little along the (log) x axis so that
+  // coincident points and bars stay apart.
+  const series = [...new Set(uncertainty.map((u) => u.strategy))];
+  const shifted = (u: UncertaintyRow): number => u.targetTokens * 1.04 ** (series.indexOf(u.strategy) - (series.length - 1) / 2);
+  const withIntervals = (pick: (u: UncertaintyRow) => MeanInterval | null): ChartPoint[] =>
+    uncertainty.flatMap((u) => {
+      const m = pick(u);
+      return m === null ? [] : [{ series: u.strategy, x: shifted(u), y: m.mean, low: m.low, high: m.high }];
+    });
   const tokens = points((r) => ROLES.reduce((s, role) => s + r.perQuery[role].inputTokens + r.perQuery[role].outputTokens, 0));
   const charts: Array<[string, Parameters<typeof renderLineChartPng>[0]]> = [
-    ['f1-vs-length', { title: `F1 vs input length — ${dataset}`, xTitle: 'target input length (tokens)', yTitle: 'F1 (mean)', yFormat: '.0%', points: points((r) => r.f1) }],
+    [
+      'f1-vs-length',
+      { title: `F1 vs input length — ${dataset}`, subtitle: 'mean with 95% bootstrap interval', xTitle: 'target input length (tokens)', yTitle: 'F1 (mean)', yFormat: '.0%', points: withIntervals((u) => u.f1) },
+    ],
+    ...(uncertainty.some((u) => u.evidenceRecall !== null)
+      ? ([
+          [
+            'recall-vs-length',
+            {
+              title: `Evidence recall vs input length — ${dataset}`,
+              subtitle: 'share of gold paragraphs in the final reasoning context; mean with 95% bootstrap interval',
+              xTitle: 'target input length (tokens)',
+              yTitle: 'evidence recall (mean)',
+              yFormat: '.0%',
+              points: withIntervals((u) => u.evidenceRecall),
+            },
+          ],
+        ] as Array<[string, Parameters<typeof renderLineChartPng>[0]]>)
+      : []),
     [
       'latency-vs-length',
       { title: `MODELED latency vs input length — ${dataset}`, subtitle: 'modeled from token counts (not measured); see the latency model', xTitle: 'target input length (tokens)', yTitle: 'modeled latency per query (s)', points: points((r) => r.modeledLatencyMs.mean / 1000) },
@@ -458,7 +573,8 @@ export async function buildReport(outDir: string, options: ReportOptions = {}): 
   await fs.mkdir(outDir, { recursive: true });
   const charts: string[] = [];
   if (options.charts ?? true) {
-    for (const d of datasets) charts.push(...(await writeCharts(outDir, d, rows.filter((r) => r.dataset === d))));
+    const uncertain = uncertaintyRows(records);
+    for (const d of datasets) charts.push(...(await writeCharts(outDir, d, rows.filter((r) => r.dataset === d), uncertain.filter((u) => u.dataset === d))));
   }
 
   const report: Report = {
@@ -471,6 +587,7 @@ export async function buildReport(outDir: string, options: ReportOptions = {}): 
     latencyModel: latency,
     dataSources,
     charts,
+    uncertainty: uncertaintyRows(records),
   };
   const jsonPath = path.join(outDir, 'report.json');
   const markdownPath = path.join(outDir, 'report.md');

@@ -47,7 +47,7 @@ import { evidenceRecall } from './evidence';
 import { formatWarning } from './jsonl';
 import { type EvalRecord, STRATEGIES, type StrategyName } from './records';
 import { scoreAnswer, type ScorerKind } from './score';
-import { DEFAULT_STRATEGY_OPTIONS, STRATEGY_FUNCTIONS, type StrategyOptions } from './strategies';
+import { DEFAULT_STRATEGY_OPTIONS, STRATEGY_FUNCTIONS, type StrategyOptions, type WorkflowRunner } from './strategies';
 
 /** Data sets the runner knows (the `--dataset` argument). */
 export type DatasetSpec =
@@ -174,6 +174,11 @@ export interface RunEvalOptions {
    * `front` otherwise).
    */
   strategyOptions?: Partial<StrategyOptions>;
+  /**
+   * The product's workflow (local/eval-workflow.ts): `extagents` and `extagents-no-sync` run through
+   * it when given (the eval command always gives it), else in memory.
+   */
+  workflow?: WorkflowRunner;
   /** Output directory (created). */
   outDir: string;
   /** The shared data directory. Default `defaultDataRoot()`. */
@@ -342,7 +347,15 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunSummary> 
             models: options.modelIds,
           };
           try {
-            const result = await STRATEGY_FUNCTIONS[strategy]({ question: example.question, documents: docs, chunks, model: options.model, options: strategyOptions });
+            const result = await STRATEGY_FUNCTIONS[strategy]({
+              question: example.question,
+              documents: docs,
+              chunks,
+              model: options.model,
+              options: strategyOptions,
+              chunkTokens,
+              ...(options.workflow ? { workflow: options.workflow } : {}),
+            });
             const { em, f1 } = scoreAnswer(item.scorer, result.prediction, result.answerable, example.answers);
             record = {
               ...base,

@@ -144,7 +144,7 @@ function expectRun(rs: EvalRecord[], dataset: string, scorer: Scorer, examples: 
   }
 }
 
-/** The report of `dir`: Markdown with the data set's section, one JSON row per strategy, three charts, a zero cost. */
+/** The report of `dir`: Markdown with the data set's section, one JSON row per strategy, three or four charts, a zero cost. */
 function expectReport(dir: string, dataset: string, examples: number, cited: boolean): Report {
   const md = readFileSync(path.join(dir, 'report.md'), 'utf8');
   expect(md).toContain(`## ${dataset}\n`);
@@ -157,7 +157,10 @@ function expectReport(dir: string, dataset: string, examples: number, cited: boo
     expect(row.f1).toBeGreaterThanOrEqual(0);
     expect(row.f1).toBeLessThanOrEqual(1);
   }
-  expect(report.charts).toHaveLength(3);
+  // F1, latency and tokens vs length, plus evidence recall when the data set has gold evidence.
+  const hasEvidence = report.uncertainty.some((u) => u.dataset === dataset && u.evidenceRecall !== null);
+  expect(report.charts).toHaveLength(hasEvidence ? 4 : 3);
+  expect(report.charts.some((c) => c.startsWith('recall-vs-length'))).toBe(hasEvidence);
   for (const chart of report.charts) expect(readFileSync(path.join(dir, chart)).subarray(1, 4).toString()).toBe('PNG');
   if (cited) expect(report.dataSources[dataset].length).toBeGreaterThan(0);
   return report;

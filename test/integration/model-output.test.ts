@@ -11,7 +11,7 @@ import path from 'node:path';
 import { resolveCorpus } from '../../local/corpus';
 import { runLocal } from '../../local/run';
 import { startLocalStack } from '../../local/stack';
-import { FALLBACK_SCORE, LlmAgents } from '../../shared/llm/agents';
+import { DEFAULT_MAX_OUTPUT_TOKENS, FALLBACK_SCORE, LlmAgents } from '../../shared/llm/agents';
 import type { ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
 import { note, writeCorpus } from '../support/corpus';
 
@@ -95,9 +95,11 @@ describe('bad model output in a local run', () => {
     const chunkOf = (marker: string) => Object.keys(SEEK_REPLIES).indexOf(marker);
     const warnings = result.warnings.join('\n');
     expect(warnings).toContain(`chunk ${chunkOf('CHARLIE')}, round 1: seeking agent reply empty or unreadable twice; the chunk yields no message`);
-    expect(warnings).toContain(`chunk ${chunkOf('DELTA')}, round 1: seeking agent reply cut off at the output limit (1024 tokens) twice; the chunk yields no message`);
+    const limit = DEFAULT_MAX_OUTPUT_TOKENS.seek;
+    expect(warnings).toContain(`chunk ${chunkOf('DELTA')}, round 1: seeking agent reply cut off at the output limit (${limit} tokens); retried once`);
+    expect(warnings).toContain(`chunk ${chunkOf('DELTA')}, round 1: seeking agent reply cut off at the output limit (${limit} tokens) twice; the chunk yields no message`);
     expect(warnings).toContain(`chunk ${chunkOf('ECHO')}, round 1: relevance score missing after 1 re-ask; fallback score ${FALLBACK_SCORE} used`);
-    expect(result.warnings).toHaveLength(3);
+    expect(result.warnings).toHaveLength(4);
     // KAR: k=1 gives the clamped 100 (no answer in it), k=2 adds the 90: answered
     expect(result.trace.map((s) => [s.k, s.outcome])).toEqual([
       [1, 'refused'],

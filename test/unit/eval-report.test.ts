@@ -189,7 +189,20 @@ describe('evaluation report: files', () => {
     expect(md).toMatch(/records\.jsonl:5: invalid JSON/);
     expect(md).toContain('test prices');
 
-    expect(result.charts.map((c) => path.basename(c)).sort()).toEqual(['f1-vs-length.hotpotqa-8000.png', 'latency-vs-length.hotpotqa-8000.png', 'tokens-vs-length.hotpotqa-8000.png']);
+    expect(result.charts.map((c) => path.basename(c)).sort()).toEqual([
+      'f1-vs-length.hotpotqa-8000.png',
+      'latency-vs-length.hotpotqa-8000.png',
+      'recall-vs-length.hotpotqa-8000.png',
+      'tokens-vs-length.hotpotqa-8000.png',
+    ]);
+    // 95% bootstrap intervals per cell and paired tests against extagents.
+    expect(md).toContain('### Intervals and paired tests');
+    expect(result.report.uncertainty.length).toBeGreaterThan(0);
+    for (const u of result.report.uncertainty) {
+      expect(u.f1.low).toBeLessThanOrEqual(u.f1.mean);
+      expect(u.f1.high).toBeGreaterThanOrEqual(u.f1.mean);
+      if (u.strategy !== 'extagents' && u.f1VsExtAgents) expect(u.f1VsExtAgents.p).toBeGreaterThanOrEqual(0);
+    }
     for (const chart of result.charts) {
       const png = readFileSync(chart);
       expect(png.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));

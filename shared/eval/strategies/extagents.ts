@@ -16,12 +16,18 @@
  *   best messages that fit the budget.
  * Ablations: `extagents-no-sync` = 1 round; `extagents-no-kar` = one `reason` per round over ALL
  * messages of the pool, trimmed to the budget (no k schedule).
+ *
+ * With `input.workflow` (the eval command always gives it), `extagents` and `extagents-no-sync` run
+ * through the product's workflow instead (`runExtAgentsWorkflow`: the local stack, the synthesized
+ * state machine, as `extagents ask` runs it), so the eval measures what users run. The no-KAR
+ * ablation is not a product behaviour and always runs here.
  */
 import { nextK } from '../../kar';
 import { compareMessages, fitToBudget } from '../../pool';
 import { seekRound } from '../../survey/survey';
 import { NO_ANSWER, type Message } from '../../types';
 import { CallRecorder } from './recorder';
+import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../ports';
 import type { StrategyInput, StrategyResult } from './types';
 
 /** Tokens reserved per message for its label and separators in the reasoning prompt (as shared/pipeline/reason.ts). */
@@ -103,4 +109,68 @@ export async function runExtAgents(input: StrategyInput, variant: ExtAgentsVaria
 /** The pool after a round: both lists merged in pool order (score desc, chunk asc, round asc). */
 function mergePool(pool: Message[], added: Message[]): Message[] {
   return [...pool, ...added].sort(compareMessages);
+}
+
+/**
+ * A `CallRecorder` for a run of the workflow, which calls the model itself: every seek of round r
+ * gets the stage of that round's Distributed Map (its calls run in parallel), every reasoning call
+ * (one KAR step) a stage of its own, in the order they start. Keeps the last reasoning request, whose
+ * messages are the final context.
+ */
+class WorkflowCallRecorder extends CallRecorder {
+  private readonly seekStages = new Map<number, number>();
+  private last = -1;
+  lastReason: ReasonRequest | undefined;
+
+  constructor(inner: AgentModel) {
+    super(inner);
+  }
+
+  override async seek(request: SeekRequest): Promise<SeekResult> {
+    let stage = this.seekStages.get(request.round);
+    if (stage === undefined) {
+      stage = ++this.last;
+      this.seekStages.set(request.round, stage);
+    }
+    this.stage = stage;
+    return super.seek(request);
+  }
+
+  override async reason(request: ReasonRequest): Promise<ReasonResult> {
+    this.stage = ++this.last;
+    this.lastReason = request;
+    return super.reason(request);
+  }
+}
+
+/**
+ * ExtAgents with `rounds` rounds through the product's workflow (`input.workflow`): the run's answer,
+ * every model call with its stage, and the last reasoning step's messages as the final context
+ * (their documents named as in the eval's corpus).
+ * @throws Error when `input.workflow` is missing; the workflow's errors unchanged.
+ */
+export async function runExtAgentsWorkflow(input: StrategyInput, rounds: number): Promise<StrategyResult> {
+  if (!input.workflow) throw new Error('runExtAgentsWorkflow needs input.workflow');
+  const { options } = input;
+  const model = new WorkflowCallRecorder(input.model);
+  const { result, originalId } = await input.workflow({
+    question: input.question,
+    documents: input.documents,
+    model,
+    options: {
+      chunkTokens: input.chunkTokens ?? 8000,
+      rounds,
+      reasonerBudgetTokens: options.reasonerBudgetTokens,
+      syncBudgetTokens: options.syncBudgetTokens,
+      syncMaxMessages: options.syncMaxMessages,
+      bestEffort: options.bestEffort,
+      concurrency: options.callConcurrency,
+    },
+  });
+  const finalContext = (model.lastReason?.messages ?? []).map((m) => ({
+    ...m,
+    quotes: m.quotes.map((q) => ({ ...q, documentId: originalId(q.documentId) })),
+    sources: m.sources.map(originalId),
+  }));
+  return { prediction: result.answer, answerable: result.answerable, calls: model.calls, finalContext, warnings: result.warnings };
 }

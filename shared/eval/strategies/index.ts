@@ -5,7 +5,7 @@
 import type { StrategyName } from '../records';
 import { runDirect, runRag } from './baselines';
 import { runChainOfAgents } from './chain-of-agents';
-import { runExtAgents } from './extagents';
+import { runExtAgents, runExtAgentsWorkflow } from './extagents';
 import { runMapReduce } from './mapreduce';
 import { runOfficial } from './official';
 import type { Strategy } from './types';
@@ -15,8 +15,9 @@ export { CallRecorder } from './recorder';
 
 /** Every strategy, by name. */
 export const STRATEGY_FUNCTIONS: Record<StrategyName, Strategy> = {
-  extagents: (input) => runExtAgents(input, { rounds: input.options.rounds, kar: true }),
-  'extagents-no-sync': (input) => runExtAgents(input, { rounds: 1, kar: true }),
+  // Through the product's workflow when the caller gives it (the eval command does), else in memory.
+  extagents: (input) => (input.workflow ? runExtAgentsWorkflow(input, input.options.rounds) : runExtAgents(input, { rounds: input.options.rounds, kar: true })),
+  'extagents-no-sync': (input) => (input.workflow ? runExtAgentsWorkflow(input, 1) : runExtAgents(input, { rounds: 1, kar: true })),
   'extagents-no-kar': (input) => runExtAgents(input, { rounds: input.options.rounds, kar: false }),
   official: runOfficial,
   direct: runDirect,

@@ -9,7 +9,8 @@
  * from the orchestration only. Each strategy documents how it maps onto seek / reason calls.
  */
 import type { AgentModel } from '../../ports';
-import type { Chunk, Message, SourceDocument } from '../../types';
+import type { Chunk, Message, RunResult, SourceDocument } from '../../types';
+import type { RunOptionsInput } from '../../config';
 import type { EvalCall } from '../records';
 
 /** Tunables of the strategies. Units: tokens of shared/tokenizer.ts (o200k_base). */
@@ -59,7 +60,28 @@ export interface StrategyInput {
   chunks: Chunk[];
   model: AgentModel;
   options: StrategyOptions;
+  /** The chunk size the chunks were made with (tokens); the workflow re-chunks with it. Default 8000. */
+  chunkTokens?: number;
+  /**
+   * The product's workflow (the local stack, as `extagents ask` runs it). When given, the `extagents`
+   * and `extagents-no-sync` strategies run through it, so that the eval measures what users run;
+   * without it (unit tests) they run the in-memory implementation of shared/eval/strategies/extagents.ts.
+   */
+  workflow?: WorkflowRunner;
 }
+
+/** One question through the product's workflow (local/eval-workflow.ts implements it). */
+export type WorkflowRunner = (request: {
+  question: string;
+  documents: SourceDocument[];
+  options: RunOptionsInput;
+  /** The model every agent of the run calls (the strategy's recorder). */
+  model: AgentModel;
+}) => Promise<{
+  result: RunResult;
+  /** The document id of the eval's corpus for a document id of the run (the workflow's corpus keys differ). */
+  originalId: (runDocumentId: string) => string;
+}>;
 
 /** What a strategy returns for one example. */
 export interface StrategyResult {
