@@ -8,8 +8,9 @@
  * - Outside the model: `runLocal` (the product path: the local stack, the synthesized workflow) over
  *   the first HotpotQA dev questions' paragraphs concatenated to about `--corpus-tokens` tokens, with
  *   the model wrapped so that every interval during which at least one model call is in flight is
- *   recorded; outside = wall time − the union of those intervals. Stack start (CDK synth, dynalite,
- *   model load) is counted as outside time too, since a user waits for it.
+ *   recorded; outside = wall time − the union of those intervals. Stack start (CDK synth, dynalite)
+ *   is counted as outside time too, since a user waits for it; the model load (once per process,
+ *   about 0.5 s) is not.
  *
  * Usage: npx tsx bench/llama-speed.ts [--model <gguf>] [--corpus-tokens 32000] [--parallel 1,2,4] [--rounds 1]
  * Model default: EXTAGENTS_TEST_MODEL or the cache path of scripts/fetch-test-model.sh.

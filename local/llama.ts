@@ -57,8 +57,12 @@ export interface LlamaOptions {
   threads?: number;
 }
 
-/** Most parallel sequences the CLI gives a `llama:` model's context (each holds a full context's KV cache). */
-export const MAX_LLAMA_SEQUENCES = 4;
+/**
+ * Most parallel sequences the CLI gives a `llama:` model's context (each holds a full context's KV
+ * cache). 2: on this project's 2-core machine, `bench/llama-speed.ts` measured an `ask` over 34k
+ * tokens (11 chunks) at 160 s with 1 sequence, 133 s with 2 and 147 s with 4.
+ */
+export const MAX_LLAMA_SEQUENCES = 2;
 
 /** Default (and largest default) context size per sequence, tokens. */
 export const DEFAULT_LLAMA_CONTEXT_TOKENS = 8192;

@@ -136,3 +136,11 @@ describe('a deployed openai: model spec', () => {
     );
   });
 });
+
+describe('llama: specs are not deployable', () => {
+  it('synth stops with a ConfigurationError saying llama: runs only locally', () => {
+    const app = new App(SYNTHESIS_APP_PROPS);
+    expect(() => buildStack(app, { modelSpec: 'llama:/models/smollm2.gguf' })).toThrow(ConfigurationError);
+    expect(() => buildStack(new App(SYNTHESIS_APP_PROPS), { modelSpec: 'llama:/models/smollm2.gguf' })).toThrow(/run in-process on the local machine only/);
+  });
+});

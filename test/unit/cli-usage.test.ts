@@ -147,3 +147,33 @@ describe('extagents eval', () => {
     expect(existsSync(out)).toBe(false);
   });
 });
+
+describe('llama: model files are checked before any work (exit 2, nothing written)', () => {
+  it.each([
+    ['a missing file', (d: string) => path.join(d, 'missing.gguf'), /llama: model file .*missing\.gguf not found/],
+    ['a file that is not GGUF', (d: string) => {
+      const file = path.join(d, 'fake.gguf');
+      writeFileSync(file, 'hello');
+      return file;
+    }, /is not a GGUF file/],
+  ])('%s: ask, serve, job, survey and eval say so in one line', async (_what, make, message) => {
+    const model = `llama:${make(dir)}`;
+    const corpus = path.join(dir, 'c.txt');
+    writeFileSync(corpus, 'Some text.');
+    const job = path.join(dir, 'job.json');
+    writeFileSync(job, JSON.stringify({ corpus: { keys: ['corpora/x/a.txt'] }, questions: [{ question: 'q?' }] }));
+    for (const args of [
+      ['ask', '--corpus', corpus, '--question', 'What?', '--model', model, '--state-dir', stateDir],
+      ['serve', '--model', model, '--state-dir', stateDir, '--port', '0'],
+      ['survey', '--corpus', corpus, '--topic', 't', '--model', model, '--state-dir', stateDir, '-o', path.join(dir, 's.md')],
+      ['eval', '--dataset', 'hotpotqa', '--lengths', '8k', '--limit', '1', '--model', model, '--out', path.join(dir, 'eval')],
+    ]) {
+      stderr = [];
+      const result = await run(...args);
+      expect({ command: args[0], status: result.status }).toEqual({ command: args[0], status: 2 });
+      expect(oneLine(result.stderr)).toMatch(message);
+    }
+    expect(existsSync(path.join(stateDir, 'bucket'))).toBe(false);
+    expect(existsSync(path.join(dir, 'eval', 'records.jsonl'))).toBe(false);
+  });
+});

@@ -1,0 +1,106 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { checkGgufFile } from '../../local/llama';
+import { runOptionDefaultsForContext, parseRunOptions } from '../../shared/config';
+import { ModelConfigurationError } from '../../shared/errors';
+import { parseModelSpec } from '../../shared/llm/model-spec';
+import { parseReasonReply, parseSeekReply } from '../../shared/llm/parse';
+import {
+  maxReplyChars,
+  outlineReplySchema,
+  outputTokenBudget,
+  reasonReplySchema,
+  SCORE_REPLY,
+  sectionReplySchema,
+  SEEK_REPLY,
+  toGrammarSchema,
+  type JsonSchema,
+} from '../../shared/llm/schemas';
+
+/** Every string has maxLength and every array maxItems, everywhere in the schema. */
+function bounded(schema: JsonSchema): boolean {
+  if (schema.type === 'string' && !schema.enum && schema.maxLength === undefined) return false;
+  if (schema.type === 'array' && (schema.maxItems === undefined || !schema.items || !bounded(schema.items))) return false;
+  return Object.values(schema.properties ?? {}).every(bounded);
+}
+
+describe('reply schemas (shared/llm/schemas.ts)', () => {
+  const all = [SEEK_REPLY, SCORE_REPLY, reasonReplySchema(['r1-c0', 'r2-c3']), reasonReplySchema([]), outlineReplySchema(6), sectionReplySchema(500)];
+
+  it.each(all.map((s) => [s.name, s] as const))('%s bounds every string and array, and requires every property (OpenAI strict mode)', (_name, schema) => {
+    expect(bounded(schema.schema)).toBe(true);
+    expect(schema.name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+    const objects: JsonSchema[] = [];
+    const walk = (s: JsonSchema): void => {
+      if (s.type === 'object') objects.push(s);
+      Object.values(s.properties ?? {}).forEach(walk);
+      if (s.items) walk(s.items);
+    };
+    walk(schema.schema);
+    for (const o of objects) {
+      expect(o.additionalProperties).toBe(false);
+      expect([...(o.required ?? [])].sort()).toEqual(Object.keys(o.properties ?? {}).sort());
+    }
+  });
+
+  it('derives the output-token budget from the bounds: a longest valid reply fits, at 2 characters a token', () => {
+    const longest = JSON.stringify({ evidence: 'x'.repeat(480), quotes: ['q'.repeat(200), 'q'.repeat(200), 'q'.repeat(200)], score: 100 });
+    expect(maxReplyChars(SEEK_REPLY.schema)).toBeGreaterThanOrEqual(longest.length);
+    expect(outputTokenBudget(SEEK_REPLY)).toBe(Math.ceil(maxReplyChars(SEEK_REPLY.schema) / 2) + 16);
+    expect(outputTokenBudget(SEEK_REPLY)).toBeLessThan(1024);
+    expect(outputTokenBudget(SCORE_REPLY)).toBeLessThan(40);
+    // Citing only the step's ids is cheaper than citing any id.
+    expect(outputTokenBudget(reasonReplySchema(['r1-c0']))).toBeLessThan(outputTokenBudget(reasonReplySchema([])));
+  });
+
+  it('the reasoning schema cites only the ids of the step (an enum), deduplicated', () => {
+    expect(reasonReplySchema(['r1-c0', 'r1-c0', 'r2-c3']).schema.properties?.cited.items).toEqual({ type: 'string', enum: ['r1-c0', 'r2-c3'] });
+  });
+
+  it('turns integer ranges into enums and drops required for the llama.cpp grammar, keeping every bound', () => {
+    const grammar = toGrammarSchema(SEEK_REPLY.schema) as { properties: Record<string, Record<string, unknown>>; required?: unknown };
+    expect(grammar.required).toBeUndefined();
+    expect(grammar.properties.score.enum).toHaveLength(101);
+    expect(grammar.properties.score.type).toBeUndefined();
+    expect(grammar.properties.evidence.maxLength).toBe(480);
+    expect((grammar.properties.quotes.items as { maxLength: number }).maxLength).toBe(200);
+  });
+
+  it('the parser reads the schema form of "nothing relevant" as no information, and a schema reply as evidence', () => {
+    expect(parseSeekReply('{"evidence": "", "quotes": [], "score": 0}')).toEqual({ kind: 'no_information' });
+    expect(parseSeekReply('{"evidence": "Opened 1937.", "quotes": ["It opened in 1937."], "score": 80}')).toMatchObject({ kind: 'evidence', score: 80, truncated: false });
+    expect(parseReasonReply('{"answerable": true, "answer": "1937", "cited": ["r1-c0"]}')).toMatchObject({ kind: 'answer', answerable: true, cited: ['r1-c0'] });
+  });
+});
+
+describe('llama: specs, model files and context defaults', () => {
+  it('parses llama: with one or two paths; the reasoner defaults to the seeker', () => {
+    expect(parseModelSpec('llama:/m/a.gguf')).toEqual({ kind: 'llama', seekerModelId: '/m/a.gguf', reasonerModelId: '/m/a.gguf' });
+    expect(parseModelSpec('llama: a.gguf , b.gguf')).toEqual({ kind: 'llama', seekerModelId: 'a.gguf', reasonerModelId: 'b.gguf' });
+    expect(() => parseModelSpec('llama:')).toThrow(/one or two comma-separated GGUF file paths/);
+    expect(() => parseModelSpec('llama:a,b,c')).toThrow(/one or two/);
+  });
+
+  it('checks a model file before loading: missing, a directory, not GGUF are clear ModelConfigurationErrors', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'extagents-gguf-'));
+    const text = path.join(dir, 'model.gguf');
+    writeFileSync(text, 'not a model');
+    const gguf = path.join(dir, 'tiny.gguf');
+    writeFileSync(gguf, Buffer.concat([Buffer.from('GGUF'), Buffer.alloc(16)]));
+
+    await expect(checkGgufFile(path.join(dir, 'missing.gguf'))).rejects.toThrow(/not found \(ENOENT\)/);
+    await expect(checkGgufFile(dir)).rejects.toThrow(/is not a file/);
+    await expect(checkGgufFile(text)).rejects.toThrow(ModelConfigurationError);
+    await expect(checkGgufFile(text)).rejects.toThrow(/is not a GGUF file/);
+    await expect(checkGgufFile(gguf)).resolves.toMatchObject({ bytes: 20 });
+  });
+
+  it('fits the option defaults to a small context, within the options schema', () => {
+    const fitted = runOptionDefaultsForContext(8192);
+    expect(fitted).toEqual({ chunkTokens: 3276, syncBudgetTokens: 983, reasonerBudgetTokens: 4505 });
+    expect(() => parseRunOptions(fitted)).not.toThrow();
+    expect(runOptionDefaultsForContext(1_000_000)).toEqual({ chunkTokens: 8000, syncBudgetTokens: 4000, reasonerBudgetTokens: 16_000 });
+    expect(() => parseRunOptions(runOptionDefaultsForContext(256))).not.toThrow();
+  });
+});
