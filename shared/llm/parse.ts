@@ -151,7 +151,9 @@ const BARE_NUMBER = new RegExp(`^${MARKUP}${NUMBER}${MARKUP}%?[.]?${MARKUP}$`);
 
 function lastMatchScore(text: string, pattern: RegExp): number | null {
   let score: number | null = null;
-  for (const match of text.matchAll(pattern)) {
+  // A fresh copy: `matchAll` starts at the pattern's `lastIndex`, which a `.test()` of the shared
+  // global pattern elsewhere may have left past 0; parsing must depend on its input only.
+  for (const match of text.matchAll(new RegExp(pattern.source, pattern.flags))) {
     const value = scoreOf(match[1], match[2]);
     if (value !== null) score = value;
   }
@@ -234,10 +236,10 @@ function parsePlainSeek(text: string): SeekParse {
   const evidenceLines: string[] = [];
   const quotes: string[] = [];
   let inQuotes = false;
+  const scoreLine = new RegExp(SCORE_LINE.source, SCORE_LINE.flags.replace('g', ''));
+  const fractionLine = new RegExp(FRACTION_LINE.source, FRACTION_LINE.flags.replace('g', ''));
   for (const line of text.split('\n')) {
-    SCORE_LINE.lastIndex = 0;
-    FRACTION_LINE.lastIndex = 0;
-    if (SCORE_LINE.test(line) || FRACTION_LINE.test(line)) {
+    if (scoreLine.test(line) || fractionLine.test(line)) {
       inQuotes = false;
       continue;
     }

@@ -259,3 +259,14 @@ describe('parseReasonReply', () => {
     expect(parseReasonReply('{"answerable": true, "answer": "Ada Lov')).toEqual({ kind: 'empty', truncated: true });
   });
 });
+
+describe('parsing is a pure function of its input (no regex state between calls)', () => {
+  it('reads "Score: 20" the same after a plain-text reply with a score line', () => {
+    expect(parseScore('Score: 20')).toBe(20);
+    parseSeekReply('Evidence: the bridge opened in 1937.\nScore: 90');
+    expect(parseScore('Score: 20')).toBe(20);
+    parseSeekReply('Evidence: x\n75/100');
+    expect(parseScore('Score: 20')).toBe(20);
+    expect(parseSeekReply('Evidence: the bridge opened in 1937.\nScore: 90')).toMatchObject({ kind: 'evidence', score: 90 });
+  });
+});
