@@ -7,11 +7,16 @@ const n = (x: number): string => x.toLocaleString('en-US');
 /** "1 call", "2 calls". */
 const count = (x: number, noun: string): string => `${n(x)} ${noun}${x === 1 ? '' : 's'}`;
 
-/** Usage per role on one line each, e.g. "seeker: 270 calls, 2,150,000 input / 9,000 output tokens". */
+/**
+ * Usage per role on one line each, e.g. "seeker: 270 calls, 2,150,000 input / 9,000 output tokens",
+ * with ", 41.2 s in model calls" when the model time is known (summed over parallel calls).
+ */
 export function formatUsage(usage: Usage): string[] {
-  return (Object.keys(usage) as Array<keyof Usage>).map(
-    (role) => `${role}: ${count(usage[role].calls, 'call')}, ${n(usage[role].inputTokens)} input / ${n(usage[role].outputTokens)} output tokens`,
-  );
+  return (Object.keys(usage) as Array<keyof Usage>).map((role) => {
+    const u = usage[role];
+    const time = u.modelMs ? `, ${(u.modelMs / 1000).toFixed(1)} s in model calls` : '';
+    return `${role}: ${count(u.calls, 'call')}, ${n(u.inputTokens)} input / ${n(u.outputTokens)} output tokens${time}`;
+  });
 }
 
 /** The KAR trace grouped by round, e.g. "round 1: k=1 refused, k=2 answered". */
