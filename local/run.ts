@@ -88,6 +88,7 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
   try {
     // The model's option defaults (a llama: model's context), as the stack applies them to the execution.
     options = parseRunOptions({ ...stack.runOptionDefaults, ...request.options });
+    stack.checkRunOptions(options);
     const corpusPrefix = `corpora/${runId}/`;
     const previous = await previousRun(stack, runId, request, options, corpusPrefix);
     if (previous === undefined) {

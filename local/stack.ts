@@ -26,7 +26,8 @@ import { createAgentModel } from '../lambdas/adapters/model';
 import { makeHandlers, type WorkflowHandlers } from '../lambdas/handlers';
 import { createSurveyModels } from '../lambdas/adapters/survey-model';
 import { makeSurveyHandlers, type SurveyHandlers } from '../lambdas/survey-handlers';
-import { ExtAgentsError, ModelConfigurationError, errorFromFailure } from '../shared/errors';
+import { ConfigurationError, ExtAgentsError, ModelConfigurationError, errorFromFailure } from '../shared/errors';
+import { DEFAULT_MAX_OUTPUT_TOKENS } from '../shared/llm/agents';
 import { parseModelSpec } from '../shared/llm/model-spec';
 import { runOptionDefaultsForContext, type RunOptionsInput } from '../shared/config';
 import { checkGgufFile, loadLlamaModels } from './llama';
@@ -107,6 +108,12 @@ export interface LocalStack {
    * options its input leaves unset; callers comparing options (resume) apply them the same way.
    */
   readonly runOptionDefaults: RunOptionsInput;
+  /**
+   * Check run options against the stack's model before any work (a `llama:` model's context must
+   * hold a chunk's seeking prompt); `execute` runs the same check.
+   * @throws ConfigurationError naming the chunk size, the context size and the largest that fits.
+   */
+  checkRunOptions(options: RunOptionsInput): void;
   /** Stop dynalite and release clients; waits for nothing else. Idempotent. */
   stop(): Promise<void>;
 }
@@ -257,7 +264,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       definition: resolved.definition,
       surveyDefinition: surveyResolved.definition,
       runOptionDefaults,
-      execute: async (input, callbacks = {}) => run(resolved.definition, withOptionDefaults(input, runOptionDefaults), callbacks),
+      checkRunOptions: (runOptions) => {
+        if (llama) checkChunkFits({ options: { ...runOptionDefaults, ...runOptions } }, llama.contextTokens);
+      },
+      execute: async (input, callbacks = {}) => {
+        const withDefaults = withOptionDefaults(input, runOptionDefaults);
+        if (llama) checkChunkFits(withDefaults, llama.contextTokens);
+        return run(resolved.definition, withDefaults, callbacks);
+      },
       // The output is SurveyAssemble's result (the machine's last state, no OutputPath).
       executeSurvey: async (input, callbacks = {}) => (await run(surveyResolved.definition, input, callbacks)) as SurveyOutput,
       async stop() {
@@ -272,6 +286,30 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     raw.destroy();
     await dynamo?.stop();
     throw error;
+  }
+}
+
+/** Tokens of a seeking agent's prompt besides its chunk (system prompt, question, tags), a generous estimate. */
+export const SEEK_PROMPT_OVERHEAD_TOKENS = 700;
+
+/**
+ * Fail before the execution when the run's chunks cannot fit a small-context model's prompt: the
+ * chunk, the seeking prompt's instructions (`SEEK_PROMPT_OVERHEAD_TOKENS`) and the reply budget
+ * must fit the context. (Chunk tokens are counted in o200k; the model's tokenizer may count more,
+ * which the model's own check then reports per call, naming both sizes.)
+ * @throws ConfigurationError naming the chunk size, the context size and the largest chunk size that fits.
+ */
+function checkChunkFits(input: unknown, contextTokens: number): void {
+  const chunkTokens = (input as { options?: { chunkTokens?: unknown } } | null)?.options?.chunkTokens;
+  if (typeof chunkTokens !== 'number') return;
+  const reply = DEFAULT_MAX_OUTPUT_TOKENS.seek;
+  const largest = contextTokens - SEEK_PROMPT_OVERHEAD_TOKENS - reply;
+  if (chunkTokens > largest) {
+    throw new ConfigurationError(
+      `chunks of ${chunkTokens} tokens do not fit the model's context of ${contextTokens} tokens (a seeking prompt also holds about ` +
+        `${SEEK_PROMPT_OVERHEAD_TOKENS} tokens of instructions and a reply of up to ${reply}): use --chunk-tokens ${largest} or less ` +
+        `(leave it unset for this model's default, ${runOptionDefaultsForContext(contextTokens).chunkTokens})`,
+    );
   }
 }
 

@@ -117,6 +117,20 @@ describeWithRealModel('a real model (SmolLM2-135M) through the workflow', (model
     await expectWellFormed(result, corpus);
   });
 
+  it('llama: chunks too large for the model context are a ConfigurationError naming both sizes, before any seeking agent runs', async () => {
+    const corpus = path.join(dir, 'too-big');
+    await fs.mkdir(corpus, { recursive: true });
+    await fs.writeFile(path.join(corpus, 'a.txt'), 'Some text.');
+    const run = runLocal({
+      files: await resolveCorpus([corpus]),
+      question: 'What?',
+      options: { chunkTokens: 7800 },
+      modelSpec: `llama:${modelPath}`,
+      stateDir: path.join(dir, 'state-too-big'),
+    });
+    await expect(run).rejects.toThrow(/chunks of 7800 tokens do not fit the model's context of 8192 tokens.*--chunk-tokens 6906 or less.*default, 3276/);
+  });
+
   it('llama: a Chinese question over a Chinese passage (CMRC 2018) runs with citations that resolve', async () => {
     const cmrc = JSON.parse(await fs.readFile(path.join(DATA, 'chinese/cmrc2018_dev.squad.json'), 'utf8')) as {
       data: Array<{ paragraphs: Array<{ context: string; qas: Array<{ question: string }> }> }>;
