@@ -53,8 +53,22 @@ export interface LlamaOptions {
   contextTokens?: number;
   /** Parallel sequences of the context (calls evaluated in one batch); default 1. */
   sequences?: number;
-  /** CPU threads; default node-llama-cpp's count of math cores. */
+  /** CPU threads; default EXTAGENTS_LLAMA_THREADS, else node-llama-cpp's count of math cores. */
   threads?: number;
+}
+
+/**
+ * The CPU threads of EXTAGENTS_LLAMA_THREADS, if set. llama.cpp's threads spin while they wait for
+ * each other, so two processes running `llama:` models on the same cores slow each other down far
+ * more than twice; give each fewer threads (e.g. 1 each on 2 cores) when they must share.
+ * @throws ConfigurationError when it is set to anything but an integer 1-256.
+ */
+export function llamaThreadsFromEnv(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const value = env.EXTAGENTS_LLAMA_THREADS?.trim();
+  if (value === undefined || value === '') return undefined;
+  const threads = Number(value);
+  if (!Number.isInteger(threads) || threads < 1 || threads > 256) throw new ConfigurationError(`EXTAGENTS_LLAMA_THREADS must be an integer 1-256 (got "${value}")`);
+  return threads;
 }
 
 /**
@@ -152,7 +166,8 @@ async function loadLlama(file: string, options: LlamaOptions): Promise<LoadedLla
   const { realPath } = await checkGgufFile(file);
   const sequences = options.sequences ?? 1;
   if (!Number.isInteger(sequences) || sequences < 1 || sequences > 64) throw new ConfigurationError(`llama: sequences must be an integer 1-64 (got ${sequences})`);
-  const key = `${realPath}#${sequences}#${options.contextTokens ?? ''}#${options.threads ?? ''}`;
+  const threads = options.threads ?? llamaThreadsFromEnv();
+  const key = `${realPath}#${sequences}#${options.contextTokens ?? ''}#${threads ?? ''}`;
   let entry = loaded.get(key);
   if (!entry) {
     entry = (async (): Promise<LoadedLlama> => {
@@ -177,7 +192,7 @@ async function loadLlama(file: string, options: LlamaOptions): Promise<LoadedLla
         context = await model.createContext({
           contextSize: contextTokens,
           sequences,
-          ...(options.threads ? { threads: options.threads } : { threads: llama.cpuMathCores }),
+          threads: threads ?? llama.cpuMathCores,
         });
       } catch (error) {
         await model.dispose();

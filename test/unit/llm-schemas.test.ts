@@ -104,3 +104,13 @@ describe('llama: specs, model files and context defaults', () => {
     expect(() => parseRunOptions(runOptionDefaultsForContext(256))).not.toThrow();
   });
 });
+
+describe('EXTAGENTS_LLAMA_THREADS', () => {
+  it('is read as a thread count and rejected clearly when it is not one', () => {
+    const { llamaThreadsFromEnv } = jest.requireActual<typeof import('../../local/llama')>('../../local/llama');
+    expect(llamaThreadsFromEnv({})).toBeUndefined();
+    expect(llamaThreadsFromEnv({ EXTAGENTS_LLAMA_THREADS: '1' })).toBe(1);
+    expect(() => llamaThreadsFromEnv({ EXTAGENTS_LLAMA_THREADS: 'two' })).toThrow(/EXTAGENTS_LLAMA_THREADS must be an integer 1-256/);
+    expect(() => llamaThreadsFromEnv({ EXTAGENTS_LLAMA_THREADS: '0' })).toThrow(/integer 1-256/);
+  });
+});
