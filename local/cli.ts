@@ -11,7 +11,8 @@ import { parseRunOptions, type RunOptionsInput } from '../shared/config';
 import { parseModelSpec } from '../shared/llm/model-spec';
 import { PrepareEventSchema, RunIdSchema } from '../shared/pipeline/state';
 import { formatResult } from './format';
-import { checkGgufFile, disposeLlamaModels } from './llama';
+import { checkGgufFile, disposeLlamaModels, loadLlamaModels, MAX_LLAMA_SEQUENCES } from './llama';
+import { chunkFitProblem } from './stack';
 import { STRUCTURED_MODES } from '../lambdas/adapters/openai';
 import { runLocal, type LocalProgress } from './run';
 import { resolveCorpus } from './corpus';
@@ -29,7 +30,7 @@ export const MODEL_OPTION_HELP =
 
 /** `--help` text of every command's `--structured <mode>` (the OpenAI-compatible adapter's structured-output mode). */
 export const STRUCTURED_OPTION_HELP =
-  'structured replies of an openai: model: "auto" (the best the server accepts: response_format json_schema, else json_object, else prose), "schema", "json" or "off"; sets OPENAI_STRUCTURED';
+  'structured replies of an openai: model (default: OPENAI_STRUCTURED, else "auto"): "auto" (the best the server accepts: response_format json_schema, else json_object, else prose), "schema", "json" or "off"; llama: models always use a grammar and Bedrock a forced tool where the model supports one, so it does not apply to them';
 
 /** The `--structured <mode>` option, added to every command that takes `--model`. */
 export function structuredOption(): Option {
@@ -42,24 +43,33 @@ export function applyStructured(mode: string | undefined): void {
 }
 
 /**
- * Check a `llama:` spec's model files before any work or state (missing, not GGUF, larger than
- * memory): one clear line and exit status 2. Other specs: nothing to check here.
+ * Check a `llama:` spec's model files before any work or state: missing, not GGUF, larger than
+ * memory; with `load`, also load the model (once per process: the local stack then reuses it), so a
+ * damaged file fails here too. One clear line and exit status 2. Other specs: nothing to check here.
+ * @param load the sequences the command's stack will ask for (the same load options hit the cache).
+ * @returns the model's context size (tokens) when it was loaded.
  * @throws UsageError naming the file and the problem.
  */
-export async function checkLocalModelFiles(spec: string): Promise<void> {
+export async function checkLocalModelFiles(spec: string, load?: { sequences: number }): Promise<number | undefined> {
   let parsed;
   try {
     parsed = parseModelSpec(spec);
   } catch (error) {
     throw new UsageError(`--model: ${(error as Error).message}`, { cause: error });
   }
-  if (parsed.kind !== 'llama') return;
+  if (parsed.kind !== 'llama') return undefined;
   for (const file of new Set([parsed.seekerModelId, parsed.reasonerModelId])) {
     try {
       await checkGgufFile(file);
     } catch (error) {
       throw new UsageError(`--model: ${(error as Error).message}`, { cause: error });
     }
+  }
+  if (!load) return undefined;
+  try {
+    return (await loadLlamaModels(spec, { sequences: load.sequences })).contextTokens;
+  } catch (error) {
+    throw new UsageError(`--model: ${(error as Error).message}`, { cause: error });
   }
 }
 
@@ -204,11 +214,11 @@ export function buildProgram(): Command {
     .addOption(
       new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'),
     )
-    .option('--chunk-tokens <n>', 'maximum tokens per chunk (L)', integerAtLeast('--chunk-tokens', 1), 8000)
+    .option('--chunk-tokens <n>', 'maximum tokens per chunk (L); llama: models default to 40% of their context', integerAtLeast('--chunk-tokens', 1), 8000)
     .option('--rounds <n>', 'seeking rounds; 1 disables global knowledge synchronization', integerAtLeast('--rounds', 1), 2)
     .option('--concurrency <n>', 'seeking agents run at once', integerAtLeast('--concurrency', 1), 8)
-    .option('--reasoner-budget <tokens>', 'token budget of the evidence the reasoning agent reads per step', integerAtLeast('--reasoner-budget', 1), 16000)
-    .option('--sync-budget <tokens>', 'token budget of the synchronized messages each seeking agent reads in rounds >= 2', integerAtLeast('--sync-budget', 0), 4000)
+    .option('--reasoner-budget <tokens>', 'token budget of the evidence the reasoning agent reads per step; llama: 55% of the context', integerAtLeast('--reasoner-budget', 1), 16000)
+    .option('--sync-budget <tokens>', 'token budget of the synchronized messages each seeking agent reads in rounds >= 2; llama: 12% of the context', integerAtLeast('--sync-budget', 0), 4000)
     .option('--tolerated-failure <percent>', 'share of chunks whose seeking agent may fail before the run fails', percentage, 5)
     .option('--best-effort', 'answer from the best evidence after the last round instead of refusing', false)
     .option('--run-id <id>', 'run id (default: generated); with an explicit id the run is kept under --state-dir and the same id resumes it (chunks already sought are not sent to the model again)')
@@ -241,8 +251,14 @@ export function buildProgram(): Command {
         },
       );
       applyStructured(opts.structured);
+      // The model first (a llama: file is loaded once here and reused by the run), so a bad model
+      // or a chunk size its context cannot hold stops before the state directory is made.
+      const contextTokens = await checkLocalModelFiles(opts.model, { sequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) });
+      if (contextTokens !== undefined && options.chunkTokens !== undefined) {
+        const problem = chunkFitProblem(options.chunkTokens, contextTokens);
+        if (problem) throw new UsageError(`--chunk-tokens: ${problem}`);
+      }
       validateAsk(opts, options);
-      await checkLocalModelFiles(opts.model);
       const files = await resolveCorpus(opts.corpus).catch((error: unknown) => {
         throw error instanceof InvalidInputError ? new UsageError(`--corpus: ${error.message}`, { cause: error }) : error;
       });

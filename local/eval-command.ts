@@ -91,7 +91,7 @@ export function addEvalCommand(program: Command): void {
         throw error;
       }
       applyStructured(opts.structured);
-      await checkLocalModelFiles(opts.model);
+      await checkLocalModelFiles(opts.model, { sequences: Math.min(opts.concurrency * 2, MAX_LLAMA_SEQUENCES) });
       const modelIds: Record<AgentRole, string> =
         spec.kind === 'extractive'
           ? { seeker: 'extractive', reasoner: 'extractive' }

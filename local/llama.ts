@@ -78,6 +78,24 @@ export function llamaThreadsFromEnv(env: NodeJS.ProcessEnv = process.env): numbe
  */
 export const MAX_LLAMA_SEQUENCES = 2;
 
+/** Tokens of a seeking agent's prompt besides its chunk (system prompt, question, tags), a generous estimate. */
+export const SEEK_PROMPT_OVERHEAD_TOKENS = 700;
+
+/**
+ * How many tokens of the model's own tokenizer one o200k token (the unit of `chunkTokens`) may
+ * take: SmolLM2's tokenizer counted 18.6% more on English prose; 1.3 leaves room for other text.
+ */
+export const TOKENIZER_RATIO_ALLOWANCE = 1.3;
+
+/**
+ * The largest `chunkTokens` (o200k tokens) whose seeking prompt fits a context of `contextTokens`
+ * (the model's tokens): the chunk at `TOKENIZER_RATIO_ALLOWANCE`, the instructions
+ * (`SEEK_PROMPT_OVERHEAD_TOKENS`) and the reply budget `replyTokens`.
+ */
+export function largestChunkTokens(contextTokens: number, replyTokens: number): number {
+  return Math.max(0, Math.floor((contextTokens - SEEK_PROMPT_OVERHEAD_TOKENS - replyTokens) / TOKENIZER_RATIO_ALLOWANCE));
+}
+
 /** Default (and largest default) context size per sequence, tokens. */
 export const DEFAULT_LLAMA_CONTEXT_TOKENS = 8192;
 
@@ -121,6 +139,8 @@ export async function checkGgufFile(file: string): Promise<{ realPath: string; b
 }
 
 let bindings: Promise<{ lib: NodeLlamaCpp; llama: Llama }> | undefined;
+/** The last llama.cpp log lines (errors), for the message of a failed load. */
+const recentLogLines: string[] = [];
 
 /** node-llama-cpp and its CPU binding, loaded once per process. */
 async function llamaBindings(): Promise<{ lib: NodeLlamaCpp; llama: Llama }> {
@@ -131,7 +151,18 @@ async function llamaBindings(): Promise<{ lib: NodeLlamaCpp; llama: Llama }> {
     } catch (error) {
       throw new ConfigurationError(`llama: models need the npm package node-llama-cpp (npm ci installs it): ${(error as Error).message}`, { cause: error });
     }
-    const llama = await lib.getLlama({ gpu: false, build: 'never', logLevel: lib.LlamaLogLevel.error, progressLogs: false });
+    // llama.cpp's own log lines are kept (the last few), not printed: a load failure names them
+    // in its one error line instead.
+    const llama = await lib.getLlama({
+      gpu: false,
+      build: 'never',
+      logLevel: lib.LlamaLogLevel.error,
+      progressLogs: false,
+      logger: (_level, message) => {
+        recentLogLines.push(message.trim());
+        if (recentLogLines.length > 5) recentLogLines.shift();
+      },
+    });
     return { lib, llama };
   })();
   try {
@@ -177,10 +208,11 @@ async function loadLlama(file: string, options: LlamaOptions): Promise<LoadedLla
         model = await llama.loadModel({ modelPath: realPath, gpuLayers: 0 });
       } catch (error) {
         const message = (error as Error).message;
+        const log = recentLogLines.filter((line) => line !== '').slice(-1)[0];
         throw new ModelConfigurationError(
           /memory|RAM/i.test(message)
             ? `llama: model ${file} does not fit in this machine's free memory (${(os.freemem() / 2 ** 30).toFixed(1)} GiB free): ${message}`
-            : `llama: cannot load model ${file}: ${message}`,
+            : `llama: cannot load model ${file} (a damaged or unsupported GGUF file?): ${message}${log ? ` (llama.cpp: ${log})` : ''}`,
           { cause: error },
         );
       }
@@ -301,8 +333,9 @@ export class LlamaChatModel implements ChatModel {
       const contextTokens = model.context.contextSize;
       if (promptTokens + request.maxTokens > contextTokens) {
         throw new ContextOverflowError(
-          `llama model ${path.basename(model.file)}: the prompt has ${promptTokens} tokens and the reply may take ${request.maxTokens}, ` +
-            `more than the model's context of ${contextTokens} tokens; use smaller chunks (--chunk-tokens) or budgets (--reasoner-budget, --sync-budget)`,
+          `llama model ${path.basename(model.file)}: the prompt has ${promptTokens} tokens and the reply may take ${request.maxTokens}: ` +
+            `more than the model's context of ${contextTokens} tokens; use smaller chunks (--chunk-tokens, at most ` +
+            `${largestChunkTokens(contextTokens, request.maxTokens)}) or budgets (--reasoner-budget, --sync-budget)`,
         );
       }
       const before = chat.sequence.tokenMeter.usedOutputTokens;

@@ -6,6 +6,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { ExtAgentsError } from '../shared/errors';
 import { parseModelSpec } from '../shared/llm/model-spec';
+import { MAX_LLAMA_SEQUENCES } from './llama';
 import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption, UsageError, writableStateDir } from './cli';
 import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT, startServer, tokenProblem } from './serve';
 
@@ -69,8 +70,8 @@ export function addServeCommand(program: Command): Command {
     .addOption(structuredOption())
     .action(async (opts: ServeCommandOptions & { structured?: string }) => {
       applyStructured(opts.structured);
+      await checkLocalModelFiles(opts.model, { sequences: MAX_LLAMA_SEQUENCES });
       const token = validateServe(opts);
-      await checkLocalModelFiles(opts.model);
       const server = await startServer({
         port: opts.port,
         host: opts.host,

@@ -30,7 +30,7 @@ import { ConfigurationError, ExtAgentsError, ModelConfigurationError, errorFromF
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../shared/llm/agents';
 import { parseModelSpec } from '../shared/llm/model-spec';
 import { runOptionDefaultsForContext, type RunOptionsInput } from '../shared/config';
-import { checkGgufFile, loadLlamaModels } from './llama';
+import { checkGgufFile, largestChunkTokens, loadLlamaModels, SEEK_PROMPT_OVERHEAD_TOKENS, TOKENIZER_RATIO_ALLOWANCE } from './llama';
 import type { AgentModel, BlobStore, MessageStore } from '../shared/ports';
 import type { SurveyModel } from '../shared/survey/ports';
 import type { SurveyExecutionInput, SurveyOutput } from '../shared/survey/workflow';
@@ -289,28 +289,32 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   }
 }
 
-/** Tokens of a seeking agent's prompt besides its chunk (system prompt, question, tags), a generous estimate. */
-export const SEEK_PROMPT_OVERHEAD_TOKENS = 700;
+/**
+ * The problem with a run's chunk size for a small-context model, or undefined when its seeking
+ * prompt fits (`largestChunkTokens`: the chunk with room for a longer count in the model's own
+ * tokenizer, the instructions and the reply budget).
+ */
+export function chunkFitProblem(chunkTokens: number, contextTokens: number): string | undefined {
+  const reply = DEFAULT_MAX_OUTPUT_TOKENS.seek;
+  const largest = largestChunkTokens(contextTokens, reply);
+  if (chunkTokens <= largest) return undefined;
+  return (
+    `chunks of ${chunkTokens} tokens do not fit the model's context of ${contextTokens} tokens (a seeking prompt also holds about ` +
+    `${SEEK_PROMPT_OVERHEAD_TOKENS} tokens of instructions and a reply of up to ${reply}, and the model's tokenizer may count up to ` +
+    `${Math.round((TOKENIZER_RATIO_ALLOWANCE - 1) * 100)}% more tokens than o200k): use --chunk-tokens ${largest} or less ` +
+    `(leave it unset for this model's default, ${runOptionDefaultsForContext(contextTokens).chunkTokens})`
+  );
+}
 
 /**
- * Fail before the execution when the run's chunks cannot fit a small-context model's prompt: the
- * chunk, the seeking prompt's instructions (`SEEK_PROMPT_OVERHEAD_TOKENS`) and the reply budget
- * must fit the context. (Chunk tokens are counted in o200k; the model's tokenizer may count more,
- * which the model's own check then reports per call, naming both sizes.)
+ * Fail before the execution when the run's chunks cannot fit the model's context (`chunkFitProblem`).
  * @throws ConfigurationError naming the chunk size, the context size and the largest chunk size that fits.
  */
 function checkChunkFits(input: unknown, contextTokens: number): void {
   const chunkTokens = (input as { options?: { chunkTokens?: unknown } } | null)?.options?.chunkTokens;
   if (typeof chunkTokens !== 'number') return;
-  const reply = DEFAULT_MAX_OUTPUT_TOKENS.seek;
-  const largest = contextTokens - SEEK_PROMPT_OVERHEAD_TOKENS - reply;
-  if (chunkTokens > largest) {
-    throw new ConfigurationError(
-      `chunks of ${chunkTokens} tokens do not fit the model's context of ${contextTokens} tokens (a seeking prompt also holds about ` +
-        `${SEEK_PROMPT_OVERHEAD_TOKENS} tokens of instructions and a reply of up to ${reply}): use --chunk-tokens ${largest} or less ` +
-        `(leave it unset for this model's default, ${runOptionDefaultsForContext(contextTokens).chunkTokens})`,
-    );
-  }
+  const problem = chunkFitProblem(chunkTokens, contextTokens);
+  if (problem) throw new ConfigurationError(problem);
 }
 
 /**

@@ -84,7 +84,7 @@ export function addSurveyCommand(program: Command): Command {
       command.error('extagents survey: give either --corpus and --topic, or --schedule', { exitCode: 2 });
     }
     applyStructured(opts.structured);
-    await checkLocalModelFiles(opts.model);
+    await checkLocalModelFiles(opts.model, { sequences: Math.min(opts.concurrency ?? 2, MAX_LLAMA_SEQUENCES) });
     const onProgress = progressLines(opts.progress);
     // One local stack for the survey or the whole schedule: the survey state machine, its handlers,
     // dynalite in memory and the bucket under --state-dir.

@@ -125,7 +125,7 @@ export function addUploadCommands(program: Command): Command {
       applyStructured(opts.structured);
       readableFile(file, 'job file');
       await asUsage('--model: ', () => parseModelSpec(opts.model));
-      await checkLocalModelFiles(opts.model);
+      await checkLocalModelFiles(opts.model, { sequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) });
       writableStateDir(opts.stateDir);
       const blobs = new FsBlobStore(path.join(path.resolve(opts.stateDir), 'bucket'));
       const key = await asUsage('', () => submitJobFile(blobs, file, opts.name));

@@ -294,6 +294,7 @@ export class LlmAgents implements AgentModel {
       score = FALLBACK_SCORE;
       warnings.push(`relevance score missing after ${MAX_SCORE_REASKS} re-ask; fallback score ${FALLBACK_SCORE} used`);
     }
+
     const spans = locateQuotes(request.chunk.text, parsed.quotes);
     return { evidence: parsed.evidence, score, spans, usage, warnings };
   }

@@ -97,7 +97,7 @@ export const SEEK_SYSTEM_PROMPT = [
   '- score: an integer 0-100, how useful the evidence is for answering the query:',
   '  90-100 states the answer or a fact the answer directly depends on; 60-89 a clearly needed piece;',
   '  30-59 related background that may help; 1-29 barely related.',
-  'If the chunk has nothing relevant to the query, reply exactly: {"evidence": "", "quotes": [], "score": 0}',
+  'If the chunk has nothing relevant to the query, leave evidence and quotes empty and give score 0.',
 ].join('\n');
 
 /** Extra system instructions for rounds >= 2 (global knowledge synchronization, paper 2B). */
@@ -107,7 +107,7 @@ const SEEK_SYNC_SYSTEM_SUFFIX = [
   'Use them to understand what is known and what is still missing (e.g. the next hop of a multi-hop query),',
   'then extract only NEW information from your chunk: do not repeat what the known evidence already says.',
   'Score the new information for how much it adds towards the answer given the known evidence.',
-  'If your chunk adds nothing new, reply exactly: {"evidence": "", "quotes": [], "score": 0}',
+  'If your chunk adds nothing new, leave evidence and quotes empty and give score 0.',
 ].join('\n');
 
 /**

@@ -128,7 +128,7 @@ describeWithRealModel('a real model (SmolLM2-135M) through the workflow', (model
       modelSpec: `llama:${modelPath}`,
       stateDir: path.join(dir, 'state-too-big'),
     });
-    await expect(run).rejects.toThrow(/chunks of 7800 tokens do not fit the model's context of 8192 tokens.*--chunk-tokens 6906 or less.*default, 3276/);
+    await expect(run).rejects.toThrow(/chunks of 7800 tokens do not fit the model's context of 8192 tokens.*--chunk-tokens 5312 or less.*default, 3276/);
   });
 
   it('llama: a Chinese question over a Chinese passage (CMRC 2018) runs with citations that resolve', async () => {

@@ -338,3 +338,13 @@ describe('heterogeneous deployment', () => {
     expect(reasoner.requests[0].schema?.name).toBe('reason_reply');
   });
 });
+
+describe('LlmAgents.seek: evidence rated 0', () => {
+  it('is kept as a message with score 0 (ranked last); only empty evidence means no information', async () => {
+    const seeker = new ScriptedChatModel('m', [{ text: '{"evidence": "The chunk is about bridges.", "quotes": [], "score": 0}' }]);
+    const result = await agentsWith(seeker).seek(seekRequest());
+    expect(result).toMatchObject({ evidence: 'The chunk is about bridges.', score: 0, warnings: [] });
+    const empty = await agentsWith(new ScriptedChatModel('m', [{ text: '{"evidence": "", "quotes": [], "score": 0}' }])).seek(seekRequest());
+    expect(empty).toMatchObject({ evidence: null, score: 0 });
+  });
+});
