@@ -8,6 +8,7 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { main } from '../../local/cli';
 import { resolveCorpus } from '../../local/corpus';
 import { disposeLlamaModels } from '../../local/llama';
 import { runLocal } from '../../local/run';
@@ -242,4 +243,37 @@ describeWithRealModel('a real model (SmolLM2-135M) through the workflow', (model
       }
     });
   });
+
+  // Last: the CLI frees the process's models when it ends (disposeLlamaModels).
+  it('extagents ask: a chunk size the context cannot hold, and a damaged GGUF file, are one-line usage errors (exit 2) before any state', async () => {
+    const corpus = path.join(dir, 'cli.txt');
+    await fs.writeFile(corpus, 'Some text.');
+    const damaged = path.join(dir, 'damaged.gguf');
+    await fs.writeFile(damaged, (await fs.readFile(modelPath)).subarray(0, 4096));
+    const stderr: string[] = [];
+    const spy = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      stderr.push(String(chunk));
+      return true;
+    });
+    const saved = process.exitCode;
+    try {
+      for (const [args, message] of [
+        [['--chunk-tokens', '7800', '--model', `llama:${modelPath}`], /--chunk-tokens: chunks of 7800 tokens do not fit the model's context of 8192 tokens/],
+        [['--model', `llama:${damaged}`], /--model: llama: cannot load model .*damaged\.gguf/],
+      ] as const) {
+        stderr.length = 0;
+        process.exitCode = undefined;
+        const stateDir = path.join(dir, `cli-state-${stderr.length}-${args[1].length}`);
+        await main(['node', 'extagents', 'ask', '--corpus', corpus, '--question', 'What?', '--state-dir', stateDir, '--no-progress', ...args]);
+        expect(process.exitCode).toBe(2);
+        expect(stderr.join('').trimEnd().split('\n')).toHaveLength(1);
+        expect(stderr.join('')).toMatch(message);
+        await expect(fs.stat(stateDir)).rejects.toThrow(/ENOENT/);
+      }
+    } finally {
+      spy.mockRestore();
+      process.exitCode = saved;
+    }
+  });
+
 });
