@@ -58,33 +58,14 @@ export async function checkLocalModelFiles(spec: string, load?: { sequences: num
     throw new UsageError(`--model: ${(error as Error).message}`, { cause: error });
   }
   if (parsed.kind !== 'llama') return undefined;
-  for (const file of new Set([parsed.seekerModelId, parsed.reasonerModelId])) {
-    try {
-      await checkGgufFile(file);
-    } catch (error) {
-      throw new UsageError(`--model: ${(error as Error).message}`, { cause: error });
-    }
-  }
-  if (!load) return undefined;
   try {
-    return (await loadLlamaModels(spec, { sequences: load.sequences })).contextTokens;
+    // Loading checks each file first (checkGgufFile), then loads it.
+    if (load) return (await loadLlamaModels(spec, { sequences: load.sequences })).contextTokens;
+    for (const file of new Set([parsed.seekerModelId, parsed.reasonerModelId])) await checkGgufFile(file);
+    return undefined;
   } catch (error) {
     throw new UsageError(`--model: ${(error as Error).message}`, { cause: error });
   }
-}
-
-/**
- * The run options the user gave on the command line: options left at their default are omitted,
- * so the model's own defaults (a `llama:` model's context, `runOptionDefaultsForContext`) or the
- * configuration defaults (shared/config.ts, the same values as the flags' defaults) apply.
- */
-function givenOptions(command: Command, options: RunOptionsInput, flags: Record<keyof RunOptionsInput, string>): RunOptionsInput {
-  const given: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(options)) {
-    const flag = flags[key as keyof RunOptionsInput];
-    if (value !== undefined && (flag === undefined || command.getOptionValueSource(flag) !== 'default')) given[key] = value;
-  }
-  return given as RunOptionsInput;
 }
 
 /** Make `--state-dir` if needed. @throws UsageError unless `dir` is (or can be made) a writable directory. */
@@ -228,27 +209,20 @@ export function buildProgram(): Command {
     .addOption(structuredOption())
     .action(async (opts: AskOptions, command: Command) => {
       const started = Date.now();
-      const options = givenOptions(
-        command,
-        {
-          chunkTokens: opts.chunkTokens,
-          rounds: opts.rounds,
-          concurrency: opts.concurrency,
-          reasonerBudgetTokens: opts.reasonerBudget,
-          syncBudgetTokens: opts.syncBudget,
-          toleratedFailurePercentage: opts.toleratedFailure,
-          bestEffort: opts.bestEffort,
-        },
-        {
-          chunkTokens: 'chunkTokens',
-          rounds: 'rounds',
-          concurrency: 'concurrency',
-          reasonerBudgetTokens: 'reasonerBudget',
-          syncBudgetTokens: 'syncBudget',
-          syncMaxMessages: 'syncMaxMessages',
-          toleratedFailurePercentage: 'toleratedFailure',
-          bestEffort: 'bestEffort',
-        },
+      // Only the options the user gave: those left at their default are omitted, so the model's
+      // own defaults (a llama: model's context, runOptionDefaultsForContext) or the configuration
+      // defaults (shared/config.ts, the same values as the flags' defaults) apply.
+      const given = <K extends keyof AskOptions>(flag: K): AskOptions[K] | undefined => (command.getOptionValueSource(flag) === 'default' ? undefined : opts[flag]);
+      const options: RunOptionsInput = Object.fromEntries(
+        Object.entries({
+          chunkTokens: given('chunkTokens'),
+          rounds: given('rounds'),
+          concurrency: given('concurrency'),
+          reasonerBudgetTokens: given('reasonerBudget'),
+          syncBudgetTokens: given('syncBudget'),
+          toleratedFailurePercentage: given('toleratedFailure'),
+          bestEffort: given('bestEffort'),
+        }).filter(([, value]) => value !== undefined),
       );
       applyStructured(opts.structured);
       // The model first (a llama: file is loaded once here and reused by the run), so a bad model

@@ -30,7 +30,7 @@ import { ConfigurationError, ExtAgentsError, ModelConfigurationError, errorFromF
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../shared/llm/agents';
 import { parseModelSpec } from '../shared/llm/model-spec';
 import { runOptionDefaultsForContext, type RunOptionsInput } from '../shared/config';
-import { checkGgufFile, largestChunkTokens, loadLlamaModels, SEEK_PROMPT_OVERHEAD_TOKENS, TOKENIZER_RATIO_ALLOWANCE } from './llama';
+import { largestChunkTokens, loadLlamaModels, SEEK_PROMPT_OVERHEAD_TOKENS, TOKENIZER_RATIO_ALLOWANCE } from './llama';
 import type { AgentModel, BlobStore, MessageStore } from '../shared/ports';
 import type { SurveyModel } from '../shared/survey/ports';
 import type { SurveyExecutionInput, SurveyOutput } from '../shared/survey/workflow';
@@ -153,12 +153,7 @@ export async function checkModelAccess(spec: string): Promise<void> {
     openAiOptionsFromEnv();
     return;
   }
-  if (kind === 'llama') {
-    const parsed = parseModelSpec(spec) as { seekerModelId: string; reasonerModelId: string };
-    await checkGgufFile(parsed.seekerModelId);
-    if (parsed.reasonerModelId !== parsed.seekerModelId) await checkGgufFile(parsed.reasonerModelId);
-    return;
-  }
+  // A llama: model's files are checked when it loads (loadLlamaModels, in startLocalStack).
   if (kind !== 'bedrock') return;
   const client = createBedrockClient();
   try {
@@ -265,11 +260,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       surveyDefinition: surveyResolved.definition,
       runOptionDefaults,
       checkRunOptions: (runOptions) => {
-        if (llama) checkChunkFits({ options: { ...runOptionDefaults, ...runOptions } }, llama.contextTokens);
+        if (llama) checkChunkFits({ ...runOptionDefaults, ...runOptions }.chunkTokens, llama.contextTokens);
       },
       execute: async (input, callbacks = {}) => {
         const withDefaults = withOptionDefaults(input, runOptionDefaults);
-        if (llama) checkChunkFits(withDefaults, llama.contextTokens);
+        if (llama) checkChunkFits((withDefaults as { options?: { chunkTokens?: unknown } } | null)?.options?.chunkTokens, llama.contextTokens);
         return run(resolved.definition, withDefaults, callbacks);
       },
       // The output is SurveyAssemble's result (the machine's last state, no OutputPath).
@@ -310,8 +305,7 @@ export function chunkFitProblem(chunkTokens: number, contextTokens: number): str
  * Fail before the execution when the run's chunks cannot fit the model's context (`chunkFitProblem`).
  * @throws ConfigurationError naming the chunk size, the context size and the largest chunk size that fits.
  */
-function checkChunkFits(input: unknown, contextTokens: number): void {
-  const chunkTokens = (input as { options?: { chunkTokens?: unknown } } | null)?.options?.chunkTokens;
+function checkChunkFits(chunkTokens: unknown, contextTokens: number): void {
   if (typeof chunkTokens !== 'number') return;
   const problem = chunkFitProblem(chunkTokens, contextTokens);
   if (problem) throw new ConfigurationError(problem);

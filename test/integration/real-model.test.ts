@@ -171,7 +171,6 @@ describeWithRealModel('a real model (SmolLM2-135M) through the workflow', (model
       // Every [id] left in the text names a source of the corpus (the citation check removed the rest).
       for (const id of cited.flatMap((c) => c.split(/[,;]\s*/))) expect(ids.has(id) || /^https?:/.test(id)).toBe(true);
       expect(metadata.sections.length).toBeGreaterThanOrEqual(1);
-      expect(metadata.citations.kept + metadata.citations.removed).toBeGreaterThanOrEqual(0);
       expect(metadata.extractive).toBe(false);
     } finally {
       await stack.stop();
