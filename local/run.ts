@@ -4,11 +4,15 @@
  *
  * Resume: the run's objects (`<stateDir>/bucket`) and, for a run started with an explicit run id,
  * its DynamoDB data (`<stateDir>/dynamodb`, dynalite on LevelDB) are kept under the state
- * directory, so a run that was killed or aborted can be started again with the same run id:
- * Prepare rewrites the same chunks (chunking is deterministic), and every chunk already sought in a
- * round is skipped by its Seek task (`wasSought`) without a model call; messages are written at most
- * once per (run, round, chunk). A run id that already holds a run is only reused for the same
- * question, options and corpus bytes.
+ * directory, so a run that was killed or aborted can be started again with the same run id. The new
+ * execution replays the run from Prepare and reaches the same state at every step: Prepare rewrites
+ * the same chunks (chunking is deterministic); every chunk already sought in a round is skipped by
+ * its Seek task (`wasSought`) without a model call, and messages are written at most once per (run,
+ * round, chunk); each KAR step and synchronization reads only the pool of rounds up to its own
+ * (`MessageStore.topK`'s round bound), and a KAR step already recorded with the same number, round
+ * and k is reused without a model call. So the resumed run ends with the answer, citations, trace
+ * and pool of an uninterrupted one (test/integration/crash-sweep.test.ts kills it at 20+ points).
+ * A run id that already holds a run is only reused for the same question, options and corpus bytes.
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
@@ -95,11 +99,12 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
       await Promise.all(request.files.map(async (f) => stack.blobs.put(corpusPrefix + f.id, await fs.readFile(f.path))));
       report({ phase: 'info', message: `run ${runId}: ${request.files.length} corpus file(s), model ${request.modelSpec ?? 'extractive'}` });
     } else {
+      const later = previous.sought.slice(1).map((n, i) => `, ${n} in round ${i + 2}`).join('');
       report({
         phase: 'info',
         message:
-          `resuming run ${runId}: ${previous.sought} of ${previous.chunks} chunk(s) already sought in round 1 ` +
-          `(their seeking agents are not called again), model ${request.modelSpec ?? 'extractive'}`,
+          `resuming run ${runId}: ${previous.sought[0]} of ${previous.chunks} chunk(s) already sought in round 1${later} ` +
+          `(their seeking agents are not called again; recorded KAR steps are reused), model ${request.modelSpec ?? 'extractive'}`,
       });
     }
     let round = 0;
@@ -132,7 +137,8 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
 
 /**
  * The run already recorded under `runId`, if any (its run record exists: Prepare finished once).
- * @returns undefined for a new run id; else its chunk count and the chunks already sought in round 1.
+ * @returns undefined for a new run id; else its chunk count and how many chunks were already sought
+ *   in each round, from round 1 to the last round with any (at least round 1's count).
  * @throws InvalidInputError when the recorded run has another question, other options or another
  *   corpus (ids or bytes), since resuming it would mix two runs; or when a new run id already has
  *   corpus objects that are not among this run's files.
@@ -143,7 +149,7 @@ async function previousRun(
   request: LocalRunRequest,
   options: RunOptions,
   corpusPrefix: string,
-): Promise<{ chunks: number; sought: number } | undefined> {
+): Promise<{ chunks: number; sought: number[] } | undefined> {
   const stored = await stack.blobs.list(corpusPrefix);
   const storedIds = new Set(stored.map((o) => o.key.slice(corpusPrefix.length)));
   const refuse = (what: string): never => {
@@ -163,7 +169,9 @@ async function previousRun(
   const ids = new Set(request.files.map((f) => f.id));
   const sameIds = ids.size === storedIds.size && [...ids].every((id) => storedIds.has(id));
   if (!sameIds || !(await sameBytes(stack.blobs, corpusPrefix, request.files))) refuse('another corpus (files added, removed or changed)');
-  const sought = (await stack.store.soughtChunks(runId, 1)).length;
+  const sought: number[] = [];
+  for (let round = 1; round <= record.options.rounds; round++) sought.push((await stack.store.soughtChunks(runId, round)).length);
+  while (sought.length > 1 && sought[sought.length - 1] === 0) sought.pop();
   return { chunks: record.chunks, sought };
 }
 

@@ -182,10 +182,17 @@ export interface MessageStore {
   wasSought(runId: string, round: number, chunkIndex: number): Promise<boolean>;
   /** Indexes of the chunks sought in a round (any outcome), ascending. */
   soughtChunks(runId: string, round: number): Promise<number[]>;
-  /** The global top-k messages (one GSI Query: ScanIndexForward false, Limit k). */
-  topK(runId: string, k: number): Promise<Message[]>;
-  /** Number of messages in the pool. */
-  poolSize(runId: string): Promise<number>;
+  /**
+   * The global top-k messages of rounds 1..`maxRound` (one GSI Query: ScanIndexForward false, Limit
+   * k, filtered by round). The round bound is what makes a resumed run read the pool as the killed
+   * one did at the same step: messages of a later round, recorded before the kill, stay out of an
+   * earlier round's KAR steps and synchronization snapshot (docs/ARCHITECTURE.md, "Resume").
+   * @param k messages wanted (>= 0); fewer come back when the pool is smaller.
+   * @param maxRound last round (1-based) whose messages count.
+   */
+  topK(runId: string, k: number, maxRound: number): Promise<Message[]>;
+  /** Number of messages in the pool of rounds 1..`maxRound` (see `topK`). */
+  poolSize(runId: string, maxRound: number): Promise<number>;
   /** Messages by id (for citations). */
   getMessages(runId: string, ids: string[]): Promise<Message[]>;
   /** Add model usage and warnings to the run's counters (atomic ADD). */

@@ -81,6 +81,8 @@ export class DynamoMessageStore implements MessageStore {
             sk: messageSk(message.round, message.chunkIndex),
             gsi1pk: poolPk(runId),
             gsi1sk: relevanceSortKey(message.score, message.chunkIndex, message.round),
+            // Projected into the GSI (projection ALL): topK's round bound filters on it.
+            round: message.round,
             ttl: this.ttl(),
             message: JSON.stringify(message),
           },
@@ -122,14 +124,20 @@ export class DynamoMessageStore implements MessageStore {
     return items.map((item) => Number((item.sk as string).split('#')[2])).sort((a, b) => a - b);
   }
 
-  async topK(runId: string, k: number): Promise<Message[]> {
+  async topK(runId: string, k: number, maxRound: number): Promise<Message[]> {
     if (k <= 0) return [];
+    // The round bound is a FilterExpression: DynamoDB applies Limit before the filter, so queryAll
+    // pages on until it has k messages or the index partition ends. Messages of a later round
+    // exist only while a resumed run replays an earlier round, so the filter rarely drops any.
     const items = await this.queryAll(
       {
         TableName: this.tableName,
         IndexName: RELEVANCE_INDEX,
         KeyConditionExpression: 'gsi1pk = :p',
-        ExpressionAttributeValues: { ':p': poolPk(runId) },
+        // Items written before the attribute existed have no round: kept (never dropped unseen).
+        FilterExpression: 'attribute_not_exists(#round) OR #round <= :maxRound',
+        ExpressionAttributeNames: { '#round': 'round' },
+        ExpressionAttributeValues: { ':p': poolPk(runId), ':maxRound': maxRound },
         ScanIndexForward: false,
         Limit: k,
       },
@@ -138,15 +146,17 @@ export class DynamoMessageStore implements MessageStore {
     return items.slice(0, k).map((item) => JSON.parse(item.message as string) as Message);
   }
 
-  async poolSize(runId: string): Promise<number> {
+  async poolSize(runId: string, maxRound: number): Promise<number> {
+    if (maxRound < 1) return 0;
     let count = 0;
     let start: Record<string, unknown> | undefined;
     do {
       const out = await this.client.send(
         new QueryCommand({
           TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':pk': runPk(runId), ':prefix': 'MSG#' },
+          // Message sort keys are MSG#<round:02>#<chunk:07>: rounds 1..maxRound are one key range.
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
+          ExpressionAttributeValues: { ':pk': runPk(runId), ':first': `MSG#${pad(1, 2)}#`, ':last': `MSG#${pad(maxRound, 2)}#~` },
           Select: 'COUNT',
           ConsistentRead: true,
           ExclusiveStartKey: start,

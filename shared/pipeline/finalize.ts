@@ -44,7 +44,7 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
 
   const citedIds = answerable
     ? answeredStep.citedMessageIds
-    : (await store.topK(state.runId, BEST_EVIDENCE_ON_REFUSAL)).map((m) => m.id);
+    : (await store.topK(state.runId, BEST_EVIDENCE_ON_REFUSAL, state.round)).map((m) => m.id);
   const messages = await store.getMessages(state.runId, citedIds);
   const byId = new Map(messages.map((m) => [m.id, m]));
   const citations: Citation[] = [];
@@ -87,7 +87,7 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
     usage: counters.usage,
     rounds: state.round,
     chunks: record.chunks,
-    poolSize: await store.poolSize(state.runId),
+    poolSize: await store.poolSize(state.runId, state.round),
     skipped: record.skipped,
     failedChunks,
     chunkFailures,

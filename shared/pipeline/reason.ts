@@ -6,7 +6,7 @@
 import { ContextOverflowError } from '../errors';
 import { nextK } from '../kar';
 import { fitToBudget } from '../pool';
-import type { AgentModel, BlobStore, MessageStore, ReasonResult } from '../ports';
+import type { AgentModel, BlobStore, MessageStore, ReasonResult, StoredStep } from '../ports';
 import { loadRunRecord } from './run-record';
 import { countIfTransient } from './seek';
 import type { ReasonEvent, WorkflowState } from './state';
@@ -46,14 +46,23 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
   const { blobs, store, model } = deps;
   const record = await loadRunRecord(blobs, state.runId);
   // The pool only changes between rounds: count it at a round's first step, reuse it after.
-  const poolSize = state.outcome === null || state.poolSize === 0 ? await store.poolSize(state.runId) : state.poolSize;
+  // The pool of rounds 1..state.round only: a resumed run replaying an earlier round must not read
+  // messages a later round recorded before the kill.
+  const poolSize = state.outcome === null || state.poolSize === 0 ? await store.poolSize(state.runId, state.round) : state.poolSize;
 
   if (poolSize === 0) {
     return { ...state, outcome: 'refused', exhausted: true, poolSize };
   }
   const k = Math.min(state.k, poolSize);
-  const top = await store.topK(state.runId, force ? Math.min(poolSize, FORCED_MAX_MESSAGES) : k);
+  const top = await store.topK(state.runId, force ? Math.min(poolSize, FORCED_MAX_MESSAGES) : k, state.round);
   let fitted = fitToBudget(top, record.options.reasonerBudgetTokens, { overheadTokensPerMessage: MESSAGE_OVERHEAD_TOKENS });
+  const recorded = await recordedStep(store, state, k, force);
+  if (recorded) {
+    // A resumed run (or a retried task) replays this step: the recorded outcome is reused without a
+    // model call, so the replay reaches the same answer even with a model that is not deterministic.
+    // Evidence tokens other than today's fit mean the step was sent with halved evidence: budget-bound.
+    return afterStep(state, recorded, poolSize, fitted.truncated || recorded.evidenceTokens !== fitted.tokens);
+  }
   const step = `KAR step ${state.seq + 1} (round ${state.round}, k=${k}${force ? ', best-effort answer' : ''})`;
   const warnings: string[] = [];
   let result: ReasonResult;
@@ -84,25 +93,39 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
   }
   await store.addUsage(state.runId, 'reasoner', result.usage, [...warnings, ...result.warnings].map((w) => `KAR step ${state.seq + 1}: ${w}`));
 
-  const answered = result.answerable;
-  const seq = state.seq + 1;
-  await store.putStep(state.runId, {
-    seq,
+  const stored: StoredStep = {
+    seq: state.seq + 1,
     round: state.round,
     k,
     messagesUsed: fitted.messages.length,
     evidenceTokens: fitted.tokens,
-    outcome: answered ? 'answered' : 'refused',
+    outcome: result.answerable ? 'answered' : 'refused',
     ...(force ? { forced: true } : {}),
     answer: result.answer,
     citedMessageIds: result.citedMessageIds,
-  });
-  if (answered) return { ...state, seq, outcome: 'answered', exhausted: false, poolSize };
-
-  const next = nextK(k, poolSize);
+  };
+  await store.putStep(state.runId, stored);
   // Budget-bound: the token budget dropped or trimmed messages it was given, so a wider k would give
   // the agent the same text again. (Fewer messages than k from the GSI — which DynamoDB updates
   // asynchronously — is not budget-bound: the next, wider step reads them.)
-  const budgetBound = fitted.truncated;
-  return { ...state, seq, k: next.k, outcome: 'refused', exhausted: next.exhausted || budgetBound, poolSize };
+  return afterStep(state, stored, poolSize, fitted.truncated);
+}
+
+/**
+ * The step this execution is about to take, if an earlier execution of the same run (killed, then
+ * resumed) or an earlier attempt of this task already recorded it: same sequence number, round, k
+ * and best-effort flag. Anything else recorded under that number belongs to another path and is
+ * overwritten by the new step.
+ */
+async function recordedStep(store: MessageStore, state: WorkflowState, k: number, force: boolean): Promise<StoredStep | undefined> {
+  const seq = state.seq + 1;
+  const step = (await store.getSteps(state.runId)).find((s) => s.seq === seq);
+  return step !== undefined && step.round === state.round && step.k === k && (step.forced === true) === force ? step : undefined;
+}
+
+/** The workflow state after a recorded step (answered: done; refused: k doubles, or the round is exhausted). */
+function afterStep(state: WorkflowState, step: StoredStep, poolSize: number, budgetBound: boolean): WorkflowState {
+  if (step.outcome === 'answered') return { ...state, seq: step.seq, outcome: 'answered', exhausted: false, poolSize };
+  const next = nextK(step.k, poolSize);
+  return { ...state, seq: step.seq, k: next.k, outcome: 'refused', exhausted: next.exhausted || budgetBound, poolSize };
 }

@@ -22,7 +22,7 @@ export interface SynchronizeDeps {
 export async function synchronizeRound(state: WorkflowState, deps: SynchronizeDeps): Promise<WorkflowState> {
   const record = await loadRunRecord(deps.blobs, state.runId);
   const { syncMaxMessages, syncBudgetTokens } = record.options;
-  const top = syncMaxMessages > 0 && syncBudgetTokens > 0 ? await deps.store.topK(state.runId, syncMaxMessages) : [];
+  const top = syncMaxMessages > 0 && syncBudgetTokens > 0 ? await deps.store.topK(state.runId, syncMaxMessages, state.round) : [];
   const fitted = top.length > 0 ? fitToBudget(top, syncBudgetTokens).messages : [];
   const round = state.round + 1;
   await deps.blobs.put(syncKey(state.runId, round), JSON.stringify(fitted), 'application/json');

@@ -70,6 +70,9 @@ export const outlineStepKey = (runId: string, seq: number): string => `${surveyP
 export const outlineKey = (runId: string): string => `${surveyPrefix(runId)}outline.json`;
 /** What PlanSections decided per section (`SectionPlan`). */
 export const sectionPlanKey = (runId: string): string => `${surveyPrefix(runId)}sections.json`;
+/** The one round of SeekSources, whose pool the outline and the section plan read. */
+export const SOURCES_ROUND = 1;
+
 /** ItemReader object of SeekSections: `[{chunk, round}]` for every thin section's round and chunk. */
 export const syncManifestKey = (runId: string): string => `${surveyPrefix(runId)}sync-manifest.json`;
 const sectionPrefix = (runId: string, section: number): string => `${surveyPrefix(runId)}sections/${String(section).padStart(2, '0')}/`;
@@ -267,12 +270,12 @@ export async function prepareSurvey(input: z.output<typeof SurveyExecutionInputS
   };
   await blobs.put(surveyRecordKey(runId), json(record), 'application/json');
   const query: SeekQuery = { query: input.topic, chunkTokens: options.chunkTokens };
-  await blobs.put(seekQueryKey(runId, 1), json(query), 'application/json');
+  await blobs.put(seekQueryKey(runId, SOURCES_ROUND), json(query), 'application/json');
   return {
     runId,
     manifestKey: manifestKey(runId),
     chunks: chunks.length,
-    round: 1,
+    round: SOURCES_ROUND,
     k: 1,
     seq: 0,
     poolSize: 0,
@@ -300,10 +303,10 @@ export async function prepareSurvey(input: z.output<typeof SurveyExecutionInputS
 export async function outlineSurveyStep(state: SurveyState, deps: SurveyStepDeps): Promise<SurveyState> {
   const { blobs, store } = deps;
   const record = await readJson<SurveyRecord>(blobs, surveyRecordKey(state.runId));
-  const poolSize = await store.poolSize(state.runId);
+  const poolSize = await store.poolSize(state.runId, SOURCES_ROUND);
   if (poolSize === 0) throw new NoEvidenceError(`No seeking agent found anything relevant to "${record.topic}" in the corpus`);
   const k = Math.min(state.k, poolSize);
-  const result = await outlineStep(record.topic, await store.topK(state.runId, k), { k, poolSize }, record.options, modelOf(deps));
+  const result = await outlineStep(record.topic, await store.topK(state.runId, k, SOURCES_ROUND), { k, poolSize }, record.options, modelOf(deps));
   const stored: StoredOutlineStep = { step: result.step, usage: result.usage, warnings: result.warnings };
   await blobs.put(outlineStepKey(state.runId, state.seq), json(stored), 'application/json');
   const next = { ...state, seq: state.seq + 1, poolSize };
@@ -342,7 +345,7 @@ export async function planSurveySections(state: SurveyState, deps: SurveyStepDep
   const runId = state.runId;
   const record = await readJson<SurveyRecord>(blobs, surveyRecordKey(runId));
   const outline = await readJson<Outline>(blobs, outlineKey(runId));
-  const pool = await roundMessages(store, runId, 1);
+  const pool = await roundMessages(store, runId, SOURCES_ROUND);
   const plan: SectionPlan = { sections: [] };
   const items: Array<{ chunk: number; round: number }> = [];
   for (const i of outline.sections.keys()) {
@@ -378,7 +381,7 @@ export async function surveySectionEvidence(event: SectionEvent, deps: SurveySte
   const plan = await readJson<SectionPlan>(blobs, sectionPlanKey(state.runId));
   if (section >= outline.sections.length) throw new InvalidInputError(`Section ${section} is not in the outline (${outline.sections.length} sections)`);
   const round = plan.sections[section].round;
-  const pool = await roundMessages(store, state.runId, 1);
+  const pool = await roundMessages(store, state.runId, SOURCES_ROUND);
   const own = round === null ? [] : await roundMessages(store, state.runId, round);
   const ranked = rerankForSection([...pool, ...own], sectionQuery(outline, section), record.topic);
   const stored: StoredSectionEvidence = { messages: ranked.map((r) => r.message), relevant: countRelevant(ranked), synchronized: round !== null, roundMessages: own.length };

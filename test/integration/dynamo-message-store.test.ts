@@ -40,11 +40,28 @@ describe('DynamoMessageStore against dynalite', () => {
     const messages = [message(1, 5, 40), message(1, 2, 90), message(1, 9, 90), message(2, 2, 90), message(1, 0, 10), message(1, 7, 100)];
     for (const m of messages) await store.putMessage(run, m);
 
-    const top = await store.topK(run, 4);
+    const top = await store.topK(run, 4, 2);
 
     expect(top.map((m) => m.id)).toEqual(['r1-c7', 'r1-c2', 'r2-c2', 'r1-c9']);
-    expect(await store.poolSize(run)).toBe(6);
-    expect((await store.topK(run, 100)).map((m) => m.id)).toEqual(['r1-c7', 'r1-c2', 'r2-c2', 'r1-c9', 'r1-c5', 'r1-c0']);
+    expect(await store.poolSize(run, 2)).toBe(6);
+    expect((await store.topK(run, 100, 2)).map((m) => m.id)).toEqual(['r1-c7', 'r1-c2', 'r2-c2', 'r1-c9', 'r1-c5', 'r1-c0']);
+  });
+
+  it('bounds the pool by round: messages of later rounds stay out of an earlier round\'s top-k and count', async () => {
+    // Arrange: round 2 holds the best messages (a resumed run replaying round 1 has them already)
+    const run = 'rounds';
+    const messages = [message(1, 0, 30), message(1, 1, 20), message(2, 0, 95), message(2, 3, 90), message(3, 1, 99), message(1, 4, 10)];
+    for (const m of messages) await store.putMessage(run, m);
+
+    // Act
+    const round1 = await store.topK(run, 2, 1);
+    const round2 = await store.topK(run, 3, 2);
+
+    // Assert: the filter applies before Limit k is filled (pages on past later rounds' messages)
+    expect(round1.map((m) => m.id)).toEqual(['r1-c0', 'r1-c1']);
+    expect(round2.map((m) => m.id)).toEqual(['r2-c0', 'r2-c3', 'r1-c0']);
+    expect((await store.topK(run, 10, 3))[0].id).toBe('r3-c1');
+    expect([await store.poolSize(run, 1), await store.poolSize(run, 2), await store.poolSize(run, 3), await store.poolSize(run, 0)]).toEqual([3, 5, 6, 0]);
   });
 
   it('writes a message at most once per run, round and chunk', async () => {
@@ -52,16 +69,16 @@ describe('DynamoMessageStore against dynalite', () => {
     await store.putMessage(run, message(1, 3, 50));
 
     await expect(store.putMessage(run, message(1, 3, 70))).rejects.toBeInstanceOf(MessageAlreadyRecordedError);
-    expect(await store.poolSize(run)).toBe(1);
-    expect((await store.topK(run, 5))[0].score).toBe(50);
+    expect(await store.poolSize(run, 1)).toBe(1);
+    expect((await store.topK(run, 5, 1))[0].score).toBe(50);
   });
 
   it('keeps runs apart', async () => {
     await store.putMessage('run-a', message(1, 1, 80));
     await store.putMessage('run-b', message(1, 1, 20));
 
-    expect((await store.topK('run-a', 10)).map((m) => m.score)).toEqual([80]);
-    expect((await store.topK('run-b', 10)).map((m) => m.score)).toEqual([20]);
+    expect((await store.topK('run-a', 10, 1)).map((m) => m.score)).toEqual([80]);
+    expect((await store.topK('run-b', 10, 1)).map((m) => m.score)).toEqual([20]);
   });
 
   it('records which chunks were sought per round', async () => {

@@ -84,7 +84,7 @@ describe('bad model output in a local run', () => {
     // Scores: markdown 90, full-width colon 80, 150 clamped to 100, no score -> fallback with a warning
     expect(result.poolSize).toBe(4); // ALPHA, BRAVO, ECHO, FOXTROT; the empty, cut-off and "no information" chunks yield none
     const stack = await startLocalStack({ stateDir, persistent: true });
-    const pool = await stack.store.topK('mo', 10);
+    const pool = await stack.store.topK('mo', 10, 99);
     await stack.stop();
     expect(pool.map((m) => [m.evidence, m.score])).toEqual([
       ['Maps of the valley cost nothing.', 100],

@@ -191,7 +191,7 @@ describe('model faults in one task', () => {
     const firstAttempt = await stack.handlers.seek({ runId, round: 1, chunk: 5 }).catch((e: unknown) => e);
     markSought.mockRestore();
     expect((firstAttempt as Error).name).toBe('States.Timeout');
-    const firstMessage = (await stack.store.topK(runId, 10)).find((m) => m.chunkIndex === 5);
+    const firstMessage = (await stack.store.topK(runId, 10, 99)).find((m) => m.chunkIndex === 5);
     model.inner = { ...scriptedModel(), seek: async (r) => ({ evidence: `a different reply for chunk ${r.chunk.index}`, score: 99, spans: [], usage: { calls: 1, inputTokens: 1, outputTokens: 1 }, warnings: [] }) };
 
     // Act: the retry, and a duplicate running at the same time
@@ -199,9 +199,9 @@ describe('model faults in one task', () => {
 
     // Assert: one message, the first one written
     expect(outcomes.map((o) => o.outcome)).toEqual(['already-done', 'already-done']);
-    const pool = await stack.store.topK(runId, 10);
+    const pool = await stack.store.topK(runId, 10, 99);
     expect(pool.filter((m) => m.chunkIndex === 5)).toEqual([firstMessage]);
-    expect(await stack.store.poolSize(runId)).toBe(1);
+    expect(await stack.store.poolSize(runId, 99)).toBe(1);
     expect(await stack.store.wasSought(runId, 1, 5)).toBe(true);
   });
 });

@@ -1,0 +1,79 @@
+/**
+ * One run of the crash-point sweep (test/integration/crash-sweep.test.ts), in a child process: a
+ * two-round question through the local workflow (`runLocal`, persistent state, fixed run id) with
+ * the two-hop scripted model of test/support/two-hop.ts. Every event of the run — each model call as
+ * it starts, each blob write and each message-store write as it completes — is numbered and appended
+ * to a log file (one line each, written synchronously, so the log survives the kill). When the event
+ * number reaches `killAt`, the process kills itself with SIGKILL on the spot: no handler, no flush, as
+ * a crash or the OOM killer would. `killAt` 0 never kills; the process then prints the run's
+ * result as one JSON line on stdout.
+ *
+ * The hooks wrap the prototypes of the local stack's own adapters (FsBlobStore, DynamoMessageStore):
+ * test code only, nothing in the product knows about them.
+ *
+ * Usage: node -r tsx/cjs test/support/crash-run.ts <corpusDir> <stateDir> <runId> <killAt> <logFile>
+ */
+import { appendFileSync } from 'node:fs';
+import { resolveCorpus } from '../../local/corpus';
+import { FsBlobStore } from '../../local/fs-blob-store';
+import { runLocal } from '../../local/run';
+import { DynamoMessageStore } from '../../lambdas/adapters/dynamo-message-store';
+import type { AgentModel } from '../../shared/ports';
+import { TWO_HOP_OPTIONS, TWO_HOP_QUESTION, twoHopModel } from './two-hop';
+
+const [corpusDir, stateDir, runId, killAtText, logFile] = process.argv.slice(2);
+const killAt = Number(killAtText);
+let events = 0;
+
+/** Number and log one event; die with SIGKILL if it is the chosen one. */
+function event(label: string): void {
+  events += 1;
+  appendFileSync(logFile, `${process.pid} ${events} ${label}\n`);
+  if (events === killAt) process.kill(process.pid, 'SIGKILL');
+}
+
+/** Wrap an async method so that its completion is an event, labelled from its arguments. */
+function afterEach<T extends object>(proto: T, name: keyof T & string, label: (args: unknown[]) => string): void {
+  const original = proto[name] as unknown as (...args: unknown[]) => Promise<unknown>;
+  (proto as Record<string, unknown>)[name] = async function (this: unknown, ...args: unknown[]) {
+    const result = await original.apply(this, args);
+    event(label(args));
+    return result;
+  };
+}
+
+afterEach(FsBlobStore.prototype, 'put', (args) => `put ${String(args[0])}`);
+afterEach(DynamoMessageStore.prototype, 'putMessage', (args) => `message ${(args[1] as { id: string }).id}`);
+afterEach(DynamoMessageStore.prototype, 'markSought', (args) => `sought r${String(args[1])} c${String(args[2])}`);
+afterEach(DynamoMessageStore.prototype, 'addUsage', (args) => `usage ${String(args[1])}`);
+afterEach(DynamoMessageStore.prototype, 'putStep', (args) => `step ${(args[1] as { seq: number }).seq} r${(args[1] as { round: number }).round}`);
+
+async function main(): Promise<void> {
+  const inner = twoHopModel();
+  const model: AgentModel = {
+    description: inner.description,
+    async seek(request) {
+      event(`call seek r${request.round} c${request.chunk.index}`);
+      return inner.seek(request);
+    },
+    async reason(request) {
+      event(`call reason${request.force ? ' forced' : ''} [${request.messages.map((m) => m.id).join(',')}]`);
+      return inner.reason(request);
+    },
+  };
+  const result = await runLocal({
+    files: await resolveCorpus([corpusDir]),
+    question: TWO_HOP_QUESTION,
+    options: TWO_HOP_OPTIONS,
+    stateDir,
+    runId,
+    model,
+    retryIntervalMs: 0,
+  });
+  process.stdout.write(`${JSON.stringify({ events, result })}\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
