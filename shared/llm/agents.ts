@@ -27,7 +27,7 @@ import type {
   SeekResult,
 } from '../ports';
 import { NO_ANSWER, type RoleUsage } from '../types';
-import { parseReasonReply, parseScore, parseSeekReply, type ReasonParse, type SeekParse } from './parse';
+import { parseReasonReply, parseSeekReply, readScore, type ReasonParse, type SeekParse } from './parse';
 import { brevityReminder, buildReasonPrompt, buildSeekPrompt, SCORE_REASK_PROMPT, unescapeUntrusted } from './prompts';
 import { outputTokenBudget, reasonReplySchema, SCORE_REPLY, SEEK_REPLY } from './schemas';
 
@@ -256,7 +256,7 @@ export class LlmAgents implements AgentModel {
     };
 
     let response = await call(base);
-    let parsed = parseSeekReply(response.text);
+    let parsed = parseSeekReply(response.text, { chunkText: request.chunk.text });
     if (seekUnusable(parsed, response)) {
       const wasCutOff = cutOff(response);
       if (wasCutOff) warnings.push(`seeking agent reply cut off at the output limit (${this.maxTokens.seek} tokens); retried once`);
@@ -264,7 +264,7 @@ export class LlmAgents implements AgentModel {
         ? { ...base, messages: [{ role: 'user' as const, text: prompt.user + brevityReminder(this.maxTokens.seek) }] }
         : base;
       response = await call(retry);
-      parsed = parseSeekReply(response.text);
+      parsed = parseSeekReply(response.text, { chunkText: request.chunk.text });
       if (seekUnusable(parsed, response)) {
         warnings.push(
           `seeking agent reply ${cutOff(response) ? `cut off at the output limit (${this.maxTokens.seek} tokens)` : 'empty or unreadable'} ` +
@@ -277,6 +277,7 @@ export class LlmAgents implements AgentModel {
     if (parsed.truncated) warnings.push('seeking agent reply was truncated JSON; complete fields salvaged');
 
     let score = parsed.score;
+    if (parsed.scoreWarning !== undefined) warnings.push(parsed.scoreWarning);
     for (let reask = 0; score === null && reask < MAX_SCORE_REASKS; reask++) {
       const answer = await call({
         ...base,
@@ -288,11 +289,13 @@ export class LlmAgents implements AgentModel {
         maxTokens: Math.min(SCORE_REASK_MAX_TOKENS, this.maxTokens.seek),
         schema: SCORE_REPLY,
       });
-      score = parseScore(answer.text);
+      const reading = readScore(answer.text);
+      if (reading.warning !== undefined) warnings.push(`score re-ask: ${reading.warning}`);
+      score = reading.score;
     }
     if (score === null) {
       score = FALLBACK_SCORE;
-      warnings.push(`relevance score missing after ${MAX_SCORE_REASKS} re-ask; fallback score ${FALLBACK_SCORE} used`);
+      warnings.push(`relevance score missing or not a number after ${MAX_SCORE_REASKS} re-ask; fallback score ${FALLBACK_SCORE} used`);
     }
 
     const spans = locateQuotes(request.chunk.text, parsed.quotes);

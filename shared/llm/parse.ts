@@ -91,7 +91,9 @@ export function extractJsonObject(text: string): ExtractedJson | null {
       try {
         // Allow only partial objects and arrays: a string or number cut at the end is dropped.
         const value: unknown = parsePartialJson(scanned.json, Allow.OBJ | Allow.ARR);
-        if (isRecord(value) && Object.keys(value).length > 0) return { value, complete: false, rest };
+        // A closed object that only partial-json reads (a bare NaN or Infinity as a value) is whole:
+        // nothing was cut off, so it is not reported as truncated.
+        if (isRecord(value) && Object.keys(value).length > 0) return { value, complete: scanned.closed, rest };
         // An object cut off inside its first field (`{"evidence": "Ada wo`): JSON, but nothing complete.
         if (isRecord(value) && !scanned.closed && /^\{\s*"/.test(scanned.json)) return { value, complete: false, rest };
       } catch {
@@ -106,85 +108,152 @@ export function extractJsonObject(text: string): ExtractedJson | null {
 // Relevance score
 // ---------------------------------------------------------------------------------------------
 
-/** Largest number read as an (out of range, clamped) score; larger numbers have no clear meaning. */
-const MAX_CLAMPED_SCORE_INPUT = 999;
+/**
+ * A relevance score as read from a reply: the integer 0-100, or null when there is none with a clear
+ * meaning; `warning` says what was done when the model's number was out of range (clamped) or not a
+ * number (`NaN`, `Infinity`: no score), for the run's warnings.
+ */
+export interface ScoreReading {
+  score: number | null;
+  warning?: string;
+}
+
+const outOfRange = (raw: string, score: number): ScoreReading => ({ score, warning: `relevance score ${raw} out of 0-100; clamped to ${score}` });
+const notANumber = (raw: string): ScoreReading => ({ score: null, warning: `relevance score ${raw} is not a number` });
 
 /**
- * Clamp a number to an integer relevance score 0-100.
- * Values in (0, 1) are read as fractions of 1 (0.85 -> 85): the model used a 0-1 scale.
- * Values above 100 and up to 999 are clamped to 100 (`150` -> 100), negatives to 0.
- * @returns the score, or null for NaN, infinities and values above 999 (meaning unclear).
+ * Read a number as an integer relevance score 0-100.
+ * - Values in (0, 1) are fractions of 1 (0.85 -> 85): the model used a 0-1 scale.
+ * - Other values in [0, 100] are rounded.
+ * - Finite values out of range are clamped with a warning (`-5` -> 0, `250` and `1e9` -> 100).
+ * - NaN and the infinities give no score, with a warning.
+ * @param value the number; @param raw how the reply wrote it (for the warning), default `String(value)`.
  */
-export function clampScore(value: number): number | null {
-  if (!Number.isFinite(value) || value > MAX_CLAMPED_SCORE_INPUT) return null;
-  const scaled = value > 0 && value < 1 ? value * 100 : value;
-  return Math.min(100, Math.max(0, Math.round(scaled)));
+export function readScoreValue(value: number, raw: string = String(value)): ScoreReading {
+  if (!Number.isFinite(value)) return notANumber(raw);
+  if (value > 0 && value < 1) return { score: Math.round(value * 100) };
+  const rounded = Math.round(value);
+  if (rounded < 0) return outOfRange(raw, 0);
+  if (rounded > 100) return outOfRange(raw, 100);
+  return { score: rounded };
 }
 
-/** Read `n` or `n/d` (d > 0, e.g. 8/10 -> 80, 75/100 -> 75) as a score. */
-function scoreOf(numerator: string, denominator: string | undefined): number | null {
-  const n = Number(numerator);
-  if (denominator === undefined) return clampScore(n);
+/** {@link readScoreValue} without the warning: the score, or null for NaN and the infinities. */
+export function clampScore(value: number): number | null {
+  return readScoreValue(value).score;
+}
+
+/** Read `n` or `n/d` (0 < d <= 100, e.g. 8/10 -> 80, 75/100 -> 75) as a score; null for another denominator. */
+function scoreOf(numerator: string, denominator: string | undefined): ScoreReading | null {
+  const n = numberOf(numerator);
+  if (denominator === undefined) return readScoreValue(n, numerator);
   const d = Number(denominator);
   if (!(d > 0) || d > 100) return null;
-  return clampScore(d === 100 ? n : (n / d) * 100);
+  return readScoreValue(d === 100 ? n : (n / d) * 100, `${numerator}/${denominator}`);
 }
 
-const NUMBER = String.raw`(-?\d+(?:\.\d+)?)`;
+/** `Number` that also reads the spellings models use for non-numbers (`nan`, `inf`, `-Infinity`). */
+function numberOf(text: string): number {
+  if (/^[-+]?(?:nan)$/i.test(text)) return Number.NaN;
+  if (/^[-+]?inf(?:inity)?$/i.test(text)) return text.startsWith('-') ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+  return Number(text);
+}
+
+/**
+ * A number as models write scores: sign, digits, decimals and an exponent (`1e9`, `2.5e2`), or a
+ * non-number (`NaN`, `Infinity`), never followed by a letter, digit or `.digit` (so `1889abc` or
+ * `3.5.1` is not a score). The exponent matters: without it `1e9` read as 1.
+ */
+const NUMBER = String.raw`([-+]?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:NaN|nan|Infinity|infinity|inf))(?![\w]|\.\d)`;
 const MARKUP = String.raw`[\s*_\x60~]*`;
+const DENOMINATOR = String.raw`(?:\s*/\s*(\d+(?:\.\d+)?))?`;
 /**
  * A labelled score line: `Score: 70`, `**Score:** 90`, `**Score**: 90`, `Score：80` (full-width
  * colon), `Relevance score (0-100): 85`, `Rating = 8/10`, `分数：80`. The label must start the line
  * (after markdown), so a sentence such as "the final score was 3-1" inside evidence never matches.
  */
-const SCORE_LINE = new RegExp(
+const SCORE_LINE_SOURCE =
   String.raw`^[\s>*_#\x60~-]*(?:(?:relevance|usefulness)\s+)?(?:score|relevance|usefulness|分数|评分|得分|相关性)` +
-    `${MARKUP}(?:\\([^)\\n]*\\))?${MARKUP}[:：=]${MARKUP}${NUMBER}(?:\\s*/\\s*(\\d+(?:\\.\\d+)?))?`,
-  'gim',
-);
+  `${MARKUP}(?:\\([^)\\n]*\\))?${MARKUP}[:：=]${MARKUP}${NUMBER}${DENOMINATOR}`;
 /** `"score": 80` or `'score': "80"` in JSON-like text that did not parse. */
-const SCORE_FIELD = new RegExp(String.raw`["']score["']\s*:\s*["']?${NUMBER}(?:\s*/\s*(\d+(?:\.\d+)?))?`, 'gi');
+const SCORE_FIELD_SOURCE = String.raw`["']score["']\s*:\s*["']?${NUMBER}${DENOMINATOR}`;
 /** A line that is only a fraction, e.g. `75/100` or `**8/10**`. */
-const FRACTION_LINE = new RegExp(`^${MARKUP}${NUMBER}\\s*/\\s*(\\d+(?:\\.\\d+)?)${MARKUP}[.%]?${MARKUP}$`, 'gm');
+const FRACTION_LINE_SOURCE = `^${MARKUP}${NUMBER}\\s*/\\s*(\\d+(?:\\.\\d+)?)${MARKUP}[.%]?${MARKUP}$`;
 /** A whole reply that is only a number, e.g. `150` or `85.` or `**90**`. */
 const BARE_NUMBER = new RegExp(`^${MARKUP}${NUMBER}${MARKUP}%?[.]?${MARKUP}$`);
+/** One-line (non-global, so stateless) forms of the line patterns, for classifying single lines. */
+const SCORE_LINE_ONE = new RegExp(SCORE_LINE_SOURCE, 'i');
+const FRACTION_LINE_ONE = new RegExp(FRACTION_LINE_SOURCE);
 
-function lastMatchScore(text: string, pattern: RegExp): number | null {
-  let score: number | null = null;
-  // A fresh copy: `matchAll` starts at the pattern's `lastIndex`, which a `.test()` of the shared
-  // global pattern elsewhere may have left past 0; parsing must depend on its input only.
-  for (const match of text.matchAll(new RegExp(pattern.source, pattern.flags))) {
+/** The last match of a pattern that reads as a score (patterns built fresh: parsing keeps no state). */
+function lastMatchScore(text: string, source: string, flags: string): ScoreReading | null {
+  let reading: ScoreReading | null = null;
+  for (const match of text.matchAll(new RegExp(source, flags))) {
     const value = scoreOf(match[1], match[2]);
-    if (value !== null) score = value;
+    if (value !== null) reading = value;
   }
-  return score;
+  return reading;
 }
 
 /**
- * Read a relevance score from free text, leniently. In order: the last labelled score line
- * (`**Score:** 90`, `Score：80`, `score: 70`, `Score: 8/10`), a `"score": N` field, the last line
- * that is only a fraction (`75/100`), a reply that is only a number (`150`). Clamped to 0-100.
- * @param text a reply or part of one.
- * @returns an integer 0-100, or null when no score has a clear meaning (the caller re-asks).
+ * Read a relevance score from free text, leniently, with what was done to it. In order: the last
+ * labelled score line (`**Score:** 90`, `Score：80`, `score: 70`, `Score: 8/10`), a `"score": N`
+ * field, the last line that is only a fraction (`75/100`), a reply that is only a number (`150`).
+ * Out-of-range numbers are clamped and non-numbers give no score, each with a warning
+ * ({@link readScoreValue}). A pure function of `text`.
+ * @returns the reading; `score` null when no score has a clear meaning (the caller re-asks).
  */
-export function parseScore(text: string): number | null {
+export function readScore(text: string): ScoreReading {
+  const bare = BARE_NUMBER.exec(text.trim());
   return (
-    lastMatchScore(text, SCORE_LINE) ??
-    lastMatchScore(text, SCORE_FIELD) ??
-    lastMatchScore(text, FRACTION_LINE) ??
-    (BARE_NUMBER.test(text.trim()) ? scoreOf(BARE_NUMBER.exec(text.trim())![1], undefined) : null)
+    lastMatchScore(text, SCORE_LINE_SOURCE, 'gim') ??
+    lastMatchScore(text, SCORE_FIELD_SOURCE, 'gi') ??
+    lastMatchScore(text, FRACTION_LINE_SOURCE, 'gm') ??
+    (bare ? scoreOf(bare[1], undefined) : null) ?? { score: null }
   );
 }
 
-/** A JSON `score` field: a number, or a string such as "80", "80/100", "Score: 80". */
-function scoreFromField(value: unknown): number | null {
-  if (typeof value === 'number') return clampScore(value);
+/**
+ * {@link readScore} without the warning.
+ * @returns an integer 0-100, or null when no score has a clear meaning (the caller re-asks).
+ */
+export function parseScore(text: string): number | null {
+  return readScore(text).score;
+}
+
+/** A JSON `score` field: a number, or a string such as "80", "80/100", "Score: 80", "NaN". */
+function scoreFromField(value: unknown): ScoreReading | null {
+  if (typeof value === 'number') return readScoreValue(value);
   if (typeof value !== 'string') return null;
-  const parsed = parseScore(value);
-  if (parsed !== null) return parsed;
+  const parsed = readScore(value);
+  if (parsed.score !== null || parsed.warning !== undefined) return parsed;
   // "about 80" reads as 80; "8 out of 10" (two numbers) has no single clear value.
-  const numbers = value.match(/-?\d+(?:\.\d+)?/g) ?? [];
-  return numbers.length === 1 ? clampScore(Number(numbers[0])) : null;
+  const numbers = value.match(/-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?/g) ?? [];
+  return numbers.length === 1 ? readScoreValue(Number(numbers[0]), numbers[0]) : null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Refusals: one vocabulary for both agent roles
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The refusal vocabulary shared by the seeking agent ("nothing relevant here") and the reasoning
+ * agent ("cannot answer"): the markers NO INFORMATION and NO ANSWER and their common phrasings
+ * ("No relevant information found in the chunk.", "There is no answer", "none", "n/a", "not
+ * applicable", "unknown", "not mentioned", "cannot be determined"), tolerant of case, markdown
+ * emphasis, quotation marks and final punctuation. Matched against a whole value only — a whole
+ * reply, or a whole structured field (`evidence`, `answer`) — never as a substring of free text:
+ * "Casino info" and "None of the three bridges survived." are not refusals.
+ */
+const REFUSAL =
+  /^[\s*_"'\x60(]*(?:(?:there\s+is|there's|(?:the|this|my)\s+(?:chunk|text|passage|context|evidence)\s+(?:contains|has|gives|provides))\s+)?(?:(?:no(?:\s+(?:new|relevant|useful|sufficient|enough))*[\s_-]*(?:information|answer|evidence)(?:\s+(?:is\s+)?(?:found|available|given|provided|relevant\s+to\s+the\s+(?:query|question)))?(?:\s+(?:in|from)\s+(?:the|this|my)\s+(?:chunk|text|passage|context|evidence|messages))?)|none|n\/a|not\s+applicable|unknown|not\s+(?:found|mentioned|stated|given|available)|(?:it\s+)?cannot\s+be\s+(?:determined|answered))[\s*_"'\x60.!)]*$/i;
+
+/**
+ * Is this whole value a refusal of either role (see {@link REFUSAL})?
+ * @param value a whole reply or a whole structured field, never a fragment of prose.
+ */
+export function isRefusal(value: string): boolean {
+  return REFUSAL.test(value.trim());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -202,15 +271,22 @@ export type SeekParse =
       quotes: string[];
       /** Integer 0-100, or null when the reply has no score with a clear meaning (re-ask needed). */
       score: number | null;
+      /** Set when the model's score was clamped or not a number (see {@link ScoreReading}). */
+      scoreWarning?: string;
       /** True when the reply was JSON cut off before its end (fields salvaged). */
       truncated: boolean;
     }
   /** Nothing usable: an empty reply, or JSON cut off before the evidence was complete. */
   | { kind: 'empty'; truncated: boolean };
 
-/** "NO INFORMATION", "No relevant information.", "none" and similar statements of nothing found. */
-const NO_INFORMATION_TEXT =
-  /^[\s*_"'\x60]*(?:(?:there\s+is|there's|(?:the|this|my)\s+chunk\s+(?:contains|has))\s+)?(?:no(?:\s+(?:new|relevant|useful))*[\s_-]*information(?:\s+(?:found|available|relevant to the (?:query|question)))?(?:\s+(?:in|from)\s+(?:the|this|my)\s+chunk)?|none|n\/a)[\s*_"'\x60.!]*$/i;
+/** Options of {@link parseSeekReply}. */
+export interface SeekParseOptions {
+  /**
+   * The chunk the seeking agent read. A plain-text line that looks like a score line but is copied
+   * from the chunk (`Score: 100` in a match report) is evidence, never the model's score.
+   */
+  chunkText?: string;
+}
 
 /** True for an explicit boolean-ish true: true, "true", "yes", 1. */
 function truthy(value: unknown): boolean {
@@ -227,19 +303,31 @@ const EVIDENCE_LABEL = /^[\s*_#>]*(?:extracted\s+)?(?:evidence|information|relev
 /** A "Quotes:" label line of plain-text replies; the bullet lines under it are quotes. */
 const QUOTES_LABEL = /^[\s*_#>-]*(?:quotes?|supporting quotes?)[\s*_]*[:：][\s*_]*(.*)$/i;
 
+const normalizeSpace = (text: string): string => text.replace(/\s+/g, ' ').trim();
+
 /**
- * Parse plain-text (non-JSON) seek replies: a score line anywhere, optional "Evidence:" label, an
- * optional "Quotes:" section of bullet lines; everything else is the evidence.
+ * Is this score-looking line copied from the chunk? Its text without leading markup, bullets and
+ * quotation marks occurs in the chunk (spaces normalized).
  */
-function parsePlainSeek(text: string): SeekParse {
-  const score = parseScore(text);
+function copiedFromChunk(line: string, chunk: string | undefined): boolean {
+  if (chunk === undefined) return false;
+  const core = normalizeSpace(line.replace(/^[\s>*_#\x60~•-]*["“”'‘’]?/, '').replace(/["“”'‘’]?[\s*_\x60~]*$/, ''));
+  return core.length > 0 && chunk.includes(core);
+}
+
+/**
+ * Parse plain-text (non-JSON) seek replies: the model's score line anywhere, an optional "Evidence:"
+ * label, an optional "Quotes:" section of bullet lines; everything else is the evidence. A score line
+ * copied from the chunk is evidence, and never scores.
+ */
+function parsePlainSeek(text: string, chunk: string | undefined): SeekParse {
   const evidenceLines: string[] = [];
+  const scoreLines: string[] = [];
   const quotes: string[] = [];
   let inQuotes = false;
-  const scoreLine = new RegExp(SCORE_LINE.source, SCORE_LINE.flags.replace('g', ''));
-  const fractionLine = new RegExp(FRACTION_LINE.source, FRACTION_LINE.flags.replace('g', ''));
   for (const line of text.split('\n')) {
-    if (scoreLine.test(line) || fractionLine.test(line)) {
+    if ((SCORE_LINE_ONE.test(line) || FRACTION_LINE_ONE.test(line)) && !copiedFromChunk(line, chunk)) {
+      scoreLines.push(line);
       inQuotes = false;
       continue;
     }
@@ -256,10 +344,16 @@ function parsePlainSeek(text: string): SeekParse {
     if (line.trim() === '') inQuotes = false;
     evidenceLines.push(line);
   }
+  // The model's own score lines first; else a score field or bare number outside the chunk's text.
+  const reading = scoreLines.length > 0 ? readScore(scoreLines.join('\n')) : readScore(evidenceLines.filter((l) => !copiedFromChunk(l, chunk)).join('\n'));
   const evidence = evidenceLines.join('\n').trim().replace(EVIDENCE_LABEL, '').trim();
-  if (evidence === '' || (BARE_NUMBER.test(text.trim()) && score !== null)) return { kind: 'empty', truncated: false };
-  if (NO_INFORMATION_TEXT.test(evidence)) return { kind: 'no_information' };
-  return { kind: 'evidence', evidence, quotes, score, truncated: false };
+  if (evidence === '' || (BARE_NUMBER.test(text.trim()) && reading.score !== null)) return { kind: 'empty', truncated: false };
+  if (isRefusal(evidence)) return { kind: 'no_information' };
+  return { kind: 'evidence', evidence, quotes, ...scoreFields(reading), truncated: false };
+}
+
+function scoreFields(reading: ScoreReading): { score: number | null; scoreWarning?: string } {
+  return { score: reading.score, ...(reading.warning !== undefined && { scoreWarning: reading.warning }) };
 }
 
 /** Remove wrapping quotation marks: "…", “…”, '…'. */
@@ -270,21 +364,24 @@ function stripQuoteMarks(text: string): string {
 /**
  * Parse a seeking agent's reply (format asked in prompts.ts:
  * `{"evidence", "quotes", "score"}` or `{"no_information": true}`), leniently:
- * JSON in prose or a ```json fence; truncated JSON (complete fields only); the exact marker
- * "NO INFORMATION" (the official ExtAgents code's); plain text with a score line.
- * The score is read from the JSON field, else from the prose around the JSON.
- * @param text the raw reply.
+ * JSON in prose or a ```json fence; truncated JSON (complete fields only); a refusal
+ * ({@link isRefusal}: "NO INFORMATION", the official ExtAgents code's marker, and the rest of the
+ * shared vocabulary) as the whole reply or the whole evidence field; plain text with a score line.
+ * The score is read from the JSON field, else from the prose around the JSON (never from the
+ * evidence); out-of-range scores are clamped and non-numbers give none, with `scoreWarning`.
+ * A pure function of its arguments.
+ * @param text the raw reply; @param options.chunkText the chunk read (see {@link SeekParseOptions}).
  * @returns `no_information`, `evidence` (score null = re-ask needed) or `empty` (nothing usable).
  */
-export function parseSeekReply(text: string): SeekParse {
+export function parseSeekReply(text: string, options: SeekParseOptions = {}): SeekParse {
   const trimmed = text.trim();
   if (trimmed === '') return { kind: 'empty', truncated: false };
-  if (NO_INFORMATION_TEXT.test(trimmed)) return { kind: 'no_information' };
+  if (isRefusal(trimmed)) return { kind: 'no_information' };
 
   const json = extractJsonObject(trimmed);
   if (json && !json.complete && Object.keys(json.value).length === 0) return { kind: 'empty', truncated: true };
   const known = json && ['evidence', 'quotes', 'score', 'no_information'].some((key) => key in json.value);
-  if (!json || !known) return parsePlainSeek(trimmed);
+  if (!json || !known) return parsePlainSeek(trimmed, options.chunkText);
 
   const { value, complete, rest } = json;
   if (truthy(value.no_information)) return { kind: 'no_information' };
@@ -293,9 +390,9 @@ export function parseSeekReply(text: string): SeekParse {
     // Complete JSON with empty or missing evidence says "nothing here"; a cut-off one says nothing.
     return complete ? { kind: 'no_information' } : { kind: 'empty', truncated: true };
   }
-  if (NO_INFORMATION_TEXT.test(evidence)) return { kind: 'no_information' };
-  const score = scoreFromField(value.score) ?? (rest ? parseScore(rest) : null);
-  return { kind: 'evidence', evidence, quotes: stringsOf(value.quotes).map(stripQuoteMarks).filter(Boolean), score, truncated: !complete };
+  if (isRefusal(evidence)) return { kind: 'no_information' };
+  const reading = scoreFromField(value.score) ?? (rest ? readScore(rest) : { score: null });
+  return { kind: 'evidence', evidence, quotes: stringsOf(value.quotes).map(stripQuoteMarks).filter(Boolean), ...scoreFields(reading), truncated: !complete };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -320,12 +417,6 @@ export type ReasonParse =
 
 /** Message ids as the prompts label them: `r<round>-c<chunk>`. */
 const MESSAGE_ID = /\br\d+-c\d+\b/g;
-
-/**
- * The exact refusal marker on its own: `NO ANSWER`, tolerant only of case, markdown emphasis,
- * quotation marks and a final period. "Casino info" or "Reno information desk" are answers.
- */
-const NO_ANSWER_MARKER = /^[\s*_"'\x60]*no[\s_]answer[\s*_"'\x60.]*$/i;
 
 function idsIn(text: string): string[] {
   return [...new Set(text.match(MESSAGE_ID) ?? [])];
@@ -362,15 +453,16 @@ function withoutIdTags(text: string): string {
  * Parse the reasoning agent's reply (format asked in prompts.ts:
  * `{"answerable": bool, "answer": "...", "cited": [...]}`), leniently: JSON in prose or a fence,
  * truncated JSON (complete fields only), or plain text ("Answer: …", citations as `[r1-c12]`).
- * Refusal is ONLY the structured `answerable: false`, an answer equal to the marker, or the exact
- * marker NO ANSWER on its own: never a substring match.
+ * Refusal is ONLY the structured `answerable: false`, or a whole reply or whole answer field in the
+ * refusal vocabulary the seeking agent shares ({@link isRefusal}: NO ANSWER, "none", "n/a", …):
+ * never a substring match. A pure function of its input.
  * @param text the raw reply.
  * @returns the answer or refusal, or `empty` when nothing usable was found.
  */
 export function parseReasonReply(text: string): ReasonParse {
   const trimmed = text.trim();
   if (trimmed === '') return { kind: 'empty', truncated: false };
-  if (NO_ANSWER_MARKER.test(trimmed)) return refusal(false);
+  if (isRefusal(trimmed)) return refusal(false);
 
   const json = extractJsonObject(trimmed);
   if (json && !json.complete && Object.keys(json.value).length === 0) return { kind: 'empty', truncated: true };
@@ -379,7 +471,7 @@ export function parseReasonReply(text: string): ReasonParse {
     const answerable = answerableOf(value.answerable);
     const rawAnswer = value.answer;
     const answer = typeof rawAnswer === 'string' ? rawAnswer.trim() : typeof rawAnswer === 'number' ? String(rawAnswer) : '';
-    if (answerable === false || NO_ANSWER_MARKER.test(answer)) return refusal(!complete);
+    if (answerable === false || isRefusal(answer)) return refusal(!complete);
     if (answer === '') return { kind: 'empty', truncated: !complete };
     const cited = [...new Set([...stringsOf(value.cited).flatMap((c) => idsIn(c)), ...idsIn(answer)])];
     return { kind: 'answer', answerable: true, answer: withoutIdTags(answer) || answer, cited, truncated: !complete };
@@ -391,6 +483,6 @@ export function parseReasonReply(text: string): ReasonParse {
   const afterLabel = labelled ? trimmed.slice(labelled.index + labelled[0].length - labelled[1].length) : trimmed;
   const answer = withoutIdTags(afterLabel.replace(CITED_LINE, '').trim());
   if (answer === '') return { kind: 'empty', truncated: false };
-  if (NO_ANSWER_MARKER.test(answer)) return refusal(false);
+  if (isRefusal(answer)) return refusal(false);
   return { kind: 'answer', answerable: true, answer, cited, truncated: false };
 }

@@ -204,6 +204,39 @@ describe('LlmAgents.seek', () => {
     expect(seeker.requests).toHaveLength(2);
   });
 
+  it('clamps an out-of-range score with a warning of the run, without a re-ask', async () => {
+    const seeker = new ScriptedChatModel('m', [{ text: '{"evidence": "Strauss was chief engineer.", "quotes": [], "score": 1e9}' }]);
+
+    const result = await agentsWith(seeker).seek(seekRequest());
+
+    expect(result.score).toBe(100);
+    expect(result.warnings).toEqual(['relevance score 1000000000 out of 0-100; clamped to 100']);
+    expect(seeker.requests).toHaveLength(1);
+  });
+
+  it('says a NaN score is not a number (not truncated JSON), re-asks once, then falls back', async () => {
+    const seeker = new ScriptedChatModel('m', [{ text: '{"evidence": "Strauss was chief engineer.", "quotes": [], "score": NaN}' }, { text: 'Infinity' }]);
+
+    const result = await agentsWith(seeker).seek(seekRequest());
+
+    expect(result.score).toBe(FALLBACK_SCORE);
+    expect(result.warnings).toEqual([
+      'relevance score NaN is not a number',
+      'score re-ask: relevance score Infinity is not a number',
+      `relevance score missing or not a number after 1 re-ask; fallback score ${FALLBACK_SCORE} used`,
+    ]);
+  });
+
+  it('scores a plain-text reply by the model\'s own score line, not one copied from the chunk', async () => {
+    const chunk = chunkOf('Final table.\nScore: 100\nThe Golden Gate Bridge opened in 1937.');
+    const seeker = new ScriptedChatModel('m', [{ text: 'Score: 15\nEvidence: the table says\nScore: 100' }]);
+
+    const result = await agentsWith(seeker).seek(seekRequest({ chunk }));
+
+    expect(result.score).toBe(15);
+    expect(result.evidence).toBe('the table says\nScore: 100');
+  });
+
   it('retries once with a brevity reminder when the reply is cut off at the output limit', async () => {
     const seeker = new ScriptedChatModel('m', [
       { text: '{"evidence": "The bridge opened in May 1937 and then a very long', stopReason: 'max_tokens' },

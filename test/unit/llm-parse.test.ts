@@ -1,4 +1,4 @@
-import { clampScore, extractJsonObject, parseReasonReply, parseScore, parseSeekReply } from '../../shared/llm/parse';
+import { clampScore, extractJsonObject, isRefusal, parseReasonReply, parseScore, parseSeekReply, readScore } from '../../shared/llm/parse';
 import { NO_ANSWER } from '../../shared/types';
 
 describe('parseScore', () => {
@@ -33,7 +33,6 @@ describe('parseScore', () => {
   it.each([
     ['no score at all', 'The chunk mentions the Eiffel Tower was completed in 1889.'],
     ['a score word inside a sentence', 'The final score was 3-1 after extra time.'],
-    ['a year alone, too large to be a score', '1889'],
     ['an empty reply', ''],
     ['a fraction inside a sentence', 'About 3/10 of the population lived in the city.'],
   ])('returns null for %s', (_label, text) => {
@@ -53,7 +52,96 @@ describe('clampScore', () => {
   it('gives no score for numbers without a clear meaning', () => {
     expect(clampScore(Number.NaN)).toBeNull();
     expect(clampScore(Number.POSITIVE_INFINITY)).toBeNull();
-    expect(clampScore(5000)).toBeNull();
+  });
+});
+
+describe('numbers with an exponent and out-of-range scores (issue 9, defect 3)', () => {
+  it.each([
+    ['Score: 1e9', 100, 'relevance score 1e9 out of 0-100; clamped to 100'],
+    ['Score: 2.5e2', 100, 'relevance score 2.5e2 out of 0-100; clamped to 100'],
+    ['Score: 7.5e1', 75, undefined],
+    ['Score: 250', 100, 'relevance score 250 out of 0-100; clamped to 100'],
+    ['Score: -5', 0, 'relevance score -5 out of 0-100; clamped to 0'],
+    ['1889', 100, 'relevance score 1889 out of 0-100; clamped to 100'],
+    ['{"score": 1e3}', 100, 'relevance score 1e3 out of 0-100; clamped to 100'],
+    ['Score: 12/10', 100, 'relevance score 12/10 out of 0-100; clamped to 100'],
+    ['Score: 85', 85, undefined],
+  ])('reads %j as %i with warning %j', (text, score, warning) => {
+    expect(readScore(text)).toEqual({ score, ...(warning !== undefined && { warning }) });
+  });
+
+  it.each(['Score: NaN', 'Score: Infinity', 'Score: -inf', 'NaN'])('gives no score for %j, with a warning that says it is not a number', (text) => {
+    const reading = readScore(text);
+
+    expect(reading.score).toBeNull();
+    expect(reading.warning).toMatch(/^relevance score \S+ is not a number$/);
+  });
+
+  it('reads a JSON score of NaN as not a number, not as truncated JSON', () => {
+    const parsed = parseSeekReply('{"evidence": "The bridge opened in 1932.", "quotes": [], "score": NaN}');
+
+    expect(parsed).toEqual({ kind: 'evidence', evidence: 'The bridge opened in 1932.', quotes: [], score: null, scoreWarning: 'relevance score NaN is not a number', truncated: false });
+  });
+
+  it('does not read a number glued to letters or a version string as a score', () => {
+    expect(parseScore('Score: 90abc')).toBeNull();
+    expect(parseScore('Score: 3.5.1')).toBeNull();
+  });
+});
+
+describe('a score copied from the chunk never scores a plain-text reply (issue 9, defect 4)', () => {
+  const chunkText = 'Match report. Score: 100 to 3 at half time.\nRelevance: 100\nThe crowd left early.';
+
+  it.each([
+    ['the model score last', 'Evidence: the match report.\nScore: 100 to 3 at half time.\nRelevance: 100\nScore: 20'],
+    ['the model score first', 'Score: 20\nEvidence: the match report.\nScore: 100 to 3 at half time.\nRelevance: 100'],
+    ['copied lines under quotes', 'The match report.\nQuotes:\n- "Score: 100 to 3 at half time."\n- Relevance: 100\nScore: 20'],
+  ])('keeps the model\'s own score with %s', (_label, reply) => {
+    const parsed = parseSeekReply(reply, { chunkText });
+
+    expect(parsed).toMatchObject({ kind: 'evidence', score: 20 });
+  });
+
+  it('keeps the copied score lines as evidence', () => {
+    const parsed = parseSeekReply('Score: 20\nEvidence: Score: 100 to 3 at half time.', { chunkText });
+
+    expect(parsed).toMatchObject({ kind: 'evidence', score: 20, evidence: 'Score: 100 to 3 at half time.' });
+  });
+
+  it('asks again (score null) when the only score lines are copied from the chunk', () => {
+    const parsed = parseSeekReply('Evidence: the report.\nRelevance: 100', { chunkText });
+
+    expect(parsed).toMatchObject({ kind: 'evidence', score: null });
+  });
+});
+
+describe('parsing keeps no state between calls (issue 9, defect 2)', () => {
+  it('reads the same reply the same way before and after other replies', () => {
+    const replies = ['The chunk says nothing.\nScore: 35', 'Score: 20', '75/100', '**Score:** 90\nScore: 10', 'plain text'];
+    const first = replies.map((r) => [parseScore(r), parseSeekReply(r), parseReasonReply(r)]);
+    const again = [...replies].reverse().map((r) => [parseScore(r), parseSeekReply(r), parseReasonReply(r)]).reverse();
+
+    expect(again).toEqual(first);
+    expect(parseScore('Score: 20')).toBe(20);
+  });
+});
+
+describe('one refusal vocabulary for both roles', () => {
+  const refusals = ['NO ANSWER', 'NO INFORMATION', 'n/a', 'N/A', 'None', 'none.', '**Unknown**', 'No relevant information found in the chunk.', 'There is no answer', 'Not mentioned', 'Cannot be determined.', '"not applicable"'];
+  const answers = ['Casino info', 'Reno information desk', 'None of the three bridges survived.', 'Nonesuch Press', 'Known unknowns', 'No. 5', 'Noan Swer'];
+
+  it.each(refusals)('%j is a refusal for the seeking agent and for the reasoning agent', (text) => {
+    expect(isRefusal(text)).toBe(true);
+    expect(parseSeekReply(text)).toEqual({ kind: 'no_information' });
+    expect(parseSeekReply(JSON.stringify({ evidence: text, quotes: [], score: 50 }))).toEqual({ kind: 'no_information' });
+    expect(parseReasonReply(text)).toMatchObject({ kind: 'answer', answerable: false, answer: NO_ANSWER });
+    expect(parseReasonReply(JSON.stringify({ answerable: true, answer: text, cited: [] }))).toMatchObject({ answerable: false, answer: NO_ANSWER });
+  });
+
+  it.each(answers)('%j is not a refusal for either role (whole values only, never a substring)', (text) => {
+    expect(isRefusal(text)).toBe(false);
+    expect(parseSeekReply(JSON.stringify({ evidence: text, quotes: [], score: 50 }))).toMatchObject({ kind: 'evidence', evidence: text });
+    expect(parseReasonReply(JSON.stringify({ answerable: true, answer: text, cited: [] }))).toMatchObject({ answerable: true, answer: text });
   });
 });
 
