@@ -255,7 +255,7 @@ async function serveRequest(req: IncomingMessage, res: ServerResponse, ctx: Serv
     } else {
       const body = await readBody(req, MAX_BODY_BYTES);
       if (body === undefined) {
-        response = problemResponse(plainProblem(413, `The body exceeds ${MAX_BODY_BYTES} bytes`));
+        response = problemResponse(plainProblem(413, `The body exceeds ${MAX_BODY_BYTES} bytes`), { connection: 'close' });
       } else {
         const headers: Record<string, string | undefined> = {};
         for (const [name, value] of Object.entries(req.headers)) headers[name] = Array.isArray(value) ? value.join(', ') : value;
@@ -291,26 +291,39 @@ function authorized(header: string | undefined, expected: Buffer): boolean {
 }
 
 /**
- * The body, or undefined when it exceeds `max` bytes (the rest is not read: the connection is
- * closed after the answer).
+ * The body, or undefined when it exceeds `max` bytes, declared (`Content-Length`) or counted as it
+ * arrives (a chunked body has no length). An oversized body is never destroyed before the answer:
+ * the rest is discarded as it arrives, the caller answers 413 with `Connection: close`, and Node's
+ * server closes the connection once that answer is written. (Destroying the request at once resets
+ * the connection, and the client never sees the 413.)
+ * @throws the request stream's error (a client that disconnects mid-body).
  */
-async function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
+function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > max) {
     req.resume();
-    return undefined;
+    return Promise.resolve(undefined);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > max) {
-      req.destroy();
-      return undefined;
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= max) {
+        chunks.push(chunk);
+        return;
+      }
+      req.off('data', onData);
+      req.off('end', onEnd);
+      chunks.length = 0;
+      req.resume(); // keep reading, discarding: the 413 goes out on an open connection
+      resolve(undefined);
+    };
+    const onEnd = (): void => resolve(Buffer.concat(chunks));
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', reject);
+  });
 }
 
 /**

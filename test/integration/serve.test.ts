@@ -178,6 +178,53 @@ describe('extagents serve', () => {
     expect(CorpusSchema.parse((await api('GET', `/v1/corpora/${created.corpusId}`)).json).files).toEqual([]);
   });
 
+  it.each([
+    ['chunked, no Content-Length, written at once', false],
+    ['chunked, no Content-Length, still streaming when the limit is crossed', true],
+  ])('answers an oversized API body (%s) with 413 problem+json, then closes the connection', async (_label, streaming) => {
+    // Arrange: a body over MAX_BODY_BYTES (1 MiB) sent without a length, as a chunked stream
+    const url = new URL(`${server.url}/v1/runs`);
+    const piece = Buffer.alloc(64 * 1024, 'x');
+
+    // Act
+    const reply = await new Promise<{ status: number; type: string | undefined; connection: string | undefined; body: string }>((resolve, reject) => {
+      let settled = false;
+      const req = httpRequest(url, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => {
+          settled = true;
+          resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], connection: res.headers.connection, body: text });
+          req.destroy();
+        });
+      });
+      req.on('error', (error) => {
+        if (!settled) reject(error);
+      });
+      if (!streaming) {
+        req.end(Buffer.alloc(2 * 1024 * 1024, 'x'));
+        return;
+      }
+      // Keep writing until the answer arrives (bounded: 64 MiB at most).
+      let written = 0;
+      const pump = (): void => {
+        while (!settled && written < 64 * 1024 * 1024) {
+          written += piece.length;
+          if (!req.write(piece)) return void req.once('drain', pump);
+        }
+        if (!settled) req.end();
+      };
+      pump();
+    });
+
+    // Assert
+    expect(reply.status).toBe(413);
+    expect(reply.type).toBe('application/problem+json');
+    expect(reply.connection).toBe('close');
+    expect(ProblemSchema.parse(JSON.parse(reply.body)).detail).toBe('The body exceeds 1048576 bytes');
+  });
+
   it('enforces the local 512 MiB upload limit: an announced larger size is a 400 at POST, a larger body a 413 at PUT', async () => {
     const announced = await api('POST', '/v1/corpora', { json: { files: [{ path: 'a.txt', size: 600_000_000 }] } });
     const created = CreateCorpusResponseSchema.parse((await api('POST', '/v1/corpora', { json: { files: [{ path: 'free.txt' }, { path: 'five.txt', size: 5 }] } })).json);
