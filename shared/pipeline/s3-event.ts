@@ -7,6 +7,7 @@
  * Source: https://docs.aws.amazon.com/AmazonS3/latest/userguide/ev-events.html
  */
 import { z } from 'zod';
+import { InvalidInputError } from '../errors';
 import { parseEvent } from './state';
 
 export const S3ObjectCreatedEventSchema = z.object({
@@ -33,15 +34,33 @@ export interface CreatedObject {
 }
 
 /**
- * Validate an Object Created event and return its object.
- * @throws InvalidInputError naming every invalid field.
+ * The object key an S3 event names, decoded. S3 event notifications URL-encode the key with `+` for
+ * a space ("red flower.jpg" arrives as `red+flower.jpg`, `a+b.txt` as `a%2Bb.txt`, `é` as `%C3%A9`):
+ * `+` becomes a space, then `%XX` sequences are decoded as UTF-8. Every key taken from an event
+ * goes through here before it reads or names an object. Hand-written: two calls, and
+ * `decodeURIComponent` alone would keep the `+`.
+ * Source: "Event message structure", Amazon S3 User Guide
+ * (https://docs.aws.amazon.com/AmazonS3/latest/userguide/notification-content-structure.html).
+ * @throws InvalidInputError for a key with a malformed `%` sequence (not URL-encoded UTF-8).
+ */
+export function decodeS3EventKey(key: string): string {
+  try {
+    return decodeURIComponent(key.replace(/\+/g, ' '));
+  } catch (error) {
+    throw new InvalidInputError(`The S3 event's object key ${JSON.stringify(key)} is not URL-encoded UTF-8 (a malformed % sequence)`, { cause: error });
+  }
+}
+
+/**
+ * Validate an Object Created event and return its object, the key decoded ({@link decodeS3EventKey}).
+ * @throws InvalidInputError naming every invalid field, or a key that does not decode.
  */
 export function createdObjectOf(event: unknown): CreatedObject {
   const parsed = parseEvent(S3ObjectCreatedEventSchema, event, 'S3 Object Created');
   const { bucket, object } = parsed.detail;
   return {
     bucket: bucket.name,
-    key: object.key,
+    key: decodeS3EventKey(object.key),
     ...(object.etag !== undefined && { etag: object.etag.replace(/^"|"$/g, '') }),
     ...(object['version-id'] !== undefined && { versionId: object['version-id'] }),
   };

@@ -12,6 +12,7 @@ import { makeIngestBatchHandler, makeJobHandlers } from '../../lambdas/trigger-h
 import { EmptyCorpusError, InvalidInputError } from '../../shared/errors';
 import type { ExecutionLookup } from '../../shared/pipeline/jobs';
 import type { MessageStore } from '../../shared/ports';
+import { createdObjectOf, decodeS3EventKey } from '../../shared/pipeline/s3-event';
 
 /** An S3 Object Created event as EventBridge delivers it. */
 const objectCreated = (key: string, etag = '"0123abcd"') => ({
@@ -193,6 +194,34 @@ describe('the upload trigger handlers', () => {
     // Assert
     await expect(run).rejects.toThrow(InvalidInputError);
     await expect(run).rejects.toThrow('Records');
+  });
+
+  it('decodes event keys as S3 encodes them (+ for a space, %XX as UTF-8) before using them', async () => {
+    // Arrange: the corpus "reports" named with an encoded letter (%70 = p); a job file with a "+"
+    await blobs.put('corpora/reports/annual report 2024é.txt', 'The harbour was dredged before the winter storms.');
+    const ingest = makeIngestBatchHandler({ blobs, chunkTokens: 64 });
+    const jobs = makeJobHandlers({ blobs, executions: { describe: async () => ({ status: 'RUNNING' }) } as ExecutionLookup });
+
+    // Act
+    const decoded = createdObjectOf(objectCreated('corpora/re%70orts/annual+report+2024%C3%A9.txt')).key;
+    const ingested = await ingest(batch([objectCreated('corpora/re%70orts/annual+report+2024%C3%A9.txt')]));
+    const job = await jobs.plan(objectCreated('jobs/night%2Brun.json')).catch((e: unknown) => e);
+    const malformed = (() => {
+      try {
+        return createdObjectOf(objectCreated('corpora/reports/100%.txt'));
+      } catch (error) {
+        return error;
+      }
+    })();
+
+    // Assert
+    expect(decoded).toBe('corpora/reports/annual report 2024é.txt');
+    expect(decodeS3EventKey('a%2Bb+c.txt')).toBe('a+b c.txt');
+    expect(ingested).toEqual({ batchItemFailures: [] });
+    expect(await blobs.exists('cache/corpora/reports/ingestion.json')).toBe(true);
+    expect((job as Error).message).toContain('"jobs/night+run.json"');
+    expect(malformed).toBeInstanceOf(InvalidInputError);
+    expect((malformed as Error).message).toBe('The S3 event\'s object key "corpora/reports/100%.txt" is not URL-encoded UTF-8 (a malformed % sequence)');
   });
 
   it('plans a job from its upload event with the ETag (quotes removed) in the job id, and writes its results', async () => {
