@@ -2,12 +2,12 @@
  * The `extagents` command line (commander). `extagents ask` runs the CDK-synthesized workflow
  * locally: in-process Lambda handlers, DynamoDB on dynalite (127.0.0.1), the bucket as a directory.
  */
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
 import { mkdirSync, accessSync, constants as fsConstants } from 'node:fs';
 import packageJson from '../package.json';
 import { ExtAgentsError, InvalidInputError } from '../shared/errors';
-import { parseRunOptions, type RunOptionsInput } from '../shared/config';
+import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../shared/config';
 import { parseModelSpec } from '../shared/llm/model-spec';
 import { PrepareEventSchema, RunIdSchema } from '../shared/pipeline/state';
 import { formatResult } from './format';
@@ -20,6 +20,7 @@ import { addServeCommand } from './serve-command';
 import { addUploadCommands } from './uploads-command';
 import { addSurveyCommand } from './survey-command';
 import { addEvalCommand } from './eval-command';
+import { rangeText, schemaFlag, schemaRange } from './cli-numbers';
 
 /** A command-line usage error (exit status 2): bad option values, question, run id or state dir. */
 export class UsageError extends ExtAgentsError {}
@@ -78,18 +79,9 @@ export function writableStateDir(dir: string): void {
   }
 }
 
-function integerAtLeast(name: string, min: number) {
-  return (value: string): number => {
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < min) throw new InvalidArgumentError(`${name} must be an integer >= ${min} (got "${value}")`);
-    return parsed;
-  };
-}
-
-function percentage(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isFinite(parsed) || parsed < 0 || parsed > 100) throw new InvalidArgumentError(`--tolerated-failure must be a number from 0 to 100 (got "${value}")`);
-  return parsed;
+/** A run option's help with the range its schema validates (shared/config.ts). */
+function runOptionHelp(help: string, field: keyof typeof RunOptionsSchema.shape): string {
+  return `${help} (${rangeText(schemaRange(RunOptionsSchema, field))})`;
 }
 
 /**
@@ -195,12 +187,12 @@ export function buildProgram(): Command {
     .addOption(
       new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'),
     )
-    .option('--chunk-tokens <n>', 'maximum tokens per chunk (L); llama: models default to 40% of their context', integerAtLeast('--chunk-tokens', 1), 8000)
-    .option('--rounds <n>', 'seeking rounds; 1 disables global knowledge synchronization', integerAtLeast('--rounds', 1), 2)
-    .option('--concurrency <n>', 'seeking agents run at once', integerAtLeast('--concurrency', 1), 8)
-    .option('--reasoner-budget <tokens>', 'token budget of the evidence the reasoning agent reads per step; llama: 55% of the context', integerAtLeast('--reasoner-budget', 1), 16000)
-    .option('--sync-budget <tokens>', 'token budget of the synchronized messages each seeking agent reads in rounds >= 2; llama: 12% of the context', integerAtLeast('--sync-budget', 0), 4000)
-    .option('--tolerated-failure <percent>', 'share of chunks whose seeking agent may fail before the run fails', percentage, 5)
+    .option('--chunk-tokens <n>', runOptionHelp('maximum tokens per chunk (L); llama: models default to 40% of their context', 'chunkTokens'), schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), 8000)
+    .option('--rounds <n>', runOptionHelp('seeking rounds; 1 disables global knowledge synchronization', 'rounds'), schemaFlag('--rounds', RunOptionsSchema, 'rounds'), 2)
+    .option('--concurrency <n>', runOptionHelp('seeking agents run at once', 'concurrency'), schemaFlag('--concurrency', RunOptionsSchema, 'concurrency'), 8)
+    .option('--reasoner-budget <tokens>', runOptionHelp('token budget of the evidence the reasoning agent reads per step; llama: 55% of the context', 'reasonerBudgetTokens'), schemaFlag('--reasoner-budget', RunOptionsSchema, 'reasonerBudgetTokens'), 16000)
+    .option('--sync-budget <tokens>', runOptionHelp('token budget of the synchronized messages each seeking agent reads in rounds >= 2; llama: 12% of the context', 'syncBudgetTokens'), schemaFlag('--sync-budget', RunOptionsSchema, 'syncBudgetTokens'), 4000)
+    .option('--tolerated-failure <percent>', runOptionHelp('share of chunks whose seeking agent may fail before the run fails', 'toleratedFailurePercentage'), schemaFlag('--tolerated-failure', RunOptionsSchema, 'toleratedFailurePercentage'), 5)
     .option('--best-effort', 'answer from the best evidence after the last round instead of refusing', false)
     .option('--run-id <id>', 'run id (default: generated); with an explicit id the run is kept under --state-dir and the same id resumes it (chunks already sought are not sent to the model again)')
     .option('--state-dir <dir>', 'where local runs keep their objects', '.extagents')

@@ -19,7 +19,8 @@ import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOpt
 import { loadLlamaModels, MAX_LLAMA_SEQUENCES } from './llama';
 import { localWorkflowRunner } from './eval-workflow';
 import path from 'node:path';
-import { runOptionDefaultsForContext } from '../shared/config';
+import { runOptionDefaultsForContext, RunOptionsSchema } from '../shared/config';
+import { numberFlag, rangeText, schemaFlag, schemaRange } from './cli-numbers';
 
 /** Options of `extagents eval` as commander parses them. */
 interface EvalOptions {
@@ -37,13 +38,6 @@ interface EvalOptions {
   bestEffort: boolean;
 }
 
-function positiveInteger(name: string) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be an integer >= 1 (got "${value}")`);
-    return n;
-  };
-}
 
 /** Parse `--strategies` ("all" or a comma list of `STRATEGIES`). @throws InvalidArgumentError naming the unknown one. */
 export function parseStrategies(value: string): StrategyName[] {
@@ -63,11 +57,11 @@ export function addEvalCommand(program: Command): void {
     .option('-d, --dataset <name>', DATASET_NAMES, 'hotpotqa')
     .option('-s, --strategies <list>', `"all" or a comma list of ${STRATEGIES.join(', ')}`, 'all')
     .option('-l, --lengths <list>', 'HotpotQA target lengths in tokens, e.g. 8k,128k,1M (default 8k,128k); other data sets: full')
-    .option('--limit <n>', 'first n examples of the data set (per length)', positiveInteger('--limit'))
+    .option('--limit <n>', 'first n examples of the data set (per length; >= 1)', numberFlag('--limit', { min: 1 }))
     .option('--seed <seed>', 'seed of the long-context construction', '0')
-    .option('--concurrency <n>', 'examples evaluated at once', positiveInteger('--concurrency'), 2)
+    .option('--concurrency <n>', 'examples evaluated at once (>= 1)', numberFlag('--concurrency', { min: 1 }), 2)
     .option('-m, --model <spec>', MODEL_OPTION_HELP, 'extractive')
-    .option('--chunk-tokens <n>', 'maximum tokens per chunk (L), the same for every strategy', positiveInteger('--chunk-tokens'), 8000)
+    .option('--chunk-tokens <n>', `maximum tokens per chunk (L), the same for every strategy (${rangeText(schemaRange(RunOptionsSchema, 'chunkTokens'))})`, schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), 8000)
     .option('--no-best-effort', 'let the strategies refuse ("NO ANSWER") instead of answering from the best evidence')
     .option('-o, --out <dir>', 'output directory', 'eval-out')
     .option('--no-report', 'do not build the report at the end')

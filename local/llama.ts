@@ -66,7 +66,7 @@ export interface LlamaOptions {
 export function llamaThreadsFromEnv(env: NodeJS.ProcessEnv = process.env): number | undefined {
   const value = env.EXTAGENTS_LLAMA_THREADS?.trim();
   if (value === undefined || value === '') return undefined;
-  const threads = Number(value);
+  const threads = /^\d+$/.test(value) ? Number(value) : Number.NaN; // decimal digits only: no 0x2, 2e0
   if (!Number.isInteger(threads) || threads < 1 || threads > 256) throw new ConfigurationError(`EXTAGENTS_LLAMA_THREADS must be an integer 1-256 (got "${value}")`);
   return threads;
 }

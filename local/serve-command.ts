@@ -3,12 +3,13 @@
  * long-lived local stack (local/serve.ts). Runs until SIGINT / SIGTERM, then stops the server,
  * aborts running executions and stops the stack.
  */
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { ExtAgentsError } from '../shared/errors';
 import { parseModelSpec } from '../shared/llm/model-spec';
 import { MAX_LLAMA_SEQUENCES } from './llama';
 import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption, UsageError, writableStateDir } from './cli';
 import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT, startServer, tokenProblem } from './serve';
+import { numberFlag } from './cli-numbers';
 
 export interface ServeCommandOptions {
   port: number;
@@ -19,13 +20,6 @@ export interface ServeCommandOptions {
   maxConcurrentRuns: number;
 }
 
-function integer(name: string, min: number, max: number) {
-  return (value: string): number => {
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < min || parsed > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max} (got "${value}")`);
-    return parsed;
-  };
-}
 
 /**
  * Check what the user typed before anything starts: the token (from --token or EXTAGENTS_TOKEN),
@@ -59,14 +53,14 @@ export function addServeCommand(program: Command): Command {
       'Serve the ExtAgents HTTP API (docs/API.md, docs/openapi.yaml) on 127.0.0.1 over the local stack: same routes, ' +
         'validation and errors as the deployed API, bearer-token authentication instead of SigV4.',
     )
-    .option('--port <n>', 'port (0 = any free port)', integer('--port', 0, 65535), DEFAULT_PORT)
+    .option('--port <n>', 'port (0-65535; 0 = any free port)', numberFlag('--port', { min: 0, max: 65535 }), DEFAULT_PORT)
     .addOption(new Option('--host <address>', 'listen address').choices(['127.0.0.1']).default('127.0.0.1'))
     .option('--token <token>', 'bearer token, at least 16 printable characters (default: $EXTAGENTS_TOKEN, else a new one generated and printed at every start)')
     .option('--state-dir <dir>', 'where the local bucket and DynamoDB data are kept (persistent)', '.extagents')
     .addOption(
       new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'),
     )
-    .option('--max-concurrent-runs <n>', 'runs executed at once (others wait)', integer('--max-concurrent-runs', 1, 64), DEFAULT_MAX_CONCURRENT_RUNS)
+    .option('--max-concurrent-runs <n>', 'runs executed at once (1-64; others wait)', numberFlag('--max-concurrent-runs', { min: 1, max: 64 }), DEFAULT_MAX_CONCURRENT_RUNS)
     .addOption(structuredOption())
     .action(async (opts: ServeCommandOptions & { structured?: string }) => {
       applyStructured(opts.structured);

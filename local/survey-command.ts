@@ -3,12 +3,13 @@
  * every survey of a schedule file, each run through the synthesized survey state machine on the local
  * stack (local/stack.ts, local/survey.ts), with progress lines on stderr (docs/SURVEY.md).
  */
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import path from 'node:path';
-import type { SurveyOptionsInput } from '../shared/survey/options';
+import { SurveyOptionsSchema, type SurveyOptionsInput } from '../shared/survey/options';
 import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption } from './cli';
 import { MAX_LLAMA_SEQUENCES, startLocalStack } from './stack';
 import { runLocalSchedule, runLocalSurvey, type LocalSurveyProgress } from './survey';
+import { rangeText, schemaFlag, schemaRange } from './cli-numbers';
 
 interface SurveyCommandOptions {
   corpus?: string[];
@@ -26,12 +27,9 @@ interface SurveyCommandOptions {
   progress: boolean;
 }
 
-function integerAtLeast(name: string, min: number) {
-  return (value: string): number => {
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < min) throw new InvalidArgumentError(`${name} must be an integer >= ${min} (got "${value}")`);
-    return parsed;
-  };
+/** A survey option's help with the range its schema validates (shared/survey/options.ts). */
+function surveyHelp(help: string, field: keyof typeof SurveyOptionsSchema.shape): string {
+  return help.replace(/\)$/, `; ${rangeText(schemaRange(SurveyOptionsSchema, field))})`);
 }
 
 /** Progress lines on stderr: one per task of the survey execution, and every 10% of a seeking Map Run. */
@@ -72,11 +70,11 @@ export function addSurveyCommand(program: Command): Command {
     .option('--out-dir <dir>', 'output directory of --schedule', '.')
     .option('--state-dir <dir>', 'local bucket of the survey executions (corpora/<survey id>/, runs/<survey id>/, surveys/)', '.extagents')
     .addOption(new Option('-m, --model <spec>', `${MODEL_OPTION_HELP}; the extractive reader writes an extractive survey`).default('extractive'))
-    .option('--target-words <n>', 'target length in words (default 3000)', integerAtLeast('--target-words', 200))
-    .option('--max-sections <n>', 'at most this many sections (default 6)', integerAtLeast('--max-sections', 1))
-    .option('--chunk-tokens <n>', 'maximum tokens per chunk (default 1200)', integerAtLeast('--chunk-tokens', 64))
-    .option('--rounds <n>', '1 = no synchronized seeking round for thin sections (default 2)', integerAtLeast('--rounds', 1))
-    .option('--concurrency <n>', 'seeking agents at once (default 8)', integerAtLeast('--concurrency', 1))
+    .option('--target-words <n>', surveyHelp('target length in words (default 3000)', 'targetWords'), schemaFlag('--target-words', SurveyOptionsSchema, 'targetWords'))
+    .option('--max-sections <n>', surveyHelp('at most this many sections (default 6)', 'maxSections'), schemaFlag('--max-sections', SurveyOptionsSchema, 'maxSections'))
+    .option('--chunk-tokens <n>', surveyHelp('maximum tokens per chunk (default 1200)', 'chunkTokens'), schemaFlag('--chunk-tokens', SurveyOptionsSchema, 'chunkTokens'))
+    .option('--rounds <n>', surveyHelp('1 = no synchronized seeking round for thin sections (default 2)', 'rounds'), schemaFlag('--rounds', SurveyOptionsSchema, 'rounds'))
+    .option('--concurrency <n>', surveyHelp('seeking agents at once (default 8)', 'concurrency'), schemaFlag('--concurrency', SurveyOptionsSchema, 'concurrency'))
     .option('--no-progress', 'no progress lines on stderr')
     .addOption(structuredOption());
   command.action(async (opts: SurveyCommandOptions & { structured?: string }) => {

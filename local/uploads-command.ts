@@ -8,7 +8,7 @@
  * Exit status (local/cli.ts `main`): 2 for a usage error (UsageError: an invalid option value, a
  * missing job file or corpus path, a rejected job file), 1 for any other error, one line each.
  */
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import { ExtAgentsError, InvalidInputError } from '../shared/errors';
@@ -20,14 +20,9 @@ import { resolveCorpus } from './corpus';
 import { FsBlobStore } from './fs-blob-store';
 import { MAX_LLAMA_SEQUENCES, startLocalStack } from './stack';
 import { ingestLocalCorpus, planLocalJob, runJob, submitJobFile } from './uploads';
+import { RunOptionsSchema } from '../shared/config';
+import { numberFlag, rangeText, schemaFlag, schemaRange } from './cli-numbers';
 
-function integer(name: string, min: number, max: number) {
-  return (value: string): number => {
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < min || parsed > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max} (got "${value}")`);
-    return parsed;
-  };
-}
 
 /** Run `check`; an InvalidInputError / ConfigurationError becomes a UsageError (exit status 2) prefixed with `what`. */
 async function asUsage<T>(what: string, check: () => T | Promise<T>): Promise<T> {
@@ -76,7 +71,7 @@ export function addUploadCommands(program: Command): Command {
     )
     .requiredOption('--id <corpusId>', 'corpus id (A-Z a-z 0-9 . _ -)')
     .requiredOption('-c, --corpus <paths...>', 'files, directories, glob patterns, or "sotu"')
-    .option('--chunk-tokens <n>', 'maximum tokens per cached chunk (L)', integer('--chunk-tokens', 64, 200_000), 8000)
+    .option('--chunk-tokens <n>', `maximum tokens per cached chunk (L; ${rangeText(schemaRange(RunOptionsSchema, 'chunkTokens'))})`, schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), 8000)
     .option('--state-dir <dir>', 'where the local bucket is kept', '.extagents')
     .option('--json', 'print the ingestion summary as JSON', false)
     .action(async (opts: IngestCommandOptions) => {
@@ -113,7 +108,7 @@ export function addUploadCommands(program: Command): Command {
     )
     .argument('<file>', 'the job file (JSON, docs/UPLOADS.md)')
     .option('--name <name>', 'job name (default: the file name without .json)')
-    .option('--concurrency <n>', 'questions running at once', integer('--concurrency', 1, 64), 4)
+    .option('--concurrency <n>', 'questions running at once (1-64)', numberFlag('--concurrency', { min: 1, max: 64 }), 4)
     .addOption(
       new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'),
     )

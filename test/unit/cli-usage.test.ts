@@ -99,6 +99,40 @@ describe('extagents job', () => {
   });
 });
 
+describe('numeric flags take decimal digits only and say their real range', () => {
+  it.each([
+    [['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '0x40'], '--chunk-tokens must be a whole number 64-200000 (decimal digits only; got "0x40")'],
+    [['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '1e3'], '--chunk-tokens must be a whole number 64-200000 (decimal digits only; got "1e3")'],
+    [['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '10'], '--chunk-tokens must be a whole number 64-200000 (decimal digits only; got "10")'],
+    [['ask', '-c', 'x', '-q', 'y', '--rounds', '2.0'], '--rounds must be a whole number 1-10 (decimal digits only; got "2.0")'],
+    [['ask', '-c', 'x', '-q', 'y', '--tolerated-failure', '1e1'], '--tolerated-failure must be a number 0-100 (decimal digits only; got "1e1")'],
+    [['survey', '-c', 'x', '-t', 'y', '--target-words', '0x100'], '--target-words must be a whole number 200-50000 (decimal digits only; got "0x100")'],
+    [['eval', '--limit', '0b11'], '--limit must be a whole number >= 1 (decimal digits only; got "0b11")'],
+    [['serve', '--port', '8e3'], '--port must be a whole number 0-65535 (decimal digits only; got "8e3")'],
+    [['job', 'x.json', '--concurrency', ' 4'], '--concurrency must be a whole number 1-64 (decimal digits only; got " 4")'],
+  ])('%j exits 2: %s', async (args, message) => {
+    const result = await run(...args, '--state-dir', stateDir);
+
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(existsSync(stateDir)).toBe(false);
+  });
+
+  it('states each range in --help, from the schema that validates the option', async () => {
+    const help: string[] = [];
+    jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      help.push(String(chunk));
+      return true;
+    });
+
+    await run('ask', '--help');
+
+    const text = help.join('').replace(/\s+/g, ' ');
+    expect(text).toContain('maximum tokens per chunk (L); llama: models default to 40% of their context (64-200000)');
+    expect(text).toContain('(0-100) (default: 5)');
+  });
+});
+
 describe('extagents serve', () => {
   it.each([
     [['--token', 'short'], undefined, 'extagents: --token must have at least 16 characters (got 5); or leave it out to have a token generated'],

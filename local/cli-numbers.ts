@@ -1,0 +1,70 @@
+/**
+ * Numeric command-line flags, one implementation for every command: a flag takes decimal digits
+ * only (`64`, `-1` where a range allows it; `0x40`, `1e3`, `64.0`, ` 64`, `` are refused, where
+ * `Number()` alone would read them), and its range is stated in its help and in its error. The
+ * range of a run option or survey option comes from the zod schema that validates it
+ * (shared/config.ts, shared/survey/options.ts), so the CLI cannot drift from the API.
+ */
+import { InvalidArgumentError } from 'commander';
+import type { z } from 'zod';
+
+/** An inclusive range; `max` undefined = no upper bound. */
+export interface NumberRange {
+  min: number;
+  max?: number;
+  /** Whole numbers only (default true). */
+  integer?: boolean;
+}
+
+/** `64-200000`, `>= 1`, as help and errors show a range. */
+export function rangeText(range: NumberRange): string {
+  return range.max === undefined ? `>= ${range.min}` : `${range.min}-${range.max}`;
+}
+
+const INTEGER = /^-?\d+$/;
+const DECIMAL = /^-?\d+(?:\.\d+)?$/;
+
+/**
+ * A commander argument parser for a numeric flag.
+ * @param flag the flag as typed (`--chunk-tokens`), for the error.
+ * @returns the parser: the number, or an InvalidArgumentError (commander prints it and exits 1;
+ *   the commands turn it into a usage error, exit 2) such as
+ *   `--chunk-tokens must be a whole number 64-200000 (decimal digits only; got "0x40")`.
+ */
+export function numberFlag(flag: string, range: NumberRange): (value: string) => number {
+  const integer = range.integer ?? true;
+  const kind = integer ? 'a whole number' : 'a number';
+  return (value: string): number => {
+    const parsed = (integer ? INTEGER : DECIMAL).test(value) ? Number(value) : Number.NaN;
+    if (!Number.isFinite(parsed) || parsed < range.min || (range.max !== undefined && parsed > range.max)) {
+      throw new InvalidArgumentError(`${flag} must be ${kind} ${rangeText(range)} (decimal digits only; got "${value}")`);
+    }
+    return parsed;
+  };
+}
+
+/** The zod number schema under a field, defaults and optionals unwrapped. */
+function numberSchemaOf(schema: z.ZodObject, field: string): z.ZodNumber {
+  let current = schema.shape[field] as unknown as { unwrap?: () => unknown; minValue?: number | null };
+  while (current && current.minValue === undefined && typeof current.unwrap === 'function') current = current.unwrap() as typeof current;
+  if (!current || current.minValue === undefined) throw new Error(`${field} is not a number field of the schema`);
+  return current as unknown as z.ZodNumber;
+}
+
+/**
+ * The range of a numeric field of an options schema (min, max, whole numbers or not), as it validates.
+ * @throws Error when the field is not a number with both bounds (a programming error).
+ */
+export function schemaRange(schema: z.ZodObject, field: string): Required<NumberRange> {
+  const number = numberSchemaOf(schema, field);
+  const { minValue, maxValue, isInt } = number;
+  if (minValue === null || maxValue === null || !Number.isFinite(minValue) || !Number.isFinite(maxValue)) {
+    throw new Error(`${field} needs a min and a max in its schema`);
+  }
+  return { min: minValue, max: maxValue, integer: isInt };
+}
+
+/** {@link numberFlag} with the range of a schema field ({@link schemaRange}). */
+export function schemaFlag(flag: string, schema: z.ZodObject, field: string): (value: string) => number {
+  return numberFlag(flag, schemaRange(schema, field));
+}
