@@ -201,6 +201,36 @@ describe('chunkCorpus', () => {
     }
   });
 
+  test('cuts only between grapheme clusters: no chunk starts with an orphan joiner or combining mark', () => {
+    // Arrange: ZWJ sequences, combining marks, flags, CRLF and jamo, with limits that force cuts
+    const text = ['👩‍👩‍👧 family', 'e\u0301e\u0301e\u0301 cafe\u0301', '🇫🇷🇩🇪🇮🇹', 'line\r\nline', '\u1100\u1161\u11A8 jamo', 'क्षत्रिय', ' \u0301 mark after space'].join(' ').repeat(12);
+    const doc = { id: 'clusters', text };
+    const clusters = [...new Intl.Segmenter('en', { granularity: 'grapheme' }).segment(text)];
+    const largest = Math.max(...clusters.map((c) => countTokens(c.segment)));
+    const starts = new Set(clusters.map((s) => s.index));
+    for (const limit of [largest, largest + 3, 16, 40]) {
+      // Act
+      const chunks = chunkCorpus([doc], { chunkTokens: limit });
+
+      // Assert: every cluster fits the limit, so none may be cut
+      expectValidChunks([doc], chunks, limit);
+      const cuts = chunks.flatMap((c) => c.segments.map((s) => s.start)).filter((start) => start > 0);
+      expect(cuts.filter((cut) => !starts.has(cut))).toEqual([]);
+      expect(chunks.filter((c) => /^[\u200d\u0300-\u036f\uFE0F\n]/.test(c.text) && c.index > 0).map((c) => c.text.slice(0, 3))).toEqual([]);
+    }
+  });
+
+  test('cuts a single grapheme cluster longer than a chunk at code points, and only then', () => {
+    const text = `ok ${'e' + '\u0301'.repeat(400)} ok`;
+    const doc = { id: 'zalgo', text };
+
+    const chunks = chunkCorpus([doc], { chunkTokens: 16 });
+
+    expectValidChunks([doc], chunks, 16);
+    expect(chunks.length).toBeGreaterThan(10);
+    expect(chunks.map((c) => c.text).join('')).toBe(text);
+  });
+
   test('chunks a document decoded from bytes with a BOM and CRLF line ends', () => {
     const bytes = Uint8Array.from([0xef, 0xbb, 0xbf, ...new TextEncoder().encode('First paragraph.\r\n\r\nSecond one.\r\n')]);
     const decoded = decodeDocument('crlf.txt', bytes);
