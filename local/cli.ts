@@ -12,7 +12,7 @@ import { parseModelSpec } from '../shared/llm/model-spec';
 import { PrepareEventSchema, RunIdSchema } from '../shared/pipeline/state';
 import { formatResult } from './format';
 import { checkGgufFile, disposeLlamaModels, loadLlamaModels, MAX_LLAMA_SEQUENCES } from './llama';
-import { chunkFitProblem } from './stack';
+import { chunkFitProblem, storageErrorOf } from './stack';
 import { STRUCTURED_MODES } from '../lambdas/adapters/openai';
 import { runLocal, type LocalProgress } from './run';
 import { resolveCorpus } from './corpus';
@@ -287,8 +287,10 @@ export async function main(argv: string[] = process.argv): Promise<void> {
       process.exitCode = 2;
       return;
     }
-    if (error instanceof ExtAgentsError) {
-      process.stderr.write(`extagents: ${error.name}: ${error.message}\n`);
+    // A full disk or an unwritable state directory mid-run: one line naming the error and the path.
+    const reported = error instanceof ExtAgentsError ? error : storageErrorOf(error);
+    if (reported) {
+      process.stderr.write(`extagents: ${reported.name}: ${reported.message}\n`);
       process.exitCode = 1;
       return;
     }

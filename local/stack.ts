@@ -26,7 +26,10 @@ import { createAgentModel } from '../lambdas/adapters/model';
 import { makeHandlers, type WorkflowHandlers } from '../lambdas/handlers';
 import { createSurveyModels } from '../lambdas/adapters/survey-model';
 import { makeSurveyHandlers, type SurveyHandlers } from '../lambdas/survey-handlers';
-import { ConfigurationError, ExtAgentsError, ModelConfigurationError, errorFromFailure } from '../shared/errors';
+import { ConfigurationError, ExtAgentsError, ModelConfigurationError, StorageError, errorFromFailure } from '../shared/errors';
+import { EXCEED_TOLERATED_FAILURE_THRESHOLD } from '../infra/extagents-workflow';
+import { loadRunRecord } from '../shared/pipeline/run-record';
+import { seekingFailureError } from '../shared/pipeline/seek-failures';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../shared/llm/agents';
 import { parseModelSpec } from '../shared/llm/model-spec';
 import { runOptionDefaultsForContext, type RunOptionsInput } from '../shared/config';
@@ -247,6 +250,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       try {
         return await preparedFor(definition, callbacks).run(input, callbacks.signal);
       } catch (error) {
+        if (definition === resolved.definition && error instanceof ExecutionFailedError && error.error === EXCEED_TOLERATED_FAILURE_THRESHOLD) {
+          throw (await seekingFailureOf(input, blobs, store)) ?? error;
+        }
         throw domainErrorOf(error);
       }
     };
@@ -323,11 +329,51 @@ function withOptionDefaults(input: unknown, defaults: RunOptionsInput): unknown 
 }
 
 /**
+ * The errors the seeking agents recorded, for a QA execution that failed because too many of them
+ * failed (`seekingFailureError`): the last round whose failed chunks have recorded errors.
+ * @returns undefined when the run cannot be read (the Map's own failure is then reported).
+ */
+async function seekingFailureOf(input: unknown, blobs: BlobStore, store: MessageStore): Promise<ExtAgentsError | undefined> {
+  const runId = (input as { runId?: unknown } | null)?.runId;
+  if (typeof runId !== 'string') return undefined;
+  try {
+    const record = await loadRunRecord(blobs, runId);
+    for (let round = record.options.rounds; round >= 1; round--) {
+      const sought = new Set(await store.soughtChunks(runId, round));
+      const failures = (await store.seekFailures(runId, round)).filter((f) => !sought.has(f.chunk));
+      if (failures.length > 0) return seekingFailureError(failures, { round, chunks: record.chunks });
+    }
+    return undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A Node.js system error (`code` such as ENOSPC, EACCES, EROFS, EIO; `syscall`; often `path`) in an
+ * error's cause chain, as a StorageError whose one-line message names the error and the path, or
+ * undefined when there is none. A full disk or a read-only state directory mid-run then reads
+ * "ENOSPC: no space left on device, write (/path/…)", never a Lambda error envelope or a stack.
+ */
+export function storageErrorOf(error: unknown): StorageError | undefined {
+  for (let current: unknown = error; current instanceof Error; current = current.cause) {
+    const { code, syscall, path: file } = current as NodeJS.ErrnoException;
+    if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) && typeof syscall === 'string') {
+      const where = typeof file === 'string' && !current.message.includes(file) ? ` (${file})` : '';
+      return new StorageError(`${current.message.split('\n')[0]}${where}: local storage failed; free disk space, fix permissions, or use another --state-dir`, { cause: current });
+    }
+  }
+  return undefined;
+}
+
+/**
  * A domain error that failed an execution (directly, or through a Fail state that keeps its name and
  * cause) as itself, so callers see e.g. EmptyCorpusError with its message; anything else unchanged.
  */
 function domainErrorOf(error: unknown): unknown {
   if (!(error instanceof ExecutionFailedError)) return error;
+  const storage = storageErrorOf(error);
+  if (storage) return storage;
   // Walk the cause chain from the outside: the first error of ours named like the failure (and not
   // the engine's LambdaFunctionError envelope) is the handler's own error, with its own message.
   let current: unknown = error.cause;

@@ -60,6 +60,14 @@ export const RETRYABLE_ERRORS = [
 /** A storage operation could not complete after its bounded retries (e.g. unprocessed batch keys). */
 export class StorageError extends ExtAgentsError {}
 
+/**
+ * Too many seeking agents of a round failed (the Distributed Map's tolerated failure threshold was
+ * exceeded) with different errors; the message lists each error with its chunk count. When every
+ * failed chunk failed with the same typed error, that error is raised instead (see
+ * shared/pipeline/seek-failures.ts).
+ */
+export class SeekingFailedError extends ExtAgentsError {}
+
 /** Every typed error class by `name` (to rebuild an error from a Step Functions failure's Error/Cause). */
 export const ERROR_CLASSES: Readonly<Record<string, new (message: string, options?: { cause?: unknown }) => ExtAgentsError>> = {
   ExtAgentsError,
@@ -75,6 +83,7 @@ export const ERROR_CLASSES: Readonly<Record<string, new (message: string, option
   MessageAlreadyRecordedError,
   NotFoundError,
   StorageError,
+  SeekingFailedError,
 };
 
 /**

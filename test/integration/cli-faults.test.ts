@@ -1,0 +1,104 @@
+/**
+ * Faults mid-run as the CLI reports them (issue 9): a full disk (ENOSPC) while the corpus is copied
+ * or while Prepare writes its chunks is one line naming the error and the path, exit status 1, no
+ * stack trace and no Lambda error JSON; a model configuration error that fails every seeking agent
+ * reaches the caller as itself, its message whole.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { main } from '../../local/cli';
+import { resolveCorpus } from '../../local/corpus';
+import { FsBlobStore } from '../../local/fs-blob-store';
+import { runLocal } from '../../local/run';
+import { ModelConfigurationError, SeekingFailedError } from '../../shared/errors';
+import type { AgentModel } from '../../shared/ports';
+import { hundredNotes, scriptedModel, writeCorpus } from '../support/corpus';
+
+jest.setTimeout(120_000);
+
+let dir: string;
+let stderr: string[];
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'extagents-faults-'));
+  stderr = [];
+  jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    stderr.push(String(chunk));
+    return true;
+  });
+  jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
+});
+
+afterEach(() => {
+  jest.restoreAllMocks();
+  process.exitCode = undefined;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A bucket write that fails as a full disk does (Node's SystemError fields), for keys matching `failing`. */
+function diskFullFor(failing: RegExp): void {
+  const put = FsBlobStore.prototype.put;
+  jest.spyOn(FsBlobStore.prototype, 'put').mockImplementation(async function (this: FsBlobStore, key: string, body: string | Uint8Array, type?: string) {
+    if (failing.test(key)) {
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write', path: path.join(this.root, key) });
+    }
+    return put.call(this, key, body, type);
+  });
+}
+
+describe('a full disk mid-run', () => {
+  it.each([
+    ['while the corpus is copied into the state directory', /^corpora\//],
+    ['while Prepare writes the chunks', /\/chunks\//],
+  ])('is one line naming the error and the path, exit 1 (%s)', async (_label, failing) => {
+    // Arrange
+    const corpus = writeCorpus(dir, hundredNotes(5));
+    diskFullFor(failing);
+
+    // Act
+    process.exitCode = undefined;
+    await main(['node', 'extagents', 'ask', '-c', corpus, '-q', 'What is the answer?', '--state-dir', path.join(dir, 'state'), '--no-progress']);
+
+    // Assert
+    const text = stderr.join('');
+    expect(process.exitCode).toBe(1);
+    expect(text.trimEnd().split('\n')).toHaveLength(1);
+    expect(text).toMatch(/^extagents: StorageError: ENOSPC: no space left on device, write \(\/.*\/state\/bucket\/.*\): local storage failed; free disk space/);
+    expect(text).not.toMatch(/\n\s+at |errorType|trace/);
+  });
+});
+
+describe('every seeking agent failing with one configuration error', () => {
+  it('reaches the caller as that error, its message whole (not cut inside the Map failure)', async () => {
+    // Arrange
+    const files = await resolveCorpus([writeCorpus(dir, hundredNotes(12))]);
+    const detail = `Amazon Bedrock refused the model id "anthropic.claude-x": ValidationException: The provided model identifier is invalid. ${'Use a model id your account has access to. '.repeat(8)}`;
+    const model: AgentModel = { ...scriptedModel(), seek: async () => { throw new ModelConfigurationError(detail); } };
+
+    // Act
+    const failure = await runLocal({ files, question: 'What is the answer?', options: { chunkTokens: 64 }, stateDir: path.join(dir, 'state'), model }).catch((e: unknown) => e);
+
+    // Assert
+    expect(failure).toBeInstanceOf(ModelConfigurationError);
+    expect((failure as Error).message).toMatch(/ \(this error failed the seeking agents of \d+ of the 12 chunk\(s\) of round 1; the run stopped\)$/);
+    expect((failure as Error).message.startsWith(detail)).toBe(true);
+  });
+
+  it('lists each distinct error with its chunk count when the failures differ', async () => {
+    const files = await resolveCorpus([writeCorpus(dir, hundredNotes(12))]);
+    const model: AgentModel = {
+      ...scriptedModel(),
+      seek: async (request) => {
+        throw request.chunk.index % 3 === 0 ? new ModelConfigurationError('model id refused') : new Error('socket hang up');
+      },
+    };
+
+    const failure = await runLocal({ files, question: 'What is the answer?', options: { chunkTokens: 64 }, stateDir: path.join(dir, 'state'), model }).catch((e: unknown) => e);
+
+    expect(failure).toBeInstanceOf(SeekingFailedError);
+    expect((failure as Error).message).toMatch(
+      /^Too many seeking agents failed in round 1 \(\d+ of the 12 chunk\(s\) of round 1; the run stopped\): Error \(\d+ chunk\(s\)\): socket hang up; ModelConfigurationError \(\d+ chunk\(s\)\): model id refused$/,
+    );
+  });
+});
