@@ -341,7 +341,7 @@ async function seekingFailureOf(input: unknown, blobs: BlobStore, store: Message
     for (let round = record.options.rounds; round >= 1; round--) {
       const sought = new Set(await store.soughtChunks(runId, round));
       const failures = (await store.seekFailures(runId, round)).filter((f) => !sought.has(f.chunk));
-      if (failures.length > 0) return seekingFailureError(failures, { round, chunks: record.chunks });
+      if (failures.length > 0) return seekingFailureError(failures, { round, chunks: record.chunks, toleratedPercentage: record.options.toleratedFailurePercentage });
     }
     return undefined;
   } catch {

@@ -81,11 +81,11 @@ describe('every seeking agent failing with one configuration error', () => {
 
     // Assert
     expect(failure).toBeInstanceOf(ModelConfigurationError);
-    expect((failure as Error).message).toMatch(/ \(this error failed the seeking agents of \d+ of the 12 chunk\(s\) of round 1; the run stopped\)$/);
+    expect((failure as Error).message).toMatch(/ \(this error failed the seeking agents of \d+ of the 12 chunk\(s\) of round 1, more than the tolerated 5%; the run stopped\)$/);
     expect((failure as Error).message.startsWith(detail)).toBe(true);
   });
 
-  it('lists each distinct error with its chunk count when the failures differ', async () => {
+  it('lists each distinct error with its chunks when the failures differ', async () => {
     const files = await resolveCorpus([writeCorpus(dir, hundredNotes(12))]);
     const model: AgentModel = {
       ...scriptedModel(),
@@ -98,7 +98,7 @@ describe('every seeking agent failing with one configuration error', () => {
 
     expect(failure).toBeInstanceOf(SeekingFailedError);
     expect((failure as Error).message).toMatch(
-      /^Too many seeking agents failed in round 1 \(\d+ of the 12 chunk\(s\) of round 1; the run stopped\): Error \(\d+ chunk\(s\)\): socket hang up; ModelConfigurationError \(\d+ chunk\(s\)\): model id refused$/,
+      /^Too many seeking agents failed in round 1 \(\d+ of the 12 chunk\(s\) of round 1, more than the tolerated 5%; the run stopped\): Error \(chunks [\d, ]+\): socket hang up; ModelConfigurationError \(chunks 0, 3[\d, ]*\): model id refused$/,
     );
   });
 });

@@ -99,7 +99,8 @@ describe('bad model output in a local run', () => {
     expect(warnings).toContain(`chunk ${chunkOf('DELTA')}, round 1: seeking agent reply cut off at the output limit (${limit} tokens); retried once`);
     expect(warnings).toContain(`chunk ${chunkOf('DELTA')}, round 1: seeking agent reply cut off at the output limit (${limit} tokens) twice; the chunk yields no message`);
     expect(warnings).toContain(`chunk ${chunkOf('ECHO')}, round 1: relevance score missing or not a number after 1 re-ask; fallback score ${FALLBACK_SCORE} used`);
-    expect(result.warnings).toHaveLength(4);
+    expect(warnings).toContain(`chunk ${chunkOf('FOXTROT')}, round 1: relevance score 150 out of 0-100; clamped to 100`);
+    expect(result.warnings).toHaveLength(5);
     // KAR: k=1 gives the clamped 100 (no answer in it), k=2 adds the 90: answered
     expect(result.trace.map((s) => [s.k, s.outcome])).toEqual([
       [1, 'refused'],

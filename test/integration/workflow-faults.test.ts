@@ -12,7 +12,7 @@ import { ExecutionFailedError } from '../../local/engine';
 import { formatResult } from '../../local/format';
 import { runLocal } from '../../local/run';
 import { MODEL_RETRY } from '../../infra/extagents-workflow';
-import { ContextOverflowError, ModelError } from '../../shared/errors';
+import { ContextOverflowError, ModelError, SeekingFailedError } from '../../shared/errors';
 import { FaultInjectingModel } from '../support/fault-injecting-model';
 import { hundredNotes, scriptedModel, writeCorpus } from '../support/corpus';
 
@@ -78,12 +78,12 @@ describe('the local workflow under injected model faults', () => {
     );
 
     // Assert
-    expect(failure).toBeInstanceOf(ExecutionFailedError);
-    const { error, causeText } = failure as ExecutionFailedError;
-    expect(error).toBe('States.ExceedToleratedFailureThreshold');
-    expect(causeText).toMatch(/6 of 100 items failed/);
-    expect(causeText).toMatch(/ToleratedFailurePercentage 5%/);
-    expect(causeText).toMatch(/item 3: ModelError: .*chunk 3 is broken/);
+    // The errors the seeking agents recorded, whole, with their chunks (not the Map Run's envelope)
+    expect(failure).toBeInstanceOf(SeekingFailedError);
+    const { message } = failure as SeekingFailedError;
+    expect(message).toMatch(/^Too many seeking agents failed in round 1 \(6 of the 100 chunk\(s\) of round 1, more than the tolerated 5%; the run stopped\): /);
+    expect(message).toContain('ModelError (chunk 3): chunk 3 is broken; ModelError (chunk 11): chunk 11 is broken');
+    expect(message).toMatch(/; and 1 other error\(s\)$/);
   });
 
   it('fails a throttled chunk only after the bounded retries, and lists it', async () => {

@@ -172,7 +172,7 @@ describe('the workflow run locally', () => {
 
     await expect(
       runLocal({ files, question: 'Anything?', options: { chunkTokens: 64, toleratedFailurePercentage: 10 }, stateDir, model, retryIntervalMs: 0 }),
-    ).rejects.toMatchObject({ error: 'States.ExceedToleratedFailureThreshold' });
+    ).rejects.toMatchObject({ name: 'ModelError', message: expect.stringMatching(/^the model is broken \(this error failed the seeking agents of \d+ of the 10 chunk\(s\) of round 1, more than the tolerated 10%; the run stopped\)$/) });
   });
 
   it('reports an empty corpus before any model call', async () => {
