@@ -73,6 +73,10 @@ describe('S3BlobStore against s3rver', () => {
     // Arrange
     const bytes = new Uint8Array([1, 2, 3, 0, 255]);
     await store.put('cache/chunks/k/chunks/0000000.json', bytes);
+    // s3rver 3 answers PutObject when its hashing stream ends, before its file write stream has
+    // flushed (lib/stores/filesystem.js putObject), so on a loaded machine an immediate copy can read
+    // an empty source. S3 itself is read-after-write consistent; wait until the fake is too.
+    for (let i = 0; i < 200 && (await store.get('cache/chunks/k/chunks/0000000.json')).length < bytes.length; i++) await new Promise((r) => setTimeout(r, 10));
     // Act
     await store.copy('cache/chunks/k/chunks/0000000.json', 'runs/r/chunks/0000000.json');
     // Assert
