@@ -175,7 +175,9 @@ export function buildProgram(): Command {
         'Runs the same Step Functions workflow as the AWS stack, locally (no AWS account needed).',
     )
     .version(packageJson.version)
-    .showHelpAfterError()
+    // A usage error is one line with the CLI's prefix, then a hint where the help is (not the help).
+    .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'extagents: ')) })
+    .showHelpAfterError("(see 'extagents --help')")
     // Usage errors throw CommanderError (mapped to exit status 2 in main) instead of exiting.
     .exitOverride();
 
@@ -249,6 +251,8 @@ export function buildProgram(): Command {
   addUploadCommands(program);
   addSurveyCommand(program);
   addEvalCommand(program);
+  // Each command's hint names its own help (settings are copied to commands when they are created).
+  for (const command of program.commands) command.showHelpAfterError(`(see 'extagents ${command.name()} --help')`);
   return program;
 }
 

@@ -114,7 +114,12 @@ describe('numeric flags take decimal digits only and say their real range', () =
     const result = await run(...args, '--state-dir', stateDir);
 
     expect(result.status).toBe(2);
-    expect(result.stderr).toContain(message);
+    // One line with the CLI's prefix and a hint to the command's help, not the whole help
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^extagents: option '.*' argument '.*' is invalid\. /);
+    expect(lines[0]).toContain(message);
+    expect(lines[1]).toBe(`(see 'extagents ${args[0]} --help')`);
     expect(existsSync(stateDir)).toBe(false);
   });
 
