@@ -5,7 +5,7 @@
  * Guarantees (checked by test/unit/chunking.test.ts):
  * - every chunk's text has at most `chunkTokens` tokens, counted by `countTokens` on the final text
  *   (BPE counts of a concatenation can differ from the sum of its parts, so the final text is counted;
- *   computed by `countTokensLinear` of shared/text.ts, equal to `countTokens` and linear on long runs);
+ *   `countTokens` is linear on long runs too);
  * - nothing is dropped: for every document, its segments in chunk order cover `[0, text.length)`
  *   contiguously, white space included, so each document is exactly recoverable;
  * - no cut falls inside an extended grapheme cluster (UAX #29: an emoji ZWJ sequence, a letter with
@@ -22,8 +22,7 @@
  * two `countTokens` passes (measured on SOTU at L=8000: ~1.8x one `countTokens` pass).
  */
 import { InvalidInputError } from './errors';
-import { countTokensLinear, tokenBoundaries } from './text';
-import { countTokens } from './tokenizer';
+import { countTokens, tokenBoundaries } from './tokenizer';
 import type { Chunk, ChunkSegment, SourceDocument } from './types';
 
 /** Options of `chunkCorpus`. */
@@ -71,7 +70,7 @@ const EAGER_SPLIT_CHARS_PER_TOKEN = 2;
  * without punctuation), which has at most ~2 characters per token in practice (measured with
  * bench/long-line.ts: base64 1.4, DNA 2.1): such a word longer than 4 characters per token of L goes
  * to token pieces without being counted whole first. Token counting is O(n log n) in the length of
- * a run (`countTokensLinear`), so this saves one pass over a long line, not a blow-up.
+ * a run (`countTokens`), so this saves one pass over a long line, not a blow-up.
  */
 const EAGER_SPLIT_WORD_CHARS_PER_TOKEN = 4;
 
@@ -167,7 +166,7 @@ class Chunker {
           this.refineTop();
           continue;
         }
-        piece.tokens = countTokensLinear(this.textOf(piece));
+        piece.tokens = countTokens(this.textOf(piece));
       }
       const cost = this.costOf(piece);
       if (this.estimate + cost <= this.limit) {
@@ -299,7 +298,7 @@ class Chunker {
     let cut = this.chooseCut(fills, pieces.length, Number.POSITIVE_INFINITY, strengthAt);
     for (;;) {
       const { text, segments } = this.assemble(pieces.slice(0, cut));
-      const tokens = countTokensLinear(text);
+      const tokens = countTokens(text);
       if (tokens <= this.limit || cut === 1) {
         this.chunks.push({ index: this.chunks.length, tokens, chars: text.length, segments, text });
         break;

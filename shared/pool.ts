@@ -6,8 +6,7 @@
  * ascending. The top-k of the pool are its first k messages in that order.
  */
 import { InvalidInputError } from './errors';
-import { tokenBoundaries } from './text';
-import { countTokens } from './tokenizer';
+import { countTokens, tokenBoundaries } from './tokenizer';
 import type { Message } from './types';
 
 /** Largest chunk index the sort key can hold (7 digits). */

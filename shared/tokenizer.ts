@@ -6,11 +6,29 @@
  * granularity), so counts here are an estimate of the model's count: budgets keep a margin for that.
  * Usage figures reported by Bedrock come from the model's response, not from here.
  */
-import { countTokens as countGptTokens, encode } from 'gpt-tokenizer';
+import { countTokens as countGptTokens, decodeGenerator, encode } from 'gpt-tokenizer';
+import o200kRanks from 'gpt-tokenizer/bpeRanks/o200k_base';
+import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 
-/** Number of tokens of `text` (o200k_base). Special-token strings in the text are counted as text. */
+/**
+ * Number of tokens of `text` (o200k_base), exactly as gpt-tokenizer counts it, in O(n log n) also for
+ * texts with very long pre-tokens (see "Token counting without … quadratic merge" below: the
+ * library alone is quadratic there, e.g. minutes for a 1.5 MB line without spaces). Special-token
+ * strings in the text are counted as text.
+ * @param text any string without lone surrogates.
+ * @returns the token count, 0 for an empty text.
+ */
 export function countTokens(text: string): number {
   if (text.length === 0) return 0;
+  if (hasLongRun(text)) return countTokensMerged(text);
+  return countLibraryTokens(text);
+}
+
+/**
+ * gpt-tokenizer's own count: fast unless the text holds a long run (see `countTokens`). Exported as
+ * the reference that test/unit/tokens-linear.test.ts checks `countTokens` against; use `countTokens`.
+ */
+export function countLibraryTokens(text: string): number {
   return countGptTokens(text, { disallowedSpecial: new Set() });
 }
 
@@ -25,3 +43,307 @@ export function encodeTokens(text: string): number[] {
 
 /** Name of the encoding, recorded in results and cache keys. */
 export const TOKENIZER_NAME = 'gpt-tokenizer/o200k_base';
+
+/** A position in a text that is both a token boundary and a code point boundary. */
+export interface TokenBoundary {
+  /** Characters (UTF-16 code units) of the text before this boundary. */
+  offset: number;
+  /** Tokens of the text's encoding before this boundary (an upper bound in the fallback, see below). */
+  tokens: number;
+}
+
+/**
+ * Every position of `text` where a token of its encoding (shared/tokenizer.ts) ends on a whole code
+ * point, in increasing order; the last is `{ offset: text.length, tokens: countTokens(text) }`.
+ * A token can hold part of a multi-byte character (a CJK character is often 2-3 byte tokens), so such
+ * tokens are grouped with the following ones until the character is complete.
+ *
+ * Why not `decodeTokens` on token prefixes: gpt-tokenizer 4.0.0 decodes with one module-level
+ * `TextDecoder` in stream mode, so decoding ids that end inside a character returns "" and leaves
+ * the bytes pending, to be prepended (as U+FFFD) to the next, unrelated decode call. Here the whole
+ * encoding is decoded in one pass with the library's `decodeGenerator` (which yields only complete
+ * characters), counting the ids it has pulled; the pass ends on a complete character, leaving the
+ * shared decoder clean. If the pieces ever fail to match the text (a decoder left dirty by another
+ * caller), the boundaries fall back to every code point, with `tokens` = UTF-8 bytes so far (an upper
+ * bound: a token holds at least one byte).
+ * @param text any string without lone surrogates (decoded documents, model output).
+ * @returns boundaries, empty for an empty text.
+ */
+export function tokenBoundaries(text: string): TokenBoundary[] {
+  if (hasLongRun(text)) return tokenBoundariesLinear(text);
+  const ids = encodeTokens(text);
+  let pulled = 0;
+  function* counted(): Generator<number> {
+    for (const id of ids) {
+      pulled++;
+      yield id;
+    }
+  }
+  const boundaries: TokenBoundary[] = [];
+  let offset = 0;
+  let matches = true;
+  for (const piece of decodeGenerator(counted())) {
+    // Consume the whole generator even after a mismatch, so that the shared decoder ends clean.
+    if (matches && text.startsWith(piece, offset)) {
+      offset += piece.length;
+      boundaries.push({ offset, tokens: pulled });
+    } else {
+      matches = false;
+    }
+  }
+  if (matches && offset === text.length) return boundaries;
+  return codePointBoundaries(text);
+}
+
+/** Fallback of `tokenBoundaries`: every code point boundary, with UTF-8 bytes so far as the token bound. */
+function codePointBoundaries(text: string): TokenBoundary[] {
+  const boundaries: TokenBoundary[] = [];
+  let offset = 0;
+  let bytes = 0;
+  for (const codePoint of text) {
+    offset += codePoint.length;
+    const code = codePoint.codePointAt(0) ?? 0;
+    bytes += code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+    boundaries.push({ offset, tokens: bytes });
+  }
+  return boundaries;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Token counting without gpt-tokenizer's quadratic merge on long pre-tokens
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Why: gpt-tokenizer 4.0.0 merges the byte pairs of one pre-token by scanning every pair for the
+ * lowest rank at each merge, O(n^2) in the pre-token's length. The o200k pre-tokenizer keeps a run
+ * of letters of one case (Chinese or Japanese without punctuation, a DNA sequence, a long lowercase
+ * identifier) or of symbols as ONE pre-token, so a chunk of such text is one pre-token of thousands
+ * of bytes: counting an 8,000-token chunk of unpunctuated Chinese took ~0.4 s, and chunking 1 MB of
+ * it 19 s, so ~6 minutes for a 20 MB line (bench/long-line.ts). Here the same byte-pair merge runs
+ * with a heap and a linked list, O(n log n), over the same rank table and the same pre-tokenizer
+ * (gpt-tokenizer's own, imported from the package), and is used only for texts that hold a long run
+ * (`LONG_RUN`); every other text is counted by the library itself. (20 MB line of unpunctuated
+ * Chinese after this: ~1 minute of CPU, dominated by ICU word segmentation and the library's counts.)
+ *
+ * Equivalence with the library (checked by test/unit/tokens-linear.test.ts on random texts): the library
+ * counts a pre-token as 1 when it is a token, else merges its UTF-8 bytes, always the pair of
+ * lowest rank, the leftmost among equals, where the rank of a pair is the rank of its concatenated
+ * bytes (looked up as a string when the bytes are valid UTF-8, else among the byte-array tokens).
+ * The heap pops (rank, position) in exactly that order. Special-token strings are plain text, as in
+ * `countTokens` of shared/tokenizer.ts.
+ */
+
+/**
+ * A run of characters that the pre-tokenizer may keep in one pre-token (letters and marks, or
+ * symbols and punctuation, or white space) longer than 64 characters: below that the library's
+ * merge is fast.
+ */
+const LONG_RUN = /[\p{L}\p{M}]{65}|[^\s\p{L}\p{N}]{65}|\s{65}/u;
+/** Run length of `LONG_RUN`, in UTF-16 code units at least. */
+const LONG_RUN_CHARS = 65;
+
+/**
+ * Does `text` hold a `LONG_RUN`? An O(n) scan of `charCodeAt` first, with three run lengths in
+ * which an ASCII character ends the runs it cannot belong to (a letter ends a symbol run, a digit
+ * both, a space both and starts a white-space run; a non-ASCII character continues all but the
+ * white-space run unless it is white space itself). Ordinary prose, code and data are rejected
+ * without the regular expression, which only confirms. Never misses: a `LONG_RUN` run keeps its
+ * counter growing for 65 code units.
+ */
+function hasLongRun(text: string): boolean {
+  let letters = 0;
+  let symbols = 0;
+  let blanks = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) {
+      const space = c === 0x20 || (c >= 0x09 && c <= 0x0d);
+      const letter = (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+      const digit = c >= 0x30 && c <= 0x39;
+      letters = letter ? letters + 1 : 0;
+      symbols = !letter && !digit && !space ? symbols + 1 : 0;
+      blanks = space ? blanks + 1 : 0;
+    } else {
+      // Every non-ASCII character of \s (ECMAScript WhiteSpace and LineTerminator).
+      const space = c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+      letters = space ? 0 : letters + 1;
+      symbols = space ? 0 : symbols + 1;
+      blanks = space ? blanks + 1 : 0;
+    }
+    if (letters >= LONG_RUN_CHARS || symbols >= LONG_RUN_CHARS || blanks >= LONG_RUN_CHARS) return LONG_RUN.test(text);
+  }
+  return false;
+}
+
+/** The rank tables, built on first use (~0.6 s, ~25 MB of heap, measured) from gpt-tokenizer's o200k_base data. */
+interface RankTables {
+  /** Tokens that are valid UTF-8, by their text (as the library keys them). */
+  byText: Map<string, number>;
+  /** Every token the library can find by bytes, keyed by its bytes as a latin1 string (one char per byte). */
+  byBytes: Map<string, number>;
+  /** Longest token, in bytes: a longer byte pair is never a token. */
+  maxTokenBytes: number;
+}
+
+let tables: RankTables | undefined;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function rankTables(): RankTables {
+  if (tables) return tables;
+  const byText = new Map<string, number>();
+  const byBytes = new Map<string, number>();
+  let maxTokenBytes = 1;
+  o200kRanks.forEach((value, rank) => {
+    if (typeof value === 'string') {
+      byText.set(value, rank);
+      // A string with a lone surrogate has no UTF-8 form: the library never finds it by bytes.
+      if (LONE_SURROGATE.test(value)) return;
+      const bytes = Buffer.from(value, 'utf8');
+      byBytes.set(bytes.toString('latin1'), rank);
+      maxTokenBytes = Math.max(maxTokenBytes, bytes.length);
+      return;
+    }
+    const bytes = Buffer.from(value);
+    // Byte tokens that happen to be valid UTF-8 are looked up as text by the library, so never found.
+    if (isUtf8(bytes)) return;
+    byBytes.set(bytes.toString('latin1'), rank);
+    maxTokenBytes = Math.max(maxTokenBytes, bytes.length);
+  });
+  tables = { byText, byBytes, maxTokenBytes };
+  return tables;
+}
+
+/** Is `bytes` well-formed UTF-8? (WHATWG decoder, fatal; as the library's own check, no surrogates, no overlongs.) */
+function isUtf8(bytes: Uint8Array): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The 256 one-byte strings (latin1), keys of single bytes. */
+const BYTE_STRINGS = Array.from({ length: 256 }, (_, b) => String.fromCharCode(b));
+
+/**
+ * Byte-pair merge of one pre-token's bytes (length >= 2) with a min-heap of (rank, position) and a
+ * linked list of parts. Returns the start offset of every resulting token, ascending (the token
+ * ends where the next starts; the last ends at `bytes.length`). Each part keeps its bytes as a
+ * latin1 string, so a pair's key is the concatenation of two strings (no Buffer conversion).
+ */
+function mergeBytePairs(bytes: Uint8Array, t: RankTables): number[] {
+  const n = bytes.length;
+  const next = new Int32Array(n); // next part's start (n at the end)
+  const prev = new Int32Array(n); // previous part's start (-1 at the start)
+  const rankAt = new Float64Array(n); // rank of the pair (part at i, next part), Infinity when none
+  const alive = new Uint8Array(n);
+  const text: string[] = new Array<string>(n); // bytes of the part starting at i, latin1
+  // Heap of rank * 2^32 + position: smallest rank first, leftmost among equals.
+  const heap: number[] = [];
+  const push = (key: number): void => {
+    let i = heap.length;
+    heap.push(key);
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (heap[parent] <= key) break;
+      heap[i] = heap[parent];
+      i = parent;
+    }
+    heap[i] = key;
+  };
+  const pop = (): number => {
+    const top = heap[0];
+    const last = heap.pop() as number;
+    if (heap.length > 0) {
+      let i = 0;
+      for (;;) {
+        const left = 2 * i + 1;
+        if (left >= heap.length) break;
+        const child = left + 1 < heap.length && heap[left + 1] < heap[left] ? left + 1 : left;
+        if (heap[child] >= last) break;
+        heap[i] = heap[child];
+        i = child;
+      }
+      heap[i] = last;
+    }
+    return top;
+  };
+  const update = (start: number): void => {
+    const mid = next[start];
+    let rank = Infinity;
+    if (mid < n && next[mid] - start <= t.maxTokenBytes) rank = t.byBytes.get(text[start] + text[mid]) ?? Infinity;
+    rankAt[start] = rank;
+    if (rank !== Infinity) push(rank * 4294967296 + start);
+  };
+  for (let i = 0; i < n; i++) {
+    next[i] = i + 1;
+    prev[i] = i - 1;
+    alive[i] = 1;
+    text[i] = BYTE_STRINGS[bytes[i]];
+  }
+  for (let i = 0; i < n; i++) update(i);
+  while (heap.length > 0) {
+    const key = pop();
+    const rank = Math.floor(key / 4294967296);
+    const start = key - rank * 4294967296;
+    if (!alive[start] || rankAt[start] !== rank) continue; // stale entry
+    const mid = next[start];
+    const end = next[mid];
+    alive[mid] = 0;
+    text[start] += text[mid];
+    next[start] = end;
+    if (end < n) prev[end] = start;
+    update(start);
+    if (prev[start] >= 0) update(prev[start]);
+  }
+  const starts: number[] = [];
+  for (let i = 0; i < n; i = next[i]) starts.push(i);
+  return starts;
+}
+
+/** Tokens of one pre-token (as `countTokens` counts it). */
+function countPretoken(piece: string, t: RankTables): number {
+  if (t.byText.has(piece)) return 1;
+  const bytes = Buffer.from(piece, 'utf8');
+  return bytes.length <= 1 ? bytes.length : mergeBytePairs(bytes, t).length;
+}
+
+/** The count of a text that holds a long run: the heap merge above, one pre-token at a time. */
+function countTokensMerged(text: string): number {
+  const t = rankTables();
+  let count = 0;
+  for (const [piece] of text.matchAll(O200K_TOKEN_SPLIT_REGEX)) count += countPretoken(piece, t);
+  return count;
+}
+
+/**
+ * `tokenBoundaries` computed from the merge above: for each pre-token, its tokens' byte lengths;
+ * a boundary after every token that ends on a code point boundary. Used for texts with a long run.
+ */
+function tokenBoundariesLinear(text: string): TokenBoundary[] {
+  const t = rankTables();
+  const boundaries: TokenBoundary[] = [];
+  let offset = 0;
+  let tokens = 0;
+  for (const [piece] of text.matchAll(O200K_TOKEN_SPLIT_REGEX)) {
+    const bytes = Buffer.from(piece, 'utf8');
+    const ends =
+      t.byText.has(piece) || bytes.length <= 1 ? [bytes.length] : [...mergeBytePairs(bytes, t).slice(1), bytes.length];
+    // Walk the pre-token's code points, emitting a boundary where a token end meets one.
+    let byte = 0;
+    let unit = 0;
+    let e = 0;
+    for (const codePoint of piece) {
+      const code = codePoint.codePointAt(0) ?? 0;
+      byte += code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+      unit += codePoint.length;
+      while (e < ends.length && ends[e] < byte) e++;
+      if (e < ends.length && ends[e] === byte) boundaries.push({ offset: offset + unit, tokens: tokens + e + 1 });
+    }
+    tokens += ends.length;
+    offset += piece.length;
+  }
+  return boundaries;
+}
+

@@ -12,6 +12,7 @@ import {
   chunkCacheKey,
   corpusContentHash,
   corpusIdOfKey,
+  decodeAndChunk,
   getCorpusIngestion,
   ingestCorpus,
   type CorpusIngestion,
@@ -214,5 +215,20 @@ describe('corpus ingestion', () => {
       await expect(run).rejects.toThrow(EmptyCorpusError);
       await expect(run).rejects.toThrow('empty.txt: whitespace only');
     });
+  });
+});
+
+describe('counting the tokens of an uploaded file', () => {
+  it('counts a 1.5 MB line without spaces in linear time (the library alone is quadratic there)', () => {
+    // Arrange: one run of letters, one pre-token of the o200k pre-tokenizer (found by the breaker
+    // session: `extagents serve` ingesting such an upload spun for minutes)
+    const bytes = new Uint8Array(1_572_864).fill(0x61);
+
+    // Act
+    const chunked = decodeAndChunk([{ id: 'b.txt', bytes }], 8000, true);
+
+    // Assert: "aaaaaaaa" is one o200k token, so 8 letters a token
+    expect(chunked.files).toEqual([{ id: 'b.txt', bytes: bytes.length, chars: bytes.length, tokens: bytes.length / 8 }]);
+    expect(chunked.chunks.every((c) => c.tokens <= 8000)).toBe(true);
   });
 });

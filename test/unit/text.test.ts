@@ -1,5 +1,6 @@
 import { InvalidInputError } from '../../shared/errors';
-import { decodeDocument, tokenBoundaries } from '../../shared/text';
+import { decodeDocument } from '../../shared/text';
+import { tokenBoundaries } from '../../shared/tokenizer';
 import { decode as decodeTokens } from 'gpt-tokenizer';
 import { countTokens, encodeTokens } from '../../shared/tokenizer';
 

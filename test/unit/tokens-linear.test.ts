@@ -1,12 +1,11 @@
 /**
  * Token counting and token boundaries of texts with very long pre-tokens (shared/text.ts,
- * `countTokensLinear` and `tokenBoundaries`), which run their own O(n log n) byte-pair merge instead
+ * `countTokens` and `tokenBoundaries`), which run their own O(n log n) byte-pair merge instead
  * of gpt-tokenizer's quadratic one: they must give exactly what the library gives.
  */
 import o200kRanks from 'gpt-tokenizer/bpeRanks/o200k_base';
 import { chunkCorpus } from '../../shared/chunking';
-import { countTokensLinear, tokenBoundaries, type TokenBoundary } from '../../shared/text';
-import { countTokens, encodeTokens } from '../../shared/tokenizer';
+import { countLibraryTokens, countTokens, encodeTokens, tokenBoundaries, type TokenBoundary } from '../../shared/tokenizer';
 
 /** Deterministic pseudo-random numbers (LCG), so the generated texts are the same on every run. */
 function prng(seed: number): () => number {
@@ -68,7 +67,7 @@ describe('token counting of texts with long runs', () => {
       // Arrange
       const text = textWithLongRun(random);
       // Act / Assert
-      expect([text, countTokensLinear(text)]).toEqual([text, countTokens(text)]);
+      expect([text, countTokens(text)]).toEqual([text, countLibraryTokens(text)]);
     }
   });
 
@@ -78,14 +77,14 @@ describe('token counting of texts with long runs', () => {
       const text = textWithLongRun(random);
       const boundaries = tokenBoundaries(text);
       expect([text, boundaries]).toEqual([text, referenceBoundaries(text)]);
-      expect(boundaries.at(-1)).toEqual({ offset: text.length, tokens: countTokens(text) });
+      expect(boundaries.at(-1)).toEqual({ offset: text.length, tokens: countLibraryTokens(text) });
     }
   });
 
   it('counts texts without a long run through the library, unchanged', () => {
     const text = 'Fellow-Citizens of the Senate and House of Representatives: 范围内产生的二氧化碳排放量。😀';
-    expect(countTokensLinear(text)).toBe(countTokens(text));
-    expect(countTokensLinear('')).toBe(0);
+    expect(countTokens(text)).toBe(countLibraryTokens(text));
+    expect(countTokens('')).toBe(0);
   });
 });
 
@@ -102,10 +101,10 @@ describe('chunking long runs', () => {
     // Assert
     expect(chunks.map((c) => c.text).join('')).toBe(text);
     for (const chunk of chunks) {
-      expect(chunk.tokens).toBe(countTokensLinear(chunk.text));
+      expect(chunk.tokens).toBe(countTokens(chunk.text));
       expect(chunk.tokens).toBeLessThanOrEqual(2000);
     }
-    expect(chunks.reduce((sum, c) => sum + c.tokens, 0)).toBeGreaterThanOrEqual(countTokensLinear(text));
+    expect(chunks.reduce((sum, c) => sum + c.tokens, 0)).toBeGreaterThanOrEqual(countTokens(text));
   });
 
   it('chunks a DNA sequence of 200,000 letters within the limit, dropping nothing', () => {

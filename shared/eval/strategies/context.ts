@@ -4,7 +4,7 @@
  * the reasoning agent raw corpus text (`direct`, `rag`).
  */
 import { spanToQuotes } from '../../pipeline/seek';
-import { tokenBoundaries } from '../../text';
+import { tokenBoundaries } from '../../tokenizer';
 import { countTokens } from '../../tokenizer';
 import type { Chunk, Message } from '../../types';
 
