@@ -143,8 +143,12 @@ const claimedByBucket = new WeakMap<BlobStore, Set<string>>();
 
 /**
  * Step Functions' execution-name uniqueness, locally: a record per execution name in the bucket
- * (`runs/_executions/<name>.json`: status, error, cause), so a name runs at most once per bucket,
- * across processes that run one after the other.
+ * (`runs/_executions/<name>.json`: status, error, cause; while running, the pid of the process that
+ * runs it), so a name runs at most once per bucket, across processes that run one after the other.
+ * A RUNNING record whose process is gone (killed, crashed) is an interrupted execution: it runs
+ * again under the same name, which resumes the run (the question's run id is derived from the job,
+ * so the workflow replays it: docs/ARCHITECTURE.md, "Resume"), instead of staying RUNNING forever
+ * and its question failing as "no result".
  */
 export class LocalExecutionRegistry implements ExecutionLookup {
   constructor(private readonly blobs: BlobStore) {}
@@ -160,8 +164,12 @@ export class LocalExecutionRegistry implements ExecutionLookup {
     if (claimed.has(name)) return { started: false, status: 'RUNNING' };
     claimed.add(name); // before any await: a concurrent claim of the same name sees it
     try {
-      if (await this.blobs.exists(key)) return { started: false, status: (await this.describe(name)).status };
-      await this.record(name, { status: 'RUNNING' });
+      if (await this.blobs.exists(key)) {
+        const existing = (await this.describe(name)) as ExecutionStatus & { pid?: number };
+        if (!(existing.status === 'RUNNING' && !isProcessAlive(existing.pid))) return { started: false, status: existing.status };
+        // Interrupted: its process is gone. Run it again under the same name (resumes the run).
+      }
+      await this.record(name, { status: 'RUNNING', pid: process.pid } as ExecutionStatus);
       let status: ExecutionStatus;
       try {
         await execute();
@@ -184,6 +192,20 @@ export class LocalExecutionRegistry implements ExecutionLookup {
 
   private async record(name: string, status: ExecutionStatus): Promise<void> {
     await this.blobs.put(executionKey(name), JSON.stringify(status), 'application/json');
+  }
+}
+
+/**
+ * Is the process `pid` still running (signal 0: existence check, nothing sent)? A record without a
+ * pid was written by a version that did not record one: treated as gone. EPERM means it exists.
+ */
+function isProcessAlive(pid: number | undefined): boolean {
+  if (pid === undefined || !Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -3,16 +3,17 @@
  * questions run on the synthesized workflow (aws-local-stepfunctions, dynalite, directory bucket,
  * offline extractive reader), results in input order; a duplicate delivery starts nothing.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ExtractiveReader } from '../../shared/extractive';
 import type { AgentModel, ReasonRequest, SeekRequest } from '../../shared/ports';
 import { runRecordKey } from '../../shared/pipeline/layout';
-import type { JobResultLine, JobSummary } from '../../shared/pipeline/jobs';
+import { loadJob, type JobResultLine, type JobSummary } from '../../shared/pipeline/jobs';
 import type { RunRecord } from '../../shared/pipeline/run-record';
 import { startLocalStack, type LocalStack } from '../../local/stack';
-import { ingestLocalCorpus, runJob, submitJobFile } from '../../local/uploads';
+import { ingestLocalCorpus, planLocalJob, runJob, submitJobFile } from '../../local/uploads';
 
 jest.setTimeout(120_000);
 
@@ -106,6 +107,31 @@ describe('a job uploaded to jobs/ in local mode', () => {
     expect(second).toMatchObject({ jobId: first.jobId, started: 0, alreadyStarted: 3 });
     expect(model.seeks).toBe(seeksAfterFirst);
     expect({ ...second.summary, completedAt: '' }).toEqual({ ...first.summary, completedAt: '' });
+  });
+
+  it('runs again a question whose execution was left RUNNING by a process that is gone (a killed job), and no other', async () => {
+    // Arrange: a job of two questions, its execution records as a killed `job` process leaves them:
+    // question 1 RUNNING under a pid that no longer exists, question 2 RUNNING under a live one
+    writeFileSync(path.join(dir, 'k.txt'), [filler(7), 'The lighthouse at Cape Henlopen was lit by the keeper Abraham Hargis.'].join('\n\n'));
+    await ingestLocalCorpus(stack.blobs, 'killed', [{ id: 'k.txt', path: path.join(dir, 'k.txt') }], { chunkTokens: 128 });
+    const jobFile = path.join(dir, 'killjob.json');
+    writeFileSync(jobFile, JSON.stringify({ corpus: 'killed', questions: [{ question: 'Who lit the lamp of the lighthouse at Cape Henlopen?' }, { question: 'Who kept it?' }], options: { chunkTokens: 128, rounds: 1 } }));
+    const key = await submitJobFile(stack.blobs, jobFile);
+    const state = await planLocalJob(stack.blobs, key);
+    const { items } = await loadJob(stack.blobs, state.jobId);
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid as number;
+    await stack.blobs.put(`runs/_executions/${items[0].executionName}.json`, JSON.stringify({ status: 'RUNNING', pid: gone }));
+    await stack.blobs.put(`runs/_executions/${items[1].executionName}.json`, JSON.stringify({ status: 'RUNNING', pid: process.pid }));
+
+    // Act
+    const outcome = await runJob(stack, key, { concurrency: 1 });
+
+    // Assert: the interrupted question ran and answered; the live one was not started twice
+    expect(outcome).toMatchObject({ started: 1, alreadyStarted: 1 });
+    const lines = (await stack.blobs.getText('results/killjob.jsonl')).trimEnd().split('\n').map((line) => JSON.parse(line) as JobResultLine);
+    expect(lines[0].status).toBe('succeeded');
+    expect(lines[0].status === 'succeeded' && lines[0].result.answer).toContain('Abraham Hargis');
+    expect(lines[1].status).toBe('failed');
   });
 
   it('rejects a job whose corpus points into the service\'s own data at planning time, before any question runs', async () => {
