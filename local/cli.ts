@@ -4,7 +4,8 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
-import { mkdirSync, accessSync, constants as fsConstants } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync, mkdirSync, statSync } from 'node:fs';
+import path from 'node:path';
 import packageJson from '../package.json';
 import { ExtAgentsError, InvalidInputError } from '../shared/errors';
 import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../shared/config';
@@ -69,10 +70,33 @@ export async function checkLocalModelFiles(spec: string, load?: { sequences: num
   }
 }
 
+/**
+ * Make a directory and its missing parents, one level at a time. Not `mkdirSync(dir, { recursive:
+ * true })`: on Node 20 that never returns for a path under a pseudo file system that refuses new
+ * entries (`/proc/x`: mkdir gives ENOENT although the parent exists, and Node retries forever).
+ * @throws the first failing mkdir's error (ENOENT, EACCES, EROFS, ENOTDIR, …); EEXIST is not one.
+ */
+export function makeDirectories(dir: string): void {
+  const absolute = path.resolve(dir);
+  const missing: string[] = [];
+  for (let current = absolute; !existsSync(current); current = path.dirname(current)) {
+    missing.unshift(current);
+    if (path.dirname(current) === current) break;
+  }
+  for (const folder of missing) {
+    try {
+      mkdirSync(folder);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+}
+
 /** Make `--state-dir` if needed. @throws UsageError unless `dir` is (or can be made) a writable directory. */
 export function writableStateDir(dir: string): void {
   try {
-    mkdirSync(dir, { recursive: true });
+    makeDirectories(dir);
+    if (!statSync(dir).isDirectory()) throw Object.assign(new Error(`${dir} is not a directory`), { code: 'ENOTDIR' });
     accessSync(dir, fsConstants.W_OK);
   } catch (error) {
     throw new UsageError(`--state-dir ${dir} is not a writable directory (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });

@@ -4,9 +4,10 @@
  * stack (local/stack.ts, local/survey.ts), with progress lines on stderr (docs/SURVEY.md).
  */
 import { type Command, Option } from 'commander';
+import { accessSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import { SurveyOptionsSchema, type SurveyOptionsInput } from '../shared/survey/options';
-import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption } from './cli';
+import { applyStructured, checkLocalModelFiles, makeDirectories, MODEL_OPTION_HELP, structuredOption, UsageError, writableStateDir } from './cli';
 import { MAX_LLAMA_SEQUENCES, startLocalStack } from './stack';
 import { runLocalSchedule, runLocalSurvey, type LocalSurveyProgress } from './survey';
 import { rangeText, schemaFlag, schemaRange } from './cli-numbers';
@@ -30,6 +31,16 @@ interface SurveyCommandOptions {
 /** A survey option's help with the range its schema validates (shared/survey/options.ts). */
 function surveyHelp(help: string, field: keyof typeof SurveyOptionsSchema.shape): string {
   return help.replace(/\)$/, `; ${rangeText(schemaRange(SurveyOptionsSchema, field))})`);
+}
+
+/** Make the output's folder if needed. @throws UsageError naming the flag unless it is (or can be made) a writable directory. */
+function writableOutputDir(dir: string, flag: string): void {
+  try {
+    makeDirectories(dir);
+    accessSync(dir, fsConstants.W_OK);
+  } catch (error) {
+    throw new UsageError(`${flag}: ${dir} is not a writable directory (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
+  }
 }
 
 /** Progress lines on stderr: one per task of the survey execution, and every 10% of a seeking Map Run. */
@@ -82,6 +93,9 @@ export function addSurveyCommand(program: Command): Command {
       command.error('extagents survey: give either --corpus and --topic, or --schedule', { exitCode: 2 });
     }
     applyStructured(opts.structured);
+    writableStateDir(opts.stateDir);
+    // The output's folder is made (or refused) now, not after the survey ran.
+    writableOutputDir(path.dirname(path.resolve(opts.schedule !== undefined ? path.join(opts.outDir, 'x') : opts.output)), opts.schedule !== undefined ? '--out-dir' : '--output');
     await checkLocalModelFiles(opts.model, { sequences: Math.min(opts.concurrency ?? 2, MAX_LLAMA_SEQUENCES) });
     const onProgress = progressLines(opts.progress);
     // One local stack for the survey or the whole schedule: the survey state machine, its handlers,

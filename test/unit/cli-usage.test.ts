@@ -138,6 +138,21 @@ describe('numeric flags take decimal digits only and say their real range', () =
   });
 });
 
+describe('a state directory that cannot be made', () => {
+  // Node 20's recursive mkdir never returns for /proc/x (ENOENT with an existing parent, retried forever).
+  it.each([
+    [['ask', '-c', 'README.md', '-q', 'x', '--state-dir', '/proc/x']],
+    [['ingest', '--id', 'a', '-c', 'README.md', '--state-dir', '/proc/x']],
+    [['serve', '--port', '0', '--state-dir', '/proc/x']],
+    [['survey', '-c', 'README.md', '-t', 'x', '--state-dir', '/proc/x']],
+  ])('%j exits 2 at once with one line naming it', async (args) => {
+    const result = await run(...args);
+
+    expect(result.status).toBe(2);
+    expect(oneLine(result.stderr)).toBe('extagents: --state-dir /proc/x is not a writable directory (ENOENT)');
+  });
+});
+
 describe('extagents serve', () => {
   it.each([
     [['--token', 'short'], undefined, 'extagents: --token must have at least 16 characters (got 5); or leave it out to have a token generated'],
