@@ -291,19 +291,46 @@ function authorized(header: string | undefined, expected: Buffer): boolean {
 }
 
 /**
+ * How long an oversized request body is read and discarded before its 413 is sent: clients that
+ * send the whole body before reading the answer (Python's urllib, Node's `http.request` with
+ * `end(body)`) get EPIPE instead of the 413 if the connection closes while they still send.
+ * After this, or once the body has ended, the 413 goes out and the connection closes.
+ */
+const OVERSIZED_LINGER_MS = 3_000;
+
+/**
+ * Discard the rest of a request body until it ends, the client goes away, or `lingerMs` passes.
+ * Resolves either way (never rejects).
+ */
+function drain(req: IncomingMessage, lingerMs = OVERSIZED_LINGER_MS): Promise<void> {
+  if (req.complete || req.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      req.off('end', done);
+      req.off('close', done);
+      req.off('error', done);
+      resolve();
+    };
+    const timer = setTimeout(done, lingerMs);
+    req.on('end', done);
+    req.on('close', done);
+    req.on('error', done);
+    req.resume();
+  });
+}
+
+/**
  * The body, or undefined when it exceeds `max` bytes, declared (`Content-Length`) or counted as it
- * arrives (a chunked body has no length). An oversized body is never destroyed before the answer:
- * the rest is discarded as it arrives, the caller answers 413 with `Connection: close`, and Node's
- * server closes the connection once that answer is written. (Destroying the request at once resets
- * the connection, and the client never sees the 413.)
+ * arrives (a chunked body has no length). An oversized body is never cut off before the answer: the
+ * rest is read and discarded ({@link drain}, bounded), then the caller answers 413 with
+ * `Connection: close`. (Destroying the request at once resets the connection, and the client never
+ * sees the 413.)
  * @throws the request stream's error (a client that disconnects mid-body).
  */
 function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > max) {
-    req.resume();
-    return Promise.resolve(undefined);
-  }
+  if (declared > max) return drain(req).then(() => undefined);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -316,8 +343,7 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined
       req.off('data', onData);
       req.off('end', onEnd);
       chunks.length = 0;
-      req.resume(); // keep reading, discarding: the 413 goes out on an open connection
-      resolve(undefined);
+      void drain(req).then(() => resolve(undefined));
     };
     const onEnd = (): void => resolve(Buffer.concat(chunks));
     req.on('data', onData);
@@ -344,18 +370,19 @@ async function handleUpload(req: IncomingMessage, url: URL, ctx: ServeContext): 
   const max = ctx.uploads.maxContentLength;
   const tooLarge = (): ApiResponse => problemResponse(plainProblem(413, `The upload exceeds ${max} bytes, the largest file the local server accepts`), { connection: 'close' });
   if (check.contentLength !== undefined && check.contentLength > max) {
-    req.resume();
+    await drain(req);
     return tooLarge();
   }
   const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
   if (declared !== undefined && declared > max) {
-    req.resume();
+    await drain(req);
     return tooLarge();
   }
   const temp = path.join(ctx.uploadTemp, `${randomUUID()}.part`);
   const size = await receiveToFile(req, temp, check.contentLength ?? max);
   try {
     if (size === undefined) {
+      await drain(req);
       return check.contentLength !== undefined && check.contentLength < max
         ? problemResponse(plainProblem(413, `The upload exceeds the ${check.contentLength} bytes the URL was signed for`), { connection: 'close' })
         : tooLarge();

@@ -6,6 +6,7 @@
  * upload limit; a port in use and a second server on one state directory; an idempotent retry that
  * starts nothing new, and upload URLs that still work, after a restart of the server.
  */
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
@@ -223,6 +224,46 @@ describe('extagents serve', () => {
     expect(reply.type).toBe('application/problem+json');
     expect(reply.connection).toBe('close');
     expect(ProblemSchema.parse(JSON.parse(reply.body)).detail).toBe('The body exceeds 1048576 bytes');
+  });
+
+  it('answers 413 to clients that send an oversized body whole before they read (no EPIPE, no reset)', async () => {
+    // Arrange: as Python's urllib or Node's http.request with end(body): 8 MiB, declared or chunked
+    const url = new URL(`${server.url}/v1/runs`);
+    const send = (chunked: boolean): Promise<number | string> =>
+      new Promise((resolve) => {
+        const headers: Record<string, string> = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+        if (chunked) headers['transfer-encoding'] = 'chunked';
+        else headers['content-length'] = String(8 * 1024 * 1024);
+        const req = httpRequest(url, { method: 'POST', headers }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+        req.end(Buffer.alloc(8 * 1024 * 1024, 'a'));
+      });
+
+    // Python's urllib sends the whole body (sendall) before it reads: a close before the body
+    // ended gave it "Broken pipe" every time (the Python that CI installs the test model with).
+    const python = (): Promise<string> =>
+      new Promise((resolve) => {
+        const script = [
+          'import sys, urllib.request, urllib.error',
+          "req = urllib.request.Request(sys.argv[1], data=b'a' * 8388608, method='POST', headers={'authorization': 'Bearer ' + sys.argv[2], 'content-type': 'application/json'})",
+          'try:\n    urllib.request.urlopen(req); print(200)',
+          'except urllib.error.HTTPError as e:\n    print(e.code, e.headers.get("content-type"))',
+          'except Exception as e:\n    print("ERR", e)',
+        ].join('\n');
+        execFile('python3', ['-c', script, url.toString(), TOKEN], (error, stdout, stderr) => resolve(error ? `python3 failed: ${stderr}` : stdout.trim()));
+      });
+
+    // Act: several times each, where a close before the body ended gave EPIPE to some of them
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push(await send(false), await send(true));
+    const fromPython = [await python(), await python()];
+
+    // Assert
+    expect(statuses).toEqual(Array(8).fill(413));
+    expect(fromPython).toEqual(['413 application/problem+json', '413 application/problem+json']);
   });
 
   it('enforces the local 512 MiB upload limit: an announced larger size is a 400 at POST, a larger body a 413 at PUT', async () => {
