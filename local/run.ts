@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { ConfigurationError, InvalidInputError } from '../shared/errors';
+import { ConfigurationError, InvalidInputError, StorageError } from '../shared/errors';
 import { parseRunOptions, type RunOptions, type RunOptionsInput } from '../shared/config';
 import type { AgentModel, BlobStore } from '../shared/ports';
 import { runRecordKey } from '../shared/pipeline/layout';
@@ -188,7 +188,8 @@ type ClassicLevelModule = { ClassicLevel: new (location: string) => LevelDatabas
  * given a locked folder, crashes its process at the first request ("Database is not open"). Probed
  * by opening the folder with classic-level (the LevelDB binding dynalite uses) and closing it again.
  * The folder is `<stateDir>/dynamodb`, as local/stack.ts lays it out.
- * @throws ConfigurationError naming the state directory when it is in use.
+ * @throws ConfigurationError naming the state directory when it is in use; StorageError naming the
+ *   folder and LevelDB's reason when it cannot be opened for another reason (read-only, full, damaged).
  */
 async function assertStateDirFree(stateDir: string): Promise<void> {
   // classic-level comes with dynalite; loaded like dynalite itself (local/dynalite.ts).
@@ -199,9 +200,19 @@ async function assertStateDirFree(stateDir: string): Promise<void> {
   try {
     await db.open();
   } catch (error) {
-    throw new ConfigurationError(
-      `The state directory ${stateDir} is in use by another extagents process (its DynamoDB data in ${folder} is locked): ` +
-        'wait for it to end, or use another --state-dir',
+    // LEVEL_LOCKED (the cause) is another process; anything else (a read-only or full folder, a
+    // damaged database) is said as it is, not as a lock.
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    if (cause?.code === 'LEVEL_LOCKED') {
+      throw new ConfigurationError(
+        `The state directory ${stateDir} is in use by another extagents process (its DynamoDB data in ${folder} is locked): ` +
+          'wait for it to end, or use another --state-dir',
+        { cause: error },
+      );
+    }
+    throw new StorageError(
+      `The DynamoDB data of the state directory (${folder}) cannot be opened: ${cause?.message ?? (error as Error).message}; ` +
+        'check its permissions and free space, or use another --state-dir',
       { cause: error },
     );
   }

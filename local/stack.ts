@@ -349,6 +349,19 @@ async function seekingFailureOf(input: unknown, blobs: BlobStore, store: Message
   }
 }
 
+/** What to do about a system error, by its code (the others: "local storage failed"). */
+const STORAGE_ADVICE: Readonly<Record<string, string>> = {
+  ENOSPC: 'the disk is full; free space or use another --state-dir',
+  EDQUOT: 'the disk quota is exhausted; free space or use another --state-dir',
+  EACCES: 'permission denied; fix the permissions or use another --state-dir',
+  EPERM: 'operation not permitted; fix the permissions or use another --state-dir',
+  EROFS: 'the file system is read-only; use another --state-dir',
+  ENOENT: 'no such file or directory',
+  ENOTDIR: 'a part of the path is not a directory',
+  EISDIR: 'the path is a directory, a file was expected',
+  EMFILE: 'too many open files; raise the limit (ulimit -n) or lower --concurrency',
+};
+
 /**
  * A Node.js system error (`code` such as ENOSPC, EACCES, EROFS, EIO; `syscall`; often `path`) in an
  * error's cause chain, as a StorageError whose one-line message names the error and the path, or
@@ -360,7 +373,7 @@ export function storageErrorOf(error: unknown): StorageError | undefined {
     const { code, syscall, path: file } = current as NodeJS.ErrnoException;
     if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) && typeof syscall === 'string') {
       const where = typeof file === 'string' && !current.message.includes(file) ? ` (${file})` : '';
-      return new StorageError(`${current.message.split('\n')[0]}${where}: local storage failed; free disk space, fix permissions, or use another --state-dir`, { cause: current });
+      return new StorageError(`${current.message.split('\n')[0]}${where}: ${STORAGE_ADVICE[code] ?? 'local storage failed'}`, { cause: current });
     }
   }
   return undefined;

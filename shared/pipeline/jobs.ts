@@ -227,14 +227,16 @@ export function jobIdOf(ref: JobObjectRef): string {
 export const questionExecutionName = (jobId: string, index: number): string => `${jobId}-q${index}`;
 
 /**
- * Parse and validate a job file's text.
+ * Parse and validate a job file's text. A leading UTF-8 byte order mark (U+FEFF, which editors on
+ * Windows write) is not part of the JSON and is ignored, as for corpus files (RFC 8259 section 8.1
+ * lets a parser ignore it).
  * @throws InvalidInputError naming every invalid field (JSON syntax, shape, corpus, run options),
  *   e.g. `Invalid job file: corpus.prefix: prefix must not point into runs/ (the service's own data)`.
  */
 export function parseJobFile(text: string): JobFile {
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (error) {
     throw new InvalidInputError(`The job file is not valid JSON: ${(error as Error).message}`, { cause: error });
   }

@@ -4,14 +4,14 @@
  * stack trace and no Lambda error JSON; a model configuration error that fails every seeking agent
  * reaches the caller as itself, its message whole.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { main } from '../../local/cli';
 import { resolveCorpus } from '../../local/corpus';
 import { FsBlobStore } from '../../local/fs-blob-store';
 import { runLocal } from '../../local/run';
-import { ModelConfigurationError, SeekingFailedError } from '../../shared/errors';
+import { ModelConfigurationError, SeekingFailedError, StorageError } from '../../shared/errors';
 import type { AgentModel } from '../../shared/ports';
 import { hundredNotes, scriptedModel, writeCorpus } from '../support/corpus';
 
@@ -64,8 +64,25 @@ describe('a full disk mid-run', () => {
     const text = stderr.join('');
     expect(process.exitCode).toBe(1);
     expect(text.trimEnd().split('\n')).toHaveLength(1);
-    expect(text).toMatch(/^extagents: StorageError: ENOSPC: no space left on device, write \(\/.*\/state\/bucket\/.*\): local storage failed; free disk space/);
+    expect(text).toMatch(/^extagents: StorageError: ENOSPC: no space left on device, write \(\/.*\/state\/bucket\/.*\): the disk is full; free space or use another --state-dir\n$/);
     expect(text).not.toMatch(/\n\s+at |errorType|trace/);
+  });
+});
+
+describe('a state directory whose DynamoDB data cannot be opened', () => {
+  it('says why (LevelDB\'s reason), not that another process holds it', async () => {
+    // Arrange: a damaged database (its CURRENT names a manifest that does not exist)
+    const stateDir = path.join(dir, 'state');
+    mkdirSync(path.join(stateDir, 'dynamodb'), { recursive: true });
+    writeFileSync(path.join(stateDir, 'dynamodb', 'CURRENT'), 'MANIFEST-000099\n');
+    const files = await resolveCorpus([writeCorpus(dir, hundredNotes(2))]);
+
+    // Act
+    const failure = await runLocal({ files, question: 'What is the answer?', stateDir, runId: 'damaged', model: scriptedModel() }).catch((e: unknown) => e);
+
+    // Assert
+    expect(failure).toBeInstanceOf(StorageError);
+    expect((failure as Error).message).toMatch(/^The DynamoDB data of the state directory \(.*dynamodb\) cannot be opened: IO error: .*MANIFEST-000099: No such file or directory; check its permissions/);
   });
 });
 

@@ -50,6 +50,12 @@ describe('job files', () => {
     expect(job.corpus).toEqual({ id: 'sotu' });
   });
 
+  it('ignores a leading UTF-8 byte order mark, as for corpus files', () => {
+    const job = parseJobFile(`\uFEFF${JSON.stringify({ corpus: 'sotu', questions: [{ question: 'Who?' }] })}`);
+
+    expect(job.corpus).toEqual({ id: 'sotu' });
+  });
+
   it.each([
     ['a corpus id object', { id: 'sotu' }],
     ['a prefix', { prefix: 'corpora/sotu/' }],
