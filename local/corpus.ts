@@ -25,22 +25,34 @@ export const BUNDLED_CORPORA: Record<string, () => { dir: string; pattern: strin
 };
 
 /**
- * Resolve corpus arguments in order; duplicates (the same file twice) are kept once.
+ * Resolve corpus arguments in order; duplicates (the same file twice, also through a symbolic link)
+ * are kept once.
  * - a bundled corpus name (`sotu`);
  * - a file: its id is its path relative to the current directory;
  * - a directory: every regular file below it (hidden files and node_modules skipped), ids relative
  *   to the directory;
  * - anything else is a glob pattern (fast-glob syntax), ids relative to the current directory.
- * @throws InvalidInputError when an argument matches nothing.
+ * @throws InvalidInputError when an argument matches nothing, or a file name cannot be a document id
+ *   (not valid UTF-8, or a backslash on POSIX).
  */
 export async function resolveCorpus(args: string[], cwd: string = process.cwd()): Promise<CorpusFile[]> {
   const files: CorpusFile[] = [];
   const seen = new Set<string>();
   const ids = new Set<string>();
-  const add = (id: string, file: string): void => {
+  const add = async (id: string, file: string): Promise<void> => {
     const abs = path.resolve(cwd, file);
-    if (seen.has(abs)) return;
-    seen.add(abs);
+    // The same file reached twice (two arguments, or a symbolic link such as `sub/up -> ..` that
+    // makes a directory reach itself) is one document: known by its real path.
+    const real = await fs.realpath(abs).catch(() => abs);
+    if (seen.has(real)) return;
+    seen.add(real);
+    // A name that cannot become a document id is refused with the reason, never dropped.
+    if (id.includes('\uFFFD')) {
+      throw new InvalidInputError(`Corpus file name ${JSON.stringify(abs)} is not valid UTF-8 (shown with U+FFFD): rename the file`);
+    }
+    if (id.includes('\\') && path.sep === '/') {
+      throw new InvalidInputError(`Corpus file name ${JSON.stringify(abs)} has a backslash, which no document id (object key) may hold: rename the file`);
+    }
     // Ids are relative, '/'-separated and never climb out ('..'): a file outside the current
     // directory is known by its base name. Two files of the same id get "-2", "-3", … before the
     // extension, so no document is dropped or overwritten.
@@ -58,17 +70,17 @@ export async function resolveCorpus(args: string[], cwd: string = process.cwd())
     const bundled = BUNDLED_CORPORA[arg];
     if (bundled) {
       const { dir, pattern } = bundled();
-      for (const f of await fg(pattern, { cwd: dir, onlyFiles: true })) add(f, path.join(dir, f));
+      for (const f of await fg(pattern, { cwd: dir, onlyFiles: true })) await add(f, path.join(dir, f));
       continue;
     }
     const abs = path.resolve(cwd, arg);
     const stat = await fs.stat(abs).catch(() => undefined);
     if (stat?.isFile()) {
-      add(path.relative(cwd, abs) || path.basename(abs), abs);
+      await add(path.relative(cwd, abs) || path.basename(abs), abs);
     } else if (stat?.isDirectory()) {
       const found = await fg('**/*', { cwd: abs, onlyFiles: true, dot: false, ignore: ['**/node_modules/**'] });
       if (found.length === 0) throw new InvalidInputError(`Corpus directory ${arg} contains no files`);
-      for (const f of found.sort()) add(f, path.join(abs, f));
+      for (const f of found.sort()) await add(f, path.join(abs, f));
     } else {
       const found = await fg(arg, { cwd, onlyFiles: true, dot: false });
       if (found.length === 0) {
@@ -76,7 +88,7 @@ export async function resolveCorpus(args: string[], cwd: string = process.cwd())
         throw new InvalidInputError(`Corpus argument "${arg}" is not a file, a directory, a matching glob pattern or a bundled corpus (${names})`);
       }
       // fast-glob returns absolute paths for an absolute pattern, relative ones otherwise.
-      for (const f of found.sort()) add(path.isAbsolute(f) ? path.relative(cwd, f) : f, path.resolve(cwd, f));
+      for (const f of found.sort()) await add(path.isAbsolute(f) ? path.relative(cwd, f) : f, path.resolve(cwd, f));
     }
   }
   return files;
