@@ -327,4 +327,25 @@ export async function main(argv: string[] = process.argv): Promise<void> {
   }
 }
 
-if (require.main === module) void main();
+/**
+ * For the CLI process: an error thrown outside any awaited call (a library callback, e.g. dynalite
+ * rethrowing LevelDB's `IO error: …: No space left on device` from a write callback) would crash the
+ * process with a stack trace. A storage failure among them is said in one line (exit 1), as
+ * `main` says the errors it catches; any other is reported as unexpected, with its stack.
+ */
+export function installFatalErrorHandler(): void {
+  process.on('uncaughtException', (error: unknown) => {
+    const storage = storageErrorOf(error);
+    process.stderr.write(
+      storage
+        ? `extagents: ${storage.name}: ${storage.message}\n`
+        : `extagents: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(1);
+  });
+}
+
+if (require.main === module) {
+  installFatalErrorHandler();
+  void main();
+}

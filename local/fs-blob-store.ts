@@ -38,6 +38,9 @@ export class FsBlobStore implements BlobStore {
       await rename(temp, file);
     } catch (error) {
       await rm(temp, { force: true });
+      // A failed write (ENOSPC, EIO) names no path; the object's file is what the user needs to see.
+      const failure = error as NodeJS.ErrnoException;
+      if (typeof failure.code === 'string' && failure.path === undefined) failure.path = file;
       throw error;
     }
   }

@@ -371,6 +371,18 @@ const STORAGE_ADVICE: Readonly<Record<string, string>> = {
 export function storageErrorOf(error: unknown): StorageError | undefined {
   for (let current: unknown = error; current instanceof Error; current = current.cause) {
     const { code, syscall, path: file } = current as NodeJS.ErrnoException;
+    if (current.message === 'Database is closed' && current.stack?.includes('/dynalite/')) {
+      // dynalite's word for LevelDB closed under it, which LevelDB does after a failed write.
+      return new StorageError(
+        "The state directory's DynamoDB data (LevelDB) closed after a failed write: local storage failed (a full disk?); free space or use another --state-dir",
+        { cause: current },
+      );
+    }
+    if (code === 'LEVEL_IO_ERROR') {
+      // LevelDB (dynalite's store) failing to read or write its files: "IO error: <path>: <reason>".
+      const advice = /no space left/i.test(current.message) ? STORAGE_ADVICE.ENOSPC : /permission denied/i.test(current.message) ? STORAGE_ADVICE.EACCES : 'local storage failed';
+      return new StorageError(`${current.message.split('\n')[0]} (the state directory's DynamoDB data): ${advice}`, { cause: current });
+    }
     if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) && typeof syscall === 'string') {
       const where = typeof file === 'string' && !current.message.includes(file) ? ` (${file})` : '';
       return new StorageError(`${current.message.split('\n')[0]}${where}: ${STORAGE_ADVICE[code] ?? 'local storage failed'}`, { cause: current });
@@ -380,12 +392,22 @@ export function storageErrorOf(error: unknown): StorageError | undefined {
 }
 
 /**
+ * A system error named only in a failed execution's cause text (a Map Run's ResultWriter failing
+ * with `Error: ENOSPC: no space left on device, write`), as a StorageError with that text.
+ */
+function storageErrorInCause(error: ExecutionFailedError): StorageError | undefined {
+  const match = /\b(E[A-Z]{2,}): [^,\n]+, \w+(?: '[^'\n]*')?/.exec(error.causeText);
+  if (!match || STORAGE_ADVICE[match[1]] === undefined) return undefined;
+  return new StorageError(`${error.causeText.split('\n')[0]}: ${STORAGE_ADVICE[match[1]]}`, { cause: error });
+}
+
+/**
  * A domain error that failed an execution (directly, or through a Fail state that keeps its name and
  * cause) as itself, so callers see e.g. EmptyCorpusError with its message; anything else unchanged.
  */
 function domainErrorOf(error: unknown): unknown {
   if (!(error instanceof ExecutionFailedError)) return error;
-  const storage = storageErrorOf(error);
+  const storage = storageErrorOf(error) ?? storageErrorInCause(error);
   if (storage) return storage;
   // Walk the cause chain from the outside: the first error of ours named like the failure (and not
   // the engine's LambdaFunctionError envelope) is the handler's own error, with its own message.

@@ -4,6 +4,7 @@
  * stack trace and no Lambda error JSON; a model configuration error that fails every seeking agent
  * reaches the caller as itself, its message whole.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -66,6 +67,17 @@ describe('a full disk mid-run', () => {
     expect(text.trimEnd().split('\n')).toHaveLength(1);
     expect(text).toMatch(/^extagents: StorageError: ENOSPC: no space left on device, write \(\/.*\/state\/bucket\/.*\): the disk is full; free space or use another --state-dir\n$/);
     expect(text).not.toMatch(/\n\s+at |errorType|trace/);
+  });
+});
+
+describe('a full disk under the local DynamoDB (LevelDB) mid-run', () => {
+  it('is one line and exit 1, not a crash with a stack trace (dynalite rethrows the write error from a callback)', () => {
+    const child = spawnSync(process.execPath, ['-r', 'tsx/cjs', path.join(__dirname, '..', 'support', 'fatal-error.ts')], { encoding: 'utf8' });
+
+    expect(child.status).toBe(1);
+    expect(child.stderr).toBe(
+      "extagents: StorageError: IO error: /state/dynamodb/000005.log: No space left on device (the state directory's DynamoDB data): the disk is full; free space or use another --state-dir\n",
+    );
   });
 });
 
