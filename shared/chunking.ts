@@ -496,14 +496,6 @@ class GraphemeBoundaries {
   }
 }
 
-/**
- * Is `offset` a boundary between extended grapheme clusters of `text` (see GraphemeBoundaries)?
- * For one question; to ask many offsets of one text, use one {@link GraphemeBoundaries}.
- */
-export function isGraphemeBoundary(text: string, offset: number): boolean {
-  return new GraphemeBoundaries(text).has(offset);
-}
-
 /** Offsets (relative to `text`) between code points; never inside a surrogate pair. */
 function codePointCuts(text: string): number[] {
   const cuts: number[] = [];
