@@ -35,9 +35,10 @@ import { z } from 'zod';
 import { ConfigurationError } from '../shared/errors';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES } from '../shared/api/problem';
 import { API_ROUTES } from '../shared/api/routes';
-import { requestRegistry } from '../shared/api/schemas';
+import { apiJsonSchemaOverride, requestRegistry } from '../shared/api/schemas';
 import { ExtAgentsFunction } from './extagents-function';
-import { acknowledgeRule } from './nag';
+import { grantObjectRead, grantObjectWrite } from './grants';
+import { acknowledge, acknowledgeRule } from './nag';
 
 /** Requests per second and burst of a throttle. */
 export interface ThrottleSettings {
@@ -101,12 +102,15 @@ export class ExtAgentsApi extends Construct {
         NODE_OPTIONS: '--enable-source-maps',
       },
       logRetention,
+      concurrency: {
+        boundBy: `Invoked only by this API: stage throttling (${throttling.rateLimit} requests/s, burst ${throttling.burstLimit}) and requests of at most 29 s bound it to about rate x 29 executions.`,
+      },
     });
     props.stateMachine.grantStartExecution(this.handler);
     props.stateMachine.grantExecution(this.handler, 'states:DescribeExecution');
     props.table.grantReadData(this.handler);
-    for (const pattern of ['runs/*', 'corpora/*', 'cache/corpora/*', 'api/*']) props.bucket.grantRead(this.handler, pattern);
-    for (const pattern of ['corpora/*', 'api/*']) props.bucket.grantPut(this.handler, pattern);
+    for (const pattern of ['runs/*', 'corpora/*', 'cache/corpora/*', 'api/*']) grantObjectRead(props.bucket, this.handler, pattern);
+    for (const pattern of ['corpora/*', 'api/*']) grantObjectWrite(props.bucket, this.handler, pattern);
 
     this.accessLogGroup = new logs.LogGroup(this, 'AccessLogs', { retention: logRetention, removalPolicy: RemovalPolicy.DESTROY });
     this.restApi = new apigw.RestApi(this, 'RestApi', {
@@ -156,7 +160,9 @@ export class ExtAgentsApi extends Construct {
       validateRequestBody: true,
       validateRequestParameters: true,
     });
-    const integration = new apigw.LambdaIntegration(this.handler, { proxy: true, allowTestInvoke: false, scopePermissionToMethod: false });
+    // One permission for the whole API (scopePermissionToMethod: false), which also covers the
+    // console's test invocations, so allowTestInvoke has nothing to add.
+    const integration = new apigw.LambdaIntegration(this.handler, { proxy: true, scopePermissionToMethod: false });
     for (const route of API_ROUTES) {
       const resource = this.restApi.root.resourceForPath(route.path);
       const requestParameters: Record<string, boolean> = {};
@@ -194,6 +200,10 @@ export class ExtAgentsApi extends Construct {
       });
     }
 
+    acknowledge(this.restApi.deploymentStage, {
+      checkov: ['CKV_AWS_120'],
+      reason: 'No stage cache: run status, messages and results change while a run progresses, so a cached GET would answer stale progress; POSTs are not cacheable.',
+    });
     acknowledgeRule(this.restApi, 'AwsSolutions-APIG3', 'No AWS WAF web ACL: every method requires IAM (SigV4) authorization and the stage is throttled; attach a web ACL per deployment if the account uses WAF.');
     acknowledgeRule(this.restApi, 'AwsSolutions-COG4', 'Methods use IAM (SigV4) authorization, not a Cognito user pool authorizer (the API serves AWS principals, not end users).');
     acknowledgeRule(
@@ -233,7 +243,7 @@ type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string
  * JSON Schema (e.g. "exactly one of id, prefix, keys") are left to the handler.
  */
 export function requestBodyModel(schema: z.ZodType): apigw.JsonSchema {
-  const converted = z.toJSONSchema(schema, { target: 'draft-04', io: 'input', unrepresentable: 'throw' }) as JsonValue;
+  const converted = z.toJSONSchema(schema, { target: 'draft-04', io: 'input', unrepresentable: 'throw', override: apiJsonSchemaOverride }) as JsonValue;
   return toCdkJsonSchema(converted) as apigw.JsonSchema;
 }
 

@@ -21,6 +21,8 @@
  *                          of the bulk survey schedule over surveys/schedule.json (default: no schedule;
  *                          read by the stack itself)
  *   surveyConcurrency      surveys of one bulk run at once (default 2)
+ *   seekReservedConcurrency reserved concurrency of the Seek function: seeking agents of all runs at
+ *                          once (default 100; 0 = no reservation, for accounts with a small quota)
  *
  * The stack is environment-agnostic unless the CLI provides an account and region
  * (CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION), so `cdk synth` needs no AWS credentials.
@@ -74,6 +76,7 @@ try {
     ingestChunkTokens: integerContext('ingestChunkTokens'),
     jobConcurrency: integerContext('jobConcurrency'),
     surveyConcurrency: integerContext('surveyConcurrency'),
+    seekReservedConcurrency: integerContext('seekReservedConcurrency'),
     alarmEmail: app.node.tryGetContext('alarmEmail') === undefined ? undefined : stringContext('alarmEmail', ''),
     stateMachineLogLevel: logLevelContext('stateMachineLogLevel'),
     ...(account && region && { env: { account, region } }),

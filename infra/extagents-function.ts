@@ -11,6 +11,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ConfigurationError } from '../shared/errors';
+import { acknowledge } from './nag';
 
 /** Repository root (the folder holding package.json and package-lock.json). */
 export const PROJECT_ROOT = path.resolve(__dirname, '..');
@@ -58,6 +59,14 @@ export interface ExtAgentsFunctionProps {
   readonly environment: Record<string, string>;
   /** Retention of the function's log group. */
   readonly logRetention: logs.RetentionDays;
+  /**
+   * How the function's concurrency is bounded: `{ reserved: n }` reserves n concurrent executions
+   * (ReservedConcurrentExecutions: a cap, and capacity kept from the rest of the account), or
+   * `{ boundBy: reason }` says what already bounds it (a state machine's MaxConcurrency, API stage
+   * throttling, an event source's maximum concurrency), recorded as the reviewed answer to checkov's
+   * CKV_AWS_115 (infra/nag.ts).
+   */
+  readonly concurrency: { readonly reserved: number } | { readonly boundBy: string };
 }
 
 /**
@@ -105,6 +114,7 @@ export class ExtAgentsFunction extends nodejs.NodejsFunction {
       tracing: lambda.Tracing.ACTIVE,
       logGroup,
       environment: props.environment,
+      ...('reserved' in props.concurrency && { reservedConcurrentExecutions: props.concurrency.reserved }),
       bundling: {
         format: nodejs.OutputFormat.CJS,
         minify: true,
@@ -117,5 +127,6 @@ export class ExtAgentsFunction extends nodejs.NodejsFunction {
       },
     });
     this.logGroupResource = logGroup;
+    if ('boundBy' in props.concurrency) acknowledge(this, { checkov: ['CKV_AWS_115'], resourceTypes: ['AWS::Lambda::Function'], reason: props.concurrency.boundBy });
   }
 }

@@ -15,12 +15,13 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY } from 'aws-cdk-lib/cx-api';
 import type { Construct } from 'constructs';
 import { ExtAgentsFunction, HANDLER_NAMES, type HandlerName } from './extagents-function';
+import { grantObjectRead, grantObjectWrite } from './grants';
 import { ExtAgentsApi } from './api';
 import { ExtAgentsWorkflow } from './extagents-workflow';
 import { OperationsAlarms } from './alarms';
 import { UploadTriggers } from './ingest';
 import { SurveyWorkflows } from './survey';
-import { acknowledgeRule, acknowledgeStackFindings } from './nag';
+import { acknowledge, acknowledgeStackFindings } from './nag';
 import { ConfigurationError } from '../shared/errors';
 import { foundationModelIdOf, isInferenceProfileId, parseModelSpec, type ModelSpec } from '../shared/llm/model-spec';
 
@@ -29,6 +30,23 @@ import { foundationModelIdOf, isInferenceProfileId, parseModelSpec, type ModelSp
  * agent, both through US cross-region inference profiles (grammar: shared/llm/model-spec.ts).
  */
 export const DEFAULT_MODEL_SPEC = 'bedrock:us.meta.llama3-1-8b-instruct-v1:0,us.meta.llama3-3-70b-instruct-v1:0';
+
+/**
+ * Days a replaced or deleted object of the project bucket keeps its previous version (S3 versioning,
+ * NoncurrentVersionExpiration): long enough to restore an overwritten corpus, job or schedule.
+ */
+export const NONCURRENT_VERSION_DAYS = 30;
+
+/**
+ * Reserved concurrency of the Seek function unless `seekReservedConcurrency` says otherwise: 100
+ * seeking agents at once over all runs (the default run concurrency is 8, a job runs 4 questions).
+ */
+export const DEFAULT_SEEK_RESERVED_CONCURRENCY = 100;
+
+/** The concurrency bound of the workflow's handlers other than Seek (checkov CKV_AWS_115, infra/nag.ts). */
+const WORKFLOW_STATE_CONCURRENCY = {
+  boundBy: 'A state of the workflow outside its Distributed Map (Prepare, the KAR steps, Synchronize, Finalize run one at a time): at most one invocation per running execution.',
+} as const;
 
 /** Name of the GSI that orders a run's messages by relevance score (see docs/ARCHITECTURE.md). */
 export const RELEVANCE_INDEX_NAME = 'byRelevance';
@@ -71,6 +89,15 @@ export interface ExtAgentsStackProps extends StackProps {
   readonly surveyScheduleCron?: string;
   /** Surveys of one bulk run at once. @default 2 */
   readonly surveyConcurrency?: number;
+  /**
+   * Reserved concurrency of the Seek function (ReservedConcurrentExecutions): the most seeking agents
+   * of all runs, jobs and surveys together that call the model at once, kept from the rest of the
+   * account. Invocations beyond it are throttled and retried by the state machines (Lambda
+   * TooManyRequestsException, backoff in infra/extagents-workflow.ts). 0: no reservation (an account
+   * must keep 100 executions unreserved, so an account whose quota is below 100 + this needs 0).
+   * @default DEFAULT_SEEK_RESERVED_CONCURRENCY
+   */
+  readonly seekReservedConcurrency?: number;
   /**
    * API root of the OpenAI-compatible server of an `openai:` spec, including the version path
    * (`https://<host>/v1`): required with such a spec, https:// only. Set as OPENAI_BASE_URL.
@@ -153,7 +180,11 @@ export class ExtAgentsStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
       lifecycleRules: [{ id: 'ExpireAccessLogs', expiration: Duration.days(365) }],
     });
-    acknowledgeRule(accessLogs, 'AwsSolutions-S1', 'This is the access log bucket: logging its own accesses into itself would loop.');
+    acknowledge(accessLogs, { nag: ['AwsSolutions-S1'], checkov: ['CKV_AWS_18'], reason: 'This is the access log bucket: logging its own accesses into itself would loop.' });
+    acknowledge(accessLogs, {
+      checkov: ['CKV_AWS_21'],
+      reason: 'Access log objects are written once under unique keys by the logging service and never overwritten; versioning would only keep expired logs longer.',
+    });
     this.bucket = new s3.Bucket(this, 'Bucket', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
@@ -161,11 +192,22 @@ export class ExtAgentsStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
       serverAccessLogsBucket: accessLogs,
       serverAccessLogsPrefix: 'project-bucket/',
+      // Versioned: a corpus, job or schedule file uploaded again under the same key (or deleted) keeps
+      // its previous version for NONCURRENT_VERSION_DAYS, so an overwrite loses nothing at once.
+      versioned: true,
       // Run files and job plans expire with the run items' TTL; corpora, cache, jobs and results stay.
       // api/ stays too: an idempotency record must outlive the execution name derived from its key
       // (Step Functions keeps a Standard execution's name for 90 days after it ends), or a reused key
       // with another body would be answered with the old run instead of 409.
-      lifecycleRules: [{ id: 'ExpireRunData', prefix: 'runs/', expiration: Duration.days(retentionDays) }],
+      lifecycleRules: [
+        { id: 'ExpireRunData', prefix: 'runs/', expiration: Duration.days(retentionDays) },
+        {
+          id: 'ExpireNoncurrentVersions',
+          noncurrentVersionExpiration: Duration.days(NONCURRENT_VERSION_DAYS),
+          expiredObjectDeleteMarker: true,
+          abortIncompleteMultipartUploadAfter: Duration.days(7),
+        },
+      ],
     });
 
     this.table = new dynamodb.Table(this, 'Table', {
@@ -176,12 +218,26 @@ export class ExtAgentsStack extends Stack {
       timeToLiveAttribute: 'ttl',
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    acknowledge(this.table, {
+      checkov: ['CKV_AWS_119'],
+      reason:
+        'Encrypted at rest with the DynamoDB owned key (the default); its items are run state that expires with the TTL. A customer managed key is a per-account choice (cost per key and request), not needed by the workflow.',
+    });
     this.table.addGlobalSecondaryIndex({
       indexName: RELEVANCE_INDEX_NAME,
       partitionKey: { name: 'gsi1pk', type: dynamodb.AttributeType.STRING },
       sortKey: { name: 'gsi1sk', type: dynamodb.AttributeType.STRING },
       projectionType: dynamodb.ProjectionType.ALL,
     });
+
+    const seekReserved = props.seekReservedConcurrency ?? DEFAULT_SEEK_RESERVED_CONCURRENCY;
+    if (!Number.isInteger(seekReserved) || seekReserved < 0) {
+      throw new ConfigurationError(`seekReservedConcurrency must be a non-negative integer (0: no reservation), got ${seekReserved}`);
+    }
+    const seekConcurrency =
+      seekReserved > 0
+        ? { reserved: seekReserved }
+        : { boundBy: 'seekReservedConcurrency=0: no reservation by choice; each run\'s Distributed Map MaxConcurrency (the run\'s concurrency) and the account quota bound it.' };
 
     const environment: Record<string, string> = {
       TABLE_NAME: this.table.tableName,
@@ -200,16 +256,17 @@ export class ExtAgentsStack extends Stack {
         handler: name,
         environment,
         logRetention,
+        concurrency: name === 'seek' ? seekConcurrency : WORKFLOW_STATE_CONCURRENCY,
       });
       // Least privilege: Prepare reads the corpus (any key) and writes runs/; it never uses the
       // table. The other handlers read and write their run's files under runs/ and the table.
       if (name === 'prepare') {
-        this.bucket.grantRead(fn);
+        grantObjectRead(this.bucket, fn);
       } else {
         this.table.grantReadWriteData(fn);
-        this.bucket.grantRead(fn, 'runs/*');
+        grantObjectRead(this.bucket, fn, 'runs/*');
       }
-      this.bucket.grantPut(fn, 'runs/*');
+      grantObjectWrite(this.bucket, fn, 'runs/*');
       functions[name] = fn;
     }
     this.functions = functions;

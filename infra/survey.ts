@@ -61,7 +61,8 @@ import { STEPFUNCTIONS_USE_DISTRIBUTED_MAP_RESULT_WRITER_V2 } from 'aws-cdk-lib/
 import { Construct } from 'constructs';
 import { ConfigurationError, EmptyCorpusError, InvalidInputError, NotFoundError } from '../shared/errors';
 import { NoEvidenceError } from '../shared/survey/errors';
-import { ExtAgentsFunction } from './extagents-function';
+import { ExtAgentsFunction, type ExtAgentsFunctionProps } from './extagents-function';
+import { grantObjectRead, grantObjectWrite } from './grants';
 import { EXCEED_TOLERATED_FAILURE_THRESHOLD, LAMBDA_SERVICE_RETRY, MODEL_RETRY } from './extagents-workflow';
 import { EXECUTION_ALREADY_EXISTS, EXECUTION_LIMIT_EXCEEDED } from './ingest';
 
@@ -161,21 +162,37 @@ export class SurveyWorkflows extends Construct {
     const logLevel = props.logLevel ?? sfn.LogLevel.ERROR;
 
     // --- Functions (least privilege per step) -------------------------------------------------
-    const fn = (name: string, exportName: string, entry: string, sizing: { memorySize: number; timeout: Duration }, environment: Record<string, string>): ExtAgentsFunction =>
-      new ExtAgentsFunction(this, name, { handler: entry, exportName, sizing, environment, logRetention: props.logRetention });
-    this.prepareFunction = fn('SurveyPrepareFunction', 'prepareHandler', 'survey', { memorySize: 2048, timeout: Duration.minutes(15) }, props.environment);
-    bucket.grantRead(this.prepareFunction, 'corpora/*');
-    bucket.grantPut(this.prepareFunction, 'runs/*');
+    // Concurrency: each function is a state of a survey execution, and the bulk state machine runs
+    // surveyConcurrency surveys at once (a schedule or a bulk start); the Seek function reserves its own.
+    const perSurvey = (what: string) => ({ boundBy: `${what} of a survey execution; bulk runs start surveyConcurrency (${surveyConcurrency}) surveys at once.` });
+    const fn = (
+      name: string,
+      exportName: string,
+      entry: string,
+      sizing: { memorySize: number; timeout: Duration },
+      environment: Record<string, string>,
+      concurrency: ExtAgentsFunctionProps['concurrency'],
+    ): ExtAgentsFunction => new ExtAgentsFunction(this, name, { handler: entry, exportName, sizing, environment, logRetention: props.logRetention, concurrency });
+    this.prepareFunction = fn('SurveyPrepareFunction', 'prepareHandler', 'survey', { memorySize: 2048, timeout: Duration.minutes(15) }, props.environment, perSurvey('One invocation (the first state)'));
+    grantObjectRead(bucket, this.prepareFunction, 'corpora/*');
+    grantObjectWrite(bucket, this.prepareFunction, 'runs/*');
     // One model call per invocation at most (an outline step or a section), bounded like Reason.
-    this.stepsFunction = fn('SurveyStepsFunction', 'stepsHandler', 'survey', { memorySize: 1024, timeout: Duration.minutes(10) }, props.environment);
-    bucket.grantRead(this.stepsFunction, 'runs/*');
-    bucket.grantPut(this.stepsFunction, 'runs/*');
+    this.stepsFunction = fn(
+      'SurveyStepsFunction',
+      'stepsHandler',
+      'survey',
+      { memorySize: 1024, timeout: Duration.minutes(10) },
+      props.environment,
+      perSurvey('One step at a time (outline KAR steps, section plan, sections written one by one), or sectionConcurrency (at most 20) section evidence steps at once,'),
+    );
+    grantObjectRead(bucket, this.stepsFunction, 'runs/*');
+    grantObjectWrite(bucket, this.stepsFunction, 'runs/*');
     table.grantReadData(this.stepsFunction);
     props.grantReasonerModel(this.stepsFunction);
-    this.assembleFunction = fn('SurveyAssembleFunction', 'assembleHandler', 'survey', { memorySize: 1024, timeout: Duration.minutes(5) }, props.environment);
-    bucket.grantRead(this.assembleFunction, 'runs/*');
+    this.assembleFunction = fn('SurveyAssembleFunction', 'assembleHandler', 'survey', { memorySize: 1024, timeout: Duration.minutes(5) }, props.environment, perSurvey('One invocation (the last state)'));
+    grantObjectRead(bucket, this.assembleFunction, 'runs/*');
     table.grantReadData(this.assembleFunction);
-    bucket.grantPut(this.assembleFunction, 'surveys/*');
+    grantObjectWrite(bucket, this.assembleFunction, 'surveys/*');
 
     // --- Survey state machine -----------------------------------------------------------------
     const prepare = lambdaTask(this, SURVEY_STATE_NAMES.SurveyPrepare, this.prepareFunction);
@@ -281,13 +298,17 @@ export class SurveyWorkflows extends Construct {
 
     // --- Bulk state machine -------------------------------------------------------------------
     const bulkEnvironment = { ...props.commonEnvironment, BUCKET_NAME: bucket.bucketName, STATE_MACHINE_ARN: this.surveyStateMachine.stateMachineArn };
-    this.planSurveysFunction = fn('PlanSurveysFunction', 'planHandler', 'survey-schedule', { memorySize: 512, timeout: Duration.minutes(1) }, bulkEnvironment);
-    bucket.grantRead(this.planSurveysFunction, 'surveys/schedule.json');
-    bucket.grantPut(this.planSurveysFunction, 'runs/_surveys/*');
-    this.writeIndexFunction = fn('WriteSurveyIndexFunction', 'indexHandler', 'survey-schedule', { memorySize: 512, timeout: Duration.minutes(5) }, bulkEnvironment);
-    bucket.grantRead(this.writeIndexFunction, 'runs/_surveys/*');
-    bucket.grantRead(this.writeIndexFunction, 'surveys/*');
-    bucket.grantPut(this.writeIndexFunction, 'surveys/index.json');
+    this.planSurveysFunction = fn('PlanSurveysFunction', 'planHandler', 'survey-schedule', { memorySize: 512, timeout: Duration.minutes(1) }, bulkEnvironment, {
+      boundBy: 'One invocation per bulk execution (its first state); bulk executions start from the schedule or by hand.',
+    });
+    grantObjectRead(bucket, this.planSurveysFunction, 'surveys/schedule.json');
+    grantObjectWrite(bucket, this.planSurveysFunction, 'runs/_surveys/*');
+    this.writeIndexFunction = fn('WriteSurveyIndexFunction', 'indexHandler', 'survey-schedule', { memorySize: 512, timeout: Duration.minutes(5) }, bulkEnvironment, {
+      boundBy: 'One invocation per bulk execution (its last state); bulk executions start from the schedule or by hand.',
+    });
+    grantObjectRead(bucket, this.writeIndexFunction, 'runs/_surveys/*');
+    grantObjectRead(bucket, this.writeIndexFunction, 'surveys/*');
+    grantObjectWrite(bucket, this.writeIndexFunction, 'surveys/index.json');
     this.surveyStateMachine.grantExecution(this.writeIndexFunction, 'states:DescribeExecution');
 
     const planSurveys = lambdaTask(this, BULK_STATE_NAMES.PlanSurveys, this.planSurveysFunction);

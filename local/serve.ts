@@ -33,7 +33,7 @@ import { BlobIdempotencyStore } from '../shared/api/idempotency';
 import type { PresignedUpload, Presigner } from '../shared/api/ports';
 import { plainProblem, problemOf, problemResponse, type ApiResponse } from '../shared/api/problem';
 import { createApiHandler, type ApiHandler } from '../shared/api/router';
-import { MAX_BODY_BYTES } from '../shared/api/schemas';
+import { MAX_BODY_BYTES, MAX_FILE_BYTES } from '../shared/api/schemas';
 import { ConfigurationError, InvalidInputError, UnauthorizedError } from '../shared/errors';
 import { corpusIdOfKey, ingestCorpus } from '../shared/pipeline/ingest';
 import type { AgentModel, BlobStore } from '../shared/ports';
@@ -45,8 +45,11 @@ import { MAX_LLAMA_SEQUENCES, startLocalStack, type LocalStack } from './stack';
 export const DEFAULT_PORT = 8787;
 /** Default number of runs executed at once. */
 export const DEFAULT_MAX_CONCURRENT_RUNS = 2;
-/** Largest upload the local server accepts: 512 MiB (S3 accepts 5 GiB per PUT). */
-export const MAX_LOCAL_UPLOAD_BYTES = 512 * 1024 * 1024;
+/**
+ * Largest upload the local server accepts: the API's MAX_FILE_BYTES (500 MiB, the largest document
+ * the corpus readers decode), so the local server and the deployed API take the same files.
+ */
+export const MAX_LOCAL_UPLOAD_BYTES = MAX_FILE_BYTES;
 /** Shortest bearer token accepted from --token / EXTAGENTS_TOKEN, characters. */
 export const MIN_TOKEN_CHARS = 16;
 /** Path prefix of the local upload endpoint. */

@@ -50,6 +50,20 @@ export class MessageAlreadyRecordedError extends ExtAgentsError {}
 /** A stored object or record that must exist does not (e.g. a chunk object, a run record). */
 export class NotFoundError extends ExtAgentsError {}
 
+/**
+ * A run request whose corpus has nothing to read: no object under the corpus id or prefix, or a
+ * listed key that does not exist (HTTP 404: the request is well-formed, what it names is missing).
+ * `issues` point at the corpus field (`/corpus/id`, `/corpus/prefix`, `/corpus/keys/<i>`).
+ */
+export class MissingCorpusError extends NotFoundError {
+  readonly issues: RequestIssue[];
+
+  constructor(message: string, issues: RequestIssue[]) {
+    super(message);
+    this.issues = issues;
+  }
+}
+
 /** Error names that the workflow retries with bounded, jittered backoff. */
 export const RETRYABLE_ERRORS = [
   ModelThrottledError.name,

@@ -12,6 +12,15 @@ import { TextDecoder } from 'node:util';
 import { InvalidInputError } from './errors';
 import type { SkippedDocument, SourceDocument } from './types';
 
+/**
+ * Largest document (bytes) that is read: 500 MiB. A document is decoded into one JavaScript string,
+ * and V8 refuses strings longer than 2^29 - 24 UTF-16 code units (Node's
+ * `buffer.constants.MAX_STRING_LENGTH`, 536,870,888 on 64-bit; a UTF-8 file never decodes to more code
+ * units than it has bytes), so a larger file cannot be read at all; 500 MiB keeps a margin below
+ * that. The API's largest upload (MAX_FILE_BYTES of shared/api/schemas.ts) is this number too.
+ */
+export const MAX_DOCUMENT_BYTES = 500 * 1024 * 1024;
+
 /** Result of `decodeDocument`: the decoded document, or why it was skipped. */
 export type DecodeResult = { doc: SourceDocument } | { skipped: SkippedDocument };
 
@@ -145,6 +154,9 @@ const skip = (documentId: string, reason: string): DecodeResult => ({ skipped: {
 export function decodeDocument(id: string, bytes: Uint8Array): DecodeResult {
   if (id.length === 0) throw new InvalidInputError('A document id must not be empty');
   if (bytes.length === 0) return skip(id, 'empty file');
+  if (bytes.length > MAX_DOCUMENT_BYTES) {
+    return skip(id, `too large (${bytes.length} bytes; a document is read as one string of at most ${MAX_DOCUMENT_BYTES} bytes, 500 MiB): split it into smaller files`);
+  }
 
   for (const signature of SIGNATURES) {
     if (startsWith(bytes, signature.bytes, signature.offset)) return skip(id, `binary file (${signature.name})`);

@@ -4,7 +4,8 @@
  * (s3:PutObject on `corpora/*`) for `expiresInSeconds`, and no longer than the role's session.
  *
  * - `contentLength`: signed as the `content-length` header, so S3 rejects an upload of another
- *   size (SignatureDoesNotMatch); without it an upload may be up to 5 GiB (a single PUT's limit).
+ *   size (SignatureDoesNotMatch); without it S3 takes up to 5 GiB (a single PUT's limit), and a
+ *   file over MAX_DOCUMENT_BYTES (500 MiB) is then skipped with its reason by ingestion and Prepare.
  * - `contentType`: signed too (the presigner leaves it unsigned unless asked, hence
  *   `signableHeaders`), so the upload must send exactly that Content-Type.
  * - The S3 client given must be created with `requestChecksumCalculation: "WHEN_REQUIRED"`:

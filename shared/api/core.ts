@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import pLimit from 'p-limit';
 import { parseRunOptions } from '../config';
-import { IdempotencyConflictError, InvalidInputError, NotFoundError, RequestValidationError, type RequestIssue } from '../errors';
+import { IdempotencyConflictError, InvalidInputError, MissingCorpusError, NotFoundError, RequestValidationError, type RequestIssue } from '../errors';
 import { resultKey, runRecordKey } from '../pipeline/layout';
 import type { RunRecord } from '../pipeline/run-record';
 import type { PrepareEvent } from '../pipeline/state';
@@ -201,7 +201,7 @@ export class ApiCore {
    * `POST /v1/corpora`: a new corpus id and one upload URL per file (`corpora/<id>/<path>`).
    * The announced files are kept at `api/corpora/<id>.json` (what is still pending).
    * @throws RequestValidationError (400, `/files/<i>/size`) when an announced size exceeds the
-   *   presigner's `maxContentLength` (the local server's 512 MiB).
+   *   presigner's `maxContentLength` (when a presigner has a limit below MAX_FILE_BYTES).
    */
   async createCorpus(body: CreateCorpusRequest, ctx: CallContext): Promise<CreateCorpusResponse> {
     const max = this.deps.presigner.maxContentLength;
@@ -323,7 +323,7 @@ export class ApiCore {
     return { phase, chunks: record.chunks, tokens: record.tokens, rounds, karSteps };
   }
 
-  /** Fail with a 400 naming the corpus when it has no object (id, prefix) or a key is missing. */
+  /** Fail with MissingCorpusError (404) naming the corpus field when it has no object (id, prefix) or a key is missing. */
   private async checkCorpusExists(ref: CreateRunRequest['corpus'], corpus: ResolvedCorpus): Promise<void> {
     const issues: RequestIssue[] = [];
     if (corpus.keys) {
@@ -339,7 +339,7 @@ export class ApiCore {
           : { location: 'body', name: '/corpus/prefix', detail: `no object under prefix ${JSON.stringify(corpus.prefix)}` },
       );
     }
-    if (issues.length > 0) throw new RequestValidationError('The corpus has no object to read', issues);
+    if (issues.length > 0) throw new MissingCorpusError('The corpus has no object to read', issues);
   }
 
   private async readJson<T>(key: string): Promise<T | undefined> {

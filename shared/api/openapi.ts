@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { PROBLEM_CONTENT_TYPE } from './problem';
 import { API_ROUTES, type RouteSpec } from './routes';
-import { requestRegistry, responseRegistry } from './schemas';
+import { apiJsonSchemaOverride, requestRegistry, responseRegistry } from './schemas';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -35,7 +35,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
 
 /** A schema converted for the document (no `$schema` / `$id`: the document sets the dialect). */
 function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
-  const converted = z.toJSONSchema(schema, { io, target: 'draft-2020-12', unrepresentable: 'throw' }) as JsonObject;
+  const converted = z.toJSONSchema(schema, { io, target: 'draft-2020-12', unrepresentable: 'throw', override: apiJsonSchemaOverride }) as JsonObject;
   delete converted.$schema;
   delete converted.$id;
   return converted;
@@ -48,7 +48,9 @@ function componentSchemas(): JsonObject {
     [requestRegistry, 'input'],
     [responseRegistry, 'output'],
   ] as const) {
-    const { schemas } = z.toJSONSchema(registry, { io, target: 'draft-2020-12', uri: componentRef, unrepresentable: 'throw' }) as { schemas: Record<string, JsonObject> };
+    const { schemas } = z.toJSONSchema(registry, { io, target: 'draft-2020-12', uri: componentRef, unrepresentable: 'throw', override: apiJsonSchemaOverride }) as {
+      schemas: Record<string, JsonObject>;
+    };
     for (const [id, schema] of Object.entries(schemas)) {
       const { $schema: _dialect, $id: _id, ...rest } = schema;
       out[id] = rest;
@@ -98,6 +100,7 @@ function operationOf(route: RouteSpec): JsonObject {
         },
       }),
       content: { 'application/json': { schema: { $ref: componentRef(idOf(route.success.schema, responseRegistry)) } } },
+      ...(route.success.links && { links: route.success.links as unknown as JsonObject }),
     },
   };
   for (const status of route.problems) responses[String(status)] = problemResponse(PROBLEM_DESCRIPTIONS[status] ?? 'Error.');

@@ -77,8 +77,9 @@ export interface PresignedUpload {
 /** Creates upload URLs for objects of the project bucket (S3 presigned PUT in AWS; the local server's own PUT endpoint). */
 export interface Presigner {
   /**
-   * Largest upload the URLs accept, bytes, when it is below the API's own bound (MAX_FILE_BYTES):
-   * the local server's 512 MiB. `POST /v1/corpora` refuses an announced `size` above it (400).
+   * Largest upload the URLs accept, bytes, when the presigner has its own limit (the local server
+   * announces MAX_LOCAL_UPLOAD_BYTES, equal to the API's MAX_FILE_BYTES unless constructed with a
+   * smaller one; S3's has none). `POST /v1/corpora` refuses an announced `size` above it (400).
    */
   readonly maxContentLength?: number;
   /**

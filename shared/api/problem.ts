@@ -13,11 +13,13 @@ import {
   ExtAgentsError,
   IdempotencyConflictError,
   InvalidInputError,
+  MissingCorpusError,
   NotFoundError,
   PayloadTooLargeError,
   RequestValidationError,
   UnauthorizedError,
   UnsupportedMediaTypeError,
+  type RequestIssue,
 } from '../errors';
 import type { Problem } from './schemas';
 
@@ -30,6 +32,8 @@ export const PROBLEM_TYPES = {
   validation: 'tag:extagents,2026:validation-error',
   /** The request is well-formed but cannot be carried out (e.g. a key the store refuses). */
   invalidRequest: 'tag:extagents,2026:invalid-request',
+  /** The run's corpus has nothing to read (no object under its id or prefix, a missing key); `errors` points at it. */
+  corpusNotFound: 'tag:extagents,2026:corpus-not-found',
   /** The `Idempotency-Key` was first used with a different request. */
   idempotencyConflict: 'tag:extagents,2026:idempotency-conflict',
 } as const;
@@ -63,6 +67,16 @@ export function plainProblem(status: number, detail: string): Problem {
   return { type: 'about:blank', title: STATUS_PHRASES[status] ?? 'Error', status, detail };
 }
 
+/** The `errors` member of a problem: each issue with its JSON Pointer, parameter or header. */
+function problemErrorsOf(issues: readonly RequestIssue[]): NonNullable<Problem['errors']> {
+  return issues.map((issue) => ({
+    detail: issue.detail,
+    ...(issue.location === 'body' && { pointer: issue.name }),
+    ...((issue.location === 'query' || issue.location === 'path') && { parameter: issue.name }),
+    ...(issue.location === 'header' && { header: issue.name }),
+  }));
+}
+
 /**
  * The problem an error stands for:
  *
@@ -72,7 +86,8 @@ export function plainProblem(status: number, detail: string): Problem {
  * | PayloadTooLargeError | 413 | about:blank |
  * | UnsupportedMediaTypeError | 415 | about:blank |
  * | other InvalidInputError | 400 | invalid-request |
- * | NotFoundError | 404 | about:blank |
+ * | MissingCorpusError | 404 | corpus-not-found (with `errors`) |
+ * | other NotFoundError | 404 | about:blank |
  * | IdempotencyConflictError | 409 | idempotency-conflict |
  * | UnauthorizedError | 401 | about:blank |
  * | anything else | 500 | about:blank, generic detail (the cause is logged, never sent) |
@@ -84,13 +99,11 @@ export function problemOf(error: unknown): Problem {
       title: 'Invalid request',
       status: 400,
       detail: error.message,
-      errors: error.issues.map((issue) => ({
-        detail: issue.detail,
-        ...(issue.location === 'body' && { pointer: issue.name }),
-        ...((issue.location === 'query' || issue.location === 'path') && { parameter: issue.name }),
-        ...(issue.location === 'header' && { header: issue.name }),
-      })),
+      errors: problemErrorsOf(error.issues),
     };
+  }
+  if (error instanceof MissingCorpusError) {
+    return { type: PROBLEM_TYPES.corpusNotFound, title: 'The corpus has no object to read', status: 404, detail: error.message, errors: problemErrorsOf(error.issues) };
   }
   if (error instanceof PayloadTooLargeError) return plainProblem(413, error.message);
   if (error instanceof UnsupportedMediaTypeError) return plainProblem(415, error.message);

@@ -21,6 +21,18 @@ import {
 export type OperationId = 'createRun' | 'getRun' | 'listRunMessages' | 'createCorpus' | 'getCorpus';
 
 /** One route of the API. */
+/**
+ * An OpenAPI link of a success response: the operation its body leads to, and where that operation's
+ * parameters come from (runtime expressions such as `$response.body#/runId`), so clients and
+ * stateful API testers (schemathesis) can follow a created resource to its reads.
+ * Source: https://spec.openapis.org/oas/v3.1.0#link-object
+ */
+export interface RouteLink {
+  operationId: OperationId;
+  parameters: Record<string, string>;
+  description: string;
+}
+
 export interface RouteSpec {
   operationId: OperationId;
   method: 'GET' | 'POST';
@@ -36,7 +48,7 @@ export interface RouteSpec {
   headers: Record<string, { schema: z.ZodType<string>; description: string }>;
   /** Schema of the JSON body (POST). */
   body?: z.ZodType;
-  success: { status: 200 | 201 | 202; schema: z.ZodType; description: string; location?: boolean };
+  success: { status: 200 | 201 | 202; schema: z.ZodType; description: string; location?: boolean; links?: Record<string, RouteLink> };
   /** Problem statuses this route may answer besides 401/403/429/500. */
   problems: number[];
 }
@@ -60,8 +72,17 @@ export const API_ROUTES: readonly RouteSpec[] = [
       },
     },
     body: CreateRunRequestSchema,
-    success: { status: 202, schema: CreateRunResponseSchema, description: 'Started (or, for a repeated Idempotency-Key, already started).', location: true },
-    problems: [400, 409, 413, 415],
+    success: {
+      status: 202,
+      schema: CreateRunResponseSchema,
+      description: 'Started (or, for a repeated Idempotency-Key, already started).',
+      location: true,
+      links: {
+        GetRun: { operationId: 'getRun', parameters: { runId: '$response.body#/runId' }, description: 'The status (and, once done, the result) of the started run.' },
+        ListRunMessages: { operationId: 'listRunMessages', parameters: { runId: '$response.body#/runId' }, description: "The started run's messages." },
+      },
+    },
+    problems: [400, 404, 409, 413, 415],
   },
   {
     operationId: 'getRun',
@@ -73,7 +94,12 @@ export const API_ROUTES: readonly RouteSpec[] = [
       'answer, citations, trace and usage (`result`); when failed the error.',
     pathParams: { runId: RunIdSchema },
     headers: {},
-    success: { status: 200, schema: RunStatusSchema, description: 'The run.' },
+    success: {
+      status: 200,
+      schema: RunStatusSchema,
+      description: 'The run.',
+      links: { ListRunMessages: { operationId: 'listRunMessages', parameters: { runId: '$response.body#/runId' }, description: "The run's messages." } },
+    },
     problems: [400, 404],
   },
   {
@@ -99,7 +125,13 @@ export const API_ROUTES: readonly RouteSpec[] = [
     pathParams: {},
     headers: {},
     body: CreateCorpusRequestSchema,
-    success: { status: 201, schema: CreateCorpusResponseSchema, description: 'Created.', location: true },
+    success: {
+      status: 201,
+      schema: CreateCorpusResponseSchema,
+      description: 'Created.',
+      location: true,
+      links: { GetCorpus: { operationId: 'getCorpus', parameters: { corpusId: '$response.body#/corpusId' }, description: 'The files of the created corpus (uploaded so far).' } },
+    },
     problems: [400, 413, 415],
   },
   {

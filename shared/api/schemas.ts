@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import { RunOptionsSchema } from '../config';
+import { MAX_DOCUMENT_BYTES } from '../text';
 import { RunIdSchema, type PrepareEvent } from '../pipeline/state';
 import type { ChunkFailure, Citation, KarStep, Message, RetryReport, RunResult, SkippedDocument } from '../types';
 import { EXECUTION_STATUSES } from './ports';
@@ -43,8 +44,12 @@ export const MAX_KEY_CHARS = 1024;
 export const MAX_CORPUS_FILES = 1000;
 /** Longest file path inside a corpus, characters. */
 export const MAX_FILE_PATH_CHARS = 512;
-/** Largest file one upload URL accepts: 5 GiB (S3's single-PUT maximum). */
-export const MAX_FILE_BYTES = 5 * 1024 ** 3;
+/**
+ * Largest file one upload URL accepts: MAX_DOCUMENT_BYTES (500 MiB), the largest document the corpus
+ * readers can decode (one JavaScript string), on AWS and locally alike. S3 itself would take 5 GiB in
+ * one PUT, but such a file could never be read.
+ */
+export const MAX_FILE_BYTES = MAX_DOCUMENT_BYTES;
 /** Validity of upload URLs, seconds: default 900 (15 minutes), 60 to 3,600. */
 export const DEFAULT_UPLOAD_EXPIRY_SECONDS = 900;
 /** Messages per page: default 20, at most 100. */
@@ -76,29 +81,59 @@ export const CorpusIdSchema = z
   .regex(ID_PATTERN, 'a corpus id is 1-128 characters of A-Z a-z 0-9 . _ - (starting with a letter or digit)')
   .describe('Corpus id: its files are the objects under `corpora/<id>/` of the project bucket.');
 
-/** Why a key or prefix cannot be used, or undefined. */
-export function keyProblem(key: string, kind: 'key' | 'prefix' | 'path'): string | undefined {
-  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(key)) return 'must be a key inside the project bucket, not a URI (no other bucket is ever read)';
-  if (key.startsWith('/')) return 'must not start with "/"';
-  if (/[\u0000-\u001f\u007f\\]/.test(key)) return 'must not contain control characters or "\\"';
-  const segments = key.split('/');
-  const inner = kind === 'prefix' && key.endsWith('/') ? segments.slice(0, -1) : segments;
-  if (inner.some((s) => s === '' || s === '.' || s === '..')) return 'must not contain empty, "." or ".." path segments';
+/** What a key-like value is: an object key, a corpus prefix, or a file path inside a corpus. */
+type KeyKind = 'key' | 'prefix' | 'path';
+
+/** One rule of {@link keyProblem}: a value matching `bad` is refused with `problem`. */
+interface KeyRule {
+  bad: RegExp;
+  problem: string;
+}
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+/** Characters no key may hold (control characters, backslash): the one rule JSON Schema states positively. */
+const KEY_FORBIDDEN_CHARACTERS = /[\u0000-\u001f\u007f\\]/;
+
+/**
+ * The rules of a key, prefix or path, in the order they are checked. The one implementation of them:
+ * {@link keyProblem} applies them, and {@link keyLike} states them in the JSON Schema of the API
+ * (docs/openapi.yaml, the API Gateway request models) as `pattern` / `not: {pattern}`, so a value the
+ * document allows is one the API accepts.
+ */
+function keyRules(kind: KeyKind): KeyRule[] {
+  const rules: KeyRule[] = [
+    { bad: /^[A-Za-z][A-Za-z0-9+.-]*:\/\//, problem: 'must be a key inside the project bucket, not a URI (no other bucket is ever read)' },
+    { bad: /^\//, problem: 'must not start with "/"' },
+    { bad: KEY_FORBIDDEN_CHARACTERS, problem: 'must not contain control characters or "\\"' },
+    // An empty, "." or ".." segment; a prefix may end with "/" (its last, empty segment is allowed).
+    {
+      bad: kind === 'prefix' ? /(?:^|\/)\.{0,2}\/|(?:^|\/)\.{1,2}$/ : /(?:^|\/)\.{0,2}(?:\/|$)/,
+      problem: 'must not contain empty, "." or ".." path segments',
+    },
+  ];
   if (kind !== 'path') {
     for (const reserved of RESERVED_PREFIXES) {
-      if (key.startsWith(reserved) || (kind === 'prefix' && reserved.startsWith(key))) {
-        return `must not point into ${reserved} (the service's own data)`;
-      }
+      // A key inside the reserved prefix; a prefix also must not be the start of one ("ru" lists runs/).
+      const starts = kind === 'prefix' ? Array.from({ length: reserved.length - 1 }, (_, n) => reserved.slice(0, n + 1)) : [];
+      const alternatives = [`${escapeRegExp(reserved)}`, ...starts.map((start) => `${escapeRegExp(start)}$`)];
+      rules.push({ bad: new RegExp(`^(?:${alternatives.join('|')})`), problem: `must not point into ${reserved} (the service's own data)` });
     }
   }
-  return undefined;
+  return rules;
+}
+
+/** Why a key or prefix cannot be used, or undefined (the first of {@link keyRules} it breaks). */
+export function keyProblem(key: string, kind: KeyKind): string | undefined {
+  return keyRules(kind).find((rule) => rule.bad.test(key))?.problem;
 }
 
 /**
  * A key, prefix or path of the bucket: non-empty (one issue for an empty value, not one per rule),
- * bounded, and without the problems of {@link keyProblem}.
+ * bounded, and without the problems of {@link keyProblem}. Its JSON Schema carries the same rules:
+ * the forbidden characters as a `pattern`, the others as `not: {pattern}`.
  */
-const keyLike = (kind: 'key' | 'prefix' | 'path', max: number) =>
+const keyLike = (kind: KeyKind, max: number) =>
   z
     .string()
     .min(1, { error: `${kind} must not be empty`, abort: true })
@@ -106,7 +141,38 @@ const keyLike = (kind: 'key' | 'prefix' | 'path', max: number) =>
     .superRefine((value, ctx) => {
       const problem = keyProblem(value, kind);
       if (problem) ctx.addIssue({ code: 'custom', message: `${kind} ${problem}` });
+    })
+    .meta({
+      pattern: `^[^${KEY_FORBIDDEN_CHARACTERS.source.slice(1, -1)}]*$`,
+      allOf: keyRules(kind)
+        .filter((rule) => rule.bad !== KEY_FORBIDDEN_CHARACTERS)
+        .map((rule) => ({ not: { pattern: rule.bad.source.replace(/\\\//g, '/') } })),
     });
+
+/**
+ * Object schemas whose validation requires exactly one of their (optional) properties, with a
+ * refine that JSON Schema cannot carry; {@link apiJsonSchemaOverride} states it in JSON Schema.
+ */
+const EXACTLY_ONE_PROPERTY = new WeakSet<z.ZodType>();
+
+/**
+ * The `override` of every `z.toJSONSchema` call that documents the API (docs/openapi.yaml, the API
+ * Gateway request models of infra/api.ts): an object of {@link EXACTLY_ONE_PROPERTY} becomes an
+ * `anyOf` of one-property objects (each `required`, `additionalProperties: false`, so at most one
+ * branch can match), the form JSON Schema tools generate valid values for (a `oneOf` of `required`
+ * lists or `minProperties`/`maxProperties` made schemathesis 4.32 pair a header test with an invalid
+ * body). The refine keeps the clear message at validation time.
+ * Source: https://zod.dev/json-schema (override)
+ */
+export function apiJsonSchemaOverride(ctx: { zodSchema: unknown; jsonSchema: Record<string, unknown> }): void {
+  if (!EXACTLY_ONE_PROPERTY.has(ctx.zodSchema as z.ZodType)) return;
+  const schema = ctx.jsonSchema;
+  const properties = (schema.properties ?? {}) as Record<string, unknown>;
+  schema.anyOf = Object.entries(properties).map(([name, property]) => ({ type: 'object', properties: { [name]: property }, required: [name], additionalProperties: false }));
+  delete schema.type;
+  delete schema.properties;
+  delete schema.additionalProperties;
+}
 
 /** What a run reads: a corpus id, a prefix or a list of keys of the project bucket (exactly one). */
 export const CorpusRefSchema = z
@@ -123,6 +189,7 @@ export const CorpusRefSchema = z
   .strict()
   .refine((c) => [c.id, c.prefix, c.keys].filter((v) => v !== undefined).length === 1, 'corpus needs exactly one of id, prefix or keys')
   .describe('The corpus: exactly one of `id`, `prefix` or `keys`, always inside the project bucket.');
+EXACTLY_ONE_PROPERTY.add(CorpusRefSchema);
 
 export type CorpusRef = z.infer<typeof CorpusRefSchema>;
 
@@ -189,7 +256,12 @@ export type MessagesQuery = z.infer<typeof MessagesQuerySchema>;
 export const CorpusFileRequestSchema = z
   .object({
     path: keyLike('path', MAX_FILE_PATH_CHARS).describe('Path of the file inside the corpus, e.g. `notes/2021.txt` (also its document id).'),
-    size: z.number().int().min(0).max(MAX_FILE_BYTES).optional().describe('Size in bytes; when given, the upload must have exactly this size.'),
+    size: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_FILE_BYTES, { error: `a file may have at most ${MAX_FILE_BYTES} bytes (500 MiB), the largest document the corpus readers decode` })
+      .optional().describe('Size in bytes; when given, the upload must have exactly this size.'),
     contentType: z
       .string()
       .max(255)
@@ -206,7 +278,9 @@ export const CreateCorpusRequestSchema = z
       .array(CorpusFileRequestSchema)
       .min(1)
       .max(MAX_CORPUS_FILES)
-      .refine((files) => new Set(files.map((f) => f.path)).size === files.length, 'file paths must be unique'),
+      .refine((files) => new Set(files.map((f) => f.path)).size === files.length, 'file paths must be unique')
+      // JSON Schema cannot say "unique by path"; uniqueItems says the part it can (no repeated file).
+      .meta({ uniqueItems: true, description: 'The files, each path once.' }),
     expiresInSeconds: z.number().int().min(60).max(3600).default(DEFAULT_UPLOAD_EXPIRY_SECONDS).describe('Validity of the upload URLs, seconds.'),
   })
   .strict()

@@ -16,7 +16,7 @@ import { ExtAgentsApi } from '../../infra/api';
 import { buildStack, createSynthesisApp } from '../../infra/extagents-stack';
 import { ConfigurationError } from '../../shared/errors';
 import { API_ROUTES } from '../../shared/api/routes';
-import { ProblemSchema } from '../../shared/api/schemas';
+import { ProblemSchema, apiJsonSchemaOverride } from '../../shared/api/schemas';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -129,8 +129,16 @@ describe('ExtAgentsApi in the ExtAgents stack', () => {
       const method = ofType('AWS::ApiGateway::Method').find(([, m]) => m.Properties.OperationName === route.operationId)?.[1];
       const modelId = ((method?.Properties.RequestModels as Record<string, { Ref: string }>)['application/json']).Ref;
       expect(models[modelId]).toMatchObject({ ContentType: 'application/json' });
-      expect(models[modelId].Schema).toEqual(z.toJSONSchema(route.body as z.ZodType, { target: 'draft-04', io: 'input' }));
+      expect(models[modelId].Schema).toEqual(z.toJSONSchema(route.body as z.ZodType, { target: 'draft-04', io: 'input', override: apiJsonSchemaOverride }));
     }
+    // The corpus as a JSON Schema union of one-property objects ("exactly one of id, prefix, keys").
+    const createRun = ofType('AWS::ApiGateway::Model').find(([, m]) => m.Properties.Name === 'CreateRunRequest')?.[1];
+    const corpus = (createRun?.Properties.Schema as { properties: { corpus: { anyOf: Array<{ required: string[]; additionalProperties: boolean }> } } }).properties.corpus;
+    expect(corpus.anyOf.map((branch) => [branch.required, branch.additionalProperties])).toEqual([
+      [['id'], false],
+      [['prefix'], false],
+      [['keys'], false],
+    ]);
   });
 
   it('answers API Gateway\'s own errors (validation, authorization, throttling, unknown routes) as problem+json', () => {

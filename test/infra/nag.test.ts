@@ -8,9 +8,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Validations, type Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { buildStack, createSynthesisApp, type BuildStackOptions } from '../../infra/extagents-stack';
+import { buildStack, createSynthesisApp, DEFAULT_SEEK_RESERVED_CONCURRENCY, type BuildStackOptions } from '../../infra/extagents-stack';
 import { iamWildcardFindings } from '../../infra/nag';
 
 interface ValidationReport {
@@ -91,5 +92,50 @@ describe('the IAM wildcard findings the acknowledgments match', () => {
       ['Resource::<Bucket1.Arn>/runs/*', ['s3:GetObject*', 's3:List*']],
       ['Resource::*', ['xray:PutTraceSegments']],
     ]);
+  });
+});
+
+describe('the checkov acknowledgments written into the template', () => {
+  interface CfnResource {
+    Type: string;
+    Properties?: { ReservedConcurrentExecutions?: number };
+    Metadata?: { checkov?: { skip?: Array<{ id: string; comment: string }> } };
+  }
+  const resourcesOf = (options: BuildStackOptions = {}): Record<string, CfnResource> => {
+    const app = createSynthesisApp();
+    const stack = buildStack(app, { env: { account: '123456789012', region: 'us-west-2' }, ...options });
+    return (Template.fromStack(stack).toJSON() as { Resources: Record<string, CfnResource> }).Resources;
+  };
+  const skipsOf = (resource: CfnResource): string[] => (resource.Metadata?.checkov?.skip ?? []).map((s) => s.id);
+
+  it('gives every Lambda function either reserved concurrency or a written reason for CKV_AWS_115, never both', () => {
+    const functions = Object.entries(resourcesOf()).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
+    expect(functions.length).toBeGreaterThan(10);
+    for (const [id, fn] of functions) {
+      const reserved = fn.Properties?.ReservedConcurrentExecutions;
+      const acknowledged = skipsOf(fn).includes('CKV_AWS_115');
+      expect([id, reserved !== undefined !== acknowledged]).toEqual([id, true]);
+      for (const skip of fn.Metadata?.checkov?.skip ?? []) expect(skip.comment.length).toBeGreaterThan(20);
+    }
+    const [, seek] = functions.find(([id]) => id.startsWith('SeekFunction')) ?? [];
+    expect(seek?.Properties?.ReservedConcurrentExecutions).toBe(DEFAULT_SEEK_RESERVED_CONCURRENCY);
+  });
+
+  it('lets seekReservedConcurrency change the Seek reservation, 0 dropping it for the acknowledged bound', () => {
+    const seekOf = (value: number): CfnResource | undefined =>
+      Object.entries(resourcesOf({ seekReservedConcurrency: value })).find(([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('SeekFunction'))?.[1];
+    expect(seekOf(12)?.Properties?.ReservedConcurrentExecutions).toBe(12);
+    expect(seekOf(0)?.Properties?.ReservedConcurrentExecutions).toBeUndefined();
+    expect(skipsOf(seekOf(0) as CfnResource)).toContain('CKV_AWS_115');
+    expect(() => resourcesOf({ seekReservedConcurrency: -1 })).toThrow(/seekReservedConcurrency must be a non-negative integer/);
+  });
+
+  it('writes a stack-wide acknowledgment only on the resource types it is about', () => {
+    for (const [id, resource] of Object.entries(resourcesOf())) {
+      const skips = skipsOf(resource);
+      if (skips.includes('CKV_AWS_117')) expect([id, resource.Type]).toEqual([id, 'AWS::Lambda::Function']);
+      if (skips.includes('CKV_AWS_158')) expect([id, resource.Type]).toEqual([id, 'AWS::Logs::LogGroup']);
+      if (resource.Type === 'AWS::S3::Bucket' && id.startsWith('Bucket')) expect(skips).toEqual([]);
+    }
   });
 });

@@ -161,15 +161,15 @@ describe('the survey state machine', () => {
     const of = (fnId: string) => statementsOfRole(template, roleOf(template, fnId, 'Role'));
     const dynamoActions = (fnId: string) => of(fnId).flatMap((s) => [s.Action].flat()).map(String).filter((a) => a.startsWith('dynamodb:'));
     // Assert
-    expect(objectResources(of(ids.prepare), 's3:GetObject*', bucketArn)).toEqual(['corpora/*']);
+    expect(objectResources(of(ids.prepare), 's3:GetObject', bucketArn)).toEqual(['corpora/*']);
     expect(objectResources(of(ids.prepare), 's3:PutObject', bucketArn)).toEqual(['runs/*']);
     expect(dynamoActions(ids.prepare)).toEqual([]);
-    expect(objectResources(of(ids.steps), 's3:GetObject*', bucketArn)).toEqual(['runs/*']);
+    expect(objectResources(of(ids.steps), 's3:GetObject', bucketArn)).toEqual(['runs/*']);
     expect(objectResources(of(ids.steps), 's3:PutObject', bucketArn)).toEqual(['runs/*']);
     expect(dynamoActions(ids.steps)).not.toContain('dynamodb:PutItem');
     expect(dynamoActions(ids.steps)).toContain('dynamodb:Query');
     expect(objectResources(of(ids.assemble), 's3:PutObject', bucketArn)).toEqual(['surveys/*']);
-    expect(objectResources(of(ids.assemble), 's3:GetObject*', bucketArn)).toEqual(['runs/*']);
+    expect(objectResources(of(ids.assemble), 's3:GetObject', bucketArn)).toEqual(['runs/*']);
   });
 
   it('lets only the survey steps function invoke the reasoner model, and the Seek function the seeker model', () => {
@@ -240,7 +240,7 @@ describe('the bulk survey state machine', () => {
     const index = statementsOfRole(template, roleOf(template, idStartingWith(template, 'AWS::Lambda::Function', 'SurveysWriteSurveyIndexFunction'), 'Role'));
     // Assert
     expect(allows(bulkStatements, 'states:StartExecution', `\${${surveyId}}`)).toBe(true);
-    expect(objectResources(plan, 's3:GetObject*', bucketArn)).toEqual(['surveys/schedule.json']);
+    expect(objectResources(plan, 's3:GetObject', bucketArn)).toEqual(['surveys/schedule.json']);
     expect(objectResources(plan, 's3:PutObject', bucketArn)).toEqual(['runs/_surveys/*']);
     expect(objectResources(index, 's3:PutObject', bucketArn)).toEqual(['surveys/index.json']);
     expect(index.some((s) => [s.Action].flat().includes('states:DescribeExecution'))).toBe(true);

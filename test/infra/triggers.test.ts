@@ -4,7 +4,7 @@
  */
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { StateMachine as LocalStateMachine } from 'aws-local-stepfunctions';
-import { buildStack, createSynthesisApp, type BuildStackOptions } from '../../infra/extagents-stack';
+import { buildStack, createSynthesisApp, NONCURRENT_VERSION_DAYS, type BuildStackOptions } from '../../infra/extagents-stack';
 import { EXECUTION_ALREADY_EXISTS, JOB_STATE_NAMES } from '../../infra/ingest';
 import { ACCOUNT, REGION, resolveIntrinsics, type Json, type JsonObject, idStartingWith, resourceOf, statementsOfRole, roleOf, allows } from '../support/cdk';
 
@@ -118,8 +118,8 @@ describe('the upload triggers', () => {
       Timeout: 900,
       Environment: { Variables: { BUCKET_NAME: { Ref: bucketId }, INGEST_CHUNK_TOKENS: '8000' } },
     });
-    expect(allows(statements, 's3:GetObject*', `${bucketArn}/corpora/*`)).toBe(true);
-    expect(allows(statements, 's3:GetObject*', `${bucketArn}/cache/*`)).toBe(true);
+    expect(allows(statements, 's3:GetObject', `${bucketArn}/corpora/*`)).toBe(true);
+    expect(allows(statements, 's3:GetObject', `${bucketArn}/cache/*`)).toBe(true);
     expect(allows(statements, 's3:PutObject', `${bucketArn}/cache/*`)).toBe(true);
     expect(allows(statements, 's3:PutObject', `${bucketArn}/corpora/*`)).toBe(false);
     expect(statements.flatMap((s) => [s.Action].flat()).some((a) => String(a).startsWith('dynamodb:'))).toBe(false);
@@ -295,8 +295,19 @@ describe('the operations baseline', () => {
     const bucketId = idStartingWith(custom, 'AWS::S3::Bucket', /^Bucket[0-9A-F]{8}$/);
     // Assert
     expect(resourceOf(custom, bucketId).Properties.LifecycleConfiguration).toEqual({
-      Rules: [{ Id: 'ExpireRunData', Prefix: 'runs/', ExpirationInDays: 7, Status: 'Enabled' }],
+      Rules: [
+        { Id: 'ExpireRunData', Prefix: 'runs/', ExpirationInDays: 7, Status: 'Enabled' },
+        // Versioned bucket: an overwritten or deleted object keeps its previous version 30 days.
+        {
+          Id: 'ExpireNoncurrentVersions',
+          NoncurrentVersionExpiration: { NoncurrentDays: NONCURRENT_VERSION_DAYS },
+          ExpiredObjectDeleteMarker: true,
+          AbortIncompleteMultipartUpload: { DaysAfterInitiation: 7 },
+          Status: 'Enabled',
+        },
+      ],
     });
+    expect(resourceOf(custom, bucketId).Properties.VersioningConfiguration).toEqual({ Status: 'Enabled' });
     const seekId = idStartingWith(custom, 'AWS::Lambda::Function', 'SeekFunction');
     expect(resourceOf(custom, seekId).Properties).toMatchObject({ Environment: { Variables: { RUN_RETENTION_DAYS: '7' } } });
     expect(() => synth({ retentionDays: 0 })).toThrow('retentionDays must be a positive integer');

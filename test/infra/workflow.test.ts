@@ -416,13 +416,13 @@ describe('the stack resources', () => {
         .flatMap((s) => [s.Resource].flat())
         .filter((r) => typeof r === 'string' && r.startsWith(`${bucketArn}/`));
     // Assert
-    expect(objectsOf('Prepare', 's3:GetObject*')).toEqual([`${bucketArn}/*`]);
+    expect(objectsOf('Prepare', 's3:GetObject')).toEqual([`${bucketArn}/*`]);
     expect(objectsOf('Prepare', 's3:PutObject')).toEqual([`${bucketArn}/runs/*`]);
     expect(grants('Prepare').flatMap((s) => [s.Action].flat()).filter((a) => String(a).startsWith('dynamodb:'))).toEqual([]);
     for (const handler of ['Seek', 'Reason', 'Synchronize', 'Finalize']) {
       const actions = grants(handler).flatMap((s) => [s.Action].flat());
       expect(actions).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']));
-      expect(objectsOf(handler, 's3:GetObject*')).toEqual([`${bucketArn}/runs/*`]);
+      expect(objectsOf(handler, 's3:GetObject')).toEqual([`${bucketArn}/runs/*`]);
       expect(objectsOf(handler, 's3:PutObject')).toEqual([`${bucketArn}/runs/*`]);
       expect(actions).not.toContain('s3:DeleteObject*');
     }

@@ -266,7 +266,7 @@ describe('extagents serve', () => {
     expect(fromPython).toEqual(['413 application/problem+json', '413 application/problem+json']);
   });
 
-  it('enforces the local 512 MiB upload limit: an announced larger size is a 400 at POST, a larger body a 413 at PUT', async () => {
+  it('enforces the 500 MiB upload limit: an announced larger size is a 400 at POST, a larger body a 413 at PUT', async () => {
     const announced = await api('POST', '/v1/corpora', { json: { files: [{ path: 'a.txt', size: 600_000_000 }] } });
     const created = CreateCorpusResponseSchema.parse((await api('POST', '/v1/corpora', { json: { files: [{ path: 'free.txt' }, { path: 'five.txt', size: 5 }] } })).json);
     const [free, five] = created.uploads;
@@ -276,7 +276,7 @@ describe('extagents serve', () => {
     const fine = await rawPut(five.url, { 'transfer-encoding': 'chunked' }, 'hello');
 
     expect(problem(announced, 400).errors).toEqual([
-      { pointer: '/files/0/size', detail: `a.txt is 600000000 bytes; this server accepts uploads of at most ${MAX_LOCAL_UPLOAD_BYTES} bytes (512 MiB)` },
+      { pointer: '/files/0/size', detail: `a file may have at most ${MAX_LOCAL_UPLOAD_BYTES} bytes (500 MiB), the largest document the corpus readers decode` },
     ]);
     expect(declared.status).toBe(413);
     expect(ProblemSchema.parse(JSON.parse(declared.body)).detail).toContain(`exceeds ${MAX_LOCAL_UPLOAD_BYTES} bytes`);

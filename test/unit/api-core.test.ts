@@ -16,6 +16,7 @@ import {
   ProblemSchema,
   RunStatusSchema,
   type Problem,
+  MAX_FILE_BYTES,
 } from '../../shared/api/schemas';
 import type { PrepareEvent } from '../../shared/pipeline/state';
 import type { BlobStore, MessagePage, MessageStore, StoredStep } from '../../shared/ports';
@@ -587,17 +588,27 @@ describe('corpora', () => {
     expect(corpus.createdAt).toBe('2026-01-02T03:04:05.000Z');
   });
 
-  it('refuses an announced size over the upload limit of the presigner (the local 512 MiB) with 400 naming the file', async () => {
-    const local = setup({ maxContentLength: 512 * 1024 * 1024 });
+  it('refuses an announced size over the upload limit of a presigner that has one with 400 naming the file', async () => {
+    const limited = setup({ maxContentLength: 1024 * 1024 });
     const aws = setup();
-    const files = [{ path: 'small.txt', size: 10 }, { path: 'a.txt', size: 600_000_000 }];
+    const files = [{ path: 'small.txt', size: 10 }, { path: 'a.txt', size: 2_000_000 }];
 
-    const refused = problemOf(await local.call({ method: 'POST', path: '/v1/corpora', json: { files } }), 400);
+    const refused = problemOf(await limited.call({ method: 'POST', path: '/v1/corpora', json: { files } }), 400);
     const accepted = await aws.call({ method: 'POST', path: '/v1/corpora', json: { files } });
 
-    expect(refused.errors).toEqual([{ pointer: '/files/1/size', detail: 'a.txt is 600000000 bytes; this server accepts uploads of at most 536870912 bytes (512 MiB)' }]);
-    expect(local.blobs.objects.size).toBe(0);
+    expect(refused.errors).toEqual([{ pointer: '/files/1/size', detail: 'a.txt is 2000000 bytes; this server accepts uploads of at most 1048576 bytes (1 MiB)' }]);
+    expect(limited.blobs.objects.size).toBe(0);
     expect(accepted.status).toBe(201);
+  });
+
+  it('refuses a file over MAX_FILE_BYTES (the largest readable document) on every server, with or without a presigner limit', async () => {
+    const files = [{ path: 'huge.txt', size: MAX_FILE_BYTES + 1 }];
+
+    const refused = problemOf(await setup().call({ method: 'POST', path: '/v1/corpora', json: { files } }), 400);
+    const atLimit = await setup().call({ method: 'POST', path: '/v1/corpora', json: { files: [{ path: 'big.txt', size: MAX_FILE_BYTES }] } });
+
+    expect(refused.errors).toEqual([{ pointer: '/files/0/size', detail: `a file may have at most ${MAX_FILE_BYTES} bytes (500 MiB), the largest document the corpus readers decode` }]);
+    expect(atLimit.status).toBe(201);
   });
 
   it('rejects duplicate paths, unsafe paths and an empty file list', async () => {

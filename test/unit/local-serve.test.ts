@@ -1,7 +1,7 @@
 /**
  * The local server's parts without a stack: the run launcher (background executions, bounded
  * concurrency, statuses like DescribeExecution, records across restarts), the upload URL
- * signer (signature, expiry, signed length and content type, the 512 MiB limit), its secret kept in
+ * signer (signature, expiry, signed length and content type, the 500 MiB limit), its secret kept in
  * the state directory, and the token rules.
  */
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { ExecutionFailedError } from '../../local/engine';
 import { LocalRunLauncher } from '../../local/run-launcher';
 import { LocalUploadSigner, MAX_LOCAL_UPLOAD_BYTES, UPLOAD_SECRET_FILE, loadUploadSecret, tokenProblem } from '../../local/serve';
 import type { ExecutionDescription } from '../../shared/api/ports';
+import { MAX_FILE_BYTES } from '../../shared/api/schemas';
 import { ConfigurationError, EmptyCorpusError } from '../../shared/errors';
 import type { PrepareEvent } from '../../shared/pipeline/state';
 
@@ -154,10 +155,11 @@ describe('upload limit and signing secret', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('announces the local 512 MiB limit to the API, so POST /v1/corpora can refuse larger sizes', () => {
+  it('announces the upload limit of the API (500 MiB, the largest readable document) to the API', () => {
     const presigner = new LocalUploadSigner(Buffer.alloc(32)).presigner(() => 'http://127.0.0.1:8787');
 
-    expect(MAX_LOCAL_UPLOAD_BYTES).toBe(512 * 1024 * 1024);
+    expect(MAX_LOCAL_UPLOAD_BYTES).toBe(500 * 1024 * 1024);
+    expect(MAX_LOCAL_UPLOAD_BYTES).toBe(MAX_FILE_BYTES);
     expect(presigner.maxContentLength).toBe(MAX_LOCAL_UPLOAD_BYTES);
   });
 

@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../../shared/errors';
-import { decodeDocument } from '../../shared/text';
+import { MAX_DOCUMENT_BYTES, decodeDocument } from '../../shared/text';
 import { tokenBoundaries } from '../../shared/tokenizer';
 import { decode as decodeTokens } from 'gpt-tokenizer';
 import { countTokens, encodeTokens } from '../../shared/tokenizer';
@@ -40,6 +40,16 @@ describe('decodeDocument', () => {
   test('turns CRLF and lone CR into LF', () => {
     const decoded = decodedText('crlf.txt', utf8('one\r\ntwo\rthree\r\n\r\nfour\n'));
     expect(decoded).toBe('one\ntwo\nthree\n\nfour\n');
+  });
+
+  test('skips a file too large to be one string with a reason, instead of the V8 string-length crash', () => {
+    // A file of MAX_DOCUMENT_BYTES + 1 ASCII bytes still decodes in V8 (its limit is 536,870,888), so
+    // the check is ours: one byte over the documented limit is refused, the limit itself is read.
+    const over = new Uint8Array(MAX_DOCUMENT_BYTES + 1).fill(0x61);
+    expect(skipReason('huge.txt', over)).toBe(
+      `too large (${MAX_DOCUMENT_BYTES + 1} bytes; a document is read as one string of at most ${MAX_DOCUMENT_BYTES} bytes, 500 MiB): split it into smaller files`,
+    );
+    expect(decodedText('limit.txt', over.subarray(0, MAX_DOCUMENT_BYTES)).length).toBe(MAX_DOCUMENT_BYTES);
   });
 
   test('skips invalid UTF-8 naming the offending byte offset', () => {

@@ -1,0 +1,174 @@
+/**
+ * The IAM policies of a synthesized template with their intrinsics resolved to concrete placeholder
+ * ARNs, for a policy linter (parliament) that judges actions against resources and cannot read
+ * `Fn::GetAtt`, `Fn::Join` or `AWS::Partition`. Written by hand: no maintained npm package resolves
+ * CloudFormation intrinsics offline (the CloudFormation service does it at deploy time).
+ *
+ * Placeholders: partition `aws`, region `us-east-1`, account `123456789012`; a resource's physical
+ * name is its logical id in lower case (`bucket83908e77`), and its ARN has the form its service
+ * documents (Service Authorization Reference, "Resource types"), so an action is judged against a
+ * resource of the right type.
+ */
+
+/** A CloudFormation template (the parts read here). */
+export interface Template {
+  Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
+}
+
+/** One policy document of the template, resolved. */
+export interface ResolvedPolicy {
+  /** Where it comes from: `<logicalId>` or `<logicalId>/<policyName>` (a role's inline policy). */
+  source: string;
+  /** `identity` (IAM::Policy, a role's inline policy) or `resource` (bucket or queue policy). */
+  kind: 'identity' | 'resource';
+  document: unknown;
+}
+
+/** The placeholder environment of {@link resolvePolicies}. */
+export const PLACEHOLDER = { partition: 'aws', region: 'us-east-1', account: '123456789012', urlSuffix: 'amazonaws.com' } as const;
+
+/** Thrown when a template uses an intrinsic or a resource type this resolver does not know. */
+export class UnresolvableIntrinsicError extends Error {
+  override readonly name = 'UnresolvableIntrinsicError';
+}
+
+/**
+ * Every IAM policy document of a template (AWS::IAM::Policy, AWS::IAM::ManagedPolicy, inline policies
+ * of AWS::IAM::Role; AWS::S3::BucketPolicy and AWS::SQS::QueuePolicy as resource policies), resolved.
+ * @throws UnresolvableIntrinsicError naming the intrinsic or type it cannot resolve.
+ */
+export function resolvePolicies(template: Template): ResolvedPolicy[] {
+  const resolver = new IntrinsicResolver(template);
+  const policies: ResolvedPolicy[] = [];
+  for (const [id, resource] of Object.entries(template.Resources)) {
+    const properties = resource.Properties ?? {};
+    switch (resource.Type) {
+      case 'AWS::IAM::Policy':
+      case 'AWS::IAM::ManagedPolicy':
+        policies.push({ source: id, kind: 'identity', document: resolver.resolve(properties.PolicyDocument, id) });
+        break;
+      case 'AWS::IAM::Role':
+        for (const inline of (properties.Policies as Array<{ PolicyName: string; PolicyDocument: unknown }> | undefined) ?? []) {
+          policies.push({ source: `${id}/${inline.PolicyName}`, kind: 'identity', document: resolver.resolve(inline.PolicyDocument, id) });
+        }
+        break;
+      case 'AWS::S3::BucketPolicy':
+      case 'AWS::SQS::QueuePolicy':
+        policies.push({ source: id, kind: 'resource', document: resolver.resolve(properties.PolicyDocument, id) });
+        break;
+      default:
+        break;
+    }
+  }
+  return policies;
+}
+
+/** Resolves Ref, Fn::GetAtt, Fn::Join, Fn::Sub, Fn::Select and Fn::Split against placeholders. */
+class IntrinsicResolver {
+  constructor(private readonly template: Template) {}
+
+  resolve(node: unknown, where: string): unknown {
+    if (Array.isArray(node)) return node.map((item) => this.resolve(item, where));
+    if (node === null || typeof node !== 'object') return node;
+    const object = node as Record<string, unknown>;
+    const keys = Object.keys(object);
+    if (keys.length === 1 && (keys[0] === 'Ref' || keys[0].startsWith('Fn::'))) return this.intrinsic(keys[0], object[keys[0]], where);
+    return Object.fromEntries(keys.map((key) => [key, this.resolve(object[key], where)]));
+  }
+
+  private intrinsic(name: string, argument: unknown, where: string): unknown {
+    switch (name) {
+      case 'Ref':
+        return this.ref(String(argument), where);
+      case 'Fn::GetAtt': {
+        const [id, attribute] = Array.isArray(argument) ? argument.map(String) : String(argument).split('.', 2);
+        return this.getAtt(id, attribute, where);
+      }
+      case 'Fn::Join': {
+        const [delimiter, items] = argument as [string, unknown[]];
+        return (this.resolve(items, where) as unknown[]).map(String).join(delimiter);
+      }
+      case 'Fn::Sub': {
+        const [text, variables] = typeof argument === 'string' ? [argument, {}] : (argument as [string, Record<string, unknown>]);
+        return text.replace(/\$\{([^}!]+)\}/g, (_, reference: string) => {
+          if (reference in variables) return String(this.resolve(variables[reference], where));
+          const [id, attribute] = reference.split('.', 2);
+          return String(attribute === undefined ? this.ref(id, where) : this.getAtt(id, attribute, where));
+        });
+      }
+      case 'Fn::Select': {
+        const [index, list] = argument as [unknown, unknown];
+        return (this.resolve(list, where) as unknown[])[Number(this.resolve(index, where))];
+      }
+      case 'Fn::Split': {
+        const [delimiter, text] = argument as [string, unknown];
+        return String(this.resolve(text, where)).split(delimiter);
+      }
+      default:
+        throw new UnresolvableIntrinsicError(`${where}: ${name} is not resolved by infra/checks/policies.ts`);
+    }
+  }
+
+  private ref(id: string, where: string): string {
+    switch (id) {
+      case 'AWS::Partition':
+        return PLACEHOLDER.partition;
+      case 'AWS::Region':
+        return PLACEHOLDER.region;
+      case 'AWS::AccountId':
+        return PLACEHOLDER.account;
+      case 'AWS::URLSuffix':
+        return PLACEHOLDER.urlSuffix;
+      case 'AWS::StackName':
+        return 'ExtAgents';
+      default:
+        break;
+    }
+    const type = this.typeOf(id, where);
+    const name = id.toLowerCase();
+    const { region, account } = PLACEHOLDER;
+    switch (type) {
+      case 'AWS::StepFunctions::StateMachine':
+        return `arn:aws:states:${region}:${account}:stateMachine:${name}`;
+      case 'AWS::SNS::Topic':
+        return `arn:aws:sns:${region}:${account}:${name}`;
+      case 'AWS::SQS::Queue':
+        return `https://sqs.${region}.amazonaws.com/${account}/${name}`;
+      case 'AWS::IAM::ManagedPolicy':
+        return `arn:aws:iam::${account}:policy/${name}`;
+      default:
+        // Buckets, tables, functions, roles, log groups, rest APIs: Ref is the physical name or id.
+        return name;
+    }
+  }
+
+  private getAtt(id: string, attribute: string, where: string): string {
+    const type = this.typeOf(id, where);
+    const name = id.toLowerCase();
+    const { region, account } = PLACEHOLDER;
+    const arns: Record<string, string> = {
+      'AWS::S3::Bucket': `arn:aws:s3:::${name}`,
+      'AWS::DynamoDB::Table': `arn:aws:dynamodb:${region}:${account}:table/${name}`,
+      'AWS::Lambda::Function': `arn:aws:lambda:${region}:${account}:function:${name}`,
+      'AWS::SQS::Queue': `arn:aws:sqs:${region}:${account}:${name}`,
+      'AWS::Logs::LogGroup': `arn:aws:logs:${region}:${account}:log-group:${name}:*`,
+      'AWS::IAM::Role': `arn:aws:iam::${account}:role/${name}`,
+      'AWS::Events::Rule': `arn:aws:events:${region}:${account}:rule/${name}`,
+      'AWS::StepFunctions::StateMachine': `arn:aws:states:${region}:${account}:stateMachine:${name}`,
+      'AWS::SNS::Topic': `arn:aws:sns:${region}:${account}:${name}`,
+      'AWS::Scheduler::Schedule': `arn:aws:scheduler:${region}:${account}:schedule/default/${name}`,
+    };
+    if (attribute === 'Arn' && arns[type] !== undefined) return arns[type];
+    if (type === 'AWS::StepFunctions::StateMachine' && attribute === 'Name') return name;
+    if (type === 'AWS::SQS::Queue' && attribute === 'QueueName') return name;
+    if (type === 'AWS::ApiGateway::RestApi' && attribute === 'RootResourceId') return `${name}root`;
+    if (type === 'AWS::DynamoDB::Table' && attribute === 'StreamArn') return `${arns[type]}/stream/2026-01-01T00:00:00.000`;
+    throw new UnresolvableIntrinsicError(`${where}: Fn::GetAtt ${id}.${attribute} (${type}) is not resolved by infra/checks/policies.ts`);
+  }
+
+  private typeOf(id: string, where: string): string {
+    const resource = this.template.Resources[id];
+    if (resource === undefined) throw new UnresolvableIntrinsicError(`${where}: reference to ${id}, which is not a resource of the template`);
+    return resource.Type;
+  }
+}
