@@ -6,7 +6,7 @@
 import { InvalidInputError, NotFoundError } from '../../shared/errors';
 import { BlobIdempotencyStore } from '../../shared/api/idempotency';
 import type { ExecutionDescription, PresignedUpload, Presigner, RunLauncher } from '../../shared/api/ports';
-import { PROBLEM_CONTENT_TYPE } from '../../shared/api/problem';
+import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES } from '../../shared/api/problem';
 import { createApiHandler, type ApiRequest } from '../../shared/api/router';
 import {
   CorpusSchema,
@@ -222,12 +222,16 @@ describe('POST /v1/runs', () => {
     expect(problem.errors?.map((e) => e.detail).join(' ')).toMatch(message);
   });
 
-  it('answers 400 naming the corpus when a corpus id has no files or a key does not exist', async () => {
+  it('answers 404 (corpus-not-found) naming the corpus field when a corpus id has no files or a key does not exist', async () => {
     const { blobs, launcher, call } = setup();
     await blobs.put('corpora/c1/a.txt', 'x');
 
-    const missingId = problemOf(await call(startRun({ question: 'Q', corpus: { id: 'nothing-here' } })), 400);
-    const missingKey = problemOf(await call(startRun({ question: 'Q', corpus: { keys: ['corpora/c1/a.txt', 'corpora/c1/zz.txt'] } })), 400);
+    const missingId = problemOf(await call(startRun({ question: 'Q', corpus: { id: 'nothing-here' } })), 404);
+    const missingKey = problemOf(await call(startRun({ question: 'Q', corpus: { keys: ['corpora/c1/a.txt', 'corpora/c1/zz.txt'] } })), 404);
+    const missingPrefix = problemOf(await call(startRun({ question: 'Q', corpus: { prefix: 'corpora/none/' } })), 404);
+
+    expect([missingId.type, missingKey.type, missingPrefix.type]).toEqual(Array(3).fill(PROBLEM_TYPES.corpusNotFound));
+    expect(missingPrefix.errors).toEqual([{ pointer: '/corpus/prefix', detail: 'no object under prefix "corpora/none/"' }]);
 
     expect(missingId.errors).toEqual([{ pointer: '/corpus/id', detail: expect.stringContaining('no corpus with id "nothing-here"') }]);
     expect(missingKey.errors).toEqual([{ pointer: '/corpus/keys/1', detail: 'no object with key "corpora/c1/zz.txt"' }]);
