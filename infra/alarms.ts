@@ -18,7 +18,7 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { acknowledgeRule } from './nag';
+import { acknowledge } from './nag';
 
 /** Properties of {@link OperationsAlarms}. */
 export interface OperationsAlarmsProps {
@@ -48,7 +48,11 @@ export class OperationsAlarms extends Construct {
       // AwsSolutions-SNS2 wants server-side encryption; CloudWatch alarms cannot publish to a topic
       // encrypted with the AWS managed key (alias/aws/sns) and a customer managed key costs a key per
       // stack for messages that only name an alarm and a metric.
-      acknowledgeRule(this.topic, 'AwsSolutions-SNS2', 'Alarm notifications carry no data beyond alarm and metric names; CloudWatch cannot publish to a topic under the AWS managed SNS key.');
+      acknowledge(this.topic, {
+        nag: ['AwsSolutions-SNS2'],
+        checkov: ['CKV_AWS_26'],
+        reason: 'Alarm notifications carry no data beyond alarm and metric names; CloudWatch cannot publish to a topic under the AWS managed SNS key.',
+      });
       if (props.alarmEmail) this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
       new CfnOutput(Stack.of(this), 'AlarmTopicArn', { value: this.topic.topicArn, description: 'SNS topic of the stack alarms' });
     }

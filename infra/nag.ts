@@ -14,6 +14,7 @@
 import { Aspects, CfnResource, Stack, Validations, type IAspect } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { IConstruct } from 'constructs';
+import type { AcceptedMismatch } from './checks/policies';
 
 /**
  * One reviewed finding: the rule ids of each scanner it answers and the reason, recorded once.
@@ -162,6 +163,30 @@ function flattenReference(node: unknown): string {
   }
   return JSON.stringify(node);
 }
+
+/**
+ * parliament RESOURCE_MISMATCH findings that are the linter's limits, not the policies': each names
+ * the action and the resource format parliament wanted, and `resources`, which every resource of a
+ * statement granting that action must match for the acceptance to hold (scripts/check-deploy.ts
+ * checks it on the resolved policies, so a broader grant of the same action is still reported).
+ */
+export const PARLIAMENT_ACCEPTED: readonly AcceptedMismatch[] = [
+  {
+    action: 'states:DescribeExecution',
+    requiredFormat: /^arn:\*:states:\*:\*:express:/,
+    // `execution:<machine>:*` (CDK grantExecution) or `execution:<machine>*` (CDK's startExecution.sync grant).
+    resources: /^arn:aws:states:[a-z0-9-]+:\d{12}:execution:[^:*]+(:\*|\*)$/,
+    reason:
+      'DescribeExecution takes an execution (Standard) or an express execution; the Service Authorization Reference marks both resource types required, meaning either, and parliament 1.6 wants a resource of each. The workflows are Standard state machines: their executions are granted.',
+  },
+  {
+    action: 'bedrock:InvokeModel',
+    requiredFormat: /^arn:\*:bedrock:/,
+    resources: /^arn:aws:bedrock:([a-z0-9-]+:\d{12}:inference-profile|(\*|[a-z0-9-]+)::foundation-model)\/[a-z0-9.-]+:\d+$/,
+    reason:
+      'Bedrock model ids end in a version after a colon (meta.llama3-1-8b-instruct-v1:0); parliament 1.6 refuses a colon in the resource part of an ARN whose documented format has none, so no model ARN can match. The grants name one inference profile and its foundation model (bedrockResourceArns).',
+  },
+];
 
 /**
  * The reviewed findings of the ExtAgents stack (all constructs in it, the API's included), each with

@@ -63,6 +63,16 @@ export function resolvePolicies(template: Template): ResolvedPolicy[] {
   return policies;
 }
 
+/**
+ * Any value of a template (an environment variable, a policy) with its intrinsics resolved to the
+ * same placeholders as {@link resolvePolicies}.
+ * @param where names the value in errors (`<logicalId>`).
+ * @throws UnresolvableIntrinsicError naming the intrinsic or type it cannot resolve.
+ */
+export function resolveIntrinsics(template: Template, value: unknown, where: string): unknown {
+  return new IntrinsicResolver(template).resolve(value, where);
+}
+
 /** Resolves Ref, Fn::GetAtt, Fn::Join, Fn::Sub, Fn::Select and Fn::Split against placeholders. */
 class IntrinsicResolver {
   constructor(private readonly template: Template) {}
@@ -171,4 +181,34 @@ class IntrinsicResolver {
     if (resource === undefined) throw new UnresolvableIntrinsicError(`${where}: reference to ${id}, which is not a resource of the template`);
     return resource.Type;
   }
+}
+
+/** One entry of a parliament RESOURCE_MISMATCH finding's `detail`. */
+export interface ResourceMismatch {
+  action: string;
+  required_format: string;
+}
+
+/** A reviewed kind of parliament RESOURCE_MISMATCH (infra/nag.ts PARLIAMENT_ACCEPTED). */
+export interface AcceptedMismatch {
+  action: string;
+  requiredFormat: RegExp;
+  resources: RegExp;
+  reason: string;
+}
+
+/**
+ * Whether a mismatch parliament reports on `document` is one of `accepted`: same action, a required
+ * format the entry names, and every resource of every statement granting that action matching the
+ * entry's `resources` (so a broader grant of the same action is not accepted).
+ */
+export function isAcceptedMismatch(mismatch: ResourceMismatch, document: unknown, accepted: readonly AcceptedMismatch[]): boolean {
+  const rule = accepted.find((r) => r.action === mismatch.action && r.requiredFormat.test(mismatch.required_format));
+  if (rule === undefined) return false;
+  const statements = ((document as { Statement?: unknown } | undefined)?.Statement ?? []) as Array<{ Action?: unknown; Resource?: unknown }>;
+  const resources = [statements]
+    .flat()
+    .filter((s) => [s.Action].flat().includes(mismatch.action))
+    .flatMap((s) => [s.Resource].flat().map(String));
+  return resources.length > 0 && resources.every((resource) => rule.resources.test(resource));
 }

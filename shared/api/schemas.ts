@@ -211,10 +211,23 @@ const Url = z.string().describe('Absolute URL');
 // Requests
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * A pattern matching any character that is not ECMAScript white space or a line terminator (the
+ * characters `String.prototype.trim` removes, ECMA-262 sections 12.2 and 12.3), spelled out because
+ * `\S` differs between regex engines (Python's, which API testers use, keeps U+FEFF).
+ */
+const NOT_ONLY_WHITESPACE = '[^\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
+
 /** `POST /v1/runs` body. */
 export const CreateRunRequestSchema = z
   .object({
-    question: z.string().trim().min(1, 'question must not be empty').max(MAX_QUESTION_CHARS, `question must be at most ${MAX_QUESTION_CHARS} characters`),
+    question: z
+      .string()
+      .trim()
+      .min(1, 'question must not be empty')
+      .max(MAX_QUESTION_CHARS, `question must be at most ${MAX_QUESTION_CHARS} characters`)
+      // The trim in JSON Schema: at least one character that String.prototype.trim keeps.
+      .meta({ pattern: NOT_ONLY_WHITESPACE }),
     corpus: CorpusRefSchema,
     options: RunOptionsSchema.optional().describe('Run options (README, "Configuration reference"); every field optional.'),
   })
