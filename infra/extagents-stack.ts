@@ -114,7 +114,7 @@ export interface ExtAgentsStackProps extends StackProps {
 
 /**
  * The stack. Resources:
- * - S3 bucket (all public access blocked, TLS-only bucket policy, SSE-S3, retained on delete):
+ * - S3 bucket (all public access blocked, TLS-only bucket policy, SSE-S3, versioned, retained on delete):
  *   `corpora/…` uploads and `runs/<runId>/…` run files and Map Run results.
  * - DynamoDB table `pk`/`sk` (S), on-demand, point-in-time recovery, TTL attribute `ttl`, GSI
  *   `byRelevance` (`gsi1pk`/`gsi1sk`, S, projection ALL).
