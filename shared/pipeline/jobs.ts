@@ -7,7 +7,8 @@
  * Exactly-once starts: each question's execution name (also its run id) is derived from the job
  * object's key, its version (S3 version id, else ETag) and the question index. Step Functions refuses
  * a second execution of a name (`ExecutionAlreadyExists`), so a duplicate delivery of the same upload
- * event starts nothing twice, while a re-upload (a new version id in a versioned bucket such as the project bucket, else a new ETag) is a new job.
+ * event starts nothing twice, while a re-upload (a new version id in a versioned bucket such as the
+ * project bucket, else a new ETag) is a new job.
  *
  * Domain code: no AWS SDK. Ports: BlobStore, and `ExecutionLookup` (how a question's execution ended,
  * when it left no result). AWS: the jobs state machine (infra/ingest.ts) with lambdas/jobs.ts; local:
