@@ -21,6 +21,7 @@
  * (https://docs.aws.amazon.com/step-functions/latest/dg/state-map-distributed.html).
  */
 import { ConfigurationError, ExtAgentsError } from '../shared/errors';
+import { IntrinsicResolver, type CfnResource, type CfnTemplate, type IntrinsicValues } from '../infra/intrinsics';
 
 // ---------------------------------------------------------------------------------------------
 // ASL shapes (JSONPath; the fields the local engine reads are typed, the rest passes through)
@@ -168,11 +169,8 @@ export type StatesErrorName =
 // Template resolution
 // ---------------------------------------------------------------------------------------------
 
-/** The parts of a CloudFormation template this module reads. */
-export interface CfnTemplate {
-  Resources?: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
-  Parameters?: Record<string, { Type?: string; Default?: unknown }>;
-}
+/** The parts of a CloudFormation template this module reads (infra/intrinsics.ts). */
+export type { CfnTemplate } from '../infra/intrinsics';
 
 /** Local values substituted for account-level and per-resource references. */
 export interface LocalResolveOptions {
@@ -250,7 +248,8 @@ export function resolveStateMachineDefinition(
     machineId = machines[0][0];
   }
 
-  const resolver = new IntrinsicResolver(cfn, options);
+  const values = new LocalValues(resources, options);
+  const resolver = new IntrinsicResolver(cfn, values);
   const props = resources[machineId].Properties ?? {};
   let text: string;
   if (props.DefinitionString !== undefined) {
@@ -280,27 +279,29 @@ export function resolveStateMachineDefinition(
   return {
     definition,
     stateMachineLogicalId: machineId,
-    lambdaArns: resolver.namesOf('AWS::Lambda::Function', (id) => localLambdaArn(id, options)),
-    bucketNames: resolver.namesOf('AWS::S3::Bucket', (id) => resolver.bucketName(id)),
-    tableNames: resolver.namesOf('AWS::DynamoDB::Table', (id) => resolver.tableName(id)),
+    lambdaArns: values.namesOf('AWS::Lambda::Function', (id) => localLambdaArn(id, options)),
+    bucketNames: values.namesOf('AWS::S3::Bucket', (id) => values.bucketName(id)),
+    tableNames: values.namesOf('AWS::DynamoDB::Table', (id) => values.tableName(id)),
   };
 }
 
 /**
- * Resolves CloudFormation intrinsic functions against local values. Hand-written: the CDK's own
- * token resolution runs at synth time only and yields these same intrinsics; there is no library that
- * evaluates a template locally with caller-chosen values, and five functions suffice for CDK output.
+ * The local values of a template's references (infra/intrinsics.ts resolves the intrinsics): a
+ * Lambda function is its logical id (ARN {@link localLambdaArn}), a bucket its `BucketName` or logical
+ * id in lower case, a table its `TableName` or logical id, a state machine an ARN of its logical id.
  */
-class IntrinsicResolver {
-  private readonly resources: NonNullable<CfnTemplate['Resources']>;
-  private readonly region: string;
-  private readonly account: string;
+class LocalValues implements IntrinsicValues {
+  readonly label = 'local';
+  readonly partition = 'aws';
+  readonly urlSuffix = 'amazonaws.com';
+  readonly stackName = 'local';
+  readonly region: string;
+  readonly account: string;
 
   constructor(
-    private readonly template: CfnTemplate,
+    private readonly resources: Record<string, CfnResource>,
     private readonly options: LocalResolveOptions,
   ) {
-    this.resources = template.Resources ?? {};
     this.region = options.region ?? DEFAULT_REGION;
     this.account = options.accountId ?? DEFAULT_ACCOUNT;
   }
@@ -321,93 +322,24 @@ class IntrinsicResolver {
     return this.options.tableNames?.[id] ?? (typeof literal === 'string' ? literal : id);
   }
 
-  resolve(value: unknown, where: string): unknown {
-    if (value === null || typeof value !== 'object') return value;
-    if (Array.isArray(value)) return value.map((v, i) => this.resolve(v, `${where}[${i}]`));
-    const entries = Object.entries(value as Record<string, unknown>);
-    if (entries.length === 1) {
-      const [key, arg] = entries[0];
-      if (key === 'Ref') return this.ref(String(arg), where);
-      if (key === 'Fn::GetAtt') {
-        const [id, attr] = Array.isArray(arg) ? [String(arg[0]), String(arg[1])] : splitOnce(String(arg), '.');
-        return this.getAtt(id, attr, where);
-      }
-      if (key === 'Fn::Join') {
-        const [separator, parts] = arg as [string, unknown[]];
-        const resolvedParts = this.resolve(parts, where);
-        if (!Array.isArray(resolvedParts)) throw new ConfigurationError(`Fn::Join at ${where}: the list did not resolve to an array`);
-        return resolvedParts.map((p) => scalarToString(p, where)).join(separator);
-      }
-      if (key === 'Fn::Select') {
-        const [index, list] = arg as [unknown, unknown];
-        const resolvedList = this.resolve(list, where);
-        if (!Array.isArray(resolvedList)) throw new ConfigurationError(`Fn::Select at ${where}: the list did not resolve to an array`);
-        return resolvedList[Number(this.resolve(index, where))];
-      }
-      if (key === 'Fn::Sub') return this.sub(arg, where);
-      if (key.startsWith('Fn::')) throw new ConfigurationError(`Intrinsic function ${key} at ${where} is not supported locally`);
-    }
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of entries) out[k] = this.resolve(v, `${where}.${k}`);
-    return out;
-  }
-
-  private sub(arg: unknown, where: string): string {
-    const [text, variables] = Array.isArray(arg) ? [String(arg[0]), (arg[1] ?? {}) as Record<string, unknown>] : [String(arg), {}];
-    return text.replace(/\$\{(!?)([^}]*)\}/g, (_whole, bang: string, name: string) => {
-      if (bang) return `\${${name}}`; // `${!Literal}` renders `${Literal}`
-      if (Object.prototype.hasOwnProperty.call(variables, name)) return scalarToString(this.resolve(variables[name], where), where);
-      if (name.includes('.')) {
-        const [id, attr] = splitOnce(name, '.');
-        return scalarToString(this.getAtt(id, attr, where), where);
-      }
-      return scalarToString(this.ref(name, where), where);
-    });
-  }
-
-  private ref(name: string, where: string): unknown {
-    switch (name) {
-      case 'AWS::Partition':
-        return 'aws';
-      case 'AWS::Region':
-        return this.region;
-      case 'AWS::AccountId':
-        return this.account;
-      case 'AWS::URLSuffix':
-        return 'amazonaws.com';
-      case 'AWS::StackName':
-        return 'local';
-      default:
-        break;
-    }
-    const parameter = this.template.Parameters?.[name];
-    if (parameter !== undefined) {
-      if (parameter.Default === undefined) throw new ConfigurationError(`Ref to template parameter '${name}' without a Default at ${where}`);
-      return parameter.Default;
-    }
-    const resource = this.resources[name];
-    if (resource === undefined) throw new ConfigurationError(`Ref to unknown logical id '${name}' at ${where}`);
+  ref(id: string, resource: CfnResource): string | undefined {
     switch (resource.Type) {
       case 'AWS::Lambda::Function':
-        return name;
-      case 'AWS::S3::Bucket':
-        return this.bucketName(name);
-      case 'AWS::DynamoDB::Table':
-        return this.tableName(name);
-      case 'AWS::StepFunctions::StateMachine':
-        return `arn:aws:states:${this.region}:${this.account}:stateMachine:${name}`;
       case 'AWS::IAM::Role':
-        return name;
+        return id;
+      case 'AWS::S3::Bucket':
+        return this.bucketName(id);
+      case 'AWS::DynamoDB::Table':
+        return this.tableName(id);
+      case 'AWS::StepFunctions::StateMachine':
+        return `arn:aws:states:${this.region}:${this.account}:stateMachine:${id}`;
       default:
-        throw new ConfigurationError(`Ref to ${name} (${resource.Type}) at ${where} has no local value`);
+        return undefined;
     }
   }
 
-  private getAtt(id: string, attr: string, where: string): unknown {
-    const resource = this.resources[id];
-    if (resource === undefined) throw new ConfigurationError(`Fn::GetAtt of unknown logical id '${id}' at ${where}`);
-    const key = `${resource.Type}.${attr}`;
-    switch (key) {
+  getAtt(id: string, attr: string, resource: CfnResource): string | undefined {
+    switch (`${resource.Type}.${attr}`) {
       case 'AWS::Lambda::Function.Arn':
         return localLambdaArn(id, this.options);
       case 'AWS::S3::Bucket.Arn':
@@ -425,19 +357,9 @@ class IntrinsicResolver {
       case 'AWS::IAM::Role.Arn':
         return `arn:aws:iam::${this.account}:role/${id}`;
       default:
-        throw new ConfigurationError(`Fn::GetAtt ${id}.${attr} (${resource.Type}) at ${where} has no local value`);
+        return undefined;
     }
   }
-}
-
-function splitOnce(text: string, separator: string): [string, string] {
-  const at = text.indexOf(separator);
-  return at < 0 ? [text, ''] : [text.slice(0, at), text.slice(at + separator.length)];
-}
-
-function scalarToString(value: unknown, where: string): string {
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value);
-  throw new ConfigurationError(`Expected a string at ${where}, got ${JSON.stringify(value)}`);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,12 +7,14 @@
  * Placeholders: partition `aws`, region `us-east-1`, account `123456789012`; a resource's physical
  * name is its logical id in lower case (`bucket83908e77`), and its ARN has the form its service
  * documents (Service Authorization Reference, "Resource types"), so an action is judged against a
- * resource of the right type.
+ * resource of the right type. The intrinsics are resolved by infra/intrinsics.ts (shared with the
+ * local engine, which resolves the same template to local values).
  */
+import { IntrinsicResolver, type CfnResource, type CfnTemplate, type IntrinsicValues } from '../intrinsics';
 
 /** A CloudFormation template (the parts read here). */
-export interface Template {
-  Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }>;
+export interface Template extends CfnTemplate {
+  Resources: Record<string, CfnResource>;
 }
 
 /** One policy document of the template, resolved. */
@@ -27,18 +29,13 @@ export interface ResolvedPolicy {
 /** The placeholder environment of {@link resolvePolicies}. */
 export const PLACEHOLDER = { partition: 'aws', region: 'us-east-1', account: '123456789012', urlSuffix: 'amazonaws.com' } as const;
 
-/** Thrown when a template uses an intrinsic or a resource type this resolver does not know. */
-export class UnresolvableIntrinsicError extends Error {
-  override readonly name = 'UnresolvableIntrinsicError';
-}
-
 /**
  * Every IAM policy document of a template (AWS::IAM::Policy, AWS::IAM::ManagedPolicy, inline policies
  * of AWS::IAM::Role; AWS::S3::BucketPolicy and AWS::SQS::QueuePolicy as resource policies), resolved.
- * @throws UnresolvableIntrinsicError naming the intrinsic or type it cannot resolve.
+ * @throws ConfigurationError naming the intrinsic or reference it cannot resolve (infra/intrinsics.ts).
  */
 export function resolvePolicies(template: Template): ResolvedPolicy[] {
-  const resolver = new IntrinsicResolver(template);
+  const resolver = new IntrinsicResolver(template, PLACEHOLDER_VALUES);
   const policies: ResolvedPolicy[] = [];
   for (const [id, resource] of Object.entries(template.Resources)) {
     const properties = resource.Properties ?? {};
@@ -67,77 +64,24 @@ export function resolvePolicies(template: Template): ResolvedPolicy[] {
  * Any value of a template (an environment variable, a policy) with its intrinsics resolved to the
  * same placeholders as {@link resolvePolicies}.
  * @param where names the value in errors (`<logicalId>`).
- * @throws UnresolvableIntrinsicError naming the intrinsic or type it cannot resolve.
+ * @throws ConfigurationError naming the intrinsic or reference it cannot resolve (infra/intrinsics.ts).
  */
 export function resolveIntrinsics(template: Template, value: unknown, where: string): unknown {
-  return new IntrinsicResolver(template).resolve(value, where);
+  return new IntrinsicResolver(template, PLACEHOLDER_VALUES).resolve(value, where);
 }
 
-/** Resolves Ref, Fn::GetAtt, Fn::Join, Fn::Sub, Fn::Select and Fn::Split against placeholders. */
-class IntrinsicResolver {
-  constructor(private readonly template: Template) {}
-
-  resolve(node: unknown, where: string): unknown {
-    if (Array.isArray(node)) return node.map((item) => this.resolve(item, where));
-    if (node === null || typeof node !== 'object') return node;
-    const object = node as Record<string, unknown>;
-    const keys = Object.keys(object);
-    if (keys.length === 1 && (keys[0] === 'Ref' || keys[0].startsWith('Fn::'))) return this.intrinsic(keys[0], object[keys[0]], where);
-    return Object.fromEntries(keys.map((key) => [key, this.resolve(object[key], where)]));
-  }
-
-  private intrinsic(name: string, argument: unknown, where: string): unknown {
-    switch (name) {
-      case 'Ref':
-        return this.ref(String(argument), where);
-      case 'Fn::GetAtt': {
-        const [id, attribute] = Array.isArray(argument) ? argument.map(String) : String(argument).split('.', 2);
-        return this.getAtt(id, attribute, where);
-      }
-      case 'Fn::Join': {
-        const [delimiter, items] = argument as [string, unknown[]];
-        return (this.resolve(items, where) as unknown[]).map(String).join(delimiter);
-      }
-      case 'Fn::Sub': {
-        const [text, variables] = typeof argument === 'string' ? [argument, {}] : (argument as [string, Record<string, unknown>]);
-        return text.replace(/\$\{([^}!]+)\}/g, (_, reference: string) => {
-          if (reference in variables) return String(this.resolve(variables[reference], where));
-          const [id, attribute] = reference.split('.', 2);
-          return String(attribute === undefined ? this.ref(id, where) : this.getAtt(id, attribute, where));
-        });
-      }
-      case 'Fn::Select': {
-        const [index, list] = argument as [unknown, unknown];
-        return (this.resolve(list, where) as unknown[])[Number(this.resolve(index, where))];
-      }
-      case 'Fn::Split': {
-        const [delimiter, text] = argument as [string, unknown];
-        return String(this.resolve(text, where)).split(delimiter);
-      }
-      default:
-        throw new UnresolvableIntrinsicError(`${where}: ${name} is not resolved by infra/checks/policies.ts`);
-    }
-  }
-
-  private ref(id: string, where: string): string {
-    switch (id) {
-      case 'AWS::Partition':
-        return PLACEHOLDER.partition;
-      case 'AWS::Region':
-        return PLACEHOLDER.region;
-      case 'AWS::AccountId':
-        return PLACEHOLDER.account;
-      case 'AWS::URLSuffix':
-        return PLACEHOLDER.urlSuffix;
-      case 'AWS::StackName':
-        return 'ExtAgents';
-      default:
-        break;
-    }
-    const type = this.typeOf(id, where);
+/**
+ * Placeholder values: a resource's physical name is its logical id in lower case, and its ARN has
+ * the form its service documents (Service Authorization Reference, "Resource types").
+ */
+const PLACEHOLDER_VALUES: IntrinsicValues = {
+  label: 'placeholder',
+  ...PLACEHOLDER,
+  stackName: 'ExtAgents',
+  ref(id, resource) {
     const name = id.toLowerCase();
     const { region, account } = PLACEHOLDER;
-    switch (type) {
+    switch (resource.Type) {
       case 'AWS::StepFunctions::StateMachine':
         return `arn:aws:states:${region}:${account}:stateMachine:${name}`;
       case 'AWS::SNS::Topic':
@@ -150,10 +94,8 @@ class IntrinsicResolver {
         // Buckets, tables, functions, roles, log groups, rest APIs: Ref is the physical name or id.
         return name;
     }
-  }
-
-  private getAtt(id: string, attribute: string, where: string): string {
-    const type = this.typeOf(id, where);
+  },
+  getAtt(id, attribute, resource) {
     const name = id.toLowerCase();
     const { region, account } = PLACEHOLDER;
     const arns: Record<string, string> = {
@@ -168,20 +110,13 @@ class IntrinsicResolver {
       'AWS::SNS::Topic': `arn:aws:sns:${region}:${account}:${name}`,
       'AWS::Scheduler::Schedule': `arn:aws:scheduler:${region}:${account}:schedule/default/${name}`,
     };
-    if (attribute === 'Arn' && arns[type] !== undefined) return arns[type];
-    if (type === 'AWS::StepFunctions::StateMachine' && attribute === 'Name') return name;
-    if (type === 'AWS::SQS::Queue' && attribute === 'QueueName') return name;
-    if (type === 'AWS::ApiGateway::RestApi' && attribute === 'RootResourceId') return `${name}root`;
-    if (type === 'AWS::DynamoDB::Table' && attribute === 'StreamArn') return `${arns[type]}/stream/2026-01-01T00:00:00.000`;
-    throw new UnresolvableIntrinsicError(`${where}: Fn::GetAtt ${id}.${attribute} (${type}) is not resolved by infra/checks/policies.ts`);
-  }
-
-  private typeOf(id: string, where: string): string {
-    const resource = this.template.Resources[id];
-    if (resource === undefined) throw new UnresolvableIntrinsicError(`${where}: reference to ${id}, which is not a resource of the template`);
-    return resource.Type;
-  }
-}
+    if (attribute === 'Arn') return arns[resource.Type];
+    if (resource.Type === 'AWS::StepFunctions::StateMachine' && attribute === 'Name') return name;
+    if (resource.Type === 'AWS::SQS::Queue' && attribute === 'QueueName') return name;
+    if (resource.Type === 'AWS::ApiGateway::RestApi' && attribute === 'RootResourceId') return `${name}root`;
+    return undefined;
+  },
+};
 
 /** One entry of a parliament RESOURCE_MISMATCH finding's `detail`. */
 export interface ResourceMismatch {

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Template as CdkTemplate } from 'aws-cdk-lib/assertions';
 import { lambdaBundles, smokeTestBundle } from '../../infra/checks/bundles';
-import { isAcceptedMismatch, resolveIntrinsics, resolvePolicies, UnresolvableIntrinsicError, type Template } from '../../infra/checks/policies';
+import { isAcceptedMismatch, resolveIntrinsics, resolvePolicies, type Template } from '../../infra/checks/policies';
+import { ConfigurationError } from '../../shared/errors';
 import { buildStack, createSynthesisApp } from '../../infra/extagents-stack';
 import { PARLIAMENT_ACCEPTED } from '../../infra/nag';
 
@@ -44,9 +45,9 @@ describe('resolvePolicies (placeholders for parliament)', () => {
   });
 
   it('names what it cannot resolve instead of guessing', () => {
-    expect(() => resolveIntrinsics(template, { 'Fn::ImportValue': 'x' }, 'Env1')).toThrow(UnresolvableIntrinsicError);
-    expect(() => resolveIntrinsics(template, { 'Fn::GetAtt': ['Missing', 'Arn'] }, 'Env1')).toThrow(/Env1: reference to Missing/);
-    expect(() => resolveIntrinsics(template, { 'Fn::GetAtt': ['Bucket1', 'WebsiteURL'] }, 'Env1')).toThrow(/Bucket1\.WebsiteURL/);
+    expect(() => resolveIntrinsics(template, { 'Fn::ImportValue': 'x' }, 'Env1')).toThrow(ConfigurationError);
+    expect(() => resolveIntrinsics(template, { 'Fn::GetAtt': ['Missing', 'Arn'] }, 'Env1')).toThrow(/unknown logical id 'Missing' at Env1/);
+    expect(() => resolveIntrinsics(template, { 'Fn::GetAtt': ['Bucket1', 'WebsiteURL'] }, 'Env1')).toThrow(/Fn::GetAtt Bucket1\.WebsiteURL \(AWS::S3::Bucket\) at Env1 has no placeholder value/);
   });
 
   it('resolves every policy of the synthesized stack to plain strings', () => {
