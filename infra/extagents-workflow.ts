@@ -29,6 +29,7 @@ import {
   RETRYABLE_ERRORS,
 } from '../shared/errors';
 import type { HandlerName } from './extagents-function';
+import { EXCEED_TOLERATED_FAILURE_THRESHOLD } from '../shared/pipeline/state';
 
 /** State names of the workflow. They are a contract: local overrides and docs are keyed by them. */
 export const STATE_NAMES = {
@@ -60,12 +61,8 @@ export const LAMBDA_SERVICE_ERRORS = [
   'Lambda.TooManyRequestsException',
 ] as const;
 
-/**
- * Error of a Distributed Map whose failed items exceed its tolerated failure percentage (no
- * constant for it in `sfn.Errors`).
- * Source: https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
- */
-export const EXCEED_TOLERATED_FAILURE_THRESHOLD = 'States.ExceedToleratedFailureThreshold';
+/** Error of a Distributed Map over its tolerated failures (shared/pipeline/state.ts; re-exported for infra callers). */
+export { EXCEED_TOLERATED_FAILURE_THRESHOLD };
 
 /** Errors of Prepare that end the run at `PrepareFailed` with the handler's error name and cause. */
 export const PREPARE_ERRORS = [EmptyCorpusError.name, ConfigurationError.name, InvalidInputError.name] as const;

@@ -2,7 +2,8 @@
  * The local stack: everything the synthesized workflows need on this machine, started once and used
  * for any number of executions (the CLI's one question, `extagents serve`, `extagents survey`,
  * benchmarks).
- * - The CDK stack is synthesized in-process (asset bundling skipped); the definitions of its
+ * - The CDK stack's template is read from local/generated/stack-template.json (generated from the CDK
+ *   app and checked against a fresh synth by a test; no synth at run time); the definitions of its
  *   question-answering state machine and of its survey state machine (infra/survey.ts) are resolved
  *   and run by aws-local-stepfunctions (local/engine.ts), every Lambda Task bound to its in-process
  *   handler (lambdas/handlers.ts, lambdas/survey-handlers.ts): the same definitions and handlers as in
@@ -14,11 +15,8 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { Template } from 'aws-cdk-lib/assertions';
-import type { CfnElement } from 'aws-cdk-lib';
 import path from 'node:path';
-import { buildStack, createSynthesisApp, type ExtAgentsStack } from '../infra/extagents-stack';
-import { HANDLER_NAMES } from '../infra/extagents-function';
+import { localStackTemplate, type LocalFunctionName } from './stack-template';
 import { createBedrockClient } from '../lambdas/adapters/bedrock';
 import { openAiOptionsFromEnv } from '../lambdas/adapters/openai';
 import { DynamoMessageStore } from '../lambdas/adapters/dynamo-message-store';
@@ -27,7 +25,7 @@ import { makeHandlers, type WorkflowHandlers } from '../lambdas/handlers';
 import { createSurveyModels } from '../lambdas/adapters/survey-model';
 import { makeSurveyHandlers, type SurveyHandlers } from '../lambdas/survey-handlers';
 import { ConfigurationError, ExtAgentsError, ModelConfigurationError, StorageError, errorFromFailure } from '../shared/errors';
-import { EXCEED_TOLERATED_FAILURE_THRESHOLD } from '../infra/extagents-workflow';
+import { EXCEED_TOLERATED_FAILURE_THRESHOLD } from '../shared/pipeline/state';
 import { loadRunRecord } from '../shared/pipeline/run-record';
 import { seekingFailureError } from '../shared/pipeline/seek-failures';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../shared/llm/agents';
@@ -121,29 +119,6 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
-/** The synthesized stack and its template, built once per process and model spec (~1 s). */
-const synthesized = new Map<string, { stack: ExtAgentsStack; template: Record<string, unknown> }>();
-
-function synthesize(modelSpec: string): { stack: ExtAgentsStack; template: Record<string, unknown> } {
-  let entry = synthesized.get(modelSpec);
-  if (!entry) {
-    // The state machine definitions do not depend on the model; only IAM grants and Lambda
-    // environment do, which the local run does not use. An OpenAI-compatible spec needs deploy-time
-    // settings (an https base URL, a key secret) that a local server does not have, so the local
-    // stack is synthesized as for the offline model and the handlers get the model named by the spec.
-    // A llama: spec runs only here and is not deployable at all.
-    const kind = parseModelSpec(modelSpec).kind;
-    const synthSpec = kind === 'openai' || kind === 'llama' ? 'extractive' : modelSpec;
-    const stack = buildStack(createSynthesisApp(), { modelSpec: synthSpec });
-    entry = { stack, template: Template.fromStack(stack).toJSON() as Record<string, unknown> };
-    synthesized.set(modelSpec, entry);
-  }
-  return entry;
-}
-
-const logicalIdOf = (stack: ExtAgentsStack, construct: { node: { defaultChild?: unknown } }): string =>
-  stack.getLogicalId(construct.node.defaultChild as CfnElement);
-
 /**
  * Model access checked before a local stack starts (every command: ask, serve, job, survey), so a
  * missing setting is one clear error instead of every seeking agent failing: Bedrock needs AWS credentials and a region; an OpenAI-compatible server
@@ -187,18 +162,19 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       ? await loadLlamaModels(modelSpec, { sequences: options.llamaSequences ?? 1 })
       : undefined;
   const runOptionDefaults: RunOptionsInput = llama ? runOptionDefaultsForContext(llama.contextTokens) : {};
-  const { stack, template } = synthesize(modelSpec);
+  // The generated template (local/stack-template.ts): no CDK synth at run time.
+  const { template, logicalIds } = localStackTemplate();
   const stateDir = path.resolve(options.stateDir);
   const blobs = new FsBlobStore(path.join(stateDir, 'bucket'));
 
   let dynamo: LocalDynamo | undefined = await startDynalite(options.persistent ? { path: path.join(stateDir, 'dynamodb') } : {});
   const raw = new DynamoDBClient(localClientConfig(dynamo.endpoint));
   try {
-    const tableLogicalId = logicalIdOf(stack, stack.table);
+    const tableLogicalId = logicalIds.table;
     const tableNames = { [tableLogicalId]: 'extagents-local' };
     // Each state machine by its logical id: the stack also holds the jobs and bulk survey ones.
-    const resolved = resolveStateMachineDefinition(template, logicalIdOf(stack, stack.stateMachine), { tableNames });
-    const surveyResolved = resolveStateMachineDefinition(template, logicalIdOf(stack, stack.surveys.surveyStateMachine), { tableNames });
+    const resolved = resolveStateMachineDefinition(template, logicalIds.workflow, { tableNames });
+    const surveyResolved = resolveStateMachineDefinition(template, logicalIds.survey, { tableNames });
     await createTablesFromTemplate(raw, template, resolved.tableNames);
     const store = new DynamoMessageStore(DynamoDBDocumentClient.from(raw), { tableName: resolved.tableNames[tableLogicalId] });
 
@@ -217,12 +193,21 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     });
     // Every bound function: its name (as in `ExtAgentsStack.functions`, or the survey function's),
     // its local ARN in the template and its in-process handler.
-    const bound: Array<{ name: string; arn: string; handler: LocalLambdaHandler }> = [
-      ...HANDLER_NAMES.map((name) => ({ name, construct: stack.functions[name], handler: handlers[name] as LocalLambdaHandler })),
-      { name: 'SurveyPrepare', construct: stack.surveys.prepareFunction, handler: surveyHandlers.prepare },
-      { name: 'SurveySteps', construct: stack.surveys.stepsFunction, handler: surveyHandlers.steps },
-      { name: 'SurveyAssemble', construct: stack.surveys.assembleFunction, handler: surveyHandlers.assemble },
-    ].map(({ name, construct, handler }) => ({ name, arn: resolved.lambdaArns[logicalIdOf(stack, construct)], handler }));
+    const inProcess: Record<LocalFunctionName, LocalLambdaHandler> = {
+      prepare: handlers.prepare as LocalLambdaHandler,
+      seek: handlers.seek as LocalLambdaHandler,
+      reason: handlers.reason as LocalLambdaHandler,
+      synchronize: handlers.synchronize as LocalLambdaHandler,
+      finalize: handlers.finalize as LocalLambdaHandler,
+      SurveyPrepare: surveyHandlers.prepare,
+      SurveySteps: surveyHandlers.steps,
+      SurveyAssemble: surveyHandlers.assemble,
+    };
+    const bound: Array<{ name: string; arn: string; handler: LocalLambdaHandler }> = Object.entries(inProcess).map(([name, handler]) => ({
+      name,
+      arn: resolved.lambdaArns[logicalIds.functions[name as LocalFunctionName]],
+      handler,
+    }));
 
     const preparedFor = (definition: AslDefinition, callbacks: ExecutionCallbacks): PreparedExecution => {
       const byArn: Record<string, LocalLambdaHandler> = {};

@@ -8,6 +8,14 @@ import { z } from 'zod';
 import { InvalidInputError } from '../errors';
 
 /** Run ids become S3 key parts, DynamoDB keys and execution names: a safe, bounded alphabet. */
+/**
+ * Error of a Distributed Map whose failed items exceed its tolerated failure percentage (no
+ * constant for it in CDK's `sfn.Errors`): what the workflows catch, and what the local engine maps
+ * to the run's seeking failure.
+ * Source: https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html
+ */
+export const EXCEED_TOLERATED_FAILURE_THRESHOLD = 'States.ExceedToleratedFailureThreshold';
+
 export const RunIdSchema = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/, 'runId must be 1-80 characters of A-Z a-z 0-9 . _ - (starting with a letter or digit)');
