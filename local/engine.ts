@@ -99,6 +99,13 @@ export interface LocalEngineOptions {
   stateMachineArn?: string;
   /** Results per Map Run result file. Default 1000. */
   resultsPerFile?: number;
+  /**
+   * Skip aws-local-stepfunctions' own validation (asl-validator: 0.1-0.9 s a definition) for a
+   * definition a test already validated: the local stack's generated definitions
+   * (test/infra/stack-template.test.ts runs {@link libraryRejections} on them). The engine's own
+   * checks (routes, JSONata, Distributed Map features) still run. Default false.
+   */
+  libraryValidated?: boolean;
 }
 
 /** Options of {@link runLocalExecution}: the engine options plus the execution input. */
@@ -197,16 +204,7 @@ export function prepareLocalExecution(options: LocalEngineOptions): PreparedExec
       else if (state.TimeoutSeconds !== undefined) state.TimeoutSeconds = clampSeconds(state.TimeoutSeconds);
     }
   }
-  const toValidate: Array<[string, AslDefinition]> = [
-    ['the state machine', definition],
-    ...Object.entries(distributedMaps).map(
-      ([name, map]) => [`the ItemProcessor of Distributed Map '${name}'`, itemProcessorDefinition(map)] as [string, AslDefinition],
-    ),
-  ];
-  for (const [label, machine] of toValidate) {
-    const rejection = libraryRejection(machine);
-    if (rejection !== undefined) problems.push(`aws-local-stepfunctions rejects ${label}: ${rejection}`);
-  }
+  if (options.libraryValidated !== true) problems.push(...libraryRejectionsOfLocalized(definition, distributedMaps));
   if (problems.length > 0) throw new ConfigurationError(`The definition cannot run locally:\n- ${problems.join('\n- ')}`);
 
   const prepared: PreparedExecution = {
@@ -283,6 +281,31 @@ function handlerKey(functionArn: string, handlers: Readonly<Record<string, Local
   if (Object.prototype.hasOwnProperty.call(handlers, functionArn)) return functionArn;
   const unqualified = functionArn.split(':').slice(0, 7).join(':');
   return Object.prototype.hasOwnProperty.call(handlers, unqualified) ? unqualified : undefined;
+}
+
+/**
+ * What aws-local-stepfunctions' own validation (asl-validator) says of a resolved definition once
+ * localized (its Distributed Maps replaced by local Tasks, each item processor checked too): one
+ * line per rejected (child) definition, none when the library accepts them all.
+ */
+export function libraryRejections(resolved: AslDefinition): string[] {
+  const { definition, distributedMaps } = localizeDistributedMaps(resolved);
+  return libraryRejectionsOfLocalized(definition, distributedMaps);
+}
+
+function libraryRejectionsOfLocalized(definition: AslDefinition, distributedMaps: Record<string, DistributedMapState>): string[] {
+  const toValidate: Array<[string, AslDefinition]> = [
+    ['the state machine', definition],
+    ...Object.entries(distributedMaps).map(
+      ([name, map]) => [`the ItemProcessor of Distributed Map '${name}'`, itemProcessorDefinition(map)] as [string, AslDefinition],
+    ),
+  ];
+  const rejections: string[] = [];
+  for (const [label, machine] of toValidate) {
+    const rejection = libraryRejection(machine);
+    if (rejection !== undefined) rejections.push(`aws-local-stepfunctions rejects ${label}: ${rejection}`);
+  }
+  return rejections;
 }
 
 /**

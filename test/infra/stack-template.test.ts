@@ -11,6 +11,8 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { buildStack, createSynthesisApp, DEFAULT_MODEL_SPEC } from '../../infra/extagents-stack';
 import { renderLocalStackTemplate } from '../../local/generate-stack-template';
 import { LOCAL_STACK_TEMPLATE_PATH, localStackTemplate } from '../../local/stack-template';
+import { resolveStateMachineDefinition } from '../../local/definition';
+import { libraryRejections } from '../../local/engine';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -30,6 +32,18 @@ describe('the generated stack template of the local stack', () => {
 
     expect(machines.length).toBe(4);
     for (const [id, machine] of machines) expect([id, template.Resources[id]?.Properties?.DefinitionString]).toEqual([id, machine.Properties?.DefinitionString]);
+  });
+
+  it('holds definitions aws-local-stepfunctions accepts (the local stack skips that validation at run time)', () => {
+    const { template, logicalIds } = localStackTemplate();
+    for (const machine of [logicalIds.workflow, logicalIds.survey]) {
+      const { definition } = resolveStateMachineDefinition(template, machine, { tableNames: { [logicalIds.table]: 'extagents-local' } });
+      expect([machine, libraryRejections(definition)]).toEqual([machine, []]);
+    }
+    // The check is live: a transition to a state that does not exist is rejected.
+    const { definition } = resolveStateMachineDefinition(template, logicalIds.workflow, { tableNames: {} });
+    const broken = { ...definition, StartAt: 'NoSuchState' };
+    expect(libraryRejections(broken).join(' ')).toMatch(/rejects the state machine/);
   });
 
   it('lets the local stack and the CLI load without aws-cdk-lib', () => {
