@@ -2,26 +2,21 @@
  * The `extagents` command line (commander). `extagents ask` runs the CDK-synthesized workflow
  * locally: in-process Lambda handlers, DynamoDB on dynalite (127.0.0.1), the bucket as a directory.
  */
-import { Command, CommanderError, Option } from 'commander';
-import { SingleBar, Presets } from 'cli-progress';
+import { Command, CommanderError, Help, Option } from 'commander';
 import { accessSync, constants as fsConstants, existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import packageJson from '../package.json';
-import { ExtAgentsError, InvalidInputError } from '../shared/errors';
-import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../shared/config';
+import { ExtAgentsError } from '../shared/errors';
 import { parseModelSpec } from '../shared/llm/model-spec';
-import { PrepareEventSchema, RunIdSchema } from '../shared/pipeline/state';
-import { formatResult } from './format';
-import { checkGgufFile, disposeLlamaModels, loadLlamaModels, MAX_LLAMA_SEQUENCES } from './llama';
-import { chunkFitProblem, storageErrorOf } from './stack';
 import { STRUCTURED_MODES } from '../lambdas/adapters/openai';
-import { runLocal, type LocalProgress } from './run';
-import { resolveCorpus } from './corpus';
-import { addServeCommand } from './serve-command';
-import { addUploadCommands } from './uploads-command';
-import { addSurveyCommand } from './survey-command';
-import { addEvalCommand } from './eval-command';
-import { rangeText, schemaFlag, schemaRange } from './cli-numbers';
+import { COMMANDS } from './commands';
+
+// Loaded when needed, not at start-up (`--version` and `--help` load commander and package.json):
+// the model runtime when a llama: model is checked, the local stack when an error is reported.
+const llamaModule = (): typeof import('./llama') => require('./llama') as typeof import('./llama');
+const stackModule = (): typeof import('./stack') => require('./stack') as typeof import('./stack');
+/** local/llama.ts if this process loaded it (so its models may need disposing), else undefined. */
+const loadedLlamaModule = (): typeof import('./llama') | undefined => (require.cache[require.resolve('./llama')] ? llamaModule() : undefined);
 
 /** A command-line usage error (exit status 2): bad option values, question, run id or state dir. */
 export class UsageError extends ExtAgentsError {}
@@ -62,8 +57,8 @@ export async function checkLocalModelFiles(spec: string, load?: { sequences: num
   if (parsed.kind !== 'llama') return undefined;
   try {
     // Loading checks each file first (checkGgufFile), then loads it.
-    if (load) return (await loadLlamaModels(spec, { sequences: load.sequences })).contextTokens;
-    for (const file of new Set([parsed.seekerModelId, parsed.reasonerModelId])) await checkGgufFile(file);
+    if (load) return (await llamaModule().loadLlamaModels(spec, { sequences: load.sequences })).contextTokens;
+    for (const file of new Set([parsed.seekerModelId, parsed.reasonerModelId])) await llamaModule().checkGgufFile(file);
     return undefined;
   } catch (error) {
     throw new UsageError(`--model: ${(error as Error).message}`, { cause: error });
@@ -103,94 +98,13 @@ export function writableStateDir(dir: string): void {
   }
 }
 
-/** A run option's help with the range its schema validates (shared/config.ts). */
-function runOptionHelp(help: string, field: keyof typeof RunOptionsSchema.shape): string {
-  return `${help} (${rangeText(schemaRange(RunOptionsSchema, field))})`;
-}
-
 /**
- * Check everything the user typed before any work (no corpus copy, no server): options, question,
- * model spec, run id, state directory.
- * @throws UsageError with the validator's message.
+ * Build the CLI program. Only the modules of the command `argv` runs are loaded (`extagents help
+ * <command>` counts as running it); every other command of local/commands.ts is listed by its name,
+ * term and summary alone. Without `argv` (tests), every command is loaded.
+ * @param argv the process arguments (`node`, the script, then the command line).
  */
-function validateAsk(opts: AskOptions, options: RunOptionsInput): void {
-  try {
-    parseRunOptions(options);
-    parseModelSpec(opts.model);
-    const question = PrepareEventSchema.shape.question.safeParse(opts.question);
-    if (!question.success) throw new UsageError(`--question: ${question.error.issues.map((i) => i.message).join('; ')}`);
-    if (opts.runId !== undefined) {
-      const runId = RunIdSchema.safeParse(opts.runId);
-      if (!runId.success) throw new UsageError(`--run-id: ${runId.error.issues.map((i) => i.message).join('; ')}`);
-    }
-  } catch (error) {
-    if (error instanceof UsageError) throw error;
-    if (error instanceof ExtAgentsError) throw new UsageError(error.message, { cause: error });
-    throw error;
-  }
-  writableStateDir(opts.stateDir);
-}
-
-/** A progress bar on stderr for the seeking agents of each round (quiet in --json mode unless a TTY). */
-function progressReporter(enabled: boolean): { onProgress: (p: LocalProgress) => void; stop: () => void } {
-  if (!enabled) return { onProgress: () => undefined, stop: () => undefined };
-  if (!process.stderr.isTTY) return lineReporter();
-  let bar: SingleBar | undefined;
-  let round = 0;
-  return {
-    onProgress: (p) => {
-      if (p.phase === 'seek') {
-        if (!bar || p.round !== round) {
-          bar?.stop();
-          round = p.round;
-          bar = new SingleBar(
-            {
-              stream: process.stderr,
-              format: `round ${p.round} seeking agents |{bar}| {value}/{total} chunks | {percentage}% | ETA {eta_formatted}`,
-              noTTYOutput: true,
-              notTTYSchedule: 5000,
-              hideCursor: true,
-            },
-            Presets.shades_classic,
-          );
-          bar.start(p.total, 0);
-        }
-        bar.update(p.done);
-      } else {
-        bar?.stop();
-        bar = undefined;
-        process.stderr.write(`${p.message}\n`);
-      }
-    },
-    stop: () => bar?.stop(),
-  };
-}
-
-/** Without a terminal: one line at the start of each round, then at every 10% of its chunks. */
-function lineReporter(): { onProgress: (p: LocalProgress) => void; stop: () => void } {
-  let lastDecile = -1;
-  let round = 0;
-  return {
-    onProgress: (p) => {
-      if (p.phase === 'info') {
-        process.stderr.write(`${p.message}\n`);
-        return;
-      }
-      if (p.round !== round) {
-        round = p.round;
-        lastDecile = -1;
-      }
-      const decile = p.total === 0 ? 10 : Math.floor((p.done / p.total) * 10);
-      if (decile === lastDecile) return;
-      lastDecile = decile;
-      process.stderr.write(`round ${p.round} seeking agents: ${p.done}/${p.total} chunks${p.failed > 0 ? ` (${p.failed} failed)` : ''}\n`);
-    },
-    stop: () => undefined,
-  };
-}
-
-/** Build the CLI program (exported for tests). */
-export function buildProgram(): Command {
+export function buildProgram(argv?: readonly string[]): Command {
   const program = new Command();
   program
     .name('extagents')
@@ -202,109 +116,35 @@ export function buildProgram(): Command {
     // A usage error is one line with the CLI's prefix, then a hint where the help is (not the help).
     .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'extagents: ')) })
     .showHelpAfterError("(see 'extagents --help')")
-    // Usage errors throw CommanderError (mapped to exit status 2 in main) instead of exiting.
+    // The listing of a command that is not loaded comes from its table entry.
+    .configureHelp({ subcommandTerm: (command) => COMMANDS.find((c) => c.name === command.name())?.term ?? new Help().subcommandTerm(command) })
+    // Usage errors throw CommanderError (mapped to exit status 2) instead of exiting.
     .exitOverride();
 
-  program
-    .command('ask')
-    .description('Answer a question over a corpus with seeking agents, global knowledge synchronization and knowledge-accumulating reasoning.')
-    .requiredOption('-c, --corpus <paths...>', 'files, directories, glob patterns, or "sotu" (233 State of the Union addresses)')
-    .requiredOption('-q, --question <text>', 'the question')
-    .addOption(
-      new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'),
-    )
-    .option('--chunk-tokens <n>', runOptionHelp('maximum tokens per chunk (L); llama: models default to 40% of their context', 'chunkTokens'), schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), 8000)
-    .option('--rounds <n>', runOptionHelp('seeking rounds; 1 disables global knowledge synchronization', 'rounds'), schemaFlag('--rounds', RunOptionsSchema, 'rounds'), 2)
-    .option('--concurrency <n>', runOptionHelp('seeking agents run at once', 'concurrency'), schemaFlag('--concurrency', RunOptionsSchema, 'concurrency'), 8)
-    .option('--reasoner-budget <tokens>', runOptionHelp('token budget of the evidence the reasoning agent reads per step; llama: 55% of the context', 'reasonerBudgetTokens'), schemaFlag('--reasoner-budget', RunOptionsSchema, 'reasonerBudgetTokens'), 16000)
-    .option('--sync-budget <tokens>', runOptionHelp('token budget of the synchronized messages each seeking agent reads in rounds >= 2; llama: 12% of the context', 'syncBudgetTokens'), schemaFlag('--sync-budget', RunOptionsSchema, 'syncBudgetTokens'), 4000)
-    .option('--tolerated-failure <percent>', runOptionHelp('share of chunks whose seeking agent may fail before the run fails', 'toleratedFailurePercentage'), schemaFlag('--tolerated-failure', RunOptionsSchema, 'toleratedFailurePercentage'), 5)
-    .option('--best-effort', 'answer from the best evidence after the last round instead of refusing', false)
-    .option('--run-id <id>', 'run id (default: generated); with an explicit id the run is kept under --state-dir and the same id resumes it (chunks already sought are not sent to the model again)')
-    .option('--state-dir <dir>', 'where local runs keep their objects', '.extagents')
-    .option('--json', 'print the result as one JSON object on stdout', false)
-    .option('--no-progress', 'no progress bar on stderr')
-    .addOption(structuredOption())
-    .action(async (opts: AskOptions, command: Command) => {
-      const started = Date.now();
-      // Only the options the user gave: those left at their default are omitted, so the model's
-      // own defaults (a llama: model's context, runOptionDefaultsForContext) or the configuration
-      // defaults (shared/config.ts, the same values as the flags' defaults) apply.
-      const given = <K extends keyof AskOptions>(flag: K): AskOptions[K] | undefined => (command.getOptionValueSource(flag) === 'default' ? undefined : opts[flag]);
-      const options: RunOptionsInput = Object.fromEntries(
-        Object.entries({
-          chunkTokens: given('chunkTokens'),
-          rounds: given('rounds'),
-          concurrency: given('concurrency'),
-          reasonerBudgetTokens: given('reasonerBudget'),
-          syncBudgetTokens: given('syncBudget'),
-          toleratedFailurePercentage: given('toleratedFailure'),
-          bestEffort: given('bestEffort'),
-        }).filter(([, value]) => value !== undefined),
-      );
-      applyStructured(opts.structured);
-      // The model first (a llama: file is loaded once here and reused by the run), so a bad model
-      // or a chunk size its context cannot hold stops before the state directory is made.
-      const contextTokens = await checkLocalModelFiles(opts.model, { sequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) });
-      if (contextTokens !== undefined && options.chunkTokens !== undefined) {
-        const problem = chunkFitProblem(options.chunkTokens, contextTokens);
-        if (problem) throw new UsageError(`--chunk-tokens: ${problem}`);
-      }
-      validateAsk(opts, options);
-      const files = await resolveCorpus(opts.corpus).catch((error: unknown) => {
-        throw error instanceof InvalidInputError ? new UsageError(`--corpus: ${error.message}`, { cause: error }) : error;
-      });
-      const progress = progressReporter(opts.progress);
-      try {
-        const result = await runLocal({
-          files,
-          question: opts.question,
-          options,
-          modelSpec: opts.model,
-          stateDir: opts.stateDir,
-          runId: opts.runId,
-          onProgress: progress.onProgress,
-        });
-        progress.stop();
-        process.stdout.write(opts.json ? `${JSON.stringify(result)}\n` : `${formatResult(result, Date.now() - started)}\n`);
-      } finally {
-        progress.stop();
-      }
-    });
-  addServeCommand(program);
-  addUploadCommands(program);
-  addSurveyCommand(program);
-  addEvalCommand(program);
+  const args = argv?.slice(2) ?? [];
+  const running = args[0] === 'help' ? args[1] : args[0];
+  for (const entry of COMMANDS) {
+    if (argv !== undefined && entry.name !== running) continue;
+    // A module registers all of its commands at once (ingest and job).
+    if (program.commands.some((c) => c.name() === entry.name)) continue;
+    entry.register(program);
+  }
+  // The others, by name and summary only (the program's help lists them in the table's order when
+  // none is loaded, which is when it is shown).
+  const loaded = new Set(program.commands.map((c) => c.name()));
+  for (const entry of COMMANDS) if (!loaded.has(entry.name)) program.command(entry.name).description(entry.summary);
   // Each command's hint names its own help (settings are copied to commands when they are created).
   for (const command of program.commands) command.showHelpAfterError(`(see 'extagents ${command.name()} --help')`);
   return program;
 }
 
-interface AskOptions {
-  corpus: string[];
-  question: string;
-  model: string;
-  chunkTokens: number;
-  rounds: number;
-  concurrency: number;
-  reasonerBudget: number;
-  syncBudget: number;
-  toleratedFailure: number;
-  bestEffort: boolean;
-  runId?: string;
-  stateDir: string;
-  json: boolean;
-  progress: boolean;
-  structured?: string;
-}
-
 /** Entry point: exit 0 on a result (answered or refused), 1 on an error, 2 on a usage error. */
 export async function main(argv: string[] = process.argv): Promise<void> {
   try {
-    await buildProgram().parseAsync(argv);
-    await disposeLlamaModels();
+    await buildProgram(argv).parseAsync(argv);
+    await loadedLlamaModule()?.disposeLlamaModels();
   } catch (error) {
-    await disposeLlamaModels();
+    await loadedLlamaModule()?.disposeLlamaModels();
     if (error instanceof CommanderError) {
       // Help and version are not errors; every other commander error is a usage error (exit 2).
       process.exitCode = error.exitCode === 0 ? 0 : 2;
@@ -316,7 +156,7 @@ export async function main(argv: string[] = process.argv): Promise<void> {
       return;
     }
     // A full disk or an unwritable state directory mid-run: one line naming the error and the path.
-    const reported = error instanceof ExtAgentsError ? error : storageErrorOf(error);
+    const reported = error instanceof ExtAgentsError ? error : stackModule().storageErrorOf(error);
     if (reported) {
       process.stderr.write(`extagents: ${reported.name}: ${reported.message}\n`);
       process.exitCode = 1;
@@ -335,7 +175,7 @@ export async function main(argv: string[] = process.argv): Promise<void> {
  */
 export function installFatalErrorHandler(): void {
   process.on('uncaughtException', (error: unknown) => {
-    const storage = storageErrorOf(error);
+    const storage = stackModule().storageErrorOf(error);
     process.stderr.write(
       storage
         ? `extagents: ${storage.name}: ${storage.message}\n`

@@ -5,6 +5,7 @@
  * tokens per query, per strategy and length) on stdout and the report (shared/eval/report.ts,
  * `buildReport`) written into the output directory.
  */
+import { commandSummary } from './commands';
 import { type Command, InvalidArgumentError } from 'commander';
 import { Presets, SingleBar } from 'cli-progress';
 import { createBedrockClient } from '../lambdas/adapters/bedrock';
@@ -53,7 +54,7 @@ export function parseStrategies(value: string): StrategyName[] {
 export function addEvalCommand(program: Command): void {
   program
     .command('eval')
-    .description('Evaluate ExtAgents and the baselines on a data set; records to <out>/records.jsonl (resumable), then a summary and the report.')
+    .description(commandSummary('eval'))
     .option('-d, --dataset <name>', DATASET_NAMES, 'hotpotqa')
     .option('-s, --strategies <list>', `"all" or a comma list of ${STRATEGIES.join(', ')}`, 'all')
     .option('-l, --lengths <list>', 'HotpotQA target lengths in tokens, e.g. 8k,128k,1M (default 8k,128k); other data sets: full')

@@ -71,12 +71,8 @@ export function llamaThreadsFromEnv(env: NodeJS.ProcessEnv = process.env): numbe
   return threads;
 }
 
-/**
- * Most parallel sequences the CLI gives a `llama:` model's context (each holds a full context's KV
- * cache). 2: on this project's 2-core machine, `bench/llama-speed.ts` measured an `ask` over 34k
- * tokens (11 chunks) at 160 s with 1 sequence, 133 s with 2 and 147 s with 4.
- */
-export const MAX_LLAMA_SEQUENCES = 2;
+/** Most parallel sequences the CLI gives a `llama:` model's context (local/defaults.ts). */
+export { MAX_LLAMA_SEQUENCES } from './defaults';
 
 /** Tokens of a seeking agent's prompt besides its chunk (system prompt, question, tags), a generous estimate. */
 export const SEEK_PROMPT_OVERHEAD_TOKENS = 700;

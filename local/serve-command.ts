@@ -3,13 +3,16 @@
  * long-lived local stack (local/serve.ts). Runs until SIGINT / SIGTERM, then stops the server,
  * aborts running executions and stops the stack.
  */
+import { commandSummary } from './commands';
 import { type Command, Option } from 'commander';
 import { ExtAgentsError } from '../shared/errors';
 import { parseModelSpec } from '../shared/llm/model-spec';
-import { MAX_LLAMA_SEQUENCES } from './llama';
+import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT, MAX_LLAMA_SEQUENCES } from './defaults';
 import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption, UsageError, writableStateDir } from './cli';
-import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT, startServer, tokenProblem } from './serve';
 import { numberFlag } from './cli-numbers';
+
+/** local/serve.ts (the HTTP server and the local stack), loaded when the command runs, not for `--help`. */
+const serveModule = (): typeof import('./serve') => require('./serve') as typeof import('./serve');
 
 export interface ServeCommandOptions {
   port: number;
@@ -30,7 +33,7 @@ export interface ServeCommandOptions {
 export function validateServe(opts: ServeCommandOptions, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const token = opts.token ?? (env.EXTAGENTS_TOKEN || undefined);
   if (token !== undefined) {
-    const problem = tokenProblem(token);
+    const problem = serveModule().tokenProblem(token);
     if (problem !== undefined) {
       throw new UsageError(`${opts.token !== undefined ? '--token' : 'EXTAGENTS_TOKEN'} ${problem}; or leave it out to have a token generated`);
     }
@@ -49,10 +52,7 @@ export function validateServe(opts: ServeCommandOptions, env: NodeJS.ProcessEnv 
 export function addServeCommand(program: Command): Command {
   return program
     .command('serve')
-    .description(
-      'Serve the ExtAgents HTTP API (docs/API.md, docs/openapi.yaml) on 127.0.0.1 over the local stack: same routes, ' +
-        'validation and errors as the deployed API, bearer-token authentication instead of SigV4.',
-    )
+    .description(commandSummary('serve'))
     .option('--port <n>', 'port (0-65535; 0 = any free port)', numberFlag('--port', { min: 0, max: 65535 }), DEFAULT_PORT)
     .addOption(new Option('--host <address>', 'listen address').choices(['127.0.0.1']).default('127.0.0.1'))
     .option('--token <token>', 'bearer token, at least 16 printable characters (default: $EXTAGENTS_TOKEN, else a new one generated and printed at every start)')
@@ -66,7 +66,7 @@ export function addServeCommand(program: Command): Command {
       applyStructured(opts.structured);
       await checkLocalModelFiles(opts.model, { sequences: MAX_LLAMA_SEQUENCES });
       const token = validateServe(opts);
-      const server = await startServer({
+      const server = await serveModule().startServer({
         port: opts.port,
         host: opts.host,
         token,

@@ -40,11 +40,10 @@ import type { AgentModel, BlobStore } from '../shared/ports';
 import { FsBlobStore } from './fs-blob-store';
 import { LocalRunLauncher } from './run-launcher';
 import { MAX_LLAMA_SEQUENCES, startLocalStack, type LocalStack } from './stack';
+import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT } from './defaults';
 
-/** Default port of `extagents serve`. */
-export const DEFAULT_PORT = 8787;
-/** Default number of runs executed at once. */
-export const DEFAULT_MAX_CONCURRENT_RUNS = 2;
+/** Default port and runs at once of `extagents serve` (local/defaults.ts). */
+export { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT };
 /**
  * Largest upload the local server accepts: the API's MAX_FILE_BYTES (500 MiB, the largest document
  * the corpus readers decode), so the local server and the deployed API take the same files.

@@ -3,6 +3,7 @@
  * every survey of a schedule file, each run through the synthesized survey state machine on the local
  * stack (local/stack.ts, local/survey.ts), with progress lines on stderr (docs/SURVEY.md).
  */
+import { commandSummary } from './commands';
 import { type Command, Option } from 'commander';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
@@ -69,11 +70,7 @@ function progressLines(enabled: boolean): (p: LocalSurveyProgress) => void {
 export function addSurveyCommand(program: Command): Command {
   const command = program
     .command('survey')
-    .description(
-      'Write a long survey of a topic from a corpus of papers (JSONL / JSON records {id|arxiv_id, title, abstract, authors, year, link?, categories?}, ' +
-        'or text / Markdown files, each a source), with an outline by knowledge-accumulating reasoning and checked [id] citations; ' +
-        'or run every survey of a schedule file ({surveys: [{topic, corpus, options?}]}) and write an index.',
-    )
+    .description(commandSummary('survey'))
     .option('-c, --corpus <paths...>', 'files, directories or glob patterns of the corpus')
     .option('-t, --topic <text>', 'the survey topic')
     .option('-o, --output <file>', 'Markdown output (metadata goes to the same name with .json)', 'survey.md')

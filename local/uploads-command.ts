@@ -8,6 +8,7 @@
  * Exit status (local/cli.ts `main`): 2 for a usage error (UsageError: an invalid option value, a
  * missing job file or corpus path, a rejected job file), 1 for any other error, one line each.
  */
+import { commandSummary } from './commands';
 import { type Command, Option } from 'commander';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
@@ -65,10 +66,7 @@ interface JobCommandOptions {
 export function addUploadCommands(program: Command): Command {
   program
     .command('ingest')
-    .description(
-      'Put files under corpora/<id>/ of the local bucket and ingest the corpus once: decode, count and chunk it and cache the chunks, ' +
-        'so runs on it with the same --chunk-tokens skip chunking (what an upload to corpora/<id>/ does in AWS).',
-    )
+    .description(commandSummary('ingest'))
     .requiredOption('--id <corpusId>', 'corpus id (A-Z a-z 0-9 . _ -)')
     .requiredOption('-c, --corpus <paths...>', 'files, directories, glob patterns, or "sotu"')
     .option('--chunk-tokens <n>', `maximum tokens per cached chunk (L; ${rangeText(schemaRange(RunOptionsSchema, 'chunkTokens'))})`, schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), 8000)
@@ -101,11 +99,7 @@ export function addUploadCommands(program: Command): Command {
 
   program
     .command('job')
-    .description(
-      'Run a job file ({corpus, questions: [{question, options?}], options?}) as an upload to jobs/<name>.json would in AWS: ' +
-        'every question on the local workflow, results to results/<name>.jsonl (input order) and results/<name>.summary.json. ' +
-        'Running the same file again starts nothing.',
-    )
+    .description(commandSummary('job'))
     .argument('<file>', 'the job file (JSON, docs/UPLOADS.md)')
     .option('--name <name>', 'job name (default: the file name without .json)')
     .option('--concurrency <n>', 'questions running at once (1-64)', numberFlag('--concurrency', { min: 1, max: 64 }), 4)

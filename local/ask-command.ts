@@ -1,0 +1,192 @@
+/**
+ * The `extagents ask` subcommand (registered by local/cli.ts when it runs): one question over a
+ * corpus through the local workflow (local/run.ts), with a progress bar and the formatted result.
+ */
+import { Option, type Command } from 'commander';
+import { commandSummary } from './commands';
+import { SingleBar, Presets } from 'cli-progress';
+import { ExtAgentsError, InvalidInputError } from '../shared/errors';
+import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../shared/config';
+import { parseModelSpec } from '../shared/llm/model-spec';
+import { PrepareEventSchema, RunIdSchema } from '../shared/pipeline/state';
+import { formatResult } from './format';
+import { chunkFitProblem } from './stack';
+import { runLocal, type LocalProgress } from './run';
+import { resolveCorpus } from './corpus';
+import { MAX_LLAMA_SEQUENCES } from './defaults';
+import { rangeText, schemaFlag, schemaRange } from './cli-numbers';
+import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption, UsageError, writableStateDir } from './cli';
+
+/** Add `ask` to the program. */
+export function addAskCommand(program: Command): void {
+  program
+    .command('ask')
+    .description(commandSummary('ask'))
+    .requiredOption('-c, --corpus <paths...>', 'files, directories, glob patterns, or "sotu" (233 State of the Union addresses)')
+    .requiredOption('-q, --question <text>', 'the question')
+    .addOption(
+      new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'),
+    )
+    .option('--chunk-tokens <n>', runOptionHelp('maximum tokens per chunk (L); llama: models default to 40% of their context', 'chunkTokens'), schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), 8000)
+    .option('--rounds <n>', runOptionHelp('seeking rounds; 1 disables global knowledge synchronization', 'rounds'), schemaFlag('--rounds', RunOptionsSchema, 'rounds'), 2)
+    .option('--concurrency <n>', runOptionHelp('seeking agents run at once', 'concurrency'), schemaFlag('--concurrency', RunOptionsSchema, 'concurrency'), 8)
+    .option('--reasoner-budget <tokens>', runOptionHelp('token budget of the evidence the reasoning agent reads per step; llama: 55% of the context', 'reasonerBudgetTokens'), schemaFlag('--reasoner-budget', RunOptionsSchema, 'reasonerBudgetTokens'), 16000)
+    .option('--sync-budget <tokens>', runOptionHelp('token budget of the synchronized messages each seeking agent reads in rounds >= 2; llama: 12% of the context', 'syncBudgetTokens'), schemaFlag('--sync-budget', RunOptionsSchema, 'syncBudgetTokens'), 4000)
+    .option('--tolerated-failure <percent>', runOptionHelp('share of chunks whose seeking agent may fail before the run fails', 'toleratedFailurePercentage'), schemaFlag('--tolerated-failure', RunOptionsSchema, 'toleratedFailurePercentage'), 5)
+    .option('--best-effort', 'answer from the best evidence after the last round instead of refusing', false)
+    .option('--run-id <id>', 'run id (default: generated); with an explicit id the run is kept under --state-dir and the same id resumes it (chunks already sought are not sent to the model again)')
+    .option('--state-dir <dir>', 'where local runs keep their objects', '.extagents')
+    .option('--json', 'print the result as one JSON object on stdout', false)
+    .option('--no-progress', 'no progress bar on stderr')
+    .addOption(structuredOption())
+    .action(async (opts: AskOptions, command: Command) => {
+      const started = Date.now();
+      // Only the options the user gave: those left at their default are omitted, so the model's
+      // own defaults (a llama: model's context, runOptionDefaultsForContext) or the configuration
+      // defaults (shared/config.ts, the same values as the flags' defaults) apply.
+      const given = <K extends keyof AskOptions>(flag: K): AskOptions[K] | undefined => (command.getOptionValueSource(flag) === 'default' ? undefined : opts[flag]);
+      const options: RunOptionsInput = Object.fromEntries(
+        Object.entries({
+          chunkTokens: given('chunkTokens'),
+          rounds: given('rounds'),
+          concurrency: given('concurrency'),
+          reasonerBudgetTokens: given('reasonerBudget'),
+          syncBudgetTokens: given('syncBudget'),
+          toleratedFailurePercentage: given('toleratedFailure'),
+          bestEffort: given('bestEffort'),
+        }).filter(([, value]) => value !== undefined),
+      );
+      applyStructured(opts.structured);
+      // The model first (a llama: file is loaded once here and reused by the run), so a bad model
+      // or a chunk size its context cannot hold stops before the state directory is made.
+      const contextTokens = await checkLocalModelFiles(opts.model, { sequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) });
+      if (contextTokens !== undefined && options.chunkTokens !== undefined) {
+        const problem = chunkFitProblem(options.chunkTokens, contextTokens);
+        if (problem) throw new UsageError(`--chunk-tokens: ${problem}`);
+      }
+      validateAsk(opts, options);
+      const files = await resolveCorpus(opts.corpus).catch((error: unknown) => {
+        throw error instanceof InvalidInputError ? new UsageError(`--corpus: ${error.message}`, { cause: error }) : error;
+      });
+      const progress = progressReporter(opts.progress);
+      try {
+        const result = await runLocal({
+          files,
+          question: opts.question,
+          options,
+          modelSpec: opts.model,
+          stateDir: opts.stateDir,
+          runId: opts.runId,
+          onProgress: progress.onProgress,
+        });
+        progress.stop();
+        process.stdout.write(opts.json ? `${JSON.stringify(result)}\n` : `${formatResult(result, Date.now() - started)}\n`);
+      } finally {
+        progress.stop();
+      }
+    });
+}
+
+interface AskOptions {
+  corpus: string[];
+  question: string;
+  model: string;
+  chunkTokens: number;
+  rounds: number;
+  concurrency: number;
+  reasonerBudget: number;
+  syncBudget: number;
+  toleratedFailure: number;
+  bestEffort: boolean;
+  runId?: string;
+  stateDir: string;
+  json: boolean;
+  progress: boolean;
+  structured?: string;
+}
+
+/** A run option's help with the range its schema validates (shared/config.ts). */
+function runOptionHelp(help: string, field: keyof typeof RunOptionsSchema.shape): string {
+  return `${help} (${rangeText(schemaRange(RunOptionsSchema, field))})`;
+}
+
+/**
+ * Check everything the user typed before any work (no corpus copy, no server): options, question,
+ * model spec, run id, state directory.
+ * @throws UsageError with the validator's message.
+ */
+function validateAsk(opts: AskOptions, options: RunOptionsInput): void {
+  try {
+    parseRunOptions(options);
+    parseModelSpec(opts.model);
+    const question = PrepareEventSchema.shape.question.safeParse(opts.question);
+    if (!question.success) throw new UsageError(`--question: ${question.error.issues.map((i) => i.message).join('; ')}`);
+    if (opts.runId !== undefined) {
+      const runId = RunIdSchema.safeParse(opts.runId);
+      if (!runId.success) throw new UsageError(`--run-id: ${runId.error.issues.map((i) => i.message).join('; ')}`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    if (error instanceof ExtAgentsError) throw new UsageError(error.message, { cause: error });
+    throw error;
+  }
+  writableStateDir(opts.stateDir);
+}
+
+/** A progress bar on stderr for the seeking agents of each round (quiet in --json mode unless a TTY). */
+function progressReporter(enabled: boolean): { onProgress: (p: LocalProgress) => void; stop: () => void } {
+  if (!enabled) return { onProgress: () => undefined, stop: () => undefined };
+  if (!process.stderr.isTTY) return lineReporter();
+  let bar: SingleBar | undefined;
+  let round = 0;
+  return {
+    onProgress: (p) => {
+      if (p.phase === 'seek') {
+        if (!bar || p.round !== round) {
+          bar?.stop();
+          round = p.round;
+          bar = new SingleBar(
+            {
+              stream: process.stderr,
+              format: `round ${p.round} seeking agents |{bar}| {value}/{total} chunks | {percentage}% | ETA {eta_formatted}`,
+              noTTYOutput: true,
+              notTTYSchedule: 5000,
+              hideCursor: true,
+            },
+            Presets.shades_classic,
+          );
+          bar.start(p.total, 0);
+        }
+        bar.update(p.done);
+      } else {
+        bar?.stop();
+        bar = undefined;
+        process.stderr.write(`${p.message}\n`);
+      }
+    },
+    stop: () => bar?.stop(),
+  };
+}
+
+/** Without a terminal: one line at the start of each round, then at every 10% of its chunks. */
+function lineReporter(): { onProgress: (p: LocalProgress) => void; stop: () => void } {
+  let lastDecile = -1;
+  let round = 0;
+  return {
+    onProgress: (p) => {
+      if (p.phase === 'info') {
+        process.stderr.write(`${p.message}\n`);
+        return;
+      }
+      if (p.round !== round) {
+        round = p.round;
+        lastDecile = -1;
+      }
+      const decile = p.total === 0 ? 10 : Math.floor((p.done / p.total) * 10);
+      if (decile === lastDecile) return;
+      lastDecile = decile;
+      process.stderr.write(`round ${p.round} seeking agents: ${p.done}/${p.total} chunks${p.failed > 0 ? ` (${p.failed} failed)` : ''}\n`);
+    },
+    stop: () => undefined,
+  };
+}
