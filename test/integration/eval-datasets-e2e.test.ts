@@ -27,6 +27,7 @@ import { parseDatasetSpec, readRecords, recordsFile, runEval } from '../../share
 import { cmrcExactMatch, cmrcF1, hotpotExactMatch, hotpotF1, infiniteBenchEnF1, infiniteBenchZhF1, normalizeAnswer, normalizeZhAnswer } from '../../shared/eval/scorers';
 import { ExtractiveReader } from '../../shared/extractive';
 import { NO_ANSWER } from '../../shared/types';
+import { describeWithSharedData } from '../support/shared-data';
 
 const DATA = defaultDataRoot();
 const STRATEGIES = ['extagents', 'rag'] as const;
@@ -219,7 +220,7 @@ function writeChineseFixture(): string {
 
 // ---------------------------------------------------------------------------------------------
 
-describe('extagents eval end to end, data sets other than HotpotQA', () => {
+describeWithSharedData('extagents eval end to end, data sets other than HotpotQA', () => {
   test('FairytaleQA (real stories): InfiniteBench En token F1, report, and a longer --limit resumes', async () => {
     const out = outDir('fairytaleqa');
     const args = ['--dataset', 'fairytaleqa', '--strategies', 'extagents,rag', '--out', out];

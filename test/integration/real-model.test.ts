@@ -18,11 +18,12 @@ import { resetStructuredModeDetection } from '../../lambdas/adapters/openai';
 import { NO_ANSWER, type RunResult } from '../../shared/types';
 import { startLlamaOpenAiServer, type LlamaOpenAiServer } from '../support/llama-openai-server';
 import { describeWithRealModel } from '../support/real-model';
+import { describeWithSharedData, SHARED_DATA } from '../support/shared-data';
 import { SURVEY_PAPERS } from '../support/survey-corpus';
 
 jest.setTimeout(300_000);
 
-const DATA = path.resolve(__dirname, '../../../shared/data');
+const DATA = SHARED_DATA;
 
 interface HotpotExample {
   _id: string;
@@ -66,213 +67,215 @@ async function expectWellFormed(result: RunResult, corpusDir: string): Promise<v
 
 const cutOffWarnings = (result: RunResult): string[] => result.warnings.filter((w) => /cut off/.test(w));
 
-describeWithRealModel('a real model (SmolLM2-135M) through the workflow', (modelPath) => {
-  let dir: string;
-
-  beforeAll(async () => {
-    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'extagents-real-'));
-  });
-  afterAll(async () => {
-    await disposeLlamaModels();
-    await fs.rm(dir, { recursive: true, force: true });
-  });
-
-  it('llama: answers or refuses a HotpotQA question (two chunks, two rounds) with citations that resolve in the corpus', async () => {
-    const [example] = await hotpot(1);
-    const corpus = path.join(dir, 'hotpot');
-    await fs.mkdir(corpus, { recursive: true });
-    await fs.writeFile(path.join(corpus, 'context.txt'), contextText(example));
-
-    const result = await runLocal({
-      files: await resolveCorpus([corpus]),
-      question: example.question,
-      options: { chunkTokens: 700, concurrency: 2 },
-      modelSpec: `llama:${modelPath}`,
-      stateDir: path.join(dir, 'state-hotpot'),
-    });
-
-    expect(result.chunks).toBeGreaterThanOrEqual(2);
-    await expectWellFormed(result, corpus);
-    // Grammar-constrained replies always close within their budget: nothing is cut off.
-    expect(cutOffWarnings(result)).toEqual([]);
-    expect(result.poolSize).toBeGreaterThan(0);
-  });
-
-  it('llama: the default options adapt to the model context (8,192 tokens): a 10,000-token corpus needs no option', async () => {
-    const examples = await hotpot(3);
-    const corpus = path.join(dir, 'adapt');
-    await fs.mkdir(corpus, { recursive: true });
-    await fs.writeFile(path.join(corpus, 'context.txt'), examples.map(contextText).join('\n\n'));
-
-    const result = await runLocal({
-      files: await resolveCorpus([corpus]),
-      question: examples[2].question,
-      options: { rounds: 1 },
-      modelSpec: `llama:${modelPath}`,
-      stateDir: path.join(dir, 'state-adapt'),
-    });
-
-    // 40% of 8,192 tokens per chunk (runOptionDefaultsForContext), so no prompt overflows the context.
-    expect(result.chunks).toBeGreaterThanOrEqual(2);
-    expect(result.failedChunks).toEqual([]);
-    await expectWellFormed(result, corpus);
-  });
-
-  it('llama: chunks too large for the model context are a ConfigurationError naming both sizes, before any seeking agent runs', async () => {
-    const corpus = path.join(dir, 'too-big');
-    await fs.mkdir(corpus, { recursive: true });
-    await fs.writeFile(path.join(corpus, 'a.txt'), 'Some text.');
-    const run = runLocal({
-      files: await resolveCorpus([corpus]),
-      question: 'What?',
-      options: { chunkTokens: 7800 },
-      modelSpec: `llama:${modelPath}`,
-      stateDir: path.join(dir, 'state-too-big'),
-    });
-    await expect(run).rejects.toThrow(/chunks of 7800 tokens do not fit the model's context of 8192 tokens.*--chunk-tokens 5312 or less.*default, 3276/);
-  });
-
-  it('llama: a Chinese question over a Chinese passage (CMRC 2018) runs with citations that resolve', async () => {
-    const cmrc = JSON.parse(await fs.readFile(path.join(DATA, 'chinese/cmrc2018_dev.squad.json'), 'utf8')) as {
-      data: Array<{ paragraphs: Array<{ context: string; qas: Array<{ question: string }> }> }>;
-    };
-    const paragraphs = cmrc.data.slice(0, 3).flatMap((d) => d.paragraphs.slice(0, 1));
-    const corpus = path.join(dir, 'zh');
-    await fs.mkdir(corpus, { recursive: true });
-    for (const [i, p] of paragraphs.entries()) await fs.writeFile(path.join(corpus, `p${i}.txt`), p.context);
-
-    const result = await runLocal({
-      files: await resolveCorpus([corpus]),
-      question: paragraphs[0].qas[0].question,
-      options: { rounds: 1 },
-      modelSpec: `llama:${modelPath}`,
-      stateDir: path.join(dir, 'state-zh'),
-    });
-
-    expect(result.chunks).toBeGreaterThanOrEqual(1);
-    await expectWellFormed(result, corpus);
-  });
-
-  it('llama: a survey of a dozen papers through the survey state machine, every citation checked against its source', async () => {
-    const corpus = path.join(dir, 'papers');
-    await fs.mkdir(corpus, { recursive: true });
-    await fs.writeFile(
-      path.join(corpus, 'papers.jsonl'),
-      SURVEY_PAPERS.map((p) => JSON.stringify({ id: p.id, title: p.title, abstract: p.text.split('\n\n')[1], authors: p.authors, year: p.year })).join('\n'),
-    );
-    const stack: LocalStack = await startLocalStack({ stateDir: path.join(dir, 'state-survey'), modelSpec: `llama:${modelPath}`, llamaSequences: 2 });
-    try {
-      const { markdown, metadata } = await runLocalSurvey(
-        { corpus: [corpus], topic: 'language models for planning', options: { maxSections: 2, targetWords: 300, rounds: 1 }, output: path.join(dir, 'survey.md') },
-        stack,
-      );
-      const ids = new Set(SURVEY_PAPERS.map((p) => p.id));
-      const cited = [...markdown.matchAll(/\[([^\]\s]+)\]/g)].map((m) => m[1]).filter((c) => !/^\d+$/.test(c));
-      // Every [id] left in the text names a source of the corpus (the citation check removed the rest).
-      for (const id of cited.flatMap((c) => c.split(/[,;]\s*/))) expect(ids.has(id) || /^https?:/.test(id)).toBe(true);
-      expect(metadata.sections.length).toBeGreaterThanOrEqual(1);
-      expect(metadata.extractive).toBe(false);
-    } finally {
-      await stack.stop();
-    }
-  });
-
-  describe('openai: against a 127.0.0.1 chat-completions server backed by the same model', () => {
-    let server: LlamaOpenAiServer;
-    const saved = { ...process.env };
+describeWithSharedData('with the shared datasets', () =>
+  describeWithRealModel('a real model (SmolLM2-135M) through the workflow', (modelPath) => {
+    let dir: string;
 
     beforeAll(async () => {
-      server = await startLlamaOpenAiServer({ modelPath, sequences: 2 });
-      process.env.OPENAI_BASE_URL = server.baseUrl;
-      delete process.env.OPENAI_STRUCTURED;
+      dir = await fs.mkdtemp(path.join(os.tmpdir(), 'extagents-real-'));
     });
     afterAll(async () => {
-      await server?.stop();
-      process.env = saved;
+      await disposeLlamaModels();
+      await fs.rm(dir, { recursive: true, force: true });
     });
-    beforeEach(() => resetStructuredModeDetection());
 
-    it('3 HotpotQA dev questions: evidence for every question, no cut-off seek reply, replies constrained by response_format json_schema', async () => {
+    it('llama: answers or refuses a HotpotQA question (two chunks, two rounds) with citations that resolve in the corpus', async () => {
+      const [example] = await hotpot(1);
+      const corpus = path.join(dir, 'hotpot');
+      await fs.mkdir(corpus, { recursive: true });
+      await fs.writeFile(path.join(corpus, 'context.txt'), contextText(example));
+
+      const result = await runLocal({
+        files: await resolveCorpus([corpus]),
+        question: example.question,
+        options: { chunkTokens: 700, concurrency: 2 },
+        modelSpec: `llama:${modelPath}`,
+        stateDir: path.join(dir, 'state-hotpot'),
+      });
+
+      expect(result.chunks).toBeGreaterThanOrEqual(2);
+      await expectWellFormed(result, corpus);
+      // Grammar-constrained replies always close within their budget: nothing is cut off.
+      expect(cutOffWarnings(result)).toEqual([]);
+      expect(result.poolSize).toBeGreaterThan(0);
+    });
+
+    it('llama: the default options adapt to the model context (8,192 tokens): a 10,000-token corpus needs no option', async () => {
       const examples = await hotpot(3);
-      for (const [i, example] of examples.entries()) {
-        const corpus = path.join(dir, `openai-${i}`);
-        await fs.mkdir(corpus, { recursive: true });
-        await fs.writeFile(path.join(corpus, 'context.txt'), contextText(example));
+      const corpus = path.join(dir, 'adapt');
+      await fs.mkdir(corpus, { recursive: true });
+      await fs.writeFile(path.join(corpus, 'context.txt'), examples.map(contextText).join('\n\n'));
 
-        const result = await runLocal({
-          files: await resolveCorpus([corpus]),
-          question: example.question,
-          options: { concurrency: 2 },
-          modelSpec: 'openai:smollm2',
-          stateDir: path.join(dir, `state-openai-${i}`),
-        });
+      const result = await runLocal({
+        files: await resolveCorpus([corpus]),
+        question: examples[2].question,
+        options: { rounds: 1 },
+        modelSpec: `llama:${modelPath}`,
+        stateDir: path.join(dir, 'state-adapt'),
+      });
 
-        expect(result.poolSize).toBeGreaterThanOrEqual(1);
-        expect(cutOffWarnings(result)).toEqual([]);
-        await expectWellFormed(result, corpus);
-      }
-      expect(server.requests.length).toBeGreaterThan(0);
-      expect(server.requests.every((r) => r.responseFormat === 'json_schema')).toBe(true);
+      // 40% of 8,192 tokens per chunk (runOptionDefaultsForContext), so no prompt overflows the context.
+      expect(result.chunks).toBeGreaterThanOrEqual(2);
+      expect(result.failedChunks).toEqual([]);
+      await expectWellFormed(result, corpus);
     });
 
-    it('a server that rejects response_format: the run falls back to prose once, says so in its warnings, and still finishes', async () => {
-      const old = await startLlamaOpenAiServer({ modelPath, sequences: 1, rejectResponseFormat: true });
-      process.env.OPENAI_BASE_URL = old.baseUrl;
+    it('llama: chunks too large for the model context are a ConfigurationError naming both sizes, before any seeking agent runs', async () => {
+      const corpus = path.join(dir, 'too-big');
+      await fs.mkdir(corpus, { recursive: true });
+      await fs.writeFile(path.join(corpus, 'a.txt'), 'Some text.');
+      const run = runLocal({
+        files: await resolveCorpus([corpus]),
+        question: 'What?',
+        options: { chunkTokens: 7800 },
+        modelSpec: `llama:${modelPath}`,
+        stateDir: path.join(dir, 'state-too-big'),
+      });
+      await expect(run).rejects.toThrow(/chunks of 7800 tokens do not fit the model's context of 8192 tokens.*--chunk-tokens 5312 or less.*default, 3276/);
+    });
+
+    it('llama: a Chinese question over a Chinese passage (CMRC 2018) runs with citations that resolve', async () => {
+      const cmrc = JSON.parse(await fs.readFile(path.join(DATA, 'chinese/cmrc2018_dev.squad.json'), 'utf8')) as {
+        data: Array<{ paragraphs: Array<{ context: string; qas: Array<{ question: string }> }> }>;
+      };
+      const paragraphs = cmrc.data.slice(0, 3).flatMap((d) => d.paragraphs.slice(0, 1));
+      const corpus = path.join(dir, 'zh');
+      await fs.mkdir(corpus, { recursive: true });
+      for (const [i, p] of paragraphs.entries()) await fs.writeFile(path.join(corpus, `p${i}.txt`), p.context);
+
+      const result = await runLocal({
+        files: await resolveCorpus([corpus]),
+        question: paragraphs[0].qas[0].question,
+        options: { rounds: 1 },
+        modelSpec: `llama:${modelPath}`,
+        stateDir: path.join(dir, 'state-zh'),
+      });
+
+      expect(result.chunks).toBeGreaterThanOrEqual(1);
+      await expectWellFormed(result, corpus);
+    });
+
+    it('llama: a survey of a dozen papers through the survey state machine, every citation checked against its source', async () => {
+      const corpus = path.join(dir, 'papers');
+      await fs.mkdir(corpus, { recursive: true });
+      await fs.writeFile(
+        path.join(corpus, 'papers.jsonl'),
+        SURVEY_PAPERS.map((p) => JSON.stringify({ id: p.id, title: p.title, abstract: p.text.split('\n\n')[1], authors: p.authors, year: p.year })).join('\n'),
+      );
+      const stack: LocalStack = await startLocalStack({ stateDir: path.join(dir, 'state-survey'), modelSpec: `llama:${modelPath}`, llamaSequences: 2 });
       try {
-        const [example] = await hotpot(1);
-        const corpus = path.join(dir, 'old-server');
-        await fs.mkdir(corpus, { recursive: true });
-        await fs.writeFile(path.join(corpus, 'context.txt'), contextText(example).slice(0, 3000));
-
-        const result = await runLocal({
-          files: await resolveCorpus([corpus]),
-          question: example.question,
-          options: { rounds: 1, concurrency: 1 },
-          modelSpec: 'openai:smollm2',
-          stateDir: path.join(dir, 'state-old-server'),
-        });
-
-        expect(result.warnings.filter((w) => /rejected response_format/.test(w))).toHaveLength(2);
-        expect(old.requests.map((r) => r.responseFormat).slice(0, 3)).toEqual(['json_schema', 'json_object', 'none']);
-        expect(old.requests.slice(3).every((r) => r.responseFormat === 'none')).toBe(true);
-        await expectWellFormed(result, corpus);
+        const { markdown, metadata } = await runLocalSurvey(
+          { corpus: [corpus], topic: 'language models for planning', options: { maxSections: 2, targetWords: 300, rounds: 1 }, output: path.join(dir, 'survey.md') },
+          stack,
+        );
+        const ids = new Set(SURVEY_PAPERS.map((p) => p.id));
+        const cited = [...markdown.matchAll(/\[([^\]\s]+)\]/g)].map((m) => m[1]).filter((c) => !/^\d+$/.test(c));
+        // Every [id] left in the text names a source of the corpus (the citation check removed the rest).
+        for (const id of cited.flatMap((c) => c.split(/[,;]\s*/))) expect(ids.has(id) || /^https?:/.test(id)).toBe(true);
+        expect(metadata.sections.length).toBeGreaterThanOrEqual(1);
+        expect(metadata.extractive).toBe(false);
       } finally {
+        await stack.stop();
+      }
+    });
+
+    describe('openai: against a 127.0.0.1 chat-completions server backed by the same model', () => {
+      let server: LlamaOpenAiServer;
+      const saved = { ...process.env };
+
+      beforeAll(async () => {
+        server = await startLlamaOpenAiServer({ modelPath, sequences: 2 });
         process.env.OPENAI_BASE_URL = server.baseUrl;
-        await old.stop();
+        delete process.env.OPENAI_STRUCTURED;
+      });
+      afterAll(async () => {
+        await server?.stop();
+        process.env = saved;
+      });
+      beforeEach(() => resetStructuredModeDetection());
+
+      it('3 HotpotQA dev questions: evidence for every question, no cut-off seek reply, replies constrained by response_format json_schema', async () => {
+        const examples = await hotpot(3);
+        for (const [i, example] of examples.entries()) {
+          const corpus = path.join(dir, `openai-${i}`);
+          await fs.mkdir(corpus, { recursive: true });
+          await fs.writeFile(path.join(corpus, 'context.txt'), contextText(example));
+
+          const result = await runLocal({
+            files: await resolveCorpus([corpus]),
+            question: example.question,
+            options: { concurrency: 2 },
+            modelSpec: 'openai:smollm2',
+            stateDir: path.join(dir, `state-openai-${i}`),
+          });
+
+          expect(result.poolSize).toBeGreaterThanOrEqual(1);
+          expect(cutOffWarnings(result)).toEqual([]);
+          await expectWellFormed(result, corpus);
+        }
+        expect(server.requests.length).toBeGreaterThan(0);
+        expect(server.requests.every((r) => r.responseFormat === 'json_schema')).toBe(true);
+      });
+
+      it('a server that rejects response_format: the run falls back to prose once, says so in its warnings, and still finishes', async () => {
+        const old = await startLlamaOpenAiServer({ modelPath, sequences: 1, rejectResponseFormat: true });
+        process.env.OPENAI_BASE_URL = old.baseUrl;
+        try {
+          const [example] = await hotpot(1);
+          const corpus = path.join(dir, 'old-server');
+          await fs.mkdir(corpus, { recursive: true });
+          await fs.writeFile(path.join(corpus, 'context.txt'), contextText(example).slice(0, 3000));
+
+          const result = await runLocal({
+            files: await resolveCorpus([corpus]),
+            question: example.question,
+            options: { rounds: 1, concurrency: 1 },
+            modelSpec: 'openai:smollm2',
+            stateDir: path.join(dir, 'state-old-server'),
+          });
+
+          expect(result.warnings.filter((w) => /rejected response_format/.test(w))).toHaveLength(2);
+          expect(old.requests.map((r) => r.responseFormat).slice(0, 3)).toEqual(['json_schema', 'json_object', 'none']);
+          expect(old.requests.slice(3).every((r) => r.responseFormat === 'none')).toBe(true);
+          await expectWellFormed(result, corpus);
+        } finally {
+          process.env.OPENAI_BASE_URL = server.baseUrl;
+          await old.stop();
+        }
+      });
+    });
+
+    // Last: the CLI frees the process's models when it ends (disposeLlamaModels).
+    it('extagents ask: a chunk size the context cannot hold, and a damaged GGUF file, are one-line usage errors (exit 2) before any state', async () => {
+      const corpus = path.join(dir, 'cli.txt');
+      await fs.writeFile(corpus, 'Some text.');
+      const damaged = path.join(dir, 'damaged.gguf');
+      await fs.writeFile(damaged, (await fs.readFile(modelPath)).subarray(0, 4096));
+      const stderr: string[] = [];
+      const spy = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+        stderr.push(String(chunk));
+        return true;
+      });
+      const saved = process.exitCode;
+      try {
+        for (const [args, message] of [
+          [['--chunk-tokens', '7800', '--model', `llama:${modelPath}`], /--chunk-tokens: chunks of 7800 tokens do not fit the model's context of 8192 tokens/],
+          [['--model', `llama:${damaged}`], /--model: llama: cannot load model .*damaged\.gguf/],
+        ] as const) {
+          stderr.length = 0;
+          process.exitCode = undefined;
+          const stateDir = path.join(dir, `cli-state-${stderr.length}-${args[1].length}`);
+          await main(['node', 'extagents', 'ask', '--corpus', corpus, '--question', 'What?', '--state-dir', stateDir, '--no-progress', ...args]);
+          expect(process.exitCode).toBe(2);
+          expect(stderr.join('').trimEnd().split('\n')).toHaveLength(1);
+          expect(stderr.join('')).toMatch(message);
+          await expect(fs.stat(stateDir)).rejects.toThrow(/ENOENT/);
+        }
+      } finally {
+        spy.mockRestore();
+        process.exitCode = saved;
       }
     });
-  });
 
-  // Last: the CLI frees the process's models when it ends (disposeLlamaModels).
-  it('extagents ask: a chunk size the context cannot hold, and a damaged GGUF file, are one-line usage errors (exit 2) before any state', async () => {
-    const corpus = path.join(dir, 'cli.txt');
-    await fs.writeFile(corpus, 'Some text.');
-    const damaged = path.join(dir, 'damaged.gguf');
-    await fs.writeFile(damaged, (await fs.readFile(modelPath)).subarray(0, 4096));
-    const stderr: string[] = [];
-    const spy = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      stderr.push(String(chunk));
-      return true;
-    });
-    const saved = process.exitCode;
-    try {
-      for (const [args, message] of [
-        [['--chunk-tokens', '7800', '--model', `llama:${modelPath}`], /--chunk-tokens: chunks of 7800 tokens do not fit the model's context of 8192 tokens/],
-        [['--model', `llama:${damaged}`], /--model: llama: cannot load model .*damaged\.gguf/],
-      ] as const) {
-        stderr.length = 0;
-        process.exitCode = undefined;
-        const stateDir = path.join(dir, `cli-state-${stderr.length}-${args[1].length}`);
-        await main(['node', 'extagents', 'ask', '--corpus', corpus, '--question', 'What?', '--state-dir', stateDir, '--no-progress', ...args]);
-        expect(process.exitCode).toBe(2);
-        expect(stderr.join('').trimEnd().split('\n')).toHaveLength(1);
-        expect(stderr.join('')).toMatch(message);
-        await expect(fs.stat(stateDir)).rejects.toThrow(/ENOENT/);
-      }
-    } finally {
-      spy.mockRestore();
-      process.exitCode = saved;
-    }
-  });
-
-});
+  }),
+);

@@ -16,6 +16,7 @@ import {
 } from '../../shared/eval/datasets';
 import { seededRandom, shuffled } from '../../shared/eval/prng';
 import { countTokens } from '../../shared/tokenizer';
+import { describeWithSharedData } from '../support/shared-data';
 
 const DATA = defaultDataRoot();
 const HOTPOT_DEV = path.join(DATA, 'hotpotqa', 'hotpot_dev_distractor_100.reflexion.json');
@@ -47,7 +48,7 @@ describe('seeded PRNG', () => {
   });
 });
 
-describe('HotpotQA reader and long-context construction', () => {
+describeWithSharedData('HotpotQA reader and long-context construction', () => {
   const { questions, warnings } = readHotpotQa(HOTPOT_DEV);
   const filler = readFillerParagraphs();
 
@@ -172,7 +173,7 @@ describe('InfiniteBench-format long QA', () => {
   });
 });
 
-describe('long single documents', () => {
+describeWithSharedData('long single documents', () => {
   it('reads the FairytaleQA stories as one document each', () => {
     const set = readFairytaleQa(path.join(DATA, 'longdoc_qa', 'fairytaleqa_test_val_46stories.json'));
     expect(set.warnings).toEqual([]);
@@ -201,7 +202,7 @@ describe('long single documents', () => {
   });
 });
 
-describe('CMRC 2018 haystack', () => {
+describeWithSharedData('CMRC 2018 haystack', () => {
   const file = path.join(DATA, 'chinese', 'cmrc2018_dev.squad.json');
 
   it('concatenates all passages into one document with every question and located answer spans', () => {
@@ -230,7 +231,7 @@ describe('CMRC 2018 haystack', () => {
   });
 });
 
-describe('SOTU questions', () => {
+describeWithSharedData('SOTU questions', () => {
   it('reads the 15 dev questions with evidence quotes', () => {
     const set = readSotuQuestions(path.join(DATA, 'sotu', 'dev.jsonl'));
     expect(set.warnings).toEqual([]);

@@ -16,6 +16,7 @@ import {
   scoreHotpotAnswers,
   titleRecall,
 } from '../../shared/eval/scorers';
+import { describeWithSharedData } from '../support/shared-data';
 
 const IB = path.join(defaultDataRoot(), 'infinitebench');
 
@@ -111,42 +112,44 @@ describe('InfiniteBench QA scoring', () => {
     expect(infiniteBenchEnF1('anything', [])).toBe(0);
   });
 
-  // Published scores (percent), /work/shared/data/README.md; files under infinitebench/.
-  const published: Array<[string, string, number]> = [
-    ['preds/gpt4.preds_longbook_qa_eng.jsonl', 'en', 22.44],
-    ['preds/gpt4.preds_longbook_qa_chn.jsonl', 'zh', 25.96],
-    ['preds/kimi.preds_longbook_qa_eng.jsonl', 'en', 16.52],
-    ['preds/kimi.preds_longbook_qa_chn.jsonl', 'zh', 17.93],
-    ['preds/claude2.preds_longbook_qa_eng.jsonl', 'en', 11.97],
-    ['preds/claude2.preds_longbook_qa_chn.jsonl', 'zh', 9.64],
-    ['preds/yi-34b-200k.preds_longbook_qa_eng.jsonl', 'en', 12.17],
-    ['preds/yi-34b-200k.preds_longbook_qa_chn.jsonl', 'zh', 13.61],
-    ['preds/yi-6b-200k.preds_longbook_qa_eng.jsonl', 'en', 9.2],
-    ['preds/yi-6b-200k.preds_longbook_qa_chn.jsonl', 'zh', 15.07],
-    ['preds_llmxmapreduce/Meta-Llama-3-70B-Instruct.processed.preds_longbook_qa_eng.jsonl', 'en', 34.7],
-    ['preds_llmxmapreduce/Qwen2-72B-Instruct.processed.preds_longbook_qa_eng.jsonl', 'en', 23.13],
-    ['preds_llmxmapreduce/Qwen2-72B-Instruct.processed.preds_longbook_qa_chn.jsonl', 'zh', 19.1],
-    ['preds_llmxmapreduce/MiniCPM3-4B.processed.preds_longbook_qa_eng.jsonl', 'en', 28.39],
-    ['preds_llmxmapreduce/MiniCPM3-4B.processed.preds_longbook_qa_chn.jsonl', 'zh', 23.66],
-  ];
+  describeWithSharedData('on the published predictions of ../shared/data/infinitebench', () => {
+    // Published scores (percent), /work/shared/data/README.md; files under infinitebench/.
+    const published: Array<[string, string, number]> = [
+      ['preds/gpt4.preds_longbook_qa_eng.jsonl', 'en', 22.44],
+      ['preds/gpt4.preds_longbook_qa_chn.jsonl', 'zh', 25.96],
+      ['preds/kimi.preds_longbook_qa_eng.jsonl', 'en', 16.52],
+      ['preds/kimi.preds_longbook_qa_chn.jsonl', 'zh', 17.93],
+      ['preds/claude2.preds_longbook_qa_eng.jsonl', 'en', 11.97],
+      ['preds/claude2.preds_longbook_qa_chn.jsonl', 'zh', 9.64],
+      ['preds/yi-34b-200k.preds_longbook_qa_eng.jsonl', 'en', 12.17],
+      ['preds/yi-34b-200k.preds_longbook_qa_chn.jsonl', 'zh', 13.61],
+      ['preds/yi-6b-200k.preds_longbook_qa_eng.jsonl', 'en', 9.2],
+      ['preds/yi-6b-200k.preds_longbook_qa_chn.jsonl', 'zh', 15.07],
+      ['preds_llmxmapreduce/Meta-Llama-3-70B-Instruct.processed.preds_longbook_qa_eng.jsonl', 'en', 34.7],
+      ['preds_llmxmapreduce/Qwen2-72B-Instruct.processed.preds_longbook_qa_eng.jsonl', 'en', 23.13],
+      ['preds_llmxmapreduce/Qwen2-72B-Instruct.processed.preds_longbook_qa_chn.jsonl', 'zh', 19.1],
+      ['preds_llmxmapreduce/MiniCPM3-4B.processed.preds_longbook_qa_eng.jsonl', 'en', 28.39],
+      ['preds_llmxmapreduce/MiniCPM3-4B.processed.preds_longbook_qa_chn.jsonl', 'zh', 23.66],
+    ];
 
-  it.each(published)('reproduces the published score of %s (%s) to two decimals', (file, language, score) => {
-    const { predictions, warnings } = readInfiniteBenchPredictions(path.join(IB, file));
-    const scorer = language === 'en' ? infiniteBenchEnF1 : infiniteBenchZhF1;
-    const ours = mean(predictions.map((p) => scorer(p.prediction, p.golds))) * 100;
-    expect(warnings).toEqual([]);
-    expect(ours.toFixed(2)).toBe(score.toFixed(2));
-  });
+    it.each(published)('reproduces the published score of %s (%s) to two decimals', (file, language, score) => {
+      const { predictions, warnings } = readInfiniteBenchPredictions(path.join(IB, file));
+      const scorer = language === 'en' ? infiniteBenchEnF1 : infiniteBenchZhF1;
+      const ours = mean(predictions.map((p) => scorer(p.prediction, p.golds))) * 100;
+      expect(warnings).toEqual([]);
+      expect(ours.toFixed(2)).toBe(score.toFixed(2));
+    });
 
-  it('reports and skips the malformed last line of yarn-mistral Zh.QA without crashing', () => {
-    const file = path.join(IB, 'preds/yarn-mistral.preds_longbook_qa_chn.jsonl');
-    const { predictions, warnings } = readInfiniteBenchPredictions(file);
-    expect(predictions).toHaveLength(188);
-    expect(predictions[187].id).toBe('187');
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatchObject({ file, line: 189 });
-    expect(formatWarning(warnings[0])).toMatch(/yarn-mistral\.preds_longbook_qa_chn\.jsonl:189: invalid JSON .*line skipped/);
-    // The remaining lines still score.
-    expect(mean(predictions.map((p) => infiniteBenchZhF1(p.prediction, p.golds)))).toBeGreaterThan(0);
+    it('reports and skips the malformed last line of yarn-mistral Zh.QA without crashing', () => {
+      const file = path.join(IB, 'preds/yarn-mistral.preds_longbook_qa_chn.jsonl');
+      const { predictions, warnings } = readInfiniteBenchPredictions(file);
+      expect(predictions).toHaveLength(188);
+      expect(predictions[187].id).toBe('187');
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatchObject({ file, line: 189 });
+      expect(formatWarning(warnings[0])).toMatch(/yarn-mistral\.preds_longbook_qa_chn\.jsonl:189: invalid JSON .*line skipped/);
+      // The remaining lines still score.
+      expect(mean(predictions.map((p) => infiniteBenchZhF1(p.prediction, p.golds)))).toBeGreaterThan(0);
+    });
   });
 });
