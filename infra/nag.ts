@@ -196,10 +196,6 @@ export const PARLIAMENT_ACCEPTED: readonly AcceptedMismatch[] = [
 export function acknowledgeStackFindings(stack: Stack): void {
   acknowledgeIamWildcards(stack, [
     {
-      finding: /^Action::s3:(GetObject|GetBucket|List|Abort|DeleteObject)\*$/,
-      reason: 'Action groups of the CDK bucket grants (grantRead/grantPut/grantReadWrite): read, list, multipart abort of the project bucket only.',
-    },
-    {
       finding: /^Resource::(<Bucket[A-Za-z0-9]+\.Arn>|arn:<AWS::Partition>:s3:::<Bucket[A-Za-z0-9]+>)\/([A-Za-z0-9_./-]*\/)?\*$/,
       reason: 'Objects of the project bucket only, scoped to the key prefixes the function uses where it uses few (runs/, corpora/, cache/, …); object keys are chosen at run time (run ids, corpus files).',
     },
