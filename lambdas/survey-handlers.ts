@@ -21,7 +21,6 @@ import type { BlobStore, MessageStore } from '../shared/ports';
 import type { SurveyModel } from '../shared/survey/ports';
 import { planSurveys, writeSurveyIndex, type BulkPlan } from '../shared/survey/schedule';
 import {
-  SectionEventSchema,
   SurveyExecutionInputSchema,
   SurveyStateSchema,
   assembleSurveyRun,

@@ -403,7 +403,7 @@ async function execute(prepared: PreparedExecution, options: LocalEngineOptions,
     // Drain: no new Map items start; every handler call still running (timed out, abandoned by a
     // failed Map Run or an abort) settles before the caller regains control.
     stopping = true;
-    while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    while (inFlight.size > 0) await Promise.allSettled(inFlight);
   }
   if (failed) throw toExecutionFailed(failure);
   return output;

@@ -39,7 +39,6 @@ type NodeLlamaCpp = typeof import('node-llama-cpp');
 type Llama = Awaited<ReturnType<NodeLlamaCpp['getLlama']>>;
 type LlamaModel = Awaited<ReturnType<Llama['loadModel']>>;
 type LlamaContext = Awaited<ReturnType<LlamaModel['createContext']>>;
-type LlamaContextSequence = ReturnType<LlamaContext['getSequence']>;
 type LlamaGrammar = Awaited<ReturnType<Llama['createGrammarForJsonSchema']>>;
 type LlamaChat = InstanceType<NodeLlamaCpp['LlamaChat']>;
 type ChatHistoryItem = Parameters<LlamaChat['generateResponse']>[0][number];

@@ -10,7 +10,6 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { InvalidInputError } from '../shared/errors';
 import type { SurveyProgress } from '../shared/survey/survey';
 import type { SurveyMetadata } from '../shared/survey/types';
 import type { BucketIndexEntry } from '../shared/survey/schedule';

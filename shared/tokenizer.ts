@@ -238,6 +238,7 @@ function mergeBytePairs(bytes: Uint8Array, t: RankTables): number[] {
   const prev = new Int32Array(n); // previous part's start (-1 at the start)
   const rankAt = new Float64Array(n); // rank of the pair (part at i, next part), Infinity when none
   const alive = new Uint8Array(n);
+  // oxlint-disable-next-line no-new-array -- preallocated to the part count, every slot written below.
   const text: string[] = new Array<string>(n); // bytes of the part starting at i, latin1
   // Heap of rank * 2^32 + position: smallest rank first, leftmost among equals.
   const heap: number[] = [];

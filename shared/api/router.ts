@@ -230,7 +230,7 @@ function zodIssues(error: z.ZodError, location: RequestIssue['location'], name?:
       }
       continue;
     }
-    const detail = issue.code === 'invalid_type' && /received undefined$/.test(issue.message) ? `required (${issue.expected})` : issue.message;
+    const detail = issue.code === 'invalid_type' && issue.message.endsWith('received undefined') ? `required (${issue.expected})` : issue.message;
     out.push({ location, name: location === 'body' ? pointer(path) : (name ?? path[0] ?? ''), detail });
   }
   return out;

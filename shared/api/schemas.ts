@@ -93,6 +93,7 @@ interface KeyRule {
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 /** Characters no key may hold (control characters, backslash): the one rule JSON Schema states positively. */
+// oxlint-disable-next-line no-control-regex -- control characters are exactly what this rule forbids.
 const KEY_FORBIDDEN_CHARACTERS = /[\u0000-\u001f\u007f\\]/;
 
 /**

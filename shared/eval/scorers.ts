@@ -33,6 +33,7 @@ const ZH_PUNCTUATION_SET = new Set([...ASCII_PUNCTUATION, ...INFINITEBENCH_CN_PU
 /** Python 3 `re` `\b(a|an|the)\b` on a str: word characters are Unicode letters, digits and `_`. */
 const ARTICLES = /(?<![\p{L}\p{N}_])(?:a|an|the)(?![\p{L}\p{N}_])/gu;
 /** Python `str.split()` with no argument: runs of Unicode whitespace (plus the ASCII separators 0x1c-0x1f). */
+// oxlint-disable-next-line no-control-regex -- Python's whitespace includes the separators 0x1c-0x1f.
 const WHITESPACE = /[\s\x1c-\x1f\x85]+/u;
 
 /** Split like Python's `str.split()`: no empty tokens. */
@@ -262,9 +263,10 @@ export function cmrcRemovePunctuation(text: string): string {
  */
 export function longestCommonRun(a: readonly string[], b: readonly string[]): number {
   let best = 0;
-  let prev = new Array<number>(b.length + 1).fill(0);
+  // Typed rows: zero-filled, and run lengths are small integers.
+  let prev = new Int32Array(b.length + 1);
   for (let i = 0; i < a.length; i++) {
-    const row = new Array<number>(b.length + 1).fill(0);
+    const row = new Int32Array(b.length + 1);
     for (let j = 0; j < b.length; j++) {
       if (a[i] === b[j]) {
         row[j + 1] = prev[j] + 1;

@@ -102,9 +102,9 @@ function isSpace(code: number): boolean {
  */
 const STOP_WORDS: ReadonlySet<string> = new Set([
   ...ENGLISH_STOP_WORDS,
-  ...['whose', 'whom', 'when', 'why', 'does', 'done', 'doing', 'its', 'upon', 'shall', 'will', 'may', 'not', 'no',
+  'whose', 'whom', 'when', 'why', 'does', 'done', 'doing', 'its', 'upon', 'shall', 'will', 'may', 'not', 'no',
     'nor', 'yet', 'so', 'us', 'one', 'ones', 'which', 'what', 'who', 'whether', 'either', 'neither', 'per', 'via',
-    'let', 'thus', 'hence', 'also', 'however', 'therefore', 'whereas', 'been', 'being', 'became', 'become'],
+    'let', 'thus', 'hence', 'also', 'however', 'therefore', 'whereas', 'been', 'being', 'became', 'become',
 ]);
 
 /** Word -> term (or null for a stop word) cache; bounded, words are few (tens of thousands). */

@@ -258,7 +258,7 @@ function jobIssues(error: z.ZodError): string[] {
       for (const key of issue.keys) out.push(`${at ? `${at}: ` : ''}unknown field ${JSON.stringify(key)}`);
       continue;
     }
-    const detail = issue.code === 'invalid_type' && /received undefined$/.test(issue.message) ? `required (${issue.expected})` : issue.message;
+    const detail = issue.code === 'invalid_type' && issue.message.endsWith('received undefined') ? `required (${issue.expected})` : issue.message;
     out.push(`${at || '(job)'}: ${detail}`);
   }
   return out;
@@ -266,7 +266,7 @@ function jobIssues(error: z.ZodError): string[] {
 
 /** The run options of question `index`: the job's options, overridden by the question's. */
 function mergedOptions(job: JobFile, index: number): RunOptionsInput {
-  return { ...(job.options ?? {}), ...(job.questions[index]?.options ?? {}) } as RunOptionsInput;
+  return { ...job.options, ...job.questions[index]?.options } as RunOptionsInput;
 }
 
 /** The workflow's corpus reference of a job's `corpus` (as the API resolves it). */

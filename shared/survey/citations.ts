@@ -20,7 +20,7 @@ import type { CitationCounts, RemovedCitation } from './types';
 export const DEFAULT_MIN_SUPPORT = 0.5;
 
 /** A citation group `[a]`, `[a, b]`, `[a; b]` not followed by `(` (a Markdown link). Ids: no spaces or brackets. */
-const CITATION_GROUP = /\[([^\[\]\s,;]+(?:\s*[,;]\s*[^\[\]\s,;]+)*)\](?!\()/g;
+const CITATION_GROUP = /\[([^[\]\s,;]+(?:\s*[,;]\s*[^[\]\s,;]+)*)\](?!\()/g;
 
 /** Result of checking one section. */
 export interface CheckedText {

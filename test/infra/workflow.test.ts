@@ -59,12 +59,6 @@ function synth(options: BuildStackOptions = {}): Template {
   return Template.fromStack(stack);
 }
 
-function logicalIdOf(template: Template, type: string, props: object): string {
-  const found = Object.keys(template.findResources(type, { Properties: Match.objectLike(props) }));
-  expect(found).toHaveLength(1);
-  return found[0];
-}
-
 function functionLogicalId(template: Template, handler: string): string {
   const functions = template.findResources('AWS::Lambda::Function');
   const ids = Object.keys(functions).filter((id) => id.startsWith(`${handler}Function`));

@@ -8,7 +8,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { resolveCorpus } from '../../local/corpus';
-import { ExecutionFailedError } from '../../local/engine';
 import { formatResult } from '../../local/format';
 import { runLocal } from '../../local/run';
 import { MODEL_RETRY } from '../../infra/extagents-workflow';
