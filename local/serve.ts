@@ -27,11 +27,12 @@ import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from
 import { createWriteStream } from 'node:fs';
 import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { BlobIdempotencyStore } from '../shared/api/idempotency';
 import type { PresignedUpload, Presigner } from '../shared/api/ports';
-import { plainProblem, problemOf, problemResponse, type ApiResponse } from '../shared/api/problem';
+import { PROBLEM_CONTENT_TYPE, plainProblem, problemOf, problemResponse, type ApiResponse } from '../shared/api/problem';
 import { createApiHandler, type ApiHandler } from '../shared/api/router';
 import { MAX_BODY_BYTES, MAX_FILE_BYTES } from '../shared/api/schemas';
 import { ConfigurationError, InvalidInputError, UnauthorizedError } from '../shared/errors';
@@ -152,6 +153,9 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
       .then(() => serveRequest(req, res, context as ServeContext))
       .then((status) => log(`${req.method ?? '?'} ${(req.url ?? '').split('?')[0]} ${status}`));
   });
+  // Requests Node's HTTP parser refuses before any handler runs (headers over its limit, malformed
+  // request lines) get a problem+json answer too, not Node's bare one.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket));
   try {
     await listen(server, port, host);
   } catch (error) {
@@ -240,11 +244,31 @@ interface ServeContext {
   baseUrl: () => string;
 }
 
+/**
+ * Answer a request the HTTP parser refused (Node's `clientError`): 431 for headers over the limit,
+ * 400 otherwise, as application/problem+json, then close; a connection already reset or ended is
+ * only destroyed. Source: https://nodejs.org/api/http.html#event-clienterror
+ */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+  const detail = status === 431 ? 'The request headers exceed the server\'s limit (16 KiB)' : `The request is not valid HTTP (${error.code ?? 'parse error'})`;
+  const problem = plainProblem(status, detail);
+  const body = JSON.stringify(problem);
+  socket.end(
+    `HTTP/1.1 ${status} ${problem.title}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 /** Answer one request; resolves with the status sent. */
 async function serveRequest(req: IncomingMessage, res: ServerResponse, ctx: ServeContext): Promise<number> {
   let response: ApiResponse;
   try {
-    const url = new URL(req.url ?? '/', ctx.baseUrl());
+    // Joined, not resolved: `//v1/runs` is the path "//v1/runs", not a URL with host "v1".
+    const url = new URL(`${ctx.baseUrl()}${(req.url ?? '/').startsWith('/') ? (req.url ?? '/') : `/${req.url ?? ''}`}`);
     if (url.pathname.startsWith(UPLOAD_PATH)) {
       response = await handleUpload(req, url, ctx);
     } else if (!authorized(req.headers.authorization, ctx.expected)) {

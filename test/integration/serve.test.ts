@@ -9,7 +9,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { createServer as createTcpServer, type AddressInfo } from 'node:net';
+import { connect, createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ConfigurationError } from '../../shared/errors';
@@ -138,6 +138,32 @@ async function finished(runId: string): Promise<RunStatus> {
 }
 
 describe('extagents serve', () => {
+  it('answers what the HTTP parser refuses as problem+json too: 431 for headers over the limit, 400 for a request that is not HTTP', async () => {
+    const raw = (request: string): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const { port } = new URL(server.url);
+        const socket = connect(Number(port), '127.0.0.1', () => socket.end(request));
+        let text = '';
+        socket.on('data', (chunk) => (text += chunk.toString()));
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+      });
+
+    const big = await raw(`GET /v1/runs/x HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    const garbage = await raw('NOT HTTP AT ALL\r\n\r\n');
+
+    for (const [reply, status] of [[big, 431], [garbage, 400]] as const) {
+      const [head, body] = reply.split('\r\n\r\n');
+      expect(head).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(head).toContain('Content-Type: application/problem+json');
+      expect(ProblemSchema.parse(JSON.parse(body))).toMatchObject({ type: 'about:blank', status });
+    }
+  });
+
+  it('reads a path that starts with "//" as a path, not as a host', async () => {
+    expect(problem(await api('GET', '//v1/runs/abc'), 404).detail).toBe('No route GET //v1/runs/abc');
+  });
+
   it('answers 401 problem+json without the bearer token, or with a wrong one', async () => {
     const missing = await api('GET', '/v1/corpora/c1', { token: null });
     const wrong = await api('GET', '/v1/corpora/c1', { token: 'not-the-token-at-all' });
