@@ -34,7 +34,8 @@ import { BlobIdempotencyStore } from '../shared/api/idempotency';
 import type { PresignedUpload, Presigner } from '../shared/api/ports';
 import { PROBLEM_CONTENT_TYPE, plainProblem, problemOf, problemResponse, type ApiResponse } from '../shared/api/problem';
 import { createApiHandler, type ApiHandler } from '../shared/api/router';
-import { MAX_BODY_BYTES, MAX_FILE_BYTES } from '../shared/api/schemas';
+import { CorpusIdSchema, MAX_BODY_BYTES, MAX_FILE_BYTES, corpusPrefix } from '../shared/api/schemas';
+import { readIngestedCounts } from '../shared/api/corpus-index';
 import { ConfigurationError, InvalidInputError, UnauthorizedError } from '../shared/errors';
 import { corpusIdOfKey, ingestCorpus } from '../shared/pipeline/ingest';
 import type { AgentModel, BlobStore } from '../shared/ports';
@@ -192,6 +193,8 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
     onEnded: (d) => log(`run ${d.name} ${d.status}${d.error ? ` (${d.error}: ${d.cause ?? ''})` : ''}`),
   });
   const ingestion = new LocalIngestion(stack.blobs, log);
+  // Ingestions a previous server left undone (stopped or killed meanwhile) run again.
+  void ingestion.resumeStale().catch((error: unknown) => log(`could not check the corpora for ingestion: ${error instanceof Error ? error.message : String(error)}`));
   const boundPort = (server.address() as AddressInfo).port;
   const baseUrl = `http://${host}:${boundPort}`;
   const handleApi = createApiHandler(
@@ -603,6 +606,32 @@ class LocalIngestion {
       } while (this.again.has(corpusId));
     })().finally(() => this.running.delete(corpusId));
     this.running.set(corpusId, run);
+  }
+
+  /**
+   * Queue the ingestion of every corpus with a file that its summary does not list at its current
+   * size: what a server stopped (or killed) in the middle of ingesting, or stopped before it could
+   * ingest an upload, left undone. The upload trigger's queue keeps such events in AWS; locally this
+   * runs at every start.
+   * @returns the corpus ids queued.
+   */
+  async resumeStale(): Promise<string[]> {
+    const byCorpus = new Map<string, Array<{ key: string; size: number }>>();
+    for (const object of await this.blobs.list('corpora/')) {
+      const id = object.key.slice('corpora/'.length).split('/')[0];
+      if (!CorpusIdSchema.safeParse(id).success || object.key === `corpora/${id}`) continue;
+      byCorpus.set(id, [...(byCorpus.get(id) ?? []), object]);
+    }
+    const queued: string[] = [];
+    for (const [id, objects] of byCorpus) {
+      const ingested = await readIngestedCounts(this.blobs, id, corpusPrefix(id), objects);
+      const missing = objects.filter((o) => !ingested.has(o.key)).length;
+      if (missing === 0) continue;
+      this.log(`ingesting corpus ${id} again: ${missing} file(s) not ingested at their current size`);
+      this.request(id);
+      queued.push(id);
+    }
+    return queued;
   }
 
   /** Wait until no ingestion runs. */

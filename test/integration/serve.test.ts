@@ -24,6 +24,7 @@ import {
   type RunStatus,
 } from '../../shared/api/schemas';
 import { MAX_LOCAL_UPLOAD_BYTES, startServer, type LocalApiServer } from '../../local/serve';
+import { FsBlobStore } from '../../local/fs-blob-store';
 
 jest.setTimeout(120_000);
 
@@ -439,5 +440,33 @@ describe('extagents serve', () => {
     expect(messages.messages.length).toBe(before.result?.poolSize);
     expect(CreateRunResponseSchema.parse(retry.json)).toMatchObject({ runId, status: 'SUCCEEDED' });
     expect(server.launcher.started).toBe(0);
+  });
+});
+
+describe('extagents serve after a stop in the middle of ingesting', () => {
+  it('ingests at start every corpus whose files its summary does not list at their current size', async () => {
+    // A state directory as a server left it when it was killed after the upload, before ingestion:
+    // the files are in the bucket, no summary lists them.
+    const stateDir = mkdtempSync(path.join(tmpdir(), 'extagents-serve-restart-'));
+    const blobs = new FsBlobStore(path.join(stateDir, 'bucket'));
+    await blobs.put('corpora/left/a.txt', filler(1));
+    await blobs.put('corpora/left/b.txt', filler(2));
+    const restarted = await startServer({ stateDir, port: 0, token: TOKEN, retryIntervalMs: 1 });
+    try {
+      const get = async () => CorpusSchema.parse(await (await fetch(`${restarted.url}/v1/corpora/left`, { headers: { authorization: `Bearer ${TOKEN}` } })).json());
+      let corpus = await get();
+      for (let waited = 0; corpus.totals.tokens === null && waited < 30_000; waited += 50) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        corpus = await get();
+      }
+
+      expect(corpus.files.map((f) => [f.path, f.ingested, (f.tokens ?? 0) > 0])).toEqual([
+        ['a.txt', true, true],
+        ['b.txt', true, true],
+      ]);
+    } finally {
+      await restarted.stop();
+      rmSync(stateDir, { recursive: true, force: true });
+    }
   });
 });
