@@ -18,7 +18,8 @@
  *   body by the PUT) and streamed to disk, never held in memory.
  * - Idempotency records: BlobIdempotencyStore (atomic within this one process).
  * - Ingestion: each upload under `corpora/<id>/` queues an ingestion of that corpus in the
- *   background (`ingestCorpus` of shared/pipeline/ingest.ts, what the upload trigger runs in AWS),
+ *   background (`ingestCorpus` of shared/pipeline/ingest.ts, what the upload trigger runs in AWS, in a
+ *   worker thread so that it never holds the server's requests: local/ingest-worker.ts),
  *   one at a time per corpus, coalescing uploads that arrive meanwhile.
  *
  * Only 127.0.0.1 is served: the server is for trying and testing the API on one machine.
@@ -28,6 +29,8 @@ import { createWriteStream } from 'node:fs';
 import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { Worker } from 'node:worker_threads';
+import type { IngestJob, IngestReply } from './ingest-worker';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { BlobIdempotencyStore } from '../shared/api/idempotency';
@@ -37,7 +40,7 @@ import { createApiHandler, type ApiHandler } from '../shared/api/router';
 import { CorpusIdSchema, MAX_BODY_BYTES, MAX_FILE_BYTES, corpusPrefix } from '../shared/api/schemas';
 import { readIngestedCounts } from '../shared/api/corpus-index';
 import { ConfigurationError, InvalidInputError, UnauthorizedError } from '../shared/errors';
-import { corpusIdOfKey, ingestCorpus } from '../shared/pipeline/ingest';
+import { corpusIdOfKey } from '../shared/pipeline/ingest';
 import type { AgentModel, BlobStore } from '../shared/ports';
 import { FsBlobStore } from './fs-blob-store';
 import { LocalRunLauncher } from './run-launcher';
@@ -192,7 +195,7 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
     maxConcurrentRuns,
     onEnded: (d) => log(`run ${d.name} ${d.status}${d.error ? ` (${d.error}: ${d.cause ?? ''})` : ''}`),
   });
-  const ingestion = new LocalIngestion(stack.blobs, log);
+  const ingestion = new LocalIngestion(stack.blobs, path.join(path.resolve(options.stateDir), 'bucket'), log);
   // Ingestions a previous server left undone (stopped or killed meanwhile) run again.
   void ingestion.resumeStale().catch((error: unknown) => log(`could not check the corpora for ingestion: ${error instanceof Error ? error.message : String(error)}`));
   const boundPort = (server.address() as AddressInfo).port;
@@ -583,12 +586,17 @@ class LocalIngestion {
   private readonly running = new Map<string, Promise<void>>();
   private readonly again = new Set<string>();
 
+  /**
+   * @param blobs the local bucket (listing and summaries, on this thread).
+   * @param bucketDir its directory, which each ingestion's worker thread opens itself.
+   */
   constructor(
     private readonly blobs: BlobStore,
+    private readonly bucketDir: string,
     private readonly log: (line: string) => void,
   ) {}
 
-  /** Ingest the corpus soon (now, or once more after the ingestion in progress). */
+  /** Ingest the corpus soon (now, or once more after the ingestion in progress), in a worker thread. */
   request(corpusId: string): void {
     if (this.running.has(corpusId)) {
       this.again.add(corpusId);
@@ -597,12 +605,8 @@ class LocalIngestion {
     const run = (async () => {
       do {
         this.again.delete(corpusId);
-        try {
-          const outcome = await ingestCorpus(corpusId, { blobs: this.blobs });
-          this.log(`ingested corpus ${corpusId}: ${outcome.outcome}`);
-        } catch (error) {
-          this.log(`ingestion of corpus ${corpusId} failed: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`);
-        }
+        const reply = await ingestInWorker({ bucketDir: this.bucketDir, corpusId });
+        this.log(reply.ok ? `ingested corpus ${corpusId}: ${reply.outcome}` : `ingestion of corpus ${corpusId} failed: ${reply.name}: ${reply.message}`);
       } while (this.again.has(corpusId));
     })().finally(() => this.running.delete(corpusId));
     this.running.set(corpusId, run);
@@ -638,6 +642,20 @@ class LocalIngestion {
   async drain(): Promise<void> {
     while (this.running.size > 0) await Promise.all(this.running.values());
   }
+}
+
+/**
+ * Run one ingestion in a worker thread (local/ingest-worker.ts) and wait for its reply; a worker that
+ * dies without one (out of memory, a crash) is reported as a failed ingestion, never thrown.
+ */
+function ingestInWorker(job: IngestJob): Promise<IngestReply> {
+  return new Promise((resolve) => {
+    const worker = new Worker(path.join(__dirname, 'ingest-worker.cjs'), { workerData: job });
+    let reply: IngestReply | undefined;
+    worker.once('message', (message: IngestReply) => (reply = message));
+    worker.once('error', (error) => (reply ??= { ok: false, name: error.name, message: error.message }));
+    worker.once('exit', (code) => resolve(reply ?? { ok: false, name: 'WorkerExit', message: `the ingestion worker exited with code ${code} without a result` }));
+  });
 }
 
 /**
