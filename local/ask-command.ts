@@ -5,6 +5,7 @@
 import { Option, type Command } from 'commander';
 import { commandSummary } from './commands';
 import { SingleBar, Presets } from 'cli-progress';
+import { formatProgressTime } from './progress-time';
 import { ExtAgentsError, InvalidInputError } from '../shared/errors';
 import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../shared/config';
 import { parseModelSpec } from '../shared/llm/model-spec';
@@ -150,6 +151,7 @@ function progressReporter(enabled: boolean): { onProgress: (p: LocalProgress) =>
               stream: process.stderr,
               format: `round ${p.round} seeking agents |{bar}| {value}/{total} chunks | {percentage}% | ETA {eta_formatted}`,
               noTTYOutput: true,
+              formatTime: formatProgressTime,
               notTTYSchedule: 5000,
               hideCursor: true,
             },

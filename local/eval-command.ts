@@ -8,6 +8,7 @@
 import { commandSummary } from './commands';
 import { type Command, InvalidArgumentError } from 'commander';
 import { Presets, SingleBar } from 'cli-progress';
+import { formatProgressTime } from './progress-time';
 import { createBedrockClient } from '../lambdas/adapters/bedrock';
 import { createAgentModel } from '../lambdas/adapters/model';
 import { ExtAgentsError } from '../shared/errors';
@@ -110,6 +111,7 @@ export function addEvalCommand(program: Command): void {
               stream: process.stderr,
               format: 'eval |{bar}| {value}/{total} records | {percentage}% | ETA {eta_formatted} | {last}',
               noTTYOutput: true,
+              formatTime: formatProgressTime,
               notTTYSchedule: 10_000,
               hideCursor: true,
             },

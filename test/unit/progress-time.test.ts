@@ -1,0 +1,23 @@
+/** The progress bars' time format: cli-progress's own, but "--" for an ETA not known yet (not "NFs"). */
+import { Presets, SingleBar } from 'cli-progress';
+import { Writable } from 'node:stream';
+import { formatProgressTime } from '../../local/progress-time';
+
+describe('formatProgressTime', () => {
+  it('shows an unknown ETA as -- and known ones as cli-progress does', () => {
+    expect(formatProgressTime('INF', { autopaddingChar: ' ' }, 5)).toBe('--');
+    expect(formatProgressTime(Number.POSITIVE_INFINITY, { autopaddingChar: ' ' }, 5)).toBe('--');
+    expect(formatProgressTime(7, { autopaddingChar: ' ' }, 5)).toBe(' 7s');
+    expect(formatProgressTime(185, { autopaddingChar: '0' }, 5)).toBe('03m05s');
+  });
+
+  it('keeps "NFs" out of a bar at 0 of n', () => {
+    let written = '';
+    const stream = new Writable({ write: (chunk: Buffer, _encoding, done) => ((written += chunk.toString()), done()) });
+    const bar = new SingleBar({ stream: stream as unknown as NodeJS.WriteStream, format: 'ETA {eta_formatted}', noTTYOutput: true, formatTime: formatProgressTime }, Presets.shades_classic);
+    bar.start(10, 0);
+    bar.stop();
+    expect(written).toContain('ETA --');
+    expect(written).not.toContain('NFs');
+  });
+});
