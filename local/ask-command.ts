@@ -18,6 +18,9 @@ import { MAX_LLAMA_SEQUENCES } from './defaults';
 import { rangeText, schemaFlag, schemaRange } from './cli-numbers';
 import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption, UsageError, writableStateDir } from './cli';
 
+/** Exit status of `ask --fail-on-refusal` when the run refuses (0: answered, 1: error, 2: usage error). */
+export const REFUSAL_EXIT_STATUS = 3;
+
 /** Add `ask` to the program. */
 export function addAskCommand(program: Command): void {
   program
@@ -39,6 +42,7 @@ export function addAskCommand(program: Command): void {
     .option('--state-dir <dir>', 'where local runs keep their objects', '.extagents')
     .option('--json', 'print the result as one JSON object on stdout', false)
     .option('--no-progress', 'no progress bar on stderr')
+    .option('--fail-on-refusal', `exit with status ${REFUSAL_EXIT_STATUS} when the answer is NO ANSWER (for scripts; the result is printed as always)`, false)
     .addOption(structuredOption())
     .action(async (opts: AskOptions, command: Command) => {
       const started = Date.now();
@@ -82,6 +86,7 @@ export function addAskCommand(program: Command): void {
         });
         progress.stop();
         process.stdout.write(opts.json ? `${JSON.stringify(result)}\n` : `${formatResult(result, Date.now() - started)}\n`);
+        if (opts.failOnRefusal && !result.answerable) process.exitCode = REFUSAL_EXIT_STATUS;
       } finally {
         progress.stop();
       }
@@ -103,6 +108,7 @@ interface AskOptions {
   stateDir: string;
   json: boolean;
   progress: boolean;
+  failOnRefusal: boolean;
   structured?: string;
 }
 

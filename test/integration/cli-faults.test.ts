@@ -131,3 +131,24 @@ describe('every seeking agent failing with one configuration error', () => {
     );
   });
 });
+
+describe('ask --fail-on-refusal', () => {
+  it('exits 3 when the run refuses and 0 when it answers, printing the result both times', async () => {
+    const corpus = writeCorpus(dir, { 'eiffel.txt': 'The Eiffel Tower was completed in 1889 for the World Fair in Paris.' });
+    const ask = async (question: string): Promise<number | undefined> => {
+      process.exitCode = undefined;
+      await main(['node', 'extagents', 'ask', '-c', corpus, '-q', question, '--state-dir', path.join(dir, 'state'), '--no-progress', '--fail-on-refusal']);
+      return process.exitCode as number | undefined;
+    };
+
+    const refused = await ask('Which submarine sank in the Baltic Sea in 1957?');
+    const answered = await ask('When was the Eiffel Tower completed?');
+    const plain = await (async () => {
+      process.exitCode = undefined;
+      await main(['node', 'extagents', 'ask', '-c', corpus, '-q', 'Which submarine sank in the Baltic Sea in 1957?', '--state-dir', path.join(dir, 'state'), '--no-progress']);
+      return process.exitCode as number | undefined;
+    })();
+
+    expect([refused, answered ?? 0, plain ?? 0]).toEqual([3, 0, 0]);
+  });
+});
