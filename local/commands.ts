@@ -61,6 +61,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     register: (program) => (require('./survey-command') as typeof import('./survey-command')).addSurveyCommand(program),
   },
   {
+    name: 'runs',
+    summary: 'See and reclaim the runs kept in a state directory: runs ls, runs show <runId>, runs rm <runId...> | --older-than <days>.',
+    term: 'runs',
+    register: (program) => (require('./runs-command') as typeof import('./runs-command')).addRunsCommand(program),
+  },
+  {
     name: 'eval',
     summary: 'Evaluate ExtAgents and the baselines on a data set; records to <out>/records.jsonl (resumable), then a summary and the report.',
     term: 'eval [options]',

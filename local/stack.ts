@@ -115,6 +115,8 @@ export interface LocalStack {
    * @throws ConfigurationError naming the chunk size, the context size and the largest that fits.
    */
   checkRunOptions(options: RunOptionsInput): void;
+  /** Delete a run's items from the local table (`extagents runs rm`). @returns how many were deleted. */
+  deleteRunItems(runId: string): Promise<number>;
   /** Stop dynalite and release clients; waits for nothing else. Idempotent. */
   stop(): Promise<void>;
 }
@@ -262,6 +264,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       },
       // The output is SurveyAssemble's result (the machine's last state, no OutputPath).
       executeSurvey: async (input, callbacks = {}) => (await run(surveyResolved.definition, input, callbacks)) as SurveyOutput,
+      deleteRunItems: (runId) => store.deleteRun(runId),
       async stop() {
         if (!dynamo) return;
         const running = dynamo;

@@ -10,6 +10,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
+  BatchWriteCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -43,9 +44,11 @@ const failureSk = (round: number, chunk: number): string => `FAIL#${pad(round, 2
 const COUNTERS_SK = 'COUNTERS';
 /** Counter attributes of transient model errors: `<role>TransientErrors` and `transient#<ErrorName>`. */
 const TRANSIENT_BY_ERROR_PREFIX = 'transient#';
+/** BatchWriteItem takes at most 25 requests. */
+const BATCH_WRITE_SIZE = 25;
 /** BatchGetItem takes at most 100 keys per request. */
 const BATCH_GET_MAX = 100;
-/** Bounded retries of BatchGetItem's UnprocessedKeys (then an error, never a loop). */
+/** Bounded retries of BatchGetItem's UnprocessedKeys and BatchWriteItem's UnprocessedItems (then an error, never a loop). */
 const BATCH_GET_ROUNDS = 8;
 
 export interface DynamoMessageStoreOptions {
@@ -345,6 +348,33 @@ export class DynamoMessageStore implements MessageStore {
       messages: taken.map((item) => JSON.parse(item.message as string) as Message),
       ...(items.length > page.limit && { next: taken[taken.length - 1].gsi1sk as string }),
     };
+  }
+
+  /**
+   * Delete every item of a run (messages, seek records and failures, counters, KAR steps): the local
+   * `extagents runs rm`; in AWS the items expire with their TTL. BatchWriteItem of 25 deletes per
+   * request, its UnprocessedItems retried at most BATCH_GET_ROUNDS times (then a StorageError).
+   * @returns the number of items deleted.
+   */
+  async deleteRun(runId: string): Promise<number> {
+    const keys = (
+      await this.queryAll({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': runPk(runId) },
+        ProjectionExpression: 'pk, sk',
+        ConsistentRead: true,
+      })
+    ).map((item) => ({ pk: item.pk, sk: item.sk }));
+    for (let i = 0; i < keys.length; i += BATCH_WRITE_SIZE) {
+      let pending = keys.slice(i, i + BATCH_WRITE_SIZE).map((Key) => ({ DeleteRequest: { Key } }));
+      for (let attempt = 1; pending.length > 0; attempt++) {
+        if (attempt > BATCH_GET_ROUNDS) throw new StorageError(`BatchWriteItem left ${pending.length} deletes of run ${runId} unprocessed after ${BATCH_GET_ROUNDS} attempts`);
+        const out = await this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
+        pending = (out.UnprocessedItems?.[this.tableName] as typeof pending | undefined) ?? [];
+      }
+    }
+    return keys.length;
   }
 
   /** Query every page (or until `max` items). */

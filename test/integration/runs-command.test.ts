@@ -1,0 +1,83 @@
+/**
+ * `extagents runs ls | show | rm` over a real state directory: runs made by `ask` (with and without
+ * `--run-id`), listed with their status, shown, and deleted with their own corpus copy and their
+ * table items, while a corpus ingested under its own id stays.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { main } from '../../local/cli';
+import { startLocalStack } from '../../local/stack';
+import { writeCorpus } from '../support/corpus';
+
+jest.setTimeout(120_000);
+
+let dir: string;
+let stdout: string[];
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'extagents-runs-'));
+  stdout = [];
+  jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    stdout.push(String(chunk));
+    return true;
+  });
+  jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+});
+
+afterEach(() => {
+  jest.restoreAllMocks();
+  process.exitCode = undefined;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function cli(...args: string[]): Promise<string> {
+  stdout = [];
+  process.exitCode = undefined;
+  await main(['node', 'extagents', ...args]);
+  return stdout.join('');
+}
+
+describe('extagents runs', () => {
+  it('lists, shows and deletes runs with their own files and table items, and leaves other corpora alone', async () => {
+    const stateDir = path.join(dir, 'state');
+    const corpus = writeCorpus(dir, { 'eiffel.txt': 'The Eiffel Tower was completed in 1889 for the World Fair in Paris.' });
+    await cli('ask', '-c', corpus, '-q', 'When was the Eiffel Tower completed?', '--state-dir', stateDir, '--no-progress');
+    await cli('ask', '-c', corpus, '-q', 'Which submarine sank in the Baltic Sea in 1957?', '--state-dir', stateDir, '--no-progress', '--run-id', 'keep-1');
+    await cli('ingest', '--id', 'shared', '-c', corpus, '--state-dir', stateDir);
+
+    const listed = JSON.parse(await cli('runs', 'ls', '--state-dir', stateDir, '--json')) as Array<{ runId: string; status: string; bytes: number }>;
+    const shown = await cli('runs', 'show', 'keep-1', '--state-dir', stateDir);
+    const removed = await cli('runs', 'rm', 'keep-1', '--state-dir', stateDir);
+    const after = JSON.parse(await cli('runs', 'ls', '--state-dir', stateDir, '--json')) as Array<{ runId: string }>;
+    const oldOnly = await cli('runs', 'rm', '--older-than', '1', '--state-dir', stateDir);
+
+    expect(listed.map((r) => [r.runId.startsWith('run-') ? 'run-…' : r.runId, r.status])).toEqual([
+      ['run-…', 'answered'],
+      ['keep-1', 'refused'],
+    ]);
+    expect(listed.every((r) => r.bytes > 0)).toBe(true);
+    expect(shown).toContain('Question: Which submarine sank in the Baltic Sea in 1957?');
+    expect(removed).toMatch(/^deleted run keep-1 \([\d.]+ KiB, \d+ table items\)\n1 run\(s\) deleted/);
+    expect(after.map((r) => r.runId)).toEqual([listed[0].runId]);
+    expect(oldOnly).toBe('0 run(s) deleted, 0 B freed\n');
+    expect(existsSync(path.join(stateDir, 'bucket', 'runs', 'keep-1'))).toBe(false);
+    expect(existsSync(path.join(stateDir, 'bucket', 'corpora', 'keep-1'))).toBe(false);
+    expect(existsSync(path.join(stateDir, 'bucket', 'corpora', 'shared', 'eiffel.txt'))).toBe(true);
+    // No table item of the run is left.
+    const stack = await startLocalStack({ stateDir, persistent: true });
+    try {
+      expect(await stack.deleteRunItems('keep-1')).toBe(0);
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  it('refuses a run id that is not one, a run that does not exist, and rm with neither ids nor --older-than (exit 2)', async () => {
+    const stateDir = path.join(dir, 'state');
+    for (const args of [['runs', 'rm', '../x'], ['runs', 'show', 'nosuch'], ['runs', 'rm']]) {
+      await cli(...args, '--state-dir', stateDir);
+      expect([args.join(' '), process.exitCode]).toEqual([args.join(' '), 2]);
+    }
+  });
+});
