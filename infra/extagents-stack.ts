@@ -258,10 +258,12 @@ export class ExtAgentsStack extends Stack {
         logRetention,
         concurrency: name === 'seek' ? seekConcurrency : WORKFLOW_STATE_CONCURRENCY,
       });
-      // Least privilege: Prepare reads the corpus (any key) and writes runs/; it never uses the
-      // table. The other handlers read and write their run's files under runs/ and the table.
+      // Least privilege: Prepare reads the corpus (any key), writes runs/ and the chunk cache (the
+      // next run over the same files copies its chunks); it never uses the table. The other
+      // handlers read and write their run's files under runs/ and the table.
       if (name === 'prepare') {
         grantObjectRead(this.bucket, fn);
+        grantObjectWrite(this.bucket, fn, 'cache/chunks/*');
       } else {
         this.table.grantReadWriteData(fn);
         grantObjectRead(this.bucket, fn, 'runs/*');

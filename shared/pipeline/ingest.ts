@@ -271,6 +271,11 @@ export async function copyCachedChunks(blobs: BlobStore, cacheKey: string, chunk
   await Promise.all(Array.from({ length: chunks }, (_, i) => limit(() => copy(cachedChunkKey(cacheKey, i), chunkKey(runId, i)))));
 }
 
+/** Whether a cache entry counts the tokens of every file it read (ingestion's do; Prepare's do not). */
+export function hasFileCounts(manifest: ChunkCacheManifest): boolean {
+  return manifest.files.every((f) => f.skipped !== undefined || f.tokens !== undefined);
+}
+
 /**
  * Write a cache entry: every chunk object, then the manifest.
  * @returns the manifest written.
@@ -332,6 +337,9 @@ export async function ingestCorpus(corpusId: string, deps: IngestDeps, options: 
 
   const previous = await getCorpusIngestion(blobs, id);
   let manifest = await loadChunkCache(blobs, cacheKey);
+  // An entry a run's Prepare wrote has no per-file token counts (Prepare does not count files):
+  // ingestion then counts and writes the entry again, so its summary has them.
+  if (manifest && !hasFileCounts(manifest)) manifest = undefined;
   if (previous && previous.cacheKey === cacheKey && manifest) {
     const ingestion: CorpusIngestion = { ...previous, lastCheckedAt: now, unchangedDeliveries: previous.unchangedDeliveries + 1 };
     await blobs.put(ingestionKey(id), JSON.stringify(ingestion), 'application/json');

@@ -3,8 +3,9 @@
  * Distributed Map manifest; return the initial workflow state (docs/ARCHITECTURE.md, step 1).
  *
  * Chunk cache (shared/pipeline/ingest.ts): when the corpus objects (ids and bytes) and `chunkTokens`
- * match an ingested corpus, the cached chunk objects are copied to the run instead of decoding and
- * chunking again; the run record says which (`chunkCache`). The run's keys are the same either way,
+ * match an ingested corpus or an earlier run, the cached chunk objects are copied to the run instead
+ * of decoding and chunking again; the run record says which (`chunkCache`). A run that chunks writes
+ * the cache entry for the next one (without per-file token counts, which ingestion adds). The run's keys are the same either way,
  * so Seek and Finalize read chunks through `chunkKey(runId, index)` unchanged.
  */
 import pLimit from 'p-limit';
@@ -17,6 +18,7 @@ import {
   IO_CONCURRENCY,
   chunkCacheKey,
   copyCachedChunks,
+  writeChunkCache,
   corpusContentHash,
   decodeAndChunk,
   loadChunkCache,
@@ -46,7 +48,8 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
 
   const keys = await resolveCorpusKeys(event.corpus, blobs, limit);
   const objects = await readCorpusObjects(blobs, keys, event.corpus.prefix ?? '');
-  const cacheKey = chunkCacheKey(corpusContentHash(objects), options.chunkTokens);
+  const contentHash = corpusContentHash(objects);
+  const cacheKey = chunkCacheKey(contentHash, options.chunkTokens);
   const cached = await loadChunkCache(blobs, cacheKey);
 
   let documents: Array<{ id: string; chars: number }>;
@@ -69,6 +72,9 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
     await Promise.all(
       corpus.chunks.map((chunk) => limit(() => blobs.put(chunkKey(event.runId, chunk.index), JSON.stringify(chunk), 'application/json'))),
     );
+    // The next run over the same files and chunk size copies these chunks instead of chunking
+    // (its manifest last, so a Prepare killed meanwhile leaves no entry; equal content, equal objects).
+    await writeChunkCache(blobs, { cacheKey, contentHash, chunkTokens: options.chunkTokens, corpus, createdAt: (deps.now ?? (() => new Date()))().toISOString() });
   }
   const record: RunRecord = {
     runId: event.runId,

@@ -400,7 +400,7 @@ describe('the stack resources', () => {
     for (const logGroup of logGroups) expect(logGroup.Properties.RetentionInDays).toBeGreaterThan(0);
   });
 
-  it('lets Prepare read the corpus and write runs/, and the other handlers read and write runs/ and the table', () => {
+  it('lets Prepare read the corpus and write runs/ and the chunk cache, and the other handlers read and write runs/ and the table', () => {
     // Arrange
     const bucketArn = `\${${projectBucketId(template)}.Arn}`;
     const grants = (handler: string) => statementsOfRole(template, roleOfFunction(template, handler));
@@ -411,7 +411,7 @@ describe('the stack resources', () => {
         .filter((r) => typeof r === 'string' && r.startsWith(`${bucketArn}/`));
     // Assert
     expect(objectsOf('Prepare', 's3:GetObject')).toEqual([`${bucketArn}/*`]);
-    expect(objectsOf('Prepare', 's3:PutObject')).toEqual([`${bucketArn}/runs/*`]);
+    expect(objectsOf('Prepare', 's3:PutObject')).toEqual([`${bucketArn}/cache/chunks/*`, `${bucketArn}/runs/*`]);
     expect(grants('Prepare').flatMap((s) => [s.Action].flat()).filter((a) => String(a).startsWith('dynamodb:'))).toEqual([]);
     for (const handler of ['Seek', 'Reason', 'Synchronize', 'Finalize']) {
       const actions = grants(handler).flatMap((s) => [s.Action].flat());

@@ -195,6 +195,29 @@ describe('corpus ingestion', () => {
       expect(blobs.written.filter((k) => k.startsWith('cache/'))).toEqual([]);
     });
 
+    it('writes the cache entry when it chunks, so the next run over the same files copies its chunks', async () => {
+      // Act
+      await prepareRun(event('first', 64), { blobs });
+      blobs.reset();
+      const state = await prepareRun(event('second', 64), { blobs });
+      // Assert
+      const first = JSON.parse(await blobs.getText(runRecordKey('first'))) as RunRecord;
+      const second = JSON.parse(await blobs.getText(runRecordKey('second'))) as RunRecord;
+      expect([first.chunkCache?.hit, second.chunkCache?.hit, second.chunkCache?.key]).toEqual([false, true, first.chunkCache?.key]);
+      for (let i = 0; i < state.chunks; i++) expect(await blobs.getText(chunkKey('second', i))).toBe(await blobs.getText(chunkKey('first', i)));
+      expect(blobs.written.filter((k) => k.startsWith('cache/'))).toEqual([]);
+    });
+
+    it('lets ingestion count the files of a cache entry a run wrote (which has no per-file token counts)', async () => {
+      // Arrange: a run chunks the corpus first and writes the entry
+      await prepareRun(event('before-ingestion', 64), { blobs });
+      // Act
+      const outcome = (await ingestCorpus('reports', { blobs }, { chunkTokens: 64 })) as { outcome: string; ingestion: CorpusIngestion };
+      // Assert: counted, not "reused" without counts
+      expect(outcome.outcome).toBe('ingested');
+      expect(outcome.ingestion.files.filter((f) => f.skipped === undefined).every((f) => (f.tokens ?? 0) > 0)).toBe(true);
+    });
+
     it('chunks when the run asks for another chunk size than the ingestion used', async () => {
       // Arrange
       await ingestCorpus('reports', { blobs }, { chunkTokens: 64 });
