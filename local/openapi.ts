@@ -4,10 +4,10 @@
  *   npx tsx local/openapi.ts           write the file
  *   npx tsx local/openapi.ts --check   exit 1 when the committed file is out of date
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Document } from 'yaml';
 import { buildOpenApiDocument } from '../shared/api/openapi';
+import { writeOrCheckGenerated } from './generated-file';
 
 /** The committed document. */
 export const OPENAPI_PATH = path.resolve(__dirname, '..', 'docs', 'openapi.yaml');
@@ -21,16 +21,4 @@ export function renderOpenApiYaml(): string {
   return doc.toString({ lineWidth: 0 });
 }
 
-if (require.main === module) {
-  const text = renderOpenApiYaml();
-  if (process.argv.includes('--check')) {
-    const current = readFileSync(OPENAPI_PATH, 'utf8');
-    if (current !== text) {
-      process.stderr.write(`${OPENAPI_PATH} is out of date: run npx tsx local/openapi.ts\n`);
-      process.exitCode = 1;
-    }
-  } else {
-    writeFileSync(OPENAPI_PATH, text);
-    process.stdout.write(`wrote ${OPENAPI_PATH}\n`);
-  }
-}
+if (require.main === module) writeOrCheckGenerated(OPENAPI_PATH, renderOpenApiYaml(), 'npx tsx local/openapi.ts');
