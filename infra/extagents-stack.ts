@@ -23,6 +23,7 @@ import { UploadTriggers } from './ingest';
 import { SurveyWorkflows } from './survey';
 import { acknowledge, acknowledgeStackFindings } from './nag';
 import { ConfigurationError } from '../shared/errors';
+import { RELEVANCE_INDEX_NAME } from '../shared/pool';
 import { foundationModelIdOf, isInferenceProfileId, parseModelSpec, type ModelSpec } from '../shared/llm/model-spec';
 
 /**
@@ -48,8 +49,8 @@ const WORKFLOW_STATE_CONCURRENCY = {
   boundBy: 'A state of the workflow outside its Distributed Map (Prepare, the KAR steps, Synchronize, Finalize run one at a time): at most one invocation per running execution.',
 } as const;
 
-/** Name of the GSI that orders a run's messages by relevance score (see docs/ARCHITECTURE.md). */
-export const RELEVANCE_INDEX_NAME = 'byRelevance';
+/** Name of the GSI that orders a run's messages by relevance score (shared/pool.ts; docs/ARCHITECTURE.md). */
+export { RELEVANCE_INDEX_NAME };
 
 /** Service name of the handlers' structured logs (Powertools `POWERTOOLS_SERVICE_NAME`). */
 export const SERVICE_NAME = 'extagents';

@@ -49,7 +49,10 @@ const BulkPlanSchema = z.object({ bulkId: z.string().min(1), date: z.string().mi
 export interface SurveyHandlerDeps {
   blobs: BlobStore;
   store: MessageStore;
-  /** The outline and writer roles, created on first use (Prepare and Assemble never call a model). */
+  /**
+   * The outline and writer roles, created on first use: by the steps, which call them, and by
+   * Assemble, which only reads their description for the survey's metadata (Prepare uses none).
+   */
   model: () => SurveyModel;
   now?: () => Date;
 }

@@ -18,7 +18,7 @@ import { promises as fs } from 'node:fs';
 import pLimit from 'p-limit';
 import { ExtAgentsError, InvalidInputError } from '../shared/errors';
 import { corpusPrefix, ingestCorpus, parseCorpusId, type IngestOutcome } from '../shared/pipeline/ingest';
-import { JOBS_PREFIX, JobNameSchema, loadJob, planJob, writeJobResults, type ExecutionLookup, type ExecutionStatus, type JobState, type JobSummary } from '../shared/pipeline/jobs';
+import { JOBS_PREFIX, JobNameSchema, loadJob, planJob, writeJobResults, type ExecutionLookup, type QuestionExecution, type JobState, type JobSummary } from '../shared/pipeline/jobs';
 import type { BlobStore } from '../shared/ports';
 import type { CorpusFile } from './corpus';
 import { ExecutionFailedError } from './engine';
@@ -165,12 +165,12 @@ export class LocalExecutionRegistry implements ExecutionLookup {
     claimed.add(name); // before any await: a concurrent claim of the same name sees it
     try {
       if (await this.blobs.exists(key)) {
-        const existing = (await this.describe(name)) as ExecutionStatus & { pid?: number };
+        const existing = (await this.describe(name)) as QuestionExecution & { pid?: number };
         if (!(existing.status === 'RUNNING' && !isProcessAlive(existing.pid))) return { started: false, status: existing.status };
         // Interrupted: its process is gone. Run it again under the same name (resumes the run).
       }
-      await this.record(name, { status: 'RUNNING', pid: process.pid } as ExecutionStatus);
-      let status: ExecutionStatus;
+      await this.record(name, { status: 'RUNNING', pid: process.pid } as QuestionExecution);
+      let status: QuestionExecution;
       try {
         await execute();
         status = { status: 'SUCCEEDED' };
@@ -184,13 +184,13 @@ export class LocalExecutionRegistry implements ExecutionLookup {
     }
   }
 
-  async describe(name: string): Promise<ExecutionStatus> {
+  async describe(name: string): Promise<QuestionExecution> {
     const key = executionKey(name);
     if (!(await this.blobs.exists(key))) return { status: 'NOT_FOUND' };
-    return JSON.parse(await this.blobs.getText(key)) as ExecutionStatus;
+    return JSON.parse(await this.blobs.getText(key)) as QuestionExecution;
   }
 
-  private async record(name: string, status: ExecutionStatus): Promise<void> {
+  private async record(name: string, status: QuestionExecution): Promise<void> {
     await this.blobs.put(executionKey(name), JSON.stringify(status), 'application/json');
   }
 }

@@ -9,6 +9,13 @@ import { InvalidInputError } from './errors';
 import { countTokens, tokenBoundaries } from './tokenizer';
 import type { Message } from './types';
 
+/**
+ * Name of the run table's GSI that orders a run's messages in pool order (`gsi1pk` = the run's
+ * pool, `gsi1sk` = {@link relevanceSortKey}): the stack creates it (infra/extagents-stack.ts), the
+ * DynamoDB message store queries it (lambdas/adapters/dynamo-message-store.ts).
+ */
+export const RELEVANCE_INDEX_NAME = 'byRelevance';
+
 /** Largest chunk index the sort key can hold (7 digits). */
 export const MAX_CHUNK_INDEX = 9_999_999;
 /** Largest round the sort key can hold (2 digits). Rounds are 1-based. */

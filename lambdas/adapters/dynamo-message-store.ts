@@ -19,7 +19,7 @@ import {
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { InvalidInputError, MessageAlreadyRecordedError, StorageError } from '../../shared/errors';
-import { relevanceSortKey } from '../../shared/pool';
+import { RELEVANCE_INDEX_NAME, relevanceSortKey } from '../../shared/pool';
 import {
   MAX_FAILURE_MESSAGE_CHARS,
   MAX_STORED_WARNINGS,
@@ -30,9 +30,6 @@ import {
   type StoredStep,
 } from '../../shared/ports';
 import type { AgentRole, Message, RoleUsage } from '../../shared/types';
-
-/** Name of the GSI whose sort key is the relevance score (see infra/extagents-workflow.ts). */
-export const RELEVANCE_INDEX = 'byRelevance';
 
 const pad = (n: number, width: number): string => String(n).padStart(width, '0');
 const runPk = (runId: string): string => `RUN#${runId}`;
@@ -135,7 +132,7 @@ export class DynamoMessageStore implements MessageStore {
     const items = await this.queryAll(
       {
         TableName: this.tableName,
-        IndexName: RELEVANCE_INDEX,
+        IndexName: RELEVANCE_INDEX_NAME,
         KeyConditionExpression: 'gsi1pk = :p',
         // Items written before the attribute existed have no round: kept (never dropped unseen).
         FilterExpression: 'attribute_not_exists(#round) OR #round <= :maxRound',
@@ -329,7 +326,7 @@ export class DynamoMessageStore implements MessageStore {
     const items = await this.queryAll(
       {
         TableName: this.tableName,
-        IndexName: RELEVANCE_INDEX,
+        IndexName: RELEVANCE_INDEX_NAME,
         KeyConditionExpression: page.after === undefined ? 'gsi1pk = :p' : 'gsi1pk = :p AND gsi1sk < :after',
         ExpressionAttributeValues: {
           ':p': poolPk(runId),

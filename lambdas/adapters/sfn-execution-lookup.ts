@@ -5,7 +5,7 @@
  * Source: https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html
  */
 import { DescribeExecutionCommand, ExecutionDoesNotExist, type SFNClient } from '@aws-sdk/client-sfn';
-import type { ExecutionLookup, ExecutionStatus } from '../../shared/pipeline/jobs';
+import type { ExecutionLookup, QuestionExecution } from '../../shared/pipeline/jobs';
 
 export class SfnExecutionLookup implements ExecutionLookup {
   constructor(
@@ -18,7 +18,7 @@ export class SfnExecutionLookup implements ExecutionLookup {
     return `${this.stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionName}`;
   }
 
-  async describe(executionName: string): Promise<ExecutionStatus> {
+  async describe(executionName: string): Promise<QuestionExecution> {
     try {
       const out = await this.client.send(new DescribeExecutionCommand({ executionArn: this.executionArn(executionName) }));
       return {

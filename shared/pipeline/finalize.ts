@@ -19,7 +19,7 @@ export interface FinalizeDeps {
 /** Messages cited as "the best evidence" when the run refuses. */
 const BEST_EVIDENCE_ON_REFUSAL = 3;
 /** Longest quote in a citation, in characters. */
-const MAX_QUOTE_CHARS = 300;
+const MAX_SHOWN_QUOTE_CHARS = 300;
 /** Reason given for a failed chunk whose Seek task recorded no error (it was killed, e.g. by a timeout). */
 const UNKNOWN_FAILURE = 'no error recorded: the Seek task stopped before it could record one (e.g. a Lambda timeout or crash)';
 
@@ -113,7 +113,7 @@ async function citationsOf(message: Message, runId: string, blobs: BlobStore): P
 
 function shorten(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
-  if (flat.length <= MAX_QUOTE_CHARS) return flat;
+  if (flat.length <= MAX_SHOWN_QUOTE_CHARS) return flat;
   // Cut on a code point boundary (Array.from iterates code points).
-  return Array.from(flat).slice(0, MAX_QUOTE_CHARS - 1).join('') + '…';
+  return Array.from(flat).slice(0, MAX_SHOWN_QUOTE_CHARS - 1).join('') + '…';
 }

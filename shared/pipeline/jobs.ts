@@ -163,7 +163,7 @@ export interface JobState {
 }
 
 /** How a question's execution ended, as the execution service reports it. */
-export interface ExecutionStatus {
+export interface QuestionExecution {
   /** `RUNNING`, `SUCCEEDED`, `FAILED`, `TIMED_OUT`, `ABORTED`, or `NOT_FOUND` (never started). */
   status: string;
   /** The failure's error name (e.g. `EmptyCorpusError`, `States.ExceedToleratedFailureThreshold`). */
@@ -174,7 +174,7 @@ export interface ExecutionStatus {
 
 /** Port: look up a question's execution by name (Step Functions DescribeExecution; a local registry). */
 export interface ExecutionLookup {
-  describe(executionName: string): Promise<ExecutionStatus>;
+  describe(executionName: string): Promise<QuestionExecution>;
 }
 
 /** One line of `results/<name>.jsonl`. */
@@ -400,7 +400,7 @@ async function resultLineOf(item: JobItem, deps: JobDeps & { executions: Executi
 }
 
 /** A readable error of an execution without a result: our typed error when it names one. */
-function failureOf(execution: ExecutionStatus): { name: string; message: string } {
+function failureOf(execution: QuestionExecution): { name: string; message: string } {
   if (execution.status === 'FAILED' || execution.status === 'TIMED_OUT' || execution.status === 'ABORTED') {
     const name = execution.error ?? `Execution${execution.status.charAt(0)}${execution.status.slice(1).toLowerCase()}`;
     const typed = errorFromFailure(name, execution.cause ?? '');

@@ -36,7 +36,7 @@ export const MAX_EVIDENCE_CHARS = 16_000;
  * With the evidence bound, a message's JSON stays under ~300 KB even if every character needed a
  * 6-character JSON escape (DynamoDB's item limit is 400 KB).
  */
-export const MAX_QUOTE_CHARS = 32_000;
+export const MAX_STORED_QUOTE_CHARS = 32_000;
 
 /**
  * Run the seeking agent of one chunk, at most once per (run, round, chunk): a chunk already sought
@@ -189,7 +189,7 @@ async function seekShrinkingOnOverflow(
 }
 
 /**
- * Bound the text a message stores: evidence to `MAX_EVIDENCE_CHARS`, quote text to `MAX_QUOTE_CHARS`
+ * Bound the text a message stores: evidence to `MAX_EVIDENCE_CHARS`, quote text to `MAX_STORED_QUOTE_CHARS`
  * in all (see there). Cuts never split a surrogate pair. Pure; `quotes` is not modified.
  * @returns the kept evidence and quotes, and one warning per cut (empty when nothing was cut).
  */
@@ -201,7 +201,7 @@ export function boundMessageText(evidence: string, quotes: Quote[]): { evidence:
     warnings.push(`evidence of ${evidence.length} characters cut to ${keptEvidence.length} (MAX_EVIDENCE_CHARS)`);
   }
   const kept: Quote[] = [];
-  let room = MAX_QUOTE_CHARS;
+  let room = MAX_STORED_QUOTE_CHARS;
   for (const quote of quotes) {
     if (quote.text.length <= room) {
       kept.push(quote);
@@ -211,9 +211,9 @@ export function boundMessageText(evidence: string, quotes: Quote[]): { evidence:
     const cut = codePointCut(quote.text, room);
     if (cut > 0) {
       kept.push({ ...quote, end: quote.start + cut, text: quote.text.slice(0, cut) });
-      warnings.push(`quote of ${quote.documentId} [${quote.start}, ${quote.end}) cut to its first ${cut} characters (MAX_QUOTE_CHARS)`);
+      warnings.push(`quote of ${quote.documentId} [${quote.start}, ${quote.end}) cut to its first ${cut} characters (MAX_STORED_QUOTE_CHARS)`);
     } else {
-      warnings.push(`quote of ${quote.documentId} [${quote.start}, ${quote.end}) not stored: the message's quotes already hold ${MAX_QUOTE_CHARS} characters (MAX_QUOTE_CHARS)`);
+      warnings.push(`quote of ${quote.documentId} [${quote.start}, ${quote.end}) not stored: the message's quotes already hold ${MAX_STORED_QUOTE_CHARS} characters (MAX_STORED_QUOTE_CHARS)`);
     }
     room -= cut;
   }

@@ -5,7 +5,8 @@
  */
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoMessageStore, RELEVANCE_INDEX } from '../../lambdas/adapters/dynamo-message-store';
+import { DynamoMessageStore } from '../../lambdas/adapters/dynamo-message-store';
+import { RELEVANCE_INDEX_NAME } from '../../shared/pool';
 import { localClientConfig, startDynalite, type LocalDynamo } from '../../local/dynalite';
 
 /** A started dynalite with one run table, its store, and `stop` (closes the client, then the server). */
@@ -31,7 +32,7 @@ export async function startRunTable(tableName: string): Promise<TestRunTable> {
       ],
       GlobalSecondaryIndexes: [
         {
-          IndexName: RELEVANCE_INDEX,
+          IndexName: RELEVANCE_INDEX_NAME,
           KeySchema: [
             { AttributeName: 'gsi1pk', KeyType: 'HASH' },
             { AttributeName: 'gsi1sk', KeyType: 'RANGE' },

@@ -15,7 +15,7 @@ import {
   planJob,
   writeJobResults,
   type ExecutionLookup,
-  type ExecutionStatus,
+  type QuestionExecution,
   type JobResultLine,
   type JobSummary,
 } from '../../shared/pipeline/jobs';
@@ -189,7 +189,7 @@ describe('planning and results of a job', () => {
     await blobs.put(resultKey(items[0].executionName), JSON.stringify(runResult(items[0].executionName, questions[0], true)));
     const described: string[] = [];
     const executions: ExecutionLookup = {
-      async describe(name): Promise<ExecutionStatus> {
+      async describe(name): Promise<QuestionExecution> {
         described.push(name);
         return { status: 'FAILED', error: 'EmptyCorpusError', cause: JSON.stringify({ errorType: 'EmptyCorpusError', errorMessage: 'The corpus has no usable text' }) };
       },

@@ -10,7 +10,7 @@ import { parseRunOptions } from '../../shared/config';
 import { ConfigurationError } from '../../shared/errors';
 import { chunkKey, runRecordKey } from '../../shared/pipeline/layout';
 import { clearRunCaches, type RunRecord } from '../../shared/pipeline/run-record';
-import { boundMessageText, MAX_EVIDENCE_CHARS, MAX_QUOTE_CHARS, seekChunk } from '../../shared/pipeline/seek';
+import { boundMessageText, MAX_EVIDENCE_CHARS, MAX_STORED_QUOTE_CHARS, seekChunk } from '../../shared/pipeline/seek';
 import type { AgentModel, MessageStore } from '../../shared/ports';
 import type { Chunk, Message, Quote } from '../../shared/types';
 
@@ -47,7 +47,7 @@ describe('boundMessageText', () => {
 
   it('cuts long evidence and long quotes, moves a cut quote end with its text, drops quotes left with no room, and warns for each', () => {
     const evidence = 'e'.repeat(MAX_EVIDENCE_CHARS + 500);
-    const quotes = [quote(0, MAX_QUOTE_CHARS - 100), quote(100_000, 300), quote(200_000, 50)];
+    const quotes = [quote(0, MAX_STORED_QUOTE_CHARS - 100), quote(100_000, 300), quote(200_000, 50)];
 
     const bounded = boundMessageText(evidence, quotes);
 
@@ -140,7 +140,7 @@ describe('one Seek task', () => {
     expect(outcome).toEqual({ chunk: 0, outcome: 'message' });
     const [stored] = recorded.messages;
     expect(stored.evidence).toHaveLength(MAX_EVIDENCE_CHARS);
-    expect(stored.quotes).toEqual([{ documentId: 'big.txt', start: 0, end: MAX_QUOTE_CHARS, text: text.slice(0, MAX_QUOTE_CHARS) }]);
+    expect(stored.quotes).toEqual([{ documentId: 'big.txt', start: 0, end: MAX_STORED_QUOTE_CHARS, text: text.slice(0, MAX_STORED_QUOTE_CHARS) }]);
     expect(Buffer.byteLength(JSON.stringify(stored))).toBeLessThan(100_000);
     expect(recorded.warnings).toEqual([
       expect.stringMatching(/^chunk 0, round 1: evidence of 400000 characters cut to 16000/),
