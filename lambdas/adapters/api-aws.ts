@@ -15,6 +15,7 @@ import { S3BlobStore } from './s3-blob-store';
 import { S3IdempotencyStore } from './s3-idempotency-store';
 import { S3Presigner, createPresigningS3Client } from './s3-presigner';
 import { SfnRunLauncher } from './sfn-run-launcher';
+import { issuesText } from '../../shared/validation';
 
 const ApiEnvSchema = z.object({
   /** DynamoDB table of messages and runs. */
@@ -34,7 +35,7 @@ export type ApiEnv = z.infer<typeof ApiEnvSchema>;
 export function loadApiEnv(source: NodeJS.ProcessEnv = process.env): ApiEnv {
   const result = ApiEnvSchema.safeParse(source);
   if (!result.success) {
-    const detail = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    const detail = issuesText(result.error);
     throw new ConfigurationError(`Invalid API Lambda environment: ${detail}`);
   }
   return result.data;

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { ConfigurationError } from '../../shared/errors';
 import { parseModelSpec, type ModelSpec } from '../../shared/llm/model-spec';
+import { issuesText } from '../../shared/validation';
 
 const EnvSchema = z
   .object({
@@ -49,7 +50,7 @@ export type LambdaEnv = z.infer<typeof EnvSchema>;
 export function loadEnv(source: NodeJS.ProcessEnv = process.env): LambdaEnv {
   const result = EnvSchema.safeParse(source);
   if (!result.success) {
-    const detail = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    const detail = issuesText(result.error);
     throw new ConfigurationError(`Invalid Lambda environment: ${detail}`);
   }
   return result.data;

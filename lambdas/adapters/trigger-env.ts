@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { ConfigurationError } from '../../shared/errors';
+import { issuesText } from '../../shared/validation';
 
 const IngestEnvSchema = z.object({
   /** The project bucket. */
@@ -26,7 +27,7 @@ export type JobsEnv = z.infer<typeof JobsEnvSchema>;
 function load<T>(schema: z.ZodType<T>, source: NodeJS.ProcessEnv): T {
   const result = schema.safeParse(source);
   if (!result.success) {
-    const detail = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    const detail = issuesText(result.error);
     throw new ConfigurationError(`Invalid Lambda environment: ${detail}`);
   }
   return result.data;

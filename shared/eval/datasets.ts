@@ -17,6 +17,7 @@ import { z } from 'zod';
 import { countTokens } from '../tokenizer';
 import { type DataWarning, isRecord, parseJsonLines, stringList } from './jsonl';
 import { type Random, randomInt, seededRandom, shuffled } from './prng';
+import { issuesText } from '../validation';
 
 export type { DataWarning } from './jsonl';
 
@@ -100,7 +101,7 @@ function readJsonFile(file: string): unknown {
 
 /** Describe a zod failure in one line. */
 function issues(error: z.ZodError): string {
-  return error.issues.map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`).join('; ');
+  return issuesText(error, '(record)');
 }
 
 /** Parse each element of a JSON array with a schema; bad elements become warnings. */

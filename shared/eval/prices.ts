@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { issuesText } from '../validation';
 
 /** One model's on-demand price. */
 export interface ModelPrice {
@@ -68,7 +69,7 @@ export function loadPriceTable(file: string = DEFAULT_PRICES_FILE): PriceTable {
   }
   const parsed = PriceTableSchema.safeParse(value);
   if (!parsed.success) {
-    throw new Error(`${file}: not a price table (${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')})`);
+    throw new Error(`${file}: not a price table (${issuesText(parsed.error)})`);
   }
   return parsed.data;
 }

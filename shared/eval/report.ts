@@ -26,6 +26,7 @@ import { type DataWarning, formatWarning, parseJsonLines } from './jsonl';
 import { DEFAULT_LATENCY_MODEL, type LatencyModel, modeledLatency } from './latency';
 import { costUsd, loadPriceTable, type ModelPrice, type PriceTable, priceOf } from './prices';
 import { type EvalRecord, STRATEGIES, type StrategyName } from './records';
+import { issuesText } from '../validation';
 
 const ROLES: readonly AgentRole[] = ['seeker', 'reasoner'];
 
@@ -68,7 +69,7 @@ export async function readEvalRecords(file: string): Promise<{ records: EvalReco
   for (const { line, value } of lines) {
     const parsed = EvalRecordSchema.safeParse(value);
     if (!parsed.success) {
-      const why = parsed.error.issues.map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`).join('; ');
+      const why = issuesText(parsed.error, '(record)');
       warnings.push({ file, line, message: `not an EvalRecord (${why}); line skipped` });
       continue;
     }

@@ -25,6 +25,7 @@ import type { RunResult, Usage } from '../types';
 import { IO_CONCURRENCY } from './ingest';
 import { resultKey } from './layout';
 import { PrepareEventSchema, type PrepareEvent } from './state';
+import { issuesText } from '../validation';
 
 /** Most questions one job file may hold (bounds the job's planning and results objects). */
 export const MAX_JOB_QUESTIONS = 1000;
@@ -324,7 +325,7 @@ export async function planJob(ref: JobObjectRef, deps: JobDeps): Promise<JobStat
     // The workflow validates its input again; checking here rejects a bad job before anything runs.
     const checked = PrepareEventSchema.safeParse(input);
     if (!checked.success) {
-      throw new InvalidInputError(`Invalid job file: questions.${index}: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+      throw new InvalidInputError(`Invalid job file: questions.${index}: ${issuesText(checked.error)}`);
     }
     return { index, executionName, input };
   });

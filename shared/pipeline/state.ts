@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { InvalidInputError } from '../errors';
+import { issuesText } from '../validation';
 
 /** Run ids become S3 key parts, DynamoDB keys and execution names: a safe, bounded alphabet. */
 /**
@@ -145,7 +146,7 @@ export function parseJsonText<T>(schema: z.ZodType<T>, text: string, where: stri
   }
   const result = schema.safeParse(value);
   if (!result.success) {
-    throw new InvalidInputError(`${where}: ${result.error.issues.map((i) => `${i.path.join('.') || fallbackPath}: ${i.message}`).join('; ')}`);
+    throw new InvalidInputError(`${where}: ${issuesText(result.error, fallbackPath)}`);
   }
   return result.data;
 }

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { ConfigurationError } from '../errors';
 import type { SurveyOptions } from './types';
+import { issuesText } from '../validation';
 
 export const SurveyOptionsSchema = z
   .object({
@@ -31,7 +32,7 @@ export type SurveyOptionsInput = z.input<typeof SurveyOptionsSchema>;
 export function parseSurveyOptions(input: unknown): SurveyOptions {
   const result = SurveyOptionsSchema.safeParse(input ?? {});
   if (!result.success) {
-    throw new ConfigurationError(`Invalid survey options: ${result.error.issues.map((i) => `${i.path.join('.') || '(options)'}: ${i.message}`).join('; ')}`);
+    throw new ConfigurationError(`Invalid survey options: ${issuesText(result.error, '(options)')}`);
   }
   return result.data;
 }

@@ -20,6 +20,7 @@ import { parseJsonText } from '../pipeline/state';
 import type { SurveyMetadata } from './types';
 import { DateSchema, SURVEYS_PREFIX, SurveyCorpusSchema, surveyOutputPrefix, topicSlug, type SurveyExecutionInput } from './workflow';
 import { SurveyOptionsSchema } from './options';
+import { issuesText } from '../validation';
 
 /** The schedule object the bulk state machine reads. */
 export const SCHEDULE_KEY = `${SURVEYS_PREFIX}schedule.json`;
@@ -87,7 +88,7 @@ export function parseBucketSchedule(text: string, where: string): z.output<typeo
  */
 export async function planSurveys(event: unknown, deps: { blobs: BlobStore; now?: () => Date }): Promise<BulkPlan> {
   const input = BulkInputSchema.safeParse(event ?? {});
-  if (!input.success) throw new InvalidInputError(`Invalid bulk survey input: ${input.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ')}`);
+  if (!input.success) throw new InvalidInputError(`Invalid bulk survey input: ${issuesText(input.error, '(input)')}`);
   const text = await deps.blobs.getText(SCHEDULE_KEY);
   const schedule = parseBucketSchedule(text, SCHEDULE_KEY);
   const date = input.data.date ?? (deps.now ?? (() => new Date()))().toISOString().slice(0, 10);
