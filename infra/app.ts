@@ -26,8 +26,9 @@
  *
  * The stack is environment-agnostic unless the CLI provides an account and region
  * (CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION), so `cdk synth` needs no AWS credentials.
- * An invalid model spec (or an `openai:` spec without an https:// openaiBaseUrl) stops the synth with a
- * one-line message and exit code 1.
+ * Invalid settings (context values of the wrong type, an invalid model spec, an `openai:` spec without
+ * an https:// openaiBaseUrl, numbers out of range) stop the synth with exit code 1 and one line each,
+ * all of them at once.
  */
 import { App } from 'aws-cdk-lib';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
@@ -36,11 +37,15 @@ import { buildStack, DEFAULT_MODEL_SPEC } from './extagents-stack';
 
 const app = new App();
 
+/** Every invalid setting, said at once at the end (context values and the stack's own checks). */
+const problems: string[] = [];
+
 function stringContext(key: string, fallback: string): string {
   const value: unknown = app.node.tryGetContext(key);
   if (value === undefined) return fallback;
   if (typeof value !== 'string') {
-    throw new ConfigurationError(`CDK context "${key}" must be a string, got ${JSON.stringify(value)}`);
+    problems.push(`CDK context "${key}" must be a string, got ${JSON.stringify(value)}`);
+    return fallback;
   }
   return value;
 }
@@ -51,7 +56,8 @@ function integerContext(key: string): number | undefined {
   if (value === undefined) return undefined;
   const parsed = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
   if (typeof parsed !== 'number' || !Number.isInteger(parsed)) {
-    throw new ConfigurationError(`CDK context "${key}" must be an integer, got ${JSON.stringify(value)}`);
+    problems.push(`CDK context "${key}" must be an integer, got ${JSON.stringify(value)}`);
+    return undefined;
   }
   return parsed;
 }
@@ -61,30 +67,34 @@ function logLevelContext(key: string): sfn.LogLevel | undefined {
   if (value === undefined) return undefined;
   const levels = Object.values(sfn.LogLevel) as string[];
   if (typeof value !== 'string' || !levels.includes(value)) {
-    throw new ConfigurationError(`CDK context "${key}" must be one of ${levels.join(', ')}, got ${JSON.stringify(value)}`);
+    problems.push(`CDK context "${key}" must be one of ${levels.join(', ')}, got ${JSON.stringify(value)}`);
+    return undefined;
   }
   return value as sfn.LogLevel;
 }
 
+const account = process.env.CDK_DEFAULT_ACCOUNT;
+const region = process.env.CDK_DEFAULT_REGION;
+const options = {
+  id: stringContext('stackName', 'ExtAgents'),
+  modelSpec: stringContext('model', DEFAULT_MODEL_SPEC),
+  retentionDays: integerContext('retentionDays'),
+  ingestChunkTokens: integerContext('ingestChunkTokens'),
+  jobConcurrency: integerContext('jobConcurrency'),
+  surveyConcurrency: integerContext('surveyConcurrency'),
+  seekReservedConcurrency: integerContext('seekReservedConcurrency'),
+  alarmEmail: app.node.tryGetContext('alarmEmail') === undefined ? undefined : stringContext('alarmEmail', ''),
+  stateMachineLogLevel: logLevelContext('stateMachineLogLevel'),
+  ...(account && region && { env: { account, region } }),
+};
 try {
-  const account = process.env.CDK_DEFAULT_ACCOUNT;
-  const region = process.env.CDK_DEFAULT_REGION;
-  buildStack(app, {
-    id: stringContext('stackName', 'ExtAgents'),
-    modelSpec: stringContext('model', DEFAULT_MODEL_SPEC),
-    retentionDays: integerContext('retentionDays'),
-    ingestChunkTokens: integerContext('ingestChunkTokens'),
-    jobConcurrency: integerContext('jobConcurrency'),
-    surveyConcurrency: integerContext('surveyConcurrency'),
-    seekReservedConcurrency: integerContext('seekReservedConcurrency'),
-    alarmEmail: app.node.tryGetContext('alarmEmail') === undefined ? undefined : stringContext('alarmEmail', ''),
-    stateMachineLogLevel: logLevelContext('stateMachineLogLevel'),
-    ...(account && region && { env: { account, region } }),
-  });
+  buildStack(app, options);
 } catch (error) {
-  if (error instanceof ConfigurationError) {
-    console.error(`extagents: ${error.message}`);
-    process.exit(1);
-  }
-  throw error;
+  if (!(error instanceof ConfigurationError)) throw error;
+  // The stack's own list ("N invalid settings:" then "- …" lines), or its one line.
+  problems.push(...error.message.split('\n').filter((line) => !/^\d+ invalid settings:$/.test(line)).map((line) => line.replace(/^- /, '')));
+}
+if (problems.length > 0) {
+  console.error(problems.length === 1 ? `extagents: ${problems[0]}` : `extagents: ${problems.length} invalid settings:\n${problems.map((p) => `- ${p}`).join('\n')}`);
+  process.exit(1);
 }

@@ -19,10 +19,10 @@ import { grantObjectRead, grantObjectWrite } from './grants';
 import { ExtAgentsApi } from './api';
 import { ExtAgentsWorkflow } from './extagents-workflow';
 import { OperationsAlarms } from './alarms';
-import { UploadTriggers } from './ingest';
-import { SurveyWorkflows } from './survey';
+import { UploadTriggers, uploadTriggerSettingProblems } from './ingest';
+import { SurveyWorkflows, surveySettingProblems } from './survey';
 import { acknowledge, acknowledgeStackFindings } from './nag';
-import { ConfigurationError } from '../shared/errors';
+import { ConfigurationError, InvalidInputError } from '../shared/errors';
 import { RELEVANCE_INDEX_NAME } from '../shared/pool';
 import { foundationModelIdOf, isInferenceProfileId, parseModelSpec, type ModelSpec } from '../shared/llm/model-spec';
 
@@ -132,8 +132,8 @@ export interface ExtAgentsStackProps extends StackProps {
  *   `retentionDays` (the TTL of run items), alarms on failed/throttled executions and throttled
  *   functions (infra/alarms.ts, optional SNS topic), reviewed cdk-nag findings (infra/nag.ts).
  *
- * @throws ConfigurationError (from the constructor) when `modelSpec` is invalid, or an `openai:` spec
- *   lacks an https:// `openaiBaseUrl`.
+ * @throws ConfigurationError (from the constructor) listing every invalid setting, one line each: an
+ *   invalid `modelSpec`, an `openai:` spec without an https:// `openaiBaseUrl`, numbers out of range.
  */
 export class ExtAgentsStack extends Stack {
   /** The project bucket. */
@@ -160,17 +160,14 @@ export class ExtAgentsStack extends Stack {
     // child exists) so the stack is the same in any App.
     this.node.setContext(S3_SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, true);
     const modelSpecText = (props.modelSpec ?? DEFAULT_MODEL_SPEC).trim();
+    // Every invalid setting at once (as CDK's own validation reports), not only the first.
+    const problems = stackSettingProblems(this, modelSpecText, props);
+    if (problems.length === 1) throw new ConfigurationError(problems[0]);
+    if (problems.length > 1) throw new ConfigurationError(`${problems.length} invalid settings:\n- ${problems.join('\n- ')}`);
     this.modelSpec = parseModelSpec(modelSpecText);
-    if (this.modelSpec.kind === 'llama') {
-      throw new ConfigurationError(
-        `Model spec "${modelSpecText}": llama: models run in-process on the local machine only (extagents ask/serve/job/survey/eval); ` +
-          'deploy with a bedrock: or openai: model',
-      );
-    }
     const openai = this.modelSpec.kind === 'openai' ? openAiDeploymentOf(this, modelSpecText, props) : undefined;
     const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
     const retentionDays = props.retentionDays ?? 30;
-    if (!Number.isInteger(retentionDays) || retentionDays < 1) throw new ConfigurationError(`retentionDays must be a positive integer, got ${retentionDays}`);
 
     // Server access logs of the project bucket (who read or wrote which corpus, job, result).
     const accessLogs = new s3.Bucket(this, 'AccessLogsBucket', {
@@ -232,9 +229,6 @@ export class ExtAgentsStack extends Stack {
     });
 
     const seekReserved = props.seekReservedConcurrency ?? DEFAULT_SEEK_RESERVED_CONCURRENCY;
-    if (!Number.isInteger(seekReserved) || seekReserved < 0) {
-      throw new ConfigurationError(`seekReservedConcurrency must be a non-negative integer (0: no reservation), got ${seekReserved}`);
-    }
     const seekConcurrency =
       seekReserved > 0
         ? { reserved: seekReserved }
@@ -354,6 +348,40 @@ export class ExtAgentsStack extends Stack {
 }
 
 /**
+ * Every invalid setting of the stack (none: empty), each one line: the model spec (and an `openai:`
+ * spec's deployment settings), `retentionDays`, `seekReservedConcurrency`, and the settings of the
+ * upload triggers and the surveys (their constructs' own checks).
+ */
+function stackSettingProblems(stack: Stack, modelSpecText: string, props: ExtAgentsStackProps): string[] {
+  const problems: string[] = [];
+  const attempt = (check: () => void): void => {
+    try {
+      check();
+    } catch (error) {
+      if (!(error instanceof ConfigurationError || error instanceof InvalidInputError)) throw error;
+      problems.push(error.message);
+    }
+  };
+  attempt(() => {
+    const spec = parseModelSpec(modelSpecText);
+    if (spec.kind === 'llama') {
+      throw new ConfigurationError(
+        `Model spec "${modelSpecText}": llama: models run in-process on the local machine only (extagents ask/serve/job/survey/eval); ` +
+          'deploy with a bedrock: or openai: model',
+      );
+    }
+    if (spec.kind === 'openai') openAiSettings(stack, modelSpecText, props);
+  });
+  const retentionDays = props.retentionDays ?? 30;
+  if (!Number.isInteger(retentionDays) || retentionDays < 1) problems.push(`retentionDays must be a positive integer, got ${retentionDays}`);
+  const seekReserved = props.seekReservedConcurrency ?? DEFAULT_SEEK_RESERVED_CONCURRENCY;
+  if (!Number.isInteger(seekReserved) || seekReserved < 0) problems.push(`seekReservedConcurrency must be a non-negative integer (0: no reservation), got ${seekReserved}`);
+  problems.push(...uploadTriggerSettingProblems(props));
+  problems.push(...surveySettingProblems({ surveyConcurrency: props.surveyConcurrency, scheduleCron: props.surveyScheduleCron ?? stringContextOf(stack, 'surveyScheduleCron') }));
+  return problems;
+}
+
+/**
  * Bedrock resources one model id needs for `bedrock:InvokeModel` (which also authorises the
  * Converse API):
  * - a cross-region inference profile id (`us.meta.llama3-1-8b-instruct-v1:0`): the profile in the
@@ -403,6 +431,17 @@ interface OpenAiDeployment {
  * @throws ConfigurationError when the base URL is missing or not https://, or the secret name is an ARN.
  */
 function openAiDeploymentOf(stack: Stack, modelSpecText: string, props: ExtAgentsStackProps): OpenAiDeployment {
+  const { baseUrl, secretName } = openAiSettings(stack, modelSpecText, props);
+  if (secretName === undefined) return { baseUrl };
+  return { baseUrl, apiKeySecret: secretsmanager.Secret.fromSecretNameV2(stack, 'OpenAiApiKeySecret', secretName) };
+}
+
+/**
+ * The validated deployment settings of an `openai:` spec (props, else CDK context): the https base
+ * URL and the key secret's name, if any.
+ * @throws ConfigurationError when the base URL is missing or not https://, or the secret name is an ARN.
+ */
+function openAiSettings(stack: Stack, modelSpecText: string, props: ExtAgentsStackProps): { baseUrl: string; secretName?: string } {
   const baseUrl = (props.openaiBaseUrl ?? stringContextOf(stack, 'openaiBaseUrl'))?.trim();
   if (baseUrl === undefined || baseUrl === '') {
     throw new ConfigurationError(
@@ -427,7 +466,7 @@ function openAiDeploymentOf(stack: Stack, modelSpecText: string, props: ExtAgent
   if (secretName.startsWith('arn:')) {
     throw new ConfigurationError(`CDK context openaiApiKeySecretName must be the secret's name (in the stack's account and region), not an ARN: got "${secretName}"`);
   }
-  return { baseUrl, apiKeySecret: secretsmanager.Secret.fromSecretNameV2(stack, 'OpenAiApiKeySecret', secretName) };
+  return { baseUrl, secretName };
 }
 
 /**

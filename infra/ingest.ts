@@ -42,6 +42,18 @@ import { acknowledge } from './nag';
 export const INGEST_BATCHING_WINDOW = Duration.minutes(5);
 /** Events per ingest invocation at most (Lambda allows up to 10,000 with a batching window). */
 export const INGEST_BATCH_SIZE = 1000;
+/**
+ * What is wrong with the settings of {@link UploadTriggers} (none: empty): `ingestChunkTokens`
+ * 64-200,000, `jobConcurrency` 1-1,000. The stack lists these with its own before failing.
+ */
+export function uploadTriggerSettingProblems(props: { ingestChunkTokens?: number; jobConcurrency?: number }): string[] {
+  const problems: string[] = [];
+  const { ingestChunkTokens = 8000, jobConcurrency = 4 } = props;
+  if (!Number.isInteger(ingestChunkTokens) || ingestChunkTokens < 64 || ingestChunkTokens > 200_000) problems.push(`ingestChunkTokens must be an integer from 64 to 200000, got ${ingestChunkTokens}`);
+  if (!Number.isInteger(jobConcurrency) || jobConcurrency < 1 || jobConcurrency > 1000) problems.push(`jobConcurrency must be an integer from 1 to 1000, got ${jobConcurrency}`);
+  return problems;
+}
+
 /** Receives of one event before it moves to the dead-letter queue. */
 export const INGEST_MAX_RECEIVES = 3;
 /** Ingest batches processed at once at most (the SQS event source's MaximumConcurrency; 2 is the minimum). */
@@ -113,12 +125,8 @@ export class UploadTriggers extends Construct {
     const { bucket, stateMachine } = props;
     const ingestChunkTokens = props.ingestChunkTokens ?? 8000;
     const jobConcurrency = props.jobConcurrency ?? 4;
-    if (!Number.isInteger(ingestChunkTokens) || ingestChunkTokens < 64 || ingestChunkTokens > 200_000) {
-      throw new ConfigurationError(`ingestChunkTokens must be an integer from 64 to 200000, got ${ingestChunkTokens}`);
-    }
-    if (!Number.isInteger(jobConcurrency) || jobConcurrency < 1 || jobConcurrency > 1000) {
-      throw new ConfigurationError(`jobConcurrency must be an integer from 1 to 1000, got ${jobConcurrency}`);
-    }
+    const problems = uploadTriggerSettingProblems(props);
+    if (problems.length > 0) throw new ConfigurationError(problems.join('; '));
 
     // EventBridge notifications, set on the CloudFormation resource (NotificationConfiguration.
     // EventBridgeConfiguration): the L2 `eventBridgeEnabled` prop deploys them through a custom

@@ -104,6 +104,24 @@ export const SURVEY_PREPARE_ERRORS = [InvalidInputError.name, ConfigurationError
 export const PLAN_SURVEYS_ERRORS = [InvalidInputError.name, NotFoundError.name] as const;
 
 /**
+ * What is wrong with the settings of {@link SurveyWorkflows} (none: empty): `surveyConcurrency`
+ * 1-100 and the schedule's cron expression. The stack lists these with its own before failing.
+ */
+export function surveySettingProblems(props: { surveyConcurrency?: number; scheduleCron?: string }): string[] {
+  const problems: string[] = [];
+  const surveyConcurrency = props.surveyConcurrency ?? 2;
+  if (!Number.isInteger(surveyConcurrency) || surveyConcurrency < 1 || surveyConcurrency > 100) problems.push(`surveyConcurrency must be an integer from 1 to 100, got ${surveyConcurrency}`);
+  if (props.scheduleCron !== undefined) {
+    try {
+      scheduleCronExpression(props.scheduleCron);
+    } catch (error) {
+      problems.push((error as Error).message);
+    }
+  }
+  return problems;
+}
+
+/**
  * Normalize a cron expression of EventBridge Scheduler: six fields (minutes hours day-of-month month
  * day-of-week year, e.g. `0 6 ? * MON *`), given bare or as `cron(…)`.
  * @throws ConfigurationError when it does not have six fields.
@@ -155,9 +173,8 @@ export class SurveyWorkflows extends Construct {
     this.node.setContext(STEPFUNCTIONS_USE_DISTRIBUTED_MAP_RESULT_WRITER_V2, true);
     const { bucket, table, seekFunction } = props;
     const surveyConcurrency = props.surveyConcurrency ?? 2;
-    if (!Number.isInteger(surveyConcurrency) || surveyConcurrency < 1 || surveyConcurrency > 100) {
-      throw new ConfigurationError(`surveyConcurrency must be an integer from 1 to 100, got ${surveyConcurrency}`);
-    }
+    const problems = surveySettingProblems(props);
+    if (problems.length > 0) throw new ConfigurationError(problems.join('; '));
     const cron = props.scheduleCron === undefined ? undefined : scheduleCronExpression(props.scheduleCron);
     const logLevel = props.logLevel ?? sfn.LogLevel.ERROR;
 

@@ -5,6 +5,7 @@
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { StateMachine as LocalStateMachine } from 'aws-local-stepfunctions';
 import { buildStack, createSynthesisApp, NONCURRENT_VERSION_DAYS, type BuildStackOptions } from '../../infra/extagents-stack';
+import { ConfigurationError } from '../../shared/errors';
 import { EXECUTION_ALREADY_EXISTS, JOB_STATE_NAMES } from '../../infra/ingest';
 import { ACCOUNT, REGION, resolveIntrinsics, type Json, type JsonObject, idStartingWith, resourceOf, statementsOfRole, roleOf, allows } from '../support/cdk';
 
@@ -347,5 +348,35 @@ describe('the operations baseline', () => {
       const logStatements = statementsOfRole(template, roleId).filter((s) => [s.Action].flat().some((a) => String(a).startsWith('logs:')));
       expect(logStatements).toEqual([expect.objectContaining({ Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: logGroupArn })]);
     }
+  });
+});
+
+describe('invalid stack settings', () => {
+  it('are reported all at once, one line each, as CDK validation does, not only the first', () => {
+    const build = () =>
+      buildStack(createSynthesisApp(), { retentionDays: 0, seekReservedConcurrency: -1, ingestChunkTokens: 5, jobConcurrency: 0, surveyConcurrency: 500, surveyScheduleCron: 'daily' });
+
+    expect(build).toThrow(ConfigurationError);
+    const message = (() => {
+      try {
+        build();
+        return '';
+      } catch (error) {
+        return (error as Error).message;
+      }
+    })();
+    expect(message.split('\n')).toEqual([
+      '6 invalid settings:',
+      '- retentionDays must be a positive integer, got 0',
+      '- seekReservedConcurrency must be a non-negative integer (0: no reservation), got -1',
+      '- ingestChunkTokens must be an integer from 64 to 200000, got 5',
+      '- jobConcurrency must be an integer from 1 to 1000, got 0',
+      '- surveyConcurrency must be an integer from 1 to 100, got 500',
+      expect.stringMatching(/^- surveyScheduleCron must be an EventBridge Scheduler cron expression of six fields/),
+    ]);
+  });
+
+  it('keeps one invalid setting a single line', () => {
+    expect(() => buildStack(createSynthesisApp(), { retentionDays: 0 })).toThrow(/^retentionDays must be a positive integer, got 0$/);
   });
 });
