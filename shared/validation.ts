@@ -6,6 +6,14 @@
 import type { z } from 'zod';
 
 /**
+ * The text of one issue as the API and job files say it: a missing field is `required (<type>)`
+ * (zod says "Invalid input: expected string, received undefined"), any other issue zod's message.
+ */
+export function issueDetail(issue: z.core.$ZodIssue): string {
+  return issue.code === 'invalid_type' && issue.message.endsWith('received undefined') ? `required (${issue.expected})` : issue.message;
+}
+
+/**
  * @param fallback written as the path of an issue at the root (an empty path); default nothing.
  */
 export function issuesText(error: z.ZodError, fallback = ''): string {

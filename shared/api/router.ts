@@ -12,6 +12,7 @@ import { ApiCore, type ApiDeps, type CallContext } from './core';
 import { plainProblem, problemOf, problemResponse, type ApiResponse } from './problem';
 import { API_ROUTES, type OperationId, type RouteSpec } from './routes';
 import { MAX_BODY_BYTES, type CreateCorpusRequest, type CreateRunRequest, type MessagesQuery } from './schemas';
+import { issueDetail } from '../validation';
 
 /** A request as the transports hand it over. */
 export interface ApiRequest {
@@ -230,7 +231,7 @@ function zodIssues(error: z.ZodError, location: RequestIssue['location'], name?:
       }
       continue;
     }
-    const detail = issue.code === 'invalid_type' && issue.message.endsWith('received undefined') ? `required (${issue.expected})` : issue.message;
+    const detail = issueDetail(issue);
     out.push({ location, name: location === 'body' ? pointer(path) : (name ?? path[0] ?? ''), detail });
   }
   return out;

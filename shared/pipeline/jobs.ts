@@ -25,7 +25,7 @@ import type { RunResult, Usage } from '../types';
 import { IO_CONCURRENCY } from './ingest';
 import { resultKey } from './layout';
 import { PrepareEventSchema, type PrepareEvent } from './state';
-import { issuesText } from '../validation';
+import { issueDetail, issuesText } from '../validation';
 
 /** Most questions one job file may hold (bounds the job's planning and results objects). */
 export const MAX_JOB_QUESTIONS = 1000;
@@ -259,7 +259,7 @@ function jobIssues(error: z.ZodError): string[] {
       for (const key of issue.keys) out.push(`${at ? `${at}: ` : ''}unknown field ${JSON.stringify(key)}`);
       continue;
     }
-    const detail = issue.code === 'invalid_type' && issue.message.endsWith('received undefined') ? `required (${issue.expected})` : issue.message;
+    const detail = issueDetail(issue);
     out.push(`${at || '(job)'}: ${detail}`);
   }
   return out;
