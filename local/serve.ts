@@ -39,7 +39,8 @@ import { PROBLEM_CONTENT_TYPE, plainProblem, problemOf, problemResponse, type Ap
 import { createApiHandler, type ApiHandler } from '../shared/api/router';
 import { CorpusIdSchema, MAX_BODY_BYTES, MAX_FILE_BYTES, corpusPrefix } from '../shared/api/schemas';
 import { readIngestedCounts } from '../shared/api/corpus-index';
-import { ConfigurationError, InvalidInputError, UnauthorizedError } from '../shared/errors';
+import { ConfigurationError, InvalidInputError } from '../shared/errors';
+import { UnauthorizedError } from '../shared/api/errors';
 import { corpusIdOfKey } from '../shared/pipeline/ingest';
 import type { AgentModel, BlobStore } from '../shared/ports';
 import { FsBlobStore } from './fs-blob-store';

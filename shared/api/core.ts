@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import pLimit from 'p-limit';
 import { parseRunOptions } from '../config';
-import { IdempotencyConflictError, InvalidInputError, MissingCorpusError, NotFoundError, RequestValidationError, type RequestIssue } from '../errors';
+import { InvalidInputError, NotFoundError } from '../errors';
+import { IdempotencyConflictError, MissingCorpusError, RequestValidationError, type RequestIssue } from './errors';
 import { resultKey, runRecordKey } from '../pipeline/layout';
 import type { RunRecord } from '../pipeline/run-record';
 import type { PrepareEvent } from '../pipeline/state';

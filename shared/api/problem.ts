@@ -9,18 +9,16 @@
  * RFC 9457 section 4.2.1); otherwise a `tag:` URI (RFC 4151: a stable, non-resolvable identifier,
  * listed in docs/API.md).
  */
+import { ExtAgentsError, InvalidInputError, NotFoundError } from '../errors';
 import {
-  ExtAgentsError,
   IdempotencyConflictError,
-  InvalidInputError,
   MissingCorpusError,
-  NotFoundError,
   PayloadTooLargeError,
   RequestValidationError,
   UnauthorizedError,
   UnsupportedMediaTypeError,
   type RequestIssue,
-} from '../errors';
+} from './errors';
 import type { Problem } from './schemas';
 
 /** Media type of problem details (RFC 9457 section 3). */

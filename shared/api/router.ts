@@ -7,7 +7,7 @@
  * {@link ApiResponse}.
  */
 import type { z } from 'zod';
-import { PayloadTooLargeError, RequestValidationError, UnsupportedMediaTypeError, type RequestIssue } from '../errors';
+import { PayloadTooLargeError, RequestValidationError, UnsupportedMediaTypeError, type RequestIssue } from './errors';
 import { ApiCore, type ApiDeps, type CallContext } from './core';
 import { plainProblem, problemOf, problemResponse, type ApiResponse } from './problem';
 import { API_ROUTES, type OperationId, type RouteSpec } from './routes';
