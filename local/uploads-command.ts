@@ -60,6 +60,7 @@ interface JobCommandOptions {
   model: string;
   stateDir: string;
   json: boolean;
+  progress: boolean;
 }
 
 /** Add `ingest` and `job` to the program. */
@@ -108,6 +109,7 @@ export function addUploadCommands(program: Command): Command {
     )
     .option('--state-dir <dir>', 'where the local bucket is kept', '.extagents')
     .option('--json', 'print the job summary as JSON', false)
+    .option('--no-progress', 'no line on stderr as each question ends')
     .addOption(structuredOption())
     .action(async (file: string, opts: JobCommandOptions & { structured?: string }) => {
       // Everything the user typed, and the job file itself, is checked before the local stack starts.
@@ -130,7 +132,7 @@ export function addUploadCommands(program: Command): Command {
       try {
         const outcome = await runJob(stack, key, {
           concurrency: opts.concurrency,
-          onQuestionDone: opts.json ? undefined : (index, done) => process.stderr.write(`question ${index}: ${done.started ? done.status : 'already started'}\n`),
+          onQuestionDone: opts.json || !opts.progress ? undefined : (index, done) => process.stderr.write(`question ${index}: ${done.started ? done.status : 'already started'}\n`),
         });
         const { summary } = outcome;
         if (opts.json) {

@@ -3,7 +3,7 @@
  * local/uploads-command.ts, local/eval-command.ts): one line on stderr, no stack trace, exit status 2, and nothing started
  * (no local stack, no server). A rejected job file still gets its `rejected` summary.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { main } from '../../local/cli';
@@ -86,6 +86,23 @@ describe('extagents job', () => {
 
     expect(result.status).toBe(2);
     expect(oneLine(result.stderr)).toContain('Invalid job name "my job" (taken from the file name; give another with --name)');
+  });
+
+  it('prints a line per question on stderr as it ends, and none with --no-progress', async () => {
+    const corpus = path.join(dir, 'corpus');
+    mkdirSync(corpus, { recursive: true });
+    writeFileSync(path.join(corpus, 'eiffel.txt'), 'The Eiffel Tower was completed in 1889.');
+    await run('ingest', '--id', 'c1', '-c', corpus, '--state-dir', stateDir);
+    const file = path.join(dir, 'weekly.json');
+    writeFileSync(file, JSON.stringify({ corpus: 'c1', questions: [{ question: 'When was the Eiffel Tower completed?' }] }));
+    stderr.length = 0;
+
+    const shown = await run('job', file, '--state-dir', stateDir);
+    const quiet = await run('job', file, '--name', 'weekly-2', '--state-dir', stateDir, '--no-progress');
+
+    expect([shown.status, quiet.status]).toEqual([0, 0]);
+    expect(shown.stderr).toContain('question 0: SUCCEEDED');
+    expect(quiet.stderr.slice(shown.stderr.length)).not.toContain('question 0:');
   });
 
   it('exits 2 for an invalid model spec before anything starts', async () => {
