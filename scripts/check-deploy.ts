@@ -49,6 +49,8 @@ const CONFIGURATIONS: ReadonlyArray<{ name: string; context: Record<string, stri
 /** Schemathesis settings: bounded by a fixed seed and example count, not by a time budget. */
 const SCHEMATHESIS_SEED = 1;
 const SCHEMATHESIS_MAX_EXAMPLES = 30;
+/** A schemathesis run that has not ended by then (it takes 25-35 s here) is stopped and fails the check. */
+const SCHEMATHESIS_TIMEOUT_MS = 600_000;
 
 class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -91,8 +93,18 @@ function toolsBin(): string {
   return bin;
 }
 
-function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): { status: number; stdout: string; stderr: string } {
-  const result = spawnSync(command, args, { cwd: options.cwd ?? ROOT, env: options.env ?? process.env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, stdio: ['ignore', 'pipe', 'pipe'] });
+function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): { status: number; stdout: string; stderr: string } {
+  const result = spawnSync(command, args, {
+    cwd: options.cwd ?? ROOT,
+    env: options.env ?? process.env,
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.timeoutMs !== undefined && { timeout: options.timeoutMs }),
+  });
+  if ((result.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT') {
+    throw new Error(`${path.basename(command)} did not finish in ${(options.timeoutMs ?? 0) / 1000} s (stopped); its output so far:\n${(result.stdout ?? '').slice(-1500)}`);
+  }
   if (result.error) throw result.error;
   return { status: result.status ?? 1, stdout: result.stdout, stderr: result.stderr };
 }
@@ -244,7 +256,10 @@ async function schemathesis(bin: string, workDir: string): Promise<string[]> {
         '--report-dir',
         report,
       ],
-      { env: { ...process.env, SCHEMATHESIS_HOOKS: 'schemathesis_hooks', PYTHONPATH: path.join(ROOT, 'scripts', 'deploy-checks'), SCHEMATHESIS_TELEMETRY: 'false' } },
+      {
+        env: { ...process.env, SCHEMATHESIS_HOOKS: 'schemathesis_hooks', PYTHONPATH: path.join(ROOT, 'scripts', 'deploy-checks'), SCHEMATHESIS_TELEMETRY: 'false' },
+        timeoutMs: SCHEMATHESIS_TIMEOUT_MS,
+      },
     );
     const summary = result.stdout.split('\n').filter((l) => /^(Test cases:|  \d+ generated|=+ .* in [\d.]+s =+$)|API Links:|^  [❌✅⏭]/.test(l));
     console.log(`schemathesis: against ${server.url} (extractive model), seed ${SCHEMATHESIS_SEED}, ${SCHEMATHESIS_MAX_EXAMPLES} examples per operation and phase`);
