@@ -35,7 +35,8 @@ import { z } from 'zod';
 import { ConfigurationError } from '../shared/errors';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES } from '../shared/api/problem';
 import { API_ROUTES } from '../shared/api/routes';
-import { apiJsonSchemaOverride, requestRegistry } from '../shared/api/schemas';
+import { requestRegistry } from '../shared/api/schemas';
+import { exactlyOneJsonSchemaOverride } from '../shared/validation';
 import { ExtAgentsFunction } from './extagents-function';
 import { grantObjectRead, grantObjectWrite } from './grants';
 import { acknowledge, acknowledgeRule } from './nag';
@@ -243,7 +244,7 @@ type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string
  * JSON Schema (e.g. "exactly one of id, prefix, keys") are left to the handler.
  */
 export function requestBodyModel(schema: z.ZodType): apigw.JsonSchema {
-  const converted = z.toJSONSchema(schema, { target: 'draft-04', io: 'input', unrepresentable: 'throw', override: apiJsonSchemaOverride }) as JsonValue;
+  const converted = z.toJSONSchema(schema, { target: 'draft-04', io: 'input', unrepresentable: 'throw', override: exactlyOneJsonSchemaOverride }) as JsonValue;
   return toCdkJsonSchema(converted) as apigw.JsonSchema;
 }
 

@@ -5,7 +5,8 @@
  * state machine's two Lambda tasks).
  */
 import { z } from 'zod';
-import { corpusIdOfKey, ingestCorpus } from '../shared/pipeline/ingest';
+import { corpusIdOfKey } from '../shared/corpus';
+import { ingestCorpus } from '../shared/pipeline/ingest';
 import { planJob, writeJobResults, type ExecutionLookup, type JobState } from '../shared/pipeline/jobs';
 import { createdObjectOf } from '../shared/pipeline/s3-event';
 import { parseEvent } from '../shared/pipeline/state';

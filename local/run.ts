@@ -24,6 +24,7 @@ import type { AgentModel, BlobStore } from '../shared/ports';
 import { runRecordKey } from '../shared/pipeline/layout';
 import type { RunRecord } from '../shared/pipeline/run-record';
 import { RunIdSchema, parseEvent, type FinalizeOutput } from '../shared/pipeline/state';
+import { corpusPrefix } from '../shared/corpus';
 import type { RunResult } from '../shared/types';
 import type { CorpusFile } from './corpus';
 import { MAX_LLAMA_SEQUENCES, startLocalStack, type LocalStack } from './stack';
@@ -93,10 +94,10 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
     // The model's option defaults (a llama: model's context), as the stack applies them to the execution.
     options = parseRunOptions({ ...stack.runOptionDefaults, ...request.options });
     stack.checkRunOptions(options);
-    const corpusPrefix = `corpora/${runId}/`;
-    const previous = await previousRun(stack, runId, request, options, corpusPrefix);
+    const prefix = corpusPrefix(runId);
+    const previous = await previousRun(stack, runId, request, options, prefix);
     if (previous === undefined) {
-      await Promise.all(request.files.map(async (f) => stack.blobs.put(corpusPrefix + f.id, await fs.readFile(f.path))));
+      await Promise.all(request.files.map(async (f) => stack.blobs.put(prefix + f.id, await fs.readFile(f.path))));
       report({ phase: 'info', message: `run ${runId}: ${request.files.length} corpus file(s), model ${request.modelSpec ?? 'extractive'}` });
     } else {
       const later = previous.sought.slice(1).map((n, i) => `, ${n} in round ${i + 2}`).join('');
@@ -112,7 +113,7 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
     let failed = 0;
     let total = 0;
     const output = (await stack.execute(
-      { runId, question: request.question, corpus: { prefix: corpusPrefix }, options: request.options ?? {} },
+      { runId, question: request.question, corpus: { prefix }, options: request.options ?? {} },
       {
         signal: request.signal,
         onMapRunStarted: (event) => {

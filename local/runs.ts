@@ -9,6 +9,7 @@
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
+import { corpusPrefix } from '../shared/corpus';
 import { InvalidInputError, NotFoundError } from '../shared/errors';
 import { RunIdSchema } from '../shared/pipeline/state';
 import { runPrefix, resultKey, runRecordKey } from '../shared/pipeline/layout';
@@ -32,9 +33,6 @@ export interface StoredRun {
 
 /** The bucket of a state directory. */
 export const bucketOf = (stateDir: string): FsBlobStore => new FsBlobStore(path.join(path.resolve(stateDir), 'bucket'));
-
-/** The corpus copy an `ask` makes for its run (`local/run.ts`): its own, deleted with the run. */
-const ownCorpusPrefix = (runId: string): string => `corpora/${runId}/`;
 
 async function readJson<T>(blobs: FsBlobStore, key: string): Promise<T | undefined> {
   try {
@@ -64,7 +62,7 @@ export async function describeRun(stateDir: string, runId: string): Promise<Stor
   const valid = RunIdSchema.safeParse(runId);
   if (!valid.success) throw new InvalidInputError(`Run id ${JSON.stringify(runId)}: ${valid.error.issues.map((i) => i.message).join('; ')}`);
   const blobs = bucketOf(stateDir);
-  const files = [...(await blobs.list(runPrefix(runId))), ...(await blobs.list(ownCorpusPrefix(runId)))];
+  const files = [...(await blobs.list(runPrefix(runId))), ...(await blobs.list(corpusPrefix(runId)))];
   if (files.length === 0) throw new NotFoundError(`No run ${JSON.stringify(runId)} in ${path.resolve(stateDir)} (see 'extagents runs ls')`);
   const record = await readJson<RunRecord>(blobs, runRecordKey(runId));
   const result = await readJson<RunResult>(blobs, resultKey(runId));
@@ -98,7 +96,7 @@ export async function removeRun(stateDir: string, runId: string, deleteItems?: (
   const { bytes } = await describeRun(stateDir, runId);
   const items = deleteItems ? await deleteItems(runId) : 0;
   const root = bucketOf(stateDir).root;
-  for (const prefix of [runPrefix(runId), ownCorpusPrefix(runId)]) await rm(path.join(root, ...prefix.split('/').filter(Boolean)), { recursive: true, force: true });
+  for (const prefix of [runPrefix(runId), corpusPrefix(runId) /* the corpus copy an `ask` makes for its run (local/run.ts), deleted with it */]) await rm(path.join(root, ...prefix.split('/').filter(Boolean)), { recursive: true, force: true });
   return { bytes, items };
 }
 

@@ -37,11 +37,11 @@ import { BlobIdempotencyStore } from '../shared/api/idempotency';
 import type { PresignedUpload, Presigner } from '../shared/api/ports';
 import { PROBLEM_CONTENT_TYPE, plainProblem, problemOf, problemResponse, type ApiResponse } from '../shared/api/problem';
 import { createApiHandler, type ApiHandler } from '../shared/api/router';
-import { CorpusIdSchema, MAX_BODY_BYTES, MAX_FILE_BYTES, corpusPrefix } from '../shared/api/schemas';
+import { MAX_BODY_BYTES, MAX_FILE_BYTES } from '../shared/api/schemas';
+import { CORPORA_PREFIX, CorpusIdSchema, corpusIdOfKey, corpusPrefix } from '../shared/corpus';
 import { readIngestedCounts } from '../shared/api/corpus-index';
 import { ConfigurationError, InvalidInputError } from '../shared/errors';
 import { UnauthorizedError } from '../shared/api/errors';
-import { corpusIdOfKey } from '../shared/pipeline/ingest';
 import type { AgentModel, BlobStore } from '../shared/ports';
 import { FsBlobStore } from './fs-blob-store';
 import { LocalRunLauncher } from './run-launcher';
@@ -622,9 +622,9 @@ class LocalIngestion {
    */
   async resumeStale(): Promise<string[]> {
     const byCorpus = new Map<string, Array<{ key: string; size: number }>>();
-    for (const object of await this.blobs.list('corpora/')) {
-      const id = object.key.slice('corpora/'.length).split('/')[0];
-      if (!CorpusIdSchema.safeParse(id).success || object.key === `corpora/${id}`) continue;
+    for (const object of await this.blobs.list(CORPORA_PREFIX)) {
+      const id = object.key.slice(CORPORA_PREFIX.length).split('/')[0];
+      if (!CorpusIdSchema.safeParse(id).success || object.key === `${CORPORA_PREFIX}${id}`) continue;
       byCorpus.set(id, [...(byCorpus.get(id) ?? []), object]);
     }
     const queued: string[] = [];

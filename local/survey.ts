@@ -14,6 +14,7 @@ import type { SurveyProgress } from '../shared/survey/survey';
 import type { SurveyMetadata } from '../shared/survey/types';
 import type { BucketIndexEntry } from '../shared/survey/schedule';
 import type { SurveyOutput, SurveyState } from '../shared/survey/workflow';
+import { corpusPrefix } from '../shared/corpus';
 import { resolveCorpus } from './corpus';
 import type { ExecutionCallbacks, LocalStack } from './stack';
 import { topicSlug } from '../shared/survey/workflow';
@@ -82,13 +83,13 @@ export function newSurveyId(now: Date = new Date()): string {
 export async function runLocalSurvey(request: LocalSurveyRequest, stack: LocalStack): Promise<LocalSurveyOutput> {
   const files = await resolveCorpus(request.corpus, request.cwd);
   const surveyId = request.surveyId ?? newSurveyId();
-  const corpusPrefix = `corpora/${surveyId}/`;
-  await Promise.all(files.map(async (f) => stack.blobs.put(corpusPrefix + f.id, await fs.readFile(f.path))));
+  const prefix = corpusPrefix(surveyId);
+  await Promise.all(files.map(async (f) => stack.blobs.put(prefix + f.id, await fs.readFile(f.path))));
   const execution = await stack.executeSurvey(
     {
       surveyId,
       topic: request.topic,
-      corpus: { prefix: corpusPrefix },
+      corpus: { prefix },
       ...(request.options !== undefined && { options: request.options }),
       ...(request.date !== undefined && { date: request.date }),
     },

@@ -14,7 +14,7 @@ import { accessSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import { ExtAgentsError, InvalidInputError } from '../shared/errors';
 import { parseModelSpec } from '../shared/llm/model-spec';
-import { parseCorpusId } from '../shared/pipeline/ingest';
+import { parseCorpusId } from '../shared/corpus';
 import { jobNameOfKey, jobSummaryKey } from '../shared/pipeline/jobs';
 import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption, UsageError, writableStateDir } from './cli';
 import { resolveCorpus } from './corpus';

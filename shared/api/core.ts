@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import pLimit from 'p-limit';
 import { parseRunOptions } from '../config';
+import { corpusPrefix, resolveCorpusRef, type CorpusSelection } from '../corpus';
 import { InvalidInputError, NotFoundError } from '../errors';
 import { IdempotencyConflictError, MissingCorpusError, RequestValidationError, type RequestIssue } from './errors';
 import { resultKey, runRecordKey } from '../pipeline/layout';
@@ -20,8 +21,6 @@ import { corpusRecordKey } from './layout';
 import type { ExecutionDescription, ExecutionStatus, IdempotencyRecord, IdempotencyStore, Presigner, RunLauncher } from './ports';
 import {
   MAX_EXECUTION_INPUT_BYTES,
-  corpusPrefix,
-  resolveCorpusRef,
   type CorpusResponse,
   type CreateCorpusRequest,
   type CreateCorpusResponse,
@@ -57,7 +56,6 @@ export interface CallContext {
 }
 
 /** The corpus as the Prepare event takes it. */
-type ResolvedCorpus = PrepareEvent['corpus'];
 
 /** What `POST /v1/corpora` stores at `api/corpora/<id>.json`. */
 export interface CorpusRecord {
@@ -325,7 +323,7 @@ export class ApiCore {
   }
 
   /** Fail with MissingCorpusError (404) naming the corpus field when it has no object (id, prefix) or a key is missing. */
-  private async checkCorpusExists(ref: CreateRunRequest['corpus'], corpus: ResolvedCorpus): Promise<void> {
+  private async checkCorpusExists(ref: CreateRunRequest['corpus'], corpus: CorpusSelection): Promise<void> {
     const issues: RequestIssue[] = [];
     if (corpus.keys) {
       const limit = pLimit(IO_CONCURRENCY);
@@ -354,7 +352,7 @@ export class ApiCore {
 }
 
 /** The Prepare event's corpus for a request's corpus reference (an id is the prefix `corpora/<id>/`). */
-export function resolveCorpus(ref: CreateRunRequest['corpus']): ResolvedCorpus {
+export function resolveCorpus(ref: CreateRunRequest['corpus']): CorpusSelection {
   return resolveCorpusRef(ref);
 }
 

@@ -9,7 +9,8 @@
 import { z } from 'zod';
 import { PROBLEM_CONTENT_TYPE } from './problem';
 import { API_ROUTES, type RouteSpec } from './routes';
-import { apiJsonSchemaOverride, requestRegistry, responseRegistry } from './schemas';
+import { exactlyOneJsonSchemaOverride } from '../validation';
+import { requestRegistry, responseRegistry } from './schemas';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -35,7 +36,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
 
 /** A schema converted for the document (no `$schema` / `$id`: the document sets the dialect). */
 function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
-  const converted = z.toJSONSchema(schema, { io, target: 'draft-2020-12', unrepresentable: 'throw', override: apiJsonSchemaOverride }) as JsonObject;
+  const converted = z.toJSONSchema(schema, { io, target: 'draft-2020-12', unrepresentable: 'throw', override: exactlyOneJsonSchemaOverride }) as JsonObject;
   delete converted.$schema;
   delete converted.$id;
   return converted;
@@ -48,7 +49,7 @@ function componentSchemas(): JsonObject {
     [requestRegistry, 'input'],
     [responseRegistry, 'output'],
   ] as const) {
-    const { schemas } = z.toJSONSchema(registry, { io, target: 'draft-2020-12', uri: componentRef, unrepresentable: 'throw', override: apiJsonSchemaOverride }) as {
+    const { schemas } = z.toJSONSchema(registry, { io, target: 'draft-2020-12', uri: componentRef, unrepresentable: 'throw', override: exactlyOneJsonSchemaOverride }) as {
       schemas: Record<string, JsonObject>;
     };
     for (const [id, schema] of Object.entries(schemas)) {

@@ -3,9 +3,9 @@
  * (shared/api/openapi.ts) and the API Gateway construct (infra/api.ts), so the three cannot drift.
  */
 import type { z } from 'zod';
+import { CorpusIdSchema } from '../corpus';
 import { RunIdSchema } from '../pipeline/state';
 import {
-  CorpusIdSchema,
   CorpusSchema,
   CreateCorpusRequestSchema,
   CreateCorpusResponseSchema,

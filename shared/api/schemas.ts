@@ -11,7 +11,8 @@
 import { z } from 'zod';
 import { RunOptionsSchema } from '../config';
 import { MAX_DOCUMENT_BYTES } from '../text';
-import { RunIdSchema, type PrepareEvent } from '../pipeline/state';
+import { CorpusIdSchema, CorpusRefSchema, keyLike } from '../corpus';
+import { QuestionSchema, RunIdSchema } from '../pipeline/state';
 import type { ChunkFailure, Citation, KarStep, Message, RetryReport, RunResult, SkippedDocument } from '../types';
 import { EXECUTION_STATUSES } from './ports';
 
@@ -34,12 +35,6 @@ export const responseRegistry = z.registry<SchemaMeta>();
 export const MAX_BODY_BYTES = 1_048_576;
 /** Largest execution input Step Functions accepts: 256 KiB (262,144 bytes of UTF-8). */
 export const MAX_EXECUTION_INPUT_BYTES = 262_144;
-/** Longest question, characters (as the Prepare task's own bound). */
-export const MAX_QUESTION_CHARS = 8000;
-/** Most corpus keys one run may list (larger corpora: a prefix or a corpus id). */
-export const MAX_RUN_KEYS = 1000;
-/** Longest object key or prefix, characters (S3 allows 1,024 bytes). */
-export const MAX_KEY_CHARS = 1024;
 /** Most files of one `POST /v1/corpora`. */
 export const MAX_CORPUS_FILES = 1000;
 /** Longest file path inside a corpus, characters. */
@@ -58,152 +53,9 @@ export const MAX_PAGE_LIMIT = 100;
 /** Longest `Idempotency-Key`, characters. */
 export const MAX_IDEMPOTENCY_KEY_CHARS = 255;
 
-/**
- * Key prefixes of the bucket that hold the service's own data; a corpus never points into them.
- * `runs/`: the workflow's files; `api/`: the API's records; `cache/`: ingestion's chunk cache and
- * corpus summaries (shared/pipeline/ingest.ts).
- */
-export const RESERVED_PREFIXES = ['runs/', 'api/', 'cache/'] as const;
-
-/** Where a corpus id's files live in the bucket. */
-export const corpusPrefix = (corpusId: string): string => `corpora/${corpusId}/`;
-
 // ---------------------------------------------------------------------------------------------
 // Building blocks
 // ---------------------------------------------------------------------------------------------
-
-/** Corpus ids as ingestion accepts them (shared/pipeline/ingest.ts `CorpusIdSchema`). */
-const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
-/** A corpus id: its files are the objects under `corpora/<id>/`. */
-export const CorpusIdSchema = z
-  .string()
-  .regex(ID_PATTERN, 'a corpus id is 1-128 characters of A-Z a-z 0-9 . _ - (starting with a letter or digit)')
-  .describe('Corpus id: its files are the objects under `corpora/<id>/` of the project bucket.');
-
-/** What a key-like value is: an object key, a corpus prefix, or a file path inside a corpus. */
-type KeyKind = 'key' | 'prefix' | 'path';
-
-/** One rule of {@link keyProblem}: a value matching `bad` is refused with `problem`. */
-interface KeyRule {
-  bad: RegExp;
-  problem: string;
-}
-
-const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-
-/** Characters no key may hold (control characters, backslash): the one rule JSON Schema states positively. */
-// oxlint-disable-next-line no-control-regex -- control characters are exactly what this rule forbids.
-const KEY_FORBIDDEN_CHARACTERS = /[\u0000-\u001f\u007f\\]/;
-
-/**
- * The rules of a key, prefix or path, in the order they are checked. The one implementation of them:
- * {@link keyProblem} applies them, and {@link keyLike} states them in the JSON Schema of the API
- * (docs/openapi.yaml, the API Gateway request models) as `pattern` / `not: {pattern}`, so a value the
- * document allows is one the API accepts.
- */
-function keyRules(kind: KeyKind): KeyRule[] {
-  const rules: KeyRule[] = [
-    { bad: /^[A-Za-z][A-Za-z0-9+.-]*:\/\//, problem: 'must be a key inside the project bucket, not a URI (no other bucket is ever read)' },
-    { bad: /^\//, problem: 'must not start with "/"' },
-    { bad: KEY_FORBIDDEN_CHARACTERS, problem: 'must not contain control characters or "\\"' },
-    // An empty, "." or ".." segment; a prefix may end with "/" (its last, empty segment is allowed).
-    {
-      bad: kind === 'prefix' ? /(?:^|\/)\.{0,2}\/|(?:^|\/)\.{1,2}$/ : /(?:^|\/)\.{0,2}(?:\/|$)/,
-      problem: 'must not contain empty, "." or ".." path segments',
-    },
-  ];
-  if (kind !== 'path') {
-    for (const reserved of RESERVED_PREFIXES) {
-      // A key inside the reserved prefix; a prefix also must not be the start of one ("ru" lists runs/).
-      const starts = kind === 'prefix' ? Array.from({ length: reserved.length - 1 }, (_, n) => reserved.slice(0, n + 1)) : [];
-      const alternatives = [`${escapeRegExp(reserved)}`, ...starts.map((start) => `${escapeRegExp(start)}$`)];
-      rules.push({ bad: new RegExp(`^(?:${alternatives.join('|')})`), problem: `must not point into ${reserved} (the service's own data)` });
-    }
-  }
-  return rules;
-}
-
-/** Why a key or prefix cannot be used, or undefined (the first of {@link keyRules} it breaks). */
-export function keyProblem(key: string, kind: KeyKind): string | undefined {
-  return keyRules(kind).find((rule) => rule.bad.test(key))?.problem;
-}
-
-/**
- * A key, prefix or path of the bucket: non-empty (one issue for an empty value, not one per rule),
- * bounded, and without the problems of {@link keyProblem}. Its JSON Schema carries the same rules:
- * the forbidden characters as a `pattern`, the others as `not: {pattern}`.
- */
-const keyLike = (kind: KeyKind, max: number) =>
-  z
-    .string()
-    .min(1, { error: `${kind} must not be empty`, abort: true })
-    .max(max, { error: `${kind} must be at most ${max} characters` })
-    .superRefine((value, ctx) => {
-      const problem = keyProblem(value, kind);
-      if (problem) ctx.addIssue({ code: 'custom', message: `${kind} ${problem}` });
-    })
-    .meta({
-      pattern: `^[^${KEY_FORBIDDEN_CHARACTERS.source.slice(1, -1)}]*$`,
-      allOf: keyRules(kind)
-        .filter((rule) => rule.bad !== KEY_FORBIDDEN_CHARACTERS)
-        .map((rule) => ({ not: { pattern: rule.bad.source.replace(/\\\//g, '/') } })),
-    });
-
-/**
- * Object schemas whose validation requires exactly one of their (optional) properties, with a
- * refine that JSON Schema cannot carry; {@link apiJsonSchemaOverride} states it in JSON Schema.
- */
-const EXACTLY_ONE_PROPERTY = new WeakSet<z.ZodType>();
-
-/**
- * The `override` of every `z.toJSONSchema` call that documents the API (docs/openapi.yaml, the API
- * Gateway request models of infra/api.ts): an object of {@link EXACTLY_ONE_PROPERTY} becomes an
- * `anyOf` of one-property objects (each `required`, `additionalProperties: false`, so at most one
- * branch can match), the form JSON Schema tools generate valid values for (a `oneOf` of `required`
- * lists or `minProperties`/`maxProperties` made schemathesis 4.32 pair a header test with an invalid
- * body). The refine keeps the clear message at validation time.
- * Source: https://zod.dev/json-schema (override)
- */
-export function apiJsonSchemaOverride(ctx: { zodSchema: unknown; jsonSchema: Record<string, unknown> }): void {
-  if (!EXACTLY_ONE_PROPERTY.has(ctx.zodSchema as z.ZodType)) return;
-  const schema = ctx.jsonSchema;
-  const properties = (schema.properties ?? {}) as Record<string, unknown>;
-  schema.anyOf = Object.entries(properties).map(([name, property]) => ({ type: 'object', properties: { [name]: property }, required: [name], additionalProperties: false }));
-  delete schema.type;
-  delete schema.properties;
-  delete schema.additionalProperties;
-}
-
-/** What a run reads: a corpus id, a prefix or a list of keys of the project bucket (exactly one). */
-export const CorpusRefSchema = z
-  .object({
-    id: CorpusIdSchema.optional(),
-    prefix: keyLike('prefix', MAX_KEY_CHARS).optional().describe('Every object whose key starts with this prefix (not `runs/`, `api/`, `cache/`).'),
-    keys: z
-      .array(keyLike('key', MAX_KEY_CHARS))
-      .min(1)
-      .max(MAX_RUN_KEYS)
-      .optional()
-      .describe('Object keys of the project bucket.'),
-  })
-  .strict()
-  .refine((c) => [c.id, c.prefix, c.keys].filter((v) => v !== undefined).length === 1, 'corpus needs exactly one of id, prefix or keys')
-  .describe('The corpus: exactly one of `id`, `prefix` or `keys`, always inside the project bucket.');
-EXACTLY_ONE_PROPERTY.add(CorpusRefSchema);
-
-export type CorpusRef = z.infer<typeof CorpusRefSchema>;
-
-/**
- * The workflow's corpus (the Prepare event's `corpus`) of a validated corpus reference: an id is
- * the prefix `corpora/<id>/`. Used by the API (shared/api/core.ts) and by job files
- * (shared/pipeline/jobs.ts), so both resolve a corpus the same way.
- */
-export function resolveCorpusRef(ref: CorpusRef): PrepareEvent['corpus'] {
-  if (ref.id !== undefined) return { prefix: corpusPrefix(ref.id) };
-  if (ref.prefix !== undefined) return { prefix: ref.prefix };
-  return { keys: [...(ref.keys ?? [])] };
-}
 
 const IsoTime = z.string().describe('ISO-8601 time');
 const Url = z.string().describe('Absolute URL');
@@ -212,23 +64,10 @@ const Url = z.string().describe('Absolute URL');
 // Requests
 // ---------------------------------------------------------------------------------------------
 
-/**
- * A pattern matching any character that is not ECMAScript white space or a line terminator (the
- * characters `String.prototype.trim` removes, ECMA-262 sections 12.2 and 12.3), spelled out because
- * `\S` differs between regex engines (Python's, which API testers use, keeps U+FEFF).
- */
-const NOT_ONLY_WHITESPACE = '[^\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
-
 /** `POST /v1/runs` body. */
 export const CreateRunRequestSchema = z
   .object({
-    question: z
-      .string()
-      .trim()
-      .min(1, 'question must not be empty')
-      .max(MAX_QUESTION_CHARS, `question must be at most ${MAX_QUESTION_CHARS} characters`)
-      // The trim in JSON Schema: at least one character that String.prototype.trim keeps.
-      .meta({ pattern: NOT_ONLY_WHITESPACE }),
+    question: QuestionSchema,
     corpus: CorpusRefSchema,
     options: RunOptionsSchema.optional().describe('Run options (README, "Configuration reference"); every field optional.'),
   })

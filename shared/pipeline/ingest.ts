@@ -26,6 +26,7 @@ import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import { chunkCorpus } from '../chunking';
+import { corpusPrefix, parseCorpusId } from '../corpus';
 import { RunOptionsSchema } from '../config';
 import { ConfigurationError, InvalidInputError } from '../errors';
 import type { BlobStore } from '../ports';
@@ -44,19 +45,6 @@ export const IO_CONCURRENCY = 16;
  */
 export const CHUNKING_VERSION = 1;
 
-/** Prefix under which corpora are uploaded. */
-export const CORPORA_PREFIX = 'corpora/';
-
-/**
- * Corpus ids are the first key segment below `corpora/`; they become key parts and API path
- * parameters: 1-128 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit.
- */
-export const CorpusIdSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'corpus id must be 1-128 characters of A-Z a-z 0-9 . _ - (starting with a letter or digit)');
-
-/** `corpora/<corpusId>/`. */
-export const corpusPrefix = (corpusId: string): string => `${CORPORA_PREFIX}${corpusId}/`;
 /** Folder of one cache entry. */
 export const chunkCachePrefix = (cacheKey: string): string => `cache/chunks/${cacheKey}/`;
 /** The manifest of one cache entry (written last). */
@@ -162,26 +150,6 @@ export interface IngestDeps {
 export interface IngestOptions {
   /** L, tokens per chunk, as in the run options (64-200,000). @default the run option default, 8000 */
   chunkTokens?: number;
-}
-
-/**
- * Validate a corpus id.
- * @throws InvalidInputError naming the rule.
- */
-export function parseCorpusId(corpusId: unknown): string {
-  const result = CorpusIdSchema.safeParse(corpusId);
-  if (!result.success) throw new InvalidInputError(`Invalid corpus id ${JSON.stringify(corpusId)}: ${result.error.issues[0]?.message ?? 'invalid'}`);
-  return result.data;
-}
-
-/**
- * The corpus id of an object key `corpora/<corpusId>/<rest>` (rest non-empty), or undefined for any
- * other key (an object directly under `corpora/`, a folder marker, an invalid id).
- */
-export function corpusIdOfKey(key: string): string | undefined {
-  const match = /^corpora\/([^/]+)\/(.+)$/.exec(key);
-  if (!match || match[2].endsWith('/')) return undefined;
-  return CorpusIdSchema.safeParse(match[1]).success ? match[1] : undefined;
 }
 
 /**

@@ -17,14 +17,14 @@
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
 import { z } from 'zod';
-import { CorpusIdSchema, CorpusRefSchema, resolveCorpusRef, type CorpusRef } from '../api/schemas';
+import { CorpusIdSchema, CorpusRefSchema, resolveCorpusRef, type CorpusRef, type CorpusSelection } from '../corpus';
 import { RunOptionsSchema, type RunOptionsInput } from '../config';
 import { InvalidInputError, errorFromFailure } from '../errors';
 import type { BlobStore } from '../ports';
 import type { RunResult, Usage } from '../types';
 import { IO_CONCURRENCY } from './ingest';
 import { resultKey } from './layout';
-import { PrepareEventSchema, type PrepareEvent } from './state';
+import { PrepareEventSchema, QuestionSchema, type PrepareEvent } from './state';
 import { issueDetail, issuesText } from '../validation';
 
 /** Most questions one job file may hold (bounds the job's planning and results objects). */
@@ -60,7 +60,7 @@ function forwardIssues(ctx: { issues: z.core.$ZodRawIssue[] }, error: z.ZodError
 }
 
 /**
- * A job's `corpus`, validated by the API's own rules (shared/api/schemas.ts, one implementation):
+ * A job's `corpus`, validated by the corpus reference's rules (shared/corpus.ts, one implementation):
  * a corpus id string (`"my-corpus"`, the same as `{"id": "my-corpus"}`), or the API's corpus object
  * `{"id"}`, `{"prefix"}` or `{"keys"}` (exactly one; keys of the project bucket only: no URI, no
  * `runs/`, `api/` or `cache/`, no absolute key or `..` segment; at most 1,000 keys). Normalized to
@@ -105,7 +105,7 @@ export const JobFileSchema = z
       .array(
         z
           .object({
-            question: z.string().trim().min(1, 'question must not be empty').max(8000, 'question must be at most 8000 characters'),
+            question: QuestionSchema,
             /** Run options of this question, over the job's options. */
             options: JobRunOptionsSchema.optional(),
           })
@@ -146,7 +146,7 @@ export interface JobPlan {
   name: string;
   source: JobObjectRef;
   /** The workflow's corpus reference. */
-  corpus: PrepareEvent['corpus'];
+  corpus: CorpusSelection;
   questions: number;
   itemsKey: string;
   resultsKey: string;
@@ -271,7 +271,7 @@ function mergedOptions(job: JobFile, index: number): RunOptionsInput {
 }
 
 /** The workflow's corpus reference of a job's `corpus` (as the API resolves it). */
-function corpusOf(job: JobFile): PrepareEvent['corpus'] {
+function corpusOf(job: JobFile): CorpusSelection {
   return resolveCorpusRef(job.corpus);
 }
 

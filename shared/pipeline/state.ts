@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { InvalidInputError } from '../errors';
 import { issuesText } from '../validation';
+import { CorpusSelectionSchema } from '../corpus';
 
 /** Run ids become S3 key parts, DynamoDB keys and execution names: a safe, bounded alphabet. */
 /**
@@ -57,18 +58,34 @@ export const WorkflowStateSchema = z
 
 export type WorkflowState = z.infer<typeof WorkflowStateSchema>;
 
+/** Longest question, characters. */
+export const MAX_QUESTION_CHARS = 8000;
+
+/**
+ * A pattern matching any character that is not ECMAScript white space or a line terminator (the
+ * characters `String.prototype.trim` removes, ECMA-262 sections 12.2 and 12.3), spelled out because
+ * `\S` differs between regex engines (Python's, which API testers use, keeps U+FEFF).
+ */
+const NOT_ONLY_WHITESPACE = '[^\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
+
+/**
+ * A question (of a run, a job file's question, an API request): trimmed, 1 to
+ * {@link MAX_QUESTION_CHARS} characters. Its JSON Schema states the trim as a `pattern`: at least one
+ * character that `String.prototype.trim` keeps.
+ */
+export const QuestionSchema = z
+  .string()
+  .trim()
+  .min(1, 'question must not be empty')
+  .max(MAX_QUESTION_CHARS, `question must be at most ${MAX_QUESTION_CHARS} characters`)
+  .meta({ pattern: NOT_ONLY_WHITESPACE });
+
 /** Input of the Prepare task (and of the state machine execution). */
 export const PrepareEventSchema = z
   .object({
     runId: RunIdSchema,
-    question: z.string().trim().min(1, 'question must not be empty').max(8000, 'question must be at most 8000 characters'),
-    corpus: z
-      .object({
-        keys: z.array(z.string().min(1).max(1024)).min(1).max(10_000).optional(),
-        prefix: z.string().min(1).max(1024).optional(),
-      })
-      .strict()
-      .refine((c) => (c.keys === undefined) !== (c.prefix === undefined), 'corpus needs exactly one of keys or prefix'),
+    question: QuestionSchema,
+    corpus: CorpusSelectionSchema,
     options: z.unknown().optional(),
   })
   .strict();

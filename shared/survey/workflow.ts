@@ -23,7 +23,7 @@
  */
 import pLimit from 'p-limit';
 import { z } from 'zod';
-import { CorpusRefSchema, resolveCorpusRef } from '../api/schemas';
+import { CORPORA_PREFIX, CorpusRefSchema, resolveCorpusRef } from '../corpus';
 import { EmptyCorpusError, InvalidInputError } from '../errors';
 import { nextK } from '../kar';
 import { IO_CONCURRENCY } from '../pipeline/ingest';
@@ -96,7 +96,10 @@ export const SurveyCorpusSchema = z
   .union([z.string().min(1).transform((id) => ({ id })), CorpusRefSchema])
   .pipe(CorpusRefSchema)
   .transform((ref) => resolveCorpusRef(ref))
-  .refine((c) => (c.prefix !== undefined ? c.prefix.startsWith('corpora/') : (c.keys ?? []).every((k) => k.startsWith('corpora/'))), 'a survey corpus must lie under corpora/ (a corpus id, or a prefix or keys under corpora/)');
+  .refine(
+    (c) => (c.prefix !== undefined ? c.prefix.startsWith(CORPORA_PREFIX) : (c.keys ?? []).every((k) => k.startsWith(CORPORA_PREFIX))),
+    `a survey corpus must lie under ${CORPORA_PREFIX} (a corpus id, or a prefix or keys under ${CORPORA_PREFIX})`,
+  );
 
 /** Input of the survey state machine (and of SurveyPrepare). */
 export const SurveyExecutionInputSchema = z

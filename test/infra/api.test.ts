@@ -16,7 +16,8 @@ import { ExtAgentsApi } from '../../infra/api';
 import { buildStack, createSynthesisApp } from '../../infra/extagents-stack';
 import { ConfigurationError } from '../../shared/errors';
 import { API_ROUTES } from '../../shared/api/routes';
-import { ProblemSchema, apiJsonSchemaOverride } from '../../shared/api/schemas';
+import { ProblemSchema } from '../../shared/api/schemas';
+import { exactlyOneJsonSchemaOverride } from '../../shared/validation';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -129,7 +130,7 @@ describe('ExtAgentsApi in the ExtAgents stack', () => {
       const method = ofType('AWS::ApiGateway::Method').find(([, m]) => m.Properties.OperationName === route.operationId)?.[1];
       const modelId = (method?.Properties.RequestModels as Record<string, { Ref: string }> | undefined)?.['application/json']?.Ref ?? '';
       expect(models[modelId]).toMatchObject({ ContentType: 'application/json' });
-      expect(models[modelId].Schema).toEqual(z.toJSONSchema(route.body as z.ZodType, { target: 'draft-04', io: 'input', override: apiJsonSchemaOverride }));
+      expect(models[modelId].Schema).toEqual(z.toJSONSchema(route.body as z.ZodType, { target: 'draft-04', io: 'input', override: exactlyOneJsonSchemaOverride }));
     }
     // The corpus as a JSON Schema union of one-property objects ("exactly one of id, prefix, keys").
     const createRun = ofType('AWS::ApiGateway::Model').find(([, m]) => m.Properties.Name === 'CreateRunRequest')?.[1];

@@ -9,7 +9,8 @@ import { z } from 'zod';
 import { OPENAPI_PATH, renderOpenApiYaml } from '../../local/openapi';
 import { buildOpenApiDocument } from '../../shared/api/openapi';
 import { API_ROUTES } from '../../shared/api/routes';
-import { apiJsonSchemaOverride, requestRegistry, responseRegistry } from '../../shared/api/schemas';
+import { requestRegistry, responseRegistry } from '../../shared/api/schemas';
+import { exactlyOneJsonSchemaOverride } from '../../shared/validation';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -29,7 +30,7 @@ function expand(value: Json, schemas: JsonObject): Json {
 }
 
 function converted(schema: z.ZodType, io: 'input' | 'output'): Json {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, target: 'draft-2020-12', override: apiJsonSchemaOverride }) as JsonObject;
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, target: 'draft-2020-12', override: exactlyOneJsonSchemaOverride }) as JsonObject;
   return rest;
 }
 

@@ -7,11 +7,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FsBlobStore } from '../../local/fs-blob-store';
 import { EmptyCorpusError, InvalidInputError } from '../../shared/errors';
+import { corpusIdOfKey } from '../../shared/corpus';
 import type { BlobStore } from '../../shared/ports';
 import {
   chunkCacheKey,
   corpusContentHash,
-  corpusIdOfKey,
   decodeAndChunk,
   getCorpusIngestion,
   ingestCorpus,
