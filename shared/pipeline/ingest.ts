@@ -24,11 +24,10 @@
  */
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
-import { z } from 'zod';
 import { chunkCorpus } from '../chunking';
 import { corpusPrefix, parseCorpusId } from '../corpus';
 import { RunOptionsSchema } from '../config';
-import { ConfigurationError, InvalidInputError } from '../errors';
+import { ConfigurationError } from '../errors';
 import type { BlobStore } from '../ports';
 import { decodeDocument } from '../text';
 import { TOKENIZER_NAME, countTokens } from '../tokenizer';
