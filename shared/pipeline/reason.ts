@@ -4,8 +4,7 @@
  * refuses; a refusal doubles k for the next step.
  */
 import { ContextOverflowError } from '../errors';
-import { nextK } from '../kar';
-import { fitToBudget } from '../pool';
+import { FORCED_MAX_MESSAGES, afterRefusal, fitForReasoning, halveForReasoning } from '../method';
 import type { AgentModel, BlobStore, MessageStore, ReasonResult, StoredStep } from '../ports';
 import { loadRunRecord } from './run-record';
 import { countIfTransient } from './seek';
@@ -16,12 +15,6 @@ export interface ReasonDeps {
   store: MessageStore;
   model: AgentModel;
 }
-
-/** The forced answer reads at most this many of the best messages (then the token budget applies). */
-const FORCED_MAX_MESSAGES = 1024;
-
-/** Tokens reserved per message for its label and separators in the reasoning prompt. */
-const MESSAGE_OVERHEAD_TOKENS = 12;
 
 const isOverflow = (error: unknown): boolean => error instanceof Error && error.name === ContextOverflowError.name;
 
@@ -35,7 +28,7 @@ const isOverflow = (error: unknown): boolean => error instanceof Error && error.
  * - A transient model error (ModelThrottledError, …) is counted in the run's counters
  *   (`RunResult.retries`) and rethrown unchanged: Step Functions retries the step by name.
  * - ContextOverflowError is never retried as is: the step is sent once more with its evidence
- *   halved (`fitToBudget` to half the tokens: fewer messages, the first one trimmed when it alone
+ *   halved (`halveForReasoning`, shared/method.ts: fewer messages, the first one trimmed when it alone
  *   exceeds half), recorded with a warning and in the step's `messagesUsed` / `evidenceTokens`; if
  *   that overflows too, or nothing is left to send, the step fails.
  * @throws ContextOverflowError naming the KAR step (round, k) and what to change, when the halved
@@ -55,7 +48,7 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
   }
   const k = Math.min(state.k, poolSize);
   const top = await store.topK(state.runId, force ? Math.min(poolSize, FORCED_MAX_MESSAGES) : k, state.round);
-  let fitted = fitToBudget(top, record.options.reasonerBudgetTokens, { overheadTokensPerMessage: MESSAGE_OVERHEAD_TOKENS });
+  let fitted = fitForReasoning(top, record.options.reasonerBudgetTokens);
   const recorded = await recordedStep(store, state, k, force);
   if (recorded) {
     // A resumed run (or a retried task) replays this step: the recorded outcome is reused without a
@@ -72,10 +65,8 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
     await countIfTransient(store, state.runId, 'reasoner', error);
     if (!isOverflow(error)) throw error;
     // Never retried as is: once more with the evidence halved (fewer messages; the first one
-    // trimmed when it alone exceeds half), then a clear failure. The first message's label overhead
-    // is not halved, so that a single message is trimmed to half its evidence rather than dropped.
-    const halved = MESSAGE_OVERHEAD_TOKENS + Math.floor((fitted.tokens - MESSAGE_OVERHEAD_TOKENS) / 2);
-    const smaller = fitToBudget(fitted.messages, Math.max(0, halved), { overheadTokensPerMessage: MESSAGE_OVERHEAD_TOKENS });
+    // trimmed when it alone exceeds half), then a clear failure.
+    const smaller = halveForReasoning(fitted);
     const shrunk = `its evidence shrunk from ${fitted.messages.length} message(s) (${fitted.tokens} tokens) to ${smaller.messages.length} (${smaller.tokens} tokens)`;
     const advice = `lower the reasoning budget (run option reasonerBudgetTokens, CLI --reasoner-budget; now ${record.options.reasonerBudgetTokens}) or use a reasoning model with a larger context window`;
     if (smaller.messages.length === 0) {
@@ -126,6 +117,6 @@ async function recordedStep(store: MessageStore, state: WorkflowState, k: number
 /** The workflow state after a recorded step (answered: done; refused: k doubles, or the round is exhausted). */
 function afterStep(state: WorkflowState, step: StoredStep, poolSize: number, budgetBound: boolean): WorkflowState {
   if (step.outcome === 'answered') return { ...state, seq: step.seq, outcome: 'answered', exhausted: false, poolSize };
-  const next = nextK(step.k, poolSize);
-  return { ...state, seq: step.seq, k: next.k, outcome: 'refused', exhausted: next.exhausted || budgetBound, poolSize };
+  const next = afterRefusal(step.k, poolSize, budgetBound);
+  return { ...state, seq: step.seq, k: next.k, outcome: 'refused', exhausted: next.exhausted, poolSize };
 }

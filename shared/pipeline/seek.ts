@@ -4,10 +4,10 @@
  * synchronization, paper 2B). The resulting message, if any, joins the pool.
  */
 import { ContextOverflowError, MessageAlreadyRecordedError, RETRYABLE_ERRORS } from '../errors';
-import { fitToBudget, messageId } from '../pool';
+import { buildMessage, halveSynchronized } from '../method';
+import { messageId } from '../pool';
 import type { AgentModel, BlobStore, MessageStore, SeekRequest, SeekResult } from '../ports';
-import { countTokens } from '../tokenizer';
-import type { AgentRole, Chunk, Message, Quote } from '../types';
+import type { AgentRole, Chunk } from '../types';
 import { chunkKey } from './layout';
 import { loadRunRecord, loadSeekQuery, loadSynchronized, type SeekQuery } from './run-record';
 import type { SeekEvent, SeekOutcome } from './state';
@@ -23,22 +23,6 @@ export interface SeekDeps {
 }
 
 /**
- * Most characters (UTF-16 code units) of a message's evidence that are stored. A model's evidence is
- * bounded by its output tokens; this bounds the extractive reader and any model whose reply is far
- * longer than asked, so the message fits a DynamoDB item (400 KB) and stays small in prompts.
- */
-export const MAX_EVIDENCE_CHARS = 16_000;
-
-/**
- * Most characters of quote text stored per message, over all its quotes, in order. A quote cut by
- * this bound keeps its start and its `end` moves to the end of the kept text, so offsets and text
- * still agree; a quote left with no room is dropped. Each cut is reported as a warning of the run.
- * With the evidence bound, a message's JSON stays under ~300 KB even if every character needed a
- * 6-character JSON escape (DynamoDB's item limit is 400 KB).
- */
-export const MAX_STORED_QUOTE_CHARS = 32_000;
-
-/**
  * Run the seeking agent of one chunk, at most once per (run, round, chunk): a chunk already sought
  * (a resumed run, a retried task) is not sent to the model again, and a message is written with a
  * conditional write so the pool never holds duplicates.
@@ -49,7 +33,7 @@ export const MAX_STORED_QUOTE_CHARS = 32_000;
  *   retries the task by name;
  * - ContextOverflowError (the prompt exceeds the model's context window) is never retried as is: in
  *   rounds >= 2 the request is sent once more with the synchronized messages halved (fewer messages,
- *   the first one trimmed when it alone exceeds half: `fitToBudget`); if that overflows too, or in
+ *   the first one trimmed when it alone exceeds half: `halveSynchronized`, shared/method.ts); if that overflows too, or in
  *   round 1 (where only the chunk itself could be cut, which would drop corpus text), the task fails
  *   with a ContextOverflowError naming the chunk and what to change;
  * - any error that fails the task is recorded for the chunk (`RunResult.chunkFailures` lists it
@@ -105,26 +89,12 @@ async function seekOnce(event: SeekEvent, deps: SeekDeps & { model: AgentModel }
   const synchronized = await loadSynchronized(blobs, runId, round);
 
   const { result, warnings } = await seekShrinkingOnOverflow(model, { question: query, chunk, round, synchronized }, chunkTokens);
-  const allWarnings = [...warnings, ...result.warnings];
-  const hasEvidence = result.evidence !== null && result.evidence.trim() !== '';
-  const bounded = hasEvidence ? boundMessageText(result.evidence as string, result.spans.flatMap((span) => spanToQuotes(chunk, span.start, span.end))) : undefined;
-  if (bounded) allWarnings.push(...bounded.warnings);
+  const { message, warnings: cuts } = buildMessage(chunk, round, messageId(round, index), result);
+  const allWarnings = [...warnings, ...result.warnings, ...cuts];
   await store.addUsage(runId, 'seeker', result.usage, allWarnings.map((w) => `chunk ${index}, round ${round}: ${w}`));
 
   let outcome: SeekOutcome['outcome'] = 'none';
-  if (bounded) {
-    const { evidence, quotes } = bounded;
-    const sources = [...new Set((quotes.length > 0 ? quotes : chunk.segments).map((q) => q.documentId))];
-    const message: Message = {
-      id: messageId(round, index),
-      round,
-      chunkIndex: index,
-      score: result.score,
-      evidence,
-      tokens: countTokens(evidence),
-      quotes,
-      sources,
-    };
+  if (message) {
     try {
       await store.putMessage(runId, message);
       outcome = 'message';
@@ -171,10 +141,8 @@ async function seekShrinkingOnOverflow(
         { cause: error },
       );
     }
-    // Same accounting as Synchronize (evidence tokens, no per-message overhead).
-    const before = request.synchronized.reduce((sum, m) => sum + m.tokens, 0);
-    const smaller = fitToBudget(request.synchronized, Math.floor(before / 2));
-    const shrunk = `the synchronized messages shrunk from ${request.synchronized.length} (${before} tokens) to ${smaller.messages.length} (${smaller.tokens} tokens)`;
+    const smaller = halveSynchronized(request.synchronized);
+    const shrunk = `the synchronized messages shrunk from ${request.synchronized.length} (${smaller.before} tokens) to ${smaller.messages.length} (${smaller.tokens} tokens)`;
     try {
       const result = await model.seek({ ...request, synchronized: smaller.messages });
       return { result, warnings: [`context window exceeded; sent once more with ${shrunk}`] };
@@ -188,65 +156,3 @@ async function seekShrinkingOnOverflow(
   }
 }
 
-/**
- * Bound the text a message stores: evidence to `MAX_EVIDENCE_CHARS`, quote text to `MAX_STORED_QUOTE_CHARS`
- * in all (see there). Cuts never split a surrogate pair. Pure; `quotes` is not modified.
- * @returns the kept evidence and quotes, and one warning per cut (empty when nothing was cut).
- */
-export function boundMessageText(evidence: string, quotes: Quote[]): { evidence: string; quotes: Quote[]; warnings: string[] } {
-  const warnings: string[] = [];
-  let keptEvidence = evidence;
-  if (evidence.length > MAX_EVIDENCE_CHARS) {
-    keptEvidence = evidence.slice(0, codePointCut(evidence, MAX_EVIDENCE_CHARS));
-    warnings.push(`evidence of ${evidence.length} characters cut to ${keptEvidence.length} (MAX_EVIDENCE_CHARS)`);
-  }
-  const kept: Quote[] = [];
-  let room = MAX_STORED_QUOTE_CHARS;
-  for (const quote of quotes) {
-    if (quote.text.length <= room) {
-      kept.push(quote);
-      room -= quote.text.length;
-      continue;
-    }
-    const cut = codePointCut(quote.text, room);
-    if (cut > 0) {
-      kept.push({ ...quote, end: quote.start + cut, text: quote.text.slice(0, cut) });
-      warnings.push(`quote of ${quote.documentId} [${quote.start}, ${quote.end}) cut to its first ${cut} characters (MAX_STORED_QUOTE_CHARS)`);
-    } else {
-      warnings.push(`quote of ${quote.documentId} [${quote.start}, ${quote.end}) not stored: the message's quotes already hold ${MAX_STORED_QUOTE_CHARS} characters (MAX_STORED_QUOTE_CHARS)`);
-    }
-    room -= cut;
-  }
-  return { evidence: keptEvidence, quotes: kept, warnings };
-}
-
-/** Largest offset <= `max` in `text` that is not inside a surrogate pair. */
-function codePointCut(text: string, max: number): number {
-  if (max >= text.length) return text.length;
-  const code = text.charCodeAt(max - 1);
-  return max > 0 && code >= 0xd800 && code <= 0xdbff ? max - 1 : max;
-}
-
-/**
- * Map a span of chunk text (`[start, end)`, chunk offsets) to quotes in documents. A span that
- * crosses a segment boundary yields one quote per segment; the "\n\n" joiners between segments are
- * not part of any document and are dropped.
- */
-export function spanToQuotes(chunk: Chunk, start: number, end: number): Quote[] {
-  const quotes: Quote[] = [];
-  for (const seg of chunk.segments) {
-    const segEnd = seg.chunkStart + (seg.end - seg.start);
-    const from = Math.max(start, seg.chunkStart);
-    const to = Math.min(end, segEnd);
-    if (from >= to) continue;
-    const text = chunk.text.slice(from, to);
-    if (text.trim() === '') continue;
-    quotes.push({
-      documentId: seg.documentId,
-      start: seg.start + (from - seg.chunkStart),
-      end: seg.start + (to - seg.chunkStart),
-      text,
-    });
-  }
-  return quotes;
-}

@@ -4,7 +4,7 @@
  * messages, so the snapshot is written once, before the round starts, instead of each agent querying
  * a pool that the round itself is changing.
  */
-import { fitToBudget } from '../pool';
+import { synchronizationSnapshot } from '../method';
 import type { BlobStore, MessageStore } from '../ports';
 import { syncKey } from './layout';
 import { loadRunRecord } from './run-record';
@@ -23,7 +23,7 @@ export async function synchronizeRound(state: WorkflowState, deps: SynchronizeDe
   const record = await loadRunRecord(deps.blobs, state.runId);
   const { syncMaxMessages, syncBudgetTokens } = record.options;
   const top = syncMaxMessages > 0 && syncBudgetTokens > 0 ? await deps.store.topK(state.runId, syncMaxMessages, state.round) : [];
-  const fitted = top.length > 0 ? fitToBudget(top, syncBudgetTokens).messages : [];
+  const fitted = synchronizationSnapshot(top, { syncMaxMessages, syncBudgetTokens });
   const round = state.round + 1;
   await deps.blobs.put(syncKey(state.runId, round), JSON.stringify(fitted), 'application/json');
   return { ...state, round, k: 1, outcome: null, exhausted: false, poolSize: 0 };

@@ -13,7 +13,7 @@
 import pLimit from 'p-limit';
 import type { AgentModel } from '../ports';
 import { compareMessages, fitToBudget } from '../pool';
-import { spanToQuotes } from '../pipeline/seek';
+import { MESSAGE_OVERHEAD_TOKENS, buildMessage } from '../method';
 import { nextK } from '../kar';
 import { countTokens } from '../tokenizer';
 import type { Chunk, Message, RoleUsage } from '../types';
@@ -118,26 +118,22 @@ export async function seekRound(
         usage.calls += result.usage.calls;
         usage.inputTokens += result.usage.inputTokens;
         usage.outputTokens += result.usage.outputTokens;
-        warnings.push(...result.warnings.map((w) => `chunk ${chunk.index}: ${w}`));
+        const { message, warnings: cuts } = buildMessage(chunk, request.round, `${request.idPrefix}c${chunk.index}`, result);
+        warnings.push(...[...result.warnings, ...cuts].map((w) => `chunk ${chunk.index}: ${w}`));
         onChunk?.();
-        if (result.evidence === null || result.evidence.trim() === '') return null;
-        const quotes = result.spans.flatMap((span) => spanToQuotes(chunk, span.start, span.end));
-        const sources = [...new Set((quotes.length > 0 ? quotes : chunk.segments).map((q) => q.documentId))];
-        return {
-          id: `${request.idPrefix}c${chunk.index}`,
-          round: request.round,
-          chunkIndex: chunk.index,
-          score: result.score,
-          evidence: result.evidence,
-          tokens: countTokens(result.evidence),
-          quotes,
-          sources,
-        };
+        return message;
       }),
     ),
   );
   return { messages: results.filter((m): m is Message => m !== null).sort(compareMessages), usage, warnings };
 }
+
+/** The survey's error when round 1 found nothing relevant to the topic (in-process and state machine alike). */
+export const noEvidenceError = (topic: string): NoEvidenceError => new NoEvidenceError(`No seeking agent found anything relevant to "${topic}" in the corpus`);
+
+/** The survey's error when even the forced outline step drafted no outline. */
+export const noOutlineError = (topic: string, poolSize: number): NoEvidenceError =>
+  new NoEvidenceError(`The reasoning agent drafted no outline for "${topic}" even from the whole pool (${poolSize} messages)`);
 
 /** The outline and its KAR trace. */
 export interface OutlineDraft {
@@ -161,7 +157,7 @@ export async function draftOutline(
   model: SurveyModel,
   onStep?: (step: OutlineStep) => void,
 ): Promise<OutlineDraft> {
-  if (pool.length === 0) throw new NoEvidenceError(`No seeking agent found anything relevant to "${topic}" in the corpus`);
+  if (pool.length === 0) throw noEvidenceError(topic);
   const usage: RoleUsage = { calls: 0, inputTokens: 0, outputTokens: 0 };
   const warnings: string[] = [];
   const trace: OutlineStep[] = [];
@@ -175,7 +171,7 @@ export async function draftOutline(
     trace.push(result.step);
     onStep?.(result.step);
     if (result.outline !== null) return { outline: result.outline, trace, usage, warnings };
-    if (result.step.forced) throw new NoEvidenceError(`The reasoning agent drafted no outline for "${topic}" even from the whole pool (${pool.length} messages)`);
+    if (result.step.forced) throw noOutlineError(topic, pool.length);
     k = nextK(k, pool.length).k;
   }
 }
@@ -190,7 +186,7 @@ export interface OutlineStepResult {
 }
 
 /**
- * One outline KAR step: the top-k messages fitted to `outlineBudgetTokens` (12 tokens of overhead
+ * One outline KAR step: the top-k messages fitted to `outlineBudgetTokens` (MESSAGE_OVERHEAD_TOKENS
  * per message); forced once k reads the whole pool or the budget cut the step short (a larger k
  * reads no more). Used by `draftOutline` (in-process loop) and by the survey state machine's
  * `Outline` task (one step per invocation, the Choice loop doubling k).
@@ -205,7 +201,7 @@ export async function outlineStep(
   options: Pick<SurveyOptions, 'maxSections' | 'outlineBudgetTokens'>,
   model: SurveyModel,
 ): Promise<OutlineStepResult> {
-  const fitted = fitToBudget(topK.slice(0, at.k), options.outlineBudgetTokens, { overheadTokensPerMessage: 12 });
+  const fitted = fitToBudget(topK.slice(0, at.k), options.outlineBudgetTokens, { overheadTokensPerMessage: MESSAGE_OVERHEAD_TOKENS });
   const force = at.k >= at.poolSize || fitted.messages.length < at.k;
   const result = await model.outline({ topic, messages: fitted.messages, maxSections: options.maxSections, force });
   const step: OutlineStep = { k: at.k, messagesUsed: fitted.messages.length, covered: result.covered && result.outline !== null, forced: force };

@@ -34,10 +34,9 @@ import type { Message, RoleUsage } from '../types';
 import type { BlobStore, MessageStore } from '../ports';
 import { chunkSources } from './chunking';
 import { parseSurveyCorpus } from './corpus';
-import { NoEvidenceError } from './errors';
 import { parseSurveyOptions } from './options';
 import type { SurveyModel } from './ports';
-import { assembleSurvey, countRelevant, needsSectionRound, outlineStep, rerankForSection, sectionQuery, sectionSyncContext, wordsPerSection, writeSection, type WrittenSection } from './survey';
+import { assembleSurvey, countRelevant, needsSectionRound, noEvidenceError, noOutlineError, outlineStep, rerankForSection, sectionQuery, sectionSyncContext, wordsPerSection, writeSection, type WrittenSection } from './survey';
 import type { CitationCounts, Outline, OutlineStep, SurveyOptions, SurveySource, SurveyUsage } from './types';
 
 /** Share of seeking agents (chunks) that may fail before a survey's seeking Map Run fails, percent. */
@@ -307,7 +306,7 @@ export async function outlineSurveyStep(state: SurveyState, deps: SurveyStepDeps
   const { blobs, store } = deps;
   const record = await readJson<SurveyRecord>(blobs, surveyRecordKey(state.runId));
   const poolSize = await store.poolSize(state.runId, SOURCES_ROUND);
-  if (poolSize === 0) throw new NoEvidenceError(`No seeking agent found anything relevant to "${record.topic}" in the corpus`);
+  if (poolSize === 0) throw noEvidenceError(record.topic);
   const k = Math.min(state.k, poolSize);
   const result = await outlineStep(record.topic, await store.topK(state.runId, k, SOURCES_ROUND), { k, poolSize }, record.options, modelOf(deps));
   const stored: StoredOutlineStep = { step: result.step, usage: result.usage, warnings: result.warnings };
@@ -318,7 +317,7 @@ export async function outlineSurveyStep(state: SurveyState, deps: SurveyStepDeps
     const sections = result.outline.sections.length;
     return { ...next, outlineKey: outlineKey(state.runId), sections, sectionItems: Array.from({ length: sections }, (_, section) => ({ section })) };
   }
-  if (result.step.forced) throw new NoEvidenceError(`The reasoning agent drafted no outline for "${record.topic}" even from the whole pool (${poolSize} messages)`);
+  if (result.step.forced) throw noOutlineError(record.topic, poolSize);
   return { ...next, k: nextK(k, poolSize).k };
 }
 

@@ -10,7 +10,8 @@ import { parseRunOptions } from '../../shared/config';
 import { ConfigurationError } from '../../shared/errors';
 import { chunkKey, runRecordKey } from '../../shared/pipeline/layout';
 import { clearRunCaches, type RunRecord } from '../../shared/pipeline/run-record';
-import { boundMessageText, MAX_EVIDENCE_CHARS, MAX_STORED_QUOTE_CHARS, seekChunk } from '../../shared/pipeline/seek';
+import { boundMessageText, MAX_EVIDENCE_CHARS, MAX_STORED_QUOTE_CHARS } from '../../shared/method';
+import { seekChunk } from '../../shared/pipeline/seek';
 import type { AgentModel, MessageStore } from '../../shared/ports';
 import type { Chunk, Message, Quote } from '../../shared/types';
 

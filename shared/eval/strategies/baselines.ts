@@ -10,7 +10,7 @@ import { contentTerms } from '../../extractive/text';
 import { fitToBudget } from '../../pool';
 import type { Chunk, Message } from '../../types';
 import { countTokens } from '../../tokenizer';
-import { MESSAGE_OVERHEAD_TOKENS } from './extagents';
+import { MESSAGE_OVERHEAD_TOKENS } from '../../method';
 import { chunkMessage, prefixWithin, suffixStartWithin } from './context';
 import { answerFrom, CallRecorder } from './recorder';
 import type { StrategyInput, StrategyResult } from './types';

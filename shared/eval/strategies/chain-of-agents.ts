@@ -15,7 +15,7 @@
 import { compareMessages, fitToBudget } from '../../pool';
 import { seekRound } from '../../survey/survey';
 import type { Message } from '../../types';
-import { MESSAGE_OVERHEAD_TOKENS } from './extagents';
+import { MESSAGE_OVERHEAD_TOKENS } from '../../method';
 import { answerFrom, CallRecorder } from './recorder';
 import type { StrategyInput, StrategyResult } from './types';
 

@@ -3,7 +3,7 @@
  * the documents, and token-bounded prefixes / suffixes of a text. Used by the strategies that give
  * the reasoning agent raw corpus text (`direct`, `rag`).
  */
-import { spanToQuotes } from '../../pipeline/seek';
+import { spanToQuotes } from '../../method';
 import { tokenBoundaries } from '../../tokenizer';
 import { countTokens } from '../../tokenizer';
 import type { Chunk, Message } from '../../types';

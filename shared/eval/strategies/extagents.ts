@@ -9,9 +9,9 @@
  *   (ids `r<round>-c<chunk>`, quotes located in the documents, pool order `compareMessages`);
  * - knowledge-accumulating reasoning (KAR): one `reason` per step, one stage each, over the top-k
  *   of the pool (both rounds' messages) for k = 1, 2, 4, … (`nextK` of shared/kar.ts), fitted to
- *   `reasonerBudgetTokens` with 12 tokens of overhead per message (`fitToBudget`, as the Reason task);
- *   the steps stop at the first answer, when k covers the pool, or when the budget already cut the
- *   top-k short (a wider k would give the same text);
+ *   `reasonerBudgetTokens` (`fitForReasoning` of shared/method.ts, as the Reason task); the steps
+ *   stop at the first answer, when k covers the pool, or when the budget already cut the top-k short
+ *   (`afterRefusal`: a wider k would give the same text);
  * - after the last round: refuse ("NO ANSWER"), or with `bestEffort` one forced `reason` over the
  *   best messages that fit the budget.
  * Ablations: `extagents-no-sync` = 1 round; `extagents-no-kar` = one `reason` per round over ALL
@@ -22,18 +22,13 @@
  * state machine, as `extagents ask` runs it), so the eval measures what users run. The no-KAR
  * ablation is not a product behaviour and always runs here.
  */
-import { nextK } from '../../kar';
-import { compareMessages, fitToBudget } from '../../pool';
+import { FORCED_MAX_MESSAGES, afterRefusal, fitForReasoning, synchronizationSnapshot } from '../../method';
+import { compareMessages } from '../../pool';
 import { seekRound } from '../../survey/survey';
 import { NO_ANSWER, type Message } from '../../types';
 import { CallRecorder } from './recorder';
 import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../ports';
 import type { StrategyInput, StrategyResult } from './types';
-
-/** Tokens reserved per message for its label and separators in the reasoning prompt (as shared/pipeline/reason.ts). */
-export const MESSAGE_OVERHEAD_TOKENS = 12;
-/** The forced answer reads at most this many of the best messages (as shared/pipeline/reason.ts). */
-const FORCED_MAX_MESSAGES = 1024;
 
 /** Which variant of the method. */
 export interface ExtAgentsVariant {
@@ -58,10 +53,7 @@ export async function runExtAgents(input: StrategyInput, variant: ExtAgentsVaria
   let first = true;
   for (let round = 1; round <= variant.rounds; round++) {
     if (round > 1 && pool.length === 0) break; // nothing to synchronize: another round would repeat round 1
-    const synchronized =
-      round > 1 && options.syncMaxMessages > 0 && options.syncBudgetTokens > 0
-        ? fitToBudget(pool.slice(0, options.syncMaxMessages), options.syncBudgetTokens).messages
-        : [];
+    const synchronized = round > 1 ? synchronizationSnapshot(pool, options) : [];
     if (!first) model.nextStage();
     first = false;
     const sought = await seekRound(
@@ -75,7 +67,7 @@ export async function runExtAgents(input: StrategyInput, variant: ExtAgentsVaria
 
     if (!variant.kar) {
       model.nextStage();
-      const fitted = fitToBudget(pool, options.reasonerBudgetTokens, { overheadTokensPerMessage: MESSAGE_OVERHEAD_TOKENS });
+      const fitted = fitForReasoning(pool, options.reasonerBudgetTokens);
       const result = await model.reason({ question, messages: fitted.messages, force: false });
       lastContext = fitted.messages;
       if (result.answerable) return done(result.answer, true, fitted.messages);
@@ -84,18 +76,18 @@ export async function runExtAgents(input: StrategyInput, variant: ExtAgentsVaria
     let k = 1;
     for (;;) {
       model.nextStage();
-      const fitted = fitToBudget(pool.slice(0, k), options.reasonerBudgetTokens, { overheadTokensPerMessage: MESSAGE_OVERHEAD_TOKENS });
+      const fitted = fitForReasoning(pool.slice(0, k), options.reasonerBudgetTokens);
       const result = await model.reason({ question, messages: fitted.messages, force: false });
       lastContext = fitted.messages;
       if (result.answerable) return done(result.answer, true, fitted.messages);
-      const next = nextK(k, pool.length);
-      if (next.exhausted || fitted.messages.length < k) break;
+      const next = afterRefusal(k, pool.length, fitted.truncated);
+      if (next.exhausted) break;
       k = next.k;
     }
   }
   if (options.bestEffort && pool.length > 0) {
     model.nextStage();
-    const fitted = fitToBudget(pool.slice(0, FORCED_MAX_MESSAGES), options.reasonerBudgetTokens, { overheadTokensPerMessage: MESSAGE_OVERHEAD_TOKENS });
+    const fitted = fitForReasoning(pool.slice(0, FORCED_MAX_MESSAGES), options.reasonerBudgetTokens);
     const result = await model.reason({ question, messages: fitted.messages, force: true });
     return done(result.answerable ? result.answer : NO_ANSWER, result.answerable, fitted.messages);
   }

@@ -21,7 +21,7 @@ import { seekRound } from '../../survey/survey';
 import { countTokens } from '../../tokenizer';
 import type { Chunk, Message } from '../../types';
 import pLimit from 'p-limit';
-import { MESSAGE_OVERHEAD_TOKENS } from './extagents';
+import { MESSAGE_OVERHEAD_TOKENS } from '../../method';
 import { pseudoChunk, quotesBehind } from './pseudo-chunk';
 import { answerFrom, CallRecorder } from './recorder';
 import type { StrategyInput, StrategyResult } from './types';

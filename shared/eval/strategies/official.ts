@@ -20,11 +20,11 @@
  * re-ask; with a deterministic reader that changes nothing).
  */
 import { compareMessages, fitToBudget } from '../../pool';
-import { spanToQuotes } from '../../pipeline/seek';
+import { spanToQuotes } from '../../method';
 import { countTokens } from '../../tokenizer';
 import { NO_ANSWER, type Message } from '../../types';
 import pLimit from 'p-limit';
-import { MESSAGE_OVERHEAD_TOKENS } from './extagents';
+import { MESSAGE_OVERHEAD_TOKENS } from '../../method';
 import { pseudoChunk } from './pseudo-chunk';
 import { CallRecorder } from './recorder';
 import type { StrategyInput, StrategyResult } from './types';

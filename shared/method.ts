@@ -1,0 +1,177 @@
+/**
+ * The ExtAgents method's pure steps (paper, section 2), in one place for every caller: the
+ * workflow's tasks (shared/pipeline/seek.ts, reason.ts, synchronize.ts), the survey
+ * (shared/survey/survey.ts, shared/survey/workflow.ts) and the eval's in-memory ablation
+ * (shared/eval/strategies/extagents.ts). No storage, no model calls: each caller brings its own.
+ *
+ * - A seeking agent's reply becomes a message ({@link buildMessage}): evidence and quotes bounded
+ *   ({@link boundMessageText}), spans of chunk text mapped to document quotes ({@link spanToQuotes}),
+ *   sources, evidence tokens.
+ * - Global knowledge synchronization (paper 2B): the snapshot of the global top-K messages the next
+ *   round's seeking agents read ({@link synchronizationSnapshot}), halved on a context overflow
+ *   ({@link halveSynchronized}).
+ * - Knowledge-accumulating reasoning (paper 2B): one step's top-k fitted to the reasoning budget
+ *   ({@link fitForReasoning}, {@link FORCED_MAX_MESSAGES} for the best-effort answer), halved on a
+ *   context overflow ({@link halveForReasoning}), and the k after a refusal ({@link afterRefusal};
+ *   the schedule itself is shared/kar.ts).
+ */
+import { nextK } from './kar';
+import { fitToBudget, type FittedMessages } from './pool';
+import type { SeekResult } from './ports';
+import { countTokens } from './tokenizer';
+import type { Chunk, Message, Quote } from './types';
+
+/**
+ * Most characters (UTF-16 code units) of a message's evidence that are stored. A model's evidence is
+ * bounded by its output tokens; this bounds the extractive reader and any model whose reply is far
+ * longer than asked, so the message fits a DynamoDB item (400 KB) and stays small in prompts.
+ */
+export const MAX_EVIDENCE_CHARS = 16_000;
+
+/**
+ * Most characters of quote text stored per message, over all its quotes, in order. A quote cut by
+ * this bound keeps its start and its `end` moves to the end of the kept text, so offsets and text
+ * still agree; a quote left with no room is dropped. Each cut is reported as a warning of the run.
+ * With the evidence bound, a message's JSON stays under ~300 KB even if every character needed a
+ * 6-character JSON escape (DynamoDB's item limit is 400 KB).
+ */
+export const MAX_STORED_QUOTE_CHARS = 32_000;
+
+/** Tokens reserved per message for its label and separators in a reasoning prompt (KAR steps, the outline, the baselines' readers). */
+export const MESSAGE_OVERHEAD_TOKENS = 12;
+
+/** The forced (best-effort) answer reads at most this many of the best messages (then the token budget applies). */
+export const FORCED_MAX_MESSAGES = 1024;
+
+/**
+ * The message of one seeking agent's reply, or null when the reply holds no evidence (null, empty
+ * or white space: "no information"). Evidence and quotes are bounded ({@link boundMessageText});
+ * `sources` are the documents of its quotes (the chunk's documents when it has none).
+ * @param id the message id (`messageId(round, chunk)` in the workflow, e.g. `r2-c17`; a survey
+ *   section's synchronized round prefixes it).
+ * @returns the message (or null) and one warning per cut.
+ */
+export function buildMessage(
+  chunk: Chunk,
+  round: number,
+  id: string,
+  reply: Pick<SeekResult, 'evidence' | 'spans' | 'score'>,
+): { message: Message | null; warnings: string[] } {
+  if (reply.evidence === null || reply.evidence.trim() === '') return { message: null, warnings: [] };
+  const { evidence, quotes, warnings } = boundMessageText(
+    reply.evidence,
+    reply.spans.flatMap((span) => spanToQuotes(chunk, span.start, span.end)),
+  );
+  const sources = [...new Set((quotes.length > 0 ? quotes : chunk.segments).map((q) => q.documentId))];
+  return { message: { id, round, chunkIndex: chunk.index, score: reply.score, evidence, tokens: countTokens(evidence), quotes, sources }, warnings };
+}
+
+/**
+ * The synchronized messages of the next round: the global top-K, at most `syncMaxMessages`, fitted
+ * to `syncBudgetTokens` of evidence (no per-message overhead); none when either bound is 0.
+ * @param top the pool's best messages in pool order (at least `syncMaxMessages` when the pool has them).
+ */
+export function synchronizationSnapshot(top: readonly Message[], options: { syncMaxMessages: number; syncBudgetTokens: number }): Message[] {
+  if (options.syncMaxMessages <= 0 || options.syncBudgetTokens <= 0 || top.length === 0) return [];
+  return fitToBudget(top.slice(0, options.syncMaxMessages), options.syncBudgetTokens).messages;
+}
+
+/**
+ * The synchronized messages halved (by evidence tokens, as the snapshot counts them), for one more
+ * seek after a context overflow: fewer messages, the first one trimmed when it alone exceeds half.
+ * @returns the smaller list and the tokens before and after.
+ */
+export function halveSynchronized(synchronized: readonly Message[]): { messages: Message[]; before: number; tokens: number } {
+  const before = synchronized.reduce((sum, m) => sum + m.tokens, 0);
+  const smaller = fitToBudget([...synchronized], Math.floor(before / 2));
+  return { messages: smaller.messages, before, tokens: smaller.tokens };
+}
+
+/** One KAR step's messages: the top-k fitted to the reasoning budget with {@link MESSAGE_OVERHEAD_TOKENS} per message. */
+export function fitForReasoning(topK: readonly Message[], budgetTokens: number): FittedMessages {
+  return fitToBudget([...topK], budgetTokens, { overheadTokensPerMessage: MESSAGE_OVERHEAD_TOKENS });
+}
+
+/**
+ * A KAR step's messages halved after a context overflow: half the tokens (the first message's
+ * label overhead is not halved, so a single message is trimmed to half its evidence rather than
+ * dropped). May hold no message when nothing is left to send.
+ */
+export function halveForReasoning(fitted: FittedMessages): FittedMessages {
+  const halved = MESSAGE_OVERHEAD_TOKENS + Math.floor((fitted.tokens - MESSAGE_OVERHEAD_TOKENS) / 2);
+  return fitToBudget(fitted.messages, Math.max(0, halved), { overheadTokensPerMessage: MESSAGE_OVERHEAD_TOKENS });
+}
+
+/**
+ * The next KAR step after a refusal at `k` over a pool of `poolSize` messages: k doubles (shared/kar.ts
+ * `nextK`), and the round is exhausted when k already covered the pool or when the step was
+ * budget-bound (`truncated`: the budget dropped or trimmed messages it was given, so a wider k
+ * would give the agent the same text again).
+ */
+export function afterRefusal(k: number, poolSize: number, truncated: boolean): { k: number; exhausted: boolean } {
+  const next = nextK(k, poolSize);
+  return { k: next.k, exhausted: next.exhausted || truncated };
+}
+
+/**
+ * Bound the text a message stores: evidence to `MAX_EVIDENCE_CHARS`, quote text to `MAX_STORED_QUOTE_CHARS`
+ * in all (see there). Cuts never split a surrogate pair. Pure; `quotes` is not modified.
+ * @returns the kept evidence and quotes, and one warning per cut (empty when nothing was cut).
+ */
+export function boundMessageText(evidence: string, quotes: Quote[]): { evidence: string; quotes: Quote[]; warnings: string[] } {
+  const warnings: string[] = [];
+  let keptEvidence = evidence;
+  if (evidence.length > MAX_EVIDENCE_CHARS) {
+    keptEvidence = evidence.slice(0, codePointCut(evidence, MAX_EVIDENCE_CHARS));
+    warnings.push(`evidence of ${evidence.length} characters cut to ${keptEvidence.length} (MAX_EVIDENCE_CHARS)`);
+  }
+  const kept: Quote[] = [];
+  let room = MAX_STORED_QUOTE_CHARS;
+  for (const quote of quotes) {
+    if (quote.text.length <= room) {
+      kept.push(quote);
+      room -= quote.text.length;
+      continue;
+    }
+    const cut = codePointCut(quote.text, room);
+    if (cut > 0) {
+      kept.push({ ...quote, end: quote.start + cut, text: quote.text.slice(0, cut) });
+      warnings.push(`quote of ${quote.documentId} [${quote.start}, ${quote.end}) cut to its first ${cut} characters (MAX_STORED_QUOTE_CHARS)`);
+    } else {
+      warnings.push(`quote of ${quote.documentId} [${quote.start}, ${quote.end}) not stored: the message's quotes already hold ${MAX_STORED_QUOTE_CHARS} characters (MAX_STORED_QUOTE_CHARS)`);
+    }
+    room -= cut;
+  }
+  return { evidence: keptEvidence, quotes: kept, warnings };
+}
+
+/** Largest offset <= `max` in `text` that is not inside a surrogate pair. */
+function codePointCut(text: string, max: number): number {
+  if (max >= text.length) return text.length;
+  const code = text.charCodeAt(max - 1);
+  return max > 0 && code >= 0xd800 && code <= 0xdbff ? max - 1 : max;
+}
+
+/**
+ * Map a span of chunk text (`[start, end)`, chunk offsets) to quotes in documents. A span that
+ * crosses a segment boundary yields one quote per segment; the "\n\n" joiners between segments are
+ * not part of any document and are dropped.
+ */
+export function spanToQuotes(chunk: Chunk, start: number, end: number): Quote[] {
+  const quotes: Quote[] = [];
+  for (const seg of chunk.segments) {
+    const segEnd = seg.chunkStart + (seg.end - seg.start);
+    const from = Math.max(start, seg.chunkStart);
+    const to = Math.min(end, segEnd);
+    if (from >= to) continue;
+    const text = chunk.text.slice(from, to);
+    if (text.trim() === '') continue;
+    quotes.push({
+      documentId: seg.documentId,
+      start: seg.start + (from - seg.chunkStart),
+      end: seg.start + (to - seg.chunkStart),
+      text,
+    });
+  }
+  return quotes;
+}
