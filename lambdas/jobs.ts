@@ -7,14 +7,14 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { S3BlobStore } from './adapters/s3-blob-store';
 import { logger, withLambdaContext } from './adapters/logging';
-import { SfnExecutionLookup } from './adapters/sfn-execution-lookup';
+import { SfnRunLauncher } from './adapters/sfn-run-launcher';
 import { loadJobsEnv } from './adapters/trigger-env';
 import { makeJobHandlers } from './trigger-handlers';
 
 const env = loadJobsEnv();
 const handlers = makeJobHandlers({
   blobs: new S3BlobStore(new S3Client({}), env.BUCKET_NAME),
-  executions: new SfnExecutionLookup(new SFNClient({}), env.STATE_MACHINE_ARN),
+  executions: new SfnRunLauncher(new SFNClient({}), env.STATE_MACHINE_ARN),
   logger,
 });
 

@@ -15,7 +15,7 @@
  *   index      PlanSurveys' output `{bulkId, date, itemsKey, surveys}`
  */
 import { z } from 'zod';
-import type { ExecutionLookup } from '../shared/pipeline/jobs';
+import type { ExecutionLookup } from '../shared/executions';
 import { parseEvent } from '../shared/pipeline/state';
 import type { BlobStore, MessageStore } from '../shared/ports';
 import type { SurveyModel } from '../shared/survey/ports';

@@ -9,14 +9,14 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { S3BlobStore } from './adapters/s3-blob-store';
 import { withLambdaContext } from './adapters/logging';
-import { SfnExecutionLookup } from './adapters/sfn-execution-lookup';
+import { SfnRunLauncher } from './adapters/sfn-run-launcher';
 import { loadJobsEnv } from './adapters/trigger-env';
 import { makeSurveyScheduleHandlers } from './survey-handlers';
 
 const env = loadJobsEnv();
 const handlers = makeSurveyScheduleHandlers({
   blobs: new S3BlobStore(new S3Client({}), env.BUCKET_NAME),
-  executions: new SfnExecutionLookup(new SFNClient({}), env.STATE_MACHINE_ARN),
+  executions: new SfnRunLauncher(new SFNClient({}), env.STATE_MACHINE_ARN),
 });
 
 export const planHandler = withLambdaContext(handlers.plan);

@@ -7,7 +7,8 @@
 import { z } from 'zod';
 import { corpusIdOfKey } from '../shared/corpus';
 import { ingestCorpus } from '../shared/pipeline/ingest';
-import { planJob, writeJobResults, type ExecutionLookup, type JobState } from '../shared/pipeline/jobs';
+import type { ExecutionLookup } from '../shared/executions';
+import { planJob, writeJobResults, type JobState } from '../shared/pipeline/jobs';
 import { createdObjectOf } from '../shared/pipeline/s3-event';
 import { parseEvent } from '../shared/pipeline/state';
 import type { BlobStore } from '../shared/ports';

@@ -2,7 +2,7 @@
  * `extagents serve`: the API of the deployed stack (shared/api: the same router, schemas and core)
  * on 127.0.0.1 over ONE long-lived local stack (local/stack.ts, persistent under the state
  * directory: the bucket in `<stateDir>/bucket`, DynamoDB data in `<stateDir>/dynamodb`), with
- * executions run in the background in this process (local/run-launcher.ts).
+ * executions run in the background in this process (local/executions.ts).
  *
  * Differences from AWS, each standing in for an AWS service:
  * - Authentication: a bearer token (RFC 6750) instead of SigV4; every API route needs
@@ -44,7 +44,7 @@ import { ConfigurationError, InvalidInputError } from '../shared/errors';
 import { UnauthorizedError } from '../shared/api/errors';
 import type { AgentModel, BlobStore } from '../shared/ports';
 import { FsBlobStore } from './fs-blob-store';
-import { LocalRunLauncher } from './run-launcher';
+import { LocalExecutions } from './executions';
 import { MAX_LLAMA_SEQUENCES, startLocalStack, type LocalStack } from './stack';
 import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT } from './defaults';
 
@@ -95,7 +95,7 @@ export interface LocalApiServer {
   readonly token: string;
   /** Whether the token was generated (then print it). */
   readonly tokenGenerated: boolean;
-  readonly launcher: LocalRunLauncher;
+  readonly launcher: LocalExecutions;
   readonly stack: LocalStack;
   /** Stop accepting requests, abort and await running executions, stop the stack. Idempotent. */
   stop(): Promise<void>;
@@ -190,7 +190,7 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
     await lock?.release();
     throw error;
   }
-  const launcher = new LocalRunLauncher({
+  const launcher = new LocalExecutions({
     execute: (input, signal) => stack.execute(input, { signal }),
     blobs: stack.blobs,
     maxConcurrentRuns,

@@ -16,13 +16,13 @@
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import pLimit from 'p-limit';
-import { ExtAgentsError, InvalidInputError } from '../shared/errors';
+import { InvalidInputError } from '../shared/errors';
 import { corpusPrefix, parseCorpusId } from '../shared/corpus';
 import { ingestCorpus, type IngestOutcome } from '../shared/pipeline/ingest';
-import { JOBS_PREFIX, JobNameSchema, loadJob, planJob, writeJobResults, type ExecutionLookup, type QuestionExecution, type JobState, type JobSummary } from '../shared/pipeline/jobs';
+import { JOBS_PREFIX, JobNameSchema, loadJob, planJob, writeJobResults, type JobState, type JobSummary } from '../shared/pipeline/jobs';
 import type { BlobStore } from '../shared/ports';
 import type { CorpusFile } from './corpus';
-import { ExecutionFailedError } from './engine';
+import { LocalExecutions } from './executions';
 import type { LocalStack } from './stack';
 
 /**
@@ -117,7 +117,7 @@ export async function runJob(stack: LocalStack, key: string, options: RunJobOpti
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new InvalidInputError(`concurrency must be a positive integer, got ${concurrency}`);
   const state = await planLocalJob(blobs, key, options.etag);
   const { items } = await loadJob(blobs, state.jobId);
-  const executions = new LocalExecutionRegistry(blobs);
+  const executions = new LocalExecutions({ blobs });
 
   let started = 0;
   let alreadyStarted = 0;
@@ -136,84 +136,3 @@ export async function runJob(stack: LocalStack, key: string, options: RunJobOpti
   return { jobId: state.jobId, started, alreadyStarted, summary };
 }
 
-/** Key of a local execution's record. */
-const executionKey = (name: string): string => `runs/_executions/${name}.json`;
-
-/** Names being started in this process, per bucket (a second claim of one is refused at once). */
-const claimedByBucket = new WeakMap<BlobStore, Set<string>>();
-
-/**
- * Step Functions' execution-name uniqueness, locally: a record per execution name in the bucket
- * (`runs/_executions/<name>.json`: status, error, cause; while running, the pid of the process that
- * runs it), so a name runs at most once per bucket, across processes that run one after the other.
- * A RUNNING record whose process is gone (killed, crashed) is an interrupted execution: it runs
- * again under the same name, which resumes the run (the question's run id is derived from the job,
- * so the workflow replays it: docs/ARCHITECTURE.md, "Resume"), instead of staying RUNNING forever
- * and its question failing as "no result".
- */
-export class LocalExecutionRegistry implements ExecutionLookup {
-  constructor(private readonly blobs: BlobStore) {}
-
-  /**
-   * Run `execute` under `name` unless an execution of that name exists (then nothing runs).
-   * A failed execution is recorded with its error name and cause, not thrown.
-   */
-  async run(name: string, execute: () => Promise<unknown>): Promise<{ started: boolean; status: string }> {
-    const key = executionKey(name);
-    let claimed = claimedByBucket.get(this.blobs);
-    if (!claimed) claimedByBucket.set(this.blobs, (claimed = new Set()));
-    if (claimed.has(name)) return { started: false, status: 'RUNNING' };
-    claimed.add(name); // before any await: a concurrent claim of the same name sees it
-    try {
-      if (await this.blobs.exists(key)) {
-        const existing = (await this.describe(name)) as QuestionExecution & { pid?: number };
-        if (!(existing.status === 'RUNNING' && !isProcessAlive(existing.pid))) return { started: false, status: existing.status };
-        // Interrupted: its process is gone. Run it again under the same name (resumes the run).
-      }
-      await this.record(name, { status: 'RUNNING', pid: process.pid } as QuestionExecution);
-      let status: QuestionExecution;
-      try {
-        await execute();
-        status = { status: 'SUCCEEDED' };
-      } catch (error) {
-        status = { status: 'FAILED', ...failureOf(error) };
-      }
-      await this.record(name, status);
-      return { started: true, status: status.status };
-    } finally {
-      claimed.delete(name);
-    }
-  }
-
-  async describe(name: string): Promise<QuestionExecution> {
-    const key = executionKey(name);
-    if (!(await this.blobs.exists(key))) return { status: 'NOT_FOUND' };
-    return JSON.parse(await this.blobs.getText(key)) as QuestionExecution;
-  }
-
-  private async record(name: string, status: QuestionExecution): Promise<void> {
-    await this.blobs.put(executionKey(name), JSON.stringify(status), 'application/json');
-  }
-}
-
-/**
- * Is the process `pid` still running (signal 0: existence check, nothing sent)? A record without a
- * pid was written by a version that did not record one: treated as gone. EPERM means it exists.
- */
-function isProcessAlive(pid: number | undefined): boolean {
-  if (pid === undefined || !Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Error name and cause of a failed local execution, as DescribeExecution would report them. */
-function failureOf(error: unknown): { error: string; cause: string } {
-  if (error instanceof ExecutionFailedError) return { error: error.error, cause: error.causeText };
-  if (error instanceof ExtAgentsError) return { error: error.name, cause: JSON.stringify({ errorType: error.name, errorMessage: error.message }) };
-  const e = error instanceof Error ? error : new Error(String(error));
-  return { error: e.name, cause: JSON.stringify({ errorType: e.name, errorMessage: e.message }) };
-}

@@ -87,18 +87,27 @@ export const ERROR_CLASSES: Readonly<Record<string, new (message: string, option
 };
 
 /**
- * Rebuild a typed error from a failed execution's `Error` and `Cause` (a Lambda error's Cause is the
- * JSON `{"errorType","errorMessage",…}`). Returns undefined when `error` names no class of ours.
+ * The message of a failed execution's `Cause`: a Lambda error's Cause is the JSON
+ * `{"errorType","errorMessage","trace"}` (the workflow's Fail states keep it), which gives its
+ * `errorMessage`; any other cause is the message itself. The one parser of causes.
+ */
+export function failureMessage(cause: string): string {
+  try {
+    const parsed = JSON.parse(cause) as { errorMessage?: unknown };
+    if (typeof parsed.errorMessage === 'string') return parsed.errorMessage;
+  } catch {
+    // A plain-text cause is the message itself.
+  }
+  return cause;
+}
+
+/**
+ * Rebuild a typed error from a failed execution's `Error` and `Cause` (a Lambda error's JSON cause,
+ * or its message already parsed: {@link failureMessage}). Returns undefined when `error` names no
+ * class of ours.
  */
 export function errorFromFailure(error: string, cause: string): ExtAgentsError | undefined {
   const ErrorClass = ERROR_CLASSES[error];
   if (!ErrorClass) return undefined;
-  let message = cause;
-  try {
-    const parsed = JSON.parse(cause) as { errorMessage?: unknown };
-    if (typeof parsed.errorMessage === 'string') message = parsed.errorMessage;
-  } catch {
-    // A plain-text cause is the message itself.
-  }
-  return new ErrorClass(message);
+  return new ErrorClass(failureMessage(cause));
 }

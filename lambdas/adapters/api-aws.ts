@@ -9,13 +9,12 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import type { ApiDeps } from '../../shared/api/core';
-import { ConfigurationError } from '../../shared/errors';
 import { DynamoMessageStore } from './dynamo-message-store';
 import { S3BlobStore } from './s3-blob-store';
 import { S3IdempotencyStore } from './s3-idempotency-store';
 import { S3Presigner, createPresigningS3Client } from './s3-presigner';
 import { SfnRunLauncher } from './sfn-run-launcher';
-import { issuesText } from '../../shared/validation';
+import { StateMachineArnSchema, loadLambdaEnv } from './lambda-env';
 
 const ApiEnvSchema = z.object({
   /** DynamoDB table of messages and runs. */
@@ -23,7 +22,7 @@ const ApiEnvSchema = z.object({
   /** The project bucket (corpora, runs, api records). */
   BUCKET_NAME: z.string().min(1),
   /** The workflow's state machine. */
-  STATE_MACHINE_ARN: z.string().regex(/^arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}:stateMachine:[A-Za-z0-9_-]{1,80}$/, 'must be a state machine ARN'),
+  STATE_MACHINE_ARN: StateMachineArnSchema,
 });
 
 export type ApiEnv = z.infer<typeof ApiEnvSchema>;
@@ -33,12 +32,7 @@ export type ApiEnv = z.infer<typeof ApiEnvSchema>;
  * @throws ConfigurationError naming each missing or invalid variable.
  */
 export function loadApiEnv(source: NodeJS.ProcessEnv = process.env): ApiEnv {
-  const result = ApiEnvSchema.safeParse(source);
-  if (!result.success) {
-    const detail = issuesText(result.error);
-    throw new ConfigurationError(`Invalid API Lambda environment: ${detail}`);
-  }
-  return result.data;
+  return loadLambdaEnv(ApiEnvSchema, source, 'API Lambda');
 }
 
 const env = loadApiEnv();

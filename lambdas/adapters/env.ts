@@ -1,11 +1,9 @@
 /**
- * Lambda environment, validated once at cold start with a message naming each bad variable
- * (no placeholder defaults that would hide a missing value).
+ * Environment of the workflow's Lambdas, validated once at cold start (lambdas/adapters/lambda-env.ts).
  */
 import { z } from 'zod';
-import { ConfigurationError } from '../../shared/errors';
 import { parseModelSpec, type ModelSpec } from '../../shared/llm/model-spec';
-import { issuesText } from '../../shared/validation';
+import { loadLambdaEnv } from './lambda-env';
 
 const EnvSchema = z
   .object({
@@ -48,10 +46,5 @@ export type LambdaEnv = z.infer<typeof EnvSchema>;
  * @throws ConfigurationError naming each missing or invalid variable, or for an invalid MODEL_SPEC.
  */
 export function loadEnv(source: NodeJS.ProcessEnv = process.env): LambdaEnv {
-  const result = EnvSchema.safeParse(source);
-  if (!result.success) {
-    const detail = issuesText(result.error);
-    throw new ConfigurationError(`Invalid Lambda environment: ${detail}`);
-  }
-  return result.data;
+  return loadLambdaEnv(EnvSchema, source);
 }

@@ -1,6 +1,8 @@
 /**
- * RunLauncher (shared/api/ports.ts) over AWS Step Functions: StartExecution with the run id as the
- * execution name, DescribeExecution by the execution ARN derived from the state machine ARN.
+ * RunLauncher and ExecutionLookup (shared/executions.ts) over AWS Step Functions: StartExecution with
+ * the run id as the execution name, DescribeExecution by the execution ARN derived from the state
+ * machine ARN. The one Step Functions adapter: the API starts and describes runs with it, the jobs
+ * and bulk survey functions describe their executions with it.
  *
  * - StartExecution is idempotent by name for Standard workflows: the same name and input while the
  *   execution runs succeeds again; a finished execution, or another input, answers
@@ -18,13 +20,11 @@ import {
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import { ConfigurationError } from '../../shared/errors';
-import type { ExecutionDescription, ExecutionStatus, RunLauncher } from '../../shared/api/ports';
-import { EXECUTION_STATUSES, causeMessage } from '../../shared/api/ports';
+import { EXECUTION_STATUSES, causeMessage, type ExecutionDescription, type ExecutionStatus, type RunLauncher } from '../../shared/executions';
+import { StateMachineArnSchema } from './lambda-env';
 import type { PrepareEvent } from '../../shared/pipeline/state';
 
-const STATE_MACHINE_ARN = /^arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}:stateMachine:[A-Za-z0-9_-]{1,80}$/;
-
-/** The RunLauncher of the deployed stack. */
+/** The RunLauncher (and ExecutionLookup) of the deployed stack. */
 export class SfnRunLauncher implements RunLauncher {
   /**
    * @param client a Step Functions client created once per container.
@@ -35,7 +35,7 @@ export class SfnRunLauncher implements RunLauncher {
     private readonly client: SFNClient,
     private readonly stateMachineArn: string,
   ) {
-    if (!STATE_MACHINE_ARN.test(stateMachineArn)) throw new ConfigurationError(`Not a state machine ARN: ${JSON.stringify(stateMachineArn)}`);
+    if (!StateMachineArnSchema.safeParse(stateMachineArn).success) throw new ConfigurationError(`Not a state machine ARN: ${JSON.stringify(stateMachineArn)}`);
   }
 
   /** The ARN of the execution `name` of this state machine. */

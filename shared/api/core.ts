@@ -18,7 +18,8 @@ import type { RunResult } from '../types';
 import { readIngestedCounts } from './corpus-index';
 import { idempotencyKeyHash, idempotentRunId, requestHash, sha256Hex } from './idempotency';
 import { corpusRecordKey } from './layout';
-import type { ExecutionDescription, ExecutionStatus, IdempotencyRecord, IdempotencyStore, Presigner, RunLauncher } from './ports';
+import type { ExecutionDescription, ExecutionStatus, RunLauncher } from '../executions';
+import type { IdempotencyRecord, IdempotencyStore, Presigner } from './ports';
 import {
   MAX_EXECUTION_INPUT_BYTES,
   type CorpusResponse,

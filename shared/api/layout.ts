@@ -9,6 +9,3 @@ export const idempotencyRecordKey = (keyHash: string): string => `api/idempotenc
 
 /** What `POST /v1/corpora` announced: `CorpusRecord` (shared/api/core.ts). */
 export const corpusRecordKey = (corpusId: string): string => `api/corpora/${corpusId}.json`;
-
-/** The local run launcher's record of one execution (local/run-launcher.ts). */
-export const executionRecordKey = (name: string): string => `api/executions/${name}.json`;

@@ -14,7 +14,7 @@ import { MAX_DOCUMENT_BYTES } from '../text';
 import { CorpusIdSchema, CorpusRefSchema, keyLike } from '../corpus';
 import { QuestionSchema, RunIdSchema } from '../pipeline/state';
 import type { ChunkFailure, Citation, KarStep, Message, RetryReport, RunResult, SkippedDocument } from '../types';
-import { EXECUTION_STATUSES } from './ports';
+import { EXECUTION_STATUSES } from '../executions';
 
 /** Schema metadata of the registries below: the component name in the OpenAPI document. */
 export interface SchemaMeta {

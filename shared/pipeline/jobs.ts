@@ -10,9 +10,9 @@
  * event starts nothing twice, while a re-upload (a new version id in a versioned bucket such as the
  * project bucket, else a new ETag) is a new job.
  *
- * Domain code: no AWS SDK. Ports: BlobStore, and `ExecutionLookup` (how a question's execution ended,
- * when it left no result). AWS: the jobs state machine (infra/ingest.ts) with lambdas/jobs.ts; local:
- * `runJob` (local/jobs.ts).
+ * Domain code: no AWS SDK. Ports: BlobStore, and `ExecutionLookup` (shared/executions.ts: how a
+ * question's execution ended, when it left no result). AWS: the jobs state machine (infra/ingest.ts)
+ * with lambdas/jobs.ts; local: `runJob` (local/uploads.ts).
  */
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
@@ -20,6 +20,7 @@ import { z } from 'zod';
 import { CorpusIdSchema, CorpusRefSchema, resolveCorpusRef, type CorpusRef, type CorpusSelection } from '../corpus';
 import { RunOptionsSchema, type RunOptionsInput } from '../config';
 import { InvalidInputError, errorFromFailure } from '../errors';
+import type { ExecutionDescription, ExecutionLookup } from '../executions';
 import type { BlobStore } from '../ports';
 import type { RunResult, Usage } from '../types';
 import { IO_CONCURRENCY } from './ingest';
@@ -161,21 +162,6 @@ export interface JobState {
   name: string;
   itemsKey: string;
   questions: number;
-}
-
-/** How a question's execution ended, as the execution service reports it. */
-export interface QuestionExecution {
-  /** `RUNNING`, `SUCCEEDED`, `FAILED`, `TIMED_OUT`, `ABORTED`, or `NOT_FOUND` (never started). */
-  status: string;
-  /** The failure's error name (e.g. `EmptyCorpusError`, `States.ExceedToleratedFailureThreshold`). */
-  error?: string;
-  /** The failure's cause (for a Lambda error, JSON with `errorMessage`). */
-  cause?: string;
-}
-
-/** Port: look up a question's execution by name (Step Functions DescribeExecution; a local registry). */
-export interface ExecutionLookup {
-  describe(executionName: string): Promise<QuestionExecution>;
 }
 
 /** One line of `results/<name>.jsonl`. */
@@ -400,14 +386,14 @@ async function resultLineOf(item: JobItem, deps: JobDeps & { executions: Executi
   return { ...base, status: 'failed', error: failureOf(execution) };
 }
 
-/** A readable error of an execution without a result: our typed error when it names one. */
-function failureOf(execution: QuestionExecution): { name: string; message: string } {
+/** A readable error of an execution without a result (undefined: never started): our typed error when it names one. */
+function failureOf(execution: ExecutionDescription | undefined): { name: string; message: string } {
+  if (execution === undefined) return { name: 'ExecutionNotStarted', message: 'The question was never started' };
   if (execution.status === 'FAILED' || execution.status === 'TIMED_OUT' || execution.status === 'ABORTED') {
     const name = execution.error ?? `Execution${execution.status.charAt(0)}${execution.status.slice(1).toLowerCase()}`;
     const typed = errorFromFailure(name, execution.cause ?? '');
     return { name, message: typed?.message ?? execution.cause ?? `The execution ended ${execution.status}` };
   }
-  if (execution.status === 'NOT_FOUND') return { name: 'ExecutionNotStarted', message: 'The question was never started' };
   return { name: 'NoResult', message: `The execution is ${execution.status} and has written no result` };
 }
 

@@ -14,7 +14,7 @@ import pLimit from 'p-limit';
 import { z } from 'zod';
 import { InvalidInputError, errorFromFailure } from '../errors';
 import { IO_CONCURRENCY } from '../pipeline/ingest';
-import type { ExecutionLookup } from '../pipeline/jobs';
+import type { ExecutionLookup } from '../executions';
 import type { BlobStore } from '../ports';
 import { parseJsonText } from '../pipeline/state';
 import type { SurveyMetadata } from './types';
@@ -150,6 +150,7 @@ export async function writeSurveyIndex(plan: BulkPlan, deps: { blobs: BlobStore;
           return { ...base, status: 'succeeded', markdown, metadata, words: m.words, citations: m.citations.kept };
         }
         const execution = await deps.executions.describe(item.executionName);
+        if (execution === undefined) return { ...base, status: 'failed', error: { name: 'ExecutionNotStarted', message: `The survey execution was never started, so it wrote no ${metadata}` } };
         const error = execution.error !== undefined ? (errorFromFailure(execution.error, execution.cause ?? '') ?? { name: execution.error, message: execution.cause ?? '' }) : undefined;
         return { ...base, status: 'failed', error: error ? { name: error.name, message: error.message } : { name: execution.status, message: `The survey execution ended ${execution.status} without writing ${metadata}` } };
       }),

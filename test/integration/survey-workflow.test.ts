@@ -106,7 +106,7 @@ describe('the survey state machine steps', () => {
     const bulk = makeSurveyScheduleHandlers({
       blobs,
       now: NOW,
-      executions: { describe: async () => ({ status: 'FAILED', error: 'InvalidInputError', cause: JSON.stringify({ errorMessage: 'No corpus object under prefix "corpora/none/"' }) }) },
+      executions: { describe: async (name) => ({ name, status: 'FAILED', startedAt: '2025-03-04T00:00:00.000Z', error: 'InvalidInputError', cause: 'No corpus object under prefix "corpora/none/"' }) },
     });
     // Act
     const plan: BulkPlan = await bulk.plan({});
@@ -125,7 +125,7 @@ describe('the survey state machine steps', () => {
 
   it('rejects an invalid schedule with every bad field named', async () => {
     await blobs.put('surveys/schedule.json', JSON.stringify({ surveys: [{ topic: '', corpus: { prefix: 'runs/x/' } }] }));
-    const bulk = makeSurveyScheduleHandlers({ blobs, executions: { describe: async () => ({ status: 'NOT_FOUND' }) } });
+    const bulk = makeSurveyScheduleHandlers({ blobs, executions: { describe: async () => undefined } });
     await expect(bulk.plan({})).rejects.toMatchObject({ name: 'InvalidInputError', message: expect.stringMatching(/surveys\.0\.topic.*surveys\.0\.corpus/s) });
   });
 });

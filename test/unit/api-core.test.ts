@@ -5,7 +5,8 @@
  */
 import { InvalidInputError, NotFoundError } from '../../shared/errors';
 import { BlobIdempotencyStore } from '../../shared/api/idempotency';
-import type { ExecutionDescription, PresignedUpload, Presigner, RunLauncher } from '../../shared/api/ports';
+import type { PresignedUpload, Presigner } from '../../shared/api/ports';
+import type { ExecutionDescription, RunLauncher } from '../../shared/executions';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES } from '../../shared/api/problem';
 import { createApiHandler, type ApiRequest } from '../../shared/api/router';
 import {

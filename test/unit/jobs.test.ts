@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FsBlobStore } from '../../local/fs-blob-store';
 import { InvalidInputError } from '../../shared/errors';
+import type { ExecutionDescription, ExecutionLookup } from '../../shared/executions';
 import {
   jobIdOf,
   jobNameOfKey,
@@ -14,8 +15,6 @@ import {
   parseJobFile,
   planJob,
   writeJobResults,
-  type ExecutionLookup,
-  type QuestionExecution,
   type JobResultLine,
   type JobSummary,
 } from '../../shared/pipeline/jobs';
@@ -189,9 +188,9 @@ describe('planning and results of a job', () => {
     await blobs.put(resultKey(items[0].executionName), JSON.stringify(runResult(items[0].executionName, questions[0], true)));
     const described: string[] = [];
     const executions: ExecutionLookup = {
-      async describe(name): Promise<QuestionExecution> {
+      async describe(name): Promise<ExecutionDescription> {
         described.push(name);
-        return { status: 'FAILED', error: 'EmptyCorpusError', cause: JSON.stringify({ errorType: 'EmptyCorpusError', errorMessage: 'The corpus has no usable text' }) };
+        return { name, status: 'FAILED', startedAt: '2025-03-01T00:00:00.000Z', error: 'EmptyCorpusError', cause: 'The corpus has no usable text' };
       },
     };
     // Act

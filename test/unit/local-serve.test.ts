@@ -4,14 +4,15 @@
  * signer (signature, expiry, signed length and content type, the 500 MiB limit), its secret kept in
  * the state directory, and the token rules.
  */
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FsBlobStore } from '../../local/fs-blob-store';
 import { ExecutionFailedError } from '../../local/engine';
-import { LocalRunLauncher } from '../../local/run-launcher';
+import { LocalExecutions, executionRecordKey } from '../../local/executions';
 import { LocalUploadSigner, MAX_LOCAL_UPLOAD_BYTES, UPLOAD_SECRET_FILE, loadUploadSecret, tokenProblem } from '../../local/serve';
-import type { ExecutionDescription } from '../../shared/api/ports';
+import type { ExecutionDescription } from '../../shared/executions';
 import { MAX_FILE_BYTES } from '../../shared/api/schemas';
 import { ConfigurationError, EmptyCorpusError } from '../../shared/errors';
 import type { PrepareEvent } from '../../shared/pipeline/state';
@@ -34,7 +35,7 @@ async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setImmediate(resolve));
 }
 
-describe('LocalRunLauncher', () => {
+describe('LocalExecutions (serve)', () => {
   let dir: string;
   let blobs: FsBlobStore;
 
@@ -48,7 +49,7 @@ describe('LocalRunLauncher', () => {
     const gates = new Map<string, ReturnType<typeof deferred<unknown>>>();
     const running: string[] = [];
     const ended: ExecutionDescription[] = [];
-    const launcher = new LocalRunLauncher({
+    const launcher = new LocalExecutions({
       blobs,
       maxConcurrentRuns: 1,
       execute: async (event) => {
@@ -84,11 +85,11 @@ describe('LocalRunLauncher', () => {
   });
 
   it('starts a name once, also across launchers on the same bucket', async () => {
-    const first = new LocalRunLauncher({ blobs, maxConcurrentRuns: 2, execute: async () => ({}) });
+    const first = new LocalExecutions({ blobs, maxConcurrentRuns: 2, execute: async () => ({}) });
 
     const starts = await Promise.all([first.start('a', input('a')), first.start('a', input('a'))]);
     await first.stop();
-    const second = new LocalRunLauncher({ blobs, maxConcurrentRuns: 2, execute: async () => ({}) });
+    const second = new LocalExecutions({ blobs, maxConcurrentRuns: 2, execute: async () => ({}) });
 
     expect(starts.map((s) => s.started).sort()).toEqual([false, true]);
     expect(await second.start('a', input('a'))).toEqual({ started: false });
@@ -98,7 +99,7 @@ describe('LocalRunLauncher', () => {
 
   it('reports the error name and the Lambda error message of a failed execution', async () => {
     const cause = JSON.stringify({ errorType: 'ModelError', errorMessage: 'the model refused', trace: [] });
-    const launcher = new LocalRunLauncher({ blobs, maxConcurrentRuns: 1, execute: async () => Promise.reject(new ExecutionFailedError('States.ExceedToleratedFailureThreshold', cause)) });
+    const launcher = new LocalExecutions({ blobs, maxConcurrentRuns: 1, execute: async () => Promise.reject(new ExecutionFailedError('States.ExceedToleratedFailureThreshold', cause)) });
 
     await launcher.start('a', input('a'));
     await launcher.stop();
@@ -106,14 +107,45 @@ describe('LocalRunLauncher', () => {
     expect(await launcher.describe('a')).toMatchObject({ status: 'FAILED', error: 'States.ExceedToleratedFailureThreshold', cause: 'the model refused' });
   });
 
-  it('reports a run left RUNNING by a stopped server as ABORTED', async () => {
-    const hanging = new LocalRunLauncher({ blobs, maxConcurrentRuns: 1, execute: () => new Promise(() => undefined) });
-    await hanging.start('a', input('a'));
-    // A new launcher on the same bucket stands for a restarted server; the first never stopped cleanly.
-    const restarted = new LocalRunLauncher({ blobs, maxConcurrentRuns: 1, execute: async () => ({}) });
+  it('reports a run left RUNNING by a process that is gone as ABORTED, and one of a live process as RUNNING', async () => {
+    // A server killed mid-run left its record RUNNING under its pid, which no longer exists.
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid as number;
+    await blobs.put(executionRecordKey('a'), JSON.stringify({ name: 'a', status: 'RUNNING', startedAt: '2026-01-01T00:00:00.000Z', pid: gone }));
+    // A job of another process (here: this one) is running b.
+    const job = new LocalExecutions({ blobs });
+    const gate = deferred<unknown>();
+    const running = job.run('b', () => gate.promise);
+    await until(() => existsSync(path.join(dir, 'runs', '_executions', 'b.json')));
+    const restarted = new LocalExecutions({ blobs, maxConcurrentRuns: 1, execute: async () => ({}) });
 
-    expect(await restarted.describe('a')).toMatchObject({ status: 'ABORTED', error: 'ServerStopped' });
+    expect(await restarted.describe('a')).toMatchObject({ status: 'ABORTED', error: 'ProcessStopped' });
+    expect(await restarted.start('a', input('a'))).toEqual({ started: false });
+    expect(await restarted.describe('b')).toMatchObject({ name: 'b', status: 'RUNNING' });
     expect(await restarted.describe('unknown')).toBeUndefined();
+    gate.resolve({});
+    expect(await running).toEqual({ started: true, status: 'SUCCEEDED' });
+    expect(await restarted.describe('b')).toMatchObject({ status: 'SUCCEEDED', stoppedAt: expect.any(String) });
+  });
+
+  it('shares one registry between serve and job: a name serve started is not run again by a job, and the failure cause is parsed once', async () => {
+    const cause = JSON.stringify({ errorType: 'EmptyCorpusError', errorMessage: 'The corpus has no usable text', trace: [] });
+    const serve = new LocalExecutions({ blobs, execute: async () => Promise.reject(new ExecutionFailedError('EmptyCorpusError', cause)) });
+    await serve.start('q1', input('q1'));
+    await serve.stop();
+    let ran = false;
+    const job = new LocalExecutions({ blobs });
+
+    expect(await job.run('q1', async () => void (ran = true))).toEqual({ started: false, status: 'FAILED' });
+    expect(ran).toBe(false);
+    expect(await job.describe('q1')).toMatchObject({ status: 'FAILED', error: 'EmptyCorpusError', cause: 'The corpus has no usable text' });
+  });
+
+  it('still reads the records earlier versions of serve kept under api/executions/', async () => {
+    await blobs.put('api/executions/old.json', JSON.stringify({ name: 'old', status: 'SUCCEEDED', startedAt: '2026-01-01T00:00:00.000Z', stoppedAt: '2026-01-01T00:01:00.000Z' }));
+    const launcher = new LocalExecutions({ blobs, execute: async () => ({}) });
+
+    expect(await launcher.describe('old')).toMatchObject({ status: 'SUCCEEDED' });
+    expect(await launcher.start('old', input('old'))).toEqual({ started: false });
   });
 });
 

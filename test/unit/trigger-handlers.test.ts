@@ -10,7 +10,7 @@ import { FsBlobStore } from '../../local/fs-blob-store';
 import { makeHandlers, runIdOf } from '../../lambdas/handlers';
 import { makeIngestBatchHandler, makeJobHandlers } from '../../lambdas/trigger-handlers';
 import { EmptyCorpusError, InvalidInputError } from '../../shared/errors';
-import type { ExecutionLookup } from '../../shared/pipeline/jobs';
+import type { ExecutionLookup } from '../../shared/executions';
 import type { MessageStore } from '../../shared/ports';
 import { createdObjectOf, decodeS3EventKey } from '../../shared/pipeline/s3-event';
 
@@ -200,7 +200,7 @@ describe('the upload trigger handlers', () => {
     // Arrange: the corpus "reports" named with an encoded letter (%70 = p); a job file with a "+"
     await blobs.put('corpora/reports/annual report 2024é.txt', 'The harbour was dredged before the winter storms.');
     const ingest = makeIngestBatchHandler({ blobs, chunkTokens: 64 });
-    const jobs = makeJobHandlers({ blobs, executions: { describe: async () => ({ status: 'RUNNING' }) } as ExecutionLookup });
+    const jobs = makeJobHandlers({ blobs, executions: { describe: async (name) => ({ name, status: 'RUNNING', startedAt: '2025-03-01T00:00:00.000Z' }) } as ExecutionLookup });
 
     // Act
     const decoded = createdObjectOf(objectCreated('corpora/re%70orts/annual+report+2024%C3%A9.txt')).key;
@@ -227,7 +227,7 @@ describe('the upload trigger handlers', () => {
   it('plans a job from its upload event with the ETag (quotes removed) in the job id, and writes its results', async () => {
     // Arrange
     await blobs.put('jobs/nightly.json', JSON.stringify({ corpus: 'reports', questions: [{ question: 'What was repaired?' }] }));
-    const executions: ExecutionLookup = { describe: async () => ({ status: 'FAILED', error: 'ModelThrottledError', cause: 'too many requests' }) };
+    const executions: ExecutionLookup = { describe: async (name) => ({ name, status: 'FAILED', startedAt: '2025-03-01T00:00:00.000Z', error: 'ModelThrottledError', cause: 'too many requests' }) };
     const jobs = makeJobHandlers({ blobs, executions });
     // Act
     const state = await jobs.plan(objectCreated('jobs/nightly.json', '"abc"'));

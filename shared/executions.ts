@@ -1,0 +1,65 @@
+/**
+ * The execution port: start a workflow execution by name and describe it, as Step Functions does
+ * (StartExecution, DescribeExecution). One port for every caller that needs an execution's status:
+ * the API (a run's status), the jobs state machine's results (how each question's execution ended)
+ * and the bulk survey index. Adapters: lambdas/adapters/sfn-run-launcher.ts (AWS) and
+ * local/executions.ts (one registry per local bucket, shared by `serve`, `job` and `upload`).
+ * Nothing here imports the AWS SDK.
+ */
+import { failureMessage } from './errors';
+import type { PrepareEvent } from './pipeline/state';
+
+/**
+ * Status of a workflow execution, as Step Functions' DescribeExecution reports it.
+ * Source: https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html
+ */
+export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'ABORTED' | 'PENDING_REDRIVE';
+
+/** Every {@link ExecutionStatus}, in the order the API documents them. */
+export const EXECUTION_STATUSES: readonly ExecutionStatus[] = ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED', 'PENDING_REDRIVE'];
+
+/** What is known about one execution. */
+export interface ExecutionDescription {
+  /** The execution name (= the run id). */
+  name: string;
+  status: ExecutionStatus;
+  /** ISO-8601 start time. */
+  startedAt: string;
+  /** ISO-8601 stop time; absent while running. */
+  stoppedAt?: string;
+  /** Error name of a failed execution (e.g. `EmptyCorpusError`, `States.ExceedToleratedFailureThreshold`). */
+  error?: string;
+  /** Cause of a failed execution: the error's message ({@link causeMessage}: parsed once, by the adapter). */
+  cause?: string;
+}
+
+/** Longest failure cause an {@link ExecutionDescription} carries, characters. */
+export const MAX_CAUSE_CHARS = 2000;
+
+/**
+ * The message of an execution's failure cause (`failureMessage` of shared/errors.ts: a Lambda
+ * error's JSON cause gives its `errorMessage`, a plain cause itself), cut to {@link MAX_CAUSE_CHARS}.
+ * Adapters apply it once, when they describe an execution.
+ */
+export function causeMessage(cause: string): string {
+  const message = failureMessage(cause);
+  return message.length > MAX_CAUSE_CHARS ? `${message.slice(0, MAX_CAUSE_CHARS - 1)}…` : message;
+}
+
+/** Looks up an execution by name (Step Functions DescribeExecution; the local registry). */
+export interface ExecutionLookup {
+  /** Describe the execution named `name`; undefined when there is none. */
+  describe(name: string): Promise<ExecutionDescription | undefined>;
+}
+
+/** Starts and describes workflow executions (Step Functions in AWS; in-process executions locally). */
+export interface RunLauncher extends ExecutionLookup {
+  /**
+   * Start the workflow with `input` as an execution named `name`. Idempotent by name: when an
+   * execution of that name already exists (running or finished) nothing new starts and
+   * `started` is false.
+   * @param name execution name, 1-80 characters of `A-Z a-z 0-9 . _ -` (the run id).
+   * @param input the Prepare event (the execution input).
+   */
+  start(name: string, input: PrepareEvent): Promise<{ started: boolean }>;
+}
