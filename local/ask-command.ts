@@ -8,15 +8,14 @@ import { SingleBar, Presets } from 'cli-progress';
 import { formatProgressTime } from './progress-time';
 import { ExtAgentsError, InvalidInputError } from '../shared/errors';
 import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../shared/config';
-import { parseModelSpec } from '../shared/llm/model-spec';
 import { PrepareEventSchema, RunIdSchema } from '../shared/pipeline/state';
 import { formatResult } from './format';
 import { chunkFitProblem } from './stack';
 import { runLocal, type LocalProgress } from './run';
 import { resolveCorpus } from './corpus';
 import { MAX_LLAMA_SEQUENCES } from './defaults';
-import { rangeText, schemaFlag, schemaRange } from './cli-numbers';
-import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption, UsageError, writableStateDir } from './cli';
+import { schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
+import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './cli';
 
 /** Exit status of `ask --fail-on-refusal` when the run refuses (0: answered, 1: error, 2: usage error). */
 export const REFUSAL_EXIT_STATUS = 3;
@@ -31,12 +30,12 @@ export function addAskCommand(program: Command): void {
     .addOption(
       new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'),
     )
-    .option('--chunk-tokens <n>', runOptionHelp('maximum tokens per chunk (L); llama: models default to 40% of their context', 'chunkTokens'), schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), 8000)
-    .option('--rounds <n>', runOptionHelp('seeking rounds; 1 disables global knowledge synchronization', 'rounds'), schemaFlag('--rounds', RunOptionsSchema, 'rounds'), 2)
-    .option('--concurrency <n>', runOptionHelp('seeking agents run at once', 'concurrency'), schemaFlag('--concurrency', RunOptionsSchema, 'concurrency'), 8)
-    .option('--reasoner-budget <tokens>', runOptionHelp('token budget of the evidence the reasoning agent reads per step; llama: 55% of the context', 'reasonerBudgetTokens'), schemaFlag('--reasoner-budget', RunOptionsSchema, 'reasonerBudgetTokens'), 16000)
-    .option('--sync-budget <tokens>', runOptionHelp('token budget of the synchronized messages each seeking agent reads in rounds >= 2; llama: 12% of the context', 'syncBudgetTokens'), schemaFlag('--sync-budget', RunOptionsSchema, 'syncBudgetTokens'), 4000)
-    .option('--tolerated-failure <percent>', runOptionHelp('share of chunks whose seeking agent may fail before the run fails', 'toleratedFailurePercentage'), schemaFlag('--tolerated-failure', RunOptionsSchema, 'toleratedFailurePercentage'), 5)
+    .option('--chunk-tokens <n>', schemaHelp('maximum tokens per chunk (L); llama: models default to 40% of their context', RunOptionsSchema, 'chunkTokens'), schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), schemaDefault(RunOptionsSchema, 'chunkTokens'))
+    .option('--rounds <n>', schemaHelp('seeking rounds; 1 disables global knowledge synchronization', RunOptionsSchema, 'rounds'), schemaFlag('--rounds', RunOptionsSchema, 'rounds'), schemaDefault(RunOptionsSchema, 'rounds'))
+    .option('--concurrency <n>', schemaHelp('seeking agents run at once', RunOptionsSchema, 'concurrency'), schemaFlag('--concurrency', RunOptionsSchema, 'concurrency'), schemaDefault(RunOptionsSchema, 'concurrency'))
+    .option('--reasoner-budget <tokens>', schemaHelp('token budget of the evidence the reasoning agent reads per step; llama: 55% of the context', RunOptionsSchema, 'reasonerBudgetTokens'), schemaFlag('--reasoner-budget', RunOptionsSchema, 'reasonerBudgetTokens'), schemaDefault(RunOptionsSchema, 'reasonerBudgetTokens'))
+    .option('--sync-budget <tokens>', schemaHelp('token budget of the synchronized messages each seeking agent reads in rounds >= 2; llama: 12% of the context', RunOptionsSchema, 'syncBudgetTokens'), schemaFlag('--sync-budget', RunOptionsSchema, 'syncBudgetTokens'), schemaDefault(RunOptionsSchema, 'syncBudgetTokens'))
+    .option('--tolerated-failure <percent>', schemaHelp('share of chunks whose seeking agent may fail before the run fails', RunOptionsSchema, 'toleratedFailurePercentage'), schemaFlag('--tolerated-failure', RunOptionsSchema, 'toleratedFailurePercentage'), schemaDefault(RunOptionsSchema, 'toleratedFailurePercentage'))
     .option('--best-effort', 'answer from the best evidence after the last round instead of refusing', false)
     .option('--run-id <id>', 'run id (default: generated); with an explicit id the run is kept under --state-dir and the same id resumes it (chunks already sought are not sent to the model again)')
     .option('--state-dir <dir>', 'where local runs keep their objects', '.extagents')
@@ -62,9 +61,11 @@ export function addAskCommand(program: Command): void {
         }).filter(([, value]) => value !== undefined),
       );
       applyStructured(opts.structured);
+      // The model spec is parsed once, here; the parsed value goes to the model check and the run.
+      const model = parseModelFlag(opts.model);
       // The model first (a llama: file is loaded once here and reused by the run), so a bad model
       // or a chunk size its context cannot hold stops before the state directory is made.
-      const contextTokens = await checkLocalModelFiles(opts.model, { sequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) });
+      const contextTokens = await checkLocalModelFiles(model, { sequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) });
       if (contextTokens !== undefined && options.chunkTokens !== undefined) {
         const problem = chunkFitProblem(options.chunkTokens, contextTokens);
         if (problem) throw new UsageError(`--chunk-tokens: ${problem}`);
@@ -79,7 +80,7 @@ export function addAskCommand(program: Command): void {
           files,
           question: opts.question,
           options,
-          modelSpec: opts.model,
+          modelSpec: model,
           stateDir: opts.stateDir,
           runId: opts.runId,
           onProgress: progress.onProgress,
@@ -112,11 +113,6 @@ interface AskOptions {
   structured?: string;
 }
 
-/** A run option's help with the range its schema validates (shared/config.ts). */
-function runOptionHelp(help: string, field: keyof typeof RunOptionsSchema.shape): string {
-  return `${help} (${rangeText(schemaRange(RunOptionsSchema, field))})`;
-}
-
 /**
  * Check everything the user typed before any work (no corpus copy, no server): options, question,
  * model spec, run id, state directory.
@@ -125,7 +121,6 @@ function runOptionHelp(help: string, field: keyof typeof RunOptionsSchema.shape)
 function validateAsk(opts: AskOptions, options: RunOptionsInput): void {
   try {
     parseRunOptions(options);
-    parseModelSpec(opts.model);
     const question = PrepareEventSchema.shape.question.safeParse(opts.question);
     if (!question.success) throw new UsageError(`--question: ${question.error.issues.map((i) => i.message).join('; ')}`);
     if (opts.runId !== undefined) {

@@ -68,3 +68,20 @@ export function schemaRange(schema: z.ZodObject, field: string): Required<Number
 export function schemaFlag(flag: string, schema: z.ZodObject, field: string): (value: string) => number {
   return numberFlag(flag, schemaRange(schema, field));
 }
+
+/**
+ * The default of a schema field (what the schema gives when the field is absent), so a flag's
+ * default is the one the API and job files get.
+ * @throws Error when the field has no default (a programming error).
+ */
+export function schemaDefault(schema: z.ZodObject, field: string): number {
+  const value = (schema.shape[field] as z.ZodType).parse(undefined);
+  if (typeof value !== 'number') throw new Error(`${field} has no numeric default in its schema`);
+  return value;
+}
+
+/** A numeric option's help: `<help> (<range>)`, or `<help> (<range>; default <n>)` when commander does not print the default itself. */
+export function schemaHelp(help: string, schema: z.ZodObject, field: string, options: { showDefault?: boolean } = {}): string {
+  const range = rangeText(schemaRange(schema, field));
+  return options.showDefault ? `${help} (${range}; default ${schemaDefault(schema, field)})` : `${help} (${range})`;
+}

@@ -7,7 +7,7 @@ import { accessSync, constants as fsConstants, existsSync, mkdirSync, statSync }
 import path from 'node:path';
 import packageJson from '../package.json';
 import { ExtAgentsError } from '../shared/errors';
-import { parseModelSpec } from '../shared/llm/model-spec';
+import { toModelSpec, type ModelSpec, type ModelSpecInput } from '../shared/llm/model-spec';
 import { STRUCTURED_MODES } from '../lambdas/adapters/openai';
 import { COMMANDS } from './commands';
 
@@ -40,6 +40,18 @@ export function applyStructured(mode: string | undefined): void {
 }
 
 /**
+ * Parse the `--model` flag: the one parse of the spec along a command (the parsed value is passed on).
+ * @throws UsageError `--model: <why>`.
+ */
+export function parseModelFlag(text: string): ModelSpec {
+  try {
+    return toModelSpec(text);
+  } catch (error) {
+    throw new UsageError(`--model: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/**
  * Check a `llama:` spec's model files before any work or state: missing, not GGUF, larger than
  * memory; with `load`, also load the model (once per process: the local stack then reuses it), so a
  * damaged file fails here too. One clear line and exit status 2. Other specs: nothing to check here.
@@ -47,17 +59,17 @@ export function applyStructured(mode: string | undefined): void {
  * @returns the model's context size (tokens) when it was loaded.
  * @throws UsageError naming the file and the problem.
  */
-export async function checkLocalModelFiles(spec: string, load?: { sequences: number }): Promise<number | undefined> {
+export async function checkLocalModelFiles(spec: ModelSpecInput, load?: { sequences: number }): Promise<number | undefined> {
   let parsed;
   try {
-    parsed = parseModelSpec(spec);
+    parsed = toModelSpec(spec);
   } catch (error) {
     throw new UsageError(`--model: ${(error as Error).message}`, { cause: error });
   }
   if (parsed.kind !== 'llama') return undefined;
   try {
     // Loading checks each file first (checkGgufFile), then loads it.
-    if (load) return (await llamaModule().loadLlamaModels(spec, { sequences: load.sequences })).contextTokens;
+    if (load) return (await llamaModule().loadLlamaModels(parsed, { sequences: load.sequences })).contextTokens;
     for (const file of new Set([parsed.seekerModelId, parsed.reasonerModelId])) await llamaModule().checkGgufFile(file);
     return undefined;
   } catch (error) {

@@ -22,7 +22,7 @@ import { loadLlamaModels, MAX_LLAMA_SEQUENCES } from './llama';
 import { localWorkflowRunner } from './eval-workflow';
 import path from 'node:path';
 import { runOptionDefaultsForContext, RunOptionsSchema } from '../shared/config';
-import { numberFlag, rangeText, schemaFlag, schemaRange } from './cli-numbers';
+import { numberFlag, schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
 
 /** Options of `extagents eval` as commander parses them. */
 interface EvalOptions {
@@ -63,7 +63,7 @@ export function addEvalCommand(program: Command): void {
     .option('--seed <seed>', 'seed of the long-context construction', '0')
     .option('--concurrency <n>', 'examples evaluated at once (>= 1)', numberFlag('--concurrency', { min: 1 }), 2)
     .option('-m, --model <spec>', MODEL_OPTION_HELP, 'extractive')
-    .option('--chunk-tokens <n>', `maximum tokens per chunk (L), the same for every strategy (${rangeText(schemaRange(RunOptionsSchema, 'chunkTokens'))})`, schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), 8000)
+    .option('--chunk-tokens <n>', schemaHelp('maximum tokens per chunk (L), the same for every strategy', RunOptionsSchema, 'chunkTokens'), schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), schemaDefault(RunOptionsSchema, 'chunkTokens'))
     .option('--no-best-effort', 'let the strategies refuse ("NO ANSWER") instead of answering from the best evidence')
     .option('-o, --out <dir>', 'output directory', 'eval-out')
     .option('--no-report', 'do not build the report at the end')

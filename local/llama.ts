@@ -30,7 +30,7 @@ import path from 'node:path';
 import { ConfigurationError, ContextOverflowError, ModelConfigurationError, ModelError } from '../shared/errors';
 import type { AgentModel, ChatModel, ChatRequest, ChatResponse } from '../shared/ports';
 import { LlmAgents } from '../shared/llm/agents';
-import { parseModelSpec } from '../shared/llm/model-spec';
+import { formatModelSpec, toModelSpec, type ModelSpecInput } from '../shared/llm/model-spec';
 import { toGrammarSchema, type ReplySchema } from '../shared/llm/schemas';
 import { LlmSurveyModel } from '../shared/survey/llm';
 import type { SurveyModel } from '../shared/survey/ports';
@@ -406,9 +406,9 @@ export interface LlamaModels {
  * Load the models of a `llama:` spec (one load per file: the same file for both roles is one model).
  * @throws ConfigurationError when `spec` is not a `llama:` spec; the errors of `LlamaChatModel.load`.
  */
-export async function loadLlamaModels(spec: string, options: LlamaOptions = {}): Promise<LlamaModels> {
-  const parsed = parseModelSpec(spec);
-  if (parsed.kind !== 'llama') throw new ConfigurationError(`not a llama: model spec: ${spec}`);
+export async function loadLlamaModels(spec: ModelSpecInput, options: LlamaOptions = {}): Promise<LlamaModels> {
+  const parsed = toModelSpec(spec);
+  if (parsed.kind !== 'llama') throw new ConfigurationError(`not a llama: model spec: ${formatModelSpec(parsed)}`);
   const seeker = await LlamaChatModel.load(parsed.seekerModelId, options);
   const reasoner = parsed.reasonerModelId === parsed.seekerModelId ? seeker : await LlamaChatModel.load(parsed.reasonerModelId, options);
   return {

@@ -25,6 +25,7 @@ import { runRecordKey } from '../shared/pipeline/layout';
 import type { RunRecord } from '../shared/pipeline/run-record';
 import { RunIdSchema, parseEvent, type FinalizeOutput } from '../shared/pipeline/state';
 import { corpusPrefix } from '../shared/corpus';
+import { formatModelSpec, toModelSpec, type ModelSpecInput } from '../shared/llm/model-spec';
 import type { RunResult } from '../shared/types';
 import type { CorpusFile } from './corpus';
 import { MAX_LLAMA_SEQUENCES, startLocalStack, type LocalStack } from './stack';
@@ -38,8 +39,8 @@ export interface LocalRunRequest {
   files: CorpusFile[];
   question: string;
   options?: RunOptionsInput;
-  /** `extractive` (default) or `bedrock:<seeker>[,<reasoner>]`. */
-  modelSpec?: string;
+  /** The model spec, text or parsed (shared/llm/model-spec.ts): `extractive` (default), `bedrock:…`, `openai:…`, `llama:…`. */
+  modelSpec?: ModelSpecInput;
   /** Directory of the local state: the bucket (`bucket/`) and the DynamoDB data (`dynamodb/`). */
   stateDir: string;
   /** Default: `run-<UTC time>-<random>`. Reusing the id of an unfinished run resumes it (see the file comment). */
@@ -98,14 +99,14 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
     const previous = await previousRun(stack, runId, request, options, prefix);
     if (previous === undefined) {
       await Promise.all(request.files.map(async (f) => stack.blobs.put(prefix + f.id, await fs.readFile(f.path))));
-      report({ phase: 'info', message: `run ${runId}: ${request.files.length} corpus file(s), model ${request.modelSpec ?? 'extractive'}` });
+      report({ phase: 'info', message: `run ${runId}: ${request.files.length} corpus file(s), model ${formatModelSpec(toModelSpec(request.modelSpec ?? 'extractive'))}` });
     } else {
       const later = previous.sought.slice(1).map((n, i) => `, ${n} in round ${i + 2}`).join('');
       report({
         phase: 'info',
         message:
           `resuming run ${runId}: ${previous.sought[0]} of ${previous.chunks} chunk(s) already sought in round 1${later} ` +
-          `(their seeking agents are not called again; recorded KAR steps are reused), model ${request.modelSpec ?? 'extractive'}`,
+          `(their seeking agents are not called again; recorded KAR steps are reused), model ${formatModelSpec(toModelSpec(request.modelSpec ?? 'extractive'))}`,
       });
     }
     let round = 0;

@@ -5,10 +5,9 @@
  */
 import { commandSummary } from './commands';
 import { type Command, Option } from 'commander';
-import { ExtAgentsError } from '../shared/errors';
-import { parseModelSpec } from '../shared/llm/model-spec';
+import { formatModelSpec } from '../shared/llm/model-spec';
 import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT, MAX_LLAMA_SEQUENCES } from './defaults';
-import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption, UsageError, writableStateDir } from './cli';
+import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './cli';
 import { numberFlag } from './cli-numbers';
 
 /** local/serve.ts (the HTTP server and the local stack), loaded when the command runs, not for `--help`. */
@@ -38,12 +37,6 @@ export function validateServe(opts: ServeCommandOptions, env: NodeJS.ProcessEnv 
       throw new UsageError(`${opts.token !== undefined ? '--token' : 'EXTAGENTS_TOKEN'} ${problem}; or leave it out to have a token generated`);
     }
   }
-  try {
-    parseModelSpec(opts.model);
-  } catch (error) {
-    if (error instanceof ExtAgentsError) throw new UsageError(`--model: ${error.message}`, { cause: error });
-    throw error;
-  }
   writableStateDir(opts.stateDir);
   return token;
 }
@@ -64,18 +57,19 @@ export function addServeCommand(program: Command): Command {
     .addOption(structuredOption())
     .action(async (opts: ServeCommandOptions & { structured?: string }) => {
       applyStructured(opts.structured);
-      await checkLocalModelFiles(opts.model, { sequences: MAX_LLAMA_SEQUENCES });
+      const model = parseModelFlag(opts.model);
+      await checkLocalModelFiles(model, { sequences: MAX_LLAMA_SEQUENCES });
       const token = validateServe(opts);
       const server = await serveModule().startServer({
         port: opts.port,
         host: opts.host,
         token,
         stateDir: opts.stateDir,
-        modelSpec: opts.model,
+        modelSpec: model,
         maxConcurrentRuns: opts.maxConcurrentRuns,
         log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
       });
-      process.stdout.write(`extagents serve: ${server.url} (model ${opts.model}, state ${opts.stateDir}, at most ${opts.maxConcurrentRuns} run(s) at once)\n`);
+      process.stdout.write(`extagents serve: ${server.url} (model ${formatModelSpec(model)}, state ${opts.stateDir}, at most ${opts.maxConcurrentRuns} run(s) at once)\n`);
       if (server.tokenGenerated) process.stdout.write(`token: ${server.token}   (new at every start; keep one with --token or EXTAGENTS_TOKEN)\n`);
       process.stdout.write(`try: curl -H "Authorization: Bearer <token>" ${server.url}/v1/runs/<runId>   (docs/API.md)\n`);
       await new Promise<void>((resolve) => {

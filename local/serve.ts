@@ -42,6 +42,7 @@ import { CORPORA_PREFIX, CorpusIdSchema, corpusIdOfKey, corpusPrefix } from '../
 import { readIngestedCounts } from '../shared/api/corpus-index';
 import { ConfigurationError, InvalidInputError } from '../shared/errors';
 import { UnauthorizedError } from '../shared/api/errors';
+import type { ModelSpecInput } from '../shared/llm/model-spec';
 import type { AgentModel, BlobStore } from '../shared/ports';
 import { FsBlobStore } from './fs-blob-store';
 import { LocalExecutions } from './executions';
@@ -74,8 +75,8 @@ export interface ServeOptions {
   host?: string;
   /** Bearer token; generated when absent. */
   token?: string;
-  /** `extractive` (default) or `bedrock:<seeker>[,<reasoner>]`. */
-  modelSpec?: string;
+  /** The model spec, text or parsed (shared/llm/model-spec.ts); `extractive` by default. */
+  modelSpec?: ModelSpecInput;
   /** Runs executed at once. @default DEFAULT_MAX_CONCURRENT_RUNS */
   maxConcurrentRuns?: number;
   /** Use this model instead of the spec's (tests). */

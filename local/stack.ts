@@ -29,7 +29,7 @@ import { EXCEED_TOLERATED_FAILURE_THRESHOLD } from '../shared/pipeline/state';
 import { loadRunRecord } from '../shared/pipeline/run-record';
 import { seekingFailureError } from '../shared/pipeline/seek-failures';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../shared/llm/agents';
-import { parseModelSpec } from '../shared/llm/model-spec';
+import { toModelSpec, type ModelSpecInput } from '../shared/llm/model-spec';
 import { runOptionDefaultsForContext, type RunOptionsInput } from '../shared/config';
 import { largestChunkTokens, loadLlamaModels, SEEK_PROMPT_OVERHEAD_TOKENS, TOKENIZER_RATIO_ALLOWANCE } from './llama';
 import type { AgentModel, BlobStore, MessageStore } from '../shared/ports';
@@ -46,8 +46,8 @@ import type { MapRunStartedEvent } from './distributed-map';
 export interface LocalStackOptions {
   /** Directory of the local bucket (and of the DynamoDB data when `persistent`). */
   stateDir: string;
-  /** `extractive` (default) or `bedrock:<seeker>[,<reasoner>]`. */
-  modelSpec?: string;
+  /** The model spec (shared/llm/model-spec.ts), text or parsed: `extractive` (default), `bedrock:…`, `openai:…`, `llama:…`. */
+  modelSpec?: ModelSpecInput;
   /** Use this model instead of the one the spec names (tests: scripted or fault-injecting models). */
   model?: AgentModel;
   /** Use these survey roles (outline, writer) instead of the ones the spec names (tests). */
@@ -127,8 +127,8 @@ export interface LocalStack {
  * needs OPENAI_BASE_URL (checked by the adapter's own option parser).
  * @throws InvalidInputError for a bad spec; ModelConfigurationError / ConfigurationError naming what is missing.
  */
-export async function checkModelAccess(spec: string): Promise<void> {
-  const kind = parseModelSpec(spec).kind;
+export async function checkModelAccess(spec: ModelSpecInput): Promise<void> {
+  const kind = toModelSpec(spec).kind;
   if (kind === 'openai') {
     openAiOptionsFromEnv();
     return;
@@ -155,12 +155,11 @@ export async function checkModelAccess(spec: string): Promise<void> {
  * @throws ConfigurationError for an invalid model spec or a definition the local engine cannot run.
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
-  const modelSpec = options.modelSpec ?? 'extractive';
-  parseModelSpec(modelSpec);
+  const modelSpec = toModelSpec(options.modelSpec ?? 'extractive');
   if (options.model === undefined) await checkModelAccess(modelSpec);
   // A llama: model loads now (once per process), so a bad file fails before any execution.
   const llama =
-    options.model === undefined && parseModelSpec(modelSpec).kind === 'llama'
+    options.model === undefined && modelSpec.kind === 'llama'
       ? await loadLlamaModels(modelSpec, { sequences: options.llamaSequences ?? 1 })
       : undefined;
   const runOptionDefaults: RunOptionsInput = llama ? runOptionDefaultsForContext(llama.contextTokens) : {};

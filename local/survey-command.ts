@@ -8,10 +8,10 @@ import { type Command, Option } from 'commander';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import { SurveyOptionsSchema, type SurveyOptionsInput } from '../shared/survey/options';
-import { applyStructured, checkLocalModelFiles, makeDirectories, MODEL_OPTION_HELP, structuredOption, UsageError, writableStateDir } from './cli';
+import { applyStructured, checkLocalModelFiles, makeDirectories, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './cli';
 import { MAX_LLAMA_SEQUENCES, startLocalStack } from './stack';
 import { runLocalSchedule, runLocalSurvey, type LocalSurveyProgress } from './survey';
-import { rangeText, schemaFlag, schemaRange } from './cli-numbers';
+import { schemaFlag, schemaHelp } from './cli-numbers';
 
 interface SurveyCommandOptions {
   corpus?: string[];
@@ -27,11 +27,6 @@ interface SurveyCommandOptions {
   rounds?: number;
   concurrency?: number;
   progress: boolean;
-}
-
-/** A survey option's help with the range its schema validates (shared/survey/options.ts). */
-function surveyHelp(help: string, field: keyof typeof SurveyOptionsSchema.shape): string {
-  return help.replace(/\)$/, `; ${rangeText(schemaRange(SurveyOptionsSchema, field))})`);
 }
 
 /** Make the output's folder if needed. @throws UsageError naming the flag unless it is (or can be made) a writable directory. */
@@ -78,11 +73,11 @@ export function addSurveyCommand(program: Command): Command {
     .option('--out-dir <dir>', 'output directory of --schedule', '.')
     .option('--state-dir <dir>', 'local bucket of the survey executions (corpora/<survey id>/, runs/<survey id>/, surveys/)', '.extagents')
     .addOption(new Option('-m, --model <spec>', `${MODEL_OPTION_HELP}; the extractive reader writes an extractive survey`).default('extractive'))
-    .option('--target-words <n>', surveyHelp('target length in words (default 3000)', 'targetWords'), schemaFlag('--target-words', SurveyOptionsSchema, 'targetWords'))
-    .option('--max-sections <n>', surveyHelp('at most this many sections (default 6)', 'maxSections'), schemaFlag('--max-sections', SurveyOptionsSchema, 'maxSections'))
-    .option('--chunk-tokens <n>', surveyHelp('maximum tokens per chunk (default 1200)', 'chunkTokens'), schemaFlag('--chunk-tokens', SurveyOptionsSchema, 'chunkTokens'))
-    .option('--rounds <n>', surveyHelp('1 = no synchronized seeking round for thin sections (default 2)', 'rounds'), schemaFlag('--rounds', SurveyOptionsSchema, 'rounds'))
-    .option('--concurrency <n>', surveyHelp('seeking agents at once (default 8)', 'concurrency'), schemaFlag('--concurrency', SurveyOptionsSchema, 'concurrency'))
+    .option('--target-words <n>', schemaHelp('target length in words', SurveyOptionsSchema, 'targetWords', { showDefault: true }), schemaFlag('--target-words', SurveyOptionsSchema, 'targetWords'))
+    .option('--max-sections <n>', schemaHelp('at most this many sections', SurveyOptionsSchema, 'maxSections', { showDefault: true }), schemaFlag('--max-sections', SurveyOptionsSchema, 'maxSections'))
+    .option('--chunk-tokens <n>', schemaHelp('maximum tokens per chunk', SurveyOptionsSchema, 'chunkTokens', { showDefault: true }), schemaFlag('--chunk-tokens', SurveyOptionsSchema, 'chunkTokens'))
+    .option('--rounds <n>', schemaHelp('1 = no synchronized seeking round for thin sections', SurveyOptionsSchema, 'rounds', { showDefault: true }), schemaFlag('--rounds', SurveyOptionsSchema, 'rounds'))
+    .option('--concurrency <n>', schemaHelp('seeking agents at once', SurveyOptionsSchema, 'concurrency', { showDefault: true }), schemaFlag('--concurrency', SurveyOptionsSchema, 'concurrency'))
     .option('--no-progress', 'no progress lines on stderr')
     .addOption(structuredOption());
   command.action(async (opts: SurveyCommandOptions & { structured?: string }) => {
@@ -93,11 +88,12 @@ export function addSurveyCommand(program: Command): Command {
     writableStateDir(opts.stateDir);
     // The output's folder is made (or refused) now, not after the survey ran.
     writableOutputDir(path.dirname(path.resolve(opts.schedule !== undefined ? path.join(opts.outDir, 'x') : opts.output)), opts.schedule !== undefined ? '--out-dir' : '--output');
-    await checkLocalModelFiles(opts.model, { sequences: Math.min(opts.concurrency ?? 2, MAX_LLAMA_SEQUENCES) });
+    const model = parseModelFlag(opts.model);
+    await checkLocalModelFiles(model, { sequences: Math.min(opts.concurrency ?? 2, MAX_LLAMA_SEQUENCES) });
     const onProgress = progressLines(opts.progress);
     // One local stack for the survey or the whole schedule: the survey state machine, its handlers,
     // dynalite in memory and the bucket under --state-dir.
-    const stack = await startLocalStack({ stateDir: opts.stateDir, modelSpec: opts.model, llamaSequences: Math.min(opts.concurrency ?? 2, MAX_LLAMA_SEQUENCES) });
+    const stack = await startLocalStack({ stateDir: opts.stateDir, modelSpec: model, llamaSequences: Math.min(opts.concurrency ?? 2, MAX_LLAMA_SEQUENCES) });
     try {
       if (opts.schedule !== undefined) {
         const { index, indexPath } = await runLocalSchedule(opts.schedule, opts.outDir, stack, {

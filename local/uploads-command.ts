@@ -13,16 +13,15 @@ import { type Command, Option } from 'commander';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import { ExtAgentsError, InvalidInputError } from '../shared/errors';
-import { parseModelSpec } from '../shared/llm/model-spec';
 import { parseCorpusId } from '../shared/corpus';
 import { jobNameOfKey, jobSummaryKey } from '../shared/pipeline/jobs';
-import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption, UsageError, writableStateDir } from './cli';
+import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './cli';
 import { resolveCorpus } from './corpus';
 import { FsBlobStore } from './fs-blob-store';
 import { MAX_LLAMA_SEQUENCES, startLocalStack } from './stack';
 import { ingestLocalCorpus, planLocalJob, runJob, submitJobFile } from './uploads';
 import { RunOptionsSchema } from '../shared/config';
-import { numberFlag, rangeText, schemaFlag, schemaRange } from './cli-numbers';
+import { numberFlag, schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
 
 
 /** Run `check`; an InvalidInputError / ConfigurationError becomes a UsageError (exit status 2) prefixed with `what`. */
@@ -70,7 +69,7 @@ export function addUploadCommands(program: Command): Command {
     .description(commandSummary('ingest'))
     .requiredOption('--id <corpusId>', 'corpus id (A-Z a-z 0-9 . _ -)')
     .requiredOption('-c, --corpus <paths...>', 'files, directories, glob patterns, or "sotu"')
-    .option('--chunk-tokens <n>', `maximum tokens per cached chunk (L; ${rangeText(schemaRange(RunOptionsSchema, 'chunkTokens'))})`, schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), 8000)
+    .option('--chunk-tokens <n>', schemaHelp('maximum tokens per cached chunk (L)', RunOptionsSchema, 'chunkTokens'), schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), schemaDefault(RunOptionsSchema, 'chunkTokens'))
     .option('--state-dir <dir>', 'where the local bucket is kept', '.extagents')
     .option('--json', 'print the ingestion summary as JSON', false)
     .action(async (opts: IngestCommandOptions) => {
@@ -115,8 +114,8 @@ export function addUploadCommands(program: Command): Command {
       // Everything the user typed, and the job file itself, is checked before the local stack starts.
       applyStructured(opts.structured);
       readableFile(file, 'job file');
-      await asUsage('--model: ', () => parseModelSpec(opts.model));
-      await checkLocalModelFiles(opts.model, { sequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) });
+      const model = parseModelFlag(opts.model);
+      await checkLocalModelFiles(model, { sequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) });
       writableStateDir(opts.stateDir);
       const blobs = new FsBlobStore(path.join(path.resolve(opts.stateDir), 'bucket'));
       const key = await asUsage('', () => submitJobFile(blobs, file, opts.name));
@@ -128,7 +127,7 @@ export function addUploadCommands(program: Command): Command {
         const summary = path.join(opts.stateDir, 'bucket', jobSummaryKey(jobNameOfKey(key)));
         throw new UsageError(`${file}: ${error.message} (nothing ran; the rejection is in ${summary})`, { cause: error });
       }
-      const stack = await startLocalStack({ stateDir: opts.stateDir, modelSpec: opts.model, llamaSequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) });
+      const stack = await startLocalStack({ stateDir: opts.stateDir, modelSpec: model, llamaSequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) });
       try {
         const outcome = await runJob(stack, key, {
           concurrency: opts.concurrency,

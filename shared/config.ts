@@ -3,7 +3,7 @@
  * default; units are in the names (tokens) or the docs.
  */
 import { z } from 'zod';
-import { ConfigurationError } from './errors';
+import { InvalidRunOptionsError } from './errors';
 
 export const RunOptionsSchema = z
   .object({
@@ -33,7 +33,7 @@ export type RunOptionsInput = z.input<typeof RunOptionsSchema>;
 
 /**
  * Validate run options, filling defaults.
- * @throws ConfigurationError naming each invalid field.
+ * @throws InvalidRunOptionsError naming each invalid field.
  */
 export function parseRunOptions(input: unknown): RunOptions {
   const result = RunOptionsSchema.safeParse(input ?? {});
@@ -41,7 +41,7 @@ export function parseRunOptions(input: unknown): RunOptions {
     const detail = result.error.issues
       .map((issue) => `${issue.path.join('.') || '(options)'}: ${issue.message}`)
       .join('; ');
-    throw new ConfigurationError(`Invalid run options: ${detail}`);
+    throw new InvalidRunOptionsError(`Invalid run options: ${detail}`);
   }
   return result.data;
 }

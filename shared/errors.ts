@@ -10,11 +10,18 @@ export class ExtAgentsError extends Error {
   }
 }
 
-/** Invalid run options or environment configuration (never retried). */
+/** A broken deployment or environment: settings, Lambda environment, a definition the engine cannot run (never retried). */
 export class ConfigurationError extends ExtAgentsError {}
 
 /** Invalid input: a question, a corpus reference, an event shape (never retried). */
 export class InvalidInputError extends ExtAgentsError {}
+
+/**
+ * Invalid run options (shared/config.ts `parseRunOptions`): the caller's mistake, not the
+ * deployment's. A kind of InvalidInputError (the API answers 400), with its own name for Step
+ * Functions' Catch (the workflow's Prepare catches it with the other input errors).
+ */
+export class InvalidRunOptionsError extends InvalidInputError {}
 
 /** The corpus has no usable text after skipping unusable documents (raised before any model call). */
 export class EmptyCorpusError extends ExtAgentsError {}
@@ -73,6 +80,7 @@ export const ERROR_CLASSES: Readonly<Record<string, new (message: string, option
   ExtAgentsError,
   ConfigurationError,
   InvalidInputError,
+  InvalidRunOptionsError,
   EmptyCorpusError,
   ModelThrottledError,
   ModelUnavailableError,

@@ -5,7 +5,7 @@
 import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { ExtractiveReader } from '../../shared/extractive';
 import { LlmAgents } from '../../shared/llm/agents';
-import { parseModelSpec } from '../../shared/llm/model-spec';
+import { toModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
 import type { AgentModel, ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
 import { BedrockChatModel } from './bedrock';
 import type { ApiKeyProvider } from './openai-key';
@@ -21,8 +21,8 @@ import { OpenAiChatModel, type OpenAiOptions } from './openai';
  *   before the first call.
  * @throws ConfigurationError for an invalid spec, or an `openai:` spec without a base URL.
  */
-export function createAgentModel(spec: string, bedrock: () => BedrockRuntimeClient, openai: OpenAiOptions = {}, openaiApiKey?: ApiKeyProvider): AgentModel {
-  const parsed = parseModelSpec(spec);
+export function createAgentModel(spec: ModelSpecInput, bedrock: () => BedrockRuntimeClient, openai: OpenAiOptions = {}, openaiApiKey?: ApiKeyProvider): AgentModel {
+  const parsed = toModelSpec(spec);
   if (parsed.kind === 'extractive') return new ExtractiveReader();
   if (parsed.kind === 'openai') {
     return new LlmAgents({

@@ -4,7 +4,7 @@
  * and the outline / writer roles (`SurveyModel`, on the reasoner model).
  */
 import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
-import { parseModelSpec } from '../../shared/llm/model-spec';
+import { toModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
 import type { AgentModel } from '../../shared/ports';
 import { ExtractiveSurveyModel } from '../../shared/survey/extractive';
 import { LlmSurveyModel } from '../../shared/survey/llm';
@@ -22,12 +22,12 @@ import type { ApiKeyProvider } from './openai-key';
  * @throws ConfigurationError for an invalid spec, or an `openai:` spec without a base URL.
  */
 export function createSurveyModels(
-  spec: string,
+  spec: ModelSpecInput,
   bedrock: () => BedrockRuntimeClient,
   openai: OpenAiOptions = {},
   openaiApiKey?: ApiKeyProvider,
 ): { seeker: AgentModel; model: SurveyModel } {
-  const parsed = parseModelSpec(spec);
+  const parsed = toModelSpec(spec);
   const seeker = createAgentModel(spec, bedrock, openai, openaiApiKey);
   if (parsed.kind === 'extractive') return { seeker, model: new ExtractiveSurveyModel() };
   const reasoner = parsed.kind === 'openai' ? createOpenAiChatModel(parsed.reasonerModelId, openai, openaiApiKey) : new BedrockChatModel(bedrock(), parsed.reasonerModelId);

@@ -156,3 +156,20 @@ function parseLlamaModels(spec: string, rest: string): ModelSpec {
   const [seekerModelId, reasonerModelId = seekerModelId] = paths;
   return { kind: 'llama', seekerModelId, reasonerModelId };
 }
+
+/** A model spec as text (to parse) or already parsed: functions along one command take either, so the text is parsed once. */
+export type ModelSpecInput = string | ModelSpec;
+
+/**
+ * The parsed spec: a parsed one unchanged, text parsed with {@link parseModelSpec}.
+ * @throws ConfigurationError for invalid text (see parseModelSpec).
+ */
+export function toModelSpec(spec: ModelSpecInput): ModelSpec {
+  return typeof spec === 'string' ? parseModelSpec(spec) : spec;
+}
+
+/** The spec's text (`extractive`, `llama:<seeker>[,<reasoner>]`, …), as a command prints it; the reasoner only when it differs. */
+export function formatModelSpec(spec: ModelSpec): string {
+  if (spec.kind === 'extractive') return 'extractive';
+  return `${spec.kind}:${spec.seekerModelId}${spec.reasonerModelId !== spec.seekerModelId ? `,${spec.reasonerModelId}` : ''}`;
+}

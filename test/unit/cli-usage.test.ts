@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { main } from '../../local/cli';
+import { RunOptionsSchema } from '../../shared/config';
 
 let dir: string;
 let stateDir: string;
@@ -152,6 +153,30 @@ describe('numeric flags take decimal digits only and say their real range', () =
     const text = help.join('').replace(/\s+/g, ' ');
     expect(text).toContain('maximum tokens per chunk (L); llama: models default to 40% of their context (64-200000)');
     expect(text).toContain('(0-100) (default: 5)');
+  });
+
+  it('takes each run option\'s default in --help from the schema (a schema default is the CLI default)', async () => {
+    const help: string[] = [];
+    jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      help.push(String(chunk));
+      return true;
+    });
+    const defaults = RunOptionsSchema.parse({});
+
+    await run('ask', '--help');
+
+    const text = help.join('').replace(/\s+/g, ' ');
+    for (const [flag, field] of [
+      ['--chunk-tokens', 'chunkTokens'],
+      ['--rounds', 'rounds'],
+      ['--concurrency', 'concurrency'],
+      ['--reasoner-budget', 'reasonerBudgetTokens'],
+      ['--sync-budget', 'syncBudgetTokens'],
+      ['--tolerated-failure', 'toleratedFailurePercentage'],
+    ] as const) {
+      const entry = text.slice(text.indexOf(`${flag} <`), text.indexOf(' --', text.indexOf(`${flag} <`) + 3));
+      expect(entry).toContain(`(default: ${defaults[field]})`);
+    }
   });
 });
 
