@@ -7,6 +7,7 @@ import { commandSummary } from './commands';
 import { SingleBar, Presets } from 'cli-progress';
 import { formatProgressTime } from './progress-time';
 import { ExtAgentsError, InvalidInputError } from '../shared/errors';
+import { issueMessages } from '../shared/validation';
 import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../shared/config';
 import { PrepareEventSchema, RunIdSchema } from '../shared/pipeline/state';
 import { formatResult } from './format';
@@ -122,10 +123,10 @@ function validateAsk(opts: AskOptions, options: RunOptionsInput): void {
   try {
     parseRunOptions(options);
     const question = PrepareEventSchema.shape.question.safeParse(opts.question);
-    if (!question.success) throw new UsageError(`--question: ${question.error.issues.map((i) => i.message).join('; ')}`);
+    if (!question.success) throw new UsageError(`--question: ${issueMessages(question.error)}`);
     if (opts.runId !== undefined) {
       const runId = RunIdSchema.safeParse(opts.runId);
-      if (!runId.success) throw new UsageError(`--run-id: ${runId.error.issues.map((i) => i.message).join('; ')}`);
+      if (!runId.success) throw new UsageError(`--run-id: ${issueMessages(runId.error)}`);
     }
   } catch (error) {
     if (error instanceof UsageError) throw error;

@@ -11,6 +11,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { corpusPrefix } from '../shared/corpus';
 import { InvalidInputError, NotFoundError } from '../shared/errors';
+import { issueMessages } from '../shared/validation';
 import { RunIdSchema } from '../shared/pipeline/state';
 import { runPrefix, resultKey, runRecordKey } from '../shared/pipeline/layout';
 import type { RunRecord } from '../shared/pipeline/run-record';
@@ -60,7 +61,7 @@ export async function runIds(stateDir: string): Promise<string[]> {
 export async function describeRun(stateDir: string, runId: string): Promise<StoredRun> {
   // A run id is also a path below the bucket: only a valid one (no "/", no "..") is looked up.
   const valid = RunIdSchema.safeParse(runId);
-  if (!valid.success) throw new InvalidInputError(`Run id ${JSON.stringify(runId)}: ${valid.error.issues.map((i) => i.message).join('; ')}`);
+  if (!valid.success) throw new InvalidInputError(`Run id ${JSON.stringify(runId)}: ${issueMessages(valid.error)}`);
   const blobs = bucketOf(stateDir);
   const files = [...(await blobs.list(runPrefix(runId))), ...(await blobs.list(corpusPrefix(runId)))];
   if (files.length === 0) throw new NotFoundError(`No run ${JSON.stringify(runId)} in ${path.resolve(stateDir)} (see 'extagents runs ls')`);

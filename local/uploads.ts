@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import pLimit from 'p-limit';
 import { InvalidInputError } from '../shared/errors';
+import { issueMessages } from '../shared/validation';
 import { corpusPrefix, parseCorpusId } from '../shared/corpus';
 import { ingestCorpus, type IngestOutcome } from '../shared/pipeline/ingest';
 import { JOBS_PREFIX, JobNameSchema, loadJob, planJob, writeJobResults, type JobState, type JobSummary } from '../shared/pipeline/jobs';
@@ -53,7 +54,7 @@ export async function submitJobFile(blobs: BlobStore, file: string, name?: strin
   const parsed = JobNameSchema.safeParse(jobName);
   if (!parsed.success) {
     const from = name === undefined ? ' (taken from the file name; give another with --name)' : '';
-    throw new InvalidInputError(`Invalid job name ${JSON.stringify(jobName)}${from}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    throw new InvalidInputError(`Invalid job name ${JSON.stringify(jobName)}${from}: ${issueMessages(parsed.error)}`);
   }
   const key = `${JOBS_PREFIX}${parsed.data}.json`;
   let bytes: Buffer;

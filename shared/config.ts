@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { InvalidRunOptionsError } from './errors';
+import { issuesText } from './validation';
 
 export const RunOptionsSchema = z
   .object({
@@ -38,10 +39,7 @@ export type RunOptionsInput = z.input<typeof RunOptionsSchema>;
 export function parseRunOptions(input: unknown): RunOptions {
   const result = RunOptionsSchema.safeParse(input ?? {});
   if (!result.success) {
-    const detail = result.error.issues
-      .map((issue) => `${issue.path.join('.') || '(options)'}: ${issue.message}`)
-      .join('; ');
-    throw new InvalidRunOptionsError(`Invalid run options: ${detail}`);
+    throw new InvalidRunOptionsError(`Invalid run options: ${issuesText(result.error, '(options)')}`);
   }
   return result.data;
 }

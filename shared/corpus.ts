@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { InvalidInputError } from './errors';
-import { exactlyOneProperty } from './validation';
+import { exactlyOneProperty, issueMessages } from './validation';
 
 /** Prefix under which corpora are uploaded. */
 export const CORPORA_PREFIX = 'corpora/';
@@ -44,7 +44,7 @@ export const corpusPrefix = (corpusId: string): string => `${CORPORA_PREFIX}${co
  */
 export function parseCorpusId(corpusId: unknown): string {
   const result = CorpusIdSchema.safeParse(corpusId);
-  if (!result.success) throw new InvalidInputError(`Invalid corpus id ${JSON.stringify(corpusId)}: ${result.error.issues[0]?.message ?? 'invalid'}`);
+  if (!result.success) throw new InvalidInputError(`Invalid corpus id ${JSON.stringify(corpusId)}: ${issueMessages(result.error)}`);
   return result.data;
 }
 

@@ -15,6 +15,11 @@ export function issueDetail(issue: z.core.$ZodIssue): string {
   return issue.code === 'invalid_type' && issue.message.endsWith('received undefined') ? `required (${issue.expected})` : issue.message;
 }
 
+/** The messages of a validation of one value (no paths: the caller names the value), `message; message`. */
+export function issueMessages(error: z.ZodError): string {
+  return error.issues.map((issue) => issue.message).join('; ');
+}
+
 /**
  * @param fallback written as the path of an issue at the root (an empty path); default nothing.
  */

@@ -28,6 +28,7 @@ import { chunkCorpus } from '../chunking';
 import { corpusPrefix, parseCorpusId } from '../corpus';
 import { RunOptionsSchema } from '../config';
 import { ConfigurationError } from '../errors';
+import { issueMessages } from '../validation';
 import type { BlobStore } from '../ports';
 import { decodeDocument } from '../text';
 import { TOKENIZER_NAME, countTokens } from '../tokenizer';
@@ -361,7 +362,7 @@ function summaryOf(corpusId: string, manifest: ChunkCacheManifest, now: string):
 function parseChunkTokens(chunkTokens: number | undefined): number {
   const result = RunOptionsSchema.pick({ chunkTokens: true }).safeParse({ chunkTokens });
   if (!result.success) {
-    throw new ConfigurationError(`Invalid ingestion chunkTokens ${String(chunkTokens)}: ${result.error.issues[0]?.message ?? 'invalid'}`);
+    throw new ConfigurationError(`Invalid ingestion chunkTokens ${String(chunkTokens)}: ${issueMessages(result.error)}`);
   }
   return result.data.chunkTokens;
 }
