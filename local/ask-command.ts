@@ -75,7 +75,7 @@ export function addAskCommand(program: Command): void {
       const files = await resolveCorpus(opts.corpus).catch((error: unknown) => {
         throw error instanceof InvalidInputError ? new UsageError(`--corpus: ${error.message}`, { cause: error }) : error;
       });
-      const progress = progressReporter(opts.progress);
+      const progress = progressReporter(opts.progress && !opts.json);
       try {
         const result = await runLocal({
           files,

@@ -118,6 +118,7 @@ export function writableStateDir(dir: string): void {
  */
 export function buildProgram(argv?: readonly string[]): Command {
   const program = new Command();
+  const json = argv !== undefined && wantsJson(argv);
   program
     .name('extagents')
     .description(
@@ -125,9 +126,12 @@ export function buildProgram(argv?: readonly string[]): Command {
         'Runs the same Step Functions workflow as the AWS stack, locally (no AWS account needed).',
     )
     .version(packageJson.version)
-    // A usage error is one line with the CLI's prefix, then a hint where the help is (not the help).
-    .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'extagents: ')) })
-    .showHelpAfterError("(see 'extagents --help')")
+    // A usage error is one line with the CLI's prefix, then a hint where the help is (not the help);
+    // with --json, one JSON line (errorJson) and no hint.
+    .configureOutput({
+      outputError: (text, write) => write(json ? errorJson('UsageError', text.replace(/^error: /, '').trim(), 2) : text.replace(/^error: /, 'extagents: ')),
+    })
+    .showHelpAfterError(json ? false : "(see 'extagents --help')")
     // The listing of a command that is not loaded comes from its table entry.
     .configureHelp({ subcommandTerm: (command) => COMMANDS.find((c) => c.name === command.name())?.term ?? new Help().subcommandTerm(command) })
     // Usage errors throw CommanderError (mapped to exit status 2) instead of exiting.
@@ -146,12 +150,32 @@ export function buildProgram(argv?: readonly string[]): Command {
   const loaded = new Set(program.commands.map((c) => c.name()));
   for (const entry of COMMANDS) if (!loaded.has(entry.name)) program.command(entry.name).description(entry.summary);
   // Each command's hint names its own help (settings are copied to commands when they are created).
-  for (const command of program.commands) command.showHelpAfterError(`(see 'extagents ${command.name()} --help')`);
+  if (!json) for (const command of program.commands) command.showHelpAfterError(`(see 'extagents ${command.name()} --help')`);
   return program;
+}
+
+/** Does the command line ask for JSON output (`--json` before any `--`)? Then errors are JSON too. */
+function wantsJson(argv: readonly string[]): boolean {
+  const args = argv.slice(2);
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).includes('--json');
+}
+
+/**
+ * An error as the CLI writes it with `--json`: one line on stderr,
+ * `{"error":{"name":"UsageError","message":"…","exitStatus":2}}` (stdout keeps only results).
+ */
+function errorJson(name: string, message: string, exitStatus: number): string {
+  return `${JSON.stringify({ error: { name, message, exitStatus } })}\n`;
 }
 
 /** Entry point: exit 0 on a result (answered or refused), 1 on an error, 2 on a usage error. */
 export async function main(argv: string[] = process.argv): Promise<void> {
+  const json = wantsJson(argv);
+  const report = (name: string, message: string, exitStatus: number, text: string): void => {
+    process.stderr.write(json ? errorJson(name, message, exitStatus) : text);
+    process.exitCode = exitStatus;
+  };
   try {
     await buildProgram(argv).parseAsync(argv);
     await loadedLlamaModule()?.disposeLlamaModels();
@@ -163,19 +187,17 @@ export async function main(argv: string[] = process.argv): Promise<void> {
       return;
     }
     if (error instanceof UsageError) {
-      process.stderr.write(`extagents: ${error.message}\n`);
-      process.exitCode = 2;
+      report('UsageError', error.message, 2, `extagents: ${error.message}\n`);
       return;
     }
     // A full disk or an unwritable state directory mid-run: one line naming the error and the path.
     const reported = error instanceof ExtAgentsError ? error : stackModule().storageErrorOf(error);
     if (reported) {
-      process.stderr.write(`extagents: ${reported.name}: ${reported.message}\n`);
-      process.exitCode = 1;
+      report(reported.name, reported.message, 1, `extagents: ${reported.name}: ${reported.message}\n`);
       return;
     }
-    process.stderr.write(`extagents: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exitCode = 1;
+    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    report(error instanceof Error ? error.name : 'Error', detail, 1, `extagents: unexpected error: ${detail}\n`);
   }
 }
 

@@ -6,7 +6,7 @@
  * `buildReport`) written into the output directory.
  */
 import { commandSummary } from './commands';
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { Presets, SingleBar } from 'cli-progress';
 import { formatProgressTime } from './progress-time';
 import { createBedrockClient } from '../lambdas/adapters/bedrock';
@@ -34,7 +34,10 @@ interface EvalOptions {
   concurrency: number;
   model: string;
   chunkTokens: number;
-  out: string;
+  outDir: string;
+  /** The deprecated -o/--out. */
+  out?: string;
+  json: boolean;
   report: boolean;
   progress: boolean;
   bestEffort: boolean;
@@ -65,11 +68,16 @@ export function addEvalCommand(program: Command): void {
     .option('-m, --model <spec>', MODEL_OPTION_HELP, 'extractive')
     .option('--chunk-tokens <n>', schemaHelp('maximum tokens per chunk (L), the same for every strategy', RunOptionsSchema, 'chunkTokens'), schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), schemaDefault(RunOptionsSchema, 'chunkTokens'))
     .option('--no-best-effort', 'let the strategies refuse ("NO ANSWER") instead of answering from the best evidence')
-    .option('-o, --out <dir>', 'output directory', 'eval-out')
+    .option('--out-dir <dir>', 'output directory (records.jsonl, the report)', 'eval-out')
+    // Before the CLI's flags had one meaning each, eval's output directory was -o/--out (-o is a file elsewhere).
+    .addOption(new Option('-o, --out <dir>', 'deprecated: --out-dir').hideHelp())
+    .option('--json', 'print the summary as one JSON object on stdout (no progress on stderr)', false)
     .option('--no-report', 'do not build the report at the end')
     .option('--no-progress', 'no progress bar on stderr')
     .addOption(structuredOption())
     .action(async (opts: EvalOptions & { structured?: string }, command: Command) => {
+      const outDir = opts.out ?? opts.outDir;
+      const showProgress = opts.progress && !opts.json;
       let strategies;
       let dataset;
       let lengths;
@@ -105,7 +113,7 @@ export function addEvalCommand(program: Command): void {
         ? { reasonerBudgetTokens: fitted.reasonerBudgetTokens, syncBudgetTokens: fitted.syncBudgetTokens, contextWindowTokens: Math.floor(llama!.contextTokens * 0.75), promptReserveTokens: 1_000 }
         : {};
       // A bar on a terminal; without one (a log file, CI) a line at every 5% of the records instead.
-      const bar = opts.progress && process.stderr.isTTY
+      const bar = showProgress && process.stderr.isTTY
         ? new SingleBar(
             {
               stream: process.stderr,
@@ -119,6 +127,7 @@ export function addEvalCommand(program: Command): void {
           )
         : undefined;
       const started = Date.now();
+      let run: { written: number; skipped: number; failed: number; recordsFile: string; warnings: string[]; wallMs: number } | undefined;
       try {
         const summary = await runEval({
           dataset,
@@ -133,9 +142,9 @@ export function addEvalCommand(program: Command): void {
           strategyOptions: { ...contextOptions, bestEffort: opts.bestEffort },
           // extagents and extagents-no-sync run the product's workflow, as `ask` does.
           workflow: localWorkflowRunner,
-          outDir: opts.out,
+          outDir,
           onProgress: (p) => {
-            if (opts.progress && !bar && p.record !== undefined) {
+            if (showProgress && !bar && p.record !== undefined) {
               const step = Math.max(1, Math.ceil(p.total / 20));
               if (p.done % step === 0 || p.done === p.total) process.stderr.write(`eval: ${p.done}/${p.total} records (${p.record.strategy} ${p.record.targetTokens} ${p.record.exampleId})\n`);
             }
@@ -145,39 +154,56 @@ export function addEvalCommand(program: Command): void {
           },
         });
         bar?.stop();
-        for (const w of summary.warnings) process.stderr.write(`warning: ${w}\n`);
-        process.stderr.write(
-          `${summary.written} record(s) written, ${summary.skipped} already present (skipped), ${summary.failed} failed, in ${((Date.now() - started) / 1000).toFixed(1)} s → ${summary.recordsFile}\n`,
-        );
+        run = { written: summary.written, skipped: summary.skipped, failed: summary.failed, recordsFile: summary.recordsFile, warnings: summary.warnings, wallMs: Date.now() - started };
+        if (!opts.json) {
+          for (const w of summary.warnings) process.stderr.write(`warning: ${w}\n`);
+          process.stderr.write(
+            `${summary.written} record(s) written, ${summary.skipped} already present (skipped), ${summary.failed} failed, in ${((Date.now() - started) / 1000).toFixed(1)} s → ${summary.recordsFile}\n`,
+          );
+        }
       } finally {
         bar?.stop();
       }
-      const { records } = readRecords(recordsFile(opts.out));
-      process.stdout.write(`${formatSummary(records.filter((r) => strategies.includes(r.strategy)))}\n`);
+      const { records } = readRecords(recordsFile(outDir));
+      const selected = records.filter((r) => strategies.includes(r.strategy));
+      let report: { markdownPath?: string; error?: string } = {};
       if (opts.report) {
         try {
-          const report = await buildReport(opts.out);
-          process.stderr.write(`report: ${report.markdownPath}\n`);
+          report = { markdownPath: (await buildReport(outDir)).markdownPath };
+          if (!opts.json) process.stderr.write(`report: ${report.markdownPath}\n`);
         } catch (error) {
-          process.stderr.write(`report not built: ${error instanceof Error ? error.message : String(error)}\n`);
+          report = { error: error instanceof Error ? error.message : String(error) };
+          if (!opts.json) process.stderr.write(`report not built: ${report.error}\n`);
         }
       }
+      process.stdout.write(opts.json ? `${JSON.stringify({ run, rows: summaryRows(selected), report })}\n` : `${formatSummary(selected)}\n`);
     });
 }
 
-/**
- * A plain-text table of the records: per dataset, strategy and target length, the number of
- * examples, mean EM, F1 and evidence recall (in %), mean model calls and input tokens per query, and
- * failures.
- */
-export function formatSummary(records: readonly EvalRecord[]): string {
+/** One row of the eval's summary: a dataset, target length and strategy (means per example; EM, F1, recall as fractions 0-1). */
+export interface SummaryRow {
+  dataset: string;
+  targetTokens: number;
+  strategy: string;
+  examples: number;
+  em: number;
+  f1: number;
+  /** null when no example has gold evidence. */
+  evidenceRecall: number | null;
+  callsPerQuery: number;
+  inputTokensPerQuery: number;
+  failed: number;
+}
+
+/** The summary rows of the records, by dataset, target length and strategy (in STRATEGIES order). */
+export function summaryRows(records: readonly EvalRecord[]): SummaryRow[] {
   const groups = new Map<string, EvalRecord[]>();
   for (const r of records) {
     const key = JSON.stringify([r.dataset, r.targetTokens, STRATEGIES.indexOf(r.strategy)]);
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
   const mean = (xs: number[]): number => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
-  const rows = [...groups.entries()]
+  return [...groups.entries()]
     .sort(([a], [b]) => {
       const [da, ta, sa] = JSON.parse(a) as [string, number, number];
       const [db, tb, sb] = JSON.parse(b) as [string, number, number];
@@ -185,19 +211,39 @@ export function formatSummary(records: readonly EvalRecord[]): string {
     })
     .map(([, rs]) => {
       const recalls = rs.map((r) => r.evidenceRecall).filter((x): x is number => x !== null);
-      return [
-        rs[0].dataset,
-        String(rs[0].targetTokens),
-        rs[0].strategy,
-        String(rs.length),
-        (100 * mean(rs.map((r) => r.em))).toFixed(1),
-        (100 * mean(rs.map((r) => r.f1))).toFixed(1),
-        recalls.length === 0 ? '-' : (100 * mean(recalls)).toFixed(1),
-        mean(rs.map((r) => r.calls.length)).toFixed(1),
-        Math.round(mean(rs.map((r) => r.calls.reduce((s, c) => s + c.inputTokens, 0)))).toString(),
-        String(rs.filter((r) => r.error !== undefined).length),
-      ];
+      return {
+        dataset: rs[0].dataset,
+        targetTokens: rs[0].targetTokens,
+        strategy: rs[0].strategy,
+        examples: rs.length,
+        em: mean(rs.map((r) => r.em)),
+        f1: mean(rs.map((r) => r.f1)),
+        evidenceRecall: recalls.length === 0 ? null : mean(recalls),
+        callsPerQuery: mean(rs.map((r) => r.calls.length)),
+        inputTokensPerQuery: mean(rs.map((r) => r.calls.reduce((s, c) => s + c.inputTokens, 0))),
+        failed: rs.filter((r) => r.error !== undefined).length,
+      };
     });
+}
+
+/**
+ * A plain-text table of the records ({@link summaryRows}): per dataset, strategy and target length,
+ * the number of examples, mean EM, F1 and evidence recall (in %), mean model calls and input tokens
+ * per query, and failures.
+ */
+export function formatSummary(records: readonly EvalRecord[]): string {
+  const rows = summaryRows(records).map((r) => [
+    r.dataset,
+    String(r.targetTokens),
+    r.strategy,
+    String(r.examples),
+    (100 * r.em).toFixed(1),
+    (100 * r.f1).toFixed(1),
+    r.evidenceRecall === null ? '-' : (100 * r.evidenceRecall).toFixed(1),
+    r.callsPerQuery.toFixed(1),
+    Math.round(r.inputTokensPerQuery).toString(),
+    String(r.failed),
+  ]);
   const header = ['dataset', 'target', 'strategy', 'n', 'EM%', 'F1%', 'recall%', 'calls/q', 'in-tok/q', 'failed'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]): string => cells.map((c, i) => (i >= 3 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ');

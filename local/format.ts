@@ -45,8 +45,11 @@ export function formatRetries(result: RunResult): string | undefined {
   return `Retried model errors: ${n(retries.total)} (${roles.join(', ')}; ${errors.join(', ')})`;
 }
 
-/** The whole human-readable report. */
-export function formatResult(result: RunResult, elapsedMs: number): string {
+/**
+ * The whole human-readable report.
+ * @param elapsedMs wall time of the run, milliseconds, printed as `Time:`; omitted (no line) for a stored run whose time is unknown.
+ */
+export function formatResult(result: RunResult, elapsedMs?: number): string {
   const lines: string[] = [];
   lines.push(`Question: ${result.question}`);
   lines.push(`Answer: ${result.answer}`);
@@ -80,6 +83,6 @@ export function formatResult(result: RunResult, elapsedMs: number): string {
     lines.push(`Warnings (${result.warnings.length}):`);
     for (const w of result.warnings) lines.push(`  ${w}`);
   }
-  lines.push(`Time: ${(elapsedMs / 1000).toFixed(1)} s`);
+  if (elapsedMs !== undefined) lines.push(`Time: ${(elapsedMs / 1000).toFixed(1)} s`);
   return lines.join('\n');
 }

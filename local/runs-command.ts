@@ -60,7 +60,7 @@ export function addRunsCommand(program: Command): void {
       const run = await describeRun(opts.stateDir, runId).catch(asUsage);
       const result = await runResult(opts.stateDir, runId);
       if (opts.json) process.stdout.write(`${JSON.stringify(result ?? run)}\n`);
-      else if (result) process.stdout.write(`${formatResult(result, 0)}\n`);
+      else if (result) process.stdout.write(`${formatResult(result)}\n`);
       else process.stdout.write(`run ${runId}: no result yet (${run.chunks ?? 0} chunks${run.question ? `; question: ${run.question}` : ''}); resume it with 'extagents ask ... --run-id ${runId}'\n`);
     });
 
@@ -68,7 +68,7 @@ export function addRunsCommand(program: Command): void {
     .command('rm')
     .description("Delete runs: their files, the corpus copy an ask made for them, and their table items. Corpora under other ids and the chunk cache stay.")
     .argument('[runIds...]', 'the run ids to delete')
-    .option('--older-than <days>', 'delete every run created more than this many days ago (1-36500)', numberFlag('--older-than', { min: 1, max: 36_500 }))
+    .option('--older-than <days>', 'delete every run created more than this many days ago (0-36500; 0 = every run)', numberFlag('--older-than', { min: 0, max: 36_500 }))
     .option(...stateDirOption)
     .action(async (ids: string[], opts: { stateDir: string; olderThan?: number }) => {
       if ((ids.length === 0) === (opts.olderThan === undefined)) throw new UsageError('runs rm: give run ids or --older-than <days>, not both and not neither');

@@ -20,8 +20,8 @@ export interface ServeCommandOptions {
   stateDir: string;
   model: string;
   maxConcurrentRuns: number;
+  json?: boolean;
 }
-
 
 /**
  * Check what the user typed before anything starts: the token (from --token or EXTAGENTS_TOKEN),
@@ -54,6 +54,7 @@ export function addServeCommand(program: Command): Command {
       new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'),
     )
     .option('--max-concurrent-runs <n>', 'runs executed at once (1-64; others wait)', numberFlag('--max-concurrent-runs', { min: 1, max: 64 }), DEFAULT_MAX_CONCURRENT_RUNS)
+    .option('--json', 'print the start-up line (url, token, model, state directory) as one JSON object on stdout', false)
     .addOption(structuredOption())
     .action(async (opts: ServeCommandOptions & { structured?: string }) => {
       applyStructured(opts.structured);
@@ -69,9 +70,14 @@ export function addServeCommand(program: Command): Command {
         maxConcurrentRuns: opts.maxConcurrentRuns,
         log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
       });
-      process.stdout.write(`extagents serve: ${server.url} (model ${formatModelSpec(model)}, state ${opts.stateDir}, at most ${opts.maxConcurrentRuns} run(s) at once)\n`);
-      if (server.tokenGenerated) process.stdout.write(`token: ${server.token}   (new at every start; keep one with --token or EXTAGENTS_TOKEN)\n`);
-      process.stdout.write(`try: curl -H "Authorization: Bearer <token>" ${server.url}/v1/runs/<runId>   (docs/API.md)\n`);
+      if (opts.json) {
+        const startup = { url: server.url, model: formatModelSpec(model), stateDir: opts.stateDir, maxConcurrentRuns: opts.maxConcurrentRuns, tokenGenerated: server.tokenGenerated, ...(server.tokenGenerated && { token: server.token }) };
+        process.stdout.write(`${JSON.stringify(startup)}\n`);
+      } else {
+        process.stdout.write(`extagents serve: ${server.url} (model ${formatModelSpec(model)}, state ${opts.stateDir}, at most ${opts.maxConcurrentRuns} run(s) at once)\n`);
+        if (server.tokenGenerated) process.stdout.write(`token: ${server.token}   (new at every start; keep one with --token or EXTAGENTS_TOKEN)\n`);
+        process.stdout.write(`try: curl -H "Authorization: Bearer <token>" ${server.url}/v1/runs/<runId>   (docs/API.md)\n`);
+      }
       await new Promise<void>((resolve) => {
         const stop = (): void => {
           process.off('SIGINT', stop);

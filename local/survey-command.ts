@@ -27,6 +27,7 @@ interface SurveyCommandOptions {
   rounds?: number;
   concurrency?: number;
   progress: boolean;
+  json: boolean;
 }
 
 /** Make the output's folder if needed. @throws UsageError naming the flag unless it is (or can be made) a writable directory. */
@@ -79,6 +80,7 @@ export function addSurveyCommand(program: Command): Command {
     .option('--rounds <n>', schemaHelp('1 = no synchronized seeking round for thin sections', SurveyOptionsSchema, 'rounds', { showDefault: true }), schemaFlag('--rounds', SurveyOptionsSchema, 'rounds'))
     .option('--concurrency <n>', schemaHelp('seeking agents at once', SurveyOptionsSchema, 'concurrency', { showDefault: true }), schemaFlag('--concurrency', SurveyOptionsSchema, 'concurrency'))
     .option('--no-progress', 'no progress lines on stderr')
+    .option('--json', 'print the survey (paths, execution, metadata) or the schedule index as one JSON object on stdout (no progress on stderr)', false)
     .addOption(structuredOption());
   command.action(async (opts: SurveyCommandOptions & { structured?: string }) => {
     if ((opts.schedule === undefined) === (opts.corpus === undefined || opts.topic === undefined)) {
@@ -90,6 +92,8 @@ export function addSurveyCommand(program: Command): Command {
     writableOutputDir(path.dirname(path.resolve(opts.schedule !== undefined ? path.join(opts.outDir, 'x') : opts.output)), opts.schedule !== undefined ? '--out-dir' : '--output');
     const model = parseModelFlag(opts.model);
     await checkLocalModelFiles(model, { sequences: Math.min(opts.concurrency ?? 2, MAX_LLAMA_SEQUENCES) });
+    // With --json, stdout holds one JSON object and stderr no progress.
+    if (opts.json) opts.progress = false;
     const onProgress = progressLines(opts.progress);
     // One local stack for the survey or the whole schedule: the survey state machine, its handlers,
     // dynalite in memory and the bucket under --state-dir.
@@ -100,10 +104,11 @@ export function addSurveyCommand(program: Command): Command {
           onProgress,
           onSurvey: (i, total, topic) => opts.progress && process.stderr.write(`survey ${i}/${total}: ${topic}\n`),
         });
-        for (const e of index.surveys) {
+        if (opts.json) process.stdout.write(`${JSON.stringify({ index, indexPath })}\n`);
+        else for (const e of index.surveys) {
           process.stdout.write(e.status === 'succeeded' ? `ok      ${e.topic}: ${e.markdown} (${e.words} words, ${e.citations} citations)\n` : `FAILED  ${e.topic}: ${e.error?.name}: ${e.error?.message}\n`);
         }
-        process.stdout.write(`index: ${indexPath}\n`);
+        if (!opts.json) process.stdout.write(`index: ${indexPath}\n`);
         if (index.surveys.some((e) => e.status === 'failed')) process.exitCode = 1;
         return;
       }
@@ -116,6 +121,10 @@ export function addSurveyCommand(program: Command): Command {
       };
       if (opts.progress) process.stderr.write(`survey: ${opts.topic}\n`);
       const { markdownPath, metadataPath, metadata: m, execution } = await runLocalSurvey({ corpus: opts.corpus ?? [], topic: opts.topic ?? '', options, output: opts.output, onProgress }, stack);
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify({ markdownPath, metadataPath, execution, metadata: m })}\n`);
+        return;
+      }
       process.stdout.write(
         [
           `${m.title}${m.extractive ? ' (extractive survey: selected, ordered, cited corpus sentences)' : ''}`,

@@ -223,7 +223,7 @@ function writeChineseFixture(): string {
 describeWithSharedData('extagents eval end to end, data sets other than HotpotQA', () => {
   test('FairytaleQA (real stories): InfiniteBench En token F1, report, and a longer --limit resumes', async () => {
     const out = outDir('fairytaleqa');
-    const args = ['--dataset', 'fairytaleqa', '--strategies', 'extagents,rag', '--out', out];
+    const args = ['--dataset', 'fairytaleqa', '--strategies', 'extagents,rag', '--out-dir', out];
     const run = await evalCli([...args, '--limit', '2']);
     expect(counts(run.stderr)).toEqual({ written: 4, skipped: 0, failed: 0 });
     expect(run.stdout).toMatch(/^fairytaleqa\s+\d+\s+extagents\s+2\s/m);
@@ -252,7 +252,7 @@ describeWithSharedData('extagents eval end to end, data sets other than HotpotQA
 
   test('NarrativeQA Siddhartha (real book): En token F1 over the whole book, middle truncation, rerun skips', async () => {
     const out = outDir('narrativeqa');
-    const args = ['--dataset', 'narrativeqa', '--strategies', 'extagents,rag', '--limit', '2', '--out', out];
+    const args = ['--dataset', 'narrativeqa', '--strategies', 'extagents,rag', '--limit', '2', '--out-dir', out];
     const run = await evalCli(args);
     expect(counts(run.stderr)).toEqual({ written: 4, skipped: 0, failed: 0 });
     const rs = records(out);
@@ -277,7 +277,7 @@ describeWithSharedData('extagents eval end to end, data sets other than HotpotQA
 
   test('SOTU question file (real corpus of 233 addresses): SOTU scorer and evidence recall, rerun skips', async () => {
     const out = outDir('sotu');
-    const args = ['--dataset', 'sotu', '--strategies', 'extagents,rag', '--limit', '2', '--out', out];
+    const args = ['--dataset', 'sotu', '--strategies', 'extagents,rag', '--limit', '2', '--out-dir', out];
     const run = await evalCli(args);
     expect(counts(run.stderr)).toEqual({ written: 4, skipped: 0, failed: 0 });
     const rs = records(out);
@@ -299,7 +299,7 @@ describeWithSharedData('extagents eval end to end, data sets other than HotpotQA
 
   test('CMRC 2018 haystack (real Chinese passages): CMRC F1; without best effort the English-only reader refuses, scored 0', async () => {
     const out = outDir('cmrc');
-    const args = ['--dataset', 'cmrc:20000', '--strategies', 'extagents,rag', '--limit', '2', '--out', out];
+    const args = ['--dataset', 'cmrc:20000', '--strategies', 'extagents,rag', '--limit', '2', '--out-dir', out];
     const run = await evalCli(args);
     expect(counts(run.stderr)).toEqual({ written: 4, skipped: 0, failed: 0 });
     const rs = records(out);
@@ -316,7 +316,7 @@ describeWithSharedData('extagents eval end to end, data sets other than HotpotQA
 
     // Without best effort (no forced answer) the English-only reader finds no support in Chinese and refuses.
     const strict = outDir('cmrc-strict');
-    const refused = await evalCli(['--dataset', 'cmrc:20000', '--strategies', 'extagents,rag', '--limit', '2', '--no-best-effort', '--no-report', '--out', strict]);
+    const refused = await evalCli(['--dataset', 'cmrc:20000', '--strategies', 'extagents,rag', '--limit', '2', '--no-best-effort', '--no-report', '--out-dir', strict]);
     expect(counts(refused.stderr)).toEqual({ written: 4, skipped: 0, failed: 0 });
     const rr = records(strict);
     expectRun(rr, 'cmrc2018-20000', 'cmrc', 2);
@@ -327,7 +327,7 @@ describeWithSharedData('extagents eval end to end, data sets other than HotpotQA
   test('InfiniteBench En.QA format (fixture book): En token F1; a refusal scores 0 even when the gold says "no"', async () => {
     const file = writeEnglishFixture();
     const out = outDir('ib-en');
-    const args = ['--dataset', `infinitebench:${file}`, '--strategies', 'extagents,rag', '--limit', '2', '--chunk-tokens', '1000', '--no-best-effort', '--out', out];
+    const args = ['--dataset', `infinitebench:${file}`, '--strategies', 'extagents,rag', '--limit', '2', '--chunk-tokens', '1000', '--no-best-effort', '--out-dir', out];
     const run = await evalCli(args);
     expect(counts(run.stderr)).toEqual({ written: 4, skipped: 0, failed: 0 });
     const rs = records(out);
@@ -387,7 +387,7 @@ describeWithSharedData('extagents eval end to end, data sets other than HotpotQA
   test('InfiniteBench Zh.QA format (fixture book): Zh character F1; without best effort the reader refuses, scored 0', async () => {
     const file = writeChineseFixture();
     const out = outDir('ib-zh');
-    const args = ['--dataset', `infinitebench:${file}`, '--strategies', 'extagents,rag', '--limit', '2', '--out', out];
+    const args = ['--dataset', `infinitebench:${file}`, '--strategies', 'extagents,rag', '--limit', '2', '--out-dir', out];
     // Default best effort: the reader is forced to answer with Chinese text it cannot rank.
     const run = await evalCli(args);
     expect(counts(run.stderr)).toEqual({ written: 4, skipped: 0, failed: 0 });
@@ -402,7 +402,7 @@ describeWithSharedData('extagents eval end to end, data sets other than HotpotQA
     await expectRerunSkips(args, out, 2);
 
     const strict = outDir('ib-zh-strict');
-    const refused = await evalCli([...args.slice(0, -2), '--no-best-effort', '--no-report', '--out', strict]);
+    const refused = await evalCli([...args.slice(0, -2), '--no-best-effort', '--no-report', '--out-dir', strict]);
     expect(counts(refused.stderr)).toEqual({ written: 4, skipped: 0, failed: 0 });
     const rr = records(strict);
     expectRun(rr, 'infinitebench-longbook_qa_chn', 'zh', 2);
@@ -412,12 +412,12 @@ describeWithSharedData('extagents eval end to end, data sets other than HotpotQA
 
   test('a length other than "full" for a full-length data set is a usage error, before any output', async () => {
     const out = outDir('bad-length');
-    const attempt = evalCli(['--dataset', 'fairytaleqa', '--lengths', '8k', '--out', out]);
+    const attempt = evalCli(['--dataset', 'fairytaleqa', '--lengths', '8k', '--out-dir', out]);
     // A UsageError: the CLI prints its message on one line and exits 2 (test/unit/cli-usage.test.ts).
     await expect(attempt).rejects.toBeInstanceOf(UsageError);
     await expect(attempt).rejects.toMatchObject({ message: expect.stringMatching(/fairytaleqa is evaluated at its full length only/) });
     expect(existsSync(out)).toBe(false);
-    await expect(evalCli(['--dataset', 'hotpotqa', '--lengths', 'full', '--out', out])).rejects.toMatchObject({ message: expect.stringMatching(/hotpotqa needs target lengths/) });
+    await expect(evalCli(['--dataset', 'hotpotqa', '--lengths', 'full', '--out-dir', out])).rejects.toMatchObject({ message: expect.stringMatching(/hotpotqa needs target lengths/) });
     expect(existsSync(out)).toBe(false);
     expect(readdirSync(tmp)).not.toContain('bad-length');
   });

@@ -180,6 +180,48 @@ describe('numeric flags take decimal digits only and say their real range', () =
   });
 });
 
+describe('--json', () => {
+  it('writes a usage error as one JSON line on stderr, without the help hint, exit 2', async () => {
+    const result = await run('ask', '--corpus', 'README.md', '--question', 'x', '--rounds', '0', '--json');
+
+    expect(result.status).toBe(2);
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0])).toEqual({ error: { name: 'UsageError', message: expect.stringContaining('--rounds must be a whole number 1-10'), exitStatus: 2 } });
+  });
+
+  it('writes an error the command raises (a corpus that matches nothing) as JSON too', async () => {
+    const result = await run('ask', '--corpus', path.join(dir, 'nothing-here'), '--question', 'x', '--json', '--state-dir', stateDir);
+
+    expect(result.status).toBe(2);
+    expect(JSON.parse(result.stderr.trim())).toMatchObject({ error: { name: 'UsageError', message: expect.stringMatching(/^--corpus: /) } });
+  });
+
+  it('is on every command that prints a result', async () => {
+    const help: string[] = [];
+    jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      help.push(String(chunk));
+      return true;
+    });
+    for (const command of ['ask', 'job', 'ingest', 'survey', 'eval', 'serve']) {
+      help.length = 0;
+      await run(command, '--help');
+      expect([command, help.join('').includes('--json')]).toEqual([command, true]);
+    }
+  });
+
+  it('keeps eval\'s old -o/--out working as a hidden alias of --out-dir', async () => {
+    const out = path.join(dir, 'old-out');
+    const result = await run('eval', '--dataset', 'squad', '--out', out);
+
+    // Refused for the data set, not for the flag.
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('squad');
+    expect(result.stderr).not.toContain('unknown option');
+    expect(existsSync(out)).toBe(false);
+  });
+});
+
 describe('a state directory that cannot be made', () => {
   // Node 20's recursive mkdir never returns for /proc/x (ENOENT with an existing parent, retried forever).
   it.each([
@@ -228,9 +270,9 @@ describe('extagents eval', () => {
   it('exits 2 with one line for a dataset, strategy or length it cannot take, and makes no output directory', async () => {
     const out = path.join(dir, 'eval-out');
 
-    const lengths = await run('eval', '--dataset', 'sotu', '--lengths', '8k', '--out', out);
+    const lengths = await run('eval', '--dataset', 'sotu', '--lengths', '8k', '--out-dir', out);
     stderr.length = 0;
-    const strategy = await run('eval', '--dataset', 'sotu', '--strategies', 'extagent', '--out', out);
+    const strategy = await run('eval', '--dataset', 'sotu', '--strategies', 'extagent', '--out-dir', out);
     stderr.length = 0;
     const dataset = await run('eval', '--dataset', 'squad', '--out', out);
 
@@ -262,7 +304,7 @@ describe('llama: model files are checked before any work (exit 2, nothing writte
       ['ask', '--corpus', corpus, '--question', 'What?', '--model', model, '--state-dir', stateDir],
       ['serve', '--model', model, '--state-dir', stateDir, '--port', '0'],
       ['survey', '--corpus', corpus, '--topic', 't', '--model', model, '--state-dir', stateDir, '-o', path.join(dir, 's.md')],
-      ['eval', '--dataset', 'hotpotqa', '--lengths', '8k', '--limit', '1', '--model', model, '--out', path.join(dir, 'eval')],
+      ['eval', '--dataset', 'hotpotqa', '--lengths', '8k', '--limit', '1', '--model', model, '--out-dir', path.join(dir, 'eval')],
     ]) {
       stderr = [];
       const result = await run(...args);
