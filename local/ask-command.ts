@@ -4,8 +4,7 @@
  */
 import { Option, type Command } from 'commander';
 import { commandSummary } from './commands';
-import { SingleBar, Presets } from 'cli-progress';
-import { formatProgressTime } from './progress-time';
+import { Progress, type ProgressTask } from './progress';
 import { ExtAgentsError, InvalidInputError } from '../shared/errors';
 import { issueMessages } from '../shared/validation';
 import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../shared/config';
@@ -136,61 +135,24 @@ function validateAsk(opts: AskOptions, options: RunOptionsInput): void {
   writableStateDir(opts.stateDir);
 }
 
-/** A progress bar on stderr for the seeking agents of each round (quiet in --json mode unless a TTY). */
+/** The run's progress (local/progress.ts): each round's seeking agents as a counted task, other events as lines. */
 function progressReporter(enabled: boolean): { onProgress: (p: LocalProgress) => void; stop: () => void } {
-  if (!enabled) return { onProgress: () => undefined, stop: () => undefined };
-  if (!process.stderr.isTTY) return lineReporter();
-  let bar: SingleBar | undefined;
+  const progress = new Progress(enabled);
+  let task: ProgressTask | undefined;
   let round = 0;
   return {
     onProgress: (p) => {
-      if (p.phase === 'seek') {
-        if (!bar || p.round !== round) {
-          bar?.stop();
-          round = p.round;
-          bar = new SingleBar(
-            {
-              stream: process.stderr,
-              format: `round ${p.round} seeking agents |{bar}| {value}/{total} chunks | {percentage}% | ETA {eta_formatted}`,
-              noTTYOutput: true,
-              formatTime: formatProgressTime,
-              notTTYSchedule: 5000,
-              hideCursor: true,
-            },
-            Presets.shades_classic,
-          );
-          bar.start(p.total, 0);
-        }
-        bar.update(p.done);
-      } else {
-        bar?.stop();
-        bar = undefined;
-        process.stderr.write(`${p.message}\n`);
-      }
-    },
-    stop: () => bar?.stop(),
-  };
-}
-
-/** Without a terminal: one line at the start of each round, then at every 10% of its chunks. */
-function lineReporter(): { onProgress: (p: LocalProgress) => void; stop: () => void } {
-  let lastDecile = -1;
-  let round = 0;
-  return {
-    onProgress: (p) => {
-      if (p.phase === 'info') {
-        process.stderr.write(`${p.message}\n`);
+      if (p.phase !== 'seek') {
+        task = undefined;
+        progress.line(p.message);
         return;
       }
-      if (p.round !== round) {
+      if (!task || p.round !== round) {
         round = p.round;
-        lastDecile = -1;
+        task = progress.task(`round ${p.round} seeking agents`, p.total, 'chunks');
       }
-      const decile = p.total === 0 ? 10 : Math.floor((p.done / p.total) * 10);
-      if (decile === lastDecile) return;
-      lastDecile = decile;
-      process.stderr.write(`round ${p.round} seeking agents: ${p.done}/${p.total} chunks${p.failed > 0 ? ` (${p.failed} failed)` : ''}\n`);
+      task.update(p.done, p.failed > 0 ? `${p.failed} failed` : undefined);
     },
-    stop: () => undefined,
+    stop: () => progress.stop(),
   };
 }

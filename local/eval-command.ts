@@ -7,8 +7,7 @@
  */
 import { commandSummary } from './commands';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { Presets, SingleBar } from 'cli-progress';
-import { formatProgressTime } from './progress-time';
+import { Progress, type ProgressTask } from './progress';
 import { createBedrockClient } from '../lambdas/adapters/bedrock';
 import { createAgentModel } from '../lambdas/adapters/model';
 import { ExtAgentsError } from '../shared/errors';
@@ -112,20 +111,9 @@ export function addEvalCommand(program: Command): void {
       const contextOptions = fitted
         ? { reasonerBudgetTokens: fitted.reasonerBudgetTokens, syncBudgetTokens: fitted.syncBudgetTokens, contextWindowTokens: Math.floor(llama!.contextTokens * 0.75), promptReserveTokens: 1_000 }
         : {};
-      // A bar on a terminal; without one (a log file, CI) a line at every 5% of the records instead.
-      const bar = showProgress && process.stderr.isTTY
-        ? new SingleBar(
-            {
-              stream: process.stderr,
-              format: 'eval |{bar}| {value}/{total} records | {percentage}% | ETA {eta_formatted} | {last}',
-              noTTYOutput: true,
-              formatTime: formatProgressTime,
-              notTTYSchedule: 10_000,
-              hideCursor: true,
-            },
-            Presets.shades_classic,
-          )
-        : undefined;
+      // The records as one counted task (local/progress.ts): a bar on a terminal, else lines.
+      const progress = new Progress(showProgress);
+      let task: ProgressTask | undefined;
       const started = Date.now();
       let run: { written: number; skipped: number; failed: number; recordsFile: string; warnings: string[]; wallMs: number } | undefined;
       try {
@@ -144,16 +132,11 @@ export function addEvalCommand(program: Command): void {
           workflow: localWorkflowRunner,
           outDir,
           onProgress: (p) => {
-            if (showProgress && !bar && p.record !== undefined) {
-              const step = Math.max(1, Math.ceil(p.total / 20));
-              if (p.done % step === 0 || p.done === p.total) process.stderr.write(`eval: ${p.done}/${p.total} records (${p.record.strategy} ${p.record.targetTokens} ${p.record.exampleId})\n`);
-            }
-            if (!bar) return;
-            if (p.record === undefined) bar.start(p.total, 0, { last: '' });
-            else bar.update(p.done, { last: `${p.record.strategy} ${p.record.targetTokens} ${p.record.exampleId}` });
+            if (p.record === undefined) task = progress.task('eval', p.total, 'records');
+            else task?.update(p.done, `${p.record.strategy} ${p.record.targetTokens} ${p.record.exampleId}`);
           },
         });
-        bar?.stop();
+        progress.stop();
         run = { written: summary.written, skipped: summary.skipped, failed: summary.failed, recordsFile: summary.recordsFile, warnings: summary.warnings, wallMs: Date.now() - started };
         if (!opts.json) {
           for (const w of summary.warnings) process.stderr.write(`warning: ${w}\n`);
@@ -162,7 +145,7 @@ export function addEvalCommand(program: Command): void {
           );
         }
       } finally {
-        bar?.stop();
+        progress.stop();
       }
       const { records } = readRecords(recordsFile(outDir));
       const selected = records.filter((r) => strategies.includes(r.strategy));

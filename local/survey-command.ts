@@ -12,6 +12,7 @@ import { applyStructured, checkLocalModelFiles, makeDirectories, MODEL_OPTION_HE
 import { MAX_LLAMA_SEQUENCES, startLocalStack } from './stack';
 import { runLocalSchedule, runLocalSurvey, type LocalSurveyProgress } from './survey';
 import { schemaFlag, schemaHelp } from './cli-numbers';
+import { Progress, type ProgressTask } from './progress';
 
 interface SurveyCommandOptions {
   corpus?: string[];
@@ -40,25 +41,29 @@ function writableOutputDir(dir: string, flag: string): void {
   }
 }
 
-/** Progress lines on stderr: one per task of the survey execution, and every 10% of a seeking Map Run. */
-function progressLines(enabled: boolean): (p: LocalSurveyProgress) => void {
-  if (!enabled) return () => undefined;
-  let lastSeekDecile = -1;
+/**
+ * The survey's progress (local/progress.ts): each seeking Map Run as a counted task, every other
+ * task of the survey execution as a line.
+ */
+function progressLines(progress: Progress): (p: LocalSurveyProgress) => void {
+  let task: ProgressTask | undefined;
+  let seeking = '';
   return (p) => {
     if (p.phase === 'seek') {
-      const decile = Math.floor((10 * p.done) / Math.max(1, p.total));
-      if (decile === lastSeekDecile && p.done !== p.total) return;
-      lastSeekDecile = decile;
-      const failed = p.failed ? `, ${p.failed} failed` : '';
-      process.stderr.write(`  seeking (${p.detail ?? ''}): ${p.done}/${p.total} items${failed}\n`);
-      if (p.done === p.total) lastSeekDecile = -1;
+      const label = `  seeking (${p.detail ?? ''})`;
+      if (!task || label !== seeking || p.done === 0) {
+        seeking = label;
+        task = progress.task(label, p.total, 'items');
+      }
+      task.update(p.done, p.failed ? `${p.failed} failed` : undefined);
       return;
     }
-    if (p.phase === 'prepare') process.stderr.write(`  prepared: ${p.detail ?? ''}\n`);
-    else if (p.phase === 'outline') process.stderr.write(`  outline: ${p.detail ?? ''}\n`);
-    else if (p.phase === 'section') process.stderr.write(`  evidence: ${p.done}/${p.total} (${p.detail ?? ''})\n`);
-    else if (p.phase === 'write') process.stderr.write(`  writing: ${p.done}/${p.total} (${p.detail ?? ''})\n`);
-    else process.stderr.write('  assembling\n');
+    task = undefined;
+    if (p.phase === 'prepare') progress.line(`  prepared: ${p.detail ?? ''}`);
+    else if (p.phase === 'outline') progress.line(`  outline: ${p.detail ?? ''}`);
+    else if (p.phase === 'section') progress.line(`  evidence: ${p.done}/${p.total} (${p.detail ?? ''})`);
+    else if (p.phase === 'write') progress.line(`  writing: ${p.done}/${p.total} (${p.detail ?? ''})`);
+    else progress.line('  assembling');
   };
 }
 
@@ -93,8 +98,8 @@ export function addSurveyCommand(program: Command): Command {
     const model = parseModelFlag(opts.model);
     await checkLocalModelFiles(model, { sequences: Math.min(opts.concurrency ?? 2, MAX_LLAMA_SEQUENCES) });
     // With --json, stdout holds one JSON object and stderr no progress.
-    if (opts.json) opts.progress = false;
-    const onProgress = progressLines(opts.progress);
+    const progress = new Progress(opts.progress && !opts.json);
+    const onProgress = progressLines(progress);
     // One local stack for the survey or the whole schedule: the survey state machine, its handlers,
     // dynalite in memory and the bucket under --state-dir.
     const stack = await startLocalStack({ stateDir: opts.stateDir, modelSpec: model, llamaSequences: Math.min(opts.concurrency ?? 2, MAX_LLAMA_SEQUENCES) });
@@ -102,7 +107,7 @@ export function addSurveyCommand(program: Command): Command {
       if (opts.schedule !== undefined) {
         const { index, indexPath } = await runLocalSchedule(opts.schedule, opts.outDir, stack, {
           onProgress,
-          onSurvey: (i, total, topic) => opts.progress && process.stderr.write(`survey ${i}/${total}: ${topic}\n`),
+          onSurvey: (i, total, topic) => progress.line(`survey ${i}/${total}: ${topic}`),
         });
         if (opts.json) process.stdout.write(`${JSON.stringify({ index, indexPath })}\n`);
         else for (const e of index.surveys) {
@@ -119,7 +124,7 @@ export function addSurveyCommand(program: Command): Command {
         ...(opts.rounds !== undefined && { rounds: opts.rounds }),
         ...(opts.concurrency !== undefined && { concurrency: opts.concurrency }),
       };
-      if (opts.progress) process.stderr.write(`survey: ${opts.topic}\n`);
+      progress.line(`survey: ${opts.topic}`);
       const { markdownPath, metadataPath, metadata: m, execution } = await runLocalSurvey({ corpus: opts.corpus ?? [], topic: opts.topic ?? '', options, output: opts.output, onProgress }, stack);
       if (opts.json) {
         process.stdout.write(`${JSON.stringify({ markdownPath, metadataPath, execution, metadata: m })}\n`);
@@ -135,6 +140,7 @@ export function addSurveyCommand(program: Command): Command {
         ].join('\n') + '\n',
       );
     } finally {
+      progress.stop();
       await stack.stop();
     }
   });

@@ -22,6 +22,7 @@ import { MAX_LLAMA_SEQUENCES, startLocalStack } from './stack';
 import { ingestLocalCorpus, planLocalJob, runJob, submitJobFile } from './uploads';
 import { RunOptionsSchema } from '../shared/config';
 import { numberFlag, schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
+import { Progress, type ProgressTask } from './progress';
 
 
 /** Run `check`; an InvalidInputError / ConfigurationError becomes a UsageError (exit status 2) prefixed with `what`. */
@@ -108,7 +109,7 @@ export function addUploadCommands(program: Command): Command {
     )
     .option('--state-dir <dir>', 'where the local bucket is kept', '.extagents')
     .option('--json', 'print the job summary as JSON', false)
-    .option('--no-progress', 'no line on stderr as each question ends')
+    .option('--no-progress', 'no progress on stderr (the questions done, the latest named)')
     .addOption(structuredOption())
     .action(async (file: string, opts: JobCommandOptions & { structured?: string }) => {
       // Everything the user typed, and the job file itself, is checked before the local stack starts.
@@ -128,11 +129,17 @@ export function addUploadCommands(program: Command): Command {
         throw new UsageError(`${file}: ${error.message} (nothing ran; the rejection is in ${summary})`, { cause: error });
       }
       const stack = await startLocalStack({ stateDir: opts.stateDir, modelSpec: model, llamaSequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) });
+      // The questions as one counted task (local/progress.ts), each ending named in its detail.
+      const progress = new Progress(opts.progress && !opts.json);
+      let task: ProgressTask | undefined;
+      let ended = 0;
       try {
         const outcome = await runJob(stack, key, {
           concurrency: opts.concurrency,
-          onQuestionDone: opts.json || !opts.progress ? undefined : (index, done) => process.stderr.write(`question ${index}: ${done.started ? done.status : 'already started'}\n`),
+          onPlanned: (questions) => (task = progress.task('job', questions, 'questions')),
+          onQuestionDone: (index, done) => task?.update(++ended, `question ${index}: ${done.started ? done.status : 'already started'}`),
         });
+        progress.stop();
         const { summary } = outcome;
         if (opts.json) {
           process.stdout.write(`${JSON.stringify(summary)}\n`);
@@ -145,6 +152,7 @@ export function addUploadCommands(program: Command): Command {
         );
         for (const f of summary.failures) process.stdout.write(`  question ${f.index} failed: ${f.error.name}: ${f.error.message}\n`);
       } finally {
+        progress.stop();
         await stack.stop();
       }
     });

@@ -90,6 +90,8 @@ export interface RunJobOptions {
   concurrency?: number;
   /** The job object's ETag as the upload event would give it. @default the MD5 of its bytes (an S3 single-part ETag) */
   etag?: string;
+  /** Called once the job is planned, with its number of questions. */
+  onPlanned?: (questions: number) => void;
   /** Called when a question ends (`started` false: its execution existed already). */
   onQuestionDone?: (index: number, outcome: { started: boolean; status: string }) => void;
 }
@@ -118,6 +120,7 @@ export async function runJob(stack: LocalStack, key: string, options: RunJobOpti
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new InvalidInputError(`concurrency must be a positive integer, got ${concurrency}`);
   const state = await planLocalJob(blobs, key, options.etag);
   const { items } = await loadJob(blobs, state.jobId);
+  options.onPlanned?.(items.length);
   const executions = new LocalExecutions({ blobs });
 
   let started = 0;
