@@ -4,7 +4,7 @@
  * Each handler reads like a table of contents: validate the event, call one use case, return a
  * small result. Errors propagate with their class `name`, which Step Functions Retry/Catch match.
  */
-import type { Logger } from '@aws-lambda-powertools/logger';
+import { logged, type HandlerLogger } from './logged';
 import type { AgentModel, BlobStore, MessageStore } from '../shared/ports';
 import { finalizeRun } from '../shared/pipeline/finalize';
 import { prepareRun } from '../shared/pipeline/prepare';
@@ -34,8 +34,6 @@ export interface HandlerDeps {
   logger?: HandlerLogger;
 }
 
-/** What the handlers need of a logger (a subset of the Powertools Logger's methods). */
-export type HandlerLogger = Pick<Logger, 'appendPersistentKeys' | 'removePersistentKeys' | 'debug' | 'info' | 'error'>;
 
 /** The five task handlers of the workflow, keyed like `ExtAgentsWorkflow.functions`. */
 export interface WorkflowHandlers {
@@ -59,38 +57,4 @@ export function makeHandlers(deps: HandlerDeps): WorkflowHandlers {
       return output;
     }),
   };
-}
-
-/**
- * A handler that logs: the run id (and the task name) become persistent keys of the logger for
- * this invocation, so every line it prints carries them; one line when the task ends (`level`;
- * Seek logs at debug, it runs once per chunk and round) with its small result, one error line with
- * the error's name when it fails. The error is rethrown unchanged.
- */
-function logged<T>(logger: HandlerLogger | undefined, task: string, level: 'debug' | 'info', handler: (event: unknown) => Promise<T>): (event: unknown) => Promise<T> {
-  if (!logger) return handler;
-  return async (event) => {
-    // A warm container keeps persistent keys: replace the previous invocation's (an undefined
-    // value would not overwrite it).
-    logger.removePersistentKeys(['runId', 'task']);
-    const runId = runIdOf(event);
-    logger.appendPersistentKeys(runId === undefined ? { task } : { runId, task });
-    try {
-      const result = await handler(event);
-      logger[level](`${task} done`, { result: result as Record<string, unknown> });
-      return result;
-    } catch (error) {
-      logger.error(`${task} failed`, error as Error);
-      throw error;
-    }
-  };
-}
-
-/** The run id of a task event: `runId` of the event, or of its `state` (Reason), else undefined. */
-export function runIdOf(event: unknown): string | undefined {
-  if (typeof event !== 'object' || event === null) return undefined;
-  const direct = (event as { runId?: unknown }).runId;
-  if (typeof direct === 'string') return direct;
-  const state = (event as { state?: { runId?: unknown } }).state;
-  return typeof state?.runId === 'string' ? state.runId : undefined;
 }

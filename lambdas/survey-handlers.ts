@@ -16,6 +16,7 @@
  */
 import { z } from 'zod';
 import type { ExecutionLookup } from '../shared/executions';
+import { logged, type HandlerLogger } from './logged';
 import { parseEvent } from '../shared/pipeline/state';
 import type { BlobStore, MessageStore } from '../shared/ports';
 import type { SurveyModel } from '../shared/survey/ports';
@@ -55,6 +56,8 @@ export interface SurveyHandlerDeps {
    */
   model: () => SurveyModel;
   now?: () => Date;
+  /** Structured logger (Powertools in AWS); absent = no logging (local runs). Same wrapper as the QA handlers (`logged`). */
+  logger?: HandlerLogger;
 }
 
 /** The survey state machine's handlers. */
@@ -67,9 +70,10 @@ export interface SurveyHandlers {
 
 /** Build the survey handlers over the given adapters. */
 export function makeSurveyHandlers(deps: SurveyHandlerDeps): SurveyHandlers {
+  const { logger } = deps;
   return {
-    prepare: async (event) => prepareSurvey(parseEvent(SurveyExecutionInputSchema, event, 'SurveyPrepare'), deps),
-    steps: async (event) => {
+    prepare: logged(logger, 'SurveyPrepare', 'info', async (event) => prepareSurvey(parseEvent(SurveyExecutionInputSchema, event, 'SurveyPrepare'), deps)),
+    steps: logged(logger, 'SurveyStep', 'info', async (event) => {
       const parsed = parseEvent(StepEventSchema, event, 'Survey');
       switch (parsed.step) {
         case 'outline':
@@ -81,12 +85,12 @@ export function makeSurveyHandlers(deps: SurveyHandlerDeps): SurveyHandlers {
         case 'writeSection':
           return writeSurveySection(parsed, deps);
       }
-    },
-    assemble: async (event) => {
+    }),
+    assemble: logged(logger, 'SurveyAssemble', 'info', async (event) => {
       const state = parseEvent(SurveyStateSchema, event, 'SurveyAssemble');
       const model = deps.model();
       return assembleSurveyRun(state, { ...deps, modelDescription: model.description, extractive: model.extractive });
-    },
+    }),
   };
 }
 
@@ -97,9 +101,9 @@ export interface SurveyScheduleHandlers {
 }
 
 /** Build the bulk handlers (PlanSurveys, WriteSurveyIndex). */
-export function makeSurveyScheduleHandlers(deps: { blobs: BlobStore; executions: ExecutionLookup; now?: () => Date }): SurveyScheduleHandlers {
+export function makeSurveyScheduleHandlers(deps: { blobs: BlobStore; executions: ExecutionLookup; now?: () => Date; logger?: HandlerLogger }): SurveyScheduleHandlers {
   return {
-    plan: async (event) => planSurveys(event, deps),
-    index: async (event) => writeSurveyIndex(parseEvent(BulkPlanSchema, event, 'WriteSurveyIndex'), deps),
+    plan: logged(deps.logger, 'PlanSurveys', 'info', async (event) => planSurveys(event, deps)),
+    index: logged(deps.logger, 'WriteSurveyIndex', 'info', async (event) => writeSurveyIndex(parseEvent(BulkPlanSchema, event, 'WriteSurveyIndex'), deps)),
   };
 }

@@ -8,7 +8,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { S3BlobStore } from './adapters/s3-blob-store';
-import { withLambdaContext } from './adapters/logging';
+import { logger, withLambdaContext } from './adapters/logging';
 import { SfnRunLauncher } from './adapters/sfn-run-launcher';
 import { loadJobsEnv } from './adapters/trigger-env';
 import { makeSurveyScheduleHandlers } from './survey-handlers';
@@ -17,6 +17,7 @@ const env = loadJobsEnv();
 const handlers = makeSurveyScheduleHandlers({
   blobs: new S3BlobStore(new S3Client({}), env.BUCKET_NAME),
   executions: new SfnRunLauncher(new SFNClient({}), env.STATE_MACHINE_ARN),
+  logger,
 });
 
 export const planHandler = withLambdaContext(handlers.plan);

@@ -8,7 +8,7 @@
 import { createBedrockClient } from './adapters/bedrock';
 import { awsDeps, openAiApiKey, openAiOptions } from './adapters/aws';
 import { loadEnv } from './adapters/env';
-import { withLambdaContext } from './adapters/logging';
+import { logger, withLambdaContext } from './adapters/logging';
 import { createSurveyModels } from './adapters/survey-model';
 import type { SurveyModel } from '../shared/survey/ports';
 import { makeSurveyHandlers } from './survey-handlers';
@@ -19,6 +19,7 @@ const handlers = makeSurveyHandlers({
   blobs: awsDeps.blobs,
   store: awsDeps.store,
   model: () => (model ??= createSurveyModels(env.MODEL_SPEC, () => createBedrockClient(), openAiOptions, openAiApiKey).model),
+  logger,
 });
 
 export const prepareHandler = withLambdaContext(handlers.prepare);

@@ -12,7 +12,7 @@ import { planJob, writeJobResults, type JobState } from '../shared/pipeline/jobs
 import { createdObjectOf } from '../shared/pipeline/s3-event';
 import { parseEvent } from '../shared/pipeline/state';
 import type { BlobStore } from '../shared/ports';
-import type { HandlerLogger } from './handlers';
+import type { HandlerLogger } from './logged';
 
 /** One SQS message as the Lambda event source mapping delivers it (only the fields used here). */
 const SqsRecordSchema = z.object({ messageId: z.string().min(1), body: z.string() });

@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { FsBlobStore } from '../../local/fs-blob-store';
-import { makeHandlers, runIdOf } from '../../lambdas/handlers';
+import { makeHandlers } from '../../lambdas/handlers';
+import { makeSurveyHandlers } from '../../lambdas/survey-handlers';
+import { runIdOf } from '../../lambdas/logged';
 import { makeIngestBatchHandler, makeJobHandlers } from '../../lambdas/trigger-handlers';
 import { EmptyCorpusError, InvalidInputError } from '../../shared/errors';
 import type { ExecutionLookup } from '../../shared/executions';
@@ -82,6 +84,21 @@ describe('structured logs of the workflow handlers', () => {
       expect.objectContaining({ level: 'ERROR', message: 'Prepare failed', runId: 'run-empty', task: 'Prepare', error: expect.objectContaining({ name: 'EmptyCorpusError' }) }),
     ]);
     expect(JSON.stringify(lines)).not.toContain('Who lit the lamp?');
+  });
+
+  it('logs the survey handlers the same way (task, the survey id as run id, the error name)', async () => {
+    // Arrange
+    const logs = captureLogs();
+    const logger = new Logger({ serviceName: 'extagents-test', logLevel: 'INFO' });
+    const survey = makeSurveyHandlers({ blobs, store, model: () => { throw new Error('no model'); }, logger });
+    try {
+      // Act: a survey over a corpus without usable text fails in SurveyPrepare
+      await expect(survey.prepare({ surveyId: 'survey-empty', topic: 'Lamps', corpus: 'empty', date: '2025-01-01' })).rejects.toThrow();
+    } finally {
+      logs.restore();
+    }
+    // Assert
+    expect(logs.lines()).toEqual([expect.objectContaining({ level: 'ERROR', message: 'SurveyPrepare failed', runId: 'survey-empty', task: 'SurveyPrepare', error: expect.objectContaining({ name: expect.any(String) }) })]);
   });
 
   it('does not carry the previous invocation\'s run id into the next one (a warm container)', async () => {
