@@ -15,7 +15,7 @@ import { runLocal, type LocalProgress } from './run';
 import { resolveCorpus } from './corpus';
 import { MAX_LLAMA_SEQUENCES } from './defaults';
 import { schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
-import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './cli';
+import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './common';
 
 /** Exit status of `ask --fail-on-refusal` when the run refuses (0: answered, 1: error, 2: usage error). */
 export const REFUSAL_EXIT_STATUS = 3;

@@ -16,7 +16,7 @@ import { type EvalRecord, STRATEGIES, type StrategyName } from '../shared/eval/r
 import { checkLengths, DATASET_NAMES, parseDatasetSpec, parseLengths, readRecords, recordsFile, runEval } from '../shared/eval/runner';
 import { parseModelSpec } from '../shared/llm/model-spec';
 import type { AgentRole } from '../shared/types';
-import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption, UsageError } from './cli';
+import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption, UsageError } from './common';
 import { loadLlamaModels, MAX_LLAMA_SEQUENCES } from './llama';
 import { localWorkflowRunner } from './eval-workflow';
 import path from 'node:path';

@@ -6,7 +6,7 @@ import { Command } from 'commander';
 import { InvalidInputError, NotFoundError } from '../shared/errors';
 import { commandSummary } from './commands';
 import { numberFlag } from './cli-numbers';
-import { UsageError, writableStateDir } from './cli';
+import { UsageError, writableStateDir } from './common';
 import { formatResult } from './format';
 import { describeRun, keepsTableData, listRuns, removeRun, runResult, type StoredRun } from './runs';
 

@@ -7,7 +7,7 @@ import { commandSummary } from './commands';
 import { type Command, Option } from 'commander';
 import { formatModelSpec } from '../shared/llm/model-spec';
 import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT, MAX_LLAMA_SEQUENCES } from './defaults';
-import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './cli';
+import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './common';
 import { numberFlag } from './cli-numbers';
 
 /** local/serve.ts (the HTTP server and the local stack), loaded when the command runs, not for `--help`. */

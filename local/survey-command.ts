@@ -8,7 +8,7 @@ import { type Command, Option } from 'commander';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import { SurveyOptionsSchema, type SurveyOptionsInput } from '../shared/survey/options';
-import { applyStructured, checkLocalModelFiles, makeDirectories, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './cli';
+import { applyStructured, checkLocalModelFiles, makeDirectories, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './common';
 import { MAX_LLAMA_SEQUENCES, startLocalStack } from './stack';
 import { runLocalSchedule, runLocalSurvey, type LocalSurveyProgress } from './survey';
 import { schemaFlag, schemaHelp } from './cli-numbers';

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { ExtAgentsError, InvalidInputError } from '../shared/errors';
 import { parseCorpusId } from '../shared/corpus';
 import { jobNameOfKey, jobSummaryKey } from '../shared/pipeline/jobs';
-import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './cli';
+import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './common';
 import { resolveCorpus } from './corpus';
 import { FsBlobStore } from './fs-blob-store';
 import { MAX_LLAMA_SEQUENCES, startLocalStack } from './stack';

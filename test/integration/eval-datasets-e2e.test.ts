@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { addEvalCommand } from '../../local/eval-command';
-import { UsageError } from '../../local/cli';
+import { UsageError } from '../../local/common';
 import { defaultDataRoot } from '../../shared/eval/datasets';
 import { type EvalRecord } from '../../shared/eval/records';
 import { EvalRecordSchema, type Report } from '../../shared/eval/report';
