@@ -1,5 +1,5 @@
 /**
- * Orchestration overhead benchmark: the whole local pipeline (local/run.ts `runLocal`: CDK synth,
+ * Orchestration overhead benchmark: the whole local pipeline (local/engine/run.ts `runLocal`: CDK synth,
  * dynalite, corpus copy, Prepare/chunking, the Distributed Map of seeking agents, KAR, Finalize) with a
  * ZERO-LATENCY scripted model, against the time to only read and tokenize the same input (the floor),
  * measured in the same run of this script. Each measurement runs in its own fresh child process, so
@@ -24,8 +24,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { type CorpusFile, resolveCorpus } from '../local/corpus';
-import { runLocal } from '../local/run';
+import { type CorpusFile, resolveCorpus } from '../local/engine/corpus';
+import { runLocal } from '../local/engine/run';
 import { defaultDataRoot, hotpotLongContextSet } from '../shared/eval/datasets';
 import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../shared/ports';
 import { decodeDocument } from '../shared/text';

@@ -1,6 +1,6 @@
 /**
  * Acceptance benchmark of the local pipeline on the State of the Union corpus: every question of
- * ../shared/data/sotu/dev.jsonl through the synthesized workflow run locally (local/run.ts), exactly
+ * ../shared/data/sotu/dev.jsonl through the synthesized workflow run locally (local/engine/run.ts), exactly
  * as `extagents ask --corpus sotu` runs it. A question counts as a hit when any gold answer appears
  * (case-insensitive) in the answer or in a cited quote; for an unanswerable question ("NO ANSWER")
  * only a refusal is a hit.
@@ -12,8 +12,8 @@ import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { resolveCorpus } from '../local/corpus';
-import { runLocal } from '../local/run';
+import { resolveCorpus } from '../local/engine/corpus';
+import { runLocal } from '../local/engine/run';
 import { NO_ANSWER } from '../shared/types';
 
 interface DevQuestion {

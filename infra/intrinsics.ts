@@ -1,6 +1,6 @@
 /**
  * CloudFormation intrinsic functions of a synthesized template, resolved against caller-chosen
- * values: the local engine resolves state-machine definitions to local ARNs (local/definition.ts),
+ * values: the local engine resolves state-machine definitions to local ARNs (local/engine/definition.ts),
  * the deploy checks resolve IAM policies and Lambda environments to placeholder ARNs
  * (infra/checks/). Hand-written: CDK's own token resolution runs at synth time only and yields these
  * intrinsics; no maintained library evaluates a template offline with chosen values, and the six

@@ -3,7 +3,7 @@
  * (StartExecution, DescribeExecution). One port for every caller that needs an execution's status:
  * the API (a run's status), the jobs state machine's results (how each question's execution ended)
  * and the bulk survey index. Adapters: lambdas/adapters/sfn-run-launcher.ts (AWS) and
- * local/executions.ts (one registry per local bucket, shared by `serve`, `job` and `upload`).
+ * local/engine/executions.ts (one registry per local bucket, shared by `serve`, `job` and `upload`).
  * Nothing here imports the AWS SDK.
  */
 import { failureMessage } from './errors';

@@ -8,7 +8,7 @@
  * `POWERTOOLS_LOG_LEVEL` (DEBUG, INFO, WARN, ERROR, SILENT; default INFO).
  * Source: https://docs.aws.amazon.com/powertools/typescript/latest/features/logger/
  *
- * The local run never imports this module: local/stack.ts builds the handlers without a logger, so
+ * The local run never imports this module: local/engine/stack.ts builds the handlers without a logger, so
  * local runs print nothing of it.
  */
 import { Logger } from '@aws-lambda-powertools/logger';

@@ -1,6 +1,6 @@
 /**
  * The API's route logic over ports (no HTTP, no AWS SDK): the same code answers API Gateway
- * (lambdas/api.ts) and the local server (local/serve.ts). Inputs arrive validated by the router
+ * (lambdas/api.ts) and the local server (local/services/serve.ts). Inputs arrive validated by the router
  * (shared/api/router.ts); errors are the typed errors of shared/errors.ts, mapped to problem+json
  * by shared/api/problem.ts.
  */

@@ -2,7 +2,7 @@
  * The OpenAPI 3.1 document of the API, built from the route table (shared/api/routes.ts) and the
  * zod schemas the handlers validate with (shared/api/schemas.ts, converted by zod 4's
  * `z.toJSONSchema`, JSON Schema 2020-12 as OpenAPI 3.1 uses). docs/openapi.yaml is this document
- * written out by `npx tsx local/openapi.ts`; test/unit/api-openapi.test.ts fails when the committed
+ * written out by `npx tsx local/generate/openapi.ts`; test/unit/api-openapi.test.ts fails when the committed
  * file differs, so the document cannot drift from the handlers.
  * Source: https://spec.openapis.org/oas/v3.1.0
  */

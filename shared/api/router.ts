@@ -3,7 +3,7 @@
  * path parameters, query, headers and the JSON body with the route's zod schemas (unknown fields
  * and parameters rejected, sizes bounded), call the core (shared/api/core.ts), and answer JSON or
  * `application/problem+json` (RFC 9457). API Gateway (lambdas/api.ts) and the local server
- * (local/serve.ts) translate their requests into an {@link ApiRequest} and write out the
+ * (local/services/serve.ts) translate their requests into an {@link ApiRequest} and write out the
  * {@link ApiResponse}.
  */
 import type { z } from 'zod';

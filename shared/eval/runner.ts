@@ -175,7 +175,7 @@ export interface RunEvalOptions {
    */
   strategyOptions?: Partial<StrategyOptions>;
   /**
-   * The product's workflow (local/eval-workflow.ts): `extagents` and `extagents-no-sync` run through
+   * The product's workflow (local/engine/eval-workflow.ts): `extagents` and `extagents-no-sync` run through
    * it when given (the eval command always gives it), else in memory.
    */
   workflow?: WorkflowRunner;

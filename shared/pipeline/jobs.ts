@@ -12,7 +12,7 @@
  *
  * Domain code: no AWS SDK. Ports: BlobStore, and `ExecutionLookup` (shared/executions.ts: how a
  * question's execution ended, when it left no result). AWS: the jobs state machine (infra/ingest.ts)
- * with lambdas/jobs.ts; local: `runJob` (local/uploads.ts).
+ * with lambdas/jobs.ts; local: `runJob` (local/engine/uploads.ts).
  */
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';

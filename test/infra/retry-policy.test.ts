@@ -9,7 +9,7 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { BEDROCK_SDK_MAX_ATTEMPTS, BEDROCK_SDK_RETRY_MAX_DELAY_MS } from '../../lambdas/adapters/bedrock';
 import { buildStack, createSynthesisApp } from '../../infra/extagents-stack';
 import { STATE_NAMES } from '../../infra/extagents-workflow';
-import { allStates, resolveStateMachineDefinition, type AslState } from '../../local/definition';
+import { allStates, resolveStateMachineDefinition, type AslState } from '../../local/engine/definition';
 import { ContextOverflowError, ModelConfigurationError, ModelError, RETRYABLE_ERRORS } from '../../shared/errors';
 
 interface Retrier {

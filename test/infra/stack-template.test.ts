@@ -1,7 +1,7 @@
 /**
- * local/generated/stack-template.json, which the local stack runs instead of synthesizing the CDK
+ * local/engine/generated/stack-template.json, which the local stack runs instead of synthesizing the CDK
  * app at run time: the committed file is what a fresh synth gives (regenerate with
- * `npx tsx local/generate-stack-template.ts`), its definitions do not depend on the model spec, and
+ * `npx tsx local/generate/generate-stack-template.ts`), its definitions do not depend on the model spec, and
  * loading the local stack does not load aws-cdk-lib.
  */
 import { execFileSync } from 'node:child_process';
@@ -9,17 +9,17 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Template } from 'aws-cdk-lib/assertions';
 import { buildStack, createSynthesisApp, DEFAULT_MODEL_SPEC } from '../../infra/extagents-stack';
-import { renderLocalStackTemplate } from '../../local/generate-stack-template';
-import { LOCAL_STACK_TEMPLATE_PATH, localStackTemplate } from '../../local/stack-template';
-import { resolveStateMachineDefinition } from '../../local/definition';
-import { libraryRejections } from '../../local/engine';
+import { renderLocalStackTemplate } from '../../local/generate/generate-stack-template';
+import { LOCAL_STACK_TEMPLATE_PATH, localStackTemplate } from '../../local/engine/stack-template';
+import { resolveStateMachineDefinition } from '../../local/engine/definition';
+import { libraryRejections } from '../../local/engine/engine';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
 describe('the generated stack template of the local stack', () => {
   jest.setTimeout(60_000);
 
-  it('is the committed file (run `npx tsx local/generate-stack-template.ts` after changing infra/)', () => {
+  it('is the committed file (run `npx tsx local/generate/generate-stack-template.ts` after changing infra/)', () => {
     expect(readFileSync(LOCAL_STACK_TEMPLATE_PATH, 'utf8')).toBe(renderLocalStackTemplate());
   });
 

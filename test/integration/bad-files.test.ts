@@ -1,5 +1,5 @@
 /**
- * Bad input files through the whole local workflow (local/run.ts) and the CLI: each file is chunked
+ * Bad input files through the whole local workflow (local/engine/run.ts) and the CLI: each file is chunked
  * correctly (nothing dropped, offsets in the decoded text) or skipped with its reason in
  * `RunResult.skipped` and in the CLI's human output; a corpus with no usable text is a clear
  * EmptyCorpusError before any model call.
@@ -7,11 +7,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildProgram } from '../../local/cli';
-import { resolveCorpus } from '../../local/corpus';
-import { formatResult } from '../../local/format';
-import { FsBlobStore } from '../../local/fs-blob-store';
-import { runLocal } from '../../local/run';
+import { buildProgram } from '../../local/cli/cli';
+import { resolveCorpus } from '../../local/engine/corpus';
+import { formatResult } from '../../local/cli/format';
+import { FsBlobStore } from '../../local/engine/fs-blob-store';
+import { runLocal } from '../../local/engine/run';
 import { SEGMENT_SEPARATOR } from '../../shared/chunking';
 import { EmptyCorpusError } from '../../shared/errors';
 import { chunkKey, runRecordKey } from '../../shared/pipeline/layout';

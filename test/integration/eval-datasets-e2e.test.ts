@@ -1,5 +1,5 @@
 /**
- * End to end: `extagents eval` (the commander action of local/eval-command.ts, i.e. `runEval` then
+ * End to end: `extagents eval` (the commander action of local/cli/eval-command.ts, i.e. `runEval` then
  * the summary and `buildReport`) with the offline extractive model on every data set other than
  * HotpotQA, on the real data of ../shared/data (`defaultDataRoot()`, read in place):
  * FairytaleQA, NarrativeQA (Siddhartha), the SOTU question file, the CMRC 2018 Chinese haystack; and
@@ -18,8 +18,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
-import { addEvalCommand } from '../../local/eval-command';
-import { UsageError } from '../../local/common';
+import { addEvalCommand } from '../../local/cli/eval-command';
+import { UsageError } from '../../local/cli/common';
 import { defaultDataRoot } from '../../shared/eval/datasets';
 import { type EvalRecord } from '../../shared/eval/records';
 import { EvalRecordSchema, type Report } from '../../shared/eval/report';

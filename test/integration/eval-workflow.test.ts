@@ -1,14 +1,14 @@
 /**
- * The eval's `extagents` strategies run the product's workflow (local/eval-workflow.ts): on a
+ * The eval's `extagents` strategies run the product's workflow (local/engine/eval-workflow.ts): on a
  * fixture, the strategy's answer, citations and model calls equal those of `runLocal` (what
  * `extagents ask` runs) over the same documents and options.
  */
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { resolveCorpus } from '../../local/corpus';
-import { localWorkflowRunner } from '../../local/eval-workflow';
-import { runLocal } from '../../local/run';
+import { resolveCorpus } from '../../local/engine/corpus';
+import { localWorkflowRunner } from '../../local/engine/eval-workflow';
+import { runLocal } from '../../local/engine/run';
 import { chunkCorpus } from '../../shared/chunking';
 import { DEFAULT_STRATEGY_OPTIONS, STRATEGY_FUNCTIONS } from '../../shared/eval/strategies';
 import { ExtractiveReader } from '../../shared/extractive';

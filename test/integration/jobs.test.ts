@@ -1,5 +1,5 @@
 /**
- * Upload triggers in local mode (local/uploads.ts): a corpus ingested once, then a job of three
+ * Upload triggers in local mode (local/engine/uploads.ts): a corpus ingested once, then a job of three
  * questions run on the synthesized workflow (aws-local-stepfunctions, dynalite, directory bucket,
  * offline extractive reader), results in input order; a duplicate delivery starts nothing.
  */
@@ -12,8 +12,8 @@ import type { AgentModel, ReasonRequest, SeekRequest } from '../../shared/ports'
 import { runRecordKey } from '../../shared/pipeline/layout';
 import { loadJob, type JobResultLine, type JobSummary } from '../../shared/pipeline/jobs';
 import type { RunRecord } from '../../shared/pipeline/run-record';
-import { startLocalStack, type LocalStack } from '../../local/stack';
-import { ingestLocalCorpus, planLocalJob, runJob, submitJobFile } from '../../local/uploads';
+import { startLocalStack, type LocalStack } from '../../local/engine/stack';
+import { ingestLocalCorpus, planLocalJob, runJob, submitJobFile } from '../../local/engine/uploads';
 
 jest.setTimeout(120_000);
 

@@ -19,11 +19,11 @@ import { HANDLER_NAMES, type HandlerName } from '../../infra/extagents-function'
 import { buildStack, createSynthesisApp, RELEVANCE_INDEX_NAME } from '../../infra/extagents-stack';
 import { STATE_NAMES } from '../../infra/extagents-workflow';
 import { ConfigurationError, EmptyCorpusError, ModelError, ModelThrottledError } from '../../shared/errors';
-import { createTablesFromTemplate, localClientConfig, startDynalite } from '../../local/dynalite';
-import { LOCAL_DISTRIBUTED_MAP_RESOURCE, resolveStateMachineDefinition, type AslDefinition } from '../../local/definition';
-import type { ChildExecutionResult, MapRunManifest, MapRunStartedEvent, ResultWriterOutput } from '../../local/distributed-map';
-import { ExecutionFailedError, prepareLocalExecution, runLocalExecution, type LocalLambdaHandler } from '../../local/engine';
-import { FsBlobStore } from '../../local/fs-blob-store';
+import { createTablesFromTemplate, localClientConfig, startDynalite } from '../../local/engine/dynalite';
+import { LOCAL_DISTRIBUTED_MAP_RESOURCE, resolveStateMachineDefinition, type AslDefinition } from '../../local/engine/definition';
+import type { ChildExecutionResult, MapRunManifest, MapRunStartedEvent, ResultWriterOutput } from '../../local/engine/distributed-map';
+import { ExecutionFailedError, prepareLocalExecution, runLocalExecution, type LocalLambdaHandler } from '../../local/engine/engine';
+import { FsBlobStore } from '../../local/engine/fs-blob-store';
 
 // ---------------------------------------------------------------------------------------------
 // The toy stack

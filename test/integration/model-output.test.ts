@@ -8,9 +8,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { resolveCorpus } from '../../local/corpus';
-import { runLocal } from '../../local/run';
-import { startLocalStack } from '../../local/stack';
+import { resolveCorpus } from '../../local/engine/corpus';
+import { runLocal } from '../../local/engine/run';
+import { startLocalStack } from '../../local/engine/stack';
 import { DEFAULT_MAX_OUTPUT_TOKENS, FALLBACK_SCORE, LlmAgents } from '../../shared/llm/agents';
 import type { ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
 import { note, writeCorpus } from '../support/corpus';

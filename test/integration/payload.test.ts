@@ -16,11 +16,11 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { HANDLER_NAMES, type HandlerName } from '../../infra/extagents-function';
 import { buildStack, createSynthesisApp } from '../../infra/extagents-stack';
-import { resolveStateMachineDefinition, type AslDefinition } from '../../local/definition';
-import type { MapRunManifest } from '../../local/distributed-map';
-import { MAX_PAYLOAD_BYTES, runLocalExecution, type LocalLambdaHandler } from '../../local/engine';
-import { FsBlobStore } from '../../local/fs-blob-store';
-import { startLocalStack } from '../../local/stack';
+import { resolveStateMachineDefinition, type AslDefinition } from '../../local/engine/definition';
+import type { MapRunManifest } from '../../local/engine/distributed-map';
+import { MAX_PAYLOAD_BYTES, runLocalExecution, type LocalLambdaHandler } from '../../local/engine/engine';
+import { FsBlobStore } from '../../local/engine/fs-blob-store';
+import { startLocalStack } from '../../local/engine/stack';
 import { manifestKey, runRecordKey } from '../../shared/pipeline/layout';
 import type { RunRecord } from '../../shared/pipeline/run-record';
 import {

@@ -7,7 +7,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startLocalStack, type LocalStack } from '../../local/stack';
+import { startLocalStack, type LocalStack } from '../../local/engine/stack';
 import { ContextOverflowError, ModelThrottledError } from '../../shared/errors';
 import type { AgentModel, ReasonRequest, SeekRequest } from '../../shared/ports';
 import type { WorkflowState } from '../../shared/pipeline/state';

@@ -8,12 +8,12 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { main } from '../../local/cli';
-import { resolveCorpus } from '../../local/corpus';
-import { disposeLlamaModels } from '../../local/llama';
-import { runLocal } from '../../local/run';
-import { startLocalStack, type LocalStack } from '../../local/stack';
-import { runLocalSurvey } from '../../local/survey';
+import { main } from '../../local/cli/cli';
+import { resolveCorpus } from '../../local/engine/corpus';
+import { disposeLlamaModels } from '../../local/engine/llama';
+import { runLocal } from '../../local/engine/run';
+import { startLocalStack, type LocalStack } from '../../local/engine/stack';
+import { runLocalSurvey } from '../../local/engine/survey';
 import { resetStructuredModeDetection } from '../../lambdas/adapters/openai';
 import { NO_ANSWER, type RunResult } from '../../shared/types';
 import { startLlamaOpenAiServer, type LlamaOpenAiServer } from '../support/llama-openai-server';

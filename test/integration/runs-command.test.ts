@@ -6,8 +6,8 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { main } from '../../local/cli';
-import { startLocalStack } from '../../local/stack';
+import { main } from '../../local/cli/cli';
+import { startLocalStack } from '../../local/engine/stack';
 import { writeCorpus } from '../support/corpus';
 
 jest.setTimeout(120_000);

@@ -1,5 +1,5 @@
 /**
- * `extagents serve` end to end over HTTP on 127.0.0.1 (local/serve.ts): the API's router and core
+ * `extagents serve` end to end over HTTP on 127.0.0.1 (local/services/serve.ts): the API's router and core
  * over one persistent local stack, the synthesized workflow run in the background with the offline
  * extractive reader. Create a corpus and upload through the returned URLs, start a run, poll it to
  * completion, read its messages; the unauthenticated, malformed and conflicting requests; the local
@@ -23,8 +23,8 @@ import {
   type Problem,
   type RunStatus,
 } from '../../shared/api/schemas';
-import { MAX_LOCAL_UPLOAD_BYTES, startServer, type LocalApiServer } from '../../local/serve';
-import { FsBlobStore } from '../../local/fs-blob-store';
+import { MAX_LOCAL_UPLOAD_BYTES, startServer, type LocalApiServer } from '../../local/services/serve';
+import { FsBlobStore } from '../../local/engine/fs-blob-store';
 
 jest.setTimeout(120_000);
 

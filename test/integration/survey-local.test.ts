@@ -1,6 +1,6 @@
 /**
  * `extagents survey` end to end: the corpus put into the local bucket, one execution of the
- * synthesized survey state machine (local/stack.ts: the CDK definition, every Lambda task bound to
+ * synthesized survey state machine (local/engine/stack.ts: the CDK definition, every Lambda task bound to
  * its in-process handler), the Markdown and metadata copied out; and a schedule of such executions.
  */
 import { promises as fs } from 'node:fs';
@@ -11,8 +11,8 @@ import { ExtractiveSurveyModel } from '../../shared/survey/extractive';
 import { lexicalSupport } from '../../shared/survey/citations';
 import type { SurveyMetadata } from '../../shared/survey/types';
 import { SURVEY_STATE_NAMES } from '../../infra/survey';
-import { startLocalStack, type LocalStack } from '../../local/stack';
-import { runLocalSchedule, runLocalSurvey, type ScheduleIndex } from '../../local/survey';
+import { startLocalStack, type LocalStack } from '../../local/engine/stack';
+import { runLocalSchedule, runLocalSurvey, type ScheduleIndex } from '../../local/engine/survey';
 import { SURVEY_PAPERS } from '../support/survey-corpus';
 
 describe('local survey (extractive, end to end through the survey state machine)', () => {

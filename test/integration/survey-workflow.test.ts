@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { FsBlobStore } from '../../local/fs-blob-store';
+import { FsBlobStore } from '../../local/engine/fs-blob-store';
 import type { DynamoMessageStore } from '../../lambdas/adapters/dynamo-message-store';
 import { startRunTable, type TestRunTable } from '../support/dynamo';
 import { makeHandlers } from '../../lambdas/handlers';

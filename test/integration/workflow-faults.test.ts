@@ -1,5 +1,5 @@
 /**
- * Faults injected into the synthesized workflow run locally (local/run.ts): throttled model calls,
+ * Faults injected into the synthesized workflow run locally (local/engine/run.ts): throttled model calls,
  * chunks that fail permanently, prompts over the context window. Each ends with a clear outcome:
  * the run completes and reports the retries, a tolerated failure is listed with its error, or the
  * execution fails with a cause that names what failed. Retry backoff is replaced by 0 ms.
@@ -7,9 +7,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { resolveCorpus } from '../../local/corpus';
-import { formatResult } from '../../local/format';
-import { runLocal } from '../../local/run';
+import { resolveCorpus } from '../../local/engine/corpus';
+import { formatResult } from '../../local/cli/format';
+import { runLocal } from '../../local/engine/run';
 import { MODEL_RETRY } from '../../infra/extagents-workflow';
 import { ContextOverflowError, ModelError, SeekingFailedError } from '../../shared/errors';
 import { FaultInjectingModel } from '../support/fault-injecting-model';

@@ -1,5 +1,5 @@
 /**
- * The synthesized workflow run locally end to end (local/run.ts): the CDK definition executed by
+ * The synthesized workflow run locally end to end (local/engine/run.ts): the CDK definition executed by
  * aws-local-stepfunctions, handlers in-process, DynamoDB on dynalite, the bucket in a directory.
  * The offline extractive reader answers real questions; a scripted model forces paths the reader
  * cannot be relied on to take (round 2, failing chunks).
@@ -10,8 +10,8 @@ import path from 'node:path';
 import { EmptyCorpusError, ModelError } from '../../shared/errors';
 import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
 import { NO_ANSWER } from '../../shared/types';
-import { resolveCorpus } from '../../local/corpus';
-import { runLocal } from '../../local/run';
+import { resolveCorpus } from '../../local/engine/corpus';
+import { runLocal } from '../../local/engine/run';
 
 jest.setTimeout(60_000);
 

@@ -14,9 +14,9 @@
  * Usage: node -r tsx/cjs test/support/crash-run.ts <corpusDir> <stateDir> <runId> <killAt> <logFile>
  */
 import { appendFileSync } from 'node:fs';
-import { resolveCorpus } from '../../local/corpus';
-import { FsBlobStore } from '../../local/fs-blob-store';
-import { runLocal } from '../../local/run';
+import { resolveCorpus } from '../../local/engine/corpus';
+import { FsBlobStore } from '../../local/engine/fs-blob-store';
+import { runLocal } from '../../local/engine/run';
 import { DynamoMessageStore } from '../../lambdas/adapters/dynamo-message-store';
 import type { AgentModel } from '../../shared/ports';
 import { TWO_HOP_OPTIONS, TWO_HOP_QUESTION, twoHopModel } from './two-hop';

@@ -1,13 +1,13 @@
 /**
  * A run table on dynalite (127.0.0.1) for tests of the DynamoDB message store: the key schema and
  * the `byRelevance` GSI the adapter uses (lambdas/adapters/dynamo-message-store.ts), as in
- * infra/extagents-stack.ts. `local/stack.ts` creates its table from the synthesized template instead.
+ * infra/extagents-stack.ts. `local/engine/stack.ts` creates its table from the synthesized template instead.
  */
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoMessageStore } from '../../lambdas/adapters/dynamo-message-store';
 import { RELEVANCE_INDEX_NAME } from '../../shared/pool';
-import { localClientConfig, startDynalite, type LocalDynamo } from '../../local/dynalite';
+import { localClientConfig, startDynalite, type LocalDynamo } from '../../local/engine/dynalite';
 
 /** A started dynalite with one run table, its store, and `stop` (closes the client, then the server). */
 export interface TestRunTable {

@@ -3,7 +3,7 @@
  * dynalite rethrows when LevelDB cannot write (a full disk): for test/integration/cli-faults.test.ts.
  * Usage: node -r tsx/cjs test/support/fatal-error.ts
  */
-import { installFatalErrorHandler } from '../../local/cli';
+import { installFatalErrorHandler } from '../../local/cli/cli';
 
 installFatalErrorHandler();
 setTimeout(() => {

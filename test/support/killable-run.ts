@@ -6,8 +6,8 @@
  *
  * Usage: node -r tsx/cjs test/support/killable-run.ts <corpusDir> <stateDir> <runId> <stallAfter>
  */
-import { resolveCorpus } from '../../local/corpus';
-import { runLocal } from '../../local/run';
+import { resolveCorpus } from '../../local/engine/corpus';
+import { runLocal } from '../../local/engine/run';
 import type { AgentModel } from '../../shared/ports';
 import { scriptedModel } from './corpus';
 

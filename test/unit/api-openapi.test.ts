@@ -1,12 +1,12 @@
 /**
  * docs/openapi.yaml against the handlers' zod schemas and route table: the committed document is
- * the one generated from them (regenerate with `npx tsx local/openapi.ts`), every route is in it,
+ * the one generated from them (regenerate with `npx tsx local/generate/openapi.ts`), every route is in it,
  * and its request/response schemas are the zod schemas converted with z.toJSONSchema.
  */
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { z } from 'zod';
-import { OPENAPI_PATH, renderOpenApiYaml } from '../../local/openapi';
+import { OPENAPI_PATH, renderOpenApiYaml } from '../../local/generate/openapi';
 import { buildOpenApiDocument } from '../../shared/api/openapi';
 import { API_ROUTES } from '../../shared/api/routes';
 import { requestRegistry, responseRegistry } from '../../shared/api/schemas';
@@ -35,7 +35,7 @@ function converted(schema: z.ZodType, io: 'input' | 'output'): Json {
 }
 
 describe('docs/openapi.yaml', () => {
-  it('is the document generated from the route table and zod schemas (run `npx tsx local/openapi.ts` after changing them)', () => {
+  it('is the document generated from the route table and zod schemas (run `npx tsx local/generate/openapi.ts` after changing them)', () => {
     expect(committed).toEqual(buildOpenApiDocument());
     expect(readFileSync(OPENAPI_PATH, 'utf8')).toBe(renderOpenApiYaml());
   });

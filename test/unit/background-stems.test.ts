@@ -1,11 +1,11 @@
 /**
  * shared/extractive/background-stems.json, the extractive reader's background counts per stem: the
  * committed file is a fresh aggregation of SUBTLEX-US (regenerate with
- * `npx tsx local/generate-background-weights.ts`), so the reader's weights are the ones it had when
+ * `npx tsx local/generate/generate-background-weights.ts`), so the reader's weights are the ones it had when
  * it stemmed the word list at run time.
  */
 import { readFileSync } from 'node:fs';
-import { renderBackgroundStems } from '../../local/generate-background-weights';
+import { renderBackgroundStems } from '../../local/generate/generate-background-weights';
 import { BACKGROUND_STEMS_PATH, backgroundWeight } from '../../shared/extractive/weights';
 import { termOf } from '../../shared/extractive/text';
 

@@ -1,13 +1,13 @@
 /**
- * The command table of the CLI (local/commands.ts): every command's module registers the command the
+ * The command table of the CLI (local/cli/commands.ts): every command's module registers the command the
  * table lists (same name, summary and help term), and starting the CLI for `--version` or `--help`
  * loads none of the commands' modules.
  */
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { Help } from 'commander';
-import { buildProgram } from '../../local/cli';
-import { COMMANDS } from '../../local/commands';
+import { buildProgram } from '../../local/cli/cli';
+import { COMMANDS } from '../../local/cli/commands';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -38,7 +38,7 @@ describe('the CLI command table', () => {
     expect(heavy(modulesAfter(['--version']))).toEqual([]);
     expect(heavy(modulesAfter(['--help']))).toEqual([]);
     const serve = modulesAfter(['serve', '--help']);
-    expect(serve).toContain('local/serve-command.ts');
-    expect(serve.filter((f) => f.endsWith('-command.ts'))).toEqual(['local/serve-command.ts']);
+    expect(serve).toContain('local/cli/serve-command.ts');
+    expect(serve.filter((f) => f.endsWith('-command.ts'))).toEqual(['local/cli/serve-command.ts']);
   });
 });

@@ -1,12 +1,12 @@
 /**
- * Usage errors of `extagents serve`, `job`, `ingest` and `eval` (local/serve-command.ts,
- * local/uploads-command.ts, local/eval-command.ts): one line on stderr, no stack trace, exit status 2, and nothing started
+ * Usage errors of `extagents serve`, `job`, `ingest` and `eval` (local/cli/serve-command.ts,
+ * local/cli/uploads-command.ts, local/cli/eval-command.ts): one line on stderr, no stack trace, exit status 2, and nothing started
  * (no local stack, no server). A rejected job file still gets its `rejected` summary.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { main } from '../../local/cli';
+import { main } from '../../local/cli/cli';
 import { RunOptionsSchema } from '../../shared/config';
 
 let dir: string;

@@ -1,12 +1,12 @@
 /**
- * Corpus arguments to files (local/corpus.ts): the same file reached twice is one document, also
+ * Corpus arguments to files (local/engine/corpus.ts): the same file reached twice is one document, also
  * through a symbolic link that makes a directory reach itself; a file name that cannot be a document
  * id is refused with the reason, never dropped.
  */
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { resolveCorpus } from '../../local/corpus';
+import { resolveCorpus } from '../../local/engine/corpus';
 import { InvalidInputError } from '../../shared/errors';
 
 let dir: string;

@@ -6,8 +6,8 @@ import {
   StatesError,
   type AslDefinition,
   type AslState,
-} from '../../local/definition';
-import { isThresholdExceeded, unsupportedDistributedMapFeatures } from '../../local/distributed-map';
+} from '../../local/engine/definition';
+import { isThresholdExceeded, unsupportedDistributedMapFeatures } from '../../local/engine/distributed-map';
 
 /** A template shaped like CDK output: the definition is an Fn::Join of strings, Ref and Fn::GetAtt. */
 function template(definitionParts: unknown[], extra: Record<string, unknown> = {}): object {

@@ -6,7 +6,7 @@ import { evidenceRecall } from '../../shared/eval/evidence';
 import type { EvalRecord } from '../../shared/eval/records';
 import { parseDatasetSpec, parseLengths, readRecords, recordsFile, runEval, type EvalProgress } from '../../shared/eval/runner';
 import { scoreAnswer } from '../../shared/eval/score';
-import { formatSummary, parseStrategies } from '../../local/eval-command';
+import { formatSummary, parseStrategies } from '../../local/cli/eval-command';
 import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
 import { NO_ANSWER } from '../../shared/types';
 

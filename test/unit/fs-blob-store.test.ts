@@ -2,7 +2,7 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { InvalidInputError, NotFoundError } from '../../shared/errors';
-import { FsBlobStore } from '../../local/fs-blob-store';
+import { FsBlobStore } from '../../local/engine/fs-blob-store';
 
 describe('FsBlobStore', () => {
   let root: string;

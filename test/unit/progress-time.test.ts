@@ -1,7 +1,7 @@
 /** The progress bars' time format: cli-progress's own, but "--" for an ETA not known yet (not "NFs"). */
 import { Presets, SingleBar } from 'cli-progress';
 import { Writable } from 'node:stream';
-import { formatProgressTime } from '../../local/progress-time';
+import { formatProgressTime } from '../../local/cli/progress-time';
 
 describe('formatProgressTime', () => {
   it('shows an unknown ETA as -- and known ones as cli-progress does', () => {

@@ -1,9 +1,9 @@
 /**
- * The one progress style of the long commands (local/progress.ts), without a terminal: a counted
+ * The one progress style of the long commands (local/cli/progress.ts), without a terminal: a counted
  * task is a line at its start, at every further 10% and at its end; other events are lines; a
  * disabled Progress (`--no-progress`, `--json`) writes nothing.
  */
-import { Progress } from '../../local/progress';
+import { Progress } from '../../local/cli/progress';
 
 function fakeStream(): { stream: NodeJS.WriteStream; lines: () => string[] } {
   const written: string[] = [];

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseRunOptions } from '../../shared/config';
-import { FsBlobStore } from '../../local/fs-blob-store';
+import { FsBlobStore } from '../../local/engine/fs-blob-store';
 import { runRecordKey } from '../../shared/pipeline/layout';
 import { clearRunCaches, type RunRecord } from '../../shared/pipeline/run-record';
 import { reasonStep } from '../../shared/pipeline/reason';

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { FsBlobStore } from '../../local/fs-blob-store';
+import { FsBlobStore } from '../../local/engine/fs-blob-store';
 import { parseRunOptions } from '../../shared/config';
 import { ConfigurationError } from '../../shared/errors';
 import { chunkKey, runRecordKey } from '../../shared/pipeline/layout';

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { FsBlobStore } from '../../local/fs-blob-store';
+import { FsBlobStore } from '../../local/engine/fs-blob-store';
 import { makeHandlers } from '../../lambdas/handlers';
 import { makeSurveyHandlers } from '../../lambdas/survey-handlers';
 import { runIdOf } from '../../lambdas/logged';

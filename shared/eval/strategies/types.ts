@@ -70,7 +70,7 @@ export interface StrategyInput {
   workflow?: WorkflowRunner;
 }
 
-/** One question through the product's workflow (local/eval-workflow.ts implements it). */
+/** One question through the product's workflow (local/engine/eval-workflow.ts implements it). */
 export type WorkflowRunner = (request: {
   question: string;
   documents: SourceDocument[];

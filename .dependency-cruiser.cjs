@@ -1,0 +1,73 @@
+/**
+ * The house's import rules, checked by dependency-cruiser in `npm run lint` (`npm run depcruise`):
+ * no import circle, and no import from a lower layer to a higher one (docs/ARCHITECTURE.md, "Layers").
+ * The parser is swc: TypeScript 7 has no JavaScript API for dependency-cruiser's own TypeScript parser.
+ * Source: https://github.com/sverweij/dependency-cruiser/blob/main/doc/rules-reference.md
+ */
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', comment: 'an import circle', from: {}, to: { circular: true } },
+    {
+      name: 'domain-without-adapters',
+      severity: 'error',
+      comment: 'shared/ is the domain: it never imports the Lambda adapters, the CDK app or the local mode',
+      from: { path: '^shared/' },
+      to: { path: '^(lambdas|infra|local)/' },
+    },
+    {
+      name: 'domain-without-aws-sdk',
+      severity: 'error',
+      comment: 'shared/ never imports the AWS SDK (adapters live in lambdas/adapters/)',
+      from: { path: '^shared/' },
+      to: { path: 'node_modules/@aws-sdk/' },
+    },
+    {
+      name: 'use-cases-without-http',
+      severity: 'error',
+      comment: 'the use cases (pipeline, survey, eval, the method) never import the HTTP API layer',
+      from: { path: '^shared/', pathNot: '^shared/api/' },
+      to: { path: '^shared/api/' },
+    },
+    {
+      name: 'lambdas-without-infra-or-local',
+      severity: 'error',
+      comment: 'Lambda handlers and adapters never import the CDK app or the local mode',
+      from: { path: '^lambdas/' },
+      to: { path: '^(infra|local)/' },
+    },
+    {
+      name: 'infra-without-local',
+      severity: 'error',
+      comment: 'the CDK app never imports the local mode',
+      from: { path: '^infra/' },
+      to: { path: '^local/' },
+    },
+    {
+      name: 'engine-below-services-and-cli',
+      severity: 'error',
+      comment: 'the local engine never imports the local services, the CLI or the generators',
+      from: { path: '^local/engine/' },
+      to: { path: '^local/(services|cli|generate)/' },
+    },
+    {
+      name: 'services-below-cli',
+      severity: 'error',
+      comment: 'the local services never import the CLI',
+      from: { path: '^local/services/' },
+      to: { path: '^local/(cli|generate)/' },
+    },
+    {
+      name: 'commands-without-entry',
+      severity: 'error',
+      comment: 'commands never import the CLI entry (local/cli/cli.ts)',
+      from: { path: '^local/', pathNot: '^local/cli/cli\\.ts$' },
+      to: { path: '^local/cli/cli\\.ts$' },
+    },
+  ],
+  options: {
+    parser: 'swc',
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '\\.json$' },
+  },
+};

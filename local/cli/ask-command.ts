@@ -1,0 +1,156 @@
+/**
+ * The `extagents ask` subcommand (registered by local/cli/cli.ts when it runs): one question over a
+ * corpus through the local workflow (local/engine/run.ts), with a progress bar and the formatted result.
+ */
+import { Option, type Command } from 'commander';
+import { Progress, type ProgressTask } from './progress';
+import { ExtAgentsError, InvalidInputError } from '../../shared/errors';
+import { issueMessages } from '../../shared/validation';
+import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../../shared/config';
+import { PrepareEventSchema, RunIdSchema } from '../../shared/pipeline/state';
+import { formatResult } from './format';
+import { chunkFitProblem } from '../engine/stack';
+import { runLocal, type LocalProgress } from '../engine/run';
+import { resolveCorpus } from '../engine/corpus';
+import { MAX_LLAMA_SEQUENCES } from '../engine/defaults';
+import { schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
+import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './common';
+
+/** Exit status of `ask --fail-on-refusal` when the run refuses (0: answered, 1: error, 2: usage error). */
+export const REFUSAL_EXIT_STATUS = 3;
+
+/** Add `ask` to the program. */
+export function addAskCommand(program: Command): void {
+  program
+    .command('ask')
+    .requiredOption('-c, --corpus <paths...>', 'files, directories, glob patterns, or "sotu" (233 State of the Union addresses)')
+    .requiredOption('-q, --question <text>', 'the question')
+    .addOption(
+      new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'),
+    )
+    .option('--chunk-tokens <n>', schemaHelp('maximum tokens per chunk (L); llama: models default to 40% of their context', RunOptionsSchema, 'chunkTokens'), schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), schemaDefault(RunOptionsSchema, 'chunkTokens'))
+    .option('--rounds <n>', schemaHelp('seeking rounds; 1 disables global knowledge synchronization', RunOptionsSchema, 'rounds'), schemaFlag('--rounds', RunOptionsSchema, 'rounds'), schemaDefault(RunOptionsSchema, 'rounds'))
+    .option('--concurrency <n>', schemaHelp('seeking agents run at once', RunOptionsSchema, 'concurrency'), schemaFlag('--concurrency', RunOptionsSchema, 'concurrency'), schemaDefault(RunOptionsSchema, 'concurrency'))
+    .option('--reasoner-budget <tokens>', schemaHelp('token budget of the evidence the reasoning agent reads per step; llama: 55% of the context', RunOptionsSchema, 'reasonerBudgetTokens'), schemaFlag('--reasoner-budget', RunOptionsSchema, 'reasonerBudgetTokens'), schemaDefault(RunOptionsSchema, 'reasonerBudgetTokens'))
+    .option('--sync-budget <tokens>', schemaHelp('token budget of the synchronized messages each seeking agent reads in rounds >= 2; llama: 12% of the context', RunOptionsSchema, 'syncBudgetTokens'), schemaFlag('--sync-budget', RunOptionsSchema, 'syncBudgetTokens'), schemaDefault(RunOptionsSchema, 'syncBudgetTokens'))
+    .option('--tolerated-failure <percent>', schemaHelp('share of chunks whose seeking agent may fail before the run fails', RunOptionsSchema, 'toleratedFailurePercentage'), schemaFlag('--tolerated-failure', RunOptionsSchema, 'toleratedFailurePercentage'), schemaDefault(RunOptionsSchema, 'toleratedFailurePercentage'))
+    .option('--best-effort', 'answer from the best evidence after the last round instead of refusing', false)
+    .option('--run-id <id>', 'run id (default: generated); with an explicit id the run is kept under --state-dir and the same id resumes it (chunks already sought are not sent to the model again)')
+    .option('--state-dir <dir>', 'where local runs keep their objects', '.extagents')
+    .option('--json', 'print the result as one JSON object on stdout', false)
+    .option('--no-progress', 'no progress bar on stderr')
+    .option('--fail-on-refusal', `exit with status ${REFUSAL_EXIT_STATUS} when the answer is NO ANSWER (for scripts; the result is printed as always)`, false)
+    .addOption(structuredOption())
+    .action(async (opts: AskOptions, command: Command) => {
+      const started = Date.now();
+      // Only the options the user gave: those left at their default are omitted, so the model's
+      // own defaults (a llama: model's context, runOptionDefaultsForContext) or the configuration
+      // defaults (shared/config.ts, the same values as the flags' defaults) apply.
+      const given = <K extends keyof AskOptions>(flag: K): AskOptions[K] | undefined => (command.getOptionValueSource(flag) === 'default' ? undefined : opts[flag]);
+      const options: RunOptionsInput = Object.fromEntries(
+        Object.entries({
+          chunkTokens: given('chunkTokens'),
+          rounds: given('rounds'),
+          concurrency: given('concurrency'),
+          reasonerBudgetTokens: given('reasonerBudget'),
+          syncBudgetTokens: given('syncBudget'),
+          toleratedFailurePercentage: given('toleratedFailure'),
+          bestEffort: given('bestEffort'),
+        }).filter(([, value]) => value !== undefined),
+      );
+      applyStructured(opts.structured);
+      // The model spec is parsed once, here; the parsed value goes to the model check and the run.
+      const model = parseModelFlag(opts.model);
+      // The model first (a llama: file is loaded once here and reused by the run), so a bad model
+      // or a chunk size its context cannot hold stops before the state directory is made.
+      const contextTokens = await checkLocalModelFiles(model, { sequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) });
+      if (contextTokens !== undefined && options.chunkTokens !== undefined) {
+        const problem = chunkFitProblem(options.chunkTokens, contextTokens);
+        if (problem) throw new UsageError(`--chunk-tokens: ${problem}`);
+      }
+      validateAsk(opts, options);
+      const files = await resolveCorpus(opts.corpus).catch((error: unknown) => {
+        throw error instanceof InvalidInputError ? new UsageError(`--corpus: ${error.message}`, { cause: error }) : error;
+      });
+      const progress = progressReporter(opts.progress && !opts.json);
+      try {
+        const result = await runLocal({
+          files,
+          question: opts.question,
+          options,
+          modelSpec: model,
+          stateDir: opts.stateDir,
+          runId: opts.runId,
+          onProgress: progress.onProgress,
+        });
+        progress.stop();
+        process.stdout.write(opts.json ? `${JSON.stringify(result)}\n` : `${formatResult(result, Date.now() - started)}\n`);
+        if (opts.failOnRefusal && !result.answerable) process.exitCode = REFUSAL_EXIT_STATUS;
+      } finally {
+        progress.stop();
+      }
+    });
+}
+
+interface AskOptions {
+  corpus: string[];
+  question: string;
+  model: string;
+  chunkTokens: number;
+  rounds: number;
+  concurrency: number;
+  reasonerBudget: number;
+  syncBudget: number;
+  toleratedFailure: number;
+  bestEffort: boolean;
+  runId?: string;
+  stateDir: string;
+  json: boolean;
+  progress: boolean;
+  failOnRefusal: boolean;
+  structured?: string;
+}
+
+/**
+ * Check everything the user typed before any work (no corpus copy, no server): options, question,
+ * model spec, run id, state directory.
+ * @throws UsageError with the validator's message.
+ */
+function validateAsk(opts: AskOptions, options: RunOptionsInput): void {
+  try {
+    parseRunOptions(options);
+    const question = PrepareEventSchema.shape.question.safeParse(opts.question);
+    if (!question.success) throw new UsageError(`--question: ${issueMessages(question.error)}`);
+    if (opts.runId !== undefined) {
+      const runId = RunIdSchema.safeParse(opts.runId);
+      if (!runId.success) throw new UsageError(`--run-id: ${issueMessages(runId.error)}`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    if (error instanceof ExtAgentsError) throw new UsageError(error.message, { cause: error });
+    throw error;
+  }
+  writableStateDir(opts.stateDir);
+}
+
+/** The run's progress (local/cli/progress.ts): each round's seeking agents as a counted task, other events as lines. */
+function progressReporter(enabled: boolean): { onProgress: (p: LocalProgress) => void; stop: () => void } {
+  const progress = new Progress(enabled);
+  let task: ProgressTask | undefined;
+  let round = 0;
+  return {
+    onProgress: (p) => {
+      if (p.phase !== 'seek') {
+        task = undefined;
+        progress.line(p.message);
+        return;
+      }
+      if (!task || p.round !== round) {
+        round = p.round;
+        task = progress.task(`round ${p.round} seeking agents`, p.total, 'chunks');
+      }
+      task.update(p.done, p.failed > 0 ? `${p.failed} failed` : undefined);
+    },
+    stop: () => progress.stop(),
+  };
+}

@@ -1,0 +1,134 @@
+/**
+ * The `extagents` command line (commander): the entry point. `extagents ask` runs the CDK-synthesized workflow
+ * locally: in-process Lambda handlers, DynamoDB on dynalite (127.0.0.1), the bucket as a directory.
+ * The commands are listed in local/cli/commands.ts and share local/cli/common.ts.
+ */
+import { Command, CommanderError, Help } from 'commander';
+import packageJson from '../../package.json';
+import { ExtAgentsError } from '../../shared/errors';
+import { COMMANDS } from './commands';
+import { UsageError, llamaModule } from './common';
+
+// Loaded when needed, not at start-up: the local stack when an error is reported.
+const stackModule = (): typeof import('../engine/stack') => require('../engine/stack') as typeof import('../engine/stack');
+/** local/engine/llama.ts if this process loaded it (so its models may need disposing), else undefined. */
+const loadedLlamaModule = (): typeof import('../engine/llama') | undefined => (require.cache[require.resolve('../engine/llama')] ? llamaModule() : undefined);
+
+/**
+ * Build the CLI program. Only the modules of the command `argv` runs are loaded (`extagents help
+ * <command>` counts as running it); every other command of local/cli/commands.ts is listed by its name,
+ * term and summary alone. Without `argv` (tests), every command is loaded.
+ * @param argv the process arguments (`node`, the script, then the command line).
+ */
+export function buildProgram(argv?: readonly string[]): Command {
+  const program = new Command();
+  const json = argv !== undefined && wantsJson(argv);
+  program
+    .name('extagents')
+    .description(
+      'ExtAgents: question answering over external knowledge far larger than a context window.\n' +
+        'Runs the same Step Functions workflow as the AWS stack, locally (no AWS account needed).',
+    )
+    .version(packageJson.version)
+    // A usage error is one line with the CLI's prefix, then a hint where the help is (not the help);
+    // with --json, one JSON line (errorJson) and no hint.
+    .configureOutput({
+      outputError: (text, write) => write(json ? errorJson('UsageError', text.replace(/^error: /, '').trim(), 2) : text.replace(/^error: /, 'extagents: ')),
+    })
+    .showHelpAfterError(json ? false : "(see 'extagents --help')")
+    // The listing of a command that is not loaded comes from its table entry.
+    .configureHelp({ subcommandTerm: (command) => COMMANDS.find((c) => c.name === command.name())?.term ?? new Help().subcommandTerm(command) })
+    // Usage errors throw CommanderError (mapped to exit status 2) instead of exiting.
+    .exitOverride();
+
+  const args = argv?.slice(2) ?? [];
+  const running = args[0] === 'help' ? args[1] : args[0];
+  for (const entry of COMMANDS) {
+    if (argv !== undefined && entry.name !== running) continue;
+    // A module registers all of its commands at once (ingest and job).
+    if (program.commands.some((c) => c.name() === entry.name)) continue;
+    entry.register(program);
+    // Each command's description is its table summary (the modules do not import the table).
+    for (const command of program.commands) {
+      const summary = COMMANDS.find((c) => c.name === command.name())?.summary;
+      if (summary !== undefined) command.description(summary);
+    }
+  }
+  // The others, by name and summary only (the program's help lists them in the table's order when
+  // none is loaded, which is when it is shown).
+  const loaded = new Set(program.commands.map((c) => c.name()));
+  for (const entry of COMMANDS) if (!loaded.has(entry.name)) program.command(entry.name).description(entry.summary);
+  // Each command's hint names its own help (settings are copied to commands when they are created).
+  if (!json) for (const command of program.commands) command.showHelpAfterError(`(see 'extagents ${command.name()} --help')`);
+  return program;
+}
+
+/** Does the command line ask for JSON output (`--json` before any `--`)? Then errors are JSON too. */
+function wantsJson(argv: readonly string[]): boolean {
+  const args = argv.slice(2);
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).includes('--json');
+}
+
+/**
+ * An error as the CLI writes it with `--json`: one line on stderr,
+ * `{"error":{"name":"UsageError","message":"…","exitStatus":2}}` (stdout keeps only results).
+ */
+function errorJson(name: string, message: string, exitStatus: number): string {
+  return `${JSON.stringify({ error: { name, message, exitStatus } })}\n`;
+}
+
+/** Entry point: exit 0 on a result (answered or refused), 1 on an error, 2 on a usage error. */
+export async function main(argv: string[] = process.argv): Promise<void> {
+  const json = wantsJson(argv);
+  const report = (name: string, message: string, exitStatus: number, text: string): void => {
+    process.stderr.write(json ? errorJson(name, message, exitStatus) : text);
+    process.exitCode = exitStatus;
+  };
+  try {
+    await buildProgram(argv).parseAsync(argv);
+    await loadedLlamaModule()?.disposeLlamaModels();
+  } catch (error) {
+    await loadedLlamaModule()?.disposeLlamaModels();
+    if (error instanceof CommanderError) {
+      // Help and version are not errors; every other commander error is a usage error (exit 2).
+      process.exitCode = error.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    if (error instanceof UsageError) {
+      report('UsageError', error.message, 2, `extagents: ${error.message}\n`);
+      return;
+    }
+    // A full disk or an unwritable state directory mid-run: one line naming the error and the path.
+    const reported = error instanceof ExtAgentsError ? error : stackModule().storageErrorOf(error);
+    if (reported) {
+      report(reported.name, reported.message, 1, `extagents: ${reported.name}: ${reported.message}\n`);
+      return;
+    }
+    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    report(error instanceof Error ? error.name : 'Error', detail, 1, `extagents: unexpected error: ${detail}\n`);
+  }
+}
+
+/**
+ * For the CLI process: an error thrown outside any awaited call (a library callback, e.g. dynalite
+ * rethrowing LevelDB's `IO error: …: No space left on device` from a write callback) would crash the
+ * process with a stack trace. A storage failure among them is said in one line (exit 1), as
+ * `main` says the errors it catches; any other is reported as unexpected, with its stack.
+ */
+export function installFatalErrorHandler(): void {
+  process.on('uncaughtException', (error: unknown) => {
+    const storage = stackModule().storageErrorOf(error);
+    process.stderr.write(
+      storage
+        ? `extagents: ${storage.name}: ${storage.message}\n`
+        : `extagents: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(1);
+  });
+}
+
+if (require.main === module) {
+  installFatalErrorHandler();
+  void main();
+}

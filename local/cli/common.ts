@@ -1,0 +1,108 @@
+/**
+ * What every `extagents` command shares (local/cli/commands.ts lists them; local/cli/cli.ts is the
+ * entry): the usage error, the `--model` and `--structured` options, the model-file and
+ * state-directory checks. Commands import this module, never the entry, so the CLI has no import
+ * circle.
+ */
+import { Option } from 'commander';
+import { accessSync, constants as fsConstants, existsSync, mkdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { ExtAgentsError } from '../../shared/errors';
+import { toModelSpec, type ModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
+import { STRUCTURED_MODES } from '../../lambdas/adapters/openai';
+
+// Loaded when needed, not at start-up (`--version` and `--help` load commander and package.json):
+// the model runtime when a llama: model is checked, the local stack when an error is reported.
+export const llamaModule = (): typeof import('../engine/llama') => require('../engine/llama') as typeof import('../engine/llama');
+
+/** A command-line usage error (exit status 2): bad option values, question, run id or state dir. */
+export class UsageError extends ExtAgentsError {}
+
+/** `--help` text of every command's `-m, --model <spec>` (parsed by shared/llm/model-spec.ts). */
+export const MODEL_OPTION_HELP =
+  'model: "extractive" (offline BM25 extractive reader, not an LLM), "bedrock:<seekerId>[,<reasonerId>]" (Amazon Bedrock Converse API; needs AWS credentials), "openai:<model>[,<reasonerModel>]" (an OpenAI-compatible server: vLLM, Ollama, llama.cpp; OPENAI_BASE_URL, OPENAI_API_KEY) or "llama:<model.gguf>[,<reasoner.gguf>]" (a GGUF model run in-process on the CPU)';
+
+/** `--help` text of every command's `--structured <mode>` (the OpenAI-compatible adapter's structured-output mode). */
+export const STRUCTURED_OPTION_HELP =
+  'structured replies of an openai: model (default: OPENAI_STRUCTURED, else "auto"): "auto" (the best the server accepts: response_format json_schema, else json_object, else prose), "schema", "json" or "off"; llama: models always use a grammar and Bedrock a forced tool where the model supports one, so it does not apply to them';
+
+/** The `--structured <mode>` option, added to every command that takes `--model`. */
+export function structuredOption(): Option {
+  return new Option('--structured <mode>', STRUCTURED_OPTION_HELP).choices(STRUCTURED_MODES);
+}
+
+/** Apply `--structured` (when given) for the OpenAI-compatible adapter, which reads OPENAI_STRUCTURED at load. */
+export function applyStructured(mode: string | undefined): void {
+  if (mode !== undefined) process.env.OPENAI_STRUCTURED = mode;
+}
+
+/**
+ * Parse the `--model` flag: the one parse of the spec along a command (the parsed value is passed on).
+ * @throws UsageError `--model: <why>`.
+ */
+export function parseModelFlag(text: string): ModelSpec {
+  try {
+    return toModelSpec(text);
+  } catch (error) {
+    throw new UsageError(`--model: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/**
+ * Check a `llama:` spec's model files before any work or state: missing, not GGUF, larger than
+ * memory; with `load`, also load the model (once per process: the local stack then reuses it), so a
+ * damaged file fails here too. One clear line and exit status 2. Other specs: nothing to check here.
+ * @param load the sequences the command's stack will ask for (the same load options hit the cache).
+ * @returns the model's context size (tokens) when it was loaded.
+ * @throws UsageError naming the file and the problem.
+ */
+export async function checkLocalModelFiles(spec: ModelSpecInput, load?: { sequences: number }): Promise<number | undefined> {
+  let parsed;
+  try {
+    parsed = toModelSpec(spec);
+  } catch (error) {
+    throw new UsageError(`--model: ${(error as Error).message}`, { cause: error });
+  }
+  if (parsed.kind !== 'llama') return undefined;
+  try {
+    // Loading checks each file first (checkGgufFile), then loads it.
+    if (load) return (await llamaModule().loadLlamaModels(parsed, { sequences: load.sequences })).contextTokens;
+    for (const file of new Set([parsed.seekerModelId, parsed.reasonerModelId])) await llamaModule().checkGgufFile(file);
+    return undefined;
+  } catch (error) {
+    throw new UsageError(`--model: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/**
+ * Make a directory and its missing parents, one level at a time. Not `mkdirSync(dir, { recursive:
+ * true })`: on Node 20 that never returns for a path under a pseudo file system that refuses new
+ * entries (`/proc/x`: mkdir gives ENOENT although the parent exists, and Node retries forever).
+ * @throws the first failing mkdir's error (ENOENT, EACCES, EROFS, ENOTDIR, …); EEXIST is not one.
+ */
+export function makeDirectories(dir: string): void {
+  const absolute = path.resolve(dir);
+  const missing: string[] = [];
+  for (let current = absolute; !existsSync(current); current = path.dirname(current)) {
+    missing.unshift(current);
+    if (path.dirname(current) === current) break;
+  }
+  for (const folder of missing) {
+    try {
+      mkdirSync(folder);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+}
+
+/** Make `--state-dir` if needed. @throws UsageError unless `dir` is (or can be made) a writable directory. */
+export function writableStateDir(dir: string): void {
+  try {
+    makeDirectories(dir);
+    if (!statSync(dir).isDirectory()) throw Object.assign(new Error(`${dir} is not a directory`), { code: 'ENOTDIR' });
+    accessSync(dir, fsConstants.W_OK);
+  } catch (error) {
+    throw new UsageError(`--state-dir ${dir} is not a writable directory (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
+  }
+}

@@ -1,0 +1,232 @@
+/**
+ * `extagents eval`: run the evaluation harness (shared/eval/runner.ts) over a data set, strategies
+ * and target lengths, appending one `EvalRecord` per line to `<out>/records.jsonl` (resumable), with
+ * a progress bar on stderr; then a summary table (mean EM / F1 / evidence recall / calls / input
+ * tokens per query, per strategy and length) on stdout and the report (shared/eval/report.ts,
+ * `buildReport`) written into the output directory.
+ */
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { Progress, type ProgressTask } from './progress';
+import { createBedrockClient } from '../../lambdas/adapters/bedrock';
+import { createAgentModel } from '../../lambdas/adapters/model';
+import { ExtAgentsError } from '../../shared/errors';
+import { buildReport } from '../../shared/eval/report';
+import { type EvalRecord, STRATEGIES, type StrategyName } from '../../shared/eval/records';
+import { checkLengths, DATASET_NAMES, parseDatasetSpec, parseLengths, readRecords, recordsFile, runEval } from '../../shared/eval/runner';
+import { parseModelSpec } from '../../shared/llm/model-spec';
+import type { AgentRole } from '../../shared/types';
+import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption, UsageError } from './common';
+import { loadLlamaModels, MAX_LLAMA_SEQUENCES } from '../engine/llama';
+import { localWorkflowRunner } from '../engine/eval-workflow';
+import path from 'node:path';
+import { runOptionDefaultsForContext, RunOptionsSchema } from '../../shared/config';
+import { numberFlag, schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
+
+/** Options of `extagents eval` as commander parses them. */
+interface EvalOptions {
+  dataset: string;
+  strategies: string;
+  lengths?: string;
+  limit?: number;
+  seed: string;
+  concurrency: number;
+  model: string;
+  chunkTokens: number;
+  outDir: string;
+  /** The deprecated -o/--out. */
+  out?: string;
+  json: boolean;
+  report: boolean;
+  progress: boolean;
+  bestEffort: boolean;
+}
+
+
+/** Parse `--strategies` ("all" or a comma list of `STRATEGIES`). @throws InvalidArgumentError naming the unknown one. */
+export function parseStrategies(value: string): StrategyName[] {
+  if (value.trim() === 'all') return [...STRATEGIES];
+  return value.split(',').map((s) => {
+    const name = s.trim();
+    if (!(STRATEGIES as readonly string[]).includes(name)) throw new InvalidArgumentError(`unknown strategy "${name}" (expected all or ${STRATEGIES.join(', ')})`);
+    return name as StrategyName;
+  });
+}
+
+/** Add `eval` to the program. */
+export function addEvalCommand(program: Command): void {
+  program
+    .command('eval')
+    .option('-d, --dataset <name>', DATASET_NAMES, 'hotpotqa')
+    .option('-s, --strategies <list>', `"all" or a comma list of ${STRATEGIES.join(', ')}`, 'all')
+    .option('-l, --lengths <list>', 'HotpotQA target lengths in tokens, e.g. 8k,128k,1M (default 8k,128k); other data sets: full')
+    .option('--limit <n>', 'first n examples of the data set (per length; >= 1)', numberFlag('--limit', { min: 1 }))
+    .option('--seed <seed>', 'seed of the long-context construction', '0')
+    .option('--concurrency <n>', 'examples evaluated at once (>= 1)', numberFlag('--concurrency', { min: 1 }), 2)
+    .option('-m, --model <spec>', MODEL_OPTION_HELP, 'extractive')
+    .option('--chunk-tokens <n>', schemaHelp('maximum tokens per chunk (L), the same for every strategy', RunOptionsSchema, 'chunkTokens'), schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), schemaDefault(RunOptionsSchema, 'chunkTokens'))
+    .option('--no-best-effort', 'let the strategies refuse ("NO ANSWER") instead of answering from the best evidence')
+    .option('--out-dir <dir>', 'output directory (records.jsonl, the report)', 'eval-out')
+    // Before the CLI's flags had one meaning each, eval's output directory was -o/--out (-o is a file elsewhere).
+    .addOption(new Option('-o, --out <dir>', 'deprecated: --out-dir').hideHelp())
+    .option('--json', 'print the summary as one JSON object on stdout (no progress on stderr)', false)
+    .option('--no-report', 'do not build the report at the end')
+    .option('--no-progress', 'no progress bar on stderr')
+    .addOption(structuredOption())
+    .action(async (opts: EvalOptions & { structured?: string }, command: Command) => {
+      const outDir = opts.out ?? opts.outDir;
+      const showProgress = opts.progress && !opts.json;
+      let strategies;
+      let dataset;
+      let lengths;
+      let spec;
+      try {
+        strategies = parseStrategies(opts.strategies);
+        dataset = parseDatasetSpec(opts.dataset);
+        lengths = opts.lengths === undefined ? undefined : parseLengths(opts.lengths);
+        // A length the data set does not take is a usage error, reported before the output directory is made.
+        if (lengths !== undefined) checkLengths(dataset, lengths);
+        spec = parseModelSpec(opts.model);
+      } catch (error) {
+        // Thrown from the action, commander's own errors would exit 2 silently: a UsageError prints one line.
+        if (error instanceof ExtAgentsError || error instanceof InvalidArgumentError) throw new UsageError(error.message, { cause: error });
+        throw error;
+      }
+      applyStructured(opts.structured);
+      await checkLocalModelFiles(opts.model, { sequences: Math.min(opts.concurrency * 2, MAX_LLAMA_SEQUENCES) });
+      const modelIds: Record<AgentRole, string> =
+        spec.kind === 'extractive'
+          ? { seeker: 'extractive', reasoner: 'extractive' }
+          : spec.kind === 'llama'
+            ? { seeker: `llama:${path.basename(spec.seekerModelId)}`, reasoner: `llama:${path.basename(spec.reasonerModelId)}` }
+            : { seeker: spec.seekerModelId, reasoner: spec.reasonerModelId };
+      // A llama: model loads once here, with as many sequences as the calls that may run at once
+      // (capped), and its context sets the defaults the user left unset: the chunk size, the
+      // reasoner and synchronization budgets (runOptionDefaultsForContext) and direct's window.
+      const llama = spec.kind === 'llama' ? await loadLlamaModels(opts.model, { sequences: Math.min(opts.concurrency * 2, MAX_LLAMA_SEQUENCES) }) : undefined;
+      const model = llama ? llama.agents : createAgentModel(opts.model, createBedrockClient);
+      const fitted = llama ? runOptionDefaultsForContext(llama.contextTokens) : undefined;
+      const chunkTokens = fitted && command.getOptionValueSource('chunkTokens') === 'default' ? fitted.chunkTokens : opts.chunkTokens;
+      const contextOptions = fitted
+        ? { reasonerBudgetTokens: fitted.reasonerBudgetTokens, syncBudgetTokens: fitted.syncBudgetTokens, contextWindowTokens: Math.floor(llama!.contextTokens * 0.75), promptReserveTokens: 1_000 }
+        : {};
+      // The records as one counted task (local/cli/progress.ts): a bar on a terminal, else lines.
+      const progress = new Progress(showProgress);
+      let task: ProgressTask | undefined;
+      const started = Date.now();
+      let run: { written: number; skipped: number; failed: number; recordsFile: string; warnings: string[]; wallMs: number } | undefined;
+      try {
+        const summary = await runEval({
+          dataset,
+          strategies,
+          lengths,
+          limit: opts.limit,
+          seed: opts.seed,
+          concurrency: opts.concurrency,
+          model,
+          modelIds,
+          chunkTokens,
+          strategyOptions: { ...contextOptions, bestEffort: opts.bestEffort },
+          // extagents and extagents-no-sync run the product's workflow, as `ask` does.
+          workflow: localWorkflowRunner,
+          outDir,
+          onProgress: (p) => {
+            if (p.record === undefined) task = progress.task('eval', p.total, 'records');
+            else task?.update(p.done, `${p.record.strategy} ${p.record.targetTokens} ${p.record.exampleId}`);
+          },
+        });
+        progress.stop();
+        run = { written: summary.written, skipped: summary.skipped, failed: summary.failed, recordsFile: summary.recordsFile, warnings: summary.warnings, wallMs: Date.now() - started };
+        if (!opts.json) {
+          for (const w of summary.warnings) process.stderr.write(`warning: ${w}\n`);
+          process.stderr.write(
+            `${summary.written} record(s) written, ${summary.skipped} already present (skipped), ${summary.failed} failed, in ${((Date.now() - started) / 1000).toFixed(1)} s → ${summary.recordsFile}\n`,
+          );
+        }
+      } finally {
+        progress.stop();
+      }
+      const { records } = readRecords(recordsFile(outDir));
+      const selected = records.filter((r) => strategies.includes(r.strategy));
+      let report: { markdownPath?: string; error?: string } = {};
+      if (opts.report) {
+        try {
+          report = { markdownPath: (await buildReport(outDir)).markdownPath };
+          if (!opts.json) process.stderr.write(`report: ${report.markdownPath}\n`);
+        } catch (error) {
+          report = { error: error instanceof Error ? error.message : String(error) };
+          if (!opts.json) process.stderr.write(`report not built: ${report.error}\n`);
+        }
+      }
+      process.stdout.write(opts.json ? `${JSON.stringify({ run, rows: summaryRows(selected), report })}\n` : `${formatSummary(selected)}\n`);
+    });
+}
+
+/** One row of the eval's summary: a dataset, target length and strategy (means per example; EM, F1, recall as fractions 0-1). */
+export interface SummaryRow {
+  dataset: string;
+  targetTokens: number;
+  strategy: string;
+  examples: number;
+  em: number;
+  f1: number;
+  /** null when no example has gold evidence. */
+  evidenceRecall: number | null;
+  callsPerQuery: number;
+  inputTokensPerQuery: number;
+  failed: number;
+}
+
+/** The summary rows of the records, by dataset, target length and strategy (in STRATEGIES order). */
+export function summaryRows(records: readonly EvalRecord[]): SummaryRow[] {
+  const groups = new Map<string, EvalRecord[]>();
+  for (const r of records) {
+    const key = JSON.stringify([r.dataset, r.targetTokens, STRATEGIES.indexOf(r.strategy)]);
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  const mean = (xs: number[]): number => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
+  return [...groups.entries()]
+    .sort(([a], [b]) => {
+      const [da, ta, sa] = JSON.parse(a) as [string, number, number];
+      const [db, tb, sb] = JSON.parse(b) as [string, number, number];
+      return da.localeCompare(db) || ta - tb || sa - sb;
+    })
+    .map(([, rs]) => {
+      const recalls = rs.map((r) => r.evidenceRecall).filter((x): x is number => x !== null);
+      return {
+        dataset: rs[0].dataset,
+        targetTokens: rs[0].targetTokens,
+        strategy: rs[0].strategy,
+        examples: rs.length,
+        em: mean(rs.map((r) => r.em)),
+        f1: mean(rs.map((r) => r.f1)),
+        evidenceRecall: recalls.length === 0 ? null : mean(recalls),
+        callsPerQuery: mean(rs.map((r) => r.calls.length)),
+        inputTokensPerQuery: mean(rs.map((r) => r.calls.reduce((s, c) => s + c.inputTokens, 0))),
+        failed: rs.filter((r) => r.error !== undefined).length,
+      };
+    });
+}
+
+/**
+ * A plain-text table of the records ({@link summaryRows}): per dataset, strategy and target length,
+ * the number of examples, mean EM, F1 and evidence recall (in %), mean model calls and input tokens
+ * per query, and failures.
+ */
+export function formatSummary(records: readonly EvalRecord[]): string {
+  const rows = summaryRows(records).map((r) => [
+    r.dataset,
+    String(r.targetTokens),
+    r.strategy,
+    String(r.examples),
+    (100 * r.em).toFixed(1),
+    (100 * r.f1).toFixed(1),
+    r.evidenceRecall === null ? '-' : (100 * r.evidenceRecall).toFixed(1),
+    r.callsPerQuery.toFixed(1),
+    Math.round(r.inputTokensPerQuery).toString(),
+    String(r.failed),
+  ]);
+  const header = ['dataset', 'target', 'strategy', 'n', 'EM%', 'F1%', 'recall%', 'calls/q', 'in-tok/q', 'failed'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]): string => cells.map((c, i) => (i >= 3 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ');
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}

@@ -1,0 +1,88 @@
+/**
+ * Human-readable rendering of a run result for the CLI (the `--json` output is the RunResult itself).
+ */
+import type { RunResult, Usage } from '../../shared/types';
+
+const n = (x: number): string => x.toLocaleString('en-US');
+/** "1 call", "2 calls". */
+const count = (x: number, noun: string): string => `${n(x)} ${noun}${x === 1 ? '' : 's'}`;
+
+/**
+ * Usage per role on one line each, e.g. "seeker: 270 calls, 2,150,000 input / 9,000 output tokens",
+ * with ", 41.2 s in model calls" when the model time is known (summed over parallel calls).
+ */
+export function formatUsage(usage: Usage): string[] {
+  return (Object.keys(usage) as Array<keyof Usage>).map((role) => {
+    const u = usage[role];
+    const time = u.modelMs ? `, ${(u.modelMs / 1000).toFixed(1)} s in model calls` : '';
+    return `${role}: ${count(u.calls, 'call')}, ${n(u.inputTokens)} input / ${n(u.outputTokens)} output tokens${time}`;
+  });
+}
+
+/** The KAR trace grouped by round, e.g. "round 1: k=1 refused, k=2 answered". */
+export function formatTrace(result: RunResult): string[] {
+  if (result.trace.length === 0) return ['(no reasoning step: no seeking agent found information)'];
+  const rounds = [...new Set(result.trace.map((s) => s.round))];
+  return rounds.map((round) => {
+    const steps = result.trace
+      .filter((s) => s.round === round)
+      .map((s) => `k=${s.k}${s.messagesUsed < s.k ? ` (${s.messagesUsed} fit the budget)` : ''} ${s.forced ? 'best-effort ' : ''}${s.outcome}`);
+    return `round ${round}: ${steps.join(', ')}`;
+  });
+}
+
+/**
+ * The transient model errors the workflow retried, e.g. "Retried model errors: 12 (seeker 11,
+ * reasoner 1; ModelThrottledError 10, ModelTimeoutError 2)"; undefined when there were none.
+ */
+export function formatRetries(result: RunResult): string | undefined {
+  const retries = result.retries as RunResult['retries'] | undefined; // absent in results of older versions
+  if (retries === undefined || retries.total === 0) return undefined;
+  const roles = (Object.keys(retries.byRole) as Array<keyof typeof retries.byRole>).map((role) => `${role} ${n(retries.byRole[role])}`);
+  const errors = Object.entries(retries.byError)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, count]) => `${name} ${n(count)}`);
+  return `Retried model errors: ${n(retries.total)} (${roles.join(', ')}; ${errors.join(', ')})`;
+}
+
+/**
+ * The whole human-readable report.
+ * @param elapsedMs wall time of the run, milliseconds, printed as `Time:`; omitted (no line) for a stored run whose time is unknown.
+ */
+export function formatResult(result: RunResult, elapsedMs?: number): string {
+  const lines: string[] = [];
+  lines.push(`Question: ${result.question}`);
+  lines.push(`Answer: ${result.answer}`);
+  const forced = result.trace.some((s) => s.forced && s.outcome === 'answered');
+  lines.push(`Answerable: ${result.answerable ? (forced ? 'best effort (no KAR step could answer; forced answer from the best evidence)' : 'yes') : 'no'}`);
+  lines.push('');
+  lines.push(result.answerable ? 'Citations:' : 'Best evidence found:');
+  if (result.citations.length === 0) lines.push('  (none)');
+  result.citations.forEach((c, i) => {
+    lines.push(`  [${i + 1}] ${c.documentId} chars ${c.start}-${c.end} (chunk ${c.chunkIndex}, round ${c.round}, score ${c.score})`);
+    lines.push(`      "${c.quote}"`);
+  });
+  lines.push('');
+  lines.push('Knowledge-accumulating reasoning:');
+  for (const line of formatTrace(result)) lines.push(`  ${line}`);
+  lines.push('');
+  lines.push(`Corpus: ${count(result.chunks, 'chunk')}; pool: ${count(result.poolSize, 'message')}; rounds run: ${result.rounds}`);
+  lines.push('Usage:');
+  for (const line of formatUsage(result.usage)) lines.push(`  ${line}`);
+  if (result.skipped.length > 0) {
+    lines.push(`Skipped documents (${result.skipped.length}):`);
+    for (const s of result.skipped) lines.push(`  ${s.documentId}: ${s.reason}`);
+  }
+  if (result.failedChunks.length > 0) {
+    lines.push(`Failed chunks (tolerated, ${result.failedChunks.length}): ${result.failedChunks.join(', ')}`);
+    for (const f of result.chunkFailures ?? []) lines.push(`  chunk ${f.chunk} (round ${f.round}): ${f.error}: ${f.message}`);
+  }
+  const retries = formatRetries(result);
+  if (retries !== undefined) lines.push(retries);
+  if (result.warnings.length > 0) {
+    lines.push(`Warnings (${result.warnings.length}):`);
+    for (const w of result.warnings) lines.push(`  ${w}`);
+  }
+  if (elapsedMs !== undefined) lines.push(`Time: ${(elapsedMs / 1000).toFixed(1)} s`);
+  return lines.join('\n');
+}

@@ -1,0 +1,106 @@
+/**
+ * `extagents runs ls | show <runId> | rm <runId...>|--older-than <days>` (local/cli/commands.ts lists it):
+ * see and reclaim what local runs keep in a state directory (local/engine/runs.ts).
+ */
+import { Command } from 'commander';
+import { InvalidInputError, NotFoundError } from '../../shared/errors';
+import { numberFlag } from './cli-numbers';
+import { UsageError, writableStateDir } from './common';
+import { formatResult } from './format';
+import { describeRun, keepsTableData, listRuns, removeRun, runResult, type StoredRun } from '../engine/runs';
+
+/** Bytes in KiB/MiB for the listing. */
+function size(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${bytes} B`;
+}
+
+/** An error about a run id the user typed: usage (exit 2) for a bad id, as it is otherwise. */
+function asUsage(error: unknown): never {
+  if (error instanceof InvalidInputError || error instanceof NotFoundError) throw new UsageError(error.message, { cause: error });
+  throw error;
+}
+
+/** Add `runs` (with `ls`, `show`, `rm`) to the program. */
+export function addRunsCommand(program: Command): void {
+  const runs = program.command('runs');
+  const stateDirOption = ['--state-dir <dir>', 'the state directory of the runs', '.extagents'] as const;
+
+  runs
+    .command('ls')
+    .description('List the runs of the state directory, oldest first: run id, time, status, chunks, disk size, question.')
+    .option(...stateDirOption)
+    .option('--json', 'one JSON array of the runs on stdout', false)
+    .action(async (opts: { stateDir: string; json: boolean }) => {
+      const list = await listRuns(opts.stateDir);
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify(list)}\n`);
+        return;
+      }
+      if (list.length === 0) {
+        process.stdout.write(`no runs in ${opts.stateDir}\n`);
+        return;
+      }
+      const rows = list.map((r: StoredRun) => [r.runId, r.createdAt?.slice(0, 19).replace('T', ' ') ?? '-', r.status, String(r.chunks ?? '-'), size(r.bytes), (r.question ?? '').slice(0, 60)]);
+      const header = ['run id', 'created (UTC)', 'status', 'chunks', 'size', 'question'];
+      const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
+      for (const row of [header, ...rows]) process.stdout.write(`${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ')}\n`);
+      process.stdout.write(`${list.length} run(s), ${size(list.reduce((sum, r) => sum + r.bytes, 0))}\n`);
+    });
+
+  runs
+    .command('show')
+    .description("Print a run's result (as `ask` prints it), or what is known of it while it has none.")
+    .argument('<runId>', 'the run id (see `extagents runs ls`)')
+    .option(...stateDirOption)
+    .option('--json', 'the result (or the run description) as JSON', false)
+    .action(async (runId: string, opts: { stateDir: string; json: boolean }) => {
+      const run = await describeRun(opts.stateDir, runId).catch(asUsage);
+      const result = await runResult(opts.stateDir, runId);
+      if (opts.json) process.stdout.write(`${JSON.stringify(result ?? run)}\n`);
+      else if (result) process.stdout.write(`${formatResult(result)}\n`);
+      else process.stdout.write(`run ${runId}: no result yet (${run.chunks ?? 0} chunks${run.question ? `; question: ${run.question}` : ''}); resume it with 'extagents ask ... --run-id ${runId}'\n`);
+    });
+
+  runs
+    .command('rm')
+    .description("Delete runs: their files, the corpus copy an ask made for them, and their table items. Corpora under other ids and the chunk cache stay.")
+    .argument('[runIds...]', 'the run ids to delete')
+    .option('--older-than <days>', 'delete every run created more than this many days ago (0-36500; 0 = every run)', numberFlag('--older-than', { min: 0, max: 36_500 }))
+    .option(...stateDirOption)
+    .action(async (ids: string[], opts: { stateDir: string; olderThan?: number }) => {
+      if ((ids.length === 0) === (opts.olderThan === undefined)) throw new UsageError('runs rm: give run ids or --older-than <days>, not both and not neither');
+      writableStateDir(opts.stateDir);
+      let targets = ids;
+      if (opts.olderThan !== undefined) {
+        const cutoff = new Date(Date.now() - opts.olderThan * 86_400_000).toISOString();
+        targets = (await listRuns(opts.stateDir)).filter((r) => r.createdAt !== undefined && r.createdAt < cutoff).map((r) => r.runId);
+      } else {
+        for (const id of ids) await describeRun(opts.stateDir, id).catch(asUsage);
+      }
+      // The run's table items are in the state directory's DynamoDB data (runs with --run-id, serve, job).
+      let deleteItems: ((runId: string) => Promise<number>) | undefined;
+      let stop: (() => Promise<void>) | undefined;
+      if (targets.length > 0 && keepsTableData(opts.stateDir)) {
+        const { startLocalStack } = require('../engine/stack') as typeof import('../engine/stack');
+        const stack = await startLocalStack({ stateDir: opts.stateDir, persistent: true });
+        deleteItems = (runId) => stack.deleteRunItems(runId);
+        stop = () => stack.stop();
+      }
+      let bytes = 0;
+      try {
+        for (const id of targets) {
+          const freed = await removeRun(opts.stateDir, id, deleteItems);
+          bytes += freed.bytes;
+          process.stdout.write(`deleted run ${id} (${size(freed.bytes)}${freed.items > 0 ? `, ${freed.items} table items` : ''})\n`);
+        }
+      } finally {
+        await stop?.();
+      }
+      process.stdout.write(`${targets.length} run(s) deleted, ${size(bytes)} freed\n`);
+    });
+
+  for (const sub of runs.commands) sub.showHelpAfterError(`(see 'extagents runs ${sub.name()} --help')`);
+}
+

@@ -1,0 +1,157 @@
+/**
+ * The `extagents ingest` and `extagents job` subcommands (local/cli/cli.ts adds them): the upload
+ * triggers of the AWS stack (docs/UPLOADS.md), run locally over the `--state-dir` bucket.
+ *
+ *   extagents ingest --id <corpusId> --corpus <paths...> [--chunk-tokens 8000]
+ *   extagents job <file.json> [--name <name>] [--concurrency 4] [-m extractive]
+ *
+ * Exit status (local/cli/cli.ts `main`): 2 for a usage error (UsageError: an invalid option value, a
+ * missing job file or corpus path, a rejected job file), 1 for any other error, one line each.
+ */
+import { type Command, Option } from 'commander';
+import { accessSync, constants as fsConstants } from 'node:fs';
+import path from 'node:path';
+import { ExtAgentsError, InvalidInputError } from '../../shared/errors';
+import { parseCorpusId } from '../../shared/corpus';
+import { jobNameOfKey, jobSummaryKey } from '../../shared/pipeline/jobs';
+import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './common';
+import { resolveCorpus } from '../engine/corpus';
+import { FsBlobStore } from '../engine/fs-blob-store';
+import { MAX_LLAMA_SEQUENCES, startLocalStack } from '../engine/stack';
+import { ingestLocalCorpus, planLocalJob, runJob, submitJobFile } from '../engine/uploads';
+import { RunOptionsSchema } from '../../shared/config';
+import { numberFlag, schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
+import { Progress, type ProgressTask } from './progress';
+
+
+/** Run `check`; an InvalidInputError / ConfigurationError becomes a UsageError (exit status 2) prefixed with `what`. */
+async function asUsage<T>(what: string, check: () => T | Promise<T>): Promise<T> {
+  try {
+    return await check();
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    if (error instanceof ExtAgentsError) throw new UsageError(`${what}${error.message}`, { cause: error });
+    throw error;
+  }
+}
+
+/** @throws UsageError (one line) unless `file` is a readable file. */
+function readableFile(file: string, what: string): void {
+  try {
+    accessSync(file, fsConstants.R_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new UsageError(`${what} ${file}: ${code === 'ENOENT' ? 'no such file' : `not readable (${code ?? String(error)})`}`, { cause: error });
+  }
+}
+
+interface IngestCommandOptions {
+  id: string;
+  corpus: string[];
+  chunkTokens: number;
+  stateDir: string;
+  json: boolean;
+}
+
+interface JobCommandOptions {
+  name?: string;
+  concurrency: number;
+  model: string;
+  stateDir: string;
+  json: boolean;
+  progress: boolean;
+}
+
+/** Add `ingest` and `job` to the program. */
+export function addUploadCommands(program: Command): Command {
+  program
+    .command('ingest')
+    .requiredOption('--id <corpusId>', 'corpus id (A-Z a-z 0-9 . _ -)')
+    .requiredOption('-c, --corpus <paths...>', 'files, directories, glob patterns, or "sotu"')
+    .option('--chunk-tokens <n>', schemaHelp('maximum tokens per cached chunk (L)', RunOptionsSchema, 'chunkTokens'), schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), schemaDefault(RunOptionsSchema, 'chunkTokens'))
+    .option('--state-dir <dir>', 'where the local bucket is kept', '.extagents')
+    .option('--json', 'print the ingestion summary as JSON', false)
+    .action(async (opts: IngestCommandOptions) => {
+      await asUsage('--id: ', () => parseCorpusId(opts.id));
+      writableStateDir(opts.stateDir);
+      const files = await resolveCorpus(opts.corpus).catch((error: unknown) => {
+        throw error instanceof InvalidInputError ? new UsageError(`--corpus: ${error.message}`, { cause: error }) : error;
+      });
+      const blobs = new FsBlobStore(path.join(path.resolve(opts.stateDir), 'bucket'));
+      const outcome = await ingestLocalCorpus(blobs, opts.id, files, { chunkTokens: opts.chunkTokens });
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify(outcome)}\n`);
+        return;
+      }
+      if (outcome.outcome === 'no-objects') {
+        process.stdout.write(`corpus ${outcome.corpusId}: no objects\n`);
+        return;
+      }
+      const { ingestion } = outcome;
+      const t = ingestion.totals;
+      process.stdout.write(
+        `corpus ${ingestion.corpusId}: ${outcome.outcome}; ${t.files} file(s), ${t.bytes} bytes, ${t.documents} document(s), ` +
+          `${t.tokens} tokens, ${t.chunks} chunk(s) of at most ${ingestion.chunkTokens} tokens (cache ${ingestion.cacheKey.slice(0, 12)}…)\n`,
+      );
+      for (const s of ingestion.skipped) process.stdout.write(`  skipped ${s.documentId}: ${s.reason}\n`);
+    });
+
+  program
+    .command('job')
+    .argument('<file>', 'the job file (JSON, docs/UPLOADS.md)')
+    .option('--name <name>', 'job name (default: the file name without .json)')
+    .option('--concurrency <n>', 'questions running at once (1-64)', numberFlag('--concurrency', { min: 1, max: 64 }), 4)
+    .addOption(
+      new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'),
+    )
+    .option('--state-dir <dir>', 'where the local bucket is kept', '.extagents')
+    .option('--json', 'print the job summary as JSON', false)
+    .option('--no-progress', 'no progress on stderr (the questions done, the latest named)')
+    .addOption(structuredOption())
+    .action(async (file: string, opts: JobCommandOptions & { structured?: string }) => {
+      // Everything the user typed, and the job file itself, is checked before the local stack starts.
+      applyStructured(opts.structured);
+      readableFile(file, 'job file');
+      const model = parseModelFlag(opts.model);
+      await checkLocalModelFiles(model, { sequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) });
+      writableStateDir(opts.stateDir);
+      const blobs = new FsBlobStore(path.join(path.resolve(opts.stateDir), 'bucket'));
+      const key = await asUsage('', () => submitJobFile(blobs, file, opts.name));
+      // A rejected job file gets results/<name>.summary.json (status "rejected"), as in AWS.
+      try {
+        await planLocalJob(blobs, key);
+      } catch (error) {
+        if (!(error instanceof InvalidInputError)) throw error;
+        const summary = path.join(opts.stateDir, 'bucket', jobSummaryKey(jobNameOfKey(key)));
+        throw new UsageError(`${file}: ${error.message} (nothing ran; the rejection is in ${summary})`, { cause: error });
+      }
+      const stack = await startLocalStack({ stateDir: opts.stateDir, modelSpec: model, llamaSequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) });
+      // The questions as one counted task (local/cli/progress.ts), each ending named in its detail.
+      const progress = new Progress(opts.progress && !opts.json);
+      let task: ProgressTask | undefined;
+      let ended = 0;
+      try {
+        const outcome = await runJob(stack, key, {
+          concurrency: opts.concurrency,
+          onPlanned: (questions) => (task = progress.task('job', questions, 'questions')),
+          onQuestionDone: (index, done) => task?.update(++ended, `question ${index}: ${done.started ? done.status : 'already started'}`),
+        });
+        progress.stop();
+        const { summary } = outcome;
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify(summary)}\n`);
+          return;
+        }
+        process.stdout.write(
+          `job ${summary.job}: ${summary.questions} question(s), ${summary.succeeded} succeeded (${summary.answerable} answered), ${summary.failed} failed; ` +
+            `${outcome.started} started, ${outcome.alreadyStarted} already started\n` +
+            `results: ${path.join(opts.stateDir, 'bucket', summary.resultsKey ?? '')}\n`,
+        );
+        for (const f of summary.failures) process.stdout.write(`  question ${f.index} failed: ${f.error.name}: ${f.error.message}\n`);
+      } finally {
+        progress.stop();
+        await stack.stop();
+      }
+    });
+  return program;
+}

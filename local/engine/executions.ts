@@ -1,0 +1,230 @@
+/**
+ * The local execution registry: Step Functions' named executions for one local bucket, the
+ * RunLauncher and ExecutionLookup (shared/executions.ts) of every local command. `serve` starts its
+ * runs with {@link LocalExecutions.start} (in the background, at most `maxConcurrentRuns` at once;
+ * the others wait, reported RUNNING as a Step Functions execution would be), `job`/`upload` run a
+ * job's questions with {@link LocalExecutions.run} (in the foreground), and both describe executions
+ * from the same records, so a `serve` sees the questions of a `job` run beside it and the other way
+ * round.
+ *
+ * Records: `runs/_executions/<name>.json` (an `ExecutionDescription` plus the pid of the process
+ * that runs it), written at start and at the end, so that a name runs at most once per bucket across
+ * processes, and a restarted process still knows finished executions. The failure cause is parsed
+ * once, when it is recorded (`causeMessage`). A record still RUNNING whose process is gone (killed,
+ * crashed) is reported ABORTED (`ProcessStopped`);
+ * `run` runs such an interrupted execution again under its name, which resumes the run (a job's
+ * question has a run id derived from the job: docs/ARCHITECTURE.md, "Resume"). Records of earlier
+ * versions of `serve` (`api/executions/<name>.json`) are still read.
+ */
+import pLimit from 'p-limit';
+import { NotFoundError } from '../../shared/errors';
+import { causeMessage, type ExecutionDescription, type RunLauncher } from '../../shared/executions';
+import type { PrepareEvent } from '../../shared/pipeline/state';
+import type { BlobStore } from '../../shared/ports';
+import { ExecutionFailedError } from './engine';
+
+/** Key of a local execution's record. */
+export const executionRecordKey = (name: string): string => `runs/_executions/${name}.json`;
+/** Where `serve` kept its records before the registry was shared (read only). */
+const legacyRecordKey = (name: string): string => `api/executions/${name}.json`;
+
+/** A record as stored: the description and the pid of the process running it. */
+type ExecutionRecord = ExecutionDescription & { pid?: number };
+
+/** Options of {@link LocalExecutions}. */
+export interface LocalExecutionsOptions {
+  /** The local bucket (execution records). */
+  blobs: BlobStore;
+  /** Runs one execution to its end (`LocalStack.execute`); rejects when it fails. Needed by `start`. */
+  execute?: (input: PrepareEvent, signal: AbortSignal) => Promise<unknown>;
+  /** Executions `start` runs at once; at least 1. @default 1 */
+  maxConcurrentRuns?: number;
+  now?: () => Date;
+  /** Called when an execution ends (logging). */
+  onEnded?: (description: ExecutionDescription) => void;
+}
+
+/** Names being started in this process, per bucket (a second claim of one is refused at once). */
+const claimedByBucket = new WeakMap<BlobStore, Set<string>>();
+
+export class LocalExecutions implements RunLauncher {
+  private readonly active = new Map<string, { description: ExecutionDescription; done: Promise<void> }>();
+  private readonly limit: ReturnType<typeof pLimit>;
+  private readonly abort = new AbortController();
+  private readonly now: () => Date;
+  private startedCount = 0;
+
+  constructor(private readonly options: LocalExecutionsOptions) {
+    this.limit = pLimit(Math.max(1, Math.floor(options.maxConcurrentRuns ?? 1)));
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** Executions started by this registry since it was created. */
+  get started(): number {
+    return this.startedCount;
+  }
+
+  /** Executions of this registry that have not ended (running or waiting for a slot). */
+  get running(): number {
+    return [...this.active.values()].filter((e) => e.description.status === 'RUNNING').length;
+  }
+
+  /**
+   * Start `input` in the background as the execution `name` (the API's run). Idempotent by name:
+   * any record of the name (running, finished or interrupted) means nothing starts.
+   * @throws Error when the registry was made without `execute`; a failed record write.
+   */
+  async start(name: string, input: PrepareEvent): Promise<{ started: boolean }> {
+    const execute = this.options.execute;
+    if (!execute) throw new Error('LocalExecutions.start needs the execute option');
+    const claim = await this.claim(name);
+    if (!claim) return { started: false };
+    if (claim.existing !== undefined) {
+      claim.release();
+      return { started: false };
+    }
+    const description: ExecutionDescription = { name, status: 'RUNNING', startedAt: this.now().toISOString() };
+    let finish!: () => void;
+    this.active.set(name, { description, done: new Promise<void>((resolve) => (finish = resolve)) });
+    try {
+      await this.persist(description);
+    } catch (error) {
+      this.active.delete(name);
+      finish();
+      throw error;
+    } finally {
+      claim.release();
+    }
+    this.startedCount += 1;
+    void this.limit(async () => {
+      if (this.abort.signal.aborted) throw new ExecutionFailedError('ExecutionAborted', 'The server stopped before the run started');
+      return execute(input, this.abort.signal);
+    })
+      .then(
+        () => Object.assign(description, { status: 'SUCCEEDED' }),
+        (error: unknown) => Object.assign(description, failureOf(error)),
+      )
+      .then(async () => {
+        description.stoppedAt = this.now().toISOString();
+        await this.persist(description).catch(() => undefined);
+        this.options.onEnded?.({ ...description });
+      })
+      .finally(() => {
+        this.active.delete(name);
+        finish();
+      });
+    return { started: true };
+  }
+
+  /**
+   * Run `execute` in the foreground as the execution `name` (a job's question) unless an execution
+   * of that name exists; an interrupted one (its process gone) runs again under the same name. A
+   * failed execution is recorded with its error name and cause, not thrown.
+   * @returns whether it ran, and the execution's status (the existing one's when it did not run).
+   */
+  async run(name: string, execute: () => Promise<unknown>): Promise<{ started: boolean; status: string }> {
+    const claim = await this.claim(name);
+    if (!claim) return { started: false, status: 'RUNNING' };
+    try {
+      if (claim.existing !== undefined && !isInterrupted(claim.existing)) return { started: false, status: claim.existing.status };
+      const description: ExecutionDescription = { name, status: 'RUNNING', startedAt: this.now().toISOString() };
+      this.active.set(name, { description, done: Promise.resolve() });
+      try {
+        await this.persist(description);
+        try {
+          await execute();
+          description.status = 'SUCCEEDED';
+        } catch (error) {
+          Object.assign(description, failureOf(error));
+        }
+        description.stoppedAt = this.now().toISOString();
+        await this.persist(description);
+      } finally {
+        this.active.delete(name);
+      }
+      this.startedCount += 1;
+      this.options.onEnded?.({ ...description });
+      return { started: true, status: description.status };
+    } finally {
+      claim.release();
+    }
+  }
+
+  async describe(name: string): Promise<ExecutionDescription | undefined> {
+    const entry = this.active.get(name);
+    if (entry) return { ...entry.description };
+    const stored = await this.read(name);
+    if (stored === undefined) return undefined;
+    const { pid: _pid, ...description } = stored;
+    if (isInterrupted(stored)) {
+      return { ...description, status: 'ABORTED', error: 'ProcessStopped', cause: 'The process that ran this execution stopped before it ended' };
+    }
+    return description;
+  }
+
+  /** Abort every background execution and wait until each has ended (its record written). Idempotent. */
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await Promise.all([...this.active.values()].map((e) => e.done));
+  }
+
+  /**
+   * Claim `name` in this process (before any await, so a concurrent claim of it is refused), then
+   * read its record. undefined: another call of this process holds the name.
+   */
+  private async claim(name: string): Promise<{ existing: ExecutionRecord | undefined; release: () => void } | undefined> {
+    let claimed = claimedByBucket.get(this.options.blobs);
+    if (!claimed) claimedByBucket.set(this.options.blobs, (claimed = new Set()));
+    if (claimed.has(name) || this.active.has(name) || this.abort.signal.aborted) return undefined;
+    claimed.add(name);
+    const release = () => claimed.delete(name);
+    try {
+      return { existing: await this.read(name), release };
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  private async read(name: string): Promise<ExecutionRecord | undefined> {
+    for (const key of [executionRecordKey(name), legacyRecordKey(name)]) {
+      try {
+        return { name, ...(JSON.parse(await this.options.blobs.getText(key)) as Omit<ExecutionRecord, 'name'>) };
+      } catch (error) {
+        if (!(error instanceof NotFoundError)) throw error;
+      }
+    }
+    return undefined;
+  }
+
+  private async persist(description: ExecutionDescription): Promise<void> {
+    const record: ExecutionRecord = description.status === 'RUNNING' ? { ...description, pid: process.pid } : description;
+    await this.options.blobs.put(executionRecordKey(description.name), JSON.stringify(record), 'application/json');
+  }
+}
+
+/**
+ * A RUNNING record whose process is gone (signal 0 fails; EPERM means the process exists). A record
+ * without a pid (older versions) counts as gone.
+ */
+function isInterrupted(record: ExecutionRecord): boolean {
+  if (record.status !== 'RUNNING') return false;
+  const pid = record.pid;
+  if (pid === undefined || !Number.isInteger(pid) || pid <= 0) return true;
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'EPERM';
+  }
+}
+
+/** The status, error and cause of a failed execution, as DescribeExecution would report them (the cause parsed once). */
+function failureOf(error: unknown): Pick<ExecutionDescription, 'status' | 'error' | 'cause'> {
+  if (error instanceof ExecutionFailedError) {
+    return { status: error.error === 'ExecutionAborted' ? 'ABORTED' : 'FAILED', error: error.error, cause: causeMessage(error.causeText) };
+  }
+  if (error instanceof Error) return { status: 'FAILED', error: error.name, cause: causeMessage(error.message) };
+  return { status: 'FAILED', error: 'Error', cause: causeMessage(String(error)) };
+}

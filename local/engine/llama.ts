@@ -1,0 +1,421 @@
+/**
+ * `llama:` models: a GGUF model run in-process on the CPU with node-llama-cpp (pinned 3.21.1), as a
+ * `ChatModel` (shared/ports.ts). Local commands only (ask, serve, job, survey, eval): node-llama-cpp
+ * is never imported by a Lambda bundle (it is loaded here with a dynamic `import()`, and nothing
+ * under lambdas/ or infra/ imports this file).
+ *
+ * - One load per process and file: `loadLlamaModel` caches the loaded model by real path, so the
+ *   seeking agents and the reasoning agent share one copy (and one context) when they name the same
+ *   file. `getLlama({ gpu: false, build: 'never' })`: the prebuilt CPU binary, nothing compiled or
+ *   downloaded at run time.
+ * - Every call renders the model's own chat template (node-llama-cpp's `LlamaChat` with the "auto"
+ *   chat wrapper, which reads the template from the GGUF metadata); a model without one gets
+ *   node-llama-cpp's generic format and one warning.
+ * - A request with a reply schema (shared/llm/schemas.ts) is decoded with a JSON-schema grammar
+ *   (`createGrammarForJsonSchema` of `toGrammarSchema(schema)`), so the reply is valid JSON by
+ *   construction and every string stops at its `maxLength`.
+ * - Parallel calls use the context's sequences (`sequences`, default 1): node-llama-cpp evaluates the
+ *   sequences of one context in the same batch. Calls beyond that wait for a free sequence.
+ * - A prompt that does not fit (prompt tokens + the call's `maxTokens` > the context size) fails
+ *   before any generation with ContextOverflowError naming both numbers; nothing is truncated.
+ * - Usage: `inputTokens` = the prompt's tokens in the model's own tokenizer (the rendered chat
+ *   template), `outputTokens` = tokens generated (the sequence's token meter).
+ *
+ * Why node-llama-cpp: it is the maintained Node binding of llama.cpp with prebuilt CPU binaries on
+ * npm and grammar-constrained JSON output; nothing else on npm runs GGUF models in-process.
+ */
+import { open, realpath, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigurationError, ContextOverflowError, ModelConfigurationError, ModelError } from '../../shared/errors';
+import type { AgentModel, ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
+import { LlmAgents } from '../../shared/llm/agents';
+import { formatModelSpec, toModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
+import { toGrammarSchema, type ReplySchema } from '../../shared/llm/schemas';
+import { LlmSurveyModel } from '../../shared/survey/llm';
+import type { SurveyModel } from '../../shared/survey/ports';
+
+type NodeLlamaCpp = typeof import('node-llama-cpp');
+type Llama = Awaited<ReturnType<NodeLlamaCpp['getLlama']>>;
+type LlamaModel = Awaited<ReturnType<Llama['loadModel']>>;
+type LlamaContext = Awaited<ReturnType<LlamaModel['createContext']>>;
+type LlamaGrammar = Awaited<ReturnType<Llama['createGrammarForJsonSchema']>>;
+type LlamaChat = InstanceType<NodeLlamaCpp['LlamaChat']>;
+type ChatHistoryItem = Parameters<LlamaChat['generateResponse']>[0][number];
+
+/** Options of a `llama:` model. */
+export interface LlamaOptions {
+  /**
+   * Context size per sequence, tokens of the model's tokenizer; default the smaller of the model's
+   * training context and `DEFAULT_LLAMA_CONTEXT_TOKENS`.
+   */
+  contextTokens?: number;
+  /** Parallel sequences of the context (calls evaluated in one batch); default 1. */
+  sequences?: number;
+  /** CPU threads; default EXTAGENTS_LLAMA_THREADS, else node-llama-cpp's count of math cores. */
+  threads?: number;
+}
+
+/**
+ * The CPU threads of EXTAGENTS_LLAMA_THREADS, if set. llama.cpp's threads spin while they wait for
+ * each other, so two processes running `llama:` models on the same cores slow each other down far
+ * more than twice; give each fewer threads (e.g. 1 each on 2 cores) when they must share.
+ * @throws ConfigurationError when it is set to anything but an integer 1-256.
+ */
+export function llamaThreadsFromEnv(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const value = env.EXTAGENTS_LLAMA_THREADS?.trim();
+  if (value === undefined || value === '') return undefined;
+  const threads = /^\d+$/.test(value) ? Number(value) : Number.NaN; // decimal digits only: no 0x2, 2e0
+  if (!Number.isInteger(threads) || threads < 1 || threads > 256) throw new ConfigurationError(`EXTAGENTS_LLAMA_THREADS must be an integer 1-256 (got "${value}")`);
+  return threads;
+}
+
+/** Most parallel sequences the CLI gives a `llama:` model's context (local/engine/defaults.ts). */
+export { MAX_LLAMA_SEQUENCES } from './defaults';
+
+/** Tokens of a seeking agent's prompt besides its chunk (system prompt, question, tags), a generous estimate. */
+export const SEEK_PROMPT_OVERHEAD_TOKENS = 700;
+
+/**
+ * How many tokens of the model's own tokenizer one o200k token (the unit of `chunkTokens`) may
+ * take: SmolLM2's tokenizer counted 18.6% more on English prose; 1.3 leaves room for other text.
+ */
+export const TOKENIZER_RATIO_ALLOWANCE = 1.3;
+
+/**
+ * The largest `chunkTokens` (o200k tokens) whose seeking prompt fits a context of `contextTokens`
+ * (the model's tokens): the chunk at `TOKENIZER_RATIO_ALLOWANCE`, the instructions
+ * (`SEEK_PROMPT_OVERHEAD_TOKENS`) and the reply budget `replyTokens`.
+ */
+export function largestChunkTokens(contextTokens: number, replyTokens: number): number {
+  return Math.max(0, Math.floor((contextTokens - SEEK_PROMPT_OVERHEAD_TOKENS - replyTokens) / TOKENIZER_RATIO_ALLOWANCE));
+}
+
+/** Default (and largest default) context size per sequence, tokens. */
+export const DEFAULT_LLAMA_CONTEXT_TOKENS = 8192;
+
+/** The first four bytes of every GGUF file ("GGUF"); https://github.com/ggml-org/ggml/blob/master/docs/gguf.md */
+const GGUF_MAGIC = 'GGUF';
+
+/**
+ * Check a `llama:` model file before anything loads it or any run state is written.
+ * @param file the path as given.
+ * @returns the file's real path and size (bytes).
+ * @throws ModelConfigurationError for a missing file, a directory, a file that is not GGUF, or a
+ *   file larger than this machine's memory, each naming the path.
+ */
+export async function checkGgufFile(file: string): Promise<{ realPath: string; bytes: number }> {
+  let info;
+  try {
+    info = await stat(file);
+  } catch (error) {
+    throw new ModelConfigurationError(`llama: model file ${file} not found (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
+  }
+  if (!info.isFile()) throw new ModelConfigurationError(`llama: model file ${file} is not a file`);
+  const handle = await open(file, 'r');
+  let magic: string;
+  try {
+    const buffer = Buffer.alloc(4);
+    const { bytesRead } = await handle.read(buffer, 0, 4, 0);
+    magic = buffer.subarray(0, bytesRead).toString('latin1');
+  } finally {
+    await handle.close();
+  }
+  if (magic !== GGUF_MAGIC) {
+    throw new ModelConfigurationError(`llama: model file ${file} is not a GGUF file (it does not start with "GGUF"); give a .gguf model`);
+  }
+  const total = os.totalmem();
+  if (info.size > total) {
+    throw new ModelConfigurationError(
+      `llama: model file ${file} (${(info.size / 2 ** 30).toFixed(1)} GiB) is larger than this machine's memory (${(total / 2 ** 30).toFixed(1)} GiB)`,
+    );
+  }
+  return { realPath: await realpath(file), bytes: info.size };
+}
+
+let bindings: Promise<{ lib: NodeLlamaCpp; llama: Llama }> | undefined;
+/** The last llama.cpp log lines (errors), for the message of a failed load. */
+const recentLogLines: string[] = [];
+
+/** node-llama-cpp and its CPU binding, loaded once per process. */
+async function llamaBindings(): Promise<{ lib: NodeLlamaCpp; llama: Llama }> {
+  bindings ??= (async () => {
+    let lib: NodeLlamaCpp;
+    try {
+      lib = await import('node-llama-cpp');
+    } catch (error) {
+      throw new ConfigurationError(`llama: models need the npm package node-llama-cpp (npm ci installs it): ${(error as Error).message}`, { cause: error });
+    }
+    // llama.cpp's own log lines are kept (the last few), not printed: a load failure names them
+    // in its one error line instead.
+    const llama = await lib.getLlama({
+      gpu: false,
+      build: 'never',
+      logLevel: lib.LlamaLogLevel.error,
+      progressLogs: false,
+      logger: (_level, message) => {
+        recentLogLines.push(message.trim());
+        if (recentLogLines.length > 5) recentLogLines.shift();
+      },
+    });
+    return { lib, llama };
+  })();
+  try {
+    return await bindings;
+  } catch (error) {
+    bindings = undefined;
+    throw error;
+  }
+}
+
+/** A loaded model file: one model, one context with its sequences, shared by every `LlamaChatModel` of the file. */
+interface LoadedLlama {
+  readonly file: string;
+  readonly model: LlamaModel;
+  readonly context: LlamaContext;
+  readonly lib: NodeLlamaCpp;
+  readonly llama: Llama;
+  readonly hasChatTemplate: boolean;
+  readonly free: LlamaChat[];
+  readonly waiting: Array<(chat: LlamaChat) => void>;
+  readonly grammars: Map<string, Promise<LlamaGrammar>>;
+}
+
+const loaded = new Map<string, Promise<LoadedLlama>>();
+
+/**
+ * Load (once per process and real path) a GGUF model and create its context.
+ * @throws ModelConfigurationError for a bad file (see `checkGgufFile`), a model too large for the
+ *   free memory, or a file node-llama-cpp cannot load; ConfigurationError for bad options.
+ */
+async function loadLlama(file: string, options: LlamaOptions): Promise<LoadedLlama> {
+  const { realPath } = await checkGgufFile(file);
+  const sequences = options.sequences ?? 1;
+  if (!Number.isInteger(sequences) || sequences < 1 || sequences > 64) throw new ConfigurationError(`llama: sequences must be an integer 1-64 (got ${sequences})`);
+  const threads = options.threads ?? llamaThreadsFromEnv();
+  const key = `${realPath}#${sequences}#${options.contextTokens ?? ''}#${threads ?? ''}`;
+  let entry = loaded.get(key);
+  if (!entry) {
+    entry = (async (): Promise<LoadedLlama> => {
+      const { lib, llama } = await llamaBindings();
+      let model: LlamaModel;
+      try {
+        model = await llama.loadModel({ modelPath: realPath, gpuLayers: 0 });
+      } catch (error) {
+        const message = (error as Error).message;
+        const log = recentLogLines.filter((line) => line !== '').slice(-1)[0];
+        throw new ModelConfigurationError(
+          /memory|RAM/i.test(message)
+            ? `llama: model ${file} does not fit in this machine's free memory (${(os.freemem() / 2 ** 30).toFixed(1)} GiB free): ${message}`
+            : `llama: cannot load model ${file} (a damaged or unsupported GGUF file?): ${message}${log ? ` (llama.cpp: ${log})` : ''}`,
+          { cause: error },
+        );
+      }
+      const trained = model.trainContextSize;
+      const contextTokens = options.contextTokens ?? Math.min(trained, DEFAULT_LLAMA_CONTEXT_TOKENS);
+      if (!Number.isInteger(contextTokens) || contextTokens < 256) throw new ConfigurationError(`llama: context size must be an integer >= 256 tokens (got ${contextTokens})`);
+      let context: LlamaContext;
+      try {
+        context = await model.createContext({
+          contextSize: contextTokens,
+          sequences,
+          threads: threads ?? llama.cpuMathCores,
+        });
+      } catch (error) {
+        await model.dispose();
+        throw new ModelConfigurationError(`llama: cannot create a ${contextTokens}-token context with ${sequences} sequences for ${file}: ${(error as Error).message}`, { cause: error });
+      }
+      const free: LlamaChat[] = [];
+      for (let i = 0; i < sequences; i++) free.push(new lib.LlamaChat({ contextSequence: context.getSequence() }));
+      const template = (model.fileInfo.metadata as { tokenizer?: { chat_template?: unknown } }).tokenizer?.chat_template;
+      return { file, model, context, lib, llama, hasChatTemplate: typeof template === 'string' && template.trim() !== '', free, waiting: [], grammars: new Map() };
+    })();
+    loaded.set(key, entry);
+    entry.catch(() => loaded.delete(key));
+  }
+  return entry;
+}
+
+/** Take a free sequence's chat (waiting in arrival order when all are busy). */
+function acquire(model: LoadedLlama): Promise<LlamaChat> {
+  const chat = model.free.pop();
+  if (chat) return Promise.resolve(chat);
+  return new Promise((resolve) => model.waiting.push(resolve));
+}
+
+function release(model: LoadedLlama, chat: LlamaChat): void {
+  const next = model.waiting.shift();
+  if (next) next(chat);
+  else model.free.push(chat);
+}
+
+/** The grammar of a reply schema, built once per model and schema. */
+function grammarFor(model: LoadedLlama, schema: ReplySchema): Promise<LlamaGrammar> {
+  const grammarSchema = toGrammarSchema(schema.schema);
+  const key = JSON.stringify(grammarSchema);
+  let grammar = model.grammars.get(key);
+  if (!grammar) {
+    // The grammar type is generic over the schema's TypeScript type; ours is built at run time.
+    grammar = model.llama.createGrammarForJsonSchema(grammarSchema as Parameters<Llama['createGrammarForJsonSchema']>[0]);
+    model.grammars.set(key, grammar);
+    grammar.catch(() => model.grammars.delete(key));
+  }
+  return grammar;
+}
+
+/** node-llama-cpp's stop reasons onto the port's vocabulary. */
+function stopReasonOf(reason: string): string {
+  if (reason === 'maxTokens') return 'max_tokens';
+  if (reason === 'eogToken' || reason === 'stopGenerationTrigger') return 'end_turn';
+  return reason;
+}
+
+/** A `ChatModel` over one loaded GGUF model (see the file comment). Create with `loadLlamaChatModel`. */
+export class LlamaChatModel implements ChatModel {
+  private templateWarned = false;
+
+  private constructor(
+    readonly modelId: string,
+    private readonly loadedModel: LoadedLlama,
+  ) {}
+
+  /**
+   * Load (once per process) the model of a `llama:` spec and return its chat model.
+   * @param file path of the .gguf file.
+   * @throws ModelConfigurationError for a missing, non-GGUF or too large file; ConfigurationError
+   *   for bad options.
+   */
+  static async load(file: string, options: LlamaOptions = {}): Promise<LlamaChatModel> {
+    const model = await loadLlama(file, options);
+    return new LlamaChatModel(`llama:${path.basename(file)}`, model);
+  }
+
+  /** Context size per sequence, tokens of the model's tokenizer. */
+  get contextTokens(): number {
+    return this.loadedModel.context.contextSize;
+  }
+
+  /** Parallel sequences of the context. */
+  get sequences(): number {
+    return this.loadedModel.context.totalSequences;
+  }
+
+  /** Count the tokens of a text in the model's tokenizer. */
+  countTokens(text: string): number {
+    return this.loadedModel.model.tokenize(text).length;
+  }
+
+  /**
+   * One chat completion on a free sequence.
+   * @returns the reply, `stopReason` ("end_turn", "max_tokens"), prompt and generated token counts,
+   *   `structured: "schema"` when the request had a schema (grammar-constrained).
+   * @throws ContextOverflowError when prompt tokens + `maxTokens` exceed the context size (both
+   *   numbers named); ModelError when generation fails.
+   */
+  async complete(request: ChatRequest): Promise<ChatResponse> {
+    const model = this.loadedModel;
+    const history: ChatHistoryItem[] = [];
+    if (request.system.trim() !== '') history.push({ type: 'system', text: request.system });
+    for (const turn of request.messages) {
+      history.push(turn.role === 'user' ? { type: 'user', text: turn.text } : { type: 'model', response: [turn.text] });
+    }
+    history.push({ type: 'model', response: [] });
+    const grammar = request.schema ? await grammarFor(model, request.schema) : undefined;
+    const chat = await acquire(model);
+    try {
+      const { contextText } = chat.chatWrapper.generateContextState({ chatHistory: history });
+      const promptTokens = contextText.tokenize(model.model.tokenizer).length;
+      const contextTokens = model.context.contextSize;
+      if (promptTokens + request.maxTokens > contextTokens) {
+        throw new ContextOverflowError(
+          `llama model ${path.basename(model.file)}: the prompt has ${promptTokens} tokens and the reply may take ${request.maxTokens}: ` +
+            `more than the model's context of ${contextTokens} tokens; use smaller chunks (--chunk-tokens, at most ` +
+            `${largestChunkTokens(contextTokens, request.maxTokens)}) or budgets (--reasoner-budget, --sync-budget)`,
+        );
+      }
+      const before = chat.sequence.tokenMeter.usedOutputTokens;
+      let result;
+      try {
+        result = await chat.generateResponse(history, {
+          maxTokens: request.maxTokens,
+          temperature: request.temperature ?? 0,
+          ...(grammar ? { grammar } : {}),
+        });
+      } catch (error) {
+        throw new ModelError(`llama model ${path.basename(model.file)}: generation failed: ${(error as Error).message}`, { cause: error });
+      }
+      const warnings: string[] = [];
+      if (!model.hasChatTemplate && !this.templateWarned) {
+        this.templateWarned = true;
+        warnings.push(`llama model ${path.basename(model.file)} has no chat template in its metadata (a base model?); a generic chat format is used`);
+      }
+      return {
+        text: result.response,
+        stopReason: stopReasonOf(result.metadata.stopReason),
+        inputTokens: promptTokens,
+        outputTokens: chat.sequence.tokenMeter.usedOutputTokens - before,
+        ...(request.schema ? { structured: 'schema' as const } : {}),
+        ...(warnings.length > 0 ? { warnings } : {}),
+      };
+    } finally {
+      release(model, chat);
+    }
+  }
+}
+
+/**
+ * Free every loaded model, context and the binding (the CLI calls it before exit, so the native
+ * threads do not keep the process alive). Idempotent.
+ */
+export async function disposeLlamaModels(): Promise<void> {
+  const entries = [...loaded.values()];
+  loaded.clear();
+  for (const entry of entries) {
+    try {
+      const model = await entry;
+      await model.context.dispose();
+      await model.model.dispose();
+    } catch {
+      // A model that failed to load has nothing to free.
+    }
+  }
+  const binding = bindings;
+  bindings = undefined;
+  if (binding) {
+    try {
+      await (await binding).llama.dispose();
+    } catch {
+      // Nothing to free.
+    }
+  }
+}
+
+/** The agent roles of a `llama:` spec, loaded. */
+export interface LlamaModels {
+  /** Seeking and reasoning agents (LlmAgents over the loaded models). */
+  agents: AgentModel;
+  /** Survey outline and writer roles on the reasoner model. */
+  survey: SurveyModel;
+  seeker: LlamaChatModel;
+  reasoner: LlamaChatModel;
+  /** The smaller context size of the two models, tokens (for `runOptionDefaultsForContext`). */
+  contextTokens: number;
+}
+
+/**
+ * Load the models of a `llama:` spec (one load per file: the same file for both roles is one model).
+ * @throws ConfigurationError when `spec` is not a `llama:` spec; the errors of `LlamaChatModel.load`.
+ */
+export async function loadLlamaModels(spec: ModelSpecInput, options: LlamaOptions = {}): Promise<LlamaModels> {
+  const parsed = toModelSpec(spec);
+  if (parsed.kind !== 'llama') throw new ConfigurationError(`not a llama: model spec: ${formatModelSpec(parsed)}`);
+  const seeker = await LlamaChatModel.load(parsed.seekerModelId, options);
+  const reasoner = parsed.reasonerModelId === parsed.seekerModelId ? seeker : await LlamaChatModel.load(parsed.reasonerModelId, options);
+  return {
+    agents: new LlmAgents({ seeker, reasoner }),
+    survey: new LlmSurveyModel({ reasoner }),
+    seeker,
+    reasoner,
+    contextTokens: Math.min(seeker.contextTokens, reasoner.contextTokens),
+  };
+}

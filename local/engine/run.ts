@@ -1,0 +1,240 @@
+/**
+ * Local mode, one question: start the local stack (local/engine/stack.ts), put the corpus files into the
+ * local bucket, run the synthesized state machine, read the result, stop the stack.
+ *
+ * Resume: the run's objects (`<stateDir>/bucket`) and, for a run started with an explicit run id,
+ * its DynamoDB data (`<stateDir>/dynamodb`, dynalite on LevelDB) are kept under the state
+ * directory, so a run that was killed or aborted can be started again with the same run id. The new
+ * execution replays the run from Prepare and reaches the same state at every step: Prepare rewrites
+ * the same chunks (chunking is deterministic); every chunk already sought in a round is skipped by
+ * its Seek task (`wasSought`) without a model call, and messages are written at most once per (run,
+ * round, chunk); each KAR step and synchronization reads only the pool of rounds up to its own
+ * (`MessageStore.topK`'s round bound), and a KAR step already recorded with the same number, round
+ * and k is reused without a model call. So the resumed run ends with the answer, citations, trace
+ * and pool of an uninterrupted one (test/integration/crash-sweep.test.ts kills it at 20+ points).
+ * A run id that already holds a run is only reused for the same question, options and corpus bytes.
+ */
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { ConfigurationError, InvalidInputError, StorageError } from '../../shared/errors';
+import { parseRunOptions, type RunOptions, type RunOptionsInput } from '../../shared/config';
+import type { AgentModel, BlobStore } from '../../shared/ports';
+import { runRecordKey } from '../../shared/pipeline/layout';
+import type { RunRecord } from '../../shared/pipeline/run-record';
+import { RunIdSchema, parseEvent, type FinalizeOutput } from '../../shared/pipeline/state';
+import { corpusPrefix } from '../../shared/corpus';
+import { formatModelSpec, toModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
+import type { RunResult } from '../../shared/types';
+import type { CorpusFile } from './corpus';
+import { MAX_LLAMA_SEQUENCES, startLocalStack, type LocalStack } from './stack';
+
+/** Progress of a local run, for a progress bar. */
+export type LocalProgress =
+  | { phase: 'seek'; round: number; done: number; failed: number; total: number }
+  | { phase: 'info'; message: string };
+
+export interface LocalRunRequest {
+  files: CorpusFile[];
+  question: string;
+  options?: RunOptionsInput;
+  /** The model spec, text or parsed (shared/llm/model-spec.ts): `extractive` (default), `bedrock:…`, `openai:…`, `llama:…`. */
+  modelSpec?: ModelSpecInput;
+  /** Directory of the local state: the bucket (`bucket/`) and the DynamoDB data (`dynamodb/`). */
+  stateDir: string;
+  /** Default: `run-<UTC time>-<random>`. Reusing the id of an unfinished run resumes it (see the file comment). */
+  runId?: string;
+  onProgress?: (progress: LocalProgress) => void;
+  /** Replace every Retry backoff by this pause, ms (tests). */
+  retryIntervalMs?: number;
+  /** Use this model instead of the one the spec names (tests: a scripted or fault-injecting model). */
+  model?: AgentModel;
+  /**
+   * Keep the DynamoDB data on disk under `<stateDir>/dynamodb`, which resuming needs. Default: true
+   * when `runId` is given (the caller may start the same run again), false for a generated run id
+   * (in memory for this run only, so that other local processes — `extagents serve`, another
+   * `ask` — may use the same state directory at the same time).
+   */
+  persistent?: boolean;
+  /** Aborting stops the execution: no new seeking agent starts, those in flight finish and are recorded. */
+  signal?: AbortSignal;
+}
+
+/** A fresh run id: `run-<UTC yyyymmddThhmmss>-<6 hex>`. */
+export function newRunId(now: Date = new Date()): string {
+  return `run-${now.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '')}-${randomBytes(3).toString('hex')}`;
+}
+
+/**
+ * Run one question locally and return its result.
+ * @throws ConfigurationError / InvalidInputError for bad options, model spec or run id (before any
+ *   work); ConfigurationError when a persistent run's state directory is in use by another process;
+ *   InvalidInputError when the run id already holds a run with another question, other options or
+ *   another corpus; the domain error that failed the execution (EmptyCorpusError, …) when
+ *   it has one; ExecutionFailedError otherwise (e.g. States.ExceedToleratedFailureThreshold, or
+ *   `ExecutionAborted` when `signal` aborted it).
+ */
+export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
+  let options = parseRunOptions(request.options);
+  const runId = request.runId ?? newRunId();
+  parseEvent(RunIdSchema, runId, 'run id');
+  const report = request.onProgress ?? (() => undefined);
+
+  const persistent = request.persistent ?? request.runId !== undefined;
+  if (persistent) await assertStateDirFree(request.stateDir);
+  const stack = await startLocalStack({
+    stateDir: request.stateDir,
+    modelSpec: request.modelSpec,
+    model: request.model,
+    retryIntervalMs: request.retryIntervalMs,
+    persistent,
+    llamaSequences: Math.min(options.concurrency, MAX_LLAMA_SEQUENCES),
+  });
+  try {
+    // The model's option defaults (a llama: model's context), as the stack applies them to the execution.
+    options = parseRunOptions({ ...stack.runOptionDefaults, ...request.options });
+    stack.checkRunOptions(options);
+    const prefix = corpusPrefix(runId);
+    const previous = await previousRun(stack, runId, request, options, prefix);
+    if (previous === undefined) {
+      await Promise.all(request.files.map(async (f) => stack.blobs.put(prefix + f.id, await fs.readFile(f.path))));
+      report({ phase: 'info', message: `run ${runId}: ${request.files.length} corpus file(s), model ${formatModelSpec(toModelSpec(request.modelSpec ?? 'extractive'))}` });
+    } else {
+      const later = previous.sought.slice(1).map((n, i) => `, ${n} in round ${i + 2}`).join('');
+      report({
+        phase: 'info',
+        message:
+          `resuming run ${runId}: ${previous.sought[0]} of ${previous.chunks} chunk(s) already sought in round 1${later} ` +
+          `(their seeking agents are not called again; recorded KAR steps are reused), model ${formatModelSpec(toModelSpec(request.modelSpec ?? 'extractive'))}`,
+      });
+    }
+    let round = 0;
+    let done = 0;
+    let failed = 0;
+    let total = 0;
+    const output = (await stack.execute(
+      { runId, question: request.question, corpus: { prefix }, options: request.options ?? {} },
+      {
+        signal: request.signal,
+        onMapRunStarted: (event) => {
+          round += 1;
+          done = 0;
+          failed = 0;
+          total = event.totalItems;
+          report({ phase: 'seek', round, done, failed, total });
+        },
+        onItemDone: (_index, ok) => {
+          done += 1;
+          if (!ok) failed += 1;
+          report({ phase: 'seek', round, done, failed, total });
+        },
+      },
+    )) as FinalizeOutput;
+    return JSON.parse(await stack.blobs.getText(output.resultKey)) as RunResult;
+  } finally {
+    await stack.stop();
+  }
+}
+
+/**
+ * The run already recorded under `runId`, if any (its run record exists: Prepare finished once).
+ * @returns undefined for a new run id; else its chunk count and how many chunks were already sought
+ *   in each round, from round 1 to the last round with any (at least round 1's count).
+ * @throws InvalidInputError when the recorded run has another question, other options or another
+ *   corpus (ids or bytes), since resuming it would mix two runs; or when a new run id already has
+ *   corpus objects that are not among this run's files.
+ */
+async function previousRun(
+  stack: LocalStack,
+  runId: string,
+  request: LocalRunRequest,
+  options: RunOptions,
+  corpusPrefix: string,
+): Promise<{ chunks: number; sought: number[] } | undefined> {
+  const stored = await stack.blobs.list(corpusPrefix);
+  const storedIds = new Set(stored.map((o) => o.key.slice(corpusPrefix.length)));
+  const refuse = (what: string): never => {
+    throw new InvalidInputError(
+      `Run id ${runId} already holds a run in ${request.stateDir} with ${what}; resuming needs the same question, ` +
+        'options and corpus: choose another run id (--run-id) for a new run',
+    );
+  };
+  if (!(await stack.blobs.exists(runRecordKey(runId)))) {
+    const foreign = [...storedIds].filter((id) => !request.files.some((f) => f.id === id));
+    if (foreign.length > 0) refuse(`other corpus files (${foreign.slice(0, 3).join(', ')})`);
+    return undefined;
+  }
+  const record = JSON.parse(await stack.blobs.getText(runRecordKey(runId))) as RunRecord;
+  if (record.question !== request.question.trim()) refuse(`another question (${JSON.stringify(record.question)})`);
+  if (canonical(record.options) !== canonical(options)) refuse(`other options (${canonical(record.options)})`);
+  const ids = new Set(request.files.map((f) => f.id));
+  const sameIds = ids.size === storedIds.size && [...ids].every((id) => storedIds.has(id));
+  if (!sameIds || !(await sameBytes(stack.blobs, corpusPrefix, request.files))) refuse('another corpus (files added, removed or changed)');
+  const sought: number[] = [];
+  for (let round = 1; round <= record.options.rounds; round++) sought.push((await stack.store.soughtChunks(runId, round)).length);
+  while (sought.length > 1 && sought[sought.length - 1] === 0) sought.pop();
+  return { chunks: record.chunks, sought };
+}
+
+/** The LevelDB database of classic-level 3 (dynalite's store), the two calls used here (no @types). */
+interface LevelDatabase {
+  open(): Promise<void>;
+  close(): Promise<void>;
+}
+type ClassicLevelModule = { ClassicLevel: new (location: string) => LevelDatabase };
+
+/**
+ * Fail clearly when another process keeps its DynamoDB data in this state directory (a running
+ * `extagents serve`, another resumable `ask`): LevelDB takes one process at a time, and dynalite,
+ * given a locked folder, crashes its process at the first request ("Database is not open"). Probed
+ * by opening the folder with classic-level (the LevelDB binding dynalite uses) and closing it again.
+ * The folder is `<stateDir>/dynamodb`, as local/engine/stack.ts lays it out.
+ * @throws ConfigurationError naming the state directory when it is in use; StorageError naming the
+ *   folder and LevelDB's reason when it cannot be opened for another reason (read-only, full, damaged).
+ */
+async function assertStateDirFree(stateDir: string): Promise<void> {
+  // classic-level comes with dynalite; loaded like dynalite itself (local/engine/dynalite.ts).
+  const { ClassicLevel } = createRequire(__filename)('classic-level') as ClassicLevelModule;
+  const folder = path.join(path.resolve(stateDir), 'dynamodb');
+  await fs.mkdir(folder, { recursive: true });
+  const db = new ClassicLevel(folder);
+  try {
+    await db.open();
+  } catch (error) {
+    // LEVEL_LOCKED (the cause) is another process; anything else (a read-only or full folder, a
+    // damaged database) is said as it is, not as a lock.
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    if (cause?.code === 'LEVEL_LOCKED') {
+      throw new ConfigurationError(
+        `The state directory ${stateDir} is in use by another extagents process (its DynamoDB data in ${folder} is locked): ` +
+          'wait for it to end, or use another --state-dir',
+        { cause: error },
+      );
+    }
+    throw new StorageError(
+      `The DynamoDB data of the state directory (${folder}) cannot be opened: ${cause?.message ?? (error as Error).message}; ` +
+        'check its permissions and free space, or use another --state-dir',
+      { cause: error },
+    );
+  }
+  await db.close();
+}
+
+/** Do the stored corpus objects hold exactly the files' bytes? */
+async function sameBytes(blobs: BlobStore, prefix: string, files: CorpusFile[]): Promise<boolean> {
+  for (const file of files) {
+    const [stored, local] = await Promise.all([blobs.get(prefix + file.id), fs.readFile(file.path)]);
+    if (Buffer.compare(Buffer.from(stored), local) !== 0) return false;
+  }
+  return true;
+}
+
+/** JSON with keys sorted, for comparing validated options whatever their key order. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
+      : v,
+  );
+}

@@ -1,0 +1,105 @@
+/**
+ * The runs kept in a state directory (`extagents runs ls | show | rm`): each `runs/<runId>/` of the
+ * local bucket (its record, chunks, Map results, result), the copy of the corpus an `ask` made under
+ * `corpora/<runId>/`, and, when the state directory keeps DynamoDB data (runs with `--run-id`,
+ * `serve`, `job`), the run's table items. Job plans and surveys (`runs/_jobs/`, `runs/_surveys/`) are
+ * not runs. Corpora under other ids (`extagents ingest`, the API's corpora, a job's corpus) and the
+ * chunk cache are never deleted here: other runs may read them.
+ */
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { corpusPrefix } from '../../shared/corpus';
+import { InvalidInputError, NotFoundError } from '../../shared/errors';
+import { issueMessages } from '../../shared/validation';
+import { RunIdSchema } from '../../shared/pipeline/state';
+import { runPrefix, resultKey, runRecordKey } from '../../shared/pipeline/layout';
+import type { RunRecord } from '../../shared/pipeline/run-record';
+import type { RunResult } from '../../shared/types';
+import { FsBlobStore } from './fs-blob-store';
+
+/** One run of a state directory. */
+export interface StoredRun {
+  runId: string;
+  /** The question (from the run record), or undefined when the run has no record (Prepare never ended). */
+  question?: string;
+  /** ISO-8601 time of Prepare. */
+  createdAt?: string;
+  /** `answered` / `refused` once Finalize wrote the result, else `incomplete`. */
+  status: 'answered' | 'refused' | 'incomplete';
+  chunks?: number;
+  /** Bytes of the run's files and of its own corpus copy in the bucket. */
+  bytes: number;
+}
+
+/** The bucket of a state directory. */
+export const bucketOf = (stateDir: string): FsBlobStore => new FsBlobStore(path.join(path.resolve(stateDir), 'bucket'));
+
+async function readJson<T>(blobs: FsBlobStore, key: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await blobs.getText(key)) as T;
+  } catch (error) {
+    if (error instanceof NotFoundError || error instanceof SyntaxError) return undefined;
+    throw error;
+  }
+}
+
+/** The run ids of a state directory (sorted), job plans and surveys excluded. */
+export async function runIds(stateDir: string): Promise<string[]> {
+  const ids = new Set<string>();
+  for (const { key } of await bucketOf(stateDir).list('runs/')) {
+    const id = key.slice('runs/'.length).split('/')[0];
+    if (id !== '' && !id.startsWith('_')) ids.add(id);
+  }
+  return [...ids].sort();
+}
+
+/**
+ * What is kept of one run.
+ * @throws InvalidInputError for an invalid run id; NotFoundError when the state directory has no such run.
+ */
+export async function describeRun(stateDir: string, runId: string): Promise<StoredRun> {
+  // A run id is also a path below the bucket: only a valid one (no "/", no "..") is looked up.
+  const valid = RunIdSchema.safeParse(runId);
+  if (!valid.success) throw new InvalidInputError(`Run id ${JSON.stringify(runId)}: ${issueMessages(valid.error)}`);
+  const blobs = bucketOf(stateDir);
+  const files = [...(await blobs.list(runPrefix(runId))), ...(await blobs.list(corpusPrefix(runId)))];
+  if (files.length === 0) throw new NotFoundError(`No run ${JSON.stringify(runId)} in ${path.resolve(stateDir)} (see 'extagents runs ls')`);
+  const record = await readJson<RunRecord>(blobs, runRecordKey(runId));
+  const result = await readJson<RunResult>(blobs, resultKey(runId));
+  return {
+    runId,
+    ...(record && { question: record.question, createdAt: record.createdAt, chunks: record.chunks }),
+    status: result === undefined ? 'incomplete' : result.answerable ? 'answered' : 'refused',
+    bytes: files.reduce((sum, f) => sum + f.size, 0),
+  };
+}
+
+/** Every run of a state directory, oldest first (runs without a record last). */
+export async function listRuns(stateDir: string): Promise<StoredRun[]> {
+  const runs = await Promise.all((await runIds(stateDir)).map((id) => describeRun(stateDir, id)));
+  return runs.sort((a, b) => (a.createdAt ?? '~').localeCompare(b.createdAt ?? '~') || a.runId.localeCompare(b.runId));
+}
+
+/** A run's result, or undefined while it has none. @throws NotFoundError when there is no such run. */
+export async function runResult(stateDir: string, runId: string): Promise<RunResult | undefined> {
+  await describeRun(stateDir, runId);
+  return readJson<RunResult>(bucketOf(stateDir), resultKey(runId));
+}
+
+/**
+ * Delete a run's files and its own corpus copy from the bucket, and its table items through
+ * `deleteItems` when the state directory keeps DynamoDB data.
+ * @returns the bytes freed in the bucket and the table items deleted.
+ * @throws NotFoundError when there is no such run.
+ */
+export async function removeRun(stateDir: string, runId: string, deleteItems?: (runId: string) => Promise<number>): Promise<{ bytes: number; items: number }> {
+  const { bytes } = await describeRun(stateDir, runId);
+  const items = deleteItems ? await deleteItems(runId) : 0;
+  const root = bucketOf(stateDir).root;
+  for (const prefix of [runPrefix(runId), corpusPrefix(runId) /* the corpus copy an `ask` makes for its run (local/engine/run.ts), deleted with it */]) await rm(path.join(root, ...prefix.split('/').filter(Boolean)), { recursive: true, force: true });
+  return { bytes, items };
+}
+
+/** Whether the state directory keeps DynamoDB data (then `rm` deletes the run's items too). */
+export const keepsTableData = (stateDir: string): boolean => existsSync(path.join(path.resolve(stateDir), 'dynamodb'));

@@ -1,0 +1,409 @@
+/**
+ * The local stack: everything the synthesized workflows need on this machine, started once and used
+ * for any number of executions (the CLI's one question, `extagents serve`, `extagents survey`,
+ * benchmarks).
+ * - The CDK stack's template is read from local/engine/generated/stack-template.json (generated from the CDK
+ *   app and checked against a fresh synth by a test; no synth at run time); the definitions of its
+ *   question-answering state machine and of its survey state machine (infra/survey.ts) are resolved
+ *   and run by aws-local-stepfunctions (local/engine/engine.ts), every Lambda Task bound to its in-process
+ *   handler (lambdas/handlers.ts, lambdas/survey-handlers.ts): the same definitions and handlers as in
+ *   AWS. The bulk survey machine is not run locally (its RunSurvey task is `startExecution.sync`,
+ *   which the local engine does not implement; local/engine/survey.ts emulates it).
+ * - DynamoDB: dynalite on 127.0.0.1 through the real SDK, the table created from the template
+ *   (in memory, or kept under `<stateDir>/dynamodb` when `persistent`).
+ * - S3: the directory `<stateDir>/bucket` behind the same BlobStore port.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import path from 'node:path';
+import { localStackTemplate, type LocalFunctionName } from './stack-template';
+import { createBedrockClient } from '../../lambdas/adapters/bedrock';
+import { openAiOptionsFromEnv } from '../../lambdas/adapters/openai';
+import { DynamoMessageStore } from '../../lambdas/adapters/dynamo-message-store';
+import { createAgentModel } from '../../lambdas/adapters/model';
+import { makeHandlers, type WorkflowHandlers } from '../../lambdas/handlers';
+import { createSurveyModels } from '../../lambdas/adapters/survey-model';
+import { makeSurveyHandlers, type SurveyHandlers } from '../../lambdas/survey-handlers';
+import { ConfigurationError, ExtAgentsError, ModelConfigurationError, StorageError, errorFromFailure } from '../../shared/errors';
+import { EXCEED_TOLERATED_FAILURE_THRESHOLD } from '../../shared/pipeline/state';
+import { loadRunRecord } from '../../shared/pipeline/run-record';
+import { seekingFailureError } from '../../shared/pipeline/seek-failures';
+import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../shared/llm/agents';
+import { toModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
+import { runOptionDefaultsForContext, type RunOptionsInput } from '../../shared/config';
+import { largestChunkTokens, loadLlamaModels, SEEK_PROMPT_OVERHEAD_TOKENS, TOKENIZER_RATIO_ALLOWANCE } from './llama';
+import type { AgentModel, BlobStore, MessageStore } from '../../shared/ports';
+import type { SurveyModel } from '../../shared/survey/ports';
+import type { SurveyExecutionInput, SurveyOutput } from '../../shared/survey/workflow';
+import type { AslDefinition } from './definition';
+import { resolveStateMachineDefinition } from './definition';
+import { createTablesFromTemplate, localClientConfig, startDynalite, type LocalDynamo } from './dynalite';
+import { ExecutionFailedError, LambdaFunctionError, prepareLocalExecution, type LocalLambdaHandler, type PreparedExecution } from './engine';
+import { FsBlobStore } from './fs-blob-store';
+import type { MapRunStartedEvent } from './distributed-map';
+
+/** Options of {@link startLocalStack}. */
+export interface LocalStackOptions {
+  /** Directory of the local bucket (and of the DynamoDB data when `persistent`). */
+  stateDir: string;
+  /** The model spec (shared/llm/model-spec.ts), text or parsed: `extractive` (default), `bedrock:…`, `openai:…`, `llama:…`. */
+  modelSpec?: ModelSpecInput;
+  /** Use this model instead of the one the spec names (tests: scripted or fault-injecting models). */
+  model?: AgentModel;
+  /** Use these survey roles (outline, writer) instead of the ones the spec names (tests). */
+  surveyModel?: SurveyModel;
+  /** Keep DynamoDB data on disk under `<stateDir>/dynamodb` (resume); in memory by default. */
+  persistent?: boolean;
+  /** Replace every Retry backoff by this pause, ms (tests). */
+  retryIntervalMs?: number;
+  /**
+   * Parallel sequences of a `llama:` model's context (seeking agents evaluated in one batch); default
+   * 1. The CLI passes the run's concurrency, capped at `MAX_LLAMA_SEQUENCES`.
+   */
+  llamaSequences?: number;
+}
+
+export { MAX_LLAMA_SEQUENCES } from './llama';
+
+/** Callbacks of one local execution (progress of the Distributed Map). */
+export interface ExecutionCallbacks {
+  onMapRunStarted?: (event: MapRunStartedEvent) => void;
+  onItemDone?: (index: number, ok: boolean, stateName: string) => void;
+  /**
+   * Called when a Lambda task's handler returns (not for the Seek function, which runs once per chunk
+   * and round: see `onItemDone`): the function's name (`prepare`, `reason`, … as in
+   * `ExtAgentsStack.functions`; `SurveyPrepare`, `SurveySteps`, `SurveyAssemble`), its event and result.
+   */
+  onTaskDone?: (functionName: string, event: unknown, result: unknown) => void;
+  signal?: AbortSignal;
+}
+
+/** A running local stack. */
+export interface LocalStack {
+  readonly blobs: BlobStore;
+  readonly store: MessageStore;
+  readonly handlers: WorkflowHandlers;
+  readonly surveyHandlers: SurveyHandlers;
+  /** The resolved (not yet localized) question-answering state machine definition. */
+  readonly definition: AslDefinition;
+  /** The resolved (not yet localized) survey state machine definition. */
+  readonly surveyDefinition: AslDefinition;
+  /**
+   * Run one execution of the state machine.
+   * @returns the execution output.
+   * @throws the domain error that failed the execution when it names one of ours (EmptyCorpusError,
+   *   ModelConfigurationError, …), otherwise ExecutionFailedError (e.g. States.ExceedToleratedFailureThreshold).
+   */
+  execute(input: unknown, callbacks?: ExecutionCallbacks): Promise<unknown>;
+  /**
+   * Run one execution of the survey state machine (input `{surveyId, topic, corpus, options?, date?}`,
+   * the corpus under `corpora/` of the local bucket).
+   * @returns the execution output: SurveyAssemble's `{surveyId, markdownKey, metadataKey, words, citations}`.
+   * @throws as {@link LocalStack.execute}: e.g. InvalidInputError / EmptyCorpusError (SurveyRejected),
+   *   NoEvidenceError, ExecutionFailedError for a seeking Map Run over its tolerated failures.
+   */
+  executeSurvey(input: SurveyExecutionInput, callbacks?: ExecutionCallbacks): Promise<SurveyOutput>;
+  /**
+   * Run option defaults of the stack's model (`runOptionDefaultsForContext` for a `llama:` model's
+   * context; empty otherwise). `execute` applies them to every question-answering run for the
+   * options its input leaves unset; callers comparing options (resume) apply them the same way.
+   */
+  readonly runOptionDefaults: RunOptionsInput;
+  /**
+   * Check run options against the stack's model before any work (a `llama:` model's context must
+   * hold a chunk's seeking prompt); `execute` runs the same check.
+   * @throws ConfigurationError naming the chunk size, the context size and the largest that fits.
+   */
+  checkRunOptions(options: RunOptionsInput): void;
+  /** Delete a run's items from the local table (`extagents runs rm`). @returns how many were deleted. */
+  deleteRunItems(runId: string): Promise<number>;
+  /** Stop dynalite and release clients; waits for nothing else. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Model access checked before a local stack starts (every command: ask, serve, job, survey), so a
+ * missing setting is one clear error instead of every seeking agent failing: Bedrock needs AWS credentials and a region; an OpenAI-compatible server
+ * needs OPENAI_BASE_URL (checked by the adapter's own option parser).
+ * @throws InvalidInputError for a bad spec; ModelConfigurationError / ConfigurationError naming what is missing.
+ */
+export async function checkModelAccess(spec: ModelSpecInput): Promise<void> {
+  const kind = toModelSpec(spec).kind;
+  if (kind === 'openai') {
+    openAiOptionsFromEnv();
+    return;
+  }
+  // A llama: model's files are checked when it loads (loadLlamaModels, in startLocalStack).
+  if (kind !== 'bedrock') return;
+  const client = createBedrockClient();
+  try {
+    await client.config.region();
+  } catch (error) {
+    throw new ModelConfigurationError('No AWS region for Amazon Bedrock: set AWS_REGION (e.g. us-east-1) or a profile with a region', { cause: error });
+  } 
+  try {
+    await client.config.credentials();
+  } catch (error) {
+    throw new ModelConfigurationError(`No AWS credentials for Amazon Bedrock (${(error as Error).message}): configure credentials (environment, profile or SSO) or use --model extractive`, { cause: error });
+  } finally {
+    client.destroy();
+  }
+}
+
+/**
+ * Start the local stack.
+ * @throws ConfigurationError for an invalid model spec or a definition the local engine cannot run.
+ */
+export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  const modelSpec = toModelSpec(options.modelSpec ?? 'extractive');
+  if (options.model === undefined) await checkModelAccess(modelSpec);
+  // A llama: model loads now (once per process), so a bad file fails before any execution.
+  const llama =
+    options.model === undefined && modelSpec.kind === 'llama'
+      ? await loadLlamaModels(modelSpec, { sequences: options.llamaSequences ?? 1 })
+      : undefined;
+  const runOptionDefaults: RunOptionsInput = llama ? runOptionDefaultsForContext(llama.contextTokens) : {};
+  // The generated template (local/engine/stack-template.ts): no CDK synth at run time.
+  const { template, logicalIds } = localStackTemplate();
+  const stateDir = path.resolve(options.stateDir);
+  const blobs = new FsBlobStore(path.join(stateDir, 'bucket'));
+
+  let dynamo: LocalDynamo | undefined = await startDynalite(options.persistent ? { path: path.join(stateDir, 'dynamodb') } : {});
+  const raw = new DynamoDBClient(localClientConfig(dynamo.endpoint));
+  try {
+    const tableLogicalId = logicalIds.table;
+    const tableNames = { [tableLogicalId]: 'extagents-local' };
+    // Each state machine by its logical id: the stack also holds the jobs and bulk survey ones.
+    const resolved = resolveStateMachineDefinition(template, logicalIds.workflow, { tableNames });
+    const surveyResolved = resolveStateMachineDefinition(template, logicalIds.survey, { tableNames });
+    await createTablesFromTemplate(raw, template, resolved.tableNames);
+    const store = new DynamoMessageStore(DynamoDBDocumentClient.from(raw), { tableName: resolved.tableNames[tableLogicalId] });
+
+    let model: AgentModel | undefined = options.model ?? llama?.agents;
+    const handlers = makeHandlers({
+      blobs,
+      store,
+      model: () => (model ??= createAgentModel(modelSpec, () => createBedrockClient())),
+    });
+    // The survey roles as the survey Lambda entry point builds them (lambdas/survey.ts), on first use.
+    let surveyModel: SurveyModel | undefined = options.surveyModel ?? llama?.survey;
+    const surveyHandlers = makeSurveyHandlers({
+      blobs,
+      store,
+      model: () => (surveyModel ??= createSurveyModels(modelSpec, () => createBedrockClient()).model),
+    });
+    // Every bound function: its name (as in `ExtAgentsStack.functions`, or the survey function's),
+    // its local ARN in the template and its in-process handler.
+    const inProcess: Record<LocalFunctionName, LocalLambdaHandler> = {
+      prepare: handlers.prepare as LocalLambdaHandler,
+      seek: handlers.seek as LocalLambdaHandler,
+      reason: handlers.reason as LocalLambdaHandler,
+      synchronize: handlers.synchronize as LocalLambdaHandler,
+      finalize: handlers.finalize as LocalLambdaHandler,
+      SurveyPrepare: surveyHandlers.prepare,
+      SurveySteps: surveyHandlers.steps,
+      SurveyAssemble: surveyHandlers.assemble,
+    };
+    const bound: Array<{ name: string; arn: string; handler: LocalLambdaHandler }> = Object.entries(inProcess).map(([name, handler]) => ({
+      name,
+      arn: resolved.lambdaArns[logicalIds.functions[name as LocalFunctionName]],
+      handler,
+    }));
+
+    const preparedFor = (definition: AslDefinition, callbacks: ExecutionCallbacks): PreparedExecution => {
+      const byArn: Record<string, LocalLambdaHandler> = {};
+      const onTaskDone = callbacks.onTaskDone;
+      for (const { name, arn, handler } of bound) {
+        byArn[arn] =
+          onTaskDone && name !== 'seek'
+            ? async (event) => {
+                const result = await handler(event);
+                onTaskDone(name, event, result);
+                return result;
+              }
+            : handler;
+      }
+      return prepareLocalExecution({
+        definition,
+        // The generated definitions are validated by test/infra/stack-template.test.ts, not on every run.
+        libraryValidated: true,
+        handlers: byArn,
+        blobStore: blobs,
+        retryIntervalMs: options.retryIntervalMs,
+        onMapRunStarted: callbacks.onMapRunStarted,
+        onItemDone: callbacks.onItemDone,
+      });
+    };
+    const run = async (definition: AslDefinition, input: unknown, callbacks: ExecutionCallbacks): Promise<unknown> => {
+      try {
+        return await preparedFor(definition, callbacks).run(input, callbacks.signal);
+      } catch (error) {
+        if (definition === resolved.definition && error instanceof ExecutionFailedError && error.error === EXCEED_TOLERATED_FAILURE_THRESHOLD) {
+          throw (await seekingFailureOf(input, blobs, store)) ?? error;
+        }
+        throw domainErrorOf(error);
+      }
+    };
+
+    return {
+      blobs,
+      store,
+      handlers,
+      surveyHandlers,
+      definition: resolved.definition,
+      surveyDefinition: surveyResolved.definition,
+      runOptionDefaults,
+      checkRunOptions: (runOptions) => {
+        if (llama) checkChunkFits({ ...runOptionDefaults, ...runOptions }.chunkTokens, llama.contextTokens);
+      },
+      execute: async (input, callbacks = {}) => {
+        const withDefaults = withOptionDefaults(input, runOptionDefaults);
+        if (llama) checkChunkFits((withDefaults as { options?: { chunkTokens?: unknown } } | null)?.options?.chunkTokens, llama.contextTokens);
+        return run(resolved.definition, withDefaults, callbacks);
+      },
+      // The output is SurveyAssemble's result (the machine's last state, no OutputPath).
+      executeSurvey: async (input, callbacks = {}) => (await run(surveyResolved.definition, input, callbacks)) as SurveyOutput,
+      deleteRunItems: (runId) => store.deleteRun(runId),
+      async stop() {
+        if (!dynamo) return;
+        const running = dynamo;
+        dynamo = undefined;
+        raw.destroy();
+        await running.stop();
+      },
+    };
+  } catch (error) {
+    raw.destroy();
+    await dynamo?.stop();
+    throw error;
+  }
+}
+
+/**
+ * The problem with a run's chunk size for a small-context model, or undefined when its seeking
+ * prompt fits (`largestChunkTokens`: the chunk with room for a longer count in the model's own
+ * tokenizer, the instructions and the reply budget).
+ */
+export function chunkFitProblem(chunkTokens: number, contextTokens: number): string | undefined {
+  const reply = DEFAULT_MAX_OUTPUT_TOKENS.seek;
+  const largest = largestChunkTokens(contextTokens, reply);
+  if (chunkTokens <= largest) return undefined;
+  return (
+    `chunks of ${chunkTokens} tokens do not fit the model's context of ${contextTokens} tokens (a seeking prompt also holds about ` +
+    `${SEEK_PROMPT_OVERHEAD_TOKENS} tokens of instructions and a reply of up to ${reply}, and the model's tokenizer may count up to ` +
+    `${Math.round((TOKENIZER_RATIO_ALLOWANCE - 1) * 100)}% more tokens than o200k): use --chunk-tokens ${largest} or less ` +
+    `(leave it unset for this model's default, ${runOptionDefaultsForContext(contextTokens).chunkTokens})`
+  );
+}
+
+/**
+ * Fail before the execution when the run's chunks cannot fit the model's context (`chunkFitProblem`).
+ * @throws ConfigurationError naming the chunk size, the context size and the largest chunk size that fits.
+ */
+function checkChunkFits(chunkTokens: unknown, contextTokens: number): void {
+  if (typeof chunkTokens !== 'number') return;
+  const problem = chunkFitProblem(chunkTokens, contextTokens);
+  if (problem) throw new ConfigurationError(problem);
+}
+
+/**
+ * A question-answering execution input with the model's option defaults for the options it leaves
+ * unset (any other input unchanged, so Prepare still rejects a malformed one).
+ */
+function withOptionDefaults(input: unknown, defaults: RunOptionsInput): unknown {
+  if (Object.keys(defaults).length === 0 || typeof input !== 'object' || input === null || Array.isArray(input)) return input;
+  const given = (input as { options?: unknown }).options;
+  if (given !== undefined && (typeof given !== 'object' || given === null || Array.isArray(given))) return input;
+  return { ...input, options: { ...defaults, ...(given as Record<string, unknown> | undefined) } };
+}
+
+/**
+ * The errors the seeking agents recorded, for a QA execution that failed because too many of them
+ * failed (`seekingFailureError`): the last round whose failed chunks have recorded errors.
+ * @returns undefined when the run cannot be read (the Map's own failure is then reported).
+ */
+async function seekingFailureOf(input: unknown, blobs: BlobStore, store: MessageStore): Promise<ExtAgentsError | undefined> {
+  const runId = (input as { runId?: unknown } | null)?.runId;
+  if (typeof runId !== 'string') return undefined;
+  try {
+    const record = await loadRunRecord(blobs, runId);
+    for (let round = record.options.rounds; round >= 1; round--) {
+      const sought = new Set(await store.soughtChunks(runId, round));
+      const failures = (await store.seekFailures(runId, round)).filter((f) => !sought.has(f.chunk));
+      if (failures.length > 0) return seekingFailureError(failures, { round, chunks: record.chunks, toleratedPercentage: record.options.toleratedFailurePercentage });
+    }
+    return undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What to do about a system error, by its code (the others: "local storage failed"). */
+const STORAGE_ADVICE: Readonly<Record<string, string>> = {
+  ENOSPC: 'the disk is full; free space or use another --state-dir',
+  EDQUOT: 'the disk quota is exhausted; free space or use another --state-dir',
+  EACCES: 'permission denied; fix the permissions or use another --state-dir',
+  EPERM: 'operation not permitted; fix the permissions or use another --state-dir',
+  EROFS: 'the file system is read-only; use another --state-dir',
+  ENOENT: 'no such file or directory',
+  ENOTDIR: 'a part of the path is not a directory',
+  EISDIR: 'the path is a directory, a file was expected',
+  EMFILE: 'too many open files; raise the limit (ulimit -n) or lower --concurrency',
+};
+
+/**
+ * A Node.js system error (`code` such as ENOSPC, EACCES, EROFS, EIO; `syscall`; often `path`) in an
+ * error's cause chain, as a StorageError whose one-line message names the error and the path, or
+ * undefined when there is none. A full disk or a read-only state directory mid-run then reads
+ * "ENOSPC: no space left on device, write (/path/…)", never a Lambda error envelope or a stack.
+ */
+export function storageErrorOf(error: unknown): StorageError | undefined {
+  for (let current: unknown = error; current instanceof Error; current = current.cause) {
+    const { code, syscall, path: file } = current as NodeJS.ErrnoException;
+    if (current.message === 'Database is closed' && current.stack?.includes('/dynalite/')) {
+      // dynalite's word for LevelDB closed under it, which LevelDB does after a failed write.
+      return new StorageError(
+        "The state directory's DynamoDB data (LevelDB) closed after a failed write: local storage failed (a full disk?); free space or use another --state-dir",
+        { cause: current },
+      );
+    }
+    if (code === 'LEVEL_IO_ERROR') {
+      // LevelDB (dynalite's store) failing to read or write its files: "IO error: <path>: <reason>".
+      const advice = /no space left/i.test(current.message) ? STORAGE_ADVICE.ENOSPC : /permission denied/i.test(current.message) ? STORAGE_ADVICE.EACCES : 'local storage failed';
+      return new StorageError(`${current.message.split('\n')[0]} (the state directory's DynamoDB data): ${advice}`, { cause: current });
+    }
+    if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) && typeof syscall === 'string') {
+      const where = typeof file === 'string' && !current.message.includes(file) ? ` (${file})` : '';
+      return new StorageError(`${current.message.split('\n')[0]}${where}: ${STORAGE_ADVICE[code] ?? 'local storage failed'}`, { cause: current });
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A system error named only in a failed execution's cause text (a Map Run's ResultWriter failing
+ * with `Error: ENOSPC: no space left on device, write`), as a StorageError with that text.
+ */
+function storageErrorInCause(error: ExecutionFailedError): StorageError | undefined {
+  const match = /\b(E[A-Z]{2,}): [^,\n]+, \w+(?: '[^'\n]*')?/.exec(error.causeText);
+  if (!match || STORAGE_ADVICE[match[1]] === undefined) return undefined;
+  return new StorageError(`${error.causeText.split('\n')[0]}: ${STORAGE_ADVICE[match[1]]}`, { cause: error });
+}
+
+/**
+ * A domain error that failed an execution (directly, or through a Fail state that keeps its name and
+ * cause) as itself, so callers see e.g. EmptyCorpusError with its message; anything else unchanged.
+ */
+function domainErrorOf(error: unknown): unknown {
+  if (!(error instanceof ExecutionFailedError)) return error;
+  const storage = storageErrorOf(error) ?? storageErrorInCause(error);
+  if (storage) return storage;
+  // Walk the cause chain from the outside: the first error of ours named like the failure (and not
+  // the engine's LambdaFunctionError envelope) is the handler's own error, with its own message.
+  let current: unknown = error.cause;
+  while (current instanceof Error) {
+    if (current instanceof ExtAgentsError && !(current instanceof LambdaFunctionError) && current.name === error.error) return current;
+    current = current.cause;
+  }
+  return errorFromFailure(error.error, error.causeText) ?? error;
+}
