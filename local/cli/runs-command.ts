@@ -84,7 +84,7 @@ export function addRunsCommand(program: Command): void {
       let stop: (() => Promise<void>) | undefined;
       if (targets.length > 0 && keepsTableData(opts.stateDir)) {
         const { startLocalStack } = require('../engine/stack') as typeof import('../engine/stack');
-        const stack = await startLocalStack({ stateDir: opts.stateDir, persistent: true });
+        const stack = await startLocalStack({ stateDir: opts.stateDir, persistent: true, lockCommand: 'runs rm' });
         deleteItems = (runId) => stack.deleteRunItems(runId);
         stop = () => stack.stop();
       }

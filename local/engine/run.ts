@@ -16,9 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { ConfigurationError, InvalidInputError, StorageError } from '../../shared/errors';
+import { InvalidInputError } from '../../shared/errors';
 import { parseRunOptions, type RunOptions, type RunOptionsInput } from '../../shared/config';
 import type { AgentModel, BlobStore } from '../../shared/ports';
 import { runRecordKey } from '../../shared/pipeline/layout';
@@ -82,7 +80,6 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
   const report = request.onProgress ?? (() => undefined);
 
   const persistent = request.persistent ?? request.runId !== undefined;
-  if (persistent) await assertStateDirFree(request.stateDir);
   const stack = await startLocalStack({
     stateDir: request.stateDir,
     modelSpec: request.modelSpec,
@@ -175,50 +172,6 @@ async function previousRun(
   for (let round = 1; round <= record.options.rounds; round++) sought.push((await stack.store.soughtChunks(runId, round)).length);
   while (sought.length > 1 && sought[sought.length - 1] === 0) sought.pop();
   return { chunks: record.chunks, sought };
-}
-
-/** The LevelDB database of classic-level 3 (dynalite's store), the two calls used here (no @types). */
-interface LevelDatabase {
-  open(): Promise<void>;
-  close(): Promise<void>;
-}
-type ClassicLevelModule = { ClassicLevel: new (location: string) => LevelDatabase };
-
-/**
- * Fail clearly when another process keeps its DynamoDB data in this state directory (a running
- * `extagents serve`, another resumable `ask`): LevelDB takes one process at a time, and dynalite,
- * given a locked folder, crashes its process at the first request ("Database is not open"). Probed
- * by opening the folder with classic-level (the LevelDB binding dynalite uses) and closing it again.
- * The folder is `<stateDir>/dynamodb`, as local/engine/stack.ts lays it out.
- * @throws ConfigurationError naming the state directory when it is in use; StorageError naming the
- *   folder and LevelDB's reason when it cannot be opened for another reason (read-only, full, damaged).
- */
-async function assertStateDirFree(stateDir: string): Promise<void> {
-  // classic-level comes with dynalite; loaded like dynalite itself (local/engine/dynalite.ts).
-  const { ClassicLevel } = createRequire(__filename)('classic-level') as ClassicLevelModule;
-  const folder = path.join(path.resolve(stateDir), 'dynamodb');
-  await fs.mkdir(folder, { recursive: true });
-  const db = new ClassicLevel(folder);
-  try {
-    await db.open();
-  } catch (error) {
-    // LEVEL_LOCKED (the cause) is another process; anything else (a read-only or full folder, a
-    // damaged database) is said as it is, not as a lock.
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    if (cause?.code === 'LEVEL_LOCKED') {
-      throw new ConfigurationError(
-        `The state directory ${stateDir} is in use by another extagents process (its DynamoDB data in ${folder} is locked): ` +
-          'wait for it to end, or use another --state-dir',
-        { cause: error },
-      );
-    }
-    throw new StorageError(
-      `The DynamoDB data of the state directory (${folder}) cannot be opened: ${cause?.message ?? (error as Error).message}; ` +
-        'check its permissions and free space, or use another --state-dir',
-      { cause: error },
-    );
-  }
-  await db.close();
 }
 
 /** Do the stored corpus objects hold exactly the files' bytes? */

@@ -15,6 +15,8 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { promises as fs } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { localStackTemplate, type LocalFunctionName } from './stack-template';
 import { createBedrockClient } from '../../lambdas/adapters/bedrock';
@@ -38,6 +40,7 @@ import type { SurveyExecutionInput, SurveyOutput } from '../../shared/survey/wor
 import type { AslDefinition } from './definition';
 import { resolveStateMachineDefinition } from './definition';
 import { createTablesFromTemplate, localClientConfig, startDynalite, type LocalDynamo } from './dynalite';
+import { StateDirLock } from './state-dir-lock';
 import { ExecutionFailedError, LambdaFunctionError, prepareLocalExecution, type LocalLambdaHandler, type PreparedExecution } from './engine';
 import { FsBlobStore } from './fs-blob-store';
 import type { MapRunStartedEvent } from './distributed-map';
@@ -52,8 +55,10 @@ export interface LocalStackOptions {
   model?: AgentModel;
   /** Use these survey roles (outline, writer) instead of the ones the spec names (tests). */
   surveyModel?: SurveyModel;
-  /** Keep DynamoDB data on disk under `<stateDir>/dynamodb` (resume); in memory by default. */
+  /** Keep DynamoDB data on disk under `<stateDir>/dynamodb` (resume); in memory by default. Takes the state directory's lock (local/engine/state-dir-lock.ts) until `stop()`. */
   persistent?: boolean;
+  /** What holds the lock of a persistent stack, for the message another command gets (`serve`, `job`, …). @default 'ask' */
+  lockCommand?: string;
   /** Replace every Retry backoff by this pause, ms (tests). */
   retryIntervalMs?: number;
   /**
@@ -168,7 +173,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const stateDir = path.resolve(options.stateDir);
   const blobs = new FsBlobStore(path.join(stateDir, 'bucket'));
 
-  let dynamo: LocalDynamo | undefined = await startDynalite(options.persistent ? { path: path.join(stateDir, 'dynamodb') } : {});
+  // The DynamoDB data on disk is one process's at a time: the state directory's lock first.
+  const lock = options.persistent ? await StateDirLock.acquire(stateDir, options.lockCommand ?? 'ask') : undefined;
+  let dynamo: LocalDynamo | undefined;
+  try {
+    if (options.persistent) await checkDynamoData(stateDir);
+    dynamo = await startDynalite(options.persistent ? { path: path.join(stateDir, 'dynamodb') } : {});
+  } catch (error) {
+    await lock?.release();
+    throw error;
+  }
   const raw = new DynamoDBClient(localClientConfig(dynamo.endpoint));
   try {
     const tableLogicalId = logicalIds.table;
@@ -269,14 +283,64 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         const running = dynamo;
         dynamo = undefined;
         raw.destroy();
-        await running.stop();
+        try {
+          await running.stop();
+        } finally {
+          await lock?.release();
+        }
       },
     };
   } catch (error) {
     raw.destroy();
     await dynamo?.stop();
+    await lock?.release();
     throw error;
   }
+}
+
+/** The LevelDB database of classic-level 3 (dynalite's store), the two calls used here (no @types). */
+interface LevelDatabase {
+  open(): Promise<void>;
+  close(): Promise<void>;
+}
+type ClassicLevelModule = { ClassicLevel: new (location: string) => LevelDatabase };
+
+/**
+ * Fail clearly when the DynamoDB data of the state directory cannot be opened (read-only, full,
+ * damaged), or is held by a process of an older version that took no state-directory lock: dynalite,
+ * given such a folder, crashes its process at the first request ("Database is not open"). Probed by
+ * opening the folder with classic-level (the LevelDB binding dynalite uses) and closing it again,
+ * after the lock (local/engine/state-dir-lock.ts) is taken.
+ * The folder is `<stateDir>/dynamodb`, as local/engine/stack.ts lays it out.
+ * @throws ConfigurationError naming the state directory when it is in use; StorageError naming the
+ *   folder and LevelDB's reason when it cannot be opened for another reason (read-only, full, damaged).
+ */
+async function checkDynamoData(stateDir: string): Promise<void> {
+  // classic-level comes with dynalite; loaded like dynalite itself (./dynalite.ts).
+  const { ClassicLevel } = createRequire(__filename)('classic-level') as ClassicLevelModule;
+  const folder = path.join(path.resolve(stateDir), 'dynamodb');
+  await fs.mkdir(folder, { recursive: true });
+  const db = new ClassicLevel(folder);
+  try {
+    await db.open();
+  } catch (error) {
+    // LEVEL_LOCKED (the cause) is another process; anything else (a read-only or full folder, a
+    // damaged database) is said as it is, not as a lock.
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    if (cause?.code === 'LEVEL_LOCKED') {
+      throw new ConfigurationError(
+        `The state directory ${stateDir} is in use by another extagents process (its DynamoDB data in ${folder} is locked): ` +
+          'wait for it to end, or use another --state-dir',
+        { cause: error },
+      );
+    }
+    throw new StorageError(
+      `The DynamoDB data of the state directory (${folder}) cannot be opened: ${cause?.message ?? (error as Error).message}; ` +
+        'check its permissions and free space, or use another --state-dir',
+      { cause: error },
+    );
+  }
+  await db.close();
 }
 
 /**

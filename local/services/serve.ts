@@ -170,10 +170,8 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
 
   let stack: LocalStack;
   let uploads: LocalUploadSigner;
-  let lock: StateDirLock | undefined;
   const uploadTemp = path.join(stateDir, UPLOAD_TEMP_DIR);
   try {
-    lock = await StateDirLock.acquire(stateDir);
     uploads = new LocalUploadSigner(await loadUploadSecret(stateDir));
     await rm(uploadTemp, { recursive: true, force: true }); // uploads a stopped server never finished
     stack = await startLocalStack({
@@ -181,6 +179,7 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
       modelSpec: options.modelSpec,
       model: options.model,
       persistent: true,
+      lockCommand: 'serve',
       retryIntervalMs: options.retryIntervalMs,
       llamaSequences: MAX_LLAMA_SEQUENCES,
     });
@@ -188,7 +187,6 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeAllConnections();
     await closed;
-    await lock?.release();
     throw error;
   }
   const launcher = new LocalExecutions({
@@ -231,7 +229,6 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
         await ingestion.drain();
         await launcher.stop();
         await stack.stop();
-        await lock?.release();
       })()),
   };
 }
@@ -658,56 +655,6 @@ function ingestInWorker(job: IngestJob): Promise<IngestReply> {
     worker.once('error', (error) => (reply ??= { ok: false, name: error.name, message: error.message }));
     worker.once('exit', (code) => resolve(reply ?? { ok: false, name: 'WorkerExit', message: `the ingestion worker exited with code ${code} without a result` }));
   });
-}
-
-/**
- * One server per state directory: `<stateDir>/serve.pid` holds the server's process id while it
- * runs (a second server on the same DynamoDB data would fail deep inside the local DynamoDB). A file
- * left by a process that no longer runs is taken over.
- */
-class StateDirLock {
-  /** Lock files held by servers of this process. */
-  private static readonly held = new Set<string>();
-
-  private constructor(private readonly file: string) {}
-
-  /** @throws ConfigurationError while another running process holds the state directory. */
-  static async acquire(stateDir: string): Promise<StateDirLock> {
-    const file = path.join(stateDir, 'serve.pid');
-    await mkdir(stateDir, { recursive: true });
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await writeFile(file, `${process.pid}\n`, { flag: 'wx' });
-        StateDirLock.held.add(file);
-        return new StateDirLock(file);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
-      }
-      const pid = Number((await readFile(file, 'utf8').catch(() => '')).trim());
-      const running = pid === process.pid ? StateDirLock.held.has(file) : Number.isInteger(pid) && pid > 0 && processRuns(pid);
-      if (running) {
-        throw new ConfigurationError(
-          `Another extagents serve (process ${pid}) uses the state directory ${stateDir}: stop it, or give this one another --state-dir (if process ${pid} is not extagents, delete ${file})`,
-        );
-      }
-      await rm(file, { force: true }); // stale: its process is gone
-    }
-  }
-
-  async release(): Promise<void> {
-    StateDirLock.held.delete(this.file);
-    await rm(this.file, { force: true });
-  }
-}
-
-/** Whether a process with this id runs (signal 0 checks without signalling). */
-function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** A listen error in one line: a port in use or not permitted is a ConfigurationError; anything else as it is. */

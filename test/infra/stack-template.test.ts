@@ -49,7 +49,7 @@ describe('the generated stack template of the local stack', () => {
   it('lets the local stack and the CLI load without aws-cdk-lib', () => {
     const probe = [
       "require('tsx/cjs/api').register();",
-      "require('./local/run.ts'); require('./local/serve.ts'); require('./local/survey-command.ts');",
+      "require('./local/engine/run.ts'); require('./local/services/serve.ts'); require('./local/cli/survey-command.ts');",
       "process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((file) => file.includes('/node_modules/aws-cdk-lib/')).length));",
     ].join('\n');
 

@@ -331,7 +331,7 @@ describe('extagents serve', () => {
   it('refuses a second server on the state directory of a running one', async () => {
     const second = startServer({ stateDir: path.join(dir, 'state'), port: 0, token: TOKEN });
 
-    await expect(second).rejects.toThrow(/^Another extagents serve \(process \d+\) uses the state directory .*: stop it, or give this one another --state-dir \(if process \d+ is not extagents, delete .*serve\.pid\)$/);
+    await expect(second).rejects.toThrow(/^The state directory .* is in use by another extagents process \(process \d+, extagents serve\): wait for it to end or stop it, or give this command another --state-dir \(if process \d+ is not extagents, delete .*extagents\.lock\)$/);
   });
 
   it('starts a run, polls it to completion, reads the answer with its citation and pages through the scored messages', async () => {

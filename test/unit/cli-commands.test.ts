@@ -27,13 +27,13 @@ describe('the CLI command table', () => {
     const modulesAfter = (args: string[]): string[] => {
       const probe = [
         "require('tsx/cjs/api').register();",
-        "const { buildProgram } = require('./local/cli.ts');",
+        "const { buildProgram } = require('./local/cli/cli.ts');",
         `buildProgram(['node', 'extagents', ...${JSON.stringify(args)}]);`,
         "process.stdout.write(JSON.stringify(Object.keys(require.cache).map((f) => f.replace(process.cwd() + '/', ''))));",
       ].join('\n');
       return JSON.parse(execFileSync(process.execPath, ['-e', probe], { cwd: ROOT, encoding: 'utf8' })) as string[];
     };
-    const heavy = (files: string[]): string[] => files.filter((f) => /-command\.ts$|local\/(stack|run|serve|llama)\.ts$|node_modules\/(zod|dynalite|@aws-sdk|aws-local-stepfunctions|gpt-tokenizer)\//.test(f));
+    const heavy = (files: string[]): string[] => files.filter((f) => /-command\.ts$|local\/(engine|services)\/(stack|run|serve|llama)\.ts$|node_modules\/(zod|dynalite|@aws-sdk|aws-local-stepfunctions|gpt-tokenizer)\//.test(f));
 
     expect(heavy(modulesAfter(['--version']))).toEqual([]);
     expect(heavy(modulesAfter(['--help']))).toEqual([]);

@@ -107,7 +107,7 @@ describe('llama: specs, model files and context defaults', () => {
 
 describe('EXTAGENTS_LLAMA_THREADS', () => {
   it('is read as a thread count and rejected clearly when it is not one', () => {
-    const { llamaThreadsFromEnv } = jest.requireActual<typeof import('../../local/engine/llama')>('../../local/llama');
+    const { llamaThreadsFromEnv } = jest.requireActual<typeof import('../../local/engine/llama')>('../../local/engine/llama');
     expect(llamaThreadsFromEnv({})).toBeUndefined();
     expect(llamaThreadsFromEnv({ EXTAGENTS_LLAMA_THREADS: '1' })).toBe(1);
     expect(() => llamaThreadsFromEnv({ EXTAGENTS_LLAMA_THREADS: 'two' })).toThrow(/EXTAGENTS_LLAMA_THREADS must be an integer 1-256/);
