@@ -6,14 +6,20 @@
  * string (what `String.prototype.slice` uses), half-open `[start, end)`.
  */
 
+import type { DocumentFormat, DocumentLocation } from './readers/types';
+
 /** One source document of a corpus: a file, an S3 object or a paper. */
 export interface SourceDocument {
   /** Stable id: the file name relative to the corpus root, or the S3 key below the corpus prefix. */
   id: string;
   /** Full text, already decoded (UTF-8, BOM removed, CRLF normalised to LF). */
   text: string;
-  /** Optional display title (papers); defaults to the id. */
+  /** Optional display title (papers; an HTML page's `<title>`, a PDF's Title); defaults to the id. */
   title?: string;
+  /** The format it was read as (shared/readers/); absent = plain text. */
+  format?: DocumentFormat;
+  /** Where the text comes from in the source, sorted by `start` (PDF pages, heading paths); absent for plain text. */
+  locations?: DocumentLocation[];
 }
 
 /** A contiguous slice of one document that lies inside a chunk. */
@@ -119,6 +125,27 @@ export interface Citation {
   end: number;
   /** A short verbatim quote of the document at that range (at most ~300 characters). */
   quote: string;
+  /** Where the quote is in the source: `page 3` of a PDF, the heading path of HTML, Markdown, DOCX (`Introduction › History`). */
+  location?: string;
+  /** The 1-based PDF page of the quote. */
+  page?: number;
+}
+
+/**
+ * What a run keeps of each chunked document (the run record's and the chunk cache's `documents`):
+ * its length in characters and, for a format with a source map, the format and its locations, from
+ * which each citation gets its `location`.
+ */
+export interface DocumentSummary {
+  id: string;
+  chars: number;
+  format?: DocumentFormat;
+  locations?: DocumentLocation[];
+}
+
+/** The summary of a read document (see {@link DocumentSummary}). */
+export function documentSummary(doc: SourceDocument): DocumentSummary {
+  return { id: doc.id, chars: doc.text.length, ...(doc.format && doc.format !== 'text' && { format: doc.format }), ...(doc.locations && { locations: doc.locations }) };
 }
 
 /** A document that was not chunked, and why (binary, invalid UTF-8, empty, whitespace only). */

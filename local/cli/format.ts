@@ -59,7 +59,7 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
   lines.push(result.answerable ? 'Citations:' : 'Best evidence found:');
   if (result.citations.length === 0) lines.push('  (none)');
   result.citations.forEach((c, i) => {
-    lines.push(`  [${i + 1}] ${c.documentId} chars ${c.start}-${c.end} (chunk ${c.chunkIndex}, round ${c.round}, score ${c.score})`);
+    lines.push(`  [${i + 1}] ${c.documentId}${c.location ? ` (${c.location})` : ''} chars ${c.start}-${c.end} (chunk ${c.chunkIndex}, round ${c.round}, score ${c.score})`);
     lines.push(`      "${c.quote}"`);
   });
   lines.push('');

@@ -200,6 +200,8 @@ const CitationSchema = z.object({
   start: z.number().int(),
   end: z.number().int(),
   quote: z.string(),
+  location: z.string().optional().describe('Where the quote is in the source: `page 3` of a PDF, or the heading path of an HTML, Markdown or DOCX document (`Introduction › History`)'),
+  page: z.number().int().optional().describe('The 1-based PDF page of the quote'),
 });
 
 const SkippedDocumentSchema = z.object({ documentId: z.string(), reason: z.string() });

@@ -9,6 +9,7 @@ import { NO_ANSWER, type ChunkFailure, type Citation, type Message, type RetryRe
 import { chunkKey, resultKey } from './layout';
 import { loadRunRecord } from './run-record';
 import type { Chunk } from '../types';
+import { locationAt, type DocumentLocation } from '../readers/types';
 import type { FinalizeOutput, WorkflowState } from './state';
 
 export interface FinalizeDeps {
@@ -48,9 +49,10 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
   const messages = await store.getMessages(state.runId, citedIds);
   const byId = new Map(messages.map((m) => [m.id, m]));
   const citations: Citation[] = [];
+  const locationsOf = new Map(record.documents.filter((d) => d.locations !== undefined).map((d) => [d.id, d.locations]));
   for (const id of citedIds) {
     const message = byId.get(id);
-    if (message) citations.push(...(await citationsOf(message, state.runId, blobs)));
+    if (message) citations.push(...(await citationsOf(message, state.runId, blobs)).map((c) => withLocation(c, locationsOf.get(c.documentId))));
   }
 
   const soughtSet = new Set(sought);
@@ -97,6 +99,15 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
   const key = resultKey(state.runId);
   await blobs.put(key, JSON.stringify(result, null, 2), 'application/json');
   return { runId: state.runId, answerable, resultKey: key, result };
+}
+
+/**
+ * A citation with where its quote is in the source (shared/readers/: the page of a PDF, the heading
+ * path of HTML, Markdown, DOCX), when its document has locations.
+ */
+function withLocation(citation: Citation, locations: readonly DocumentLocation[] | undefined): Citation {
+  const at = locationAt(locations, citation.start);
+  return at ? { ...citation, location: at.label, ...(at.page !== undefined && { page: at.page }) } : citation;
 }
 
 /** One citation per verbatim quote; a message without quotes cites its chunk's first segment. */

@@ -30,9 +30,9 @@ import { RunOptionsSchema } from '../config';
 import { ConfigurationError } from '../errors';
 import { issueMessages } from '../validation';
 import type { BlobStore } from '../ports';
-import { decodeDocument } from '../text';
+import { readDocument } from '../readers';
 import { TOKENIZER_NAME, countTokens } from '../tokenizer';
-import type { Chunk, SkippedDocument, SourceDocument } from '../types';
+import { documentSummary, type Chunk, type DocumentSummary, type SkippedDocument, type SourceDocument } from '../types';
 import { chunkKey } from './layout';
 
 /** Parallel object reads/writes of one ingestion or Prepare (bounds memory and open sockets). */
@@ -40,10 +40,10 @@ export const IO_CONCURRENCY = 16;
 
 /**
  * Version of the chunking algorithm's output, part of the cache key. Bump it whenever
- * `chunkCorpus` (shared/chunking.ts) or `decodeDocument` (shared/text.ts) would cut or decode the
+ * `chunkCorpus` (shared/chunking.ts) or the readers (shared/readers/, shared/text.ts) would cut or read the
  * same bytes differently, so that no run reuses chunks of the old algorithm.
  */
-export const CHUNKING_VERSION = 1;
+export const CHUNKING_VERSION = 2;
 
 /** Folder of one cache entry. */
 export const chunkCachePrefix = (cacheKey: string): string => `cache/chunks/${cacheKey}/`;
@@ -87,8 +87,8 @@ export interface ChunkCacheManifest {
   chunkingVersion: number;
   /** Every object, in key order. */
   files: IngestedFile[];
-  /** The chunked documents with their length in characters (the run record's `documents`). */
-  documents: Array<{ id: string; chars: number }>;
+  /** The chunked documents with their length in characters and locations (the run record's `documents`). */
+  documents: DocumentSummary[];
   skipped: SkippedDocument[];
   /** Number of chunk objects (0 when no document has usable text). */
   chunks: number;
@@ -192,17 +192,18 @@ export interface ChunkedCorpus {
 }
 
 /**
- * Decode every object (skipping unusable ones with their reason) and chunk the documents.
+ * Read every object (shared/readers/: plain text, HTML, Markdown, PDF, DOCX; skipping unusable ones
+ * with their reason) and chunk the documents.
  * @param countFileTokens also count each document's tokens (one extra tokenizer pass; the ingestion
  *   summary reports them, Prepare does not need them).
  * @throws InvalidInputError from `chunkCorpus` (two documents with one id cannot happen: ids are keys).
  */
-export function decodeAndChunk(objects: readonly CorpusObject[], chunkTokens: number, countFileTokens: boolean): ChunkedCorpus {
+export async function decodeAndChunk(objects: readonly CorpusObject[], chunkTokens: number, countFileTokens: boolean): Promise<ChunkedCorpus> {
   const files: IngestedFile[] = [];
   const documents: SourceDocument[] = [];
   const skipped: SkippedDocument[] = [];
   for (const object of objects) {
-    const decoded = decodeDocument(object.id, object.bytes);
+    const decoded = await readDocument(object.id, object.bytes);
     if ('doc' in decoded) {
       documents.push(decoded.doc);
       files.push({
@@ -265,7 +266,7 @@ export async function writeChunkCache(
     chunkTokens: entry.chunkTokens,
     chunkingVersion: CHUNKING_VERSION,
     files: corpus.files,
-    documents: corpus.documents.map((d) => ({ id: d.id, chars: d.text.length })),
+    documents: corpus.documents.map(documentSummary),
     skipped: corpus.skipped,
     chunks: corpus.chunks.length,
     chunkTokensTotal: corpus.chunks.reduce((sum, c) => sum + c.tokens, 0),
@@ -315,7 +316,7 @@ export async function ingestCorpus(corpusId: string, deps: IngestDeps, options: 
   }
   const outcome = manifest ? 'reused' : 'ingested';
   if (!manifest) {
-    const corpus = decodeAndChunk(objects, chunkTokens, true);
+    const corpus = await decodeAndChunk(objects, chunkTokens, true);
     manifest = await writeChunkCache(blobs, { cacheKey, contentHash, chunkTokens, corpus, createdAt: now });
   }
   const ingestion = summaryOf(id, manifest, now);

@@ -13,7 +13,7 @@ import { parseRunOptions } from '../config';
 import { EmptyCorpusError, InvalidInputError } from '../errors';
 import type { BlobStore } from '../ports';
 import { TOKENIZER_NAME } from '../tokenizer';
-import type { SkippedDocument } from '../types';
+import { documentSummary, type DocumentSummary, type SkippedDocument } from '../types';
 import {
   IO_CONCURRENCY,
   chunkCacheKey,
@@ -52,7 +52,7 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
   const cacheKey = chunkCacheKey(contentHash, options.chunkTokens);
   const cached = await loadChunkCache(blobs, cacheKey);
 
-  let documents: Array<{ id: string; chars: number }>;
+  let documents: DocumentSummary[];
   let skipped: SkippedDocument[];
   let chunkCount: number;
   let tokens: number;
@@ -63,9 +63,9 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
     if (chunkCount === 0) throw emptyCorpus(keys.length, skipped);
     await copyCachedChunks(blobs, cacheKey, chunkCount, event.runId);
   } else {
-    const corpus = decodeAndChunk(objects, options.chunkTokens, false);
+    const corpus = await decodeAndChunk(objects, options.chunkTokens, false);
     if (corpus.documents.length === 0) throw emptyCorpus(keys.length, corpus.skipped);
-    documents = corpus.documents.map((d) => ({ id: d.id, chars: d.text.length }));
+    documents = corpus.documents.map(documentSummary);
     skipped = corpus.skipped;
     chunkCount = corpus.chunks.length;
     tokens = corpus.chunks.reduce((sum, c) => sum + c.tokens, 0);

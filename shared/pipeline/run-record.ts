@@ -4,7 +4,7 @@
  */
 import type { RunOptions } from '../config';
 import type { BlobStore } from '../ports';
-import type { SkippedDocument } from '../types';
+import type { DocumentSummary, SkippedDocument } from '../types';
 import { runRecordKey, seekQueryKey, syncKey } from './layout';
 import type { Message } from '../types';
 
@@ -12,8 +12,8 @@ export interface RunRecord {
   runId: string;
   question: string;
   options: RunOptions;
-  /** Documents that were chunked, with their length in characters. */
-  documents: Array<{ id: string; chars: number }>;
+  /** Documents that were chunked, with their length in characters and, for PDF, HTML, Markdown and DOCX, their locations. */
+  documents: DocumentSummary[];
   skipped: SkippedDocument[];
   chunks: number;
   /** Total tokens of all chunks. */

@@ -242,13 +242,13 @@ describe('corpus ingestion', () => {
 });
 
 describe('counting the tokens of an uploaded file', () => {
-  it('counts a 1.5 MB line without spaces in linear time (the library alone is quadratic there)', () => {
+  it('counts a 1.5 MB line without spaces in linear time (the library alone is quadratic there)', async () => {
     // Arrange: one run of letters, one pre-token of the o200k pre-tokenizer (found by the breaker
     // session: `extagents serve` ingesting such an upload spun for minutes)
     const bytes = new Uint8Array(1_572_864).fill(0x61);
 
     // Act
-    const chunked = decodeAndChunk([{ id: 'b.txt', bytes }], 8000, true);
+    const chunked = await decodeAndChunk([{ id: 'b.txt', bytes }], 8000, true);
 
     // Assert: "aaaaaaaa" is one o200k token, so 8 letters a token
     expect(chunked.files).toEqual([{ id: 'b.txt', bytes: bytes.length, chars: bytes.length, tokens: bytes.length / 8 }]);

@@ -1,0 +1,130 @@
+/**
+ * The HTML reader: a page's readable text, parsed with parse5 (the WHATWG HTML parsing algorithm,
+ * what browsers do; chosen over htmlparser2, whose current releases are ESM-only, which this
+ * CommonJS project cannot load in its tests, and over regular expressions, which no HTML survives).
+ *
+ * - Not text: `<head>` (its `<title>` becomes the document's title), scripts, styles, templates, SVG
+ *   and MathML, forms and their controls, embedded frames and objects, navigation (`<nav>`, and
+ *   `role` navigation, banner, contentinfo, search, complementary), and anything `hidden` or
+ *   `aria-hidden="true"`.
+ * - Blocks (paragraphs, headings, list items, table rows, …) are separated by a blank line; a list
+ *   item starts with `- `; a table row is its cells joined by ` | `; `<pre>` keeps its white space;
+ *   `<br>` is a line break.
+ * - Locations: from each heading `<h1>`…`<h6>` on, its heading path, with the heading element's
+ *   character offset in the source (`sourceOffset`).
+ * Source: https://parse5.js.org/ (sourceCodeLocationInfo), https://html.spec.whatwg.org/#parsing
+ */
+import { parse } from 'parse5';
+import type { DefaultTreeAdapterMap } from 'parse5';
+import { TextBlocks } from './blocks';
+import type { DocumentLocation } from './types';
+
+type Node = DefaultTreeAdapterMap['node'];
+type Element = DefaultTreeAdapterMap['element'];
+
+/** Elements whose content is never text. */
+const SKIPPED = new Set([
+  'head', 'script', 'style', 'noscript', 'template', 'svg', 'math', 'iframe', 'object', 'embed', 'canvas', 'video', 'audio',
+  'form', 'button', 'select', 'option', 'input', 'textarea', 'label', 'nav', 'dialog', 'map',
+]);
+/** ARIA landmark roles of page chrome, not content. */
+const SKIPPED_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'search', 'complementary', 'menu', 'menubar', 'toolbar']);
+/** Elements that end the block before and after them. */
+const BLOCKS = new Set([
+  'p', 'div', 'section', 'article', 'main', 'aside', 'header', 'footer', 'address', 'blockquote', 'figure', 'figcaption',
+  'ul', 'ol', 'dl', 'dt', 'dd', 'li', 'table', 'caption', 'thead', 'tbody', 'tfoot', 'hr', 'details', 'summary', 'body', 'html',
+  'center', 'fieldset', 'legend',
+]);
+const HEADING = /^h([1-6])$/;
+
+/** What an HTML page reads as: its text, locations and title (`<title>`), if any. */
+export interface HtmlText {
+  text: string;
+  locations: DocumentLocation[];
+  title?: string;
+}
+
+/** Read an HTML document (already decoded text). Never throws: parse5 recovers from any markup, as browsers do. */
+export function readHtml(html: string): HtmlText {
+  const document = parse(html, { sourceCodeLocationInfo: true });
+  const blocks = new TextBlocks();
+  let title: string | undefined;
+  const visit = (node: Node, pre: boolean): void => {
+    if (node.nodeName === '#text') {
+      const value = (node as DefaultTreeAdapterMap['textNode']).value;
+      if (pre) blocks.preformatted(value);
+      else blocks.inline(value);
+      return;
+    }
+    if (!('tagName' in node)) {
+      for (const child of childrenOf(node)) visit(child, pre);
+      return;
+    }
+    const element = node as Element;
+    const tag = element.tagName;
+    if (tag === 'head') {
+      const titleElement = element.childNodes.find((c): c is Element => 'tagName' in c && c.tagName === 'title');
+      if (titleElement && title === undefined) title = textContent(titleElement).replace(/\s+/g, ' ').trim() || undefined;
+      return;
+    }
+    if (SKIPPED.has(tag) || isHidden(element)) return;
+    const heading = HEADING.exec(tag);
+    if (heading) {
+      blocks.heading(Number(heading[1]), textContent(element), { sourceOffset: element.sourceCodeLocation?.startOffset });
+      return;
+    }
+    if (tag === 'br') return blocks.lineBreak();
+    if (tag === 'pre') {
+      blocks.flush();
+      blocks.preformatted(textContent(element));
+      return;
+    }
+    if (tag === 'tr') {
+      blocks.flush();
+      const cells = element.childNodes.filter((c): c is Element => 'tagName' in c && (c.tagName === 'td' || c.tagName === 'th'));
+      blocks.inline(cells.map((cell) => textContent(cell).replace(/\s+/g, ' ').trim()).join(' | '));
+      blocks.flush();
+      return;
+    }
+    if (tag === 'img') {
+      const alt = element.attrs.find((a) => a.name === 'alt')?.value;
+      if (alt) blocks.inline(` ${alt} `);
+      return;
+    }
+    const block = BLOCKS.has(tag);
+    if (block) blocks.flush();
+    if (tag === 'li') blocks.inline('- ');
+    for (const child of childrenOf(element)) visit(child, pre);
+    if (block) blocks.flush();
+  };
+  visit(document, false);
+  return { ...blocks.result(), ...(title !== undefined && { title }) };
+}
+
+function childrenOf(node: Node): Node[] {
+  if (node.nodeName === 'template') return [];
+  return 'childNodes' in node ? (node.childNodes as Node[]) : [];
+}
+
+/** `hidden`, `aria-hidden="true"`, an inline `display: none`, or a chrome landmark role. */
+function isHidden(element: Element): boolean {
+  for (const { name, value } of element.attrs) {
+    if (name === 'hidden') return true;
+    if (name === 'aria-hidden' && value.trim().toLowerCase() === 'true') return true;
+    if (name === 'role' && SKIPPED_ROLES.has(value.trim().toLowerCase())) return true;
+    if (name === 'style' && /display\s*:\s*none/i.test(value)) return true;
+  }
+  return false;
+}
+
+/** The text of an element's subtree, without the content of skipped or hidden elements. */
+function textContent(node: Node): string {
+  if (node.nodeName === '#text') return (node as DefaultTreeAdapterMap['textNode']).value;
+  if ('tagName' in node) {
+    const element = node as Element;
+    if (element.tagName !== 'title' && (SKIPPED.has(element.tagName) || isHidden(element))) return '';
+    if (element.tagName === 'br') return '\n';
+    if (element.tagName === 'img') return element.attrs.find((a) => a.name === 'alt')?.value ?? '';
+  }
+  return childrenOf(node).map(textContent).join('');
+}

@@ -1,0 +1,75 @@
+/**
+ * The corpus readers: one corpus object (raw bytes) becomes a `SourceDocument` — its text, the format
+ * it was read as, and the map from text offsets back to the source (pages, heading paths) — or is
+ * skipped with a reason, never dropped silently and never fatal for the run. The same readers serve
+ * local runs, the AWS Prepare Lambda and ingestion (shared/pipeline/ingest.ts `decodeAndChunk`).
+ *
+ * Formats (`documentFormat`): PDF (`.pdf`, or the `%PDF-` signature), DOCX (`.docx`, or a ZIP that
+ * holds `word/document.xml`), HTML (`.html`, `.htm`, `.xhtml`, or UTF-8 text that starts with a
+ * doctype or `<html>`), Markdown (`.md`, `.markdown`, `.mdown`, `.mkd`), else plain UTF-8 text
+ * (shared/text.ts `decodeDocument`, which also names what a binary file looks like). HTML and Markdown
+ * are decoded as UTF-8 first, with the same rules and reasons as plain text.
+ */
+import { decodeDocument, MAX_DOCUMENT_BYTES, type DecodeResult } from '../text';
+import type { SourceDocument } from '../types';
+import { readDocx } from './docx';
+import { readHtml } from './html';
+import { readMarkdown } from './markdown';
+import { readPdf } from './pdf';
+import type { DocumentFormat, DocumentLocation } from './types';
+
+export { DOCUMENT_FORMATS, locationAt, type DocumentFormat, type DocumentLocation } from './types';
+
+const PDF_SIGNATURE = [0x25, 0x50, 0x44, 0x46, 0x2d]; // "%PDF-" (ISO 32000-1, section 7.5.2)
+const ZIP_SIGNATURE = [0x50, 0x4b, 0x03, 0x04]; // local file header (PKWARE APPNOTE 4.3.7)
+/** A DOCX is a ZIP whose main part is `word/document.xml` (ECMA-376 Part 2, Open Packaging Conventions); ZIP stores names uncompressed. */
+const DOCX_PART = Buffer.from('word/document.xml');
+
+const extensionOf = (id: string): string => /\.([A-Za-z0-9]+)$/.exec(id)?.[1]?.toLowerCase() ?? '';
+const startsWith = (bytes: Uint8Array, signature: readonly number[]): boolean => signature.every((b, i) => bytes[i] === b);
+
+/**
+ * The format a corpus object is read as, from its name and first bytes.
+ * @param id the document id (its extension decides first).
+ */
+export function documentFormat(id: string, bytes: Uint8Array): DocumentFormat {
+  const extension = extensionOf(id);
+  if (extension === 'pdf' || startsWith(bytes, PDF_SIGNATURE)) return 'pdf';
+  if (extension === 'docx' || (startsWith(bytes, ZIP_SIGNATURE) && Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(DOCX_PART))) return 'docx';
+  if (extension === 'html' || extension === 'htm' || extension === 'xhtml') return 'html';
+  if (extension === 'md' || extension === 'markdown' || extension === 'mdown' || extension === 'mkd') return 'markdown';
+  // Sniff HTML saved under another name (the first non-blank characters).
+  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, 512)).toString('utf8').replace(/^\uFEFF/, '').trimStart().slice(0, 15).toLowerCase();
+  if (head.startsWith('<!doctype html') || head.startsWith('<html')) return 'html';
+  return 'text';
+}
+
+const skip = (documentId: string, reason: string): DecodeResult => ({ skipped: { documentId, reason } });
+
+/**
+ * Read one corpus object.
+ * @returns `{ doc }` (text, `format`, `locations` when the format has them, `title` when the source
+ *   names one), or `{ skipped }` with the reason (e.g. "encrypted PDF …", "not a readable DOCX (…)",
+ *   the plain-text reasons of shared/text.ts `decodeDocument`).
+ * @throws InvalidInputError when `id` is empty (as decodeDocument).
+ */
+export async function readDocument(id: string, bytes: Uint8Array): Promise<DecodeResult> {
+  const format = documentFormat(id, bytes);
+  if (format === 'text') return decodeDocument(id, bytes);
+  if (bytes.length === 0) return skip(id, 'empty file');
+  if (bytes.length > MAX_DOCUMENT_BYTES) return decodeDocument(id, bytes); // the size reason, in one place
+  if (format === 'pdf' || format === 'docx') {
+    const read = format === 'pdf' ? await readPdf(bytes) : await readDocx(bytes);
+    if ('problem' in read) return skip(id, read.problem);
+    return { doc: document(id, format, read.text, read.locations, 'title' in read && typeof read.title === 'string' ? read.title : undefined) };
+  }
+  const decoded = decodeDocument(id, bytes);
+  if (!('doc' in decoded)) return decoded;
+  const read = format === 'html' ? readHtml(decoded.doc.text) : readMarkdown(decoded.doc.text);
+  if (read.text.trim() === '') return skip(id, `no text (an ${format === 'html' ? 'HTML page' : 'Markdown file'} of markup only)`);
+  return { doc: document(id, format, read.text, read.locations, 'title' in read && typeof read.title === 'string' ? read.title : undefined) };
+}
+
+function document(id: string, format: DocumentFormat, text: string, locations: DocumentLocation[], title: string | undefined): SourceDocument {
+  return { id, text, format, ...(locations.length > 0 && { locations }), ...(title !== undefined && { title }) };
+}

@@ -1,0 +1,200 @@
+/**
+ * The corpus readers (shared/readers/): HTML, Markdown, PDF and DOCX become readable text with a map
+ * back to the source, boilerplate is not text, tables become rows, and a file that cannot be read is
+ * skipped with its reason. The PDF and DOCX fixtures are made here (pdf-lib, docx), not committed.
+ */
+import { Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow } from 'docx';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { documentFormat, locationAt, readDocument } from '../../shared/readers';
+import type { SourceDocument } from '../../shared/types';
+
+const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
+
+async function read(id: string, bytes: Uint8Array): Promise<SourceDocument> {
+  const result = await readDocument(id, bytes);
+  if (!('doc' in result)) throw new Error(`skipped: ${result.skipped.reason}`);
+  return result.doc;
+}
+
+async function reason(id: string, bytes: Uint8Array): Promise<string> {
+  const result = await readDocument(id, bytes);
+  if ('doc' in result) throw new Error('read, not skipped');
+  return result.skipped.reason;
+}
+
+const PAGE = `<!DOCTYPE html>
+<html><head><title>Golden Gate Bridge - Wikipedia</title><style>.x { color: red }</style>
+<script>window.menu = "Donate now";</script></head>
+<body>
+<a class="skip" href="#content" aria-hidden="true">Jump to content</a>
+<nav id="menu"><ul><li>Main page</li><li>Random article</li></ul></nav>
+<div role="search"><form><input value="Search Wikipedia"><button>Go</button></form></div>
+<main id="content">
+<h1>Golden Gate Bridge</h1>
+<p>The <b>Golden Gate Bridge</b> is a
+   suspension bridge spanning the Golden Gate.</p>
+<h2>History</h2>
+<p>Joseph Strauss was the chief engineer.<br>It opened in May 1937.</p>
+<table class="wikitable"><caption>Traffic</caption>
+<tr><th>Year</th><th>Vehicles</th></tr>
+<tr><td>1937</td><td>3.3 million</td></tr>
+</table>
+<h3>Design</h3><ul><li>Art Deco towers</li><li>International orange</li></ul>
+</main>
+<footer role="contentinfo"><p>Privacy policy · About Wikipedia</p></footer>
+<div hidden>hidden text</div>
+</body></html>`;
+
+describe('the HTML reader', () => {
+  it('reads the content as blocks, leaves out scripts, styles, navigation, forms and hidden text, and names the page', async () => {
+    const doc = await read('golden-gate.html', utf8(PAGE));
+
+    expect(doc.format).toBe('html');
+    expect(doc.title).toBe('Golden Gate Bridge - Wikipedia');
+    expect(doc.text.split('\n\n')).toEqual([
+      'Golden Gate Bridge',
+      'The Golden Gate Bridge is a suspension bridge spanning the Golden Gate.',
+      'History',
+      'Joseph Strauss was the chief engineer.\nIt opened in May 1937.',
+      'Traffic',
+      'Year | Vehicles',
+      '1937 | 3.3 million',
+      'Design',
+      '- Art Deco towers',
+      '- International orange',
+    ]);
+    for (const boilerplate of ['Donate', 'Main page', 'Search', 'Jump to content', 'Privacy policy', 'hidden text', 'color']) expect(doc.text).not.toContain(boilerplate);
+  });
+
+  it('maps text offsets to the heading path, and each heading to its element in the source', async () => {
+    const doc = await read('golden-gate.html', utf8(PAGE));
+    const at = (quote: string) => locationAt(doc.locations, doc.text.indexOf(quote));
+
+    expect(at('suspension bridge')?.label).toBe('Golden Gate Bridge');
+    expect(at('Joseph Strauss')?.label).toBe('Golden Gate Bridge › History');
+    expect(at('3.3 million')?.label).toBe('Golden Gate Bridge › History');
+    expect(at('Art Deco')?.label).toBe('Golden Gate Bridge › History › Design');
+    for (const location of doc.locations ?? []) expect(PAGE.slice(location.sourceOffset).startsWith('<h')).toBe(true);
+  });
+
+  it('is chosen for .htm/.xhtml names and for HTML saved under another name; a page of markup only is skipped', async () => {
+    expect(documentFormat('a.htm', utf8('<p>x</p>'))).toBe('html');
+    expect(documentFormat('a.txt', utf8('\n  <!doctype html><p>x</p>'))).toBe('html');
+    expect(documentFormat('a.txt', utf8('plain <b>text</b>'))).toBe('text');
+    expect(await reason('empty.html', utf8('<html><head><script>x()</script></head><body><nav>menu</nav></body></html>'))).toMatch(/^no text/);
+  });
+});
+
+const NOTE = `# Lighthouses
+
+Notes on *coastal* lights; see [the list](https://example.org/list).
+
+## Keepers
+
+- Ann lit the **lamp** at dusk
+- Bob wound the clock
+
+| Year | Light |
+|------|-------|
+| 1811 | Bell Rock |
+
+\`\`\`
+lamp --on   # kept as written
+\`\`\`
+`;
+
+describe('the Markdown reader', () => {
+  it('drops the markup, keeps list items, table rows and code, and maps offsets to heading paths with their source lines', async () => {
+    const doc = await read('notes/lights.md', utf8(NOTE));
+
+    expect(doc.format).toBe('markdown');
+    expect(doc.text.split('\n\n')).toEqual([
+      'Lighthouses',
+      'Notes on coastal lights; see the list.',
+      'Keepers',
+      '- Ann lit the lamp at dusk',
+      '- Bob wound the clock',
+      'Year | Light',
+      '1811 | Bell Rock',
+      'lamp --on   # kept as written',
+    ]);
+    expect(locationAt(doc.locations, doc.text.indexOf('Bell Rock'))).toMatchObject({ label: 'Lighthouses › Keepers', sourceLine: 5 });
+    expect(NOTE.split('\n')[4]).toBe('## Keepers');
+  });
+});
+
+async function reportPdf(): Promise<Uint8Array> {
+  const pdf = await PDFDocument.create();
+  const font = await pdf.embedFont(StandardFonts.Helvetica);
+  const pages = [
+    ['Annual report of the lighthouse board.', 'The board met four times.'],
+    ['Lights lit', 'Bell Rock 1811', 'Skerryvore 1844'],
+    ['The keeper of Bell Rock was Robert Stevenson.'],
+  ];
+  for (const lines of pages) {
+    const page = pdf.addPage([400, 300]);
+    lines.forEach((line, i) => page.drawText(line, { x: 20, y: 250 - i * 20, size: 12, font }));
+  }
+  pdf.setTitle('Lighthouse board report');
+  return pdf.save();
+}
+
+describe('the PDF reader', () => {
+  it('reads each page\'s text layer, a page a location, and the document title', async () => {
+    const doc = await read('report.pdf', await reportPdf());
+
+    expect(doc.format).toBe('pdf');
+    expect(doc.title).toBe('Lighthouse board report');
+    expect(doc.locations?.map((l) => [l.label, l.page])).toEqual([
+      ['page 1', 1],
+      ['page 2', 2],
+      ['page 3', 3],
+    ]);
+    const quote = 'The keeper of Bell Rock was Robert Stevenson.';
+    expect(doc.text).toContain(quote);
+    expect(locationAt(doc.locations, doc.text.indexOf(quote))?.page).toBe(3);
+    expect(locationAt(doc.locations, doc.text.indexOf('Skerryvore 1844'))?.page).toBe(2);
+  });
+
+  it('skips a PDF without a text layer and a damaged one, each with its reason', async () => {
+    const scan = await PDFDocument.create();
+    scan.addPage();
+
+    expect(await reason('scan.pdf', await scan.save())).toMatch(/^PDF without a text layer \(1 page\(s\)/);
+    expect(await reason('broken.pdf', utf8('%PDF-1.7\nnot a pdf at all'))).toMatch(/^not a readable PDF \(/);
+    expect(documentFormat('renamed.bin', utf8('%PDF-1.4'))).toBe('pdf');
+  });
+});
+
+async function notesDocx(): Promise<Uint8Array> {
+  const cell = (text: string) => new TableCell({ children: [new Paragraph(text)] });
+  const doc = new Document({
+    sections: [
+      {
+        children: [
+          new Paragraph({ text: 'Harbour notes', heading: HeadingLevel.HEADING_1 }),
+          new Paragraph({ text: 'Tides', heading: HeadingLevel.HEADING_2 }),
+          new Paragraph('The harbour master recorded a spring tide of 6.1 metres in March.'),
+          new Table({ rows: [new TableRow({ children: [cell('Month'), cell('Tide')] }), new TableRow({ children: [cell('March'), cell('6.1 m')] })] }),
+        ],
+      },
+    ],
+  });
+  return new Uint8Array(await Packer.toBuffer(doc));
+}
+
+describe('the DOCX reader', () => {
+  it('reads headings, paragraphs and table rows, with heading paths', async () => {
+    const doc = await read('harbour.docx', await notesDocx());
+
+    expect(doc.format).toBe('docx');
+    expect(doc.text.split('\n\n')).toEqual(['Harbour notes', 'Tides', 'The harbour master recorded a spring tide of 6.1 metres in March.', 'Month | Tide', 'March | 6.1 m']);
+    expect(locationAt(doc.locations, doc.text.indexOf('6.1 m'))?.label).toBe('Harbour notes › Tides');
+  });
+
+  it('skips a damaged DOCX with the reason, and tells a DOCX from another ZIP by its main part', async () => {
+    expect(await reason('broken.docx', utf8('PK\u0003\u0004garbage'))).toMatch(/^not a readable DOCX \(/);
+    expect(documentFormat('upload.bin', await notesDocx())).toBe('docx');
+    expect(documentFormat('archive.zip', utf8('PK\u0003\u0004other'))).toBe('text');
+  });
+});
