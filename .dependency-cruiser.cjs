@@ -45,16 +45,16 @@ module.exports = {
     {
       name: 'engine-below-services-and-cli',
       severity: 'error',
-      comment: 'the local engine never imports the local services, the CLI or the generators',
+      comment: 'the local engine never imports the local services, the library API, the CLI or the generators',
       from: { path: '^local/engine/' },
-      to: { path: '^local/(services|cli|generate)/' },
+      to: { path: '^local/((services|cli|generate)/|library\\.ts$)' },
     },
     {
       name: 'services-below-cli',
       severity: 'error',
       comment: 'the local services never import the CLI',
       from: { path: '^local/services/' },
-      to: { path: '^local/(cli|generate)/' },
+      to: { path: '^local/((cli|generate)/|library\\.ts$)' },
     },
     {
       name: 'commands-without-entry',

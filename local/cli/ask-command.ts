@@ -10,7 +10,8 @@ import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../../s
 import { PrepareEventSchema, RunIdSchema } from '../../shared/pipeline/state';
 import { formatResult } from './format';
 import { chunkFitProblem } from '../engine/stack';
-import { runLocal, type LocalProgress } from '../engine/run';
+import type { LocalProgress } from '../engine/run';
+import { ask } from '../library';
 import { resolveCorpus } from '../engine/corpus';
 import { MAX_LLAMA_SEQUENCES } from '../engine/defaults';
 import { schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
@@ -74,11 +75,12 @@ export function addAskCommand(program: Command): void {
       });
       const progress = progressReporter(opts.progress && !opts.json);
       try {
-        const result = await runLocal({
-          files,
+        // The library's ask (local/library.ts), over the files resolved above.
+        const result = await ask({
+          corpus: files,
           question: opts.question,
           options,
-          modelSpec: model,
+          model,
           stateDir: opts.stateDir,
           runId: opts.runId,
           onProgress: progress.onProgress,

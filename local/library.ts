@@ -1,0 +1,146 @@
+/**
+ * The library API of the `extagents` package: `import { ask, survey, startLocalStack } from
+ * 'extagents'`. The same local engine as the CLI (which calls these functions): the synthesized Step
+ * Functions workflow run in-process, DynamoDB on dynalite (127.0.0.1), the bucket as a directory.
+ *
+ * State: each call keeps its objects (the bucket, and DynamoDB data for a resumable run) in
+ * `stateDir`; without one, in a new temporary directory removed when the call returns, so a
+ * library call leaves nothing behind.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { RunOptionsInput } from '../shared/config';
+import { InvalidInputError } from '../shared/errors';
+import type { ModelSpecInput } from '../shared/llm/model-spec';
+import type { SurveyOptionsInput } from '../shared/survey/options';
+import type { RunResult } from '../shared/types';
+import { resolveCorpus, type CorpusFile } from './engine/corpus';
+import { runLocal, type LocalProgress } from './engine/run';
+import { startLocalStack } from './engine/stack';
+import { runLocalSurvey, type LocalSurveyOutput, type LocalSurveyProgress } from './engine/survey';
+
+export { startLocalStack, type LocalStack, type LocalStackOptions } from './engine/stack';
+export { ExtAgentsError, ConfigurationError, InvalidInputError, InvalidRunOptionsError, EmptyCorpusError, ModelError } from '../shared/errors';
+export { NO_ANSWER } from '../shared/types';
+export type { Citation, KarStep, RunResult, SkippedDocument, Usage } from '../shared/types';
+export type { RunOptionsInput } from '../shared/config';
+export type { ModelSpec, ModelSpecInput } from '../shared/llm/model-spec';
+export type { SurveyOptionsInput } from '../shared/survey/options';
+export type { LocalProgress } from './engine/run';
+export { resolveCorpus, type CorpusFile } from './engine/corpus';
+export type { LocalSurveyOutput, LocalSurveyProgress } from './engine/survey';
+
+/** What {@link ask} takes. */
+export interface AskRequest {
+  /**
+   * The corpus: files, directories (every file below), glob patterns, or `sotu`, as for `extagents
+   * ask --corpus`; or files already resolved (`resolveCorpus`), as the CLI passes them.
+   */
+  corpus: string | readonly string[] | readonly CorpusFile[];
+  question: string;
+  /** `extractive` (default, offline), `bedrock:<seeker>[,<reasoner>]`, `openai:<model>[,<reasoner>]` or `llama:<model.gguf>[,<reasoner.gguf>]`, or a parsed spec. */
+  model?: ModelSpecInput;
+  /** Run options (README, "Configuration reference"); every field optional, defaults from the schema. */
+  options?: RunOptionsInput;
+  /** Where the run keeps its objects; default: a temporary directory removed afterwards. */
+  stateDir?: string;
+  /** A run id: kept under `stateDir` (which it then needs), and the same id resumes the run. */
+  runId?: string;
+  /** Directory the corpus arguments are relative to. @default process.cwd() */
+  cwd?: string;
+  onProgress?: (progress: LocalProgress) => void;
+  /** Aborting stops the run (no new seeking agent starts). */
+  signal?: AbortSignal;
+}
+
+/**
+ * Answer a question over a corpus with ExtAgents: seeking agents per chunk, global knowledge
+ * synchronization, knowledge-accumulating reasoning (paper, section 2).
+ * @returns the run's result: `answer` (or "NO ANSWER"), `answerable`, `citations` (document,
+ *   offsets in UTF-16 code units, quote, location), `trace`, `usage`, `skipped`, `warnings`.
+ * @throws InvalidInputError for a corpus argument that matches nothing, a bad question or run id;
+ *   InvalidRunOptionsError for invalid options; ConfigurationError for a bad model spec or an
+ *   unreachable model; the typed error that failed the run (EmptyCorpusError, ModelError, …).
+ */
+export async function ask(request: AskRequest): Promise<RunResult> {
+  if (request.runId !== undefined && request.stateDir === undefined) {
+    throw new InvalidInputError('ask: a runId needs a stateDir (the run is kept there to be resumed)');
+  }
+  const files = await corpusFiles(request.corpus, request.cwd);
+  return withStateDir(request.stateDir, (stateDir) =>
+    runLocal({
+      files,
+      question: request.question,
+      options: request.options,
+      modelSpec: request.model,
+      stateDir,
+      runId: request.runId,
+      onProgress: request.onProgress,
+      signal: request.signal,
+    }),
+  );
+}
+
+/** What {@link survey} takes. */
+export interface SurveyRequest {
+  /** The papers: a JSONL/JSON file of records, text files or directories, as for `extagents survey --corpus`. */
+  corpus: string | string[];
+  topic: string;
+  /** Markdown output path; the metadata goes next to it with the extension `.json`. */
+  output: string;
+  model?: ModelSpecInput;
+  /** Survey options (docs/SURVEY.md): target words, sections, chunk size, rounds, concurrency. */
+  options?: SurveyOptionsInput;
+  /** Where the survey execution keeps its objects; default: a temporary directory removed afterwards. */
+  stateDir?: string;
+  cwd?: string;
+  onProgress?: (progress: LocalSurveyProgress) => void;
+  signal?: AbortSignal;
+}
+
+/**
+ * Write a long survey of a topic with verified citations (docs/SURVEY.md), through the survey state
+ * machine on the local stack.
+ * @returns the paths written, the Markdown, the metadata (sections, citations kept and removed).
+ * @throws the survey's typed errors (NoEvidenceError when nothing in the corpus is relevant, …).
+ */
+export async function survey(request: SurveyRequest): Promise<LocalSurveyOutput> {
+  return withStateDir(request.stateDir, async (stateDir) => {
+    const stack = await startLocalStack({ stateDir, modelSpec: request.model });
+    try {
+      return await runLocalSurvey(
+        {
+          corpus: Array.isArray(request.corpus) ? request.corpus : [request.corpus],
+          topic: request.topic,
+          output: request.output,
+          ...(request.options !== undefined && { options: request.options as Record<string, unknown> }),
+          ...(request.cwd !== undefined && { cwd: request.cwd }),
+          ...(request.onProgress !== undefined && { onProgress: request.onProgress }),
+          ...(request.signal !== undefined && { signal: request.signal }),
+        },
+        stack,
+      );
+    } finally {
+      await stack.stop();
+    }
+  });
+}
+
+/** The corpus files of an {@link AskRequest}'s `corpus`. */
+async function corpusFiles(corpus: AskRequest['corpus'], cwd: string | undefined): Promise<CorpusFile[]> {
+  if (typeof corpus === 'string') return resolveCorpus([corpus], cwd);
+  if (corpus.every((c): c is string => typeof c === 'string')) return resolveCorpus([...corpus], cwd);
+  return [...(corpus as readonly CorpusFile[])];
+}
+
+/** Run `work` in `stateDir`, or in a new temporary directory removed afterwards. */
+async function withStateDir<T>(stateDir: string | undefined, work: (dir: string) => Promise<T>): Promise<T> {
+  if (stateDir !== undefined) return work(stateDir);
+  const temporary = await mkdtemp(path.join(os.tmpdir(), 'extagents-'));
+  try {
+    return await work(temporary);
+  } finally {
+    await rm(temporary, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * The library API (local/library.ts, the package's entry): `ask` answers over files with the offline
+ * model and leaves no temporary state behind; a resumable run needs a state directory. The packed
+ * package itself is checked by scripts/check-pack.sh (CI), which installs it in an empty project.
+ */
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { InvalidInputError, ask, resolveCorpus } from '../../local/library';
+
+jest.setTimeout(60_000);
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'extagents-library-'));
+  writeFileSync(path.join(dir, 'bridge.txt'), 'The bridge opened to traffic in May 1937. Joseph Strauss was the chief engineer of the Golden Gate Bridge.');
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const temporaryStates = (): string[] => readdirSync(tmpdir()).filter((name) => /^extagents-[A-Za-z0-9]{6}$/.test(name));
+
+describe('ask (library)', () => {
+  it('answers from the corpus with citations, and removes the temporary state directory it made', async () => {
+    const before = new Set(temporaryStates());
+
+    const result = await ask({ corpus: 'bridge.txt', cwd: dir, question: 'Who was the chief engineer of the Golden Gate Bridge?' });
+
+    expect(result.answerable).toBe(true);
+    expect(result.answer).toContain('Joseph Strauss');
+    expect(result.citations[0]).toMatchObject({ documentId: 'bridge.txt', quote: expect.stringContaining('Strauss') });
+    expect(temporaryStates().filter((name) => !before.has(name))).toEqual([]);
+  });
+
+  it('keeps the run in a given state directory, and takes files already resolved', async () => {
+    const stateDir = path.join(dir, 'state');
+    const files = await resolveCorpus([path.join(dir, 'bridge.txt')]);
+
+    const result = await ask({ corpus: files, question: 'When did the bridge open to traffic?', stateDir, options: { rounds: 1 } });
+
+    expect(result.answer).toContain('1937');
+    expect(existsSync(path.join(stateDir, 'bucket', 'runs', result.runId, 'result.json'))).toBe(true);
+  });
+
+  it('refuses a run id without a state directory (the run could not be resumed)', async () => {
+    await expect(ask({ corpus: 'bridge.txt', cwd: dir, question: 'Who?', runId: 'r1' })).rejects.toThrow(InvalidInputError);
+  });
+});
