@@ -72,6 +72,8 @@ export interface ExtAgentsApiProps {
   readonly startRunThrottling?: ThrottleSettings;
   /** `POWERTOOLS_SERVICE_NAME` of the function's logs. @default "extagents" */
   readonly serviceName?: string;
+  /** The workflow's model spec (`MODEL_SPEC`): prices a run's estimate, so `maxCostUsd` over an ingested corpus is a 422 up front. @default none (Prepare checks the limit) */
+  readonly modelSpec?: string;
 }
 
 /** The API Gateway REST API of ExtAgents with its Lambda function. */
@@ -101,6 +103,7 @@ export class ExtAgentsApi extends Construct {
         STATE_MACHINE_ARN: props.stateMachine.stateMachineArn,
         POWERTOOLS_SERVICE_NAME: props.serviceName ?? 'extagents',
         NODE_OPTIONS: '--enable-source-maps',
+        ...(props.modelSpec !== undefined && { MODEL_SPEC: props.modelSpec }),
       },
       logRetention,
       concurrency: {

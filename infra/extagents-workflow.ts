@@ -24,6 +24,7 @@ import { STEPFUNCTIONS_USE_DISTRIBUTED_MAP_RESULT_WRITER_V2 } from 'aws-cdk-lib/
 import { Construct } from 'constructs';
 import {
   ConfigurationError,
+  CostLimitExceededError,
   InvalidRunOptionsError,
   EmptyCorpusError,
   InvalidInputError,
@@ -66,7 +67,7 @@ export const LAMBDA_SERVICE_ERRORS = [
 export { EXCEED_TOLERATED_FAILURE_THRESHOLD };
 
 /** Errors of Prepare that end the run at `PrepareFailed` with the handler's error name and cause. */
-export const PREPARE_ERRORS = [EmptyCorpusError.name, ConfigurationError.name, InvalidInputError.name, InvalidRunOptionsError.name] as const;
+export const PREPARE_ERRORS = [EmptyCorpusError.name, ConfigurationError.name, InvalidInputError.name, InvalidRunOptionsError.name, CostLimitExceededError.name] as const;
 
 /**
  * Retry of a Seek, Reason or AnswerBestEffort task failed by a transient model error
@@ -126,7 +127,7 @@ export interface ExtAgentsWorkflowProps {
  *            | round < rounds and pool non-empty -> Synchronize -> SeekChunks (next round)
  *            | bestEffort -> AnswerBestEffort -> Finalize | otherwise -> Finalize (refusal)
  *
- * Errors: Prepare's EmptyCorpusError / ConfigurationError / InvalidInputError / InvalidRunOptionsError -> PrepareFailed;
+ * Errors: Prepare's EmptyCorpusError / ConfigurationError / InvalidInputError / InvalidRunOptionsError / CostLimitExceededError -> PrepareFailed;
  * SeekChunks' States.ExceedToleratedFailureThreshold, then States.ALL -> SeekingFailed. Both Fail
  * states take Error and Cause from the caught error (ErrorPath `$.Error`, CausePath `$.Cause`).
  *

@@ -6,6 +6,7 @@
  */
 import { logged, type HandlerLogger } from './logged';
 import type { AgentModel, BlobStore, MessageStore } from '../shared/ports';
+import type { ModelSpec } from '../shared/llm/model-spec';
 import { finalizeRun } from '../shared/pipeline/finalize';
 import { prepareRun } from '../shared/pipeline/prepare';
 import { reasonStep } from '../shared/pipeline/reason';
@@ -27,6 +28,8 @@ export interface HandlerDeps {
   store: MessageStore;
   /** Created on first use: Prepare, Synchronize and Finalize never call a model. */
   model: () => AgentModel;
+  /** The model spec, which prices Prepare's cost estimate for `maxCostUsd` (shared/cost.ts). */
+  modelSpec?: ModelSpec;
   /**
    * Structured logger (Powertools Logger in AWS, lambdas/adapters/logging.ts). Absent = no logging:
    * the local run passes none, so it stays quiet.
@@ -48,7 +51,7 @@ export interface WorkflowHandlers {
 export function makeHandlers(deps: HandlerDeps): WorkflowHandlers {
   const { blobs, store, logger } = deps;
   return {
-    prepare: logged(logger, 'Prepare', 'info', async (event) => prepareRun(parseEvent(PrepareEventSchema, event, 'Prepare'), { blobs })),
+    prepare: logged(logger, 'Prepare', 'info', async (event) => prepareRun(parseEvent(PrepareEventSchema, event, 'Prepare'), { blobs, modelSpec: deps.modelSpec })),
     seek: logged(logger, 'Seek', 'debug', async (event) => seekChunk(parseEvent(SeekEventSchema, event, 'Seek'), { blobs, store, model: deps.model })),
     reason: logged(logger, 'Reason', 'info', async (event) => reasonStep(parseEvent(ReasonEventSchema, event, 'Reason'), { blobs, store, model: deps.model() })),
     synchronize: logged(logger, 'Synchronize', 'info', async (event) => synchronizeRound(parseEvent(WorkflowStateSchema, event, 'Synchronize'), { blobs, store })),

@@ -24,6 +24,11 @@ export const RunOptionsSchema = z
     concurrency: z.number().int().min(1).max(10_000).default(8),
     /** Share of chunks whose seeking agent may fail permanently before the run fails (percent). */
     toleratedFailurePercentage: z.number().min(0).max(100).default(5),
+    /**
+     * Refuse the run before any model call when its cost estimate (shared/cost.ts: at most, in USD,
+     * from the dated price table) is over this, or when its model has no price. Absent = no limit.
+     */
+    maxCostUsd: z.number().min(0).max(1_000_000).optional(),
   })
   .strict();
 

@@ -23,6 +23,29 @@ export class InvalidInputError extends ExtAgentsError {}
  */
 export class InvalidRunOptionsError extends InvalidInputError {}
 
+/**
+ * The run's cost estimate (shared/cost.ts) is over its `maxCostUsd`, or it has no price to compare:
+ * refused in Prepare (or by the API, 422) before any model call. A kind of InvalidInputError.
+ */
+export class CostLimitExceededError extends InvalidInputError {
+  /** The estimate that was refused (calls and tokens at most per role, USD when priced), and the limit. */
+  readonly estimate?: CostLimitEstimate;
+
+  constructor(message: string, options?: { cause?: unknown; estimate?: CostLimitEstimate }) {
+    super(message, options?.cause !== undefined ? { cause: options.cause } : undefined);
+    if (options?.estimate) this.estimate = options.estimate;
+  }
+}
+
+/** What a {@link CostLimitExceededError} refused (shared/cost.ts). */
+export interface CostLimitEstimate {
+  seeker: { calls: number; inputTokens: number; outputTokens: number };
+  reasoner: { calls: number; inputTokens: number; outputTokens: number };
+  /** USD at most; absent when a role has no price. */
+  totalUsd?: number;
+  maxCostUsd: number;
+}
+
 /** The corpus has no usable text after skipping unusable documents (raised before any model call). */
 export class EmptyCorpusError extends ExtAgentsError {}
 
@@ -81,6 +104,7 @@ export const ERROR_CLASSES: Readonly<Record<string, new (message: string, option
   ConfigurationError,
   InvalidInputError,
   InvalidRunOptionsError,
+  CostLimitExceededError,
   EmptyCorpusError,
   ModelThrottledError,
   ModelUnavailableError,

@@ -148,6 +148,22 @@ export function documentSummary(doc: SourceDocument): DocumentSummary {
   return { id: doc.id, chars: doc.text.length, ...(doc.format && doc.format !== 'text' && { format: doc.format }), ...(doc.locations && { locations: doc.locations }) };
 }
 
+/** The estimate of one role. */
+export interface RoleEstimate {
+  /** At most this many model calls. */
+  calls: number;
+  /** At most this many input tokens, summed over the calls. */
+  inputTokens: number;
+  /** At most this many output tokens, summed over the calls. */
+  outputTokens: number;
+}
+
+/** What a run costs at most, in calls and tokens (shared/cost.ts `estimateRun`; prices: `priceEstimate`). */
+export interface RunEstimate {
+  seeker: RoleEstimate;
+  reasoner: RoleEstimate;
+}
+
 /** A document that was not chunked, and why (binary, invalid UTF-8, empty, whitespace only). */
 export interface SkippedDocument {
   documentId: string;
@@ -195,6 +211,8 @@ export interface RunResult {
    * the calls its interrupted executions really made (the same holds for `retries` and `warnings`).
    */
   usage: Usage;
+  /** What Prepare estimated before any model call (shared/cost.ts: at most), beside `usage`; absent for runs prepared before estimates. */
+  estimate?: RunEstimate;
   rounds: number;
   chunks: number;
   poolSize: number;

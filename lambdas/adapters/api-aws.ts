@@ -15,6 +15,7 @@ import { S3IdempotencyStore } from './s3-idempotency-store';
 import { S3Presigner, createPresigningS3Client } from './s3-presigner';
 import { SfnRunLauncher } from './sfn-run-launcher';
 import { StateMachineArnSchema, loadLambdaEnv } from './lambda-env';
+import { parseModelSpec } from '../../shared/llm/model-spec';
 
 const ApiEnvSchema = z.object({
   /** DynamoDB table of messages and runs. */
@@ -23,6 +24,8 @@ const ApiEnvSchema = z.object({
   BUCKET_NAME: z.string().min(1),
   /** The workflow's state machine. */
   STATE_MACHINE_ARN: StateMachineArnSchema,
+  /** The workflow's model spec: prices a run's estimate for `maxCostUsd` (absent: Prepare checks the limit). */
+  MODEL_SPEC: z.string().min(1).optional(),
 });
 
 export type ApiEnv = z.infer<typeof ApiEnvSchema>;
@@ -47,4 +50,5 @@ export const apiDeps: ApiDeps = {
   launcher: new SfnRunLauncher(sfn, env.STATE_MACHINE_ARN),
   presigner: new S3Presigner(createPresigningS3Client(), env.BUCKET_NAME),
   idempotency: new S3IdempotencyStore(s3, env.BUCKET_NAME),
+  ...(env.MODEL_SPEC !== undefined && { modelSpec: parseModelSpec(env.MODEL_SPEC) }),
 };

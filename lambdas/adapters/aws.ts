@@ -17,6 +17,7 @@ import { createAgentModel } from './model';
 import type { OpenAiOptions } from './openai';
 import { openAiApiKeyProvider, type ApiKeyProvider } from './openai-key';
 import { S3BlobStore } from './s3-blob-store';
+import { parseModelSpec } from '../../shared/llm/model-spec';
 
 const env = loadEnv();
 const s3 = new S3Client({});
@@ -49,5 +50,6 @@ export const awsDeps: HandlerDeps = {
   blobs: new S3BlobStore(s3, env.BUCKET_NAME),
   store: new DynamoMessageStore(dynamo, { tableName: env.TABLE_NAME, retentionDays: env.RUN_RETENTION_DAYS }),
   model: () => (model ??= createAgentModel(env.MODEL_SPEC, (): BedrockRuntimeClient => createBedrockClient(), openAiOptions, openAiApiKey)),
+  modelSpec: parseModelSpec(env.MODEL_SPEC),
   logger,
 };

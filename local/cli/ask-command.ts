@@ -8,7 +8,8 @@ import { ExtAgentsError, InvalidInputError } from '../../shared/errors';
 import { issueMessages } from '../../shared/validation';
 import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../../shared/config';
 import { PrepareEventSchema, RunIdSchema } from '../../shared/pipeline/state';
-import { formatResult } from './format';
+import { formatEstimate, formatResult } from './format';
+import { estimateLocal } from '../engine/estimate';
 import { chunkFitProblem } from '../engine/stack';
 import type { LocalProgress } from '../engine/run';
 import { ask } from '../library';
@@ -36,6 +37,8 @@ export function addAskCommand(program: Command): void {
     .option('--sync-budget <tokens>', schemaHelp('token budget of the synchronized messages each seeking agent reads in rounds >= 2; llama: 12% of the context', RunOptionsSchema, 'syncBudgetTokens'), schemaFlag('--sync-budget', RunOptionsSchema, 'syncBudgetTokens'), schemaDefault(RunOptionsSchema, 'syncBudgetTokens'))
     .option('--tolerated-failure <percent>', schemaHelp('share of chunks whose seeking agent may fail before the run fails', RunOptionsSchema, 'toleratedFailurePercentage'), schemaFlag('--tolerated-failure', RunOptionsSchema, 'toleratedFailurePercentage'), schemaDefault(RunOptionsSchema, 'toleratedFailurePercentage'))
     .option('--best-effort', 'answer from the best evidence after the last round instead of refusing', false)
+    .option('--estimate', 'print what the run would cost at most (calls, tokens, USD per role; README, "Cost before spending") and exit, before any model call', false)
+    .option('--max-cost <usd>', schemaHelp('refuse the run before any model call when its estimate is over this many USD, or its model has no price', RunOptionsSchema, 'maxCostUsd'), schemaFlag('--max-cost', RunOptionsSchema, 'maxCostUsd'))
     .option('--run-id <id>', 'run id (default: generated); with an explicit id the run is kept under --state-dir and the same id resumes it (chunks already sought are not sent to the model again)')
     .option('--state-dir <dir>', 'where local runs keep their objects', '.extagents')
     .option('--json', 'print the result as one JSON object on stdout', false)
@@ -57,6 +60,7 @@ export function addAskCommand(program: Command): void {
           syncBudgetTokens: given('syncBudget'),
           toleratedFailurePercentage: given('toleratedFailure'),
           bestEffort: given('bestEffort'),
+          maxCostUsd: opts.maxCost,
         }).filter(([, value]) => value !== undefined),
       );
       applyStructured(opts.structured);
@@ -73,6 +77,11 @@ export function addAskCommand(program: Command): void {
       const files = await resolveCorpus(opts.corpus).catch((error: unknown) => {
         throw error instanceof InvalidInputError ? new UsageError(`--corpus: ${error.message}`, { cause: error }) : error;
       });
+      if (opts.estimate) {
+        const { estimate, corpus } = await estimateLocal({ files, question: opts.question, options, model });
+        process.stdout.write(opts.json ? `${JSON.stringify({ ...estimate, corpus })}\n` : `${formatEstimate(estimate, corpus)}\n`);
+        return;
+      }
       const progress = progressReporter(opts.progress && !opts.json);
       try {
         // The library's ask (local/library.ts), over the files resolved above.
@@ -105,6 +114,8 @@ interface AskOptions {
   syncBudget: number;
   toleratedFailure: number;
   bestEffort: boolean;
+  estimate: boolean;
+  maxCost?: number;
   runId?: string;
   stateDir: string;
   json: boolean;

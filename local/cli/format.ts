@@ -1,6 +1,7 @@
 /**
  * Human-readable rendering of a run result for the CLI (the `--json` output is the RunResult itself).
  */
+import { formatUsd, type PricedEstimate } from '../../shared/cost';
 import type { RunResult, Usage } from '../../shared/types';
 
 const n = (x: number): string => x.toLocaleString('en-US');
@@ -69,6 +70,10 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
   lines.push(`Corpus: ${count(result.chunks, 'chunk')}; pool: ${count(result.poolSize, 'message')}; rounds run: ${result.rounds}`);
   lines.push('Usage:');
   for (const line of formatUsage(result.usage)) lines.push(`  ${line}`);
+  if (result.estimate) {
+    const e = result.estimate;
+    lines.push(`  estimated before the run, at most: seeker ${count(e.seeker.calls, 'call')}, ${n(e.seeker.inputTokens)} / ${n(e.seeker.outputTokens)} tokens; reasoner ${count(e.reasoner.calls, 'call')}, ${n(e.reasoner.inputTokens)} / ${n(e.reasoner.outputTokens)} tokens`);
+  }
   if (result.skipped.length > 0) {
     lines.push(`Skipped documents (${result.skipped.length}):`);
     for (const s of result.skipped) lines.push(`  ${s.documentId}: ${s.reason}`);
@@ -84,5 +89,24 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
     for (const w of result.warnings) lines.push(`  ${w}`);
   }
   if (elapsedMs !== undefined) lines.push(`Time: ${(elapsedMs / 1000).toFixed(1)} s`);
+  return lines.join('\n');
+}
+
+/**
+ * A priced estimate (`ask --estimate`), e.g.
+ * `seeker: at most 558 calls, 5,581,050 input / 326,988 output tokens, $1.30 (bedrock:…, $0.22 / $0.22 per 1M tokens, 2026-11-30, unverified)`.
+ */
+export function formatEstimate(priced: PricedEstimate, corpus: { chunks: number; tokens: number; rounds: number }): string {
+  const lines = [`Estimate before any model call (an upper bound): ${count(corpus.chunks, 'chunk')}, ${n(corpus.tokens)} tokens, ${corpus.rounds} round(s)`];
+  for (const role of ['seeker', 'reasoner'] as const) {
+    const e = priced[role];
+    const p = priced.prices[role];
+    const price = p.priced
+      ? `$${formatUsd(p.usd)} (${p.model}, $${p.inputUsdPerMTok} / $${p.outputUsdPerMTok} per 1M tokens, ${p.asOf}${p.verified ? '' : ', unverified'})`
+      : `no price: ${p.reason}`;
+    lines.push(`  ${role}: at most ${count(e.calls, 'call')}, ${n(e.inputTokens)} input / ${n(e.outputTokens)} output tokens, ${price}`);
+  }
+  lines.push(priced.totalUsd !== undefined ? `  total: at most $${formatUsd(priced.totalUsd)}` : '  total: no price (a role has none)');
+  lines.push(`Prices of ${priced.priceTable.writtenOn}: ${priced.priceTable.warning}`);
   return lines.join('\n');
 }

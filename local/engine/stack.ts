@@ -31,7 +31,7 @@ import { EXCEED_TOLERATED_FAILURE_THRESHOLD } from '../../shared/pipeline/state'
 import { loadRunRecord } from '../../shared/pipeline/run-record';
 import { seekingFailureError } from '../../shared/pipeline/seek-failures';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../shared/llm/agents';
-import { toModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
+import { toModelSpec, type ModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
 import { runOptionDefaultsForContext, type RunOptionsInput } from '../../shared/config';
 import { largestChunkTokens, loadLlamaModels, SEEK_PROMPT_OVERHEAD_TOKENS, TOKENIZER_RATIO_ALLOWANCE } from './llama';
 import type { AgentModel, BlobStore, MessageStore } from '../../shared/ports';
@@ -114,6 +114,8 @@ export interface LocalStack {
    * options its input leaves unset; callers comparing options (resume) apply them the same way.
    */
   readonly runOptionDefaults: RunOptionsInput;
+  /** The stack's model spec, parsed (it prices cost estimates: shared/cost.ts). */
+  readonly modelSpec: ModelSpec;
   /**
    * Check run options against the stack's model before any work (a `llama:` model's context must
    * hold a chunk's seeking prompt); `execute` runs the same check.
@@ -198,6 +200,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       blobs,
       store,
       model: () => (model ??= createAgentModel(modelSpec, () => createBedrockClient())),
+      modelSpec,
     });
     // The survey roles as the survey Lambda entry point builds them (lambdas/survey.ts), on first use.
     let surveyModel: SurveyModel | undefined = options.surveyModel ?? llama?.survey;
@@ -267,6 +270,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       definition: resolved.definition,
       surveyDefinition: surveyResolved.definition,
       runOptionDefaults,
+      modelSpec,
       checkRunOptions: (runOptions) => {
         if (llama) checkChunkFits({ ...runOptionDefaults, ...runOptions }.chunkTokens, llama.contextTokens);
       },

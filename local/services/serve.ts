@@ -207,6 +207,7 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
       launcher,
       presigner: uploads.presigner(() => baseUrl),
       idempotency: new BlobIdempotencyStore(stack.blobs),
+      modelSpec: stack.modelSpec,
     },
     { onInternalError: (error) => log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`) },
   );

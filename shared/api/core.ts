@@ -6,7 +6,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import pLimit from 'p-limit';
-import { parseRunOptions } from '../config';
+import { parseRunOptions, type RunOptions } from '../config';
+import { enforceCostLimit, estimateRun, priceEstimate } from '../cost';
+import type { ModelSpec } from '../llm/model-spec';
+import { getCorpusIngestion } from '../pipeline/ingest';
 import { corpusPrefix, resolveCorpusRef, type CorpusSelection } from '../corpus';
 import { InvalidInputError, NotFoundError } from '../errors';
 import { IdempotencyConflictError, MissingCorpusError, RequestValidationError, type RequestIssue } from './errors';
@@ -46,6 +49,11 @@ export interface ApiDeps {
   now?: () => Date;
   /** `bytes` random bytes as lower-case hex (tests pass a deterministic one). */
   randomHex?: (bytes: number) => string;
+  /**
+   * The deployment's model, which prices a run's estimate: with it, a run whose `options.maxCostUsd`
+   * its ingested corpus already exceeds is refused with 422 before it starts (else Prepare refuses it).
+   */
+  modelSpec?: ModelSpec;
 }
 
 /** Who calls and where the API is, for idempotency scoping and links. */
@@ -119,6 +127,7 @@ export class ApiCore {
         replayed = true;
       } else {
         await this.checkCorpusExists(body.corpus, corpus);
+        await this.checkCostLimit(body, options);
         const raced = await this.deps.idempotency.claim({ ...record, createdAt: this.now().toISOString() });
         if (raced) {
           assertSameRequest(raced, record.requestHash);
@@ -127,6 +136,7 @@ export class ApiCore {
       }
     } else {
       await this.checkCorpusExists(body.corpus, corpus);
+      await this.checkCostLimit(body, options);
     }
 
     const { started } = await this.deps.launcher.start(runId, input);
@@ -324,6 +334,21 @@ export class ApiCore {
   }
 
   /** Fail with MissingCorpusError (404) naming the corpus field when it has no object (id, prefix) or a key is missing. */
+  /**
+   * Refuse (422) a run whose `maxCostUsd` its corpus already exceeds, when that can be known before
+   * Prepare: a corpus id ingested with the run's chunk size (the ingestion summary counts its chunks
+   * and tokens). Any other corpus is checked by Prepare itself, before any model call.
+   * @throws CostLimitExceededError with the estimate.
+   */
+  private async checkCostLimit(body: CreateRunRequest, options: RunOptions): Promise<void> {
+    if (options.maxCostUsd === undefined || body.corpus.id === undefined || !this.deps.modelSpec) return;
+    const ingestion = await getCorpusIngestion(this.deps.blobs, body.corpus.id);
+    if (!ingestion || ingestion.chunkTokens !== options.chunkTokens || ingestion.totals.chunks === 0) return;
+    // The chunks' tokens: the documents' tokens (a chunk holds whole pieces of documents; separators are not counted).
+    const estimate = estimateRun({ chunks: ingestion.totals.chunks, chunkTokensTotal: ingestion.totals.tokens, question: body.question, options });
+    enforceCostLimit(priceEstimate(estimate, this.deps.modelSpec), options.maxCostUsd);
+  }
+
   private async checkCorpusExists(ref: CreateRunRequest['corpus'], corpus: CorpusSelection): Promise<void> {
     const issues: RequestIssue[] = [];
     if (corpus.keys) {

@@ -9,7 +9,7 @@
  * RFC 9457 section 4.2.1); otherwise a `tag:` URI (RFC 4151: a stable, non-resolvable identifier,
  * listed in docs/API.md).
  */
-import { ExtAgentsError, InvalidInputError, NotFoundError } from '../errors';
+import { CostLimitExceededError, ExtAgentsError, InvalidInputError, NotFoundError } from '../errors';
 import {
   IdempotencyConflictError,
   MissingCorpusError,
@@ -34,6 +34,8 @@ export const PROBLEM_TYPES = {
   corpusNotFound: 'tag:extagents,2026:corpus-not-found',
   /** The `Idempotency-Key` was first used with a different request. */
   idempotencyConflict: 'tag:extagents,2026:idempotency-conflict',
+  /** The run's cost estimate is over its `options.maxCostUsd` (or its model has no price); `estimate` says what was refused. */
+  costLimitExceeded: 'tag:extagents,2026:cost-limit-exceeded',
 } as const;
 
 /** An HTTP response as the API core returns it (the adapters write it out). */
@@ -55,6 +57,7 @@ const STATUS_PHRASES: Record<number, string> = {
   409: 'Conflict',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
   429: 'Too Many Requests',
   431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
@@ -84,6 +87,7 @@ function problemErrorsOf(issues: readonly RequestIssue[]): NonNullable<Problem['
  * | RequestValidationError | 400 | validation-error (with `errors`) |
  * | PayloadTooLargeError | 413 | about:blank |
  * | UnsupportedMediaTypeError | 415 | about:blank |
+ * | CostLimitExceededError | 422 | cost-limit-exceeded (with `estimate`) |
  * | other InvalidInputError | 400 | invalid-request |
  * | MissingCorpusError | 404 | corpus-not-found (with `errors`) |
  * | other NotFoundError | 404 | about:blank |
@@ -103,6 +107,9 @@ export function problemOf(error: unknown): Problem {
   }
   if (error instanceof MissingCorpusError) {
     return { type: PROBLEM_TYPES.corpusNotFound, title: 'The corpus has no object to read', status: 404, detail: error.message, errors: problemErrorsOf(error.issues) };
+  }
+  if (error instanceof CostLimitExceededError) {
+    return { type: PROBLEM_TYPES.costLimitExceeded, title: 'The run would cost more than maxCostUsd allows', status: 422, detail: error.message, ...(error.estimate && { estimate: error.estimate }) };
   }
   if (error instanceof PayloadTooLargeError) return plainProblem(413, error.message);
   if (error instanceof UnsupportedMediaTypeError) return plainProblem(415, error.message);

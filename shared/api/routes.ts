@@ -82,7 +82,7 @@ export const API_ROUTES: readonly RouteSpec[] = [
         ListRunMessages: { operationId: 'listRunMessages', parameters: { runId: '$response.body#/runId' }, description: "The started run's messages." },
       },
     },
-    problems: [400, 404, 409, 413, 415],
+    problems: [400, 404, 409, 413, 415, 422],
   },
   {
     operationId: 'getRun',

@@ -204,6 +204,8 @@ const CitationSchema = z.object({
   page: z.number().int().optional().describe('The 1-based PDF page of the quote'),
 });
 
+const RoleEstimateSchema = z.object({ calls: z.number().int(), inputTokens: z.number().int(), outputTokens: z.number().int() });
+
 const SkippedDocumentSchema = z.object({ documentId: z.string(), reason: z.string() });
 
 const ChunkFailureSchema = z.object({ chunk: z.number().int(), round: z.number().int(), error: z.string(), message: z.string() });
@@ -226,6 +228,10 @@ export const RunResultSchema = z
     citations: z.array(CitationSchema),
     trace: z.array(KarStepSchema).describe('One entry per knowledge-accumulating reasoning step'),
     usage: UsageSchema,
+    estimate: z
+      .object({ seeker: RoleEstimateSchema, reasoner: RoleEstimateSchema })
+      .optional()
+      .describe('What Prepare estimated before any model call: at most this many calls and tokens per role (README, "Cost before spending")'),
     rounds: z.number().int(),
     chunks: z.number().int(),
     poolSize: z.number().int(),
@@ -384,6 +390,10 @@ export const ProblemSchema = z
       )
       .optional()
       .describe('Every validation problem found'),
+    estimate: z
+      .object({ seeker: RoleEstimateSchema, reasoner: RoleEstimateSchema, totalUsd: z.number().optional(), maxCostUsd: z.number() })
+      .optional()
+      .describe('cost-limit-exceeded: the refused estimate (at most, per role; USD when the model has a price) and the limit'),
   })
   .register(responseRegistry, { id: 'Problem', description: 'An error (RFC 9457 problem details).' });
 

@@ -6,7 +6,7 @@
  * Figures: EM, F1 and evidence recall (means over the group's examples; a failed example scores 0 and
  * is counted in `errors`; evidence recall over the examples that have gold evidence), model calls and
  * input/output tokens per role per query (means), the estimated cost per query (the dated price table
- * of shared/eval/prices.ts; null when a model has no price), the MODELED latency per query (critical
+ * of shared/prices.ts; null when a model has no price), the MODELED latency per query (critical
  * path of the call graph, shared/eval/latency.ts: assumptions, not measurements) and the measured wall
  * time of this process (the machine the runner ran on; with the offline model it is not a latency of
  * the deployed service).
@@ -24,7 +24,7 @@ import { renderLineChartPng, type ChartPoint } from './charts';
 import { defaultDataRoot } from './datasets';
 import { type DataWarning, formatWarning, parseJsonLines } from './jsonl';
 import { DEFAULT_LATENCY_MODEL, type LatencyModel, modeledLatency } from './latency';
-import { costUsd, loadPriceTable, type ModelPrice, type PriceTable, priceOf } from './prices';
+import { costUsd, loadPriceTable, type ModelPrice, type PriceTable, priceOf } from '../prices';
 import { type EvalRecord, STRATEGIES, type StrategyName } from './records';
 import { issuesText } from '../validation';
 
@@ -220,7 +220,7 @@ const fmtPaired = (c: PairedComparison | undefined): string =>
 
 /** Options of `buildReport`. */
 export interface ReportOptions {
-  /** Price table (default: shared/eval/prices.json). */
+  /** Price table (default: shared/prices.json). */
   prices?: PriceTable;
   /** Latency model of the modeled figures (default `DEFAULT_LATENCY_MODEL`). */
   latency?: LatencyModel;

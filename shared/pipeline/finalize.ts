@@ -87,6 +87,7 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
       ...(forced ? { forced } : {}),
     })),
     usage: counters.usage,
+    ...(record.estimate && { estimate: record.estimate }),
     rounds: state.round,
     chunks: record.chunks,
     poolSize: await store.poolSize(state.runId, state.round),

@@ -10,7 +10,9 @@
  */
 import pLimit from 'p-limit';
 import { parseRunOptions } from '../config';
-import { EmptyCorpusError, InvalidInputError } from '../errors';
+import { CostLimitExceededError, EmptyCorpusError, InvalidInputError } from '../errors';
+import { enforceCostLimit, estimateRun, priceEstimate } from '../cost';
+import type { ModelSpec } from '../llm/model-spec';
 import type { BlobStore } from '../ports';
 import { TOKENIZER_NAME } from '../tokenizer';
 import { documentSummary, type DocumentSummary, type SkippedDocument } from '../types';
@@ -30,6 +32,8 @@ import type { PrepareEvent, WorkflowState } from './state';
 
 export interface PrepareDeps {
   blobs: BlobStore;
+  /** The deployment's model, which prices the run's estimate for `maxCostUsd` (no spec: no price, so a limit refuses). */
+  modelSpec?: ModelSpec;
   /** Clock for the run record (tests pass a fixed one). */
   now?: () => Date;
 }
@@ -76,6 +80,12 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
     // (its manifest last, so a Prepare killed meanwhile leaves no entry; equal content, equal objects).
     await writeChunkCache(blobs, { cacheKey, contentHash, chunkTokens: options.chunkTokens, corpus, createdAt: (deps.now ?? (() => new Date()))().toISOString() });
   }
+  // What the run costs at most, before any model call; a cost limit refuses it here.
+  const estimate = estimateRun({ chunks: chunkCount, chunkTokensTotal: tokens, question: event.question.trim(), options });
+  if (options.maxCostUsd !== undefined) {
+    if (!deps.modelSpec) throw new CostLimitExceededError(`Refused before any model call: maxCostUsd ${options.maxCostUsd} cannot be checked: the deployment's model is not known to Prepare`);
+    enforceCostLimit(priceEstimate(estimate, deps.modelSpec), options.maxCostUsd);
+  }
   const record: RunRecord = {
     runId: event.runId,
     question: event.question.trim(),
@@ -87,6 +97,7 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
     tokenizer: TOKENIZER_NAME,
     createdAt: (deps.now ?? (() => new Date()))().toISOString(),
     chunkCache: { key: cacheKey, hit: cached !== undefined },
+    estimate,
   };
   await blobs.put(runRecordKey(event.runId), JSON.stringify(record), 'application/json');
   // The manifest is written last: its presence means the run's chunks are all in place.

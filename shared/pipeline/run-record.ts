@@ -4,7 +4,7 @@
  */
 import type { RunOptions } from '../config';
 import type { BlobStore } from '../ports';
-import type { DocumentSummary, SkippedDocument } from '../types';
+import type { DocumentSummary, RunEstimate, SkippedDocument } from '../types';
 import { runRecordKey, seekQueryKey, syncKey } from './layout';
 import type { Message } from '../types';
 
@@ -26,6 +26,8 @@ export interface RunRecord {
    * Prepare copied its chunks instead of chunking. Absent in records written before the cache.
    */
   chunkCache?: { key: string; hit: boolean };
+  /** What the run costs at most (shared/cost.ts), computed by Prepare before any model call. Absent in older records. */
+  estimate?: RunEstimate;
 }
 
 /**

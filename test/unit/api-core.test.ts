@@ -6,6 +6,7 @@
 import { InvalidInputError, NotFoundError } from '../../shared/errors';
 import { BlobIdempotencyStore } from '../../shared/api/idempotency';
 import type { PresignedUpload, Presigner } from '../../shared/api/ports';
+import { parseModelSpec } from '../../shared/llm/model-spec';
 import type { ExecutionDescription, RunLauncher } from '../../shared/executions';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES } from '../../shared/api/problem';
 import { createApiHandler, type ApiRequest } from '../../shared/api/router';
@@ -99,7 +100,7 @@ const presigner: Presigner = {
   },
 };
 
-function setup(options: { maxContentLength?: number } = {}) {
+function setup(options: { maxContentLength?: number; modelSpec?: string } = {}) {
   const blobs = new MemoryBlobs();
   const store = new MemoryStore();
   const launcher = new FakeLauncher();
@@ -114,6 +115,7 @@ function setup(options: { maxContentLength?: number } = {}) {
       idempotency: new BlobIdempotencyStore(blobs),
       now: () => new Date('2026-01-02T03:04:05Z'),
       randomHex: (bytes) => String(++counter).padStart(bytes * 2, '0'),
+      ...(options.modelSpec !== undefined && { modelSpec: parseModelSpec(options.modelSpec) }),
     },
     { onInternalError: (error) => internalErrors.push(error) },
   );
@@ -162,6 +164,23 @@ const startRun = (body: unknown, headers: Record<string, string> = {}) => ({
 // ---------------------------------------------------------------------------------------------
 
 describe('POST /v1/runs', () => {
+  it('answers 422 with the estimate when options.maxCostUsd is under the cost of an ingested corpus, and starts nothing', async () => {
+    const { blobs, launcher, call } = setup({ modelSpec: 'bedrock:us.meta.llama3-3-70b-instruct-v1:0' });
+    corpusFiles(blobs);
+    const ingestion = { corpusId: 'c1', prefix: 'corpora/c1/', chunkTokens: 8000, files: [], skipped: [], totals: { files: 2, bytes: 29, documents: 2, tokens: 400_000, chunks: 60 }, ingestedAt: '2026-01-02T03:00:00.000Z' };
+    await blobs.put('cache/corpora/c1/ingestion.json', JSON.stringify(ingestion));
+
+    const refused = problemOf(await call(startRun({ question: 'Who?', corpus: { id: 'c1' }, options: { maxCostUsd: 0.01 } })), 422);
+    const within = await call(startRun({ question: 'Who?', corpus: { id: 'c1' }, options: { maxCostUsd: 1000 } }));
+
+    expect(refused.type).toBe('tag:extagents,2026:cost-limit-exceeded');
+    expect(refused.detail).toMatch(/^Refused before any model call: the run would cost at most \$/);
+    expect(refused.estimate).toMatchObject({ seeker: { calls: 120 }, maxCostUsd: 0.01, totalUsd: expect.any(Number) });
+    expect(refused.estimate!.totalUsd!).toBeGreaterThan(0.01);
+    expect(within.status).toBe(202);
+    expect(launcher.starts).toHaveLength(1);
+  });
+
   it('starts a run over a corpus id and answers 202 with the run id, status, links and Location', async () => {
     const { blobs, launcher, call } = setup();
     corpusFiles(blobs);

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadPriceTable, priceOf, type PriceTable } from '../../shared/eval/prices';
+import { loadPriceTable, priceOf, type PriceTable } from '../../shared/prices';
 import type { EvalCall, EvalRecord } from '../../shared/eval/records';
 import { aggregateRecords, buildReport, dataSourcesFor, parseDataReadme, readEvalRecords, type Report } from '../../shared/eval/report';
 

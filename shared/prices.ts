@@ -1,12 +1,15 @@
 /**
- * The model price table of the evaluation report: USD per 1M input / output tokens per model id,
- * each price dated and sourced (shared/eval/prices.json). Prices change: the table says when its
- * figures were taken and whether they were verified; the report prints both next to every cost.
+ * The model price table: USD per 1M input / output tokens per model id, each price dated and sourced
+ * (shared/prices.json), used by the cost estimate before a run (shared/cost.ts) and the evaluation
+ * report. Prices change: the table says when its figures were taken and whether they were verified;
+ * every cost is printed with both. The shipped table is imported (bundled into the Lambdas), not read
+ * from a path.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { issuesText } from '../validation';
+import { issuesText } from './validation';
+import shippedPrices from './prices.json';
 
 /** One model's on-demand price. */
 export interface ModelPrice {
@@ -53,14 +56,17 @@ const PriceTableSchema = z.object({
   models: z.record(z.string(), ModelPriceSchema),
 });
 
-/** The price table shipped with the project. */
+let shippedTable: PriceTable | undefined;
+
+/** The price table shipped with the project (its path, for messages; the table itself is imported). */
 export const DEFAULT_PRICES_FILE = path.join(__dirname, 'prices.json');
 
 /**
  * Read and validate a price table (JSON of the `PriceTable` shape).
  * @throws Error naming the file when it is missing, not JSON or not a price table.
  */
-export function loadPriceTable(file: string = DEFAULT_PRICES_FILE): PriceTable {
+export function loadPriceTable(file?: string): PriceTable {
+  if (file === undefined) return (shippedTable ??= PriceTableSchema.parse(shippedPrices));
   let value: unknown;
   try {
     value = JSON.parse(readFileSync(file, 'utf8')) as unknown;

@@ -1,0 +1,96 @@
+/**
+ * Cost before spending through the local workflow (local/engine/run.ts): Prepare estimates the run
+ * before any model call, refuses it when the estimate is over `maxCostUsd` (no model call made), and
+ * the result states the estimate beside the actual usage, which stays within it. `ask --estimate`
+ * prints the same estimate without running.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { main } from '../../local/cli/cli';
+import { resolveCorpus } from '../../local/engine/corpus';
+import { runLocal } from '../../local/engine/run';
+import { CostLimitExceededError } from '../../shared/errors';
+import type { AgentModel } from '../../shared/ports';
+import { ANSWER_SENTENCE, scriptedModel, writeCorpus } from '../support/corpus';
+
+jest.setTimeout(120_000);
+
+let dir: string;
+beforeEach(() => (dir = mkdtempSync(path.join(tmpdir(), 'extagents-cost-'))));
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A scripted model that counts its calls. */
+function counting(): { model: AgentModel; calls: () => number } {
+  const inner = scriptedModel({ everyChunk: true });
+  let calls = 0;
+  return {
+    model: { ...inner, seek: (r) => (calls++, inner.seek(r)), reason: (r) => (calls++, inner.reason(r)) },
+    calls: () => calls,
+  };
+}
+
+const corpus = (): Record<string, string> => ({
+  'a.txt': 'The harvest was abundant in the district. '.repeat(40),
+  'b.txt': `The roads were repaired in the valley. ${ANSWER_SENTENCE}`,
+});
+
+describe('a cost limit on a run', () => {
+  it('refuses a run over maxCostUsd in Prepare, before any model call', async () => {
+    const files = await resolveCorpus([writeCorpus(dir, corpus())]);
+    const { model, calls } = counting();
+
+    const failure = await runLocal({
+      files,
+      question: 'What is the answer?',
+      options: { chunkTokens: 64, maxCostUsd: 0.000001 },
+      model,
+      modelSpec: 'bedrock:us.meta.llama3-3-70b-instruct-v1:0',
+      stateDir: path.join(dir, 'state'),
+    }).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(CostLimitExceededError);
+    expect((failure as Error).message).toMatch(/^Refused before any model call: the run would cost at most \$[\d.]+ .*over maxCostUsd \$0\.000001/);
+    expect(calls()).toBe(0);
+  });
+
+  it('runs within the limit, and the result states the estimate, which the actual calls stay within', async () => {
+    const files = await resolveCorpus([writeCorpus(dir, corpus())]);
+    const { model } = counting();
+
+    const result = await runLocal({
+      files,
+      question: 'What is the answer?',
+      options: { chunkTokens: 64, maxCostUsd: 10 },
+      model,
+      modelSpec: 'bedrock:us.meta.llama3-3-70b-instruct-v1:0',
+      stateDir: path.join(dir, 'state'),
+    });
+
+    expect(result.answer).toContain('saffron');
+    expect(result.estimate).toBeDefined();
+    expect(result.usage.seeker.calls).toBeLessThanOrEqual(result.estimate!.seeker.calls);
+    expect(result.usage.reasoner.calls).toBeLessThanOrEqual(result.estimate!.reasoner.calls);
+    expect(result.estimate!.seeker.calls).toBe(result.chunks * 2);
+  });
+});
+
+describe('extagents ask --estimate', () => {
+  it('prints the estimate per role with its price and runs nothing', async () => {
+    const out: string[] = [];
+    jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
+    const stateDir = path.join(dir, 'state');
+    try {
+      process.exitCode = undefined;
+      await main(['node', 'extagents', 'ask', '-c', writeCorpus(dir, corpus()), '-q', 'What is the answer?', '--chunk-tokens', '64', '--estimate', '--json', '--state-dir', stateDir, '--model', 'bedrock:us.meta.llama3-1-8b-instruct-v1:0']);
+    } finally {
+      jest.restoreAllMocks();
+    }
+    const estimate = JSON.parse(out.join('')) as { seeker: { calls: number }; totalUsd: number; corpus: { chunks: number }; prices: { seeker: { priced: boolean } } };
+
+    expect(process.exitCode ?? 0).toBe(0);
+    expect(estimate.seeker.calls).toBe(estimate.corpus.chunks * 2);
+    expect(estimate.prices.seeker.priced).toBe(true);
+    expect(estimate.totalUsd).toBeGreaterThan(0);
+  });
+});
