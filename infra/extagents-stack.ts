@@ -24,13 +24,10 @@ import { SurveyWorkflows, surveySettingProblems } from './survey';
 import { acknowledge, acknowledgeStackFindings } from './nag';
 import { ConfigurationError, InvalidInputError } from '../shared/errors';
 import { RELEVANCE_INDEX_NAME } from '../shared/pool';
-import { foundationModelIdOf, isInferenceProfileId, parseModelSpec, type ModelSpec } from '../shared/llm/model-spec';
+import { DEFAULT_MODEL_SPEC, foundationModelIdOf, isInferenceProfileId, parseModelSpec, type ModelSpec } from '../shared/llm/model-spec';
 
-/**
- * The default model spec of the app: Meta Llama 3.1 8B seeking agents and a Llama 3.3 70B reasoning
- * agent, both through US cross-region inference profiles (grammar: shared/llm/model-spec.ts).
- */
-export const DEFAULT_MODEL_SPEC = 'bedrock:us.meta.llama3-1-8b-instruct-v1:0,us.meta.llama3-3-70b-instruct-v1:0';
+/** The default model spec of the app (shared/llm/model-spec.ts `DEFAULT_MODEL_SPEC`). */
+export { DEFAULT_MODEL_SPEC };
 
 /**
  * Days a replaced or deleted object of the project bucket keeps its previous version (S3 versioning,

@@ -69,6 +69,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     register: (program) => (require('./runs-command') as typeof import('./runs-command')).addRunsCommand(program),
   },
   {
+    name: 'doctor',
+    summary: 'Before a deploy: check the AWS region, credentials, the CDK bootstrap and Amazon Bedrock access to the model ids, each problem with the command that fixes it.',
+    term: 'doctor [options]',
+    register: (program) => (require('./doctor-command') as typeof import('./doctor-command')).addDoctorCommand(program),
+  },
+  {
     name: 'eval',
     summary: 'Evaluate ExtAgents and the baselines on a data set; records to <out>/records.jsonl (resumable), then a summary and the report.',
     term: 'eval [options]',

@@ -173,3 +173,10 @@ export function formatModelSpec(spec: ModelSpec): string {
   if (spec.kind === 'extractive') return 'extractive';
   return `${spec.kind}:${spec.seekerModelId}${spec.reasonerModelId !== spec.seekerModelId ? `,${spec.reasonerModelId}` : ''}`;
 }
+
+/**
+ * The default model spec of the AWS stack (CDK context `model`) and of `extagents doctor`: Meta Llama
+ * 3.1 8B seeking agents and a Llama 3.3 70B reasoning agent, both through US cross-region inference
+ * profiles.
+ */
+export const DEFAULT_MODEL_SPEC = 'bedrock:us.meta.llama3-1-8b-instruct-v1:0,us.meta.llama3-3-70b-instruct-v1:0';

@@ -1,0 +1,33 @@
+/**
+ * `extagents doctor` (local/cli/commands.ts lists it): before `npx cdk deploy`, check the AWS region,
+ * credentials, the CDK bootstrap and Amazon Bedrock access to the model ids of the spec
+ * (local/services/doctor.ts), each problem with the command that fixes it. Exit status 0 when every
+ * check passed (or was not needed), 1 when one failed.
+ */
+import { type Command, Option } from 'commander';
+import { DEFAULT_MODEL_SPEC } from '../../shared/llm/model-spec';
+import { parseModelFlag } from './common';
+
+/** Add `doctor` to the program. */
+export function addDoctorCommand(program: Command): void {
+  program
+    .command('doctor')
+    .addOption(new Option('-m, --model <spec>', 'the model spec the stack will deploy (CDK context model)').default(DEFAULT_MODEL_SPEC))
+    .option('--json', 'print the checks as one JSON array on stdout', false)
+    .action(async (opts: { model: string; json: boolean }) => {
+      const spec = parseModelFlag(opts.model);
+      // The AWS SDK clients load only when doctor runs.
+      const { runDoctor } = require('../services/doctor') as typeof import('../services/doctor');
+      const checks = await runDoctor(spec);
+      if (opts.json) process.stdout.write(`${JSON.stringify(checks)}\n`);
+      else {
+        for (const c of checks) {
+          process.stdout.write(`${c.status === 'ok' ? 'ok     ' : c.status === 'fail' ? 'FAILED ' : 'skipped'} ${c.name}: ${c.detail}\n`);
+          if (c.fix) process.stdout.write(`        fix: ${c.fix}\n`);
+        }
+        const failed = checks.filter((c) => c.status === 'fail').length;
+        process.stdout.write(failed === 0 ? 'ready to deploy: npx cdk deploy\n' : `${failed} problem(s) to fix before npx cdk deploy\n`);
+      }
+      if (checks.some((c) => c.status === 'fail')) process.exitCode = 1;
+    });
+}
