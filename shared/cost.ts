@@ -19,7 +19,7 @@ import type { RunOptions } from './config';
 import { CostLimitExceededError } from './errors';
 import { karSchedule } from './kar';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from './llm/agents';
-import type { ModelSpec } from './llm/model-spec';
+import { supportsPromptCaching, type ModelSpec } from './llm/model-spec';
 import { buildReasonPrompt, buildSeekPrompt } from './llm/prompts';
 import { MESSAGE_OVERHEAD_TOKENS } from './method';
 import { costUsd, loadPriceTable, priceOf, type PriceTable } from './prices';
@@ -72,8 +72,10 @@ function overheads(): NonNullable<typeof promptOverhead> {
 /**
  * The upper bound of a run's calls and tokens (see the file comment).
  * @param limits the output-token limits of the roles; default the LLM adapters' (`DEFAULT_MAX_OUTPUT_TOKENS`).
+ * @param caching the seeking model caches prompts (shared/llm/model-spec.ts `supportsPromptCaching`):
+ *   its chunk tokens are counted as cache writes (`cacheWriteInputTokens`), not in `inputTokens`.
  */
-export function estimateRun(input: EstimateInput, limits: { seek: number; reason: number } = DEFAULT_MAX_OUTPUT_TOKENS): RunEstimate {
+export function estimateRun(input: EstimateInput, limits: { seek: number; reason: number } = DEFAULT_MAX_OUTPUT_TOKENS, caching = false): RunEstimate {
   const { chunks, options } = input;
   const o = overheads();
   const question = countTokens(input.question);
@@ -95,10 +97,18 @@ export function estimateRun(input: EstimateInput, limits: { seek: number; reason
     reasonCalls += 1;
     reasonInput += o.force + question + Math.min(options.reasonerBudgetTokens, chunks * options.rounds * (limits.seek + MESSAGE_OVERHEAD_TOKENS));
   }
+  // A seeking model that caches prompts reads its chunks as cache writes at most (a cold cache; a
+  // warm one, a question within the cache's time to live, reads them at the lower read price).
+  const cached = caching ? options.rounds * input.chunkTokensTotal : 0;
   return {
-    seeker: { calls: seekCalls, inputTokens: seekInput, outputTokens: seekCalls * limits.seek },
+    seeker: { calls: seekCalls, inputTokens: seekInput - cached, outputTokens: seekCalls * limits.seek, ...(caching && { cacheWriteInputTokens: cached }) },
     reasoner: { calls: reasonCalls, inputTokens: reasonInput, outputTokens: reasonCalls * limits.reason },
   };
+}
+
+/** Does the spec's seeking model cache prompts (a Bedrock Claude or Nova model: `supportsPromptCaching`)? */
+export function seekerCaches(spec: ModelSpec | undefined): boolean {
+  return spec?.kind === 'bedrock' && supportsPromptCaching(spec.seekerModelId);
 }
 
 /** The model of each role a spec names, as the price table keys them (`extractive` for the offline reader). */
@@ -123,7 +133,7 @@ export function priceEstimate(estimate: RunEstimate, spec: ModelSpec, table: Pri
     return {
       model,
       priced: true,
-      usd: costUsd(found.price, e.inputTokens, e.outputTokens),
+      usd: costUsd(found.price, e.inputTokens, e.outputTokens, { writeTokens: e.cacheWriteInputTokens }),
       priceKey: found.key,
       inputUsdPerMTok: found.price.inputUsdPerMTok,
       outputUsdPerMTok: found.price.outputUsdPerMTok,

@@ -87,6 +87,14 @@ export interface ChatRequest {
    * states the same format in prose and the lenient parser reads the reply.
    */
   schema?: ReplySchema;
+  /**
+   * The first user turn split at a prompt-cache point (the seeking agent's: `prefix` is its chunk,
+   * the same for every question over the corpus; `suffix` the query, the known evidence and the
+   * instructions). An adapter whose model caches prompts (Bedrock Converse `cachePoint`: Anthropic
+   * Claude, Amazon Nova) sends the two with a cache point between them instead of `messages[0]`;
+   * every other adapter ignores it and sends `messages[0].text` (the same content, query first).
+   */
+  cacheable?: { prefix: string; suffix: string };
 }
 
 export interface ChatResponse {
@@ -95,6 +103,10 @@ export interface ChatResponse {
   stopReason: string;
   inputTokens: number;
   outputTokens: number;
+  /** Input tokens read from the prompt cache (Bedrock `usage.cacheReadInputTokens`); absent without caching. */
+  cacheReadInputTokens?: number;
+  /** Input tokens written to the prompt cache (Bedrock `usage.cacheWriteInputTokens`); absent without caching. */
+  cacheWriteInputTokens?: number;
   /**
    * How the reply was constrained: `schema` (decoded against the request's schema: a grammar, a
    * json_schema response format or a forced tool), `json` (any JSON object), `prose` (not at all).

@@ -17,6 +17,10 @@ export interface ModelPrice {
   inputUsdPerMTok: number;
   /** USD per 1,000,000 output tokens. */
   outputUsdPerMTok: number;
+  /** USD per 1,000,000 input tokens read from the prompt cache (models that cache prompts); default the input price. */
+  cacheReadUsdPerMTok?: number;
+  /** USD per 1,000,000 input tokens written to the prompt cache; default the input price. */
+  cacheWriteUsdPerMTok?: number;
   /** ISO date (yyyy-mm-dd) the figure was taken. */
   asOf: string;
   /** URL (or description) of the source of the figure. */
@@ -42,6 +46,8 @@ export interface PriceTable {
 const ModelPriceSchema = z.object({
   inputUsdPerMTok: z.number().nonnegative(),
   outputUsdPerMTok: z.number().nonnegative(),
+  cacheReadUsdPerMTok: z.number().nonnegative().optional(),
+  cacheWriteUsdPerMTok: z.number().nonnegative().optional(),
   asOf: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
   source: z.string().min(1),
   verified: z.boolean(),
@@ -98,7 +104,12 @@ export function priceOf(table: PriceTable, modelId: string): { key: string; pric
   return undefined;
 }
 
-/** USD cost of `inputTokens` + `outputTokens` at a price. */
-export function costUsd(price: ModelPrice, inputTokens: number, outputTokens: number): number {
-  return (inputTokens * price.inputUsdPerMTok + outputTokens * price.outputUsdPerMTok) / 1_000_000;
+/**
+ * USD cost of `inputTokens` + `outputTokens` (and prompt-cache reads and writes, at their prices or
+ * else the input price) at a price.
+ */
+export function costUsd(price: ModelPrice, inputTokens: number, outputTokens: number, cache: { readTokens?: number; writeTokens?: number } = {}): number {
+  const read = (cache.readTokens ?? 0) * (price.cacheReadUsdPerMTok ?? price.inputUsdPerMTok);
+  const write = (cache.writeTokens ?? 0) * (price.cacheWriteUsdPerMTok ?? price.inputUsdPerMTok);
+  return (inputTokens * price.inputUsdPerMTok + outputTokens * price.outputUsdPerMTok + read + write) / 1_000_000;
 }

@@ -92,6 +92,10 @@ export interface RoleUsage {
    * this can exceed the run's wall time); absent for models that make no calls (extractive).
    */
   modelMs?: number;
+  /** Input tokens read from the model's prompt cache (Bedrock prompt caching), summed; absent when none. */
+  cacheReadInputTokens?: number;
+  /** Input tokens written to the model's prompt cache, summed; absent when none. */
+  cacheWriteInputTokens?: number;
 }
 
 /** The two agent roles of ExtAgents. */
@@ -156,6 +160,8 @@ export interface RoleEstimate {
   inputTokens: number;
   /** At most this many output tokens, summed over the calls. */
   outputTokens: number;
+  /** Of a model that caches prompts: input tokens written to the cache at most (the chunks; not in `inputTokens`). */
+  cacheWriteInputTokens?: number;
 }
 
 /** What a run costs at most, in calls and tokens (shared/cost.ts `estimateRun`; prices: `priceEstimate`). */

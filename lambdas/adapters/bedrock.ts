@@ -45,7 +45,7 @@ import {
   ModelTimeoutError,
   ModelUnavailableError,
 } from '../../shared/errors';
-import { foundationModelIdOf, isInferenceProfileId } from '../../shared/llm/model-spec';
+import { foundationModelIdOf, isInferenceProfileId, supportsPromptCaching } from '../../shared/llm/model-spec';
 import type { ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
 
 /** Options of `createBedrockRuntimeClient`. */
@@ -312,9 +312,15 @@ export class BedrockChatModel implements ChatModel {
    *   the input as too long; the other typed errors per `mapBedrockError`.
    */
   async complete(request: ChatRequest): Promise<ChatResponse> {
+    const cache = request.cacheable && supportsPromptCaching(this.modelId) ? request.cacheable : undefined;
     const input: ConverseCommandInput = {
       modelId: this.modelId,
-      messages: request.messages.map((m) => ({ role: m.role, content: [{ text: m.text }] })),
+      messages: request.messages.map((m, i) =>
+        i === 0 && cache
+          ? // The stable prefix (the chunk, with the system prompt) up to a cache point, then the question.
+            { role: m.role, content: [{ text: cache.prefix }, { cachePoint: { type: 'default' as const } }, { text: cache.suffix }] }
+          : { role: m.role, content: [{ text: m.text }] },
+      ),
       inferenceConfig: {
         maxTokens: request.maxTokens,
         ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
@@ -351,6 +357,8 @@ export class BedrockChatModel implements ChatModel {
       ...(request.schema ? { structured: toolInput !== undefined ? ('schema' as const) : ('prose' as const) } : {}),
       inputTokens: output.usage?.inputTokens ?? 0,
       outputTokens: output.usage?.outputTokens ?? 0,
+      ...(output.usage?.cacheReadInputTokens ? { cacheReadInputTokens: output.usage.cacheReadInputTokens } : {}),
+      ...(output.usage?.cacheWriteInputTokens ? { cacheWriteInputTokens: output.usage.cacheWriteInputTokens } : {}),
     };
   }
 }

@@ -195,12 +195,14 @@ export class DynamoMessageStore implements MessageStore {
       new UpdateCommand({
         TableName: this.tableName,
         Key: { pk: runPk(runId), sk: COUNTERS_SK },
-        UpdateExpression: `ADD #c :c, #i :i, #o :o, warningCount :w${usage.modelMs ? ', #m :m' : ''} SET #ttl = :ttl`,
+        UpdateExpression: `ADD #c :c, #i :i, #o :o, warningCount :w${usage.modelMs ? ', #m :m' : ''}${usage.cacheReadInputTokens ? ', #cr :cr' : ''}${usage.cacheWriteInputTokens ? ', #cw :cw' : ''} SET #ttl = :ttl`,
         ExpressionAttributeNames: {
           '#c': `${role}Calls`,
           '#i': `${role}InputTokens`,
           '#o': `${role}OutputTokens`,
           ...(usage.modelMs ? { '#m': `${role}ModelMs` } : {}),
+          ...(usage.cacheReadInputTokens ? { '#cr': `${role}CacheReadInputTokens` } : {}),
+          ...(usage.cacheWriteInputTokens ? { '#cw': `${role}CacheWriteInputTokens` } : {}),
           '#ttl': 'ttl',
         },
         ExpressionAttributeValues: {
@@ -209,6 +211,8 @@ export class DynamoMessageStore implements MessageStore {
           ':o': usage.outputTokens,
           ':w': warnings.length,
           ...(usage.modelMs ? { ':m': Math.round(usage.modelMs) } : {}),
+          ...(usage.cacheReadInputTokens ? { ':cr': usage.cacheReadInputTokens } : {}),
+          ...(usage.cacheWriteInputTokens ? { ':cw': usage.cacheWriteInputTokens } : {}),
           ':ttl': this.ttl(),
         },
       }),
@@ -275,6 +279,8 @@ export class DynamoMessageStore implements MessageStore {
       inputTokens: Number(item[`${r}InputTokens`] ?? 0),
       outputTokens: Number(item[`${r}OutputTokens`] ?? 0),
       ...(item[`${r}ModelMs`] === undefined ? {} : { modelMs: Number(item[`${r}ModelMs`]) }),
+      ...(item[`${r}CacheReadInputTokens`] === undefined ? {} : { cacheReadInputTokens: Number(item[`${r}CacheReadInputTokens`]) }),
+      ...(item[`${r}CacheWriteInputTokens`] === undefined ? {} : { cacheWriteInputTokens: Number(item[`${r}CacheWriteInputTokens`]) }),
     });
     const warnings = ((item.warnings as string[] | undefined) ?? []).slice(0, MAX_STORED_WARNINGS);
     const byError: Record<string, number> = {};

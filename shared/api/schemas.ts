@@ -179,6 +179,8 @@ const RoleUsageSchema = z.object({
   inputTokens: z.number().int(),
   outputTokens: z.number().int(),
   modelMs: z.number().optional().describe('Milliseconds spent waiting for model calls, summed over the calls (absent for the extractive reader)'),
+  cacheReadInputTokens: z.number().int().optional().describe('Input tokens read from the prompt cache (Bedrock prompt caching), summed'),
+  cacheWriteInputTokens: z.number().int().optional().describe('Input tokens written to the prompt cache, summed'),
 });
 const UsageSchema = z.object({ seeker: RoleUsageSchema, reasoner: RoleUsageSchema });
 
@@ -204,7 +206,7 @@ const CitationSchema = z.object({
   page: z.number().int().optional().describe('The 1-based PDF page of the quote'),
 });
 
-const RoleEstimateSchema = z.object({ calls: z.number().int(), inputTokens: z.number().int(), outputTokens: z.number().int() });
+const RoleEstimateSchema = z.object({ calls: z.number().int(), inputTokens: z.number().int(), outputTokens: z.number().int(), cacheWriteInputTokens: z.number().int().optional() });
 
 const SkippedDocumentSchema = z.object({ documentId: z.string(), reason: z.string() });
 

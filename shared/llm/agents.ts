@@ -84,6 +84,8 @@ function addUsage(usage: RoleUsage, response: ChatResponse, ms: number): void {
   usage.inputTokens += response.inputTokens;
   usage.outputTokens += response.outputTokens;
   usage.modelMs = (usage.modelMs ?? 0) + ms;
+  if (response.cacheReadInputTokens) usage.cacheReadInputTokens = (usage.cacheReadInputTokens ?? 0) + response.cacheReadInputTokens;
+  if (response.cacheWriteInputTokens) usage.cacheWriteInputTokens = (usage.cacheWriteInputTokens ?? 0) + response.cacheWriteInputTokens;
 }
 
 /**
@@ -253,6 +255,7 @@ export class LlmAgents implements AgentModel {
       maxTokens: this.maxTokens.seek,
       temperature: this.temperature,
       schema: SEEK_REPLY,
+      ...(prompt.cacheable && { cacheable: prompt.cacheable }),
     };
 
     let response = await call(base);
@@ -261,7 +264,11 @@ export class LlmAgents implements AgentModel {
       const wasCutOff = cutOff(response);
       if (wasCutOff) warnings.push(`seeking agent reply cut off at the output limit (${this.maxTokens.seek} tokens); retried once`);
       const retry = wasCutOff
-        ? { ...base, messages: [{ role: 'user' as const, text: prompt.user + brevityReminder(this.maxTokens.seek) }] }
+        ? {
+            ...base,
+            messages: [{ role: 'user' as const, text: prompt.user + brevityReminder(this.maxTokens.seek) }],
+            ...(prompt.cacheable && { cacheable: { prefix: prompt.cacheable.prefix, suffix: prompt.cacheable.suffix + brevityReminder(this.maxTokens.seek) } }),
+          }
         : base;
       response = await call(retry);
       parsed = parseSeekReply(response.text, { chunkText: request.chunk.text });

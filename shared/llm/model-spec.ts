@@ -180,3 +180,14 @@ export function formatModelSpec(spec: ModelSpec): string {
  * profiles.
  */
 export const DEFAULT_MODEL_SPEC = 'bedrock:us.meta.llama3-1-8b-instruct-v1:0,us.meta.llama3-3-70b-instruct-v1:0';
+
+/**
+ * Does the model cache prompts in the Converse API (`cachePoint` content blocks)? The Anthropic
+ * Claude and Amazon Nova families do; a cache point sent to another model is rejected, so the Bedrock
+ * adapter sends one only to these, and the cost estimate prices their chunk tokens as cache writes. Ids as given (a cross-region profile id names its base model after the prefix).
+ * Source: https://docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html
+ */
+export function supportsPromptCaching(modelId: string): boolean {
+  const base = foundationModelIdOf(modelId);
+  return base.startsWith('anthropic.claude-') || base.startsWith('amazon.nova-');
+}

@@ -27,6 +27,8 @@ export { MAX_QUOTES };
 export interface PromptPair {
   system: string;
   user: string;
+  /** The user text reordered for a prompt cache: the stable part first (ChatRequest `cacheable`). */
+  cacheable?: { prefix: string; suffix: string };
 }
 
 /** Tag names used as delimiters around untrusted text. The quoted text can never contain them unescaped. */
@@ -139,9 +141,14 @@ export function buildSeekPrompt(request: SeekRequest): PromptPair {
       ? 'Extract only NEW information relevant to the query from your chunk. Reply with the JSON object only.'
       : 'Extract the information relevant to the query from your chunk. Reply with the JSON object only.',
   );
+  // For a prompt cache: the chunk (the same for every question over the corpus) before the cache
+  // point, the query and the rest after it; the same blocks as `user`, in that order.
+  const chunkPart = parts.slice(4, 6);
+  const rest = [...parts.slice(0, 3), ...parts.slice(6)];
   return {
     system: synchronized ? SEEK_SYSTEM_PROMPT + '\n' + SEEK_SYNC_SYSTEM_SUFFIX : SEEK_SYSTEM_PROMPT,
     user: parts.join('\n'),
+    cacheable: { prefix: chunkPart.join('\n'), suffix: rest.join('\n') },
   };
 }
 

@@ -11,7 +11,7 @@
 import pLimit from 'p-limit';
 import { parseRunOptions } from '../config';
 import { CostLimitExceededError, EmptyCorpusError, InvalidInputError } from '../errors';
-import { enforceCostLimit, estimateRun, priceEstimate } from '../cost';
+import { enforceCostLimit, estimateRun, priceEstimate, seekerCaches } from '../cost';
 import type { ModelSpec } from '../llm/model-spec';
 import type { BlobStore } from '../ports';
 import { TOKENIZER_NAME } from '../tokenizer';
@@ -81,7 +81,7 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
     await writeChunkCache(blobs, { cacheKey, contentHash, chunkTokens: options.chunkTokens, corpus, createdAt: (deps.now ?? (() => new Date()))().toISOString() });
   }
   // What the run costs at most, before any model call; a cost limit refuses it here.
-  const estimate = estimateRun({ chunks: chunkCount, chunkTokensTotal: tokens, question: event.question.trim(), options });
+  const estimate = estimateRun({ chunks: chunkCount, chunkTokensTotal: tokens, question: event.question.trim(), options }, undefined, seekerCaches(deps.modelSpec));
   if (options.maxCostUsd !== undefined) {
     if (!deps.modelSpec) throw new CostLimitExceededError(`Refused before any model call: maxCostUsd ${options.maxCostUsd} cannot be checked: the deployment's model is not known to Prepare`);
     enforceCostLimit(priceEstimate(estimate, deps.modelSpec), options.maxCostUsd);
