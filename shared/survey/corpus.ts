@@ -7,10 +7,12 @@
 import { InvalidInputError } from '../errors';
 import type { SurveySource } from './types';
 
-/** One corpus file: its id (relative path or S3 key) and its text (UTF-8 decoded). */
+/** One corpus file: its id (relative path or S3 key) and its text (UTF-8 decoded, or read by shared/readers/). */
 export interface CorpusFileText {
   id: string;
   text: string;
+  /** The title the reader found (an HTML `<title>`, a PDF Title, the first heading); default from the text. */
+  title?: string;
 }
 
 /** Sources of a corpus, and what was skipped and why. */
@@ -20,7 +22,7 @@ export interface ParsedCorpus {
 }
 
 /** Files parsed as paper records: `.jsonl`, `.ndjson`, `.json`. Anything else is one text source. */
-const RECORD_FILE = /\.(jsonl|ndjson|json)$/i;
+export const RECORD_FILE = /\.(jsonl|ndjson|json)$/i;
 
 /**
  * Parse corpus files into sources, in file order then record order.
@@ -48,7 +50,7 @@ export function parseSurveyCorpus(files: CorpusFileText[]): ParsedCorpus {
     const text = file.text.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
     if (!RECORD_FILE.test(file.id)) {
       if (text.trim() === '') skipped.push({ where: file.id, reason: 'empty file' });
-      else add({ id: file.id, title: titleOfText(file.id, text), text }, file.id);
+      else add({ id: file.id, title: file.title ?? titleOfText(file.id, text), text }, file.id);
       continue;
     }
     for (const { where, record } of records(file.id, text, skipped)) {

@@ -33,7 +33,8 @@ import { RunIdSchema } from '../pipeline/state';
 import type { Message, RoleUsage } from '../types';
 import type { BlobStore, MessageStore } from '../ports';
 import { chunkSources } from './chunking';
-import { parseSurveyCorpus } from './corpus';
+import { RECORD_FILE, parseSurveyCorpus, type CorpusFileText } from './corpus';
+import { readDocument } from '../readers';
 import { parseSurveyOptions } from './options';
 import type { SurveyModel } from './ports';
 import { assembleSurvey, countRelevant, needsSectionRound, noEvidenceError, noOutlineError, outlineStep, rerankForSection, sectionQuery, sectionSyncContext, wordsPerSection, writeSection, type WrittenSection } from './survey';
@@ -248,8 +249,26 @@ export async function prepareSurvey(input: z.output<typeof SurveyExecutionInputS
     if (missing.length > 0) throw new InvalidInputError(`Corpus object(s) not found: ${missing.slice(0, 5).join(', ')}`);
   }
   const limit = pLimit(IO_CONCURRENCY);
-  const files = await Promise.all(keys.map((key) => limit(async () => ({ id: key.slice(prefix.length) || key, text: await blobs.getText(key) }))));
-  const corpus = parseSurveyCorpus(files);
+  // Paper records are JSON text; every other file is read as `ask` reads it (shared/readers/: HTML,
+  // Markdown, PDF, DOCX, plain text), so markup and page chrome never become a source's text.
+  const unreadable: Array<{ where: string; reason: string }> = [];
+  const read = await Promise.all(
+    keys.map((key) =>
+      limit(async (): Promise<CorpusFileText | undefined> => {
+        const id = key.slice(prefix.length) || key;
+        if (RECORD_FILE.test(id)) return { id, text: await blobs.getText(key) };
+        const result = await readDocument(id, await blobs.get(key));
+        if (!('doc' in result)) {
+          unreadable.push({ where: id, reason: result.skipped.reason });
+          return undefined;
+        }
+        const title = result.doc.title ?? (result.doc.format !== undefined ? result.doc.locations?.[0]?.label.split(' › ')[0] : undefined);
+        return { id, text: result.doc.text, ...(title !== undefined && { title }) };
+      }),
+    ),
+  );
+  const parsed = parseSurveyCorpus(read.filter((f): f is CorpusFileText => f !== undefined));
+  const corpus = { ...parsed, skipped: [...unreadable, ...parsed.skipped] };
   if (corpus.sources.length === 0) {
     throw new EmptyCorpusError(`The survey corpus has no usable source (${corpus.skipped.slice(0, 5).map((s) => `${s.where}: ${s.reason}`).join('; ')})`);
   }

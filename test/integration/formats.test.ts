@@ -12,7 +12,10 @@ import { Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow }
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { resolveCorpus } from '../../local/engine/corpus';
 import { runLocal } from '../../local/engine/run';
+import { startLocalStack } from '../../local/engine/stack';
+import { runLocalSurvey } from '../../local/engine/survey';
 import { readDocument } from '../../shared/readers';
+import { surveySourcesKey } from '../../shared/survey/workflow';
 
 jest.setTimeout(120_000);
 
@@ -76,5 +79,25 @@ describe('a corpus of PDF, HTML, Markdown and DOCX files', () => {
     // The markup and page chrome are not text anywhere.
     expect(result.citations.map((c) => c.quote).join(' ')).not.toMatch(/<|\*\*|banner|Menu/);
     expect(result.skipped).toEqual([{ documentId: 'broken.docx', reason: expect.stringMatching(/^not a readable DOCX \(/) }]);
+  });
+});
+
+describe('a survey over the same files', () => {
+  it('reads them with the same readers: no markup or script text in its sources or its Markdown', async () => {
+    const stack = await startLocalStack({ stateDir: path.join(dir, 'survey-state') });
+    try {
+      const out = await runLocalSurvey({ corpus: [corpus], topic: 'Golden Gate Bridge chief engineer', output: path.join(dir, 'survey.md'), options: { maxSections: 2, rounds: 1 }, date: '2026-12-01' }, stack);
+      const sources = JSON.parse(await stack.blobs.getText(surveySourcesKey(out.execution.surveyId))) as Array<{ id: string; title: string; text: string }>;
+
+      expect(out.markdown).not.toMatch(/<script|<\/?p>|banner|Menu Home/);
+      const html = sources.find((s) => s.id === 'bridge.html');
+      expect(html?.title).toBe('Bridge');
+      expect(html?.text).toContain('Joseph Strauss was the chief engineer');
+      expect(html?.text).not.toMatch(/<|banner/);
+      expect(sources.find((s) => s.id === 'report.pdf')?.text).toContain('Robert Stevenson');
+      expect(out.metadata.sources.available).toBeGreaterThanOrEqual(4);
+    } finally {
+      await stack.stop();
+    }
   });
 });
