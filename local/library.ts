@@ -12,6 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { RunOptionsInput } from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
+import { QuestionSchema } from '../shared/pipeline/state';
+import { issueMessages } from '../shared/validation';
 import type { ModelSpecInput } from '../shared/llm/model-spec';
 import type { SurveyOptionsInput } from '../shared/survey/options';
 import type { RunResult } from '../shared/types';
@@ -21,7 +23,23 @@ import { startLocalStack } from './engine/stack';
 import { runLocalSurvey, type LocalSurveyOutput, type LocalSurveyProgress } from './engine/survey';
 
 export { startLocalStack, type LocalStack, type LocalStackOptions } from './engine/stack';
-export { ExtAgentsError, ConfigurationError, InvalidInputError, InvalidRunOptionsError, EmptyCorpusError, ModelError } from '../shared/errors';
+export {
+  ExtAgentsError,
+  ConfigurationError,
+  InvalidInputError,
+  InvalidRunOptionsError,
+  CostLimitExceededError,
+  EmptyCorpusError,
+  ModelError,
+  ModelConfigurationError,
+  ModelThrottledError,
+  ModelUnavailableError,
+  ModelTimeoutError,
+  ContextOverflowError,
+  SeekingFailedError,
+  StorageError,
+  NotFoundError,
+} from '../shared/errors';
 export { NO_ANSWER } from '../shared/types';
 export type { Citation, KarStep, RunResult, SkippedDocument, Usage } from '../shared/types';
 export type { RunOptionsInput } from '../shared/config';
@@ -67,6 +85,8 @@ export async function ask(request: AskRequest): Promise<RunResult> {
   if (request.runId !== undefined && request.stateDir === undefined) {
     throw new InvalidInputError('ask: a runId needs a stateDir (the run is kept there to be resumed)');
   }
+  const question = QuestionSchema.safeParse(request.question);
+  if (!question.success) throw new InvalidInputError(`ask: question ${issueMessages(question.error)}`.replace('question question', 'question'));
   const files = await corpusFiles(request.corpus, request.cwd);
   return withStateDir(request.stateDir, (stateDir) =>
     runLocal({

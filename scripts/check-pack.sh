@@ -49,6 +49,11 @@ ask({ corpus: 'corpus.txt', question: 'Who was the chief engineer of the Golden 
 );
 JS
 node consumer.cjs
+cat > consumer.mjs <<'JS'
+import { ask, CostLimitExceededError } from 'extagents';
+if (typeof ask !== 'function' || typeof CostLimitExceededError !== 'function') { console.error('check:pack: the ES module entry lacks its named exports'); process.exit(1); }
+JS
+node consumer.mjs
 
 cat > consumer.ts <<'TS'
 import { ask, type RunResult } from 'extagents';

@@ -59,8 +59,21 @@ export function buildProgram(argv?: readonly string[]): Command {
   const loaded = new Set(program.commands.map((c) => c.name()));
   for (const entry of COMMANDS) if (!loaded.has(entry.name)) program.command(entry.name).description(entry.summary);
   // Each command's hint names its own help (settings are copied to commands when they are created).
-  if (!json) for (const command of program.commands) command.showHelpAfterError(`(see 'extagents ${command.name()} --help')`);
+  // Each command's hint names its own help, subcommands too (`extagents runs rm --help`); none with --json.
+  const hint = (command: Command, path: string): void => {
+    command.showHelpAfterError(json ? false : `(see 'extagents ${path} --help')`);
+    for (const sub of command.commands) hint(sub, `${path} ${sub.name()}`);
+  };
+  for (const command of program.commands) hint(command, command.name());
   return program;
+}
+
+/** The command path the command line runs (`ask`, `runs rm`), for a usage error's hint; undefined for none. */
+function commandPath(argv: readonly string[]): string | undefined {
+  const [first, second] = argv.slice(2);
+  const entry = COMMANDS.find((c) => c.name === first);
+  if (!entry) return undefined;
+  return entry.name === 'runs' && ['ls', 'show', 'rm'].includes(second ?? '') ? `runs ${second}` : entry.name;
 }
 
 /** Does the command line ask for JSON output (`--json` before any `--`)? Then errors are JSON too. */
@@ -96,7 +109,8 @@ export async function main(argv: string[] = process.argv): Promise<void> {
       return;
     }
     if (error instanceof UsageError) {
-      report('UsageError', error.message, 2, `extagents: ${error.message}\n`);
+      const path = commandPath(argv);
+      report('UsageError', error.message, 2, `extagents: ${error.message}\n${path ? `(see 'extagents ${path} --help')\n` : ''}`);
       return;
     }
     // A full disk or an unwritable state directory mid-run: one line naming the error and the path.

@@ -12,12 +12,14 @@ import { createAgentModel } from '../../lambdas/adapters/model';
 import { ExtAgentsError } from '../../shared/errors';
 import { buildReport } from '../../shared/eval/report';
 import { type EvalRecord, STRATEGIES, type StrategyName } from '../../shared/eval/records';
+import { defaultDataRoot } from '../../shared/eval/datasets';
 import { checkLengths, DATASET_NAMES, parseDatasetSpec, parseLengths, readRecords, recordsFile, runEval } from '../../shared/eval/runner';
 import { parseModelSpec } from '../../shared/llm/model-spec';
 import type { AgentRole } from '../../shared/types';
 import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption, UsageError } from './common';
 import { loadLlamaModels, MAX_LLAMA_SEQUENCES } from '../engine/llama';
 import { localWorkflowRunner } from '../engine/eval-workflow';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { runOptionDefaultsForContext, RunOptionsSchema } from '../../shared/config';
 import { numberFlag, schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
@@ -90,6 +92,11 @@ export function addEvalCommand(program: Command): void {
         // Thrown from the action, commander's own errors would exit 2 silently: a UsageError prints one line.
         if (error instanceof ExtAgentsError || error instanceof InvalidArgumentError) throw new UsageError(error.message, { cause: error });
         throw error;
+      }
+      // The data sets live outside the repository (../shared/data): say where they were looked for.
+      const dataRoot = defaultDataRoot();
+      if (!existsSync(dataRoot)) {
+        throw new UsageError(`the eval's data sets are not at ${dataRoot}: set EXTAGENTS_DATA_DIR to the folder that holds hotpotqa/, sotu/, … (docs/EVAL.md)`);
       }
       applyStructured(opts.structured);
       await checkLocalModelFiles(opts.model, { sequences: Math.min(opts.concurrency * 2, MAX_LLAMA_SEQUENCES) });

@@ -107,6 +107,7 @@ export function formatEstimate(priced: PricedEstimate, corpus: { chunks: number;
     lines.push(`  ${role}: at most ${count(e.calls, 'call')}, ${n(e.inputTokens)} input / ${n(e.outputTokens)} output tokens, ${price}`);
   }
   lines.push(priced.totalUsd !== undefined ? `  total: at most $${formatUsd(priced.totalUsd)}` : '  total: no price (a role has none)');
-  lines.push(`Prices of ${priced.priceTable.writtenOn}: ${priced.priceTable.warning}`);
+  // The table's caveat where a price from it was used.
+  if ([priced.prices.seeker, priced.prices.reasoner].some((p) => p.priced && p.usd > 0)) lines.push(`Prices of ${priced.priceTable.writtenOn}: ${priced.priceTable.warning}`);
   return lines.join('\n');
 }

@@ -75,7 +75,8 @@ export function addRunsCommand(program: Command): void {
       let targets = ids;
       if (opts.olderThan !== undefined) {
         const cutoff = new Date(Date.now() - opts.olderThan * 86_400_000).toISOString();
-        targets = (await listRuns(opts.stateDir)).filter((r) => r.createdAt !== undefined && r.createdAt < cutoff).map((r) => r.runId);
+        // 0 days: every run, those without a record (never prepared) too.
+        targets = (await listRuns(opts.stateDir)).filter((r) => opts.olderThan === 0 || (r.createdAt !== undefined && r.createdAt < cutoff)).map((r) => r.runId);
       } else {
         for (const id of ids) await describeRun(opts.stateDir, id).catch(asUsage);
       }
@@ -101,6 +102,5 @@ export function addRunsCommand(program: Command): void {
       process.stdout.write(`${targets.length} run(s) deleted, ${size(bytes)} freed\n`);
     });
 
-  for (const sub of runs.commands) sub.showHelpAfterError(`(see 'extagents runs ${sub.name()} --help')`);
 }
 

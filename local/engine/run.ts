@@ -20,6 +20,7 @@ import { InvalidInputError } from '../../shared/errors';
 import { parseRunOptions, type RunOptions, type RunOptionsInput } from '../../shared/config';
 import type { AgentModel, BlobStore } from '../../shared/ports';
 import { runRecordKey } from '../../shared/pipeline/layout';
+import { removeRun } from './runs';
 import type { RunRecord } from '../../shared/pipeline/run-record';
 import { RunIdSchema, parseEvent, type FinalizeOutput } from '../../shared/pipeline/state';
 import { corpusPrefix } from '../../shared/corpus';
@@ -110,7 +111,7 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
     let done = 0;
     let failed = 0;
     let total = 0;
-    const output = (await stack.execute(
+    const execution = stack.execute(
       { runId, question: request.question, corpus: { prefix }, options: request.options ?? {} },
       {
         signal: request.signal,
@@ -127,7 +128,16 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
           report({ phase: 'seek', round, done, failed, total });
         },
       },
-    )) as FinalizeOutput;
+    );
+    let output: FinalizeOutput;
+    try {
+      output = (await execution) as FinalizeOutput;
+    } catch (error) {
+      // Refused before it began (Prepare wrote no run record: an empty corpus, a cost limit, bad
+      // input): a run with a generated id has nothing to resume, so its corpus copy goes too.
+      if (request.runId === undefined && !(await stack.blobs.exists(runRecordKey(runId)))) await removeRun(request.stateDir, runId).catch(() => undefined);
+      throw error;
+    }
     return JSON.parse(await stack.blobs.getText(output.resultKey)) as RunResult;
   } finally {
     await stack.stop();
@@ -191,3 +201,4 @@ function canonical(value: unknown): string {
       : v,
   );
 }
+

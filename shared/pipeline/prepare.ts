@@ -15,7 +15,7 @@ import { enforceCostLimit, estimateRun, priceEstimate, seekerCaches } from '../c
 import type { ModelSpec } from '../llm/model-spec';
 import type { BlobStore } from '../ports';
 import { TOKENIZER_NAME } from '../tokenizer';
-import { documentSummary, type DocumentSummary, type SkippedDocument } from '../types';
+import { documentSummary, type DocumentSummary, type RunEstimate, type SkippedDocument } from '../types';
 import {
   IO_CONCURRENCY,
   chunkCacheKey,
@@ -60,11 +60,23 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
   let skipped: SkippedDocument[];
   let chunkCount: number;
   let tokens: number;
+  let estimate: RunEstimate;
+  // What the run costs at most, before any model call and before the run writes anything: a cost
+  // limit refuses it here, leaving no run objects behind.
+  const estimateOrRefuse = (chunks: number, chunkTokensTotal: number): RunEstimate => {
+    const e = estimateRun({ chunks, chunkTokensTotal, question: event.question.trim(), options }, undefined, seekerCaches(deps.modelSpec));
+    if (options.maxCostUsd !== undefined) {
+      if (!deps.modelSpec) throw new CostLimitExceededError(`Refused before any model call: maxCostUsd ${options.maxCostUsd} cannot be checked: the deployment's model is not known to Prepare`);
+      enforceCostLimit(priceEstimate(e, deps.modelSpec), options.maxCostUsd);
+    }
+    return e;
+  };
   if (cached) {
     ({ documents, skipped } = cached);
     chunkCount = cached.chunks;
     tokens = cached.chunkTokensTotal;
     if (chunkCount === 0) throw emptyCorpus(keys.length, skipped);
+    estimate = estimateOrRefuse(chunkCount, tokens);
     await copyCachedChunks(blobs, cacheKey, chunkCount, event.runId);
   } else {
     const corpus = await decodeAndChunk(objects, options.chunkTokens, false);
@@ -73,18 +85,13 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
     skipped = corpus.skipped;
     chunkCount = corpus.chunks.length;
     tokens = corpus.chunks.reduce((sum, c) => sum + c.tokens, 0);
+    estimate = estimateOrRefuse(chunkCount, tokens);
     await Promise.all(
       corpus.chunks.map((chunk) => limit(() => blobs.put(chunkKey(event.runId, chunk.index), JSON.stringify(chunk), 'application/json'))),
     );
     // The next run over the same files and chunk size copies these chunks instead of chunking
     // (its manifest last, so a Prepare killed meanwhile leaves no entry; equal content, equal objects).
     await writeChunkCache(blobs, { cacheKey, contentHash, chunkTokens: options.chunkTokens, corpus, createdAt: (deps.now ?? (() => new Date()))().toISOString() });
-  }
-  // What the run costs at most, before any model call; a cost limit refuses it here.
-  const estimate = estimateRun({ chunks: chunkCount, chunkTokensTotal: tokens, question: event.question.trim(), options }, undefined, seekerCaches(deps.modelSpec));
-  if (options.maxCostUsd !== undefined) {
-    if (!deps.modelSpec) throw new CostLimitExceededError(`Refused before any model call: maxCostUsd ${options.maxCostUsd} cannot be checked: the deployment's model is not known to Prepare`);
-    enforceCostLimit(priceEstimate(estimate, deps.modelSpec), options.maxCostUsd);
   }
   const record: RunRecord = {
     runId: event.runId,

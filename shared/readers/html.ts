@@ -5,7 +5,8 @@
  *
  * - Not text: `<head>` (its `<title>` becomes the document's title), scripts, styles, templates, SVG
  *   and MathML, forms and their controls, embedded frames and objects, navigation (`<nav>`, and
- *   `role` navigation, banner, contentinfo, search, complementary), and anything `hidden` or
+ *   `role` navigation, banner, contentinfo, search, complementary), the page's own `<header>` and
+ *   `<footer>` (those outside any article, aside, main, nav or section), and anything `hidden` or
  *   `aria-hidden="true"`.
  * - Blocks (paragraphs, headings, list items, table rows, …) are separated by a blank line; a list
  *   item starts with `- `; a table row is its cells joined by ` | `; `<pre>` keeps its white space;
@@ -91,6 +92,9 @@ export function readHtml(html: string): HtmlText {
       if (alt) blocks.inline(` ${alt} `);
       return;
     }
+    // The page's own header and footer (not those of an article or section) are its banner and
+    // contentinfo landmarks (HTML-AAM): page chrome, not text.
+    if ((tag === 'header' || tag === 'footer') && !insideSectioning(element)) return;
     const block = BLOCKS.has(tag);
     if (block) blocks.flush();
     if (tag === 'li') blocks.inline('- ');
@@ -99,6 +103,14 @@ export function readHtml(html: string): HtmlText {
   };
   visit(document, false);
   return { ...blocks.result(), ...(title !== undefined && { title }) };
+}
+
+/** Sectioning content and main above an element (then its header/footer are the section's, kept). */
+function insideSectioning(element: Element): boolean {
+  for (let parent = element.parentNode; parent && 'tagName' in parent; parent = parent.parentNode) {
+    if (['article', 'aside', 'main', 'nav', 'section'].includes((parent as Element).tagName)) return true;
+  }
+  return false;
 }
 
 function childrenOf(node: Node): Node[] {

@@ -4,7 +4,7 @@
  * the result states the estimate beside the actual usage, which stays within it. `ask --estimate`
  * prints the same estimate without running.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { main } from '../../local/cli/cli';
@@ -92,5 +92,20 @@ describe('extagents ask --estimate', () => {
     expect(estimate.seeker.calls).toBe(estimate.corpus.chunks * 2);
     expect(estimate.prices.seeker.priced).toBe(true);
     expect(estimate.totalUsd).toBeGreaterThan(0);
+  });
+});
+
+describe('a run refused before it began', () => {
+  it('leaves no run objects behind in the state directory (generated run id)', async () => {
+    const files = await resolveCorpus([writeCorpus(dir, corpus())]);
+    const stateDir = path.join(dir, 'state');
+
+    await expect(
+      runLocal({ files, question: 'What is the answer?', options: { chunkTokens: 64, maxCostUsd: 0.000001 }, model: counting().model, modelSpec: 'bedrock:us.meta.llama3-3-70b-instruct-v1:0', stateDir }),
+    ).rejects.toThrow(CostLimitExceededError);
+
+    const left = (sub: string) => (existsSync(path.join(stateDir, 'bucket', sub)) ? readdirSync(path.join(stateDir, 'bucket', sub)).filter((n) => !n.startsWith('_')) : []);
+    expect(left('runs')).toEqual([]);
+    expect(left('corpora')).toEqual([]);
   });
 });

@@ -45,13 +45,14 @@ async function run(...args: string[]): Promise<{ status: number; stderr: string 
   return { status, stderr: stderr.join('') };
 }
 
-/** One line starting with `extagents: `, no stack trace. */
+/** A usage error as the CLI writes it: one line, then the hint naming the command's help; returns the line (which starts with `extagents: `; no stack trace). */
 function oneLine(text: string): string {
   expect(text.endsWith('\n')).toBe(true);
-  expect(text.trimEnd().split('\n')).toHaveLength(1);
+  const lines = text.trimEnd().split('\n');
+  expect(lines.length === 1 || (lines.length === 2 && /^\(see 'extagents [a-z ]+--help'\)$/.test(lines[1]))).toBe(true);
   expect(text).toMatch(/^extagents: /);
   expect(text).not.toMatch(/\n\s+at /);
-  return text.trimEnd();
+  return lines[0];
 }
 
 describe('extagents job', () => {

@@ -26,7 +26,7 @@ const PAGE = `<!DOCTYPE html>
 <html><head><title>Golden Gate Bridge - Wikipedia</title><style>.x { color: red }</style>
 <script>window.menu = "Donate now";</script></head>
 <body>
-<a class="skip" href="#content" aria-hidden="true">Jump to content</a>
+<header><a class="skip" href="#content" aria-hidden="true">Jump to content</a><span>Site banner</span></header>
 <nav id="menu"><ul><li>Main page</li><li>Random article</li></ul></nav>
 <div role="search"><form><input value="Search Wikipedia"><button>Go</button></form></div>
 <main id="content">
@@ -40,8 +40,9 @@ const PAGE = `<!DOCTYPE html>
 <tr><td>1937</td><td>3.3 million</td></tr>
 </table>
 <h3>Design</h3><ul><li>Art Deco towers</li><li>International orange</li></ul>
+<article><footer>Article footnote kept</footer></article>
 </main>
-<footer role="contentinfo"><p>Privacy policy · About Wikipedia</p></footer>
+<footer><p>Privacy policy · About Wikipedia</p></footer>
 <div hidden>hidden text</div>
 </body></html>`;
 
@@ -62,8 +63,9 @@ describe('the HTML reader', () => {
       'Design',
       '- Art Deco towers',
       '- International orange',
+      'Article footnote kept',
     ]);
-    for (const boilerplate of ['Donate', 'Main page', 'Search', 'Jump to content', 'Privacy policy', 'hidden text', 'color']) expect(doc.text).not.toContain(boilerplate);
+    for (const boilerplate of ['Donate', 'Main page', 'Search', 'Jump to content', 'Site banner', 'Privacy policy', 'hidden text', 'color']) expect(doc.text).not.toContain(boilerplate);
   });
 
   it('maps text offsets to the heading path, and each heading to its element in the source', async () => {

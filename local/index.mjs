@@ -1,0 +1,27 @@
+// The package's ES module entry (package.json "exports" "import"): the same library as local/index.cjs,
+// with its names as named exports (Node cannot see through `module.exports = require(...)`).
+import library from './index.cjs';
+
+export const {
+  ask,
+  survey,
+  startLocalStack,
+  resolveCorpus,
+  NO_ANSWER,
+  ExtAgentsError,
+  ConfigurationError,
+  InvalidInputError,
+  InvalidRunOptionsError,
+  CostLimitExceededError,
+  EmptyCorpusError,
+  ModelError,
+  ModelConfigurationError,
+  ModelThrottledError,
+  ModelUnavailableError,
+  ModelTimeoutError,
+  ContextOverflowError,
+  SeekingFailedError,
+  StorageError,
+  NotFoundError,
+} = library;
+export default library;
