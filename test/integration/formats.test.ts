@@ -8,14 +8,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow } from 'docx';
-import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { resolveCorpus } from '../../local/engine/corpus';
 import { runLocal } from '../../local/engine/run';
 import { startLocalStack } from '../../local/engine/stack';
 import { runLocalSurvey } from '../../local/engine/survey';
 import { readDocument } from '../../shared/readers';
 import { surveySourcesKey } from '../../shared/survey/workflow';
+import { harbourDocx, pdfOf } from '../support/documents';
 
 jest.setTimeout(120_000);
 
@@ -26,33 +25,14 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'extagents-formats-'));
   corpus = path.join(dir, 'corpus');
   mkdirSync(corpus);
-  const pdf = await PDFDocument.create();
-  const font = await pdf.embedFont(StandardFonts.Helvetica);
-  for (const lines of [['Annual report of the lighthouse board.'], ['Lights lit', 'Bell Rock 1811'], ['The keeper of Bell Rock was Robert Stevenson.']]) {
-    const page = pdf.addPage([400, 300]);
-    lines.forEach((line, i) => page.drawText(line, { x: 20, y: 250 - i * 20, size: 12, font }));
-  }
-  writeFileSync(path.join(corpus, 'report.pdf'), await pdf.save());
+  writeFileSync(path.join(corpus, 'report.pdf'), await pdfOf([['Annual report of the lighthouse board.'], ['Lights lit', 'Bell Rock 1811'], ['The keeper of Bell Rock was Robert Stevenson.']]));
   writeFileSync(
     path.join(corpus, 'bridge.html'),
     '<!doctype html><html><head><title>Bridge</title><script>var ad = "Joseph Strauss banner";</script></head><body><nav>Menu Home</nav>' +
       '<h1>Golden Gate Bridge</h1><h2>History</h2><p>Joseph Strauss was the chief engineer of the Golden Gate Bridge.</p></body></html>',
   );
   writeFileSync(path.join(corpus, 'canal.md'), '# Canals\n\n## Locks\n\nThe *Caledonian* canal has **twenty-nine** locks along its length.\n');
-  const cell = (text: string) => new TableCell({ children: [new Paragraph(text)] });
-  const docx = new Document({
-    sections: [
-      {
-        children: [
-          new Paragraph({ text: 'Harbour notes', heading: HeadingLevel.HEADING_1 }),
-          new Paragraph({ text: 'Tides', heading: HeadingLevel.HEADING_2 }),
-          new Paragraph('The harbour master recorded a spring tide of six metres in March.'),
-          new Table({ rows: [new TableRow({ children: [cell('Month'), cell('Tide')] })] }),
-        ],
-      },
-    ],
-  });
-  writeFileSync(path.join(corpus, 'harbour.docx'), await Packer.toBuffer(docx));
+  writeFileSync(path.join(corpus, 'harbour.docx'), await harbourDocx('The harbour master recorded a spring tide of six metres in March.', [['Month', 'Tide']]));
   writeFileSync(path.join(corpus, 'broken.docx'), 'PK\u0003\u0004 not a real archive');
 });
 

@@ -3,9 +3,10 @@
  * model and leaves no temporary state behind; a resumable run needs a state directory. The packed
  * package itself is checked by scripts/check-pack.sh (CI), which installs it in an empty project.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import * as library from '../../local/library';
 import { InvalidInputError, ask, resolveCorpus } from '../../local/library';
 
 jest.setTimeout(60_000);
@@ -43,5 +44,15 @@ describe('ask (library)', () => {
 
   it('refuses a run id without a state directory (the run could not be resumed)', async () => {
     await expect(ask({ corpus: 'bridge.txt', cwd: dir, question: 'Who?', runId: 'r1' })).rejects.toThrow(InvalidInputError);
+  });
+});
+
+describe('the package entries', () => {
+  it('name the same exports in the ES module entry as in the CommonJS one (local/index.mjs lists them)', () => {
+    const mjs = readFileSync(path.join(__dirname, '..', '..', 'local', 'index.mjs'), 'utf8');
+    const listed = /export const \{([^}]*)\}/.exec(mjs)?.[1].split(',').map((name) => name.trim()).filter(Boolean) ?? [];
+    const values = Object.entries(library).filter(([, value]) => value !== undefined).map(([name]) => name);
+
+    expect([...listed].sort()).toEqual([...values].sort());
   });
 });

@@ -3,10 +3,9 @@
  * back to the source, boilerplate is not text, tables become rows, and a file that cannot be read is
  * skipped with its reason. The PDF and DOCX fixtures are made here (pdf-lib, docx), not committed.
  */
-import { Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow } from 'docx';
-import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { documentFormat, locationAt, readDocument } from '../../shared/readers';
 import type { SourceDocument } from '../../shared/types';
+import { harbourDocx, pdfOf } from '../support/documents';
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
 
@@ -125,21 +124,15 @@ describe('the Markdown reader', () => {
   });
 });
 
-async function reportPdf(): Promise<Uint8Array> {
-  const pdf = await PDFDocument.create();
-  const font = await pdf.embedFont(StandardFonts.Helvetica);
-  const pages = [
-    ['Annual report of the lighthouse board.', 'The board met four times.'],
-    ['Lights lit', 'Bell Rock 1811', 'Skerryvore 1844'],
-    ['The keeper of Bell Rock was Robert Stevenson.'],
-  ];
-  for (const lines of pages) {
-    const page = pdf.addPage([400, 300]);
-    lines.forEach((line, i) => page.drawText(line, { x: 20, y: 250 - i * 20, size: 12, font }));
-  }
-  pdf.setTitle('Lighthouse board report');
-  return pdf.save();
-}
+const reportPdf = (): Promise<Uint8Array> =>
+  pdfOf(
+    [
+      ['Annual report of the lighthouse board.', 'The board met four times.'],
+      ['Lights lit', 'Bell Rock 1811', 'Skerryvore 1844'],
+      ['The keeper of Bell Rock was Robert Stevenson.'],
+    ],
+    'Lighthouse board report',
+  );
 
 describe('the PDF reader', () => {
   it('reads each page\'s text layer, a page a location, and the document title', async () => {
@@ -159,31 +152,17 @@ describe('the PDF reader', () => {
   });
 
   it('skips a PDF without a text layer and a damaged one, each with its reason', async () => {
-    const scan = await PDFDocument.create();
-    scan.addPage();
-
-    expect(await reason('scan.pdf', await scan.save())).toMatch(/^PDF without a text layer \(1 page\(s\)/);
+    expect(await reason('scan.pdf', await pdfOf([[]]))).toMatch(/^PDF without a text layer \(1 page\(s\)/);
     expect(await reason('broken.pdf', utf8('%PDF-1.7\nnot a pdf at all'))).toMatch(/^not a readable PDF \(/);
     expect(documentFormat('renamed.bin', utf8('%PDF-1.4'))).toBe('pdf');
   });
 });
 
-async function notesDocx(): Promise<Uint8Array> {
-  const cell = (text: string) => new TableCell({ children: [new Paragraph(text)] });
-  const doc = new Document({
-    sections: [
-      {
-        children: [
-          new Paragraph({ text: 'Harbour notes', heading: HeadingLevel.HEADING_1 }),
-          new Paragraph({ text: 'Tides', heading: HeadingLevel.HEADING_2 }),
-          new Paragraph('The harbour master recorded a spring tide of 6.1 metres in March.'),
-          new Table({ rows: [new TableRow({ children: [cell('Month'), cell('Tide')] }), new TableRow({ children: [cell('March'), cell('6.1 m')] })] }),
-        ],
-      },
-    ],
-  });
-  return new Uint8Array(await Packer.toBuffer(doc));
-}
+const notesDocx = (): Promise<Uint8Array> =>
+  harbourDocx('The harbour master recorded a spring tide of 6.1 metres in March.', [
+    ['Month', 'Tide'],
+    ['March', '6.1 m'],
+  ]);
 
 describe('the DOCX reader', () => {
   it('reads headings, paragraphs and table rows, with heading paths', async () => {
