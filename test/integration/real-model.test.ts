@@ -267,7 +267,8 @@ describeWithSharedData('with the shared datasets', () =>
           const stateDir = path.join(dir, `cli-state-${stderr.length}-${args[1].length}`);
           await main(['node', 'extagents', 'ask', '--corpus', corpus, '--question', 'What?', '--state-dir', stateDir, '--no-progress', ...args]);
           expect(process.exitCode).toBe(2);
-          expect(stderr.join('').trimEnd().split('\n')).toHaveLength(1);
+          // One line, then the hint naming the command's help.
+          expect(stderr.join('').trimEnd().split('\n')).toEqual([expect.stringMatching(/^extagents: /), "(see 'extagents ask --help')"]);
           expect(stderr.join('')).toMatch(message);
           await expect(fs.stat(stateDir)).rejects.toThrow(/ENOENT/);
         }
