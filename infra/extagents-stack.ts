@@ -19,6 +19,7 @@ import { grantObjectRead, grantObjectWrite } from './grants';
 import { ExtAgentsApi } from './api';
 import { ExtAgentsWorkflow } from './extagents-workflow';
 import { OperationsAlarms } from './alarms';
+import { OperationsDashboard } from './dashboard';
 import { UploadTriggers, uploadTriggerSettingProblems } from './ingest';
 import { SurveyWorkflows, surveySettingProblems } from './survey';
 import { acknowledge, acknowledgeStackFindings } from './nag';
@@ -147,6 +148,8 @@ export class ExtAgentsStack extends Stack {
   public readonly triggers: UploadTriggers;
   /** Alarms on failed and throttled executions and throttled functions (infra/alarms.ts). */
   public readonly alarms: OperationsAlarms;
+  /** The operations dashboard: the workflow's metrics, executions and alarms (infra/dashboard.ts). */
+  public readonly dashboard: OperationsDashboard;
   /** The survey and bulk survey state machines and the optional schedule (infra/survey.ts). */
   public readonly surveys: SurveyWorkflows;
 
@@ -333,6 +336,7 @@ export class ExtAgentsStack extends Stack {
       topic: props.alarmTopic,
       alarmEmail: props.alarmEmail,
     });
+    this.dashboard = new OperationsDashboard(this, 'Dashboard', { stateMachine: this.stateMachine, alarms: Object.values(this.alarms.alarms), serviceName: SERVICE_NAME });
     acknowledgeStackFindings(this);
 
     new CfnOutput(this, 'BucketName', { value: this.bucket.bucketName, description: 'Project bucket (corpora/, runs/)' });

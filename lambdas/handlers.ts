@@ -6,6 +6,7 @@
  */
 import { logged, type HandlerLogger } from './logged';
 import type { AgentModel, BlobStore, MessageStore } from '../shared/ports';
+import type { RunResult } from '../shared/types';
 import type { ModelSpec } from '../shared/llm/model-spec';
 import { finalizeRun } from '../shared/pipeline/finalize';
 import { prepareRun } from '../shared/pipeline/prepare';
@@ -35,6 +36,14 @@ export interface HandlerDeps {
    * the local run passes none, so it stays quiet.
    */
   logger?: HandlerLogger;
+  /** Run metrics (Powertools Metrics in AWS, lambdas/adapters/telemetry.ts); absent = none (the local run). */
+  metrics?: RunMetrics;
+}
+
+/** What the handlers report as metrics: each KAR step taken, and each finished run's result. */
+export interface RunMetrics {
+  karStep(): void;
+  runFinished(result: RunResult): void;
 }
 
 
@@ -53,10 +62,15 @@ export function makeHandlers(deps: HandlerDeps): WorkflowHandlers {
   return {
     prepare: logged(logger, 'Prepare', 'info', async (event) => prepareRun(parseEvent(PrepareEventSchema, event, 'Prepare'), { blobs, modelSpec: deps.modelSpec })),
     seek: logged(logger, 'Seek', 'debug', async (event) => seekChunk(parseEvent(SeekEventSchema, event, 'Seek'), { blobs, store, model: deps.model })),
-    reason: logged(logger, 'Reason', 'info', async (event) => reasonStep(parseEvent(ReasonEventSchema, event, 'Reason'), { blobs, store, model: deps.model() })),
+    reason: logged(logger, 'Reason', 'info', async (event) => {
+      const state = await reasonStep(parseEvent(ReasonEventSchema, event, 'Reason'), { blobs, store, model: deps.model() });
+      deps.metrics?.karStep();
+      return state;
+    }),
     synchronize: logged(logger, 'Synchronize', 'info', async (event) => synchronizeRound(parseEvent(WorkflowStateSchema, event, 'Synchronize'), { blobs, store })),
     finalize: logged(logger, 'Finalize', 'info', async (event) => {
-      const { result: _result, ...output } = await finalizeRun(parseEvent(WorkflowStateSchema, event, 'Finalize'), { blobs, store });
+      const { result, ...output } = await finalizeRun(parseEvent(WorkflowStateSchema, event, 'Finalize'), { blobs, store });
+      deps.metrics?.runFinished(result);
       return output;
     }),
   };

@@ -13,6 +13,7 @@ import { createBedrockClient } from './bedrock';
 import { DynamoMessageStore } from './dynamo-message-store';
 import { loadEnv } from './env';
 import { logger } from './logging';
+import { runMetrics, tracer, withUsageMetrics } from './telemetry';
 import { createAgentModel } from './model';
 import type { OpenAiOptions } from './openai';
 import { openAiApiKeyProvider, type ApiKeyProvider } from './openai-key';
@@ -24,7 +25,7 @@ const s3 = new S3Client({});
 // Every item of a run shares one partition key and all Seeks update one counters item, so DynamoDB
 // may throttle a fast, highly concurrent run: the SDK's own bounded, jittered retries absorb that
 // (8 attempts, adaptive mode) rather than failing the chunk.
-const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ maxAttempts: 8, retryMode: 'adaptive' }));
+const dynamo = DynamoDBDocumentClient.from(tracer.captureAWSv3Client(new DynamoDBClient({ maxAttempts: 8, retryMode: 'adaptive' })));
 let model: AgentModel | undefined;
 
 /** Options of an `openai:` spec in this container: the base URL from OPENAI_BASE_URL (validated by loadEnv). */
@@ -49,7 +50,9 @@ openAiApiKey?.().catch((error: unknown) => {
 export const awsDeps: HandlerDeps = {
   blobs: new S3BlobStore(s3, env.BUCKET_NAME),
   store: new DynamoMessageStore(dynamo, { tableName: env.TABLE_NAME, retentionDays: env.RUN_RETENTION_DAYS }),
-  model: () => (model ??= createAgentModel(env.MODEL_SPEC, (): BedrockRuntimeClient => createBedrockClient(), openAiOptions, openAiApiKey)),
+  // Each agent call's usage becomes metrics; each Bedrock call a trace subsegment.
+  model: () => (model ??= withUsageMetrics(createAgentModel(env.MODEL_SPEC, (): BedrockRuntimeClient => tracer.captureAWSv3Client(createBedrockClient()), openAiOptions, openAiApiKey))),
   modelSpec: parseModelSpec(env.MODEL_SPEC),
   logger,
+  metrics: runMetrics,
 };
