@@ -3,9 +3,9 @@
 #
 # 1. `npm pack` (its prepack builds the type declarations, dist/types/) into a temporary directory;
 # 2. an empty project there installs the tarball (its dependencies from npm's cache when present;
-#    optional packages and install scripts skipped: node-llama-cpp's binaries, and its postinstall,
-#    which without them would compile llama.cpp from source, are not needed by the offline model;
-#    classic-level, dynalite's LevelDB binding, loads the prebuilt binary its package ships);
+#    install scripts skipped: node-llama-cpp's postinstall is not needed by the offline model, and
+#    classic-level, dynalite's LevelDB binding, loads the prebuilt binary its package ships; optional
+#    packages are kept: esbuild, which tsx runs the sources with, takes its binary from one);
 # 3. a CommonJS consumer `require('extagents')` answers a question over a small file with the offline
 #    extractive reader (no network, no model), and must cite the file;
 # 4. a TypeScript consumer type-checks against the package's declarations (this repository's tsc).
@@ -25,7 +25,7 @@ echo "check:pack: $(basename "$TARBALL") $(du -h "$TARBALL" | cut -f1)"
 mkdir "$WORK/consumer"
 cd "$WORK/consumer"
 npm init -y >/dev/null
-npm install "$TARBALL" --omit=optional --omit=dev --ignore-scripts --no-audit --no-fund --prefer-offline --loglevel=error >/dev/null
+npm install "$TARBALL" --omit=dev --ignore-scripts --no-audit --no-fund --prefer-offline --loglevel=error >/dev/null
 echo "check:pack: installed in $(( $(date +%s) - started )) s"
 
 cat > corpus.txt <<'TEXT'
