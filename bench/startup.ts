@@ -1,0 +1,60 @@
+/**
+ * Start-up benchmark of the CLI (issue 11): `extagents --version`, `extagents ask --help` and an
+ * `ask` over a 1 KB file with the offline reader, each against `node -e 0` measured in the same run
+ * (this machine is shared and noisy: compare the ratios, not the milliseconds). Each command runs in
+ * a fresh process, `--runs` times (default 5), and the median wall time is kept; the first ask run
+ * is warm afterwards only through the OS file cache (a new state directory each time).
+ *
+ * Usage: npx tsx bench/startup.ts [--runs 5]
+ * Prints one JSON line per command: median ms, ratio to `node -e 0`, and every run's ms.
+ * Targets (issue 11): `--version` at most 4x `node -e 0`; the 1 KB `ask` at most 1.0 s here.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, help: { type: 'boolean', default: false } } });
+if (values.help) {
+  process.stdout.write('Usage: npx tsx bench/startup.ts [--runs 5]\n');
+  process.exit(0);
+}
+const runs = Number(values.runs);
+if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs must be a positive integer, got ${values.runs}`);
+
+const root = path.resolve(__dirname, '..');
+const bin = path.join(root, 'bin', 'extagents');
+const dir = mkdtempSync(path.join(tmpdir(), 'extagents-startup-'));
+const corpus = path.join(dir, 'note.txt');
+writeFileSync(corpus, `${'The harvest was abundant in the district. '.repeat(20)}The keeper of the lighthouse was Ann Lee.\n`.slice(0, 1024));
+
+/** Median wall time (ms) of `runs` fresh processes of `args`, and every run's time. */
+function time(args: string[], fresh: () => string[] = () => []): { medianMs: number; runsMs: number[] } {
+  const all: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    const out = spawnSync(process.execPath, [...args, ...fresh()], { cwd: root, encoding: 'utf8' });
+    all.push(Math.round(performance.now() - started));
+    if (out.status !== 0) throw new Error(`${args.join(' ')} exited ${out.status}: ${out.stderr}`);
+  }
+  const sorted = [...all].sort((a, b) => a - b);
+  return { medianMs: sorted[Math.floor(sorted.length / 2)], runsMs: all };
+}
+
+try {
+  const floor = time(['-e', '0']);
+  let state = 0;
+  const commands: Array<[string, string[], (() => string[]) | undefined]> = [
+    ['extagents --version', [bin, '--version'], undefined],
+    ['extagents ask --help', [bin, 'ask', '--help'], undefined],
+    ['extagents ask (1 KB, extractive)', [bin, 'ask', '-c', corpus, '-q', 'Who was the keeper of the lighthouse?', '--no-progress'], () => ['--state-dir', path.join(dir, `state-${state++}`)]],
+  ];
+  process.stdout.write(`${JSON.stringify({ command: 'node -e 0', medianMs: floor.medianMs, runsMs: floor.runsMs })}\n`);
+  for (const [name, args, fresh] of commands) {
+    const measured = time(args, fresh);
+    process.stdout.write(`${JSON.stringify({ command: name, medianMs: measured.medianMs, ratioToNode: Number((measured.medianMs / floor.medianMs).toFixed(1)), runsMs: measured.runsMs })}\n`);
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
