@@ -9,14 +9,17 @@ import { issueMessages } from '../../shared/validation';
 import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../../shared/config';
 import { PrepareEventSchema, RunIdSchema } from '../../shared/pipeline/state';
 import { formatEstimate, formatResult } from './format';
-import { estimateLocal } from '../engine/estimate';
-import { chunkFitProblem } from '../engine/stack';
 import type { LocalProgress } from '../engine/run';
-import { ask } from '../library';
-import { resolveCorpus } from '../engine/corpus';
 import { MAX_LLAMA_SEQUENCES } from '../engine/defaults';
 import { schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
 import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './common';
+
+// The engine loads when `ask` runs, not for `ask --help` (issue 11: start-up).
+const engine = () => ({
+  ...(require('../library') as typeof import('../library')),
+  ...(require('../engine/estimate') as typeof import('../engine/estimate')),
+  ...(require('../engine/stack') as typeof import('../engine/stack')),
+});
 
 /** Exit status of `ask --fail-on-refusal` when the run refuses (0: answered, 1: error, 2: usage error). */
 export const REFUSAL_EXIT_STATUS = 3;
@@ -70,22 +73,22 @@ export function addAskCommand(program: Command): void {
       // or a chunk size its context cannot hold stops before the state directory is made.
       const contextTokens = await checkLocalModelFiles(model, { sequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) });
       if (contextTokens !== undefined && options.chunkTokens !== undefined) {
-        const problem = chunkFitProblem(options.chunkTokens, contextTokens);
+        const problem = engine().chunkFitProblem(options.chunkTokens, contextTokens);
         if (problem) throw new UsageError(`--chunk-tokens: ${problem}`);
       }
       validateAsk(opts, options);
-      const files = await resolveCorpus(opts.corpus).catch((error: unknown) => {
+      const files = await engine().resolveCorpus(opts.corpus).catch((error: unknown) => {
         throw error instanceof InvalidInputError ? new UsageError(`--corpus: ${error.message}`, { cause: error }) : error;
       });
       if (opts.estimate) {
-        const { estimate, corpus } = await estimateLocal({ files, question: opts.question, options, model });
+        const { estimate, corpus } = await engine().estimateLocal({ files, question: opts.question, options, model });
         process.stdout.write(opts.json ? `${JSON.stringify({ ...estimate, corpus })}\n` : `${formatEstimate(estimate, corpus)}\n`);
         return;
       }
       const progress = progressReporter(opts.progress && !opts.json);
       try {
         // The library's ask (local/library.ts), over the files resolved above.
-        const result = await ask({
+        const result = await engine().ask({
           corpus: files,
           question: opts.question,
           options,
