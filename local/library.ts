@@ -82,6 +82,7 @@ export interface AskRequest {
  *   unreachable model; the typed error that failed the run (EmptyCorpusError, ModelError, …).
  */
 export async function ask(request: AskRequest): Promise<RunResult> {
+  if (typeof request !== 'object' || request === null) throw new InvalidInputError('ask: give a request object { corpus, question, … }');
   if (request.runId !== undefined && request.stateDir === undefined) {
     throw new InvalidInputError('ask: a runId needs a stateDir (the run is kept there to be resumed)');
   }
@@ -148,10 +149,15 @@ export async function survey(request: SurveyRequest): Promise<LocalSurveyOutput>
 }
 
 /** The corpus files of an {@link AskRequest}'s `corpus`. */
-async function corpusFiles(corpus: AskRequest['corpus'], cwd: string | undefined): Promise<CorpusFile[]> {
+async function corpusFiles(corpus: unknown, cwd: string | undefined): Promise<CorpusFile[]> {
+  const expected = 'ask: corpus must be a path (file, directory, glob or "sotu"), a list of paths, or the files of resolveCorpus';
   if (typeof corpus === 'string') return resolveCorpus([corpus], cwd);
+  if (!Array.isArray(corpus)) throw new InvalidInputError(`${expected}; got ${corpus === null ? 'null' : typeof corpus}`);
+  if (corpus.length === 0) throw new InvalidInputError('ask: corpus is empty (give at least one path)');
   if (corpus.every((c): c is string => typeof c === 'string')) return resolveCorpus([...corpus], cwd);
-  return [...(corpus as readonly CorpusFile[])];
+  const isFile = (c: unknown): c is CorpusFile => typeof c === 'object' && c !== null && typeof (c as CorpusFile).id === 'string' && typeof (c as CorpusFile).path === 'string';
+  if (!corpus.every(isFile)) throw new InvalidInputError(expected);
+  return [...corpus];
 }
 
 /** Run `work` in `stateDir`, or in a new temporary directory removed afterwards. */

@@ -50,6 +50,12 @@ export function defaultDoctorClients(): DoctorClients {
   return { sts: new STSClient({}), ssm: new SSMClient({}), bedrock: new BedrockClient({}) };
 }
 
+/** A failure to reach the service at all (DNS, refused or timed-out connection), not a refusal by it. */
+function isNetworkError(error: unknown): boolean {
+  const text = `${(error as { code?: string }).code ?? ''} ${error instanceof Error ? `${error.name} ${error.message}` : String(error)}`;
+  return /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|getaddrinfo|TimeoutError/.test(text);
+}
+
 const message = (error: unknown): string => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
 
 /**
@@ -80,7 +86,11 @@ export async function runDoctor(spec: ModelSpec, clients: DoctorClients = defaul
       account = identity.Account;
       checks.push({ name: 'credentials', status: 'ok', detail: `account ${identity.Account}, ${identity.Arn}` });
     } catch (error) {
-      checks.push({ name: 'credentials', status: 'fail', detail: `no working AWS credentials (${message(error)})`, fix: 'aws configure   (or: aws sso login --profile <profile>, then export AWS_PROFILE=<profile>)' });
+      checks.push(
+        isNetworkError(error)
+          ? { name: 'credentials', status: 'fail', detail: `cannot reach AWS STS to check the credentials (${message(error)})`, fix: 'check the network, a proxy (HTTPS_PROXY) or a VPC endpoint, then run doctor again' }
+          : { name: 'credentials', status: 'fail', detail: `no working AWS credentials (${message(error)})`, fix: 'aws configure   (or: aws sso login --profile <profile>, then export AWS_PROFILE=<profile>)' },
+      );
     }
   }
 

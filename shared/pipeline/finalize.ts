@@ -108,7 +108,7 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
  */
 function withLocation(citation: Citation, locations: readonly DocumentLocation[] | undefined): Citation {
   const at = locationAt(locations, citation.start);
-  return at ? { ...citation, location: at.label, ...(at.page !== undefined && { page: at.page }) } : citation;
+  return at && at.label !== '' ? { ...citation, location: at.label, ...(at.page !== undefined && { page: at.page }) } : citation;
 }
 
 /** One citation per verbatim quote; a message without quotes cites its chunk's first segment. */

@@ -50,7 +50,10 @@ export class TextBlocks {
     if (text.trim() === '') return;
     const start = this.blocks.length === 0 ? 0 : this.length + BLOCK_SEPARATOR.length;
     if (this.pendingLocation !== undefined) {
+      // Past the limit, one last entry without a label: the text from there on has no known location
+      // (better none than the last stored heading's).
       if (this.locations.length < MAX_LOCATIONS) this.locations.push({ start, ...this.pendingLocation });
+      else if (this.locations.length === MAX_LOCATIONS) this.locations.push({ start, label: '' });
       this.pendingLocation = undefined;
     }
     this.blocks.push(text);

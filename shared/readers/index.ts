@@ -54,6 +54,18 @@ const skip = (documentId: string, reason: string): DecodeResult => ({ skipped: {
  * @throws InvalidInputError when `id` is empty (as decodeDocument).
  */
 export async function readDocument(id: string, bytes: Uint8Array): Promise<DecodeResult> {
+  if (id.length === 0) return decodeDocument(id, bytes); // throws InvalidInputError, as documented
+  try {
+    return await readAs(id, bytes);
+  } catch (error) {
+    // A reader that fails on a pathological file (e.g. markup nested thousands of levels deep:
+    // RangeError, maximum call stack) skips that file with the reason; it never fails the run.
+    const e = error instanceof Error ? error : new Error(String(error));
+    return skip(id, `could not be read as ${documentFormat(id, bytes)} (${e.name}: ${e.message.split('\n')[0]})`);
+  }
+}
+
+async function readAs(id: string, bytes: Uint8Array): Promise<DecodeResult> {
   const format = documentFormat(id, bytes);
   if (format === 'text') return decodeDocument(id, bytes);
   if (bytes.length === 0) return skip(id, 'empty file');
@@ -66,7 +78,7 @@ export async function readDocument(id: string, bytes: Uint8Array): Promise<Decod
   const decoded = decodeDocument(id, bytes);
   if (!('doc' in decoded)) return decoded;
   const read = format === 'html' ? readHtml(decoded.doc.text) : readMarkdown(decoded.doc.text);
-  if (read.text.trim() === '') return skip(id, `no text (an ${format === 'html' ? 'HTML page' : 'Markdown file'} of markup only)`);
+  if (read.text.trim() === '') return skip(id, `no text (${format === 'html' ? 'an HTML page' : 'a Markdown file'} of markup only)`);
   return { doc: document(id, format, read.text, read.locations, 'title' in read && typeof read.title === 'string' ? read.title : undefined) };
 }
 

@@ -15,8 +15,12 @@ import type { DocumentLocation } from './types';
 
 type Token = ReturnType<InstanceType<typeof MarkdownIt>['parse']>[number];
 
-/** One parser for every document: markdown-it's parser holds no per-document state. `html: true` keeps raw HTML blocks as tokens (read as HTML, never as markup text). */
-const parser = new MarkdownIt({ html: true });
+/**
+ * One parser for every document: markdown-it's parser holds no per-document state. `html: true` keeps
+ * raw HTML blocks as tokens (read as HTML, never as markup text); `maxNesting` 1000 (markdown-it's
+ * default, 100, silently drops what lies deeper, e.g. a quote nested 100 levels).
+ */
+const parser = new MarkdownIt({ html: true, maxNesting: 1000 });
 
 /** Read a Markdown document (already decoded text). Never throws: every input is some Markdown. */
 export function readMarkdown(markdown: string): { text: string; locations: DocumentLocation[] } {

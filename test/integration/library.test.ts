@@ -42,6 +42,14 @@ describe('ask (library)', () => {
     expect(existsSync(path.join(stateDir, 'bucket', 'runs', result.runId, 'result.json'))).toBe(true);
   });
 
+  it('refuses a corpus that is not paths or files, and an empty one, with InvalidInputError', async () => {
+    for (const corpus of [42, null, [null], [], [{ id: 'a' }]]) {
+      await expect(ask({ corpus: corpus as never, question: 'Who?' })).rejects.toThrow(InvalidInputError);
+    }
+    await expect(ask({ corpus: [], question: 'Who?' })).rejects.toThrow('ask: corpus is empty');
+    await expect(ask(undefined as never)).rejects.toThrow(InvalidInputError);
+  });
+
   it('refuses a run id without a state directory (the run could not be resumed)', async () => {
     await expect(ask({ corpus: 'bridge.txt', cwd: dir, question: 'Who?', runId: 'r1' })).rejects.toThrow(InvalidInputError);
   });

@@ -81,6 +81,14 @@ describe('runDoctor', () => {
     expect(bedrock.calls()).toHaveLength(0);
   });
 
+  it('tells a network failure from bad credentials', async () => {
+    sts.on(GetCallerIdentityCommand).rejects(Object.assign(new Error('getaddrinfo ENOTFOUND sts.us-east-1.amazonaws.com'), { name: 'Error', code: 'ENOTFOUND' }));
+
+    const checks = await runDoctor(SPEC, clients());
+
+    expect(checks.find((c) => c.name === 'credentials')).toMatchObject({ status: 'fail', detail: expect.stringContaining('cannot reach AWS STS'), fix: expect.stringContaining('network') });
+  });
+
   it('checks no model service for the extractive reader or an openai: model', async () => {
     const checks = await runDoctor(parseModelSpec('extractive'), clients());
     expect(checks.at(-1)).toMatchObject({ name: 'model', status: 'skipped' });

@@ -179,3 +179,34 @@ describe('the DOCX reader', () => {
     expect(documentFormat('archive.zip', utf8('PK\u0003\u0004other'))).toBe('text');
   });
 });
+
+describe('pathological files (a breaker session found each)', () => {
+  it('skips HTML nested too deeply for the reader with the reason, and never throws', async () => {
+    const deep = `<!DOCTYPE html><body>${'<div>'.repeat(5000)}<p>The chief engineer was Margaret Hollis.</p>${'</div>'.repeat(5000)}`;
+    expect(await reason('deep.html', utf8(deep))).toMatch(/^could not be read as html \(RangeError/);
+  });
+
+  it('skips a DOCX that unpacks to more than it may read (a zip bomb), from its central directory', async () => {
+    const { default: JSZip } = await import('jszip');
+    const zip = new JSZip();
+    zip.file('[Content_Types].xml', '<Types/>');
+    zip.file('word/document.xml', `<w:document>${'a'.repeat(40 * 1024 * 1024)}</w:document>`);
+    const bytes = await zip.generateAsync({ type: 'uint8array', compression: 'DEFLATE', compressionOptions: { level: 9 } });
+
+    expect(bytes.length).toBeLessThan(1024 * 1024);
+    expect(await reason('bomb.docx', bytes)).toMatch(/^DOCX too large unpacked \(40 MiB from \d+ bytes; at most 32 MiB are read\)$/);
+  });
+
+  it('reads Markdown quoted 100 levels deep (markdown-it would drop it at its default nesting limit)', async () => {
+    const doc = await read('deep.md', utf8(`${'>'.repeat(100)} The chief engineer was Margaret Hollis.`));
+    expect(doc.text).toBe('The chief engineer was Margaret Hollis.');
+  });
+
+  it('gives no location, rather than a wrong one, past the most locations kept', async () => {
+    const headings = Array.from({ length: 10_050 }, (_, i) => `# Heading ${i}\n\nText ${i}.`).join('\n\n');
+    const doc = await read('many.md', utf8(`${headings}\n\n## Last\n\nThe chief engineer was Margaret Hollis.`));
+    const at = locationAt(doc.locations, doc.text.indexOf('Margaret Hollis'));
+    expect(at?.label).toBe('');
+    expect(locationAt(doc.locations, doc.text.indexOf('Text 5000.'))?.label).toBe('Heading 5000');
+  });
+});
