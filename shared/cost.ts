@@ -71,12 +71,14 @@ function overheads(): NonNullable<typeof promptOverhead> {
 
 /**
  * The upper bound of a run's calls and tokens (see the file comment).
- * @param limits the output-token limits of the roles; default the LLM adapters' (`DEFAULT_MAX_OUTPUT_TOKENS`).
- * @param caching the seeking model caches prompts (shared/llm/model-spec.ts `supportsPromptCaching`):
- *   its chunk tokens are counted as cache writes (`cacheWriteInputTokens`), not in `inputTokens`.
+ * Output at the LLM adapters' limits (`DEFAULT_MAX_OUTPUT_TOKENS`).
+ * @param spec the run's model, when known: a seeking model that caches prompts (`seekerCaches`) has
+ *   its chunk tokens counted as cache writes (`cacheWriteInputTokens`), not in `inputTokens`.
  */
-export function estimateRun(input: EstimateInput, limits: { seek: number; reason: number } = DEFAULT_MAX_OUTPUT_TOKENS, caching = false): RunEstimate {
+export function estimateRun(input: EstimateInput, spec?: ModelSpec): RunEstimate {
   const { chunks, options } = input;
+  const limits = DEFAULT_MAX_OUTPUT_TOKENS;
+  const caching = seekerCaches(spec);
   const o = overheads();
   const question = countTokens(input.question);
   const seekCalls = chunks * options.rounds;

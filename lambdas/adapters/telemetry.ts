@@ -41,7 +41,6 @@ export function recordUsage(role: AgentRole, usage: RoleUsage): void {
 /** An agent model whose calls' usage is recorded as metrics (the Seek and Reason functions). */
 export function withUsageMetrics(model: AgentModel): AgentModel {
   return {
-    ...model,
     description: model.description,
     async seek(request: SeekRequest): Promise<SeekResult> {
       const result = await model.seek(request);

@@ -6,7 +6,7 @@
 import { promises as fs } from 'node:fs';
 import { parseRunOptions, type RunOptionsInput } from '../../shared/config';
 import { EmptyCorpusError } from '../../shared/errors';
-import { estimateRun, priceEstimate, seekerCaches, type PricedEstimate } from '../../shared/cost';
+import { estimateRun, priceEstimate, type PricedEstimate } from '../../shared/cost';
 import type { ModelSpec } from '../../shared/llm/model-spec';
 import { decodeAndChunk } from '../../shared/pipeline/ingest';
 import type { CorpusFile } from './corpus';
@@ -21,6 +21,6 @@ export async function estimateLocal(request: { files: CorpusFile[]; question: st
   const corpus = await decodeAndChunk(objects, options.chunkTokens, false);
   if (corpus.chunks.length === 0) throw new EmptyCorpusError(`No usable text in the ${request.files.length} corpus file(s): ${corpus.skipped.map((s) => `${s.documentId} (${s.reason})`).join('; ')}`);
   const tokens = corpus.chunks.reduce((sum, c) => sum + c.tokens, 0);
-  const estimate = priceEstimate(estimateRun({ chunks: corpus.chunks.length, chunkTokensTotal: tokens, question: request.question, options }, undefined, seekerCaches(request.model)), request.model);
+  const estimate = priceEstimate(estimateRun({ chunks: corpus.chunks.length, chunkTokensTotal: tokens, question: request.question, options }, request.model), request.model);
   return { estimate, corpus: { chunks: corpus.chunks.length, tokens, rounds: options.rounds } };
 }

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import pLimit from 'p-limit';
 import { parseRunOptions, type RunOptions } from '../config';
-import { enforceCostLimit, estimateRun, priceEstimate, seekerCaches } from '../cost';
+import { enforceCostLimit, estimateRun, priceEstimate } from '../cost';
 import type { ModelSpec } from '../llm/model-spec';
 import { getCorpusIngestion } from '../pipeline/ingest';
 import { corpusPrefix, resolveCorpusRef, type CorpusSelection } from '../corpus';
@@ -345,7 +345,7 @@ export class ApiCore {
     const ingestion = await getCorpusIngestion(this.deps.blobs, body.corpus.id);
     if (!ingestion || ingestion.chunkTokens !== options.chunkTokens || ingestion.totals.chunks === 0) return;
     // The chunks' tokens: the documents' tokens (a chunk holds whole pieces of documents; separators are not counted).
-    const estimate = estimateRun({ chunks: ingestion.totals.chunks, chunkTokensTotal: ingestion.totals.tokens, question: body.question, options }, undefined, seekerCaches(this.deps.modelSpec));
+    const estimate = estimateRun({ chunks: ingestion.totals.chunks, chunkTokensTotal: ingestion.totals.tokens, question: body.question, options }, this.deps.modelSpec);
     enforceCostLimit(priceEstimate(estimate, this.deps.modelSpec), options.maxCostUsd);
   }
 

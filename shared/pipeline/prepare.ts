@@ -11,7 +11,7 @@
 import pLimit from 'p-limit';
 import { parseRunOptions } from '../config';
 import { CostLimitExceededError, EmptyCorpusError, InvalidInputError } from '../errors';
-import { enforceCostLimit, estimateRun, priceEstimate, seekerCaches } from '../cost';
+import { enforceCostLimit, estimateRun, priceEstimate } from '../cost';
 import type { ModelSpec } from '../llm/model-spec';
 import type { BlobStore } from '../ports';
 import { TOKENIZER_NAME } from '../tokenizer';
@@ -64,7 +64,7 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
   // What the run costs at most, before any model call and before the run writes anything: a cost
   // limit refuses it here, leaving no run objects behind.
   const estimateOrRefuse = (chunks: number, chunkTokensTotal: number): RunEstimate => {
-    const e = estimateRun({ chunks, chunkTokensTotal, question: event.question.trim(), options }, undefined, seekerCaches(deps.modelSpec));
+    const e = estimateRun({ chunks, chunkTokensTotal, question: event.question.trim(), options }, deps.modelSpec);
     if (options.maxCostUsd !== undefined) {
       if (!deps.modelSpec) throw new CostLimitExceededError(`Refused before any model call: maxCostUsd ${options.maxCostUsd} cannot be checked: the deployment's model is not known to Prepare`);
       enforceCostLimit(priceEstimate(e, deps.modelSpec), options.maxCostUsd);

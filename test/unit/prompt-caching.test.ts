@@ -64,7 +64,7 @@ describe('the estimate of a caching seeker', () => {
 
   it('counts its chunk tokens as cache writes, not as plain input, and prices them at the input price when the table has no cache price', () => {
     const plain = estimateRun(input);
-    const cached = estimateRun(input, undefined, seekerCaches(parseModelSpec('bedrock:us.amazon.nova-lite-v1:0')));
+    const cached = estimateRun(input, parseModelSpec('bedrock:us.amazon.nova-lite-v1:0'));
 
     expect(cached.seeker.cacheWriteInputTokens).toBe(100_000);
     expect(cached.seeker.inputTokens + (cached.seeker.cacheWriteInputTokens ?? 0)).toBe(plain.seeker.inputTokens);
