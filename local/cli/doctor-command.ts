@@ -26,7 +26,12 @@ export function addDoctorCommand(program: Command): void {
           if (c.fix) process.stdout.write(`        fix: ${c.fix}\n`);
         }
         const failed = checks.filter((c) => c.status === 'fail').length;
-        process.stdout.write(failed === 0 ? 'ready to deploy: npx cdk deploy\n' : `${failed} problem(s) to fix before npx cdk deploy\n`);
+        const skipped = checks.filter((c) => c.status === 'skipped' && c.name !== 'model').length;
+        process.stdout.write(
+          failed === 0
+            ? 'ready to deploy: npx cdk deploy\n'
+            : `${failed} problem(s) to fix before npx cdk deploy${skipped > 0 ? `; ${skipped} check(s) skipped until then (run doctor again after the fix)` : ''}\n`,
+        );
       }
       if (checks.some((c) => c.status === 'fail')) process.exitCode = 1;
     });
