@@ -8,6 +8,8 @@ module.exports = {
   // 30 s per test unless a file sets more (a global option: projects ignore it): a loaded CI machine
   // must not turn a slow test into a red one (speed is measured by bench/, never by a timeout).
   testTimeout: 30_000,
+  // jest's own output, then one plain closing line `tests: N passed, N failed, N skipped` (CI reads it).
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
