@@ -74,9 +74,6 @@ export class ModelConfigurationError extends ExtAgentsError {}
 /** Any other permanent model error (malformed request, unexpected response). Never retried. */
 export class ModelError extends ExtAgentsError {}
 
-/** A message for (run, round, chunk) was already recorded: a retried seek must not write twice. */
-export class MessageAlreadyRecordedError extends ExtAgentsError {}
-
 /** A stored object or record that must exist does not (e.g. a chunk object, a run record). */
 export class NotFoundError extends ExtAgentsError {}
 
@@ -112,7 +109,6 @@ export const ERROR_CLASSES: Readonly<Record<string, new (message: string, option
   ContextOverflowError,
   ModelConfigurationError,
   ModelError,
-  MessageAlreadyRecordedError,
   NotFoundError,
   StorageError,
   SeekingFailedError,

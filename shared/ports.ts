@@ -160,6 +160,20 @@ export interface RunCounters {
   transientErrors: { byRole: Record<AgentRole, number>; byError: Record<string, number> };
 }
 
+/** What one seeking agent's task records (`MessageStore.recordSeek`). */
+export interface SeekRecord {
+  /** Round, 1-based. */
+  round: number;
+  /** Chunk index, 0-based. */
+  chunkIndex: number;
+  /** The message the agent found (its `round` and `chunkIndex` equal the record's); none: no information. */
+  message?: Message;
+  /** The model usage of the task's calls. */
+  usage: RoleUsage;
+  /** Warnings of the task, each already naming its chunk and round. */
+  warnings: string[];
+}
+
 /** The last error recorded for one chunk in one round by `recordSeekFailure`. */
 export interface SeekFailure {
   chunk: number;
@@ -184,12 +198,15 @@ export type StoredStep = KarStep & { seq: number; answer: string; citedMessageId
  */
 export interface MessageStore {
   /**
-   * Record a message; conditional on (run, round, chunk) not yet having one.
-   * Throws MessageAlreadyRecordedError when it exists (a retried seek).
+   * Record what one seeking agent's task produced for (run, round, chunk) — the message it found, if
+   * any, its model usage and its warnings — in ONE conditional write (issue 11, item 4: no seeker
+   * waits on a shared counter item; the usage is summed by `getCounters` at the step that needs it).
+   * The record is also what makes the chunk "sought" (`wasSought`, `soughtChunks`), so a message and
+   * its seek record can never be out of step, whatever point a run is killed at.
+   * @returns `recorded`, or `already-recorded` when (run, round, chunk) already has a record (a
+   *   retried or duplicated task): the first record stands and nothing of this one is counted.
    */
-  putMessage(runId: string, message: Message): Promise<void>;
-  /** Record that a chunk was sought in a round (with or without a message); idempotent. */
-  markSought(runId: string, round: number, chunkIndex: number, outcome: 'message' | 'none'): Promise<void>;
+  recordSeek(runId: string, record: SeekRecord): Promise<'recorded' | 'already-recorded'>;
   /** Has this chunk already been sought in this round (resume / retry)? */
   wasSought(runId: string, round: number, chunkIndex: number): Promise<boolean>;
   /** Indexes of the chunks sought in a round (any outcome), ascending. */
@@ -207,8 +224,16 @@ export interface MessageStore {
   poolSize(runId: string, maxRound: number): Promise<number>;
   /** Messages by id (for citations). */
   getMessages(runId: string, ids: string[]): Promise<Message[]>;
-  /** Add model usage and warnings to the run's counters (atomic ADD). */
+  /**
+   * Add model usage and warnings to the run's counters (atomic ADD on one item): the reasoning
+   * agent's KAR steps, which run one at a time (a seeking agent's usage goes with its `recordSeek`).
+   */
   addUsage(runId: string, role: AgentRole, usage: RoleUsage, warnings?: string[]): Promise<void>;
+  /**
+   * The run's counters: the `addUsage` totals plus the usage and warnings of every seek record,
+   * summed here. Warnings come in a fixed order: those of seek records by round then chunk, then
+   * the others in arrival order (at most MAX_STORED_WARNINGS texts; the count is exact).
+   */
   getCounters(runId: string): Promise<RunCounters>;
   /**
    * Count one transient model error (a name of `RETRYABLE_ERRORS`) of a role (atomic ADD), before

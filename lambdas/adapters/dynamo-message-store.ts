@@ -1,8 +1,9 @@
 /**
  * MessageStore on Amazon DynamoDB (single table; docs/ARCHITECTURE.md, "Storage").
  * The global top-k is one Query on the GSI `byRelevance` (ScanIndexForward false, Limit k), whose
- * sort key encodes the relevance score then corpus order. Failed conditional writes become
- * MessageAlreadyRecordedError at this boundary.
+ * sort key encodes the relevance score then corpus order. Each seeking agent's task is one
+ * conditional PutItem (`recordSeek`): its message item, or a seek record when it found nothing, with
+ * its usage and warnings on the same item, summed by `getCounters`.
  * Items besides those of docs/ARCHITECTURE.md: `FAIL#<round:02>#<chunk:07>` (the last error of a
  * failed Seek task: `error`, `message`), and on `COUNTERS` the transient model error counts
  * `<role>TransientErrors` and `transient#<ErrorName>` (UpdateItem ADD).
@@ -18,7 +19,7 @@ import {
   UpdateCommand,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { InvalidInputError, MessageAlreadyRecordedError, StorageError } from '../../shared/errors';
+import { InvalidInputError, StorageError } from '../../shared/errors';
 import { RELEVANCE_INDEX_NAME, relevanceSortKey } from '../../shared/pool';
 import {
   MAX_FAILURE_MESSAGE_CHARS,
@@ -26,6 +27,7 @@ import {
   type MessagePage,
   type MessageStore,
   type RunCounters,
+  type SeekRecord,
   type SeekFailure,
   type StoredStep,
 } from '../../shared/ports';
@@ -47,6 +49,47 @@ const BATCH_WRITE_SIZE = 25;
 const BATCH_GET_MAX = 100;
 /** Bounded retries of BatchGetItem's UnprocessedKeys and BatchWriteItem's UnprocessedItems (then an error, never a loop). */
 const BATCH_GET_ROUNDS = 8;
+
+/** Usage attributes of a seek record, named as RoleUsage's fields; on COUNTERS they carry a role prefix. */
+const USAGE_FIELDS = ['calls', 'inputTokens', 'outputTokens', 'modelMs', 'cacheReadInputTokens', 'cacheWriteInputTokens'] as const;
+type UsageField = (typeof USAGE_FIELDS)[number];
+/** Optional fields of RoleUsage, left out when zero or absent (as the counters always did). */
+const OPTIONAL_USAGE: readonly UsageField[] = ['modelMs', 'cacheReadInputTokens', 'cacheWriteInputTokens'];
+
+/** The attributes of a seek record that hold its usage (zero optional fields left out; model time in whole ms). */
+function usageAttributes(usage: RoleUsage): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const field of USAGE_FIELDS) {
+    const value = usage[field];
+    if (value === undefined || (value === 0 && OPTIONAL_USAGE.includes(field))) continue;
+    out[field] = field === 'modelMs' ? Math.round(value) : value;
+  }
+  return out;
+}
+
+/**
+ * The usage stored on an item: a seek record's plain attributes, or COUNTERS' `<role><Field>` ones.
+ * Optional fields are present only when stored.
+ */
+/** The COUNTERS attribute of a role's usage field, e.g. `seekerInputTokens`. */
+function countersAttribute(role: AgentRole, field: string): string {
+  return `${role}${field[0].toUpperCase()}${field.slice(1)}`;
+}
+
+function usageOf(item: Record<string, unknown>, role?: AgentRole): RoleUsage {
+  const name = (field: UsageField): string => (role ? countersAttribute(role, field) : field);
+  const usage: RoleUsage = { calls: Number(item[name('calls')] ?? 0), inputTokens: Number(item[name('inputTokens')] ?? 0), outputTokens: Number(item[name('outputTokens')] ?? 0) };
+  for (const field of OPTIONAL_USAGE) if (item[name(field)] !== undefined) usage[field] = Number(item[name(field)]);
+  return usage;
+}
+
+/** Add `more` into `total` (optional fields appear in the total once either side has them). */
+function addUsageInto(total: RoleUsage, more: RoleUsage): void {
+  total.calls += more.calls;
+  total.inputTokens += more.inputTokens;
+  total.outputTokens += more.outputTokens;
+  for (const field of OPTIONAL_USAGE) if (more[field] !== undefined) total[field] = (total[field] ?? 0) + (more[field] ?? 0);
+}
 
 export interface DynamoMessageStoreOptions {
   tableName: string;
@@ -71,57 +114,70 @@ export class DynamoMessageStore implements MessageStore {
     return Math.floor(this.now() / 1000) + this.retentionSeconds;
   }
 
-  async putMessage(runId: string, message: Message): Promise<void> {
+  /**
+   * One conditional PutItem per sought chunk: a message item (`MSG#…`, in the GSI) when the agent
+   * found evidence, else a seek record (`SEEK#…`); either carries the task's usage and warnings.
+   * The condition is that neither key of (run, round, chunk) exists yet — the other key's absence is
+   * checked first (a duplicated task is rare; a read is cheaper than a second write per chunk).
+   */
+  async recordSeek(runId: string, record: SeekRecord): Promise<'recorded' | 'already-recorded'> {
+    const { round, chunkIndex, message, usage } = record;
+    if (message && (message.round !== round || message.chunkIndex !== chunkIndex)) {
+      throw new InvalidInputError(`Message ${message.id} does not belong to round ${round}, chunk ${chunkIndex}`);
+    }
+    const other = message ? seekSk(round, chunkIndex) : messageSk(round, chunkIndex);
+    const exists = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: runPk(runId), sk: other }, ProjectionExpression: 'sk', ConsistentRead: true }),
+    );
+    if (exists.Item) return 'already-recorded';
+    const warnings = record.warnings.slice(0, MAX_STORED_WARNINGS);
+    const item: Record<string, unknown> = {
+      pk: runPk(runId),
+      sk: message ? messageSk(round, chunkIndex) : seekSk(round, chunkIndex),
+      ...(message && {
+        gsi1pk: poolPk(runId),
+        gsi1sk: relevanceSortKey(message.score, message.chunkIndex, message.round),
+        // Projected into the GSI (projection ALL): topK's round bound filters on it.
+        round: message.round,
+        message: JSON.stringify(message),
+      }),
+      ...(message ? {} : { outcome: 'none' }),
+      ...usageAttributes(usage),
+      ...(record.warnings.length > 0 && { warnings, warningCount: record.warnings.length }),
+      ttl: this.ttl(),
+    };
     try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: {
-            pk: runPk(runId),
-            sk: messageSk(message.round, message.chunkIndex),
-            gsi1pk: poolPk(runId),
-            gsi1sk: relevanceSortKey(message.score, message.chunkIndex, message.round),
-            // Projected into the GSI (projection ALL): topK's round bound filters on it.
-            round: message.round,
-            ttl: this.ttl(),
-            message: JSON.stringify(message),
-          },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
+      await this.client.send(new PutCommand({ TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }));
+      return 'recorded';
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException || (error as Error).name === 'ConditionalCheckFailedException') {
-        throw new MessageAlreadyRecordedError(`Message ${message.id} of run ${runId} is already recorded`, { cause: error });
-      }
+      if (error instanceof ConditionalCheckFailedException || (error as Error).name === 'ConditionalCheckFailedException') return 'already-recorded';
       throw error;
     }
   }
 
-  async markSought(runId: string, round: number, chunkIndex: number, outcome: 'message' | 'none'): Promise<void> {
-    await this.client.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: { pk: runPk(runId), sk: seekSk(round, chunkIndex), outcome, ttl: this.ttl() },
-      }),
-    );
-  }
-
   async wasSought(runId: string, round: number, chunkIndex: number): Promise<boolean> {
-    const out = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: runPk(runId), sk: seekSk(round, chunkIndex) }, ConsistentRead: true }),
+    // A message item is a seek record too; seek records of older versions also exist beside messages.
+    const found = await Promise.all(
+      [seekSk(round, chunkIndex), messageSk(round, chunkIndex)].map((sk) =>
+        this.client.send(new GetCommand({ TableName: this.tableName, Key: { pk: runPk(runId), sk }, ProjectionExpression: 'sk', ConsistentRead: true })),
+      ),
     );
-    return out.Item !== undefined;
+    return found.some((out) => out.Item !== undefined);
   }
 
   async soughtChunks(runId: string, round: number): Promise<number[]> {
-    const items = await this.queryAll({
-      TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': runPk(runId), ':prefix': `SEEK#${pad(round, 2)}#` },
-      ProjectionExpression: 'sk',
-      ConsistentRead: true,
-    });
-    return items.map((item) => Number((item.sk as string).split('#')[2])).sort((a, b) => a - b);
+    const chunks = new Set<number>();
+    for (const prefix of [`SEEK#${pad(round, 2)}#`, `MSG#${pad(round, 2)}#`]) {
+      const items = await this.queryAll({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': runPk(runId), ':prefix': prefix },
+        ProjectionExpression: 'sk',
+        ConsistentRead: true,
+      });
+      for (const item of items) chunks.add(Number((item.sk as string).split('#')[2]));
+    }
+    return [...chunks].sort((a, b) => a - b);
   }
 
   async topK(runId: string, k: number, maxRound: number): Promise<Message[]> {
@@ -191,30 +247,19 @@ export class DynamoMessageStore implements MessageStore {
   }
 
   async addUsage(runId: string, role: AgentRole, usage: RoleUsage, warnings: string[] = []): Promise<void> {
+    // The three counts always (zero included), the optional fields when the call had them.
+    const added = { calls: usage.calls, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, ...usageAttributes(usage) };
+    const fields = Object.entries(added);
     await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: { pk: runPk(runId), sk: COUNTERS_SK },
-        UpdateExpression: `ADD #c :c, #i :i, #o :o, warningCount :w${usage.modelMs ? ', #m :m' : ''}${usage.cacheReadInputTokens ? ', #cr :cr' : ''}${usage.cacheWriteInputTokens ? ', #cw :cw' : ''} SET #ttl = :ttl`,
+        UpdateExpression: `ADD ${fields.map((_, i) => `#f${i} :f${i}`).join(', ')}, warningCount :w SET #ttl = :ttl`,
         ExpressionAttributeNames: {
-          '#c': `${role}Calls`,
-          '#i': `${role}InputTokens`,
-          '#o': `${role}OutputTokens`,
-          ...(usage.modelMs ? { '#m': `${role}ModelMs` } : {}),
-          ...(usage.cacheReadInputTokens ? { '#cr': `${role}CacheReadInputTokens` } : {}),
-          ...(usage.cacheWriteInputTokens ? { '#cw': `${role}CacheWriteInputTokens` } : {}),
+          ...Object.fromEntries(fields.map(([field], i) => [`#f${i}`, countersAttribute(role, field)])),
           '#ttl': 'ttl',
         },
-        ExpressionAttributeValues: {
-          ':c': usage.calls,
-          ':i': usage.inputTokens,
-          ':o': usage.outputTokens,
-          ':w': warnings.length,
-          ...(usage.modelMs ? { ':m': Math.round(usage.modelMs) } : {}),
-          ...(usage.cacheReadInputTokens ? { ':cr': usage.cacheReadInputTokens } : {}),
-          ...(usage.cacheWriteInputTokens ? { ':cw': usage.cacheWriteInputTokens } : {}),
-          ':ttl': this.ttl(),
-        },
+        ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([, value], i) => [`:f${i}`, value])), ':w': warnings.length, ':ttl': this.ttl() },
       }),
     );
     if (warnings.length === 0) return;
@@ -269,28 +314,49 @@ export class DynamoMessageStore implements MessageStore {
       .sort((a, b) => a.chunk - b.chunk);
   }
 
+  /**
+   * The COUNTERS item (the reasoning agent's usage, transient errors) plus the usage and warnings of
+   * every seek record, summed from one paged Query over the `MSG#` and `SEEK#` keys of the run
+   * (projected to the counted attributes): O(chunks × rounds) small reads at Finalize, instead of
+   * one contended UpdateItem per seeking agent.
+   */
   async getCounters(runId: string): Promise<RunCounters> {
-    const out = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: runPk(runId), sk: COUNTERS_SK }, ConsistentRead: true }),
-    );
+    const [out, records] = await Promise.all([
+      this.client.send(new GetCommand({ TableName: this.tableName, Key: { pk: runPk(runId), sk: COUNTERS_SK }, ConsistentRead: true })),
+      this.queryAll({
+        TableName: this.tableName,
+        // Sort keys of the run: COUNTERS < FAIL# < MSG# < SEEK# < STEP#, so this range is the seek records.
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
+        ExpressionAttributeValues: { ':pk': runPk(runId), ':first': 'MSG#', ':last': 'SEEK#~' },
+        // Attribute names through placeholders: none may collide with a DynamoDB reserved word.
+        ProjectionExpression: ['sk', 'warnings', 'warningCount', ...USAGE_FIELDS].map((_, i) => `#a${i}`).join(', '),
+        ExpressionAttributeNames: Object.fromEntries(['sk', 'warnings', 'warningCount', ...USAGE_FIELDS].map((name, i) => [`#a${i}`, name])),
+        ConsistentRead: true,
+      }),
+    ]);
     const item = out.Item ?? {};
-    const role = (r: AgentRole): RoleUsage => ({
-      calls: Number(item[`${r}Calls`] ?? 0),
-      inputTokens: Number(item[`${r}InputTokens`] ?? 0),
-      outputTokens: Number(item[`${r}OutputTokens`] ?? 0),
-      ...(item[`${r}ModelMs`] === undefined ? {} : { modelMs: Number(item[`${r}ModelMs`]) }),
-      ...(item[`${r}CacheReadInputTokens`] === undefined ? {} : { cacheReadInputTokens: Number(item[`${r}CacheReadInputTokens`]) }),
-      ...(item[`${r}CacheWriteInputTokens`] === undefined ? {} : { cacheWriteInputTokens: Number(item[`${r}CacheWriteInputTokens`]) }),
-    });
-    const warnings = ((item.warnings as string[] | undefined) ?? []).slice(0, MAX_STORED_WARNINGS);
+    const role = (r: AgentRole): RoleUsage => usageOf(item, r);
+    const seeker = role('seeker');
+    // Seek records by round, then chunk (MSG# and SEEK# keys of one round interleave by chunk).
+    const ordered = records
+      .map((record) => ({ record, at: (record.sk as string).split('#').slice(1).join('#') }))
+      .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    const warnings: string[] = [];
+    let warningCount = Number(item.warningCount ?? 0);
+    for (const { record } of ordered) {
+      addUsageInto(seeker, usageOf(record));
+      warningCount += Number(record.warningCount ?? 0);
+      warnings.push(...((record.warnings as string[] | undefined) ?? []));
+    }
+    warnings.push(...((item.warnings as string[] | undefined) ?? []));
     const byError: Record<string, number> = {};
     for (const [key, value] of Object.entries(item)) {
       if (key.startsWith(TRANSIENT_BY_ERROR_PREFIX)) byError[key.slice(TRANSIENT_BY_ERROR_PREFIX.length)] = Number(value);
     }
     return {
-      usage: { seeker: role('seeker'), reasoner: role('reasoner') },
-      warnings,
-      warningCount: Number(item.warningCount ?? 0),
+      usage: { seeker, reasoner: role('reasoner') },
+      warnings: warnings.slice(0, MAX_STORED_WARNINGS),
+      warningCount,
       transientErrors: {
         byRole: { seeker: Number(item.seekerTransientErrors ?? 0), reasoner: Number(item.reasonerTransientErrors ?? 0) },
         byError,

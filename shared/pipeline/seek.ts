@@ -3,7 +3,7 @@
  * In rounds >= 2 it also reads the synchronized global top-K messages (global knowledge
  * synchronization, paper 2B). The resulting message, if any, joins the pool.
  */
-import { ContextOverflowError, MessageAlreadyRecordedError, RETRYABLE_ERRORS } from '../errors';
+import { ContextOverflowError, RETRYABLE_ERRORS } from '../errors';
 import { buildMessage, halveSynchronized } from '../method';
 import { messageId } from '../pool';
 import type { AgentModel, BlobStore, MessageStore, SeekRequest, SeekResult } from '../ports';
@@ -24,8 +24,9 @@ export interface SeekDeps {
 
 /**
  * Run the seeking agent of one chunk, at most once per (run, round, chunk): a chunk already sought
- * (a resumed run, a retried task) is not sent to the model again, and a message is written with a
- * conditional write so the pool never holds duplicates.
+ * (a resumed run, a retried task) is not sent to the model again, and the task's message, usage and
+ * warnings are one conditional write (`MessageStore.recordSeek`), so the pool never holds duplicates
+ * and a chunk is sought exactly when its record exists.
  *
  * Faults:
  * - a transient model error (ModelThrottledError, ModelUnavailableError, ModelTimeoutError) is
@@ -91,19 +92,15 @@ async function seekOnce(event: SeekEvent, deps: SeekDeps & { model: AgentModel }
   const { result, warnings } = await seekShrinkingOnOverflow(model, { question: query, chunk, round, synchronized }, chunkTokens);
   const { message, warnings: cuts } = buildMessage(chunk, round, messageId(round, index), result);
   const allWarnings = [...warnings, ...result.warnings, ...cuts];
-  await store.addUsage(runId, 'seeker', result.usage, allWarnings.map((w) => `chunk ${index}, round ${round}: ${w}`));
-
-  let outcome: SeekOutcome['outcome'] = 'none';
-  if (message) {
-    try {
-      await store.putMessage(runId, message);
-      outcome = 'message';
-    } catch (error) {
-      if (!(error instanceof MessageAlreadyRecordedError)) throw error;
-      outcome = 'already-done';
-    }
-  }
-  await store.markSought(runId, round, index, outcome === 'none' ? 'none' : 'message');
+  // One write records the message (if any), the usage and the warnings, and marks the chunk sought.
+  const written = await store.recordSeek(runId, {
+    round,
+    chunkIndex: index,
+    ...(message && { message }),
+    usage: result.usage,
+    warnings: allWarnings.map((w) => `chunk ${index}, round ${round}: ${w}`),
+  });
+  const outcome: SeekOutcome['outcome'] = written === 'already-recorded' ? 'already-done' : message ? 'message' : 'none';
   return { chunk: index, outcome };
 }
 

@@ -131,7 +131,7 @@ describe('crash-point sweep: a run killed at any point resumes to the same resul
       const seen = new Set<string>();
       const all = events(log);
       for (const { label } of all) {
-        const sought = /^sought (r\d+ c\d+)$/.exec(label);
+        const sought = /^sought (r\d+ c\d+)( with message)?$/.exec(label);
         if (sought) seen.add(sought[1]);
         const call = /^call seek (r\d+ c\d+)$/.exec(label);
         if (call && seen.has(call[1])) duplicateSeeks += 1;

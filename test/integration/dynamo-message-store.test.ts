@@ -2,8 +2,8 @@
  * The DynamoDB message store against dynalite on 127.0.0.1 (the real SDK): the pool order through the
  * GSI, conditional writes, counters, steps.
  */
-import { MessageAlreadyRecordedError } from '../../shared/errors';
-import type { DynamoMessageStore } from '../../lambdas/adapters/dynamo-message-store';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoMessageStore } from '../../lambdas/adapters/dynamo-message-store';
 import { startRunTable, type TestRunTable } from '../support/dynamo';
 import type { Message } from '../../shared/types';
 
@@ -22,6 +22,13 @@ function message(round: number, chunkIndex: number, score: number): Message {
   };
 }
 
+const NO_USAGE = { calls: 0, inputTokens: 0, outputTokens: 0 };
+
+/** Record a seek that found `m` (no usage, no warnings). */
+async function put(store: DynamoMessageStore, run: string, m: Message): Promise<'recorded' | 'already-recorded'> {
+  return store.recordSeek(run, { round: m.round, chunkIndex: m.chunkIndex, message: m, usage: NO_USAGE, warnings: [] });
+}
+
 describe('DynamoMessageStore against dynalite', () => {
   let table: TestRunTable;
   let store: DynamoMessageStore;
@@ -38,7 +45,7 @@ describe('DynamoMessageStore against dynalite', () => {
   it('returns the global top-k in pool order: score descending, then corpus order, then round', async () => {
     const run = 'order';
     const messages = [message(1, 5, 40), message(1, 2, 90), message(1, 9, 90), message(2, 2, 90), message(1, 0, 10), message(1, 7, 100)];
-    for (const m of messages) await store.putMessage(run, m);
+    for (const m of messages) await put(store, run, m);
 
     const top = await store.topK(run, 4, 2);
 
@@ -51,7 +58,7 @@ describe('DynamoMessageStore against dynalite', () => {
     // Arrange: round 2 holds the best messages (a resumed run replaying round 1 has them already)
     const run = 'rounds';
     const messages = [message(1, 0, 30), message(1, 1, 20), message(2, 0, 95), message(2, 3, 90), message(3, 1, 99), message(1, 4, 10)];
-    for (const m of messages) await store.putMessage(run, m);
+    for (const m of messages) await put(store, run, m);
 
     // Act
     const round1 = await store.topK(run, 2, 1);
@@ -64,18 +71,60 @@ describe('DynamoMessageStore against dynalite', () => {
     expect([await store.poolSize(run, 1), await store.poolSize(run, 2), await store.poolSize(run, 3), await store.poolSize(run, 0)]).toEqual([3, 5, 6, 0]);
   });
 
-  it('writes a message at most once per run, round and chunk', async () => {
+  it('records a seek at most once per run, round and chunk: the first record stands, message or not', async () => {
     const run = 'once';
-    await store.putMessage(run, message(1, 3, 50));
+    expect(await put(store, run, message(1, 3, 50))).toBe('recorded');
+    expect(await store.recordSeek(run, { round: 1, chunkIndex: 4, usage: { calls: 1, inputTokens: 10, outputTokens: 1 }, warnings: [] })).toBe('recorded');
 
-    await expect(store.putMessage(run, message(1, 3, 70))).rejects.toBeInstanceOf(MessageAlreadyRecordedError);
+    // A duplicated task, with or without a message, changes nothing and counts nothing
+    const again = await Promise.all([
+      put(store, run, message(1, 3, 70)),
+      store.recordSeek(run, { round: 1, chunkIndex: 3, usage: { calls: 1, inputTokens: 99, outputTokens: 9 }, warnings: ['late'] }),
+      put(store, run, message(1, 4, 90)),
+    ]);
+
+    expect(again).toEqual(['already-recorded', 'already-recorded', 'already-recorded']);
     expect(await store.poolSize(run, 1)).toBe(1);
     expect((await store.topK(run, 5, 1))[0].score).toBe(50);
+    const counters = await store.getCounters(run);
+    expect(counters.usage.seeker).toEqual({ calls: 1, inputTokens: 10, outputTokens: 1 });
+    expect(counters.warningCount).toBe(0);
+  });
+
+  it('records a seek in one write, with or without a message (no shared counter item)', async () => {
+    // Arrange: a store whose client logs each command it sends
+    const sent: string[] = [];
+    const client = DynamoDBDocumentClient.from(table.raw);
+    const send = client.send.bind(client) as (command: unknown) => Promise<unknown>;
+    (client as unknown as { send: (command: { constructor: { name: string } }) => Promise<unknown> }).send = (command) => {
+      sent.push(command.constructor.name);
+      return send(command);
+    };
+    const counted = new DynamoMessageStore(client, { tableName: TABLE });
+    const usage = { calls: 2, inputTokens: 900, outputTokens: 40 };
+
+    // Act
+    await counted.recordSeek('writes', { round: 1, chunkIndex: 0, message: message(1, 0, 70), usage, warnings: ['w'] });
+    const withMessage = sent.splice(0);
+    await counted.recordSeek('writes', { round: 1, chunkIndex: 1, usage, warnings: ['w'] });
+    const without = sent.splice(0);
+
+    // Assert: one PutItem each (and one consistent read); no UpdateItem of COUNTERS
+    for (const commands of [withMessage, without]) {
+      expect(commands.filter((name) => name !== 'GetCommand')).toEqual(['PutCommand']);
+    }
+    expect((await counted.getCounters('writes')).usage.seeker).toEqual({ calls: 4, inputTokens: 1800, outputTokens: 80 });
+  });
+
+  it('refuses a message recorded under another round or chunk', async () => {
+    await expect(store.recordSeek('wrong', { round: 1, chunkIndex: 2, message: message(1, 3, 50), usage: NO_USAGE, warnings: [] })).rejects.toThrow(
+      'Message r1-c3 does not belong to round 1, chunk 2',
+    );
   });
 
   it('keeps runs apart', async () => {
-    await store.putMessage('run-a', message(1, 1, 80));
-    await store.putMessage('run-b', message(1, 1, 20));
+    await put(store, 'run-a', message(1, 1, 80));
+    await put(store, 'run-b', message(1, 1, 20));
 
     expect((await store.topK('run-a', 10, 1)).map((m) => m.score)).toEqual([80]);
     expect((await store.topK('run-b', 10, 1)).map((m) => m.score)).toEqual([20]);
@@ -83,9 +132,9 @@ describe('DynamoMessageStore against dynalite', () => {
 
   it('records which chunks were sought per round', async () => {
     const run = 'sought';
-    await store.markSought(run, 1, 4, 'none');
-    await store.markSought(run, 1, 1, 'message');
-    await store.markSought(run, 2, 3, 'message');
+    await store.recordSeek(run, { round: 1, chunkIndex: 4, usage: NO_USAGE, warnings: [] });
+    await put(store, run, message(1, 1, 50));
+    await put(store, run, message(2, 3, 50));
 
     expect(await store.wasSought(run, 1, 4)).toBe(true);
     expect(await store.wasSought(run, 2, 4)).toBe(false);
@@ -93,27 +142,41 @@ describe('DynamoMessageStore against dynalite', () => {
     expect(await store.soughtChunks(run, 2)).toEqual([3]);
   });
 
-  it('adds usage per role atomically and keeps warnings with an exact count', async () => {
+  it('sums the seek records\' usage and warnings at read time, beside the counters of addUsage', async () => {
+    // Arrange: 10 seeking agents at once (no shared item), 3 with a message; two KAR steps
     const run = 'usage';
     await Promise.all(
-      Array.from({ length: 10 }, (_, i) => store.addUsage(run, 'seeker', { calls: 1, inputTokens: 100 + i, outputTokens: 5 }, i === 3 ? ['odd'] : [])),
+      Array.from({ length: 10 }, (_, i) =>
+        store.recordSeek(run, {
+          round: i < 8 ? 1 : 2,
+          chunkIndex: 9 - i,
+          ...(i % 4 === 0 && { message: message(i < 8 ? 1 : 2, 9 - i, 40) }),
+          usage: { calls: 1, inputTokens: 100 + i, outputTokens: 5, ...(i === 2 && { modelMs: 12.4, cacheReadInputTokens: 30 }) },
+          warnings: i === 3 ? ['c6 odd', 'c6 odder'] : i === 9 ? ['c0 r2'] : i === 7 ? ['c2'] : [],
+        }),
+      ),
     );
-    await store.addUsage(run, 'reasoner', { calls: 2, inputTokens: 50, outputTokens: 9 });
+    await store.addUsage(run, 'reasoner', { calls: 2, inputTokens: 50, outputTokens: 9 }, ['step 1']);
+    await store.addUsage(run, 'reasoner', { calls: 1, inputTokens: 5, outputTokens: 1, modelMs: 3 });
 
+    // Act
     const counters = await store.getCounters(run);
 
-    expect(counters.usage.seeker).toEqual({ calls: 10, inputTokens: 1045, outputTokens: 50 });
-    expect(counters.usage.reasoner).toEqual({ calls: 2, inputTokens: 50, outputTokens: 9 });
-    expect(counters.warnings).toEqual(['odd']);
-    expect(counters.warningCount).toBe(1);
+    // Assert: exact sums; warnings of seek records by round then chunk, then the others
+    expect(counters.usage.seeker).toEqual({ calls: 10, inputTokens: 1045, outputTokens: 50, modelMs: 12, cacheReadInputTokens: 30 });
+    expect(counters.usage.reasoner).toEqual({ calls: 3, inputTokens: 55, outputTokens: 10, modelMs: 3 });
+    expect(counters.warnings).toEqual(['c2', 'c6 odd', 'c6 odder', 'c0 r2', 'step 1']);
+    expect(counters.warningCount).toBe(5);
+    expect(await store.soughtChunks(run, 1)).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(await store.soughtChunks(run, 2)).toEqual([0, 1]);
   });
 
   it('returns KAR steps in sequence order and messages by id in the order asked', async () => {
     const run = 'steps';
     await store.putStep(run, { seq: 2, round: 1, k: 2, messagesUsed: 2, evidenceTokens: 20, outcome: 'answered', answer: 'A', citedMessageIds: ['r1-c1'] });
     await store.putStep(run, { seq: 1, round: 1, k: 1, messagesUsed: 1, evidenceTokens: 10, outcome: 'refused', answer: 'NO ANSWER', citedMessageIds: [] });
-    await store.putMessage(run, message(1, 1, 60));
-    await store.putMessage(run, message(1, 8, 70));
+    await put(store, run, message(1, 1, 60));
+    await put(store, run, message(1, 8, 70));
 
     expect((await store.getSteps(run)).map((s) => [s.seq, s.outcome])).toEqual([[1, 'refused'], [2, 'answered']]);
     expect((await store.getMessages(run, ['r1-c8', 'r1-c1', 'r9-c9'])).map((m) => m.id)).toEqual(['r1-c8', 'r1-c1']);

@@ -186,10 +186,14 @@ describe('model faults in one task', () => {
   });
 
   it('writes the message of a seek retried after a timeout at most once', async () => {
-    // Arrange: the first attempt writes its message, then "times out" before recording the chunk as sought
-    const markSought = jest.spyOn(stack.store, 'markSought').mockRejectedValueOnce(Object.assign(new Error('Task timed out after 300.00 seconds'), { name: 'States.Timeout' }));
+    // Arrange: the first attempt writes its record, then "times out" before the task returns
+    const recordSeek = stack.store.recordSeek.bind(stack.store);
+    const spy = jest.spyOn(stack.store, 'recordSeek').mockImplementationOnce(async (...args) => {
+      await recordSeek(...args);
+      throw Object.assign(new Error('Task timed out after 300.00 seconds'), { name: 'States.Timeout' });
+    });
     const firstAttempt = await stack.handlers.seek({ runId, round: 1, chunk: 5 }).catch((e: unknown) => e);
-    markSought.mockRestore();
+    spy.mockRestore();
     expect((firstAttempt as Error).name).toBe('States.Timeout');
     const firstMessage = (await stack.store.topK(runId, 10, 99)).find((m) => m.chunkIndex === 5);
     model.inner = { ...scriptedModel(), seek: async (r) => ({ evidence: `a different reply for chunk ${r.chunk.index}`, score: 99, spans: [], usage: { calls: 1, inputTokens: 1, outputTokens: 1 }, warnings: [] }) };

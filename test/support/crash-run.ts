@@ -43,8 +43,11 @@ function afterEach<T extends object>(proto: T, name: keyof T & string, label: (a
 }
 
 afterEach(FsBlobStore.prototype, 'put', (args) => `put ${String(args[0])}`);
-afterEach(DynamoMessageStore.prototype, 'putMessage', (args) => `message ${(args[1] as { id: string }).id}`);
-afterEach(DynamoMessageStore.prototype, 'markSought', (args) => `sought r${String(args[1])} c${String(args[2])}`);
+// One write per sought chunk (message, usage and warnings together): the sweep reads `sought r<R> c<C>`.
+afterEach(DynamoMessageStore.prototype, 'recordSeek', (args) => {
+  const record = args[1] as { round: number; chunkIndex: number; message?: unknown };
+  return `sought r${record.round} c${record.chunkIndex}${record.message ? ' with message' : ''}`;
+});
 afterEach(DynamoMessageStore.prototype, 'addUsage', (args) => `usage ${String(args[1])}`);
 afterEach(DynamoMessageStore.prototype, 'putStep', (args) => `step ${(args[1] as { seq: number }).seq} r${(args[1] as { round: number }).round}`);
 

@@ -12,7 +12,7 @@ import { chunkKey, runRecordKey } from '../../shared/pipeline/layout';
 import { clearRunCaches, type RunRecord } from '../../shared/pipeline/run-record';
 import { boundMessageText, MAX_EVIDENCE_CHARS, MAX_STORED_QUOTE_CHARS } from '../../shared/method';
 import { seekChunk } from '../../shared/pipeline/seek';
-import type { AgentModel, MessageStore } from '../../shared/ports';
+import type { AgentModel, MessageStore, SeekRecord } from '../../shared/ports';
 import type { Chunk, Message, Quote } from '../../shared/types';
 
 const usage = { calls: 1, inputTokens: 1, outputTokens: 1 };
@@ -26,9 +26,11 @@ interface Recorded {
 function fakeStore(recorded: Recorded, overrides: Partial<MessageStore> = {}): MessageStore {
   return {
     wasSought: async () => false,
-    markSought: async () => undefined,
-    putMessage: async (_run: string, m: Message) => void recorded.messages.push(m),
-    addUsage: async (_run: string, _role: string, _usage: unknown, warnings: string[] = []) => void recorded.warnings.push(...warnings),
+    recordSeek: async (_run: string, record: SeekRecord) => {
+      if (record.message) recorded.messages.push(record.message);
+      recorded.warnings.push(...record.warnings);
+      return 'recorded' as const;
+    },
     recordSeekFailure: async (_run: string, _round: number, chunk: number, f: { error: string; message: string }) => void recorded.failures.push({ chunk, ...f }),
     countTransientError: async () => undefined,
     ...overrides,
