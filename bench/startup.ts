@@ -5,15 +5,21 @@
  * a fresh process, `--runs` times (default 5), and the median wall time is kept; the first ask run
  * is warm afterwards only through the OS file cache (a new state directory each time).
  *
+ * Each extagents command is measured twice, interleaved in the same run: with the prebuilt CLI
+ * (dist/cli/cli.cjs, `npm run build:cli`; the bench builds it first when it is missing or stale) and
+ * from the TypeScript sources through tsx (`EXTAGENTS_CLI=source`).
+ *
  * Usage: npx tsx bench/startup.ts [--runs 5]
- * Prints one JSON line per command: median ms, ratio to `node -e 0`, and every run's ms.
+ * Prints one JSON line per command and mode: median ms, ratio to `node -e 0`, and every run's ms.
  * Targets (issue 11): `--version` at most 4x `node -e 0`; the 1 KB `ask` at most 1.0 s here.
  */
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+// oxlint-disable-next-line typescript/no-require-imports -- the bin's own CommonJS helper, as bin/extagents loads it
+const { prebuiltCli } = require('../bin/prebuilt.cjs') as { prebuiltCli: (root: string) => { bundle?: string; reason: string } };
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, help: { type: 'boolean', default: false } } });
 if (values.help) {
@@ -30,11 +36,11 @@ const corpus = path.join(dir, 'note.txt');
 writeFileSync(corpus, `${'The harvest was abundant in the district. '.repeat(20)}The keeper of the lighthouse was Ann Lee.\n`.slice(0, 1024));
 
 /** Median wall time (ms) of `runs` fresh processes of `args`, and every run's time. */
-function time(args: string[], fresh: () => string[] = () => []): { medianMs: number; runsMs: number[] } {
+function time(args: string[], fresh: () => string[] = () => [], env: NodeJS.ProcessEnv = {}): { medianMs: number; runsMs: number[] } {
   const all: number[] = [];
   for (let i = 0; i < runs; i++) {
     const started = performance.now();
-    const out = spawnSync(process.execPath, [...args, ...fresh()], { cwd: root, encoding: 'utf8' });
+    const out = spawnSync(process.execPath, [...args, ...fresh()], { cwd: root, encoding: 'utf8', env: { ...process.env, ...env } });
     all.push(Math.round(performance.now() - started));
     if (out.status !== 0) throw new Error(`${args.join(' ')} exited ${out.status}: ${out.stderr}`);
   }
@@ -43,6 +49,8 @@ function time(args: string[], fresh: () => string[] = () => []): { medianMs: num
 }
 
 try {
+  // The prebuilt CLI, as `npm ci` leaves it (rebuilt here when a source is newer).
+  if (!prebuiltCli(root).bundle) execFileSync(process.execPath, [path.join(root, 'scripts', 'build-cli.cjs')], { stdio: 'inherit' });
   const floor = time(['-e', '0']);
   let state = 0;
   const commands: Array<[string, string[], (() => string[]) | undefined]> = [
@@ -52,8 +60,11 @@ try {
   ];
   process.stdout.write(`${JSON.stringify({ command: 'node -e 0', medianMs: floor.medianMs, runsMs: floor.runsMs })}\n`);
   for (const [name, args, fresh] of commands) {
-    const measured = time(args, fresh);
-    process.stdout.write(`${JSON.stringify({ command: name, medianMs: measured.medianMs, ratioToNode: Number((measured.medianMs / floor.medianMs).toFixed(1)), runsMs: measured.runsMs })}\n`);
+    for (const mode of ['prebuilt', 'source'] as const) {
+      const measured = time(args, fresh, mode === 'source' ? { EXTAGENTS_CLI: 'source' } : {});
+      const ratioToNode = Number((measured.medianMs / floor.medianMs).toFixed(1));
+      process.stdout.write(`${JSON.stringify({ command: name, mode, medianMs: measured.medianMs, ratioToNode, runsMs: measured.runsMs })}\n`);
+    }
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

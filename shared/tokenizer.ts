@@ -6,9 +6,15 @@
  * granularity), so counts here are an estimate of the model's count: budgets keep a margin for that.
  * Usage figures reported by Bedrock come from the model's response, not from here.
  */
-import { countTokens as countGptTokens, decodeGenerator, encode } from 'gpt-tokenizer';
-import o200kRanks from 'gpt-tokenizer/bpeRanks/o200k_base';
+import type * as GptTokenizer from 'gpt-tokenizer';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
+
+// Loaded on the first count, not at start-up: the o200k ranks take ~0.2-0.4 s to load, which every
+// command that never counts (`--help`, `runs ls`, `doctor`, …) would pay (issue 11, item 1).
+let library: typeof GptTokenizer | undefined;
+const gpt = (): typeof GptTokenizer => (library ??= require('gpt-tokenizer') as typeof GptTokenizer);
+const o200kRanks = (): Array<string | number[]> =>
+  (require('gpt-tokenizer/bpeRanks/o200k_base') as { default: Array<string | number[]> }).default;
 
 /**
  * Number of tokens of `text` (o200k_base), exactly as gpt-tokenizer counts it, in O(n log n) also for
@@ -29,12 +35,12 @@ export function countTokens(text: string): number {
  * the reference that test/unit/tokens-linear.test.ts checks `countTokens` against; use `countTokens`.
  */
 export function countLibraryTokens(text: string): number {
-  return countGptTokens(text, { disallowedSpecial: new Set() });
+  return gpt().countTokens(text, { disallowedSpecial: new Set() });
 }
 
 /** Token ids of `text` (o200k_base), special-token strings encoded as ordinary text. */
 export function encodeTokens(text: string): number[] {
-  return encode(text, { disallowedSpecial: new Set() });
+  return gpt().encode(text, { disallowedSpecial: new Set() });
 }
 
 // No decodeTokens here on purpose: gpt-tokenizer 4.0.0 decodes through one shared stateful decoder,
@@ -82,7 +88,7 @@ export function tokenBoundaries(text: string): TokenBoundary[] {
   const boundaries: TokenBoundary[] = [];
   let offset = 0;
   let matches = true;
-  for (const piece of decodeGenerator(counted())) {
+  for (const piece of gpt().decodeGenerator(counted())) {
     // Consume the whole generator even after a mismatch, so that the shared decoder ends clean.
     if (matches && text.startsWith(piece, offset)) {
       offset += piece.length;
@@ -193,7 +199,7 @@ function rankTables(): RankTables {
   const byText = new Map<string, number>();
   const byBytes = new Map<string, number>();
   let maxTokenBytes = 1;
-  o200kRanks.forEach((value, rank) => {
+  o200kRanks().forEach((value, rank) => {
     if (typeof value === 'string') {
       byText.set(value, rank);
       // A string with a lone surrogate has no UTF-8 form: the library never finds it by bytes.

@@ -7,12 +7,11 @@ import { Command, CommanderError, Help } from 'commander';
 import packageJson from '../../package.json';
 import { ExtAgentsError } from '../../shared/errors';
 import { COMMANDS } from './commands';
-import { UsageError, llamaModule } from './common';
+import { disposeAll } from '../engine/disposers';
+import { UsageError } from './common';
 
 // Loaded when needed, not at start-up: the local stack when an error is reported.
 const stackModule = (): typeof import('../engine/stack') => require('../engine/stack') as typeof import('../engine/stack');
-/** local/engine/llama.ts if this process loaded it (so its models may need disposing), else undefined. */
-const loadedLlamaModule = (): typeof import('../engine/llama') | undefined => (require.cache[require.resolve('../engine/llama')] ? llamaModule() : undefined);
 
 /**
  * Build the CLI program. Only the modules of the command `argv` runs are loaded (`extagents help
@@ -100,9 +99,9 @@ export async function main(argv: string[] = process.argv): Promise<void> {
   };
   try {
     await buildProgram(argv).parseAsync(argv);
-    await loadedLlamaModule()?.disposeLlamaModels();
+    await disposeAll();
   } catch (error) {
-    await loadedLlamaModule()?.disposeLlamaModels();
+    await disposeAll();
     if (error instanceof CommanderError) {
       // Help and version are not errors; every other commander error is a usage error (exit 2).
       process.exitCode = error.exitCode === 0 ? 0 : 2;

@@ -34,6 +34,7 @@ import { formatModelSpec, toModelSpec, type ModelSpecInput } from '../../shared/
 import { toGrammarSchema, type ReplySchema } from '../../shared/llm/schemas';
 import { LlmSurveyModel } from '../../shared/survey/llm';
 import type { SurveyModel } from '../../shared/survey/ports';
+import { onDispose } from './disposers';
 
 type NodeLlamaCpp = typeof import('node-llama-cpp');
 type Llama = Awaited<ReturnType<NodeLlamaCpp['getLlama']>>;
@@ -196,6 +197,7 @@ async function loadLlama(file: string, options: LlamaOptions): Promise<LoadedLla
   const key = `${realPath}#${sequences}#${options.contextTokens ?? ''}#${threads ?? ''}`;
   let entry = loaded.get(key);
   if (!entry) {
+    onDispose(disposeLlamaModels);
     entry = (async (): Promise<LoadedLlama> => {
       const { lib, llama } = await llamaBindings();
       let model: LlamaModel;
