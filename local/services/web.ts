@@ -72,11 +72,11 @@ const CONTENT_TYPES: Record<string, string> = {
 export async function serveStatic(pathname: string, distDir: string = WEB_DIST_DIR): Promise<StaticResponse | undefined> {
   let file: string;
   if (pathname === '/' || pathname === '/index.html') file = 'index.html';
-  else if (/^\/assets\/[A-Za-z0-9_.-]+$/.test(pathname)) file = pathname.slice('/assets/'.length);
+  else if (/^\/assets\/[A-Za-z0-9_-][A-Za-z0-9_.-]*$/.test(pathname)) file = pathname.slice(1);
   else return undefined;
   const full = path.join(distDir, file);
   if (!existsSync(full)) {
-    const problem = file === 'index.html' ? problemResponse(plainProblem(503, 'The web page is not built: run `npm run build:web` (npm ci runs it)')) : problemResponse(plainProblem(404, `No asset ${file}`));
+    const problem = file === 'index.html' ? problemResponse(plainProblem(503, 'The web page is not built: run `npm run build:web` (npm ci runs it)')) : problemResponse(plainProblem(404, `No asset ${pathname}`));
     return { ...problem, body: Buffer.from(problem.body) };
   }
   const body = await readFile(full);
@@ -238,12 +238,18 @@ export class WebEndpoints {
     return objects.filter((o) => o.key.endsWith('.json') && !o.key.endsWith('index.json') && !o.key.endsWith('schedule.json')).map((o) => ({ key: o.key, size: o.size }));
   }
 
-  /** One survey object (JSON) under `surveys/`. */
-  async survey(key: string): Promise<unknown> {
+  /** One survey under `surveys/`: its metadata (the `.json` object) and its Markdown (the `.md` beside it), when there. */
+  async survey(key: string): Promise<{ key: string; metadata: unknown; markdown: string | null }> {
     if (!/^surveys\/[A-Za-z0-9._/-]+\.json$/.test(key) || key.includes('..')) throw new WebRequestError('key must be a .json object under surveys/');
-    const value = await this.readJson<unknown>(key);
-    if (value === undefined) throw new NotFoundError(`No survey ${key}`);
-    return value;
+    const metadata = await this.readJson<unknown>(key);
+    if (metadata === undefined) throw new NotFoundError(`No survey ${key}`);
+    let markdown: string | null = null;
+    try {
+      markdown = await this.deps.blobs.getText(key.replace(/\.json$/, '.md'));
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+    }
+    return { key, metadata, markdown };
   }
 
   private async documentText(runId: string, id: string): Promise<{ text: string; format?: string }> {
