@@ -239,7 +239,7 @@ function AskView({ info }: { info: ServerInfo }) {
         <div class="row">
           <select id="corpus" value=${corpus} onChange=${(e: Event) => setCorpus((e.target as HTMLSelectElement).value)} required>
             ${corpora.map(
-              (c) => html`<option value=${c.id}>${c.id} — ${c.bundled && !c.imported ? 'bundled, imported on first use' : `${c.files} file${c.files === 1 ? '' : 's'}, ${formatBytes(c.bytes)}`}</option>`,
+              (c) => html`<option value=${c.id} selected=${c.id === corpus}>${c.id} — ${c.bundled && !c.imported ? 'bundled, imported on first use' : `${c.files} file${c.files === 1 ? '' : 's'}, ${formatBytes(c.bytes)}`}</option>`,
             )}
           </select>
           <label class="button secondary" for="files">Upload files…</label>
