@@ -163,7 +163,7 @@ export class RunEventHub {
         } catch {
           // a transient read failure: the next poll tries again
         }
-        for (const listener of [...log.listeners]) listener();
+        for (const listener of log.listeners) listener();
       }
       log.polling = false;
     };

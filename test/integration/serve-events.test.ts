@@ -101,7 +101,7 @@ test('a run streams status, seeking per round, synchronization, KAR steps and en
   if (firstRound2 >= 0) expect(sync).toBeLessThan(firstRound2);
   const kar = stream.events.filter((e) => e.event === 'kar');
   expect(kar.length).toBeGreaterThan(0);
-  expect(kar.map((e) => e.data.seq)).toEqual([...kar.map((e) => e.data.seq as number)].sort((a, b) => a - b));
+  expect(kar.map((e) => e.data.seq)).toEqual(kar.map((e) => e.data.seq as number).sort((a, b) => a - b));
   const end = stream.events.at(-1)?.data as { status: string; answer: string; answerable: boolean };
   expect(end.status).toBe('SUCCEEDED');
   expect(end.answer).toMatch(/Chickamauga/);
@@ -165,7 +165,7 @@ test('the page endpoints: info from the run options schema, the run list, a docu
   const runs = (await (await fetch(`${server.url}/_web/runs`, auth)).json()) as { runs: Array<{ runId: string; question: string; status: string; startedAt: string }> };
   expect(runs.runs.length).toBeGreaterThanOrEqual(2);
   expect(runs.runs[0].question).toBe(QUESTION);
-  expect(runs.runs.map((r) => r.startedAt)).toEqual([...runs.runs.map((r) => r.startedAt)].sort().reverse());
+  expect(runs.runs.map((r) => r.startedAt)).toEqual(runs.runs.map((r) => r.startedAt).sort().reverse());
   const runId = runs.runs.find((r) => r.status === 'SUCCEEDED')?.runId as string;
   const status = (await (await fetch(`${server.url}/v1/runs/${runId}`, auth)).json()) as { result: { citations: Array<{ documentId: string; start: number; end: number; quote: string }> } };
   const citation = status.result.citations[0];

@@ -112,7 +112,7 @@ async function photograph(page: Page, name: string): Promise<void> {
   await page.setViewportSize({ width: 360, height: 800 });
   await page.screenshot({ path: path.join(shots, `${name}-360.png`), fullPage: true });
   // Nothing wider than the window at 360 px but the scrolling tables and the document text.
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
   expect(overflow).toBeLessThanOrEqual(0);
   await page.setViewportSize({ width: 1440, height: 900 });
 }
@@ -148,7 +148,7 @@ maybe('ask over a small corpus, see the answer, open a citation highlighted in i
   await expect(mark.textContent()).resolves.toBe(quote);
   expect(quote).toContain('Chickamaugas');
   // the panel takes the focus; Escape closes it
-  await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('doc-h');
+  await expect(page.evaluate<string | undefined>('document.activeElement?.id')).resolves.toBe('doc-h');
   await photograph(page, 'inspect');
   await page.keyboard.press('Escape');
   await expect(page.getByTestId('document').count()).resolves.toBe(0);

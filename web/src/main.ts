@@ -456,7 +456,10 @@ function RunView({ runId }: { runId: string }) {
     return () => controller.abort();
   }, [runId]);
 
-  const rounds = Object.values(live.rounds).sort((a, b) => a.round - b.round);
+  // A finished run read without the stream: messages per round from the pool.
+  const rounds = Object.values(live.rounds)
+    .sort((a, b) => a.round - b.round)
+    .map((r) => (r.messages === undefined && pool && !pool.truncated ? { ...r, messages: pool.messages.filter((m) => m.round === r.round).length } : r));
   const steps = Object.entries(live.kar)
     .sort(([a], [b]) => Number(a) - Number(b))
     .map(([seq, s]) => ({ ...s, seq: Number(seq) }));
@@ -561,7 +564,7 @@ function Inspect({ status, pool, steps }: { status: RunStatus; pool?: { messages
       <h2 id="answer-h">Answer</h2>
       ${result.answerable
         ? html`<blockquote class="answer" data-testid="answer">${result.answer}</blockquote>`
-        : html`<div class="refused" data-testid="answer">
+        : html`<div class="refused-block" data-testid="answer">
             <p><strong>NO ANSWER</strong> — no KAR step accepted the evidence${result.trace.length > 0 ? ` (${result.trace.length} step${result.trace.length === 1 ? '' : 's'}, up to k = ${Math.max(...result.trace.map((t) => t.k))})` : ''}.</p>
             <h3>Best evidence</h3>
             <ol class="evidence" data-testid="best-evidence">

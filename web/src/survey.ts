@@ -88,7 +88,7 @@ export function SurveysView({ surveyKey, request }: { surveyKey?: string; reques
   const openFiles = async (files: FileList | null) => {
     if (!files) return;
     const next: Loaded = { name: [...files].map((f) => f.name).join(' + ') };
-    for (const file of [...files]) {
+    for (const file of files) {
       const text = await file.text();
       if (file.name.endsWith('.json')) next.meta = JSON.parse(text) as SurveyMeta;
       else next.markdown = text;
