@@ -244,6 +244,69 @@ maybe('upload files into a new corpus with a progress bar, then ask over it', as
   await page.close();
 });
 
+maybe('when the event stream cannot be reached the page polls and still shows the run to its end; a server that does not answer is named', async () => {
+  const page = await newPage(1440, /Failed to load resource/);
+  await page.route(/\/events$/, (route) => route.abort());
+  await login(page);
+  await ask(page, 'many', QUESTION, { chunkTokens: '64', concurrency: '1', rounds: '1' });
+  await page.getByTestId('connection').filter({ hasText: 'stream lost — polling' }).waitFor();
+  await page.getByTestId('answer').waitFor();
+  await expect(page.getByTestId('answer').textContent()).resolves.toMatch(/Chickamaugas/);
+  await page.unroute(/\/events$/);
+  await page.route(/\/_web\/runs$/, (route) => route.abort());
+  await page.goto(`${server.url}/#/runs`);
+  await page.getByRole('alert').filter({ hasText: 'does not answer' }).waitFor();
+  await page.close();
+});
+
+maybe('a survey in the bucket shows its outline, sections and citations linked to their sources', async () => {
+  const blobs = server.stack.blobs;
+  const metadata = {
+    topic: 'river names',
+    title: 'Names of rivers in the early addresses',
+    model: 'extractive',
+    extractive: true,
+    createdAt: '2026-12-02T00:00:00.000Z',
+    words: 42,
+    sections: [
+      { heading: 'The Tennessee', scope: 'villages on the Tennessee River', words: 20, citations: 1, synchronized: true, relevantMessages: 2 },
+      { heading: 'The Holston', scope: 'the Holston treaty', words: 22, citations: 1, synchronized: true, relevantMessages: 1 },
+    ],
+    warnings: [],
+  };
+  const markdown = [
+    '# Names of rivers in the early addresses',
+    '',
+    '## 1. The Tennessee',
+    '',
+    '*Scope: villages on the Tennessee River.*',
+    '',
+    'Five villages on the Tennessee River were known as the Chickamaugas [paper-1].',
+    '',
+    '## 2. The Holston',
+    '',
+    'The treaty of Holston was made in 1791 [paper-2].',
+    '',
+    '## References',
+    '',
+    '- [paper-1] Washington (1792). *Fourth annual message*. <https://example.org/1792>',
+    '- [paper-2] Washington (1793). *Fifth annual message*.',
+  ].join('\n');
+  await blobs.put('surveys/river-names/2026-12-02/survey.json', JSON.stringify(metadata));
+  await blobs.put('surveys/river-names/2026-12-02/survey.md', markdown);
+  const page = await newPage();
+  await login(page, '#/surveys');
+  await page.getByRole('link', { name: 'surveys/river-names/2026-12-02/survey.json' }).click();
+  await page.getByTestId('outline').waitFor();
+  await expect(page.getByTestId('outline').locator('li').count()).resolves.toBe(2);
+  const cite = page.locator('a.cite-link', { hasText: '[paper-1]' });
+  await cite.click();
+  await expect(page.evaluate<string | undefined>('document.activeElement?.id')).resolves.toBe('src-paper-1');
+  await expect(page.locator('#src-paper-1 a').getAttribute('href')).resolves.toBe('https://example.org/1792');
+  await photograph(page, 'survey');
+  await page.close();
+});
+
 maybe('a wrong token shows the login again; the right one lets in', async () => {
   const page = await newPage(1440, /status of 401/);
   await page.goto(`${server.url}/#token=wrong-token-0123456789abcdef`);

@@ -202,8 +202,8 @@ function AskView({ info }: { info: ServerInfo }) {
         });
         sent.set(up.path, file.size);
       }
-      setUpload({ sent: total, total, corpusId: created.corpusId, done: true });
       await loadCorpora(created.corpusId);
+      setUpload({ sent: total, total, corpusId: created.corpusId, done: true });
     } catch (e) {
       setUpload(undefined);
       setError(describeError(e));

@@ -54,7 +54,8 @@ function blocks(markdown: string): Array<{ kind: 'h1' | 'h2' | 'h3' | 'li' | 'p'
 }
 
 /** Text with `[id]` citations as links to `#src-<id>` where a source list entry names that id. */
-function withCitations(text: string, sourceIds: Set<string>) {
+function withCitations(raw: string, sourceIds: Set<string>) {
+  const text = raw.replace(/\*([^*\s][^*]*)\*/g, '$1').replace(/^_(.+)_$/, '$1');
   const parts = text.split(/(\[[^\]\s]{1,80}\])/g);
   return parts.map((p) => {
     const id = /^\[([^\]\s]{1,80})\]$/.exec(p)?.[1];
@@ -66,6 +67,13 @@ function jump(event: Event, id: string): void {
   event.preventDefault(); // the fragment routes the page: scroll instead
   document.getElementById(`src-${id}`)?.scrollIntoView({ block: 'center' });
   document.getElementById(`src-${id}`)?.focus();
+}
+
+/** A reference line `[id] Authors (year). *Title*. <link>`: emphasis marks dropped, the link a link. */
+function sourceEntry(text: string) {
+  const link = /<(https?:\/\/[^>\s]+)>/.exec(text);
+  const plain = text.replace(/<https?:\/\/[^>\s]+>/, '').replace(/\*([^*]+)\*/g, '$1').trim();
+  return link ? html`${plain} <a href=${link[1]} rel="noreferrer noopener" target="_blank">${link[1]}</a>` : plain;
 }
 
 /** The survey list and one survey. */
@@ -128,7 +136,7 @@ function SurveyDocument({ loaded }: { loaded: Loaded }) {
     </section>`}
     ${parsed.map((b) => {
       const id = b.kind === 'li' ? /^\[([^\]\s]{1,80})\]/.exec(b.text)?.[1] : undefined;
-      if (id !== undefined && sourceIds.has(id)) return html`<p class="source" id=${`src-${id}`} tabindex="-1">${b.text}</p>`;
+      if (id !== undefined && sourceIds.has(id)) return html`<p class="source" id=${`src-${id}`} tabindex="-1" data-testid="source">${sourceEntry(b.text)}</p>`;
       if (b.kind === 'li') return html`<p class="li">• ${withCitations(b.text, sourceIds)}</p>`;
       return h(b.kind, null, withCitations(b.text, sourceIds));
     })}
