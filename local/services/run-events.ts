@@ -94,6 +94,8 @@ export class RunEventHub {
 
   /** Engine callback: the execution of `runId` ended (its counters are no longer needed once read). */
   executionEnded(runId: string): void {
+    // From now on the stored result has the final counts (failures included).
+    this.live.delete(runId);
     this.poke(runId);
   }
 

@@ -16,7 +16,7 @@ import { z } from 'zod';
 import fg from 'fast-glob';
 import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../../shared/config';
 import { corpusPrefix, CORPORA_PREFIX } from '../../shared/corpus';
-import { NotFoundError } from '../../shared/errors';
+import { InvalidInputError, NotFoundError } from '../../shared/errors';
 import { formatModelSpec, type ModelSpec } from '../../shared/llm/model-spec';
 import { resultKey, runRecordKey } from '../../shared/pipeline/layout';
 import type { RunRecord } from '../../shared/pipeline/run-record';
@@ -121,7 +121,7 @@ export class WebEndpoints {
       return problemResponse(plainProblem(404, `No route ${method} ${pathname}`));
     } catch (error) {
       if (error instanceof NotFoundError) return problemResponse(plainProblem(404, error.message));
-      if (error instanceof WebRequestError) return problemResponse(plainProblem(400, error.message));
+      if (error instanceof WebRequestError || error instanceof InvalidInputError) return problemResponse(plainProblem(400, error.message));
       throw error;
     }
   }
@@ -258,7 +258,8 @@ export class WebEndpoints {
     if (web?.corpus.prefix !== undefined) candidates.push(web.corpus.prefix + id);
     if (web?.corpus.keys) candidates.push(id);
     candidates.push(corpusPrefix(runId) + id, id);
-    for (const key of candidates) {
+    // Corpus objects only: never the service's own data, whatever the id says.
+    for (const key of candidates.filter((k) => !/^(runs|api|cache|surveys)\//.test(k))) {
       const cached = this.documents.get(key);
       if (cached) return cached;
       if (!(await this.deps.blobs.exists(key))) continue;

@@ -180,4 +180,9 @@ test('the page endpoints: info from the run options schema, the run list, a docu
   expect(window.windowEnd - window.windowStart).toBeLessThanOrEqual(citation.end - citation.start + 40);
   const missing = await fetch(`${server.url}/_web/runs/${runId}/document?id=nope.txt`, auth);
   expect(missing.status).toBe(404);
+  // only corpus objects: not the service's own data, not a path out of the bucket
+  const own = await fetch(`${server.url}/_web/runs/${runId}/document?id=${encodeURIComponent(`runs/${runId}/run.json`)}`, auth);
+  expect(own.status).toBe(404);
+  const escape = await fetch(`${server.url}/_web/runs/${runId}/document?id=${encodeURIComponent('../../upload-secret')}`, auth);
+  expect(escape.status).toBe(400);
 });
