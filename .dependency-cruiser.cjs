@@ -43,6 +43,13 @@ module.exports = {
       to: { path: '^local/' },
     },
     {
+      name: 'web-page-over-http-only',
+      severity: 'error',
+      comment: 'the web page (browser code) talks to serve over HTTP: it never imports server code',
+      from: { path: '^web/' },
+      to: { path: '^(shared|lambdas|infra|local)/' },
+    },
+    {
       name: 'engine-below-services-and-cli',
       severity: 'error',
       comment: 'the local engine never imports the local services, the library API, the CLI or the generators',

@@ -69,11 +69,14 @@ export function addServeCommand(program: Command): Command {
         log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
       });
       if (opts.json) {
-        const startup = { url: server.url, model: formatModelSpec(model), stateDir: opts.stateDir, maxConcurrentRuns: opts.maxConcurrentRuns, tokenGenerated: server.tokenGenerated, ...(server.tokenGenerated && { token: server.token }) };
+        const startup = { url: server.url, model: formatModelSpec(model), stateDir: opts.stateDir, maxConcurrentRuns: opts.maxConcurrentRuns, tokenGenerated: server.tokenGenerated, ...(server.tokenGenerated && { token: server.token, pageUrl: `${server.url}/#token=${encodeURIComponent(server.token)}` }) };
         process.stdout.write(`${JSON.stringify(startup)}\n`);
       } else {
         process.stdout.write(`extagents serve: ${server.url} (model ${formatModelSpec(model)}, state ${opts.stateDir}, at most ${opts.maxConcurrentRuns} run(s) at once)\n`);
         if (server.tokenGenerated) process.stdout.write(`token: ${server.token}   (new at every start; keep one with --token or EXTAGENTS_TOKEN)\n`);
+        // The token rides in the fragment, which the browser never sends: the page keeps it for the tab and drops it from the address bar.
+        const page = server.tokenGenerated ? `${server.url}/#token=${encodeURIComponent(server.token)}` : `${server.url}/#token=<token>`;
+        process.stdout.write(`page: ${page}   (open in a browser: ask, watch and inspect runs)\n`);
         process.stdout.write(`try: curl -H "Authorization: Bearer <token>" ${server.url}/v1/runs/<runId>   (docs/API.md)\n`);
       }
       await new Promise<void>((resolve) => {

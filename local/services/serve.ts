@@ -37,6 +37,10 @@ import { BlobIdempotencyStore } from '../../shared/api/idempotency';
 import type { PresignedUpload, Presigner } from '../../shared/api/ports';
 import { PROBLEM_CONTENT_TYPE, plainProblem, problemOf, problemResponse, type ApiResponse } from '../../shared/api/problem';
 import { createApiHandler, type ApiHandler } from '../../shared/api/router';
+import { ApiCore } from '../../shared/api/core';
+import { RunIdSchema } from '../../shared/pipeline/state';
+import { formatSse, RunEventHub } from './run-events';
+import { recordWebRun, serveStatic, WebEndpoints } from './web';
 import { MAX_BODY_BYTES, MAX_FILE_BYTES } from '../../shared/api/schemas';
 import { CORPORA_PREFIX, CorpusIdSchema, corpusIdOfKey, corpusPrefix } from '../../shared/corpus';
 import { readIngestedCounts } from '../../shared/api/corpus-index';
@@ -189,8 +193,20 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
     await closed;
     throw error;
   }
+  let events!: RunEventHub;
   const launcher = new LocalExecutions({
-    execute: (input, signal) => stack.execute(input, { signal }),
+    execute: async (input, signal) => {
+      await recordWebRun(stack.blobs, input, new Date());
+      try {
+        return await stack.execute(input, {
+          signal,
+          onMapRunStarted: (event) => events.mapStarted(input.runId, event.totalItems),
+          onItemDone: (_index, ok) => events.itemDone(input.runId, ok),
+        });
+      } finally {
+        events.executionEnded(input.runId);
+      }
+    },
     blobs: stack.blobs,
     maxConcurrentRuns,
     onEnded: (d) => log(`run ${d.name} ${d.status}${d.error ? ` (${d.error}: ${d.cause ?? ''})` : ''}`),
@@ -200,18 +216,22 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
   void ingestion.resumeStale().catch((error: unknown) => log(`could not check the corpora for ingestion: ${error instanceof Error ? error.message : String(error)}`));
   const boundPort = (server.address() as AddressInfo).port;
   const baseUrl = `http://${host}:${boundPort}`;
+  const apiDeps = {
+    blobs: stack.blobs,
+    store: stack.store,
+    launcher,
+    presigner: uploads.presigner(() => baseUrl),
+    idempotency: new BlobIdempotencyStore(stack.blobs),
+    modelSpec: stack.modelSpec,
+  };
+  const core = new ApiCore(apiDeps);
+  events = new RunEventHub({ getRun: (runId, call) => core.getRun(runId, call), store: stack.store });
+  const web = new WebEndpoints({ blobs: stack.blobs, executions: launcher, modelSpec: stack.modelSpec, runOptionDefaults: stack.runOptionDefaults });
   const handleApi = createApiHandler(
-    {
-      blobs: stack.blobs,
-      store: stack.store,
-      launcher,
-      presigner: uploads.presigner(() => baseUrl),
-      idempotency: new BlobIdempotencyStore(stack.blobs),
-      modelSpec: stack.modelSpec,
-    },
+    apiDeps,
     { onInternalError: (error) => log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`) },
   );
-  context = { handleApi, uploads, ingestion, blobs: stack.blobs, uploadTemp, expected: digest(token), baseUrl: () => baseUrl };
+  context = { handleApi, uploads, ingestion, blobs: stack.blobs, uploadTemp, expected: digest(token), baseUrl: () => baseUrl, events, web };
   ready();
 
   let stopped: Promise<void> | undefined;
@@ -224,6 +244,7 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
     stack,
     stop: () =>
       (stopped ??= (async () => {
+        events.close();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeAllConnections();
         await closed;
@@ -248,6 +269,10 @@ interface ServeContext {
   /** SHA-256 of the token (compared in constant time with the request's). */
   expected: Buffer;
   baseUrl: () => string;
+  /** Live run events (`GET /v1/runs/{runId}/events`). */
+  events: RunEventHub;
+  /** The web page's data endpoints (`/_web/…`). */
+  web: WebEndpoints;
 }
 
 /**
@@ -275,6 +300,13 @@ async function serveRequest(req: IncomingMessage, res: ServerResponse, ctx: Serv
   try {
     // Joined, not resolved: `//v1/runs` is the path "//v1/runs", not a URL with host "v1".
     const url = new URL(`${ctx.baseUrl()}${(req.url ?? '/').startsWith('/') ? (req.url ?? '/') : `/${req.url ?? ''}`}`);
+    const page = req.method === 'GET' || req.method === 'HEAD' ? await serveStatic(url.pathname) : undefined;
+    if (page) {
+      req.resume();
+      res.writeHead(page.status, { ...page.headers, 'content-length': String(page.body.length) });
+      res.end(req.method === 'HEAD' ? undefined : page.body);
+      return page.status;
+    }
     if (url.pathname.startsWith(UPLOAD_PATH)) {
       response = await handleUpload(req, url, ctx);
     } else if (!authorized(req.headers.authorization, ctx.expected)) {
@@ -284,6 +316,12 @@ async function serveRequest(req: IncomingMessage, res: ServerResponse, ctx: Serv
         'www-authenticate': given ? 'Bearer realm="extagents", error="invalid_token"' : 'Bearer realm="extagents"',
       });
       req.resume();
+    } else if (EVENTS_PATH.test(url.pathname)) {
+      req.resume();
+      return await streamEvents(req, res, url, ctx);
+    } else if (url.pathname.startsWith('/_web/')) {
+      req.resume();
+      response = await ctx.web.handle(req.method ?? 'GET', url.pathname, url.searchParams);
     } else {
       const body = await readBody(req, MAX_BODY_BYTES);
       if (body === undefined) {
@@ -310,6 +348,73 @@ async function serveRequest(req: IncomingMessage, res: ServerResponse, ctx: Serv
     res.end(response.body);
   }
   return response.status;
+}
+
+/** `/v1/runs/{runId}/events` (local only: the deployed API has no streaming route). */
+const EVENTS_PATH = /^\/v1\/runs\/([^/]+)\/events$/;
+/** A comment line sent on an idle event stream, ms, so that proxies and clients keep it open. */
+const SSE_HEARTBEAT_MS = 15_000;
+
+/**
+ * `GET /v1/runs/{runId}/events`: the run's events as server-sent events (local/services/run-events.ts),
+ * resumed after `Last-Event-ID`; closes after the `end` event. An unknown run is 404 and a bad run id
+ * 400 (problem+json), before the stream begins. Resolves with the status sent when the stream ends.
+ */
+async function streamEvents(req: IncomingMessage, res: ServerResponse, url: URL, ctx: ServeContext): Promise<number> {
+  const send = (response: ApiResponse): number => {
+    res.writeHead(response.status, { ...response.headers, 'content-length': String(Buffer.byteLength(response.body)) });
+    res.end(response.body);
+    return response.status;
+  };
+  if (req.method !== 'GET') return send(problemResponse(plainProblem(405, `${req.method ?? '?'} is not allowed on ${url.pathname} (allowed: GET)`), { allow: 'GET' }));
+  let runId: string;
+  try {
+    runId = RunIdSchema.parse(decodeURIComponent(EVENTS_PATH.exec(url.pathname)?.[1] ?? ''));
+  } catch {
+    return send(problemResponse(plainProblem(400, 'Invalid request: runId: not a run id')));
+  }
+  const header = req.headers['last-event-id'];
+  const lastEventId = (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('lastEventId') ?? undefined;
+  let heartbeat: NodeJS.Timeout | undefined;
+  let stop: (() => void) | undefined;
+  const startStream = (): void => {
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no', connection: 'keep-alive' });
+    res.write('retry: 1000\n\n');
+    heartbeat = setInterval(() => res.write(': keep-alive\n\n'), SSE_HEARTBEAT_MS);
+  };
+  const ended = new Promise<void>((resolve) => {
+    const finish = (): void => {
+      clearInterval(heartbeat);
+      stop?.();
+      resolve();
+    };
+    res.once('close', finish);
+    void ctx.events
+      .subscribe(
+        runId,
+        lastEventId,
+        (event) => {
+          if (!res.headersSent) startStream();
+          res.write(formatSse(event));
+        },
+        () => {
+          if (!res.headersSent) startStream();
+          res.end();
+        },
+      )
+      .then(
+        (unsubscribe) => {
+          stop = unsubscribe;
+          if (res.writableEnded || res.destroyed) unsubscribe();
+        },
+        (error: unknown) => {
+          send(problemResponse(problemOf(error)));
+          finish();
+        },
+      );
+  });
+  await ended;
+  return 200;
 }
 
 /** SHA-256 of a token (fixed length, so timingSafeEqual applies to any token length). */

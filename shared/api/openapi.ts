@@ -123,6 +123,43 @@ function operationOf(route: RouteSpec): JsonObject {
   };
 }
 
+/** Path of the local server's event stream (not in the route table: API Gateway has no such route). */
+export const RUN_EVENTS_PATH = '/v1/runs/{runId}/events';
+
+/**
+ * `GET /v1/runs/{runId}/events`, served by `extagents serve` only (local/services/run-events.ts):
+ * marked `x-extagents-local-only`; the deployed API is polled with `GET /v1/runs/{runId}`.
+ */
+function runEventsOperation(): JsonObject {
+  const runId = API_ROUTES.find((r) => r.operationId === 'getRun')?.pathParams.runId;
+  if (!runId) throw new Error('The route table has no getRun with a runId parameter');
+  const responses: JsonObject = {
+    '200': {
+      description:
+        'A text/event-stream (server-sent events). Each event has `id: <epoch>.<n>`, `event:` one of `status`, `seek`, `sync`, `kar`, `end`, ' +
+        'and `data:` one JSON object (docs/API.md, "Live events"). The stream closes after `end`.',
+      content: { 'text/event-stream': { schema: { type: 'string' } } },
+    },
+    '400': problemResponse(PROBLEM_DESCRIPTIONS[400]),
+    '404': problemResponse('No such run.'),
+  };
+  for (const [status, description] of Object.entries(COMMON_PROBLEMS)) responses[status] = problemResponse(description);
+  return {
+    operationId: 'streamRunEvents',
+    summary: 'Live events of a run (server-sent events; local server only)',
+    description:
+      'Served by `extagents serve` only: the deployed API (API Gateway) has no streaming route; poll `GET /v1/runs/{runId}` there. ' +
+      'Send the bearer token as the Authorization header (read the stream with fetch: the browser\'s EventSource cannot send headers). ' +
+      'With `Last-Event-ID` (an id of this server process) only the later events come; any other id replays the run\'s events from the start.',
+    'x-extagents-local-only': true,
+    parameters: [
+      { name: 'runId', in: 'path', required: true, schema: jsonSchemaOf(runId, 'input') },
+      { name: 'Last-Event-ID', in: 'header', required: false, description: 'The id of the last event received, to resume after it.', schema: { type: 'string', maxLength: 64 } },
+    ],
+    responses,
+  };
+}
+
 /** The OpenAPI 3.1 document of the API (plain JSON values). */
 export function buildOpenApiDocument(): JsonObject {
   const paths: JsonObject = {};
@@ -131,6 +168,7 @@ export function buildOpenApiDocument(): JsonObject {
     item[route.method.toLowerCase()] = operationOf(route);
     paths[route.path] = item;
   }
+  paths[RUN_EVENTS_PATH] = { get: runEventsOperation() };
   return {
     openapi: '3.1.0',
     info: {

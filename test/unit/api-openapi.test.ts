@@ -45,7 +45,10 @@ describe('docs/openapi.yaml', () => {
     const paths = committed.paths as Record<string, Record<string, JsonObject>>;
     const documented = Object.entries(paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => `${method.toUpperCase()} ${path} ${String(op.operationId)}`));
 
-    expect(documented.sort()).toEqual(API_ROUTES.map((r) => `${r.method} ${r.path} ${r.operationId}`).sort());
+    // plus the local server's event stream, marked local-only (API Gateway has no such route)
+    expect(documented.sort()).toEqual([...API_ROUTES.map((r) => `${r.method} ${r.path} ${r.operationId}`), 'GET /v1/runs/{runId}/events streamRunEvents'].sort());
+    expect(paths['/v1/runs/{runId}/events'].get['x-extagents-local-only']).toBe(true);
+    for (const route of API_ROUTES) expect((paths[route.path][route.method.toLowerCase()] as JsonObject)['x-extagents-local-only']).toBeUndefined();
   });
 
   it.each(API_ROUTES.map((r) => [r.operationId, r] as const))('%s: request and response schemas equal the handler\'s zod schemas', (_id, route) => {

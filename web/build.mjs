@@ -1,0 +1,34 @@
+/**
+ * Build the web page of `extagents serve`: web/src/main.ts bundled by esbuild (Preact + htm, no
+ * JSX transform) into web/dist/assets/app.js, with web/src/app.css and web/index.html beside it.
+ * Runs from `npm ci` (the `prepare` script) and `npm run build:web`; `serve` answers the files at `/`.
+ * Without esbuild (a production install without dev dependencies) it says so and leaves the build
+ * that shipped with the package.
+ */
+import { copyFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const dist = path.join(here, 'dist');
+let esbuild;
+try {
+  esbuild = await import('esbuild');
+} catch {
+  console.log('web/build.mjs: esbuild is not installed (production install): keeping the shipped web/dist');
+  process.exit(0);
+}
+mkdirSync(path.join(dist, 'assets'), { recursive: true });
+await esbuild.build({
+  entryPoints: [path.join(here, 'src', 'main.ts')],
+  bundle: true,
+  format: 'esm',
+  target: ['chrome110', 'firefox110', 'safari16'],
+  minify: true,
+  sourcemap: true,
+  legalComments: 'none',
+  outfile: path.join(dist, 'assets', 'app.js'),
+  logLevel: 'warning',
+});
+copyFileSync(path.join(here, 'src', 'app.css'), path.join(dist, 'assets', 'app.css'));
+copyFileSync(path.join(here, 'index.html'), path.join(dist, 'index.html'));
