@@ -45,9 +45,18 @@ module.exports = {
     {
       name: 'web-page-over-http-only',
       severity: 'error',
-      comment: 'the web page (browser code) talks to serve over HTTP: it never imports server code',
+      comment:
+        'the web page (browser code) talks to serve over HTTP: it never imports server code; web/src/types.ts alone imports ' +
+        'the API\'s types (type-only: web/build.mjs fails when server code reaches the bundle; swc marks no import type-only)',
       from: { path: '^web/' },
-      to: { path: '^(shared|lambdas|infra|local)/' },
+      to: { path: '^(shared|lambdas|infra|local)/', pathNot: '^shared/(types|api/schemas)\\.ts$' },
+    },
+    {
+      name: 'web-types-only-from-the-api',
+      severity: 'error',
+      comment: 'only web/src/types.ts may import the API\'s types',
+      from: { path: '^web/', pathNot: '^web/src/types\\.ts$' },
+      to: { path: '^shared/' },
     },
     {
       name: 'engine-below-services-and-cli',

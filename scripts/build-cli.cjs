@@ -20,7 +20,14 @@
  */
 const { mkdirSync, readFileSync, writeFileSync } = require('node:fs');
 const path = require('node:path');
-const esbuild = require('esbuild');
+let esbuild;
+try {
+  esbuild = require('esbuild');
+} catch {
+  // A production install without dev dependencies: bin/extagents runs the sources through tsx.
+  process.stdout.write('build-cli: esbuild is not installed: no prebuilt CLI (bin/extagents runs the TypeScript sources)\n');
+  process.exit(0);
+}
 
 const root = path.resolve(__dirname, '..');
 const args = process.argv.slice(2);

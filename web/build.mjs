@@ -19,8 +19,9 @@ try {
   process.exit(0);
 }
 mkdirSync(path.join(dist, 'assets'), { recursive: true });
-await esbuild.build({
+const built = await esbuild.build({
   entryPoints: [path.join(here, 'src', 'main.ts')],
+  metafile: true,
   bundle: true,
   format: 'esm',
   target: ['chrome110', 'firefox110', 'safari16'],
@@ -30,5 +31,14 @@ await esbuild.build({
   outfile: path.join(dist, 'assets', 'app.js'),
   logLevel: 'warning',
 });
+// The page may import the API's types from shared/ (type-only, erased); never server code itself.
+const root = path.dirname(here);
+const server = Object.keys(built.metafile.inputs)
+  .map((input) => path.relative(root, path.resolve(input)))
+  .filter((input) => !input.startsWith(`web${path.sep}`) && !input.startsWith(`node_modules${path.sep}`));
+if (server.length > 0) {
+  console.error(`web/build.mjs: the page's bundle must not hold server code, but it holds ${server.join(', ')} (import types with \`import type\`)`);
+  process.exit(1);
+}
 copyFileSync(path.join(here, 'src', 'app.css'), path.join(dist, 'assets', 'app.css'));
 copyFileSync(path.join(here, 'index.html'), path.join(dist, 'index.html'));

@@ -1,94 +1,14 @@
 /**
- * The shapes the page reads from `extagents serve` (a subset of shared/api/schemas.ts and the
- * `/_web/` answers of local/services/web.ts), written out so that the page's build does not load
- * the server's modules.
+ * The shapes the page reads from `extagents serve`: the API's types from shared/ (type-only imports),
+ * and the `/_web/` answers of local/services/web.ts.
  */
 
-export interface Quote {
-  documentId: string;
-  /** UTF-16 offsets into the document text, `[start, end)`. */
-  start: number;
-  end: number;
-  text: string;
-}
+// The API's own shapes, as types only (erased by esbuild: no server code reaches the page's bundle;
+// .dependency-cruiser.cjs allows web/ type-only imports of shared/ and nothing else).
+import type { Citation, KarStep, Message, Quote, RoleUsage, RunResult } from '../../shared/types';
+import type { RunStatus } from '../../shared/api/schemas';
 
-export interface Message {
-  id: string;
-  round: number;
-  chunkIndex: number;
-  score: number;
-  evidence: string;
-  tokens: number;
-  quotes: Quote[];
-  sources: string[];
-}
-
-export interface KarStep {
-  seq?: number;
-  round: number;
-  k: number;
-  messagesUsed: number;
-  evidenceTokens: number;
-  outcome: 'answered' | 'refused';
-  forced?: boolean;
-}
-
-export interface Citation {
-  messageId: string;
-  chunkIndex: number;
-  round: number;
-  score: number;
-  documentId: string;
-  start: number;
-  end: number;
-  quote: string;
-  location?: string;
-  page?: number;
-}
-
-export interface RoleUsage {
-  calls: number;
-  inputTokens: number;
-  outputTokens: number;
-  modelMs?: number;
-  cacheReadInputTokens?: number;
-  cacheWriteInputTokens?: number;
-}
-
-export interface RunResult {
-  runId: string;
-  question: string;
-  answer: string;
-  answerable: boolean;
-  citations: Citation[];
-  trace: KarStep[];
-  usage: { seeker: RoleUsage; reasoner: RoleUsage };
-  rounds: number;
-  chunks: number;
-  poolSize: number;
-  skipped: Array<{ documentId: string; reason: string }>;
-  failedChunks: number[];
-  chunkFailures: Array<{ chunk: number; round: number; error: string; message: string }>;
-  retries: { total: number; byRole: { seeker: number; reasoner: number }; byError: Record<string, number> };
-  warnings: string[];
-}
-
-export interface RunStatus {
-  runId: string;
-  status: string;
-  startedAt?: string;
-  stoppedAt?: string;
-  question?: string;
-  progress: {
-    phase: string;
-    chunks: number | null;
-    tokens: number | null;
-    rounds: Array<{ round: number; sought: number; total: number }>;
-    karSteps: KarStep[];
-  };
-  result?: RunResult;
-  error?: { name: string; message: string };
-}
+export type { Citation, KarStep, Message, Quote, RoleUsage, RunResult, RunStatus };
 
 export interface JsonSchemaProperty {
   type?: string;
