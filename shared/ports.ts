@@ -158,6 +158,12 @@ export interface RunCounters {
   warningCount: number;
   /** Transient model errors counted by `countTransientError`, per role and per error name. */
   transientErrors: { byRole: Record<AgentRole, number>; byError: Record<string, number> };
+  /**
+   * Usage of the seeking agents of speculative rounds (`pipelineRounds`), by round number (a subset
+   * of `usage.seeker`, which counts every call): Finalize reports the rounds after the run's last one
+   * as `RunResult.usage.speculative`. Empty for runs without speculation.
+   */
+  speculativeByRound: Record<number, RoleUsage>;
 }
 
 /** The last error recorded for one chunk in one round by `recordSeekFailure`. */
@@ -207,8 +213,12 @@ export interface MessageStore {
   poolSize(runId: string, maxRound: number): Promise<number>;
   /** Messages by id (for citations). */
   getMessages(runId: string, ids: string[]): Promise<Message[]>;
-  /** Add model usage and warnings to the run's counters (atomic ADD). */
-  addUsage(runId: string, role: AgentRole, usage: RoleUsage, warnings?: string[]): Promise<void>;
+  /**
+   * Add model usage and warnings to the run's counters (atomic ADD). With `speculativeRound` (a
+   * seeking agent of a speculative round, `pipelineRounds`) the same usage is also added, in the same
+   * atomic update, to that round's speculative counters (`RunCounters.speculativeByRound`).
+   */
+  addUsage(runId: string, role: AgentRole, usage: RoleUsage, warnings?: string[], options?: { speculativeRound?: number }): Promise<void>;
   getCounters(runId: string): Promise<RunCounters>;
   /**
    * Count one transient model error (a name of `RETRYABLE_ERRORS`) of a role (atomic ADD), before

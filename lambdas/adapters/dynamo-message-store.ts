@@ -41,6 +41,10 @@ const failureSk = (round: number, chunk: number): string => `FAIL#${pad(round, 2
 const COUNTERS_SK = 'COUNTERS';
 /** Counter attributes of transient model errors: `<role>TransientErrors` and `transient#<ErrorName>`. */
 const TRANSIENT_BY_ERROR_PREFIX = 'transient#';
+/** Counter attribute prefix of a speculative round's seeking usage: `spec02Calls`, `spec02InputTokens`, … */
+const speculativePrefix = (round: number): string => `spec${pad(round, 2)}`;
+/** A speculative round's calls counter, capturing the round. */
+const SPECULATIVE_CALLS = /^spec(\d{2})Calls$/;
 /** BatchWriteItem takes at most 25 requests. */
 const BATCH_WRITE_SIZE = 25;
 /** BatchGetItem takes at most 100 keys per request. */
@@ -190,31 +194,37 @@ export class DynamoMessageStore implements MessageStore {
     return found.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
   }
 
-  async addUsage(runId: string, role: AgentRole, usage: RoleUsage, warnings: string[] = []): Promise<void> {
+  async addUsage(runId: string, role: AgentRole, usage: RoleUsage, warnings: string[] = [], options: { speculativeRound?: number } = {}): Promise<void> {
+    const names: Record<string, string> = { '#ttl': 'ttl' };
+    const values: Record<string, unknown> = { ':w': warnings.length, ':ttl': this.ttl() };
+    const adds: string[] = [];
+    // One attribute per counter: `<prefix>Calls`, `<prefix>InputTokens`, … (prefix = the role, or
+    // `spec<round:02>` for the speculative counters of a round), all in one atomic UpdateItem.
+    const addRole = (prefix: string, tag: string): void => {
+      const fields: Array<[string, number | undefined]> = [
+        ['Calls', usage.calls],
+        ['InputTokens', usage.inputTokens],
+        ['OutputTokens', usage.outputTokens],
+        ['ModelMs', usage.modelMs ? Math.round(usage.modelMs) : undefined],
+        ['CacheReadInputTokens', usage.cacheReadInputTokens || undefined],
+        ['CacheWriteInputTokens', usage.cacheWriteInputTokens || undefined],
+      ];
+      fields.forEach(([field, value], i) => {
+        if (value === undefined) return;
+        names[`#${tag}${i}`] = `${prefix}${field}`;
+        values[`:${tag}${i}`] = value;
+        adds.push(`#${tag}${i} :${tag}${i}`);
+      });
+    };
+    addRole(role, 'r');
+    if (options.speculativeRound !== undefined) addRole(speculativePrefix(options.speculativeRound), 's');
     await this.client.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: { pk: runPk(runId), sk: COUNTERS_SK },
-        UpdateExpression: `ADD #c :c, #i :i, #o :o, warningCount :w${usage.modelMs ? ', #m :m' : ''}${usage.cacheReadInputTokens ? ', #cr :cr' : ''}${usage.cacheWriteInputTokens ? ', #cw :cw' : ''} SET #ttl = :ttl`,
-        ExpressionAttributeNames: {
-          '#c': `${role}Calls`,
-          '#i': `${role}InputTokens`,
-          '#o': `${role}OutputTokens`,
-          ...(usage.modelMs ? { '#m': `${role}ModelMs` } : {}),
-          ...(usage.cacheReadInputTokens ? { '#cr': `${role}CacheReadInputTokens` } : {}),
-          ...(usage.cacheWriteInputTokens ? { '#cw': `${role}CacheWriteInputTokens` } : {}),
-          '#ttl': 'ttl',
-        },
-        ExpressionAttributeValues: {
-          ':c': usage.calls,
-          ':i': usage.inputTokens,
-          ':o': usage.outputTokens,
-          ':w': warnings.length,
-          ...(usage.modelMs ? { ':m': Math.round(usage.modelMs) } : {}),
-          ...(usage.cacheReadInputTokens ? { ':cr': usage.cacheReadInputTokens } : {}),
-          ...(usage.cacheWriteInputTokens ? { ':cw': usage.cacheWriteInputTokens } : {}),
-          ':ttl': this.ttl(),
-        },
+        UpdateExpression: `ADD ${adds.join(', ')}, warningCount :w SET #ttl = :ttl`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
       }),
     );
     if (warnings.length === 0) return;
@@ -274,7 +284,7 @@ export class DynamoMessageStore implements MessageStore {
       new GetCommand({ TableName: this.tableName, Key: { pk: runPk(runId), sk: COUNTERS_SK }, ConsistentRead: true }),
     );
     const item = out.Item ?? {};
-    const role = (r: AgentRole): RoleUsage => ({
+    const role = (r: string): RoleUsage => ({
       calls: Number(item[`${r}Calls`] ?? 0),
       inputTokens: Number(item[`${r}InputTokens`] ?? 0),
       outputTokens: Number(item[`${r}OutputTokens`] ?? 0),
@@ -287,8 +297,14 @@ export class DynamoMessageStore implements MessageStore {
     for (const [key, value] of Object.entries(item)) {
       if (key.startsWith(TRANSIENT_BY_ERROR_PREFIX)) byError[key.slice(TRANSIENT_BY_ERROR_PREFIX.length)] = Number(value);
     }
+    const speculativeByRound: Record<number, RoleUsage> = {};
+    for (const key of Object.keys(item)) {
+      const match = SPECULATIVE_CALLS.exec(key);
+      if (match) speculativeByRound[Number(match[1])] = role(speculativePrefix(Number(match[1])));
+    }
     return {
       usage: { seeker: role('seeker'), reasoner: role('reasoner') },
+      speculativeByRound,
       warnings,
       warningCount: Number(item.warningCount ?? 0),
       transientErrors: {

@@ -91,7 +91,13 @@ async function seekOnce(event: SeekEvent, deps: SeekDeps & { model: AgentModel }
   const { result, warnings } = await seekShrinkingOnOverflow(model, { question: query, chunk, round, synchronized }, chunkTokens);
   const { message, warnings: cuts } = buildMessage(chunk, round, messageId(round, index), result);
   const allWarnings = [...warnings, ...result.warnings, ...cuts];
-  await store.addUsage(runId, 'seeker', result.usage, allWarnings.map((w) => `chunk ${index}, round ${round}: ${w}`));
+  await store.addUsage(
+    runId,
+    'seeker',
+    result.usage,
+    allWarnings.map((w) => `chunk ${index}, round ${round}: ${w}`),
+    event.speculative === true ? { speculativeRound: round } : {},
+  );
 
   let outcome: SeekOutcome['outcome'] = 'none';
   if (message) {

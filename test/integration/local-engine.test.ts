@@ -504,7 +504,7 @@ describe('local engine on the real ExtAgents stack', () => {
         await blobStore.put(manifestKey, JSON.stringify([{ chunk: 0 }, { chunk: 1 }, { chunk: 2 }]));
         return {
           runId, manifestKey, chunks: 3, round: 1, k: 1, seq: 0, outcome: null, exhausted: false, poolSize: 0,
-          config: { rounds: 2, concurrency: 2, toleratedFailurePercentage: 5, bestEffort: false },
+          config: { rounds: 2, concurrency: 2, toleratedFailurePercentage: 5, bestEffort: false, pipelineRounds: false },
         };
       },
       [functionArnOf.seek]: async (event) => {
