@@ -1,0 +1,108 @@
+/**
+ * Pipelined rounds (run option pipelineRounds; paper 2B "Parallelism"): the synthesized workflow run
+ * locally with a scripted model whose calls take a fixed time (test/support/two-hop.ts), each
+ * question with and without pipelining. No timed assertion: the pipelined run's gain is shown by
+ * which calls overlap (round 2's seeking agents while round 1's KAR steps run), its cost by
+ * `usage.speculative`; bench/pipeline.ts measures the time.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { resolveCorpus, type CorpusFile } from '../../local/engine/corpus';
+import { runLocal } from '../../local/engine/run';
+import type { RunResult } from '../../shared/types';
+import { writeCorpus } from '../support/corpus';
+import { BIRTH_QUESTION, TWO_HOP_QUESTION, twoHopAnsweringModel, twoHopCorpus, withLatency, type TimedCall } from '../support/two-hop';
+
+jest.setTimeout(120_000);
+
+const options = { chunkTokens: 64, rounds: 2, concurrency: 2, syncMaxMessages: 4 };
+
+/** What pipelining must not change. */
+function comparable(result: RunResult): unknown {
+  const { answer, answerable, citations, trace, rounds, chunks, poolSize, failedChunks, chunkFailures, skipped } = result;
+  return { answer, answerable, citations, trace, rounds, chunks, poolSize, failedChunks, chunkFailures, skipped };
+}
+
+describe('pipelined rounds (pipelineRounds)', () => {
+  let dir: string;
+  let files: CorpusFile[];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'extagents-pipeline-'));
+    files = await resolveCorpus([writeCorpus(dir, twoHopCorpus())]);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const run = async (question: string, pipelineRounds: boolean, latency: { seekMs: number; reasonMs: number }) => {
+    const calls: TimedCall[] = [];
+    const result = await runLocal({
+      files,
+      question,
+      options: { ...options, pipelineRounds },
+      stateDir: path.join(dir, `state-${pipelineRounds}`),
+      model: withLatency(twoHopAnsweringModel(), latency, calls),
+    });
+    return { result, calls };
+  };
+
+  it('answers a question that needs round 2 as the unpipelined run does, seeking round 2 during round 1 KAR, with no speculative call left over', async () => {
+    // Arrange
+    const latency = { seekMs: 20, reasonMs: 40 };
+
+    // Act
+    const plain = await run(TWO_HOP_QUESTION, false, latency);
+    const pipelined = await run(TWO_HOP_QUESTION, true, latency);
+
+    // Assert: the same answer, citations and KAR trace (round 1: k = 1, 2, 4, then the whole pool, refused; round 2: k = 2 answered)
+    expect(pipelined.result.answer).toBe('Fredville');
+    expect(comparable(pipelined.result)).toEqual(comparable(plain.result));
+    const chunks = plain.result.chunks;
+    expect(pipelined.result.trace.map((s) => [s.round, s.k, s.outcome])).toEqual([
+      [1, 1, 'refused'],
+      [1, 2, 'refused'],
+      [1, 4, 'refused'],
+      [1, chunks, 'refused'],
+      [2, 1, 'refused'],
+      [2, 2, 'answered'],
+    ]);
+    // Every chunk sought once per round in both; round 2 was used, so nothing is speculative.
+    expect(pipelined.result.usage.seeker.calls).toBe(2 * chunks);
+    expect(plain.result.usage.seeker.calls).toBe(2 * chunks);
+    expect(pipelined.result.usage.speculative).toEqual({ calls: 0, inputTokens: 0, outputTokens: 0 });
+    expect(plain.result.usage.speculative).toBeUndefined();
+    // Fewer sequential steps: pipelined, round 2's seeking agents ran while round 1's KAR steps did
+    // (a round-2 seek started before the last round-1 KAR step ended); unpipelined, none did.
+    const overlapped = ({ calls }: { calls: TimedCall[] }): number => {
+      const round1Kar = calls.filter((c) => c.role === 'reasoner').slice(0, 4);
+      const lastKarEnd = Math.max(...round1Kar.map((c) => c.end));
+      return calls.filter((c) => c.role === 'seeker' && c.round === 2 && c.start < lastKarEnd).length;
+    };
+    expect(overlapped(pipelined)).toBeGreaterThan(0);
+    expect(overlapped(plain)).toBe(0);
+  });
+
+  it('answers a question answered in round 1 as the unpipelined run does, and reports the stopped round-2 calls as speculative', async () => {
+    // Arrange: one slow KAR step, so that round 2's speculative seeking agents run meanwhile
+    const latency = { seekMs: 5, reasonMs: 400 };
+
+    // Act
+    const plain = await run(BIRTH_QUESTION, false, latency);
+    const pipelined = await run(BIRTH_QUESTION, true, latency);
+
+    // Assert
+    expect(pipelined.result.answer).toBe('Freedonia');
+    expect(comparable(pipelined.result)).toEqual(comparable(plain.result));
+    expect(pipelined.result.trace.map((s) => [s.round, s.k, s.outcome])).toEqual([[1, 1, 'answered']]);
+    const chunks = plain.result.chunks;
+    expect(plain.result.usage.seeker.calls).toBe(chunks);
+    const speculative = pipelined.result.usage.speculative;
+    expect(speculative?.calls).toBeGreaterThan(0);
+    expect(speculative?.calls).toBeLessThanOrEqual(chunks);
+    // Counted in the same atomic update as the seeker's usage: every seeker call beyond round 1's is speculative.
+    expect(pipelined.result.usage.seeker.calls - chunks).toBe(speculative?.calls);
+    // The speculative round is stopped at the answer: every round-2 call made started before it.
+    const answeredAt = Math.max(...pipelined.calls.filter((c) => c.role === 'reasoner').map((c) => c.end));
+    expect(pipelined.calls.filter((c) => c.role === 'seeker' && c.round === 2 && c.start > answeredAt)).toEqual([]);
+  });
+});
