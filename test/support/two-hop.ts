@@ -20,10 +20,10 @@ export const TWO_HOP_OPTIONS = { chunkTokens: 64, rounds: 2, concurrency: 2, bes
 const BIRTH = 'Ada Quill was born in Freedonia.';
 const CAPITAL = 'The capital of Freedonia is Fredville.';
 
-/** The eight notes: `n0.txt` … `n7.txt`; n2 holds the birth place, n5 the capital (after filler). */
-export function twoHopCorpus(): Record<string, string> {
+/** The eight notes (or `count`): `n0.txt` … `n7.txt`; n2 holds the birth place, n5 the capital (after filler). */
+export function twoHopCorpus(count = 8): Record<string, string> {
   const docs: Record<string, string> = {};
-  for (let i = 0; i < 8; i++) docs[`n${i}.txt`] = note(i);
+  for (let i = 0; i < count; i++) docs[`n${i}.txt`] = note(i);
   docs['n2.txt'] = `Note 2. ${BIRTH}`;
   docs['n5.txt'] = `Note 5. Rain fell on district 5. ${CAPITAL}`;
   return docs;
