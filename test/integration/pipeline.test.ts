@@ -105,4 +105,34 @@ describe('pipelined rounds (pipelineRounds)', () => {
     const answeredAt = Math.max(...pipelined.calls.filter((c) => c.role === 'reasoner').map((c) => c.end));
     expect(pipelined.calls.filter((c) => c.role === 'seeker' && c.round === 2 && c.start > answeredAt)).toEqual([]);
   });
+
+  it('resumes a pipelined run aborted in its speculative round to the result of an uninterrupted one, seeking no chunk twice', async () => {
+    // Arrange: the first execution is aborted when round 2's first (speculative) seeking agent starts
+    const stateDir = path.join(dir, 'state-resume');
+    const controller = new AbortController();
+    const answering = twoHopAnsweringModel();
+    const aborting = withLatency(
+      {
+        description: 'aborts at the first round-2 seek',
+        seek: async (req) => {
+          if (req.round === 2) controller.abort();
+          return answering.seek(req);
+        },
+        reason: (req) => answering.reason(req),
+      },
+      { seekMs: 5, reasonMs: 40 },
+    );
+    const plain = await run(TWO_HOP_QUESTION, false, { seekMs: 0, reasonMs: 0 });
+    const stopped = await runLocal({ files, question: TWO_HOP_QUESTION, options: { ...options, pipelineRounds: true }, stateDir, runId: 'p1', model: aborting, signal: controller.signal }).catch((e: unknown) => e);
+    expect((stopped as { error?: string }).error).toBe('ExecutionAborted');
+
+    // Act
+    const resumed = await runLocal({ files, question: TWO_HOP_QUESTION, options: { ...options, pipelineRounds: true }, stateDir, runId: 'p1', model: twoHopAnsweringModel() });
+
+    // Assert: the uninterrupted result; every chunk sought once per round over both executions
+    expect(comparable(resumed)).toEqual(comparable(plain.result));
+    expect(resumed.usage.seeker.calls).toBe(2 * plain.result.chunks);
+    expect(resumed.usage.speculative?.calls).toBe(0);
+  });
 });
+
