@@ -15,6 +15,8 @@
  * - Every Task state (also inside Map item processors, Parallel branches, Distributed Maps) must
  *   have a handler: a Task without one is a ConfigurationError before the run starts (the library
  *   would otherwise silently call the real AWS Lambda).
+ * - Parallel states run through local/engine/parallel.ts: a failed branch stops the other branches
+ *   and the Distributed Map Runs in them (no further item starts), as the service does.
  * - Tasks without `TimeoutSeconds` get `taskTimeoutMs` (the library's default is 60 s; the service
  *   has none, and a Lambda stops at 15 minutes).
  * - The run returns only when no handler call is in flight: a timed-out or abandoned call (Task
