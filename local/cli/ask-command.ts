@@ -166,7 +166,7 @@ function progressReporter(enabled: boolean): { onProgress: (p: LocalProgress) =>
       }
       if (!task || p.round !== round) {
         round = p.round;
-        task = progress.task(`round ${p.round} seeking agents`, p.total, 'chunks');
+        task = progress.task(`round ${p.round} seeking agents${p.speculative ? ' (speculative, beside the KAR steps)' : ''}`, p.total, 'chunks');
       }
       task.update(p.done, p.failed > 0 ? `${p.failed} failed` : undefined);
     },

@@ -36,14 +36,18 @@ describe('pipelined rounds (pipelineRounds)', () => {
 
   const run = async (question: string, pipelineRounds: boolean, latency: { seekMs: number; reasonMs: number }) => {
     const calls: TimedCall[] = [];
+    const seekRounds = new Set<string>();
     const result = await runLocal({
       files,
       question,
       options: { ...options, pipelineRounds },
       stateDir: path.join(dir, `state-${pipelineRounds}`),
       model: withLatency(twoHopAnsweringModel(), latency, calls),
+      onProgress: (p) => {
+        if (p.phase === 'seek') seekRounds.add(`${p.round}${p.speculative ? ' speculative' : ''}`);
+      },
     });
-    return { result, calls };
+    return { result, calls, seekRounds: [...seekRounds] };
   };
 
   it('answers a question that needs round 2 as the unpipelined run does, seeking round 2 during round 1 KAR, with no speculative call left over', async () => {
@@ -80,6 +84,9 @@ describe('pipelined rounds (pipelineRounds)', () => {
     };
     expect(overlapped(pipelined)).toBeGreaterThan(0);
     expect(overlapped(plain)).toBe(0);
+    // The progress names the speculative round.
+    expect(pipelined.seekRounds).toEqual(['1', '2 speculative']);
+    expect(plain.seekRounds).toEqual(['1', '2']);
   });
 
   it('answers a question answered in round 1 as the unpipelined run does, and reports the stopped round-2 calls as speculative', async () => {
