@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { resolveCorpus, type CorpusFile } from '../../local/engine/corpus';
 import { runLocal } from '../../local/engine/run';
+import { ModelError } from '../../shared/errors';
+import type { AgentModel } from '../../shared/ports';
 import type { RunResult } from '../../shared/types';
 import { writeCorpus } from '../support/corpus';
 import { BIRTH_QUESTION, TWO_HOP_QUESTION, twoHopAnsweringModel, twoHopCorpus, withLatency, type TimedCall } from '../support/two-hop';
@@ -140,6 +142,63 @@ describe('pipelined rounds (pipelineRounds)', () => {
     expect(comparable(resumed)).toEqual(comparable(plain.result));
     expect(resumed.usage.seeker.calls).toBe(2 * plain.result.chunks);
     expect(resumed.usage.speculative?.calls).toBe(0);
+  });
+
+  describe('when the speculative round fails', () => {
+    /** The answering model whose round-2 seek of chunk 0 throws a ModelError `failures` times. */
+    const failingRound2 = (failures: number): AgentModel => {
+      const inner = twoHopAnsweringModel();
+      let left = failures;
+      return {
+        description: `round 2 of chunk 0 fails ${failures} time(s)`,
+        seek: async (req) => {
+          if (req.round === 2 && req.chunk.index === 0 && left > 0) {
+            left -= 1;
+            throw new ModelError('injected failure of chunk 0 in round 2');
+          }
+          return inner.seek(req);
+        },
+        reason: (req) => inner.reason(req),
+      };
+    };
+    const seekings: string[] = [];
+    const runWith = (model: AgentModel, pipelineRounds: boolean, stateDir: string) => {
+      seekings.length = 0;
+      return runLocal({
+        files,
+        question: TWO_HOP_QUESTION,
+        options: { ...options, pipelineRounds },
+        stateDir: path.join(dir, stateDir),
+        model,
+        onProgress: (p) => {
+          const label = p.phase === 'seek' ? `${p.round}${p.speculative ? ' speculative' : ''}` : undefined;
+          if (label !== undefined && seekings[seekings.length - 1] !== label) seekings.push(label);
+        },
+      });
+    };
+
+    it('seeks round 2 again the ordinary way (only the chunks not sought) and answers as the unpipelined run', async () => {
+      // Act: the speculative round fails (no failure tolerated among 7 chunks); the ordinary one succeeds
+      const plain = await runWith(twoHopAnsweringModel(), false, 'state-fail-plain');
+      const pipelined = await runWith(failingRound2(1), true, 'state-fail-once');
+
+      // Assert: round 2 sought speculatively, then again (only chunk 0 left), then answered
+      expect(seekings).toEqual(['1', '2 speculative', '2']);
+      expect(comparable(pipelined)).toEqual(comparable(plain));
+      expect(pipelined.usage.seeker.calls).toBe(2 * plain.chunks);
+      expect(pipelined.usage.speculative?.calls).toBe(0);
+    });
+
+    it('fails the run as the unpipelined run fails when round 2 fails again', async () => {
+      // Act
+      const plain = await runWith(failingRound2(Infinity), false, 'state-fail-plain-always').catch((e: unknown) => e);
+      const pipelined = await runWith(failingRound2(Infinity), true, 'state-fail-always').catch((e: unknown) => e);
+
+      // Assert
+      expect(plain).toBeInstanceOf(ModelError);
+      expect(pipelined).toBeInstanceOf(ModelError);
+      expect((pipelined as Error).message).toBe((plain as Error).message);
+    });
   });
 });
 
