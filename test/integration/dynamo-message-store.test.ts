@@ -108,6 +108,25 @@ describe('DynamoMessageStore against dynalite', () => {
     expect(counters.warningCount).toBe(1);
   });
 
+  it('adds the usage of a speculative seek to the seeker and to its round, in one update', async () => {
+    const run = 'speculative';
+    await store.addUsage(run, 'seeker', { calls: 1, inputTokens: 10, outputTokens: 2 });
+    await Promise.all([
+      store.addUsage(run, 'seeker', { calls: 1, inputTokens: 20, outputTokens: 3, modelMs: 7 }, [], { speculativeRound: 2 }),
+      store.addUsage(run, 'seeker', { calls: 1, inputTokens: 30, outputTokens: 4 }, [], { speculativeRound: 2 }),
+      store.addUsage(run, 'seeker', { calls: 1, inputTokens: 40, outputTokens: 5 }, [], { speculativeRound: 3 }),
+    ]);
+
+    const counters = await store.getCounters(run);
+
+    expect(counters.usage.seeker).toEqual({ calls: 4, inputTokens: 100, outputTokens: 14, modelMs: 7 });
+    expect(counters.speculativeByRound).toEqual({
+      2: { calls: 2, inputTokens: 50, outputTokens: 7, modelMs: 7 },
+      3: { calls: 1, inputTokens: 40, outputTokens: 5 },
+    });
+    expect((await store.getCounters('usage')).speculativeByRound).toEqual({});
+  });
+
   it('returns KAR steps in sequence order and messages by id in the order asked', async () => {
     const run = 'steps';
     await store.putStep(run, { seq: 2, round: 1, k: 2, messagesUsed: 2, evidenceTokens: 20, outcome: 'answered', answer: 'A', citedMessageIds: ['r1-c1'] });
