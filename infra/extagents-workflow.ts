@@ -6,7 +6,8 @@
  *
  * Payloads each handler receives (Lambda `event`):
  *   Prepare            the execution input `{runId, question, corpus: {keys?, prefix?}, options?}`
- *   Seek               `{runId, round, chunk}` (ItemSelector of SeekChunks; chunk = chunk index)
+ *   Seek               `{runId, round, chunk}` (ItemSelector of SeekChunks; chunk = chunk index;
+ *                      `speculative: true` added by SpeculativeSeekChunks)
  *   Reason             `{state: <workflow state>, force: false}`
  *   AnswerBestEffort   `{state: <workflow state>, force: true}` (the Reason function)
  *   Synchronize        the workflow state
@@ -150,6 +151,13 @@ export interface ExtAgentsWorkflowProps {
  *   Answered?: answered -> Finalize | not exhausted -> Reason (k doubled)
  *            | round < rounds and pool non-empty -> Synchronize -> SeekChunks (next round)
  *            | bestEffort -> AnswerBestEffort -> Finalize | otherwise -> Finalize (refusal)
+ *
+ * Between SeekChunks and Reason, the Choice Pipelined?: with the run option pipelineRounds and
+ * round < rounds, PipelinedRound (Parallel) runs KAR of round r (branch A) beside Synchronize +
+ * SpeculativeSeekChunks of round r+1 (branch B); A fails with SpeculationStopped when round r needs
+ * no next round (answered, or an empty pool), which stops B and is caught to Answered?; when both
+ * end, round r+1 is adopted (AdoptSpeculativeRound -> Pipelined?) or, if its seeking failed, sought
+ * again the ordinary way (KarState -> Answered? -> Synchronize). docs/ARCHITECTURE.md, "Pipelined rounds".
  *
  * Errors: Prepare's EmptyCorpusError / ConfigurationError / InvalidInputError / InvalidRunOptionsError / CostLimitExceededError -> PrepareFailed;
  * SeekChunks' States.ExceedToleratedFailureThreshold, then States.ALL -> SeekingFailed. Both Fail
