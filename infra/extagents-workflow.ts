@@ -6,7 +6,8 @@
  *
  * Payloads each handler receives (Lambda `event`):
  *   Prepare            the execution input `{runId, question, corpus: {keys?, prefix?}, options?}`
- *   Seek               `{runId, round, chunk}` (ItemSelector of SeekChunks; chunk = chunk index)
+ *   Seek               `{runId, round, chunk}` (ItemSelector of SeekChunks; chunk = chunk index;
+ *                      `speculative: true` added by SpeculativeSeekChunks)
  *   Reason             `{state: <workflow state>, force: false}`
  *   AnswerBestEffort   `{state: <workflow state>, force: true}` (the Reason function)
  *   Synchronize        the workflow state
@@ -31,7 +32,7 @@ import {
   RETRYABLE_ERRORS,
 } from '../shared/errors';
 import type { HandlerName } from './extagents-function';
-import { EXCEED_TOLERATED_FAILURE_THRESHOLD } from '../shared/pipeline/state';
+import { EXCEED_TOLERATED_FAILURE_THRESHOLD, WorkflowStateSchema } from '../shared/pipeline/state';
 
 /** State names of the workflow. They are a contract: local overrides and docs are keyed by them. */
 export const STATE_NAMES = {
@@ -45,7 +46,31 @@ export const STATE_NAMES = {
   Synchronize: 'Synchronize',
   AnswerBestEffort: 'AnswerBestEffort',
   Finalize: 'Finalize',
+  // Pipelined rounds (run option pipelineRounds; paper 2B "Parallelism"):
+  Pipelined: 'Pipelined?',
+  PipelinedRound: 'PipelinedRound',
+  PipelinedReason: 'PipelinedReason',
+  PipelinedAnswered: 'PipelinedAnswered?',
+  KarRefused: 'KarRefused',
+  StopSpeculation: 'StopSpeculation',
+  SpeculationStopped: 'SpeculationStopped',
+  SpeculativeSynchronize: 'SpeculativeSynchronize',
+  SpeculativeSeekChunks: 'SpeculativeSeekChunks',
+  SpeculativeSeek: 'SpeculativeSeek',
+  SpeculationFailed: 'SpeculationFailed',
+  StoppedState: 'StoppedState',
+  SpeculativeRoundSought: 'SpeculativeRoundSought?',
+  KarState: 'KarState',
+  AdoptSpeculativeRound: 'AdoptSpeculativeRound',
 } as const;
+
+/**
+ * Error of the Fail state that ends the KAR branch of `PipelinedRound` when KAR of round r answered
+ * (or found the pool empty): failing a branch stops the Parallel state's other branch (the
+ * speculative round's Map Run included), and the Parallel's Catch takes the KAR state out of the
+ * error's cause. A control-flow signal, never an execution's error.
+ */
+export const SPECULATION_STOPPED = 'SpeculationStopped';
 
 /** One of the workflow's state names. */
 export type StateName = (typeof STATE_NAMES)[keyof typeof STATE_NAMES];
@@ -126,6 +151,13 @@ export interface ExtAgentsWorkflowProps {
  *   Answered?: answered -> Finalize | not exhausted -> Reason (k doubled)
  *            | round < rounds and pool non-empty -> Synchronize -> SeekChunks (next round)
  *            | bestEffort -> AnswerBestEffort -> Finalize | otherwise -> Finalize (refusal)
+ *
+ * Between SeekChunks and Reason, the Choice Pipelined?: with the run option pipelineRounds and
+ * round < rounds, PipelinedRound (Parallel) runs KAR of round r (branch A) beside Synchronize +
+ * SpeculativeSeekChunks of round r+1 (branch B); A fails with SpeculationStopped when round r needs
+ * no next round (answered, or an empty pool), which stops B and is caught to Answered?; when both
+ * end, round r+1 is adopted (AdoptSpeculativeRound -> Pipelined?) or, if its seeking failed, sought
+ * again the ordinary way (KarState -> Answered? -> Synchronize). docs/ARCHITECTURE.md, "Pipelined rounds".
  *
  * Errors: Prepare's EmptyCorpusError / ConfigurationError / InvalidInputError / InvalidRunOptionsError / CostLimitExceededError -> PrepareFailed;
  * SeekChunks' States.ExceedToleratedFailureThreshold, then States.ALL -> SeekingFailed. Both Fail
@@ -214,8 +246,113 @@ export class ExtAgentsWorkflow extends Construct {
       .when(sfn.Condition.booleanEquals('$.config.bestEffort', true), answerBestEffort)
       .otherwise(finalize);
 
+    // --- Pipelined rounds (run option pipelineRounds) ------------------------------------------
+    // After round r's seeking, with pipelineRounds and r < rounds: KAR of round r (branch A) and,
+    // speculatively, Synchronize + seeking of round r+1 (branch B) at once. Round r's KAR steps read
+    // only rounds 1..r (the top-k's round bound), so round r+1's messages cannot change them.
+    const pipelined = new sfn.Choice(this, STATE_NAMES.Pipelined, {
+      comment: 'With pipelineRounds and a next round: KAR of this round beside the next round seeking speculatively; else plain KAR.',
+    });
+    const pipelinedRound = new sfn.Parallel(this, STATE_NAMES.PipelinedRound, {
+      comment: 'A: KAR of round r. B: Synchronize + SeekChunks of round r+1, speculatively. A ends B by failing with SpeculationStopped when it answers.',
+      // kar: A's state; next: B's (the state of round r+1 from Synchronize, or with speculationError);
+      // adopted: B's state with A's KAR step count (every field of the workflow state, from its schema).
+      resultSelector: {
+        kar: sfn.JsonPath.objectAt('$[0]'),
+        next: sfn.JsonPath.objectAt('$[1]'),
+        adopted: Object.fromEntries(
+          Object.keys(WorkflowStateSchema.shape).map((field) => [field, sfn.JsonPath.objectAt(field === 'seq' ? '$[0].seq' : `$[1].${field}`)]),
+        ),
+      },
+    });
+    // Branch A: the KAR loop of round r.
+    const pipelinedReason = invoke(this, STATE_NAMES.PipelinedReason, functions.reason, { force: false });
+    pipelinedReason.addRetry(MODEL_RETRY);
+    const stopSpeculation = new sfn.Pass(this, STATE_NAMES.StopSpeculation, {
+      comment: 'The KAR state as the cause of SpeculationStopped.',
+      parameters: { cause: sfn.JsonPath.jsonToString(sfn.JsonPath.entirePayload) },
+    });
+    stopSpeculation.next(
+      new sfn.Fail(this, STATE_NAMES.SpeculationStopped, {
+        comment: 'Round r needs no next round: stop the speculative one (its calls are reported as usage.speculative).',
+        error: SPECULATION_STOPPED,
+        causePath: '$.cause',
+      }),
+    );
+    const pipelinedAnswered = new sfn.Choice(this, STATE_NAMES.PipelinedAnswered, {
+      comment: 'As Answered?, for a round with a speculative next round: the next round is needed only after a refusal over a non-empty pool.',
+    })
+      .when(sfn.Condition.stringEquals('$.outcome', 'answered'), stopSpeculation)
+      .when(sfn.Condition.booleanEquals('$.exhausted', false), pipelinedReason)
+      .when(sfn.Condition.numberGreaterThan('$.poolSize', 0), new sfn.Succeed(this, STATE_NAMES.KarRefused, { comment: 'Round r refused: the speculative round is used.' }))
+      .otherwise(stopSpeculation);
+    pipelinedReason.next(pipelinedAnswered);
+    // Branch B: round r+1, speculatively.
+    const speculativeSynchronize = invoke(this, STATE_NAMES.SpeculativeSynchronize, functions.synchronize);
+    const speculativeSeek = invoke(this, STATE_NAMES.SpeculativeSeek, functions.seek);
+    speculativeSeek.addRetry(MODEL_RETRY);
+    const speculativeSeekChunks = new sfn.DistributedMap(this, STATE_NAMES.SpeculativeSeekChunks, {
+      comment: 'SeekChunks of round r+1, started before KAR of round r ends; its Seek tasks count their usage as speculative.',
+      itemReader: new sfn.S3JsonItemReader({ bucket, key: sfn.JsonPath.stringAt('$.manifestKey') }),
+      itemSelector: {
+        runId: sfn.JsonPath.stringAt('$.runId'),
+        round: sfn.JsonPath.numberAt('$.round'),
+        chunk: sfn.JsonPath.numberAt('$$.Map.Item.Value.chunk'),
+        speculative: true,
+      },
+      maxConcurrencyPath: '$.config.concurrency',
+      toleratedFailurePercentagePath: '$.config.toleratedFailurePercentage',
+      resultWriterV2: new sfn.ResultWriterV2({
+        bucket,
+        prefix: sfn.JsonPath.format('runs/{}/map', sfn.JsonPath.stringAt('$.runId')),
+      }),
+      resultPath: sfn.JsonPath.DISCARD,
+      mapExecutionType: sfn.StateMachineType.STANDARD,
+      label: STATE_NAMES.SpeculativeSeekChunks,
+    });
+    speculativeSeekChunks.itemProcessor(speculativeSeek);
+    // A failed speculative round does not fail the run (round r may answer): the run seeks round r+1
+    // again the ordinary way (chunks already sought are skipped), failing there as it would unpipelined.
+    speculativeSeekChunks.addCatch(new sfn.Pass(this, STATE_NAMES.SpeculationFailed, { comment: 'Marks the speculative round as not sought.' }), {
+      errors: [sfn.Errors.ALL],
+      resultPath: '$.speculationError',
+    });
+    pipelinedRound.branch(pipelinedReason);
+    pipelinedRound.branch(speculativeSynchronize.next(speculativeSeekChunks));
+    // After the Parallel: A stopped B (answered, or nothing to seek) -> the KAR state to Answered?.
+    const stoppedState = new sfn.Pass(this, STATE_NAMES.StoppedState, {
+      comment: 'The KAR state of round r, from the cause of SpeculationStopped.',
+      parameters: { state: sfn.JsonPath.stringToJson(sfn.JsonPath.stringAt('$.stopped.Cause')) },
+      outputPath: '$.state',
+    });
+    pipelinedRound.addCatch(stoppedState, { errors: [SPECULATION_STOPPED], resultPath: '$.stopped' });
+    stoppedState.next(answered);
+    // Both ended: round r refused. B sought round r+1 -> its KAR (the state of Synchronize, with the
+    // KAR step count of A); B failed -> the ordinary Synchronize and SeekChunks from A's state.
+    const karState = new sfn.Pass(this, STATE_NAMES.KarState, { comment: 'The KAR state of round r.', outputPath: '$.kar' });
+    karState.next(answered);
+    const adopt = new sfn.Pass(this, STATE_NAMES.AdoptSpeculativeRound, {
+      comment: 'The state of round r+1 (Synchronize) with the KAR step count of round r.',
+      outputPath: '$.adopted',
+    });
+    adopt.next(pipelined);
+    pipelinedRound.next(
+      new sfn.Choice(this, STATE_NAMES.SpeculativeRoundSought, { comment: 'Did the speculative round r+1 finish its seeking?' })
+        .when(sfn.Condition.isPresent('$.next.speculationError'), karState)
+        .otherwise(adopt),
+    );
+    pipelined
+      .when(
+        sfn.Condition.and(
+          sfn.Condition.booleanEquals('$.config.pipelineRounds', true),
+          sfn.Condition.numberLessThanJsonPath('$.round', '$.config.rounds'),
+        ),
+        pipelinedRound,
+      )
+      .otherwise(reason);
+
     const definition = prepare.next(seekChunks);
-    seekChunks.next(reason);
+    seekChunks.next(pipelined);
     reason.next(answered);
     synchronize.next(seekChunks);
     answerBestEffort.next(finalize);

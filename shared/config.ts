@@ -20,6 +20,14 @@ export const RunOptionsSchema = z
     syncMaxMessages: z.number().int().min(0).max(1000).default(16),
     /** Answer from the best evidence after the last round instead of refusing. */
     bestEffort: z.boolean().default(false),
+    /**
+     * Pipelined rounds (the paper's interleaved pipeline, section 2B "Parallelism"): as soon as round
+     * r's seeking ends, round r+1's synchronization and seeking start speculatively while KAR of round
+     * r runs; when KAR of round r answers, the speculative round is stopped and its model calls are
+     * reported as `usage.speculative`; when it refuses, KAR of round r+1 starts without seeking again.
+     * Lower time-to-answer for questions that need round r+1, at the price of those extra calls.
+     */
+    pipelineRounds: z.boolean().default(false),
     /** Seeking agents run at once (Distributed Map MaxConcurrency). */
     concurrency: z.number().int().min(1).max(10_000).default(8),
     /** Share of chunks whose seeking agent may fail permanently before the run fails (percent). */

@@ -158,6 +158,12 @@ export interface RunCounters {
   warningCount: number;
   /** Transient model errors counted by `countTransientError`, per role and per error name. */
   transientErrors: { byRole: Record<AgentRole, number>; byError: Record<string, number> };
+  /**
+   * The seeking agents' usage by round number (the seek records of each round; `usage.seeker` is
+   * their sum plus any older counter): with `pipelineRounds`, Finalize reports the rounds after the
+   * run's last one — sought speculatively, never used — as `RunResult.usage.speculative`.
+   */
+  seekerByRound: Record<number, RoleUsage>;
 }
 
 /** What one seeking agent's task records (`MessageStore.recordSeek`). */

@@ -101,7 +101,17 @@ export interface RoleUsage {
 /** The two agent roles of ExtAgents. */
 export type AgentRole = 'seeker' | 'reasoner';
 
-export type Usage = Record<AgentRole, RoleUsage>;
+/**
+ * Model usage per role. `speculative` (runs with `pipelineRounds` only): the seeking calls of a
+ * speculative round that the run did not use, because KAR of the round before it answered (or
+ * found the pool empty) — a subset of `seeker`, which counts every call made; zero calls when every
+ * speculative round was used.
+ */
+export interface Usage {
+  seeker: RoleUsage;
+  reasoner: RoleUsage;
+  speculative?: RoleUsage;
+}
 
 /** Outcome of one knowledge-accumulating reasoning step. */
 export interface KarStep {

@@ -343,8 +343,12 @@ export class DynamoMessageStore implements MessageStore {
       .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
     const warnings: string[] = [];
     let warningCount = Number(item.warningCount ?? 0);
+    const seekerByRound: Record<number, RoleUsage> = {};
     for (const { record } of ordered) {
-      addUsageInto(seeker, usageOf(record));
+      const usage = usageOf(record);
+      addUsageInto(seeker, usage);
+      const round = Number((record.sk as string).split('#')[1]);
+      addUsageInto((seekerByRound[round] ??= { calls: 0, inputTokens: 0, outputTokens: 0 }), usage);
       warningCount += Number(record.warningCount ?? 0);
       warnings.push(...((record.warnings as string[] | undefined) ?? []));
     }
@@ -355,6 +359,7 @@ export class DynamoMessageStore implements MessageStore {
     }
     return {
       usage: { seeker, reasoner: role('reasoner') },
+      seekerByRound,
       warnings: warnings.slice(0, MAX_STORED_WARNINGS),
       warningCount,
       transientErrors: {

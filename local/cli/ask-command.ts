@@ -40,6 +40,7 @@ export function addAskCommand(program: Command): void {
     .option('--sync-budget <tokens>', schemaHelp('token budget of the synchronized messages each seeking agent reads in rounds >= 2; llama: 12% of the context', RunOptionsSchema, 'syncBudgetTokens'), schemaFlag('--sync-budget', RunOptionsSchema, 'syncBudgetTokens'), schemaDefault(RunOptionsSchema, 'syncBudgetTokens'))
     .option('--tolerated-failure <percent>', schemaHelp('share of chunks whose seeking agent may fail before the run fails', RunOptionsSchema, 'toleratedFailurePercentage'), schemaFlag('--tolerated-failure', RunOptionsSchema, 'toleratedFailurePercentage'), schemaDefault(RunOptionsSchema, 'toleratedFailurePercentage'))
     .option('--best-effort', 'answer from the best evidence after the last round instead of refusing', false)
+    .option('--pipeline', "pipelined rounds (run option pipelineRounds): seek round r+1 speculatively while round r's KAR runs; faster when round r+1 is needed, extra seeking calls (usage.speculative) when it is not", false)
     .option('--estimate', 'print what the run would cost at most (calls, tokens, USD per role; README, "Cost before spending") and exit, before any model call', false)
     .option('--max-cost <usd>', schemaHelp('refuse the run before any model call when its estimate is over this many USD, or its model has no price', RunOptionsSchema, 'maxCostUsd'), schemaFlag('--max-cost', RunOptionsSchema, 'maxCostUsd'))
     .option('--run-id <id>', 'run id (default: generated); with an explicit id the run is kept under --state-dir and the same id resumes it (chunks already sought are not sent to the model again)')
@@ -63,6 +64,7 @@ export function addAskCommand(program: Command): void {
           syncBudgetTokens: given('syncBudget'),
           toleratedFailurePercentage: given('toleratedFailure'),
           bestEffort: given('bestEffort'),
+          pipelineRounds: given('pipeline'),
           maxCostUsd: opts.maxCost,
         }).filter(([, value]) => value !== undefined),
       );
@@ -117,6 +119,7 @@ interface AskOptions {
   syncBudget: number;
   toleratedFailure: number;
   bestEffort: boolean;
+  pipeline: boolean;
   estimate: boolean;
   maxCost?: number;
   runId?: string;
@@ -163,7 +166,7 @@ function progressReporter(enabled: boolean): { onProgress: (p: LocalProgress) =>
       }
       if (!task || p.round !== round) {
         round = p.round;
-        task = progress.task(`round ${p.round} seeking agents`, p.total, 'chunks');
+        task = progress.task(`round ${p.round} seeking agents${p.speculative ? ' (speculative, beside the KAR steps)' : ''}`, p.total, 'chunks');
       }
       task.update(p.done, p.failed > 0 ? `${p.failed} failed` : undefined);
     },

@@ -13,10 +13,12 @@ const count = (x: number, noun: string): string => `${n(x)} ${noun}${x === 1 ? '
  * with ", 41.2 s in model calls" when the model time is known (summed over parallel calls).
  */
 export function formatUsage(usage: Usage): string[] {
-  return (Object.keys(usage) as Array<keyof Usage>).map((role) => {
+  return (Object.keys(usage) as Array<keyof Usage>).flatMap((role) => {
     const u = usage[role];
+    if (u === undefined) return [];
     const time = u.modelMs ? `, ${(u.modelMs / 1000).toFixed(1)} s in model calls` : '';
-    return `${role}: ${count(u.calls, 'call')}, ${n(u.inputTokens)} input / ${n(u.outputTokens)} output tokens${time}`;
+    const label = role === 'speculative' ? 'speculative (seeker calls of a pipelined round not used; included in seeker)' : role;
+    return [`${label}: ${count(u.calls, 'call')}, ${n(u.inputTokens)} input / ${n(u.outputTokens)} output tokens${time}`];
   });
 }
 

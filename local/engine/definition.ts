@@ -375,10 +375,30 @@ export interface LocalizedDefinition {
    * localized too, so a Distributed Map nested in another is also a local Task there).
    */
   distributedMaps: Record<string, DistributedMapState>;
+  /**
+   * The removed Parallel states, by state name, their branches localized (see
+   * `LOCAL_PARALLEL_RESOURCE`).
+   */
+  parallels: Record<string, ParallelState>;
 }
+
+/** A Parallel state as it appears in the definition. */
+export interface ParallelState extends AslState {
+  Type: 'Parallel';
+  Branches: AslDefinition[];
+}
+
+/**
+ * Resource of the Task that stands in for a Parallel state in the localized definition
+ * (local/engine/parallel.ts): the library's own Parallel state cannot stop a Distributed Map Run
+ * started in a branch when another branch fails, which the service does.
+ */
+export const LOCAL_PARALLEL_RESOURCE = 'arn:aws:states:::local:parallel';
 
 /** Fields a Map state shares with a Task state; the stand-in Task keeps them (when present). */
 const KEPT_FIELDS = ['Comment', 'InputPath', 'ResultSelector', 'ResultPath', 'OutputPath', 'Next', 'End', 'Retry', 'Catch'] as const;
+/** Fields a Parallel state shares with a Task state (its `Parameters` too); the stand-in Task keeps them. */
+const KEPT_PARALLEL_FIELDS = [...KEPT_FIELDS, 'Parameters'] as const;
 
 /** True when a state is a Map state in distributed mode. */
 export function isDistributedMap(state: AslState): state is DistributedMapState {
@@ -388,8 +408,10 @@ export function isDistributedMap(state: AslState): state is DistributedMapState 
 }
 
 /**
- * Replace every Distributed Map state (at any depth: top level, inline Map item processors, Parallel
- * branches, other Distributed Maps) by a Task state of the same name with Resource
+ * Replace every Parallel state by a Task state of the same name with Resource
+ * `LOCAL_PARALLEL_RESOURCE` (keeping the fields below and `Parameters`; its branches, localized,
+ * are returned in `parallels`), and every Distributed Map state (at any depth: top level, inline Map
+ * item processors, Parallel branches, other Distributed Maps) by a Task state of the same name with Resource
  * `LOCAL_DISTRIBUTED_MAP_RESOURCE`, keeping `Comment`, `InputPath`, `ResultSelector`, `ResultPath`,
  * `OutputPath`, `Next`/`End`, `Retry` and `Catch` (only when present: an absent `ResultPath` means
  * `$`, a null one discards). The input is not modified.
@@ -399,8 +421,12 @@ export function isDistributedMap(state: AslState): state is DistributedMapState 
  *   of the local engine are keyed by state name).
  */
 export function localizeDistributedMaps(definition: AslDefinition): LocalizedDefinition {
-  const copy = structuredClone(definition);
+  // A JSON copy, not structuredClone: under jest, structuredClone makes objects of Node's own realm,
+  // which aws-local-stepfunctions' plain-object check (a prototype comparison) rejects, so a nested
+  // payload template (ResultSelector `{adopted: {…}}`) would pass through unevaluated.
+  const copy = JSON.parse(JSON.stringify(definition)) as AslDefinition;
   const distributedMaps: Record<string, DistributedMapState> = {};
+  const parallels: Record<string, ParallelState> = {};
   const seen = new Set<string>();
   const visit = (machine: AslDefinition): void => {
     for (const [name, state] of Object.entries(machine.States)) {
@@ -412,11 +438,17 @@ export function localizeDistributedMaps(definition: AslDefinition): LocalizedDef
         const task: AslState = { Type: 'Task', Resource: LOCAL_DISTRIBUTED_MAP_RESOURCE };
         for (const field of KEPT_FIELDS) if (field in state) (task as Record<string, unknown>)[field] = state[field];
         machine.States[name] = task;
+      } else if (state.Type === 'Parallel') {
+        // After its branches were localized above.
+        parallels[name] = state as ParallelState;
+        const task: AslState = { Type: 'Task', Resource: LOCAL_PARALLEL_RESOURCE };
+        for (const field of KEPT_PARALLEL_FIELDS) if (field in state) (task as Record<string, unknown>)[field] = state[field];
+        machine.States[name] = task;
       }
     }
   };
   visit(copy);
-  return { definition: copy, distributedMaps };
+  return { definition: copy, distributedMaps, parallels };
 }
 
 /** The nested state machines of a state: a Map's ItemProcessor (or legacy Iterator), a Parallel's Branches. */

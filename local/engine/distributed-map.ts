@@ -55,6 +55,8 @@ export interface MapRunStartedEvent {
   totalItems: number;
   /** Child executions at once. */
   maxConcurrency: number;
+  /** The state's effective input (e.g. the workflow state, whose `round` a progress bar shows). */
+  input: JsonValue;
 }
 
 /** Options of one Map Run. */
@@ -191,7 +193,7 @@ export async function runDistributedMap(input: unknown, options: DistributedMapR
   const selector = state.ItemSelector ?? (state.Parameters as JsonObject | undefined);
   const selectorMachine = selector === undefined ? undefined : payloadTemplateMachine(selector);
 
-  options.onMapRunStarted?.({ stateName, mapRunArn, totalItems: items.length, maxConcurrency });
+  options.onMapRunStarted?.({ stateName, mapRunArn, totalItems: items.length, maxConcurrency, input: mapInput });
 
   let failed = 0;
   let succeeded = 0;

@@ -15,6 +15,8 @@
  * - Every Task state (also inside Map item processors, Parallel branches, Distributed Maps) must
  *   have a handler: a Task without one is a ConfigurationError before the run starts (the library
  *   would otherwise silently call the real AWS Lambda).
+ * - Parallel states run through local/engine/parallel.ts: a failed branch stops the other branches
+ *   and the Distributed Map Runs in them (no further item starts), as the service does.
  * - Tasks without `TimeoutSeconds` get `taskTimeoutMs` (the library's default is 60 s; the service
  *   has none, and a Lambda stops at 15 minutes).
  * - The run returns only when no handler call is in flight: a timed-out or abandoned call (Task
@@ -39,6 +41,7 @@ import { ConfigurationError, ExtAgentsError } from '../../shared/errors';
 import type { BlobStore } from '../../shared/ports';
 import {
   LOCAL_DISTRIBUTED_MAP_RESOURCE,
+  LOCAL_PARALLEL_RESOURCE,
   StatesError,
   allStates,
   localizeDistributedMaps,
@@ -46,7 +49,9 @@ import {
   type AslState,
   type DistributedMapState,
   type JsonValue,
+  type ParallelState,
 } from './definition';
+import { runParallel } from './parallel';
 import {
   itemProcessorDefinition,
   runDistributedMap,
@@ -153,7 +158,8 @@ export class LambdaFunctionError extends ExtAgentsError {
 /** How a Task state is served locally. */
 export type LocalTaskRoute =
   | { kind: 'lambda'; stateName: string; functionArn: string; envelope: boolean }
-  | { kind: 'distributed-map'; stateName: string; map: DistributedMapState };
+  | { kind: 'distributed-map'; stateName: string; map: DistributedMapState }
+  | { kind: 'parallel'; stateName: string; parallel: ParallelState };
 
 /** A checked, localized definition ready to run any number of times. */
 export interface PreparedExecution {
@@ -161,6 +167,8 @@ export interface PreparedExecution {
   readonly definition: AslDefinition;
   /** The removed Distributed Map states by name (item processors localized, timeouts set). */
   readonly distributedMaps: Readonly<Record<string, DistributedMapState>>;
+  /** The removed Parallel states by name (branches localized, timeouts set; local/engine/parallel.ts). */
+  readonly parallels: Readonly<Record<string, ParallelState>>;
   /** How each Task state (any depth) is served, by state name. */
   readonly routes: Readonly<Record<string, LocalTaskRoute>>;
   /**
@@ -182,13 +190,14 @@ const LAMBDA_FUNCTION_ARN = /^arn:[^:]+:lambda:[^:]*:[^:]*:function:[^:]+(:[^:]+
  *   function ARN and the registered ARNs).
  */
 export function prepareLocalExecution(options: LocalEngineOptions): PreparedExecution {
-  const { definition, distributedMaps } = localizeDistributedMaps(options.definition);
+  const { definition, distributedMaps, parallels } = localizeDistributedMaps(options.definition);
   const timeoutSeconds = clampSeconds(Math.ceil((options.taskTimeoutMs ?? DEFAULT_TASK_TIMEOUT_MS) / 1000));
   const problems: string[] = [];
   const routes: Record<string, LocalTaskRoute> = {};
 
   const machines: Array<[string, AslDefinition]> = [['the state machine', definition]];
   for (const [name, map] of Object.entries(distributedMaps)) machines.push([`Distributed Map '${name}'`, map.ItemProcessor]);
+  for (const [name, parallel] of Object.entries(parallels)) parallel.Branches.forEach((branch, i) => machines.push([`branch ${i + 1} of Parallel '${name}'`, branch]));
 
   if (options.definition.QueryLanguage === 'JSONata') problems.push('The definition uses JSONata; the local engine runs JSONPath only');
   for (const [name, map] of Object.entries(distributedMaps)) problems.push(...unsupportedDistributedMapFeatures(name, map));
@@ -196,20 +205,21 @@ export function prepareLocalExecution(options: LocalEngineOptions): PreparedExec
     for (const [name, state] of allStates(machine)) {
       if (state.QueryLanguage === 'JSONata') problems.push(`State '${name}' uses JSONata; the local engine runs JSONPath only`);
       if (state.Type !== 'Task') continue;
-      const route = routeOf(name, state, distributedMaps, options.handlers, problems);
+      const route = routeOf(name, state, distributedMaps, parallels, options.handlers, problems);
       if (route) routes[name] = route;
-      // The stand-in of a Distributed Map has no timeout in the service; others get the local default.
-      if (route?.kind === 'distributed-map') state.TimeoutSeconds = MAX_TIMER_SECONDS;
+      // The stand-ins of a Distributed Map or Parallel have no timeout in the service; others get the local default.
+      if (route?.kind === 'distributed-map' || route?.kind === 'parallel') state.TimeoutSeconds = MAX_TIMER_SECONDS;
       else if (state.TimeoutSeconds === undefined && state.TimeoutSecondsPath === undefined) state.TimeoutSeconds = timeoutSeconds;
       else if (state.TimeoutSeconds !== undefined) state.TimeoutSeconds = clampSeconds(state.TimeoutSeconds);
     }
   }
-  if (options.libraryValidated !== true) problems.push(...libraryRejectionsOfLocalized(definition, distributedMaps));
+  if (options.libraryValidated !== true) problems.push(...libraryRejectionsOfLocalized(definition, distributedMaps, parallels));
   if (problems.length > 0) throw new ConfigurationError(`The definition cannot run locally:\n- ${problems.join('\n- ')}`);
 
   const prepared: PreparedExecution = {
     definition,
     distributedMaps,
+    parallels,
     routes,
     run: (input, signal) => execute(prepared, options, input, signal),
   };
@@ -236,10 +246,19 @@ function routeOf(
   name: string,
   state: AslState,
   distributedMaps: Record<string, DistributedMapState>,
+  parallels: Record<string, ParallelState>,
   handlers: Readonly<Record<string, LocalLambdaHandler>>,
   problems: string[],
 ): LocalTaskRoute | undefined {
   const resource = state.Resource ?? '';
+  if (resource === LOCAL_PARALLEL_RESOURCE) {
+    const parallel = parallels[name];
+    if (parallel === undefined) {
+      problems.push(`Task '${name}' uses ${LOCAL_PARALLEL_RESOURCE} but no Parallel state of that name was localized`);
+      return undefined;
+    }
+    return { kind: 'parallel', stateName: name, parallel };
+  }
   if (resource === LOCAL_DISTRIBUTED_MAP_RESOURCE) {
     const map = distributedMaps[name];
     if (map === undefined) {
@@ -289,15 +308,22 @@ function handlerKey(functionArn: string, handlers: Readonly<Record<string, Local
  * line per rejected (child) definition, none when the library accepts them all.
  */
 export function libraryRejections(resolved: AslDefinition): string[] {
-  const { definition, distributedMaps } = localizeDistributedMaps(resolved);
-  return libraryRejectionsOfLocalized(definition, distributedMaps);
+  const { definition, distributedMaps, parallels } = localizeDistributedMaps(resolved);
+  return libraryRejectionsOfLocalized(definition, distributedMaps, parallels);
 }
 
-function libraryRejectionsOfLocalized(definition: AslDefinition, distributedMaps: Record<string, DistributedMapState>): string[] {
+function libraryRejectionsOfLocalized(
+  definition: AslDefinition,
+  distributedMaps: Record<string, DistributedMapState>,
+  parallels: Record<string, ParallelState>,
+): string[] {
   const toValidate: Array<[string, AslDefinition]> = [
     ['the state machine', definition],
     ...Object.entries(distributedMaps).map(
       ([name, map]) => [`the ItemProcessor of Distributed Map '${name}'`, itemProcessorDefinition(map)] as [string, AslDefinition],
+    ),
+    ...Object.entries(parallels).flatMap(([name, parallel]) =>
+      parallel.Branches.map((branch, i) => [`branch ${i + 1} of Parallel '${name}'`, branch] as [string, AslDefinition]),
     ),
   ];
   const rejections: string[] = [];
@@ -336,7 +362,9 @@ function clampSeconds(seconds: number): number {
 
 async function execute(prepared: PreparedExecution, options: LocalEngineOptions, input: unknown, signal?: AbortSignal): Promise<unknown> {
   const inFlight = new Set<Promise<unknown>>();
-  let stopping = false;
+  // Aborted when the execution ended (or failed, or was aborted): no Map item starts after it, and
+  // the branches of a Parallel state still running stop.
+  const stopExecution = new AbortController();
   const track = <T>(promise: Promise<T>): Promise<T> => {
     inFlight.add(promise);
     const forget = (): void => {
@@ -346,41 +374,50 @@ async function execute(prepared: PreparedExecution, options: LocalEngineOptions,
     return promise;
   };
 
-  const taskResourceLocalHandlers: TaskHandlers = {};
   const retryIntervalOverrides: Record<string, number> = {};
   const waitTimeOverrides: Record<string, number> = {};
   const everyState = [
     ...allStates(prepared.definition),
     ...Object.values(prepared.distributedMaps).flatMap((map) => allStates(map.ItemProcessor)),
+    ...Object.values(prepared.parallels).flatMap((parallel) => parallel.Branches.flatMap((branch) => allStates(branch))),
   ];
   for (const [name, state] of everyState) {
     if (options.retryIntervalMs !== undefined && state.Retry !== undefined) retryIntervalOverrides[name] = options.retryIntervalMs;
     if (options.waitTimeMs !== undefined && state.Type === 'Wait') waitTimeOverrides[name] = options.waitTimeMs;
   }
-  // One RunOptions object for the execution and every Map Run child: the same overrides everywhere.
-  const runOptions: RunOptions = { overrides: { taskResourceLocalHandlers, retryIntervalOverrides, waitTimeOverrides } };
-
-  for (const route of Object.values(prepared.routes)) {
-    if (route.kind === 'lambda') {
-      const handler = options.handlers[route.functionArn];
-      taskResourceLocalHandlers[route.stateName] = (taskInput) => track(invokeLambda(handler, route, taskInput)) as Promise<LibraryJson>;
-    } else {
-      taskResourceLocalHandlers[route.stateName] = (taskInput) =>
-        track(
-          runDistributedMap(taskInput, {
-            stateName: route.stateName,
-            state: route.map,
-            blobStore: options.blobStore,
-            childRunOptions: runOptions,
-            stateMachineArn: options.stateMachineArn,
-            onMapRunStarted: options.onMapRunStarted,
-            onItemDone: options.onItemDone,
-            shouldStop: () => stopping,
-            resultsPerFile: options.resultsPerFile,
-          }),
-        ) as Promise<LibraryJson>;
+  // The same overrides everywhere: the execution, every Map Run child, every Parallel branch. Only
+  // the stop predicate differs: a Parallel's branches (and the Map Runs in them) also stop when one
+  // of its branches failed (local/engine/parallel.ts).
+  const runOptionsFor = (stop: AbortSignal): RunOptions => {
+    const taskResourceLocalHandlers: TaskHandlers = {};
+    const runOptions: RunOptions = { overrides: { taskResourceLocalHandlers, retryIntervalOverrides, waitTimeOverrides } };
+    for (const route of Object.values(prepared.routes)) {
+      if (route.kind === 'lambda') {
+        const handler = options.handlers[route.functionArn];
+        taskResourceLocalHandlers[route.stateName] = (taskInput) => track(invokeLambda(handler, route, taskInput)) as Promise<LibraryJson>;
+      } else if (route.kind === 'parallel') {
+        taskResourceLocalHandlers[route.stateName] = (taskInput) =>
+          track(runParallel(taskInput, route.parallel.Branches, runOptionsFor, stop)) as Promise<LibraryJson>;
+      } else {
+        taskResourceLocalHandlers[route.stateName] = (taskInput) =>
+          track(
+            runDistributedMap(taskInput, {
+              stateName: route.stateName,
+              state: route.map,
+              blobStore: options.blobStore,
+              childRunOptions: runOptions,
+              stateMachineArn: options.stateMachineArn,
+              onMapRunStarted: options.onMapRunStarted,
+              onItemDone: options.onItemDone,
+              shouldStop: () => stop.aborted,
+              resultsPerFile: options.resultsPerFile,
+            }),
+          ) as Promise<LibraryJson>;
+      }
     }
-  }
+    return runOptions;
+  };
+  const runOptions = runOptionsFor(stopExecution.signal);
 
   const machine = new StateMachine(prepared.definition as unknown as StateMachineDefinition, {
     validationOptions: { noValidate: true }, // validated in prepareLocalExecution
@@ -402,7 +439,7 @@ async function execute(prepared: PreparedExecution, options: LocalEngineOptions,
     signal?.removeEventListener('abort', onAbort);
     // Drain: no new Map items start; every handler call still running (timed out, abandoned by a
     // failed Map Run or an abort) settles before the caller regains control.
-    stopping = true;
+    stopExecution.abort();
     while (inFlight.size > 0) await Promise.allSettled(inFlight);
   }
   if (failed) throw toExecutionFailed(failure);

@@ -31,7 +31,7 @@ import { MAX_LLAMA_SEQUENCES, startLocalStack, type LocalStack } from './stack';
 
 /** Progress of a local run, for a progress bar. */
 export type LocalProgress =
-  | { phase: 'seek'; round: number; done: number; failed: number; total: number }
+  | { phase: 'seek'; round: number; done: number; failed: number; total: number; speculative?: boolean }
   | { phase: 'info'; message: string };
 
 export interface LocalRunRequest {
@@ -59,6 +59,9 @@ export interface LocalRunRequest {
   /** Aborting stops the execution: no new seeking agent starts, those in flight finish and are recorded. */
   signal?: AbortSignal;
 }
+
+/** The Distributed Map state of a speculative round (infra/extagents-workflow.ts `STATE_NAMES.SpeculativeSeekChunks`). */
+const SPECULATIVE_SEEK_CHUNKS = 'SpeculativeSeekChunks';
 
 /** A fresh run id: `run-<UTC yyyymmddThhmmss>-<6 hex>`. */
 export function newRunId(now: Date = new Date()): string {
@@ -111,21 +114,26 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
     let done = 0;
     let failed = 0;
     let total = 0;
+    let speculative = false;
     const execution = stack.execute(
       { runId, question: request.question, corpus: { prefix }, options: request.options ?? {} },
       {
         signal: request.signal,
         onMapRunStarted: (event) => {
-          round += 1;
+          // The map's input is the workflow state: its round (a speculative round's, or round r+1
+          // sought again after its speculative seeking failed).
+          const inputRound = (event.input as { round?: unknown } | null)?.round;
+          round = typeof inputRound === 'number' ? inputRound : round + 1;
+          speculative = event.stateName === SPECULATIVE_SEEK_CHUNKS;
           done = 0;
           failed = 0;
           total = event.totalItems;
-          report({ phase: 'seek', round, done, failed, total });
+          report({ phase: 'seek', round, done, failed, total, ...(speculative && { speculative }) });
         },
         onItemDone: (_index, ok) => {
           done += 1;
           if (!ok) failed += 1;
-          report({ phase: 'seek', round, done, failed, total });
+          report({ phase: 'seek', round, done, failed, total, ...(speculative && { speculative }) });
         },
       },
     );

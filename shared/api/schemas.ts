@@ -182,7 +182,13 @@ const RoleUsageSchema = z.object({
   cacheReadInputTokens: z.number().int().optional().describe('Input tokens read from the prompt cache (Bedrock prompt caching), summed'),
   cacheWriteInputTokens: z.number().int().optional().describe('Input tokens written to the prompt cache, summed'),
 });
-const UsageSchema = z.object({ seeker: RoleUsageSchema, reasoner: RoleUsageSchema });
+const UsageSchema = z.object({
+  seeker: RoleUsageSchema,
+  reasoner: RoleUsageSchema,
+  speculative: RoleUsageSchema.optional().describe(
+    'Runs with pipelineRounds only: the seeking calls of a speculative round the run did not use (KAR of the round before answered); a subset of seeker',
+  ),
+});
 
 const KarStepSchema = z.object({
   round: z.number().int(),

@@ -3,10 +3,10 @@
  * shared/eval/records.ts) under a per-call latency model. Nothing here is measured: every figure
  * derived from it must be labelled "modeled" (the report does).
  *
- * Call graph: calls of one stage run in parallel under a concurrency bound, in waves of at most
- * `concurrency` calls (a wave lasts as long as its slowest call; waves of a stage run one after
- * another); stages run in sequence, in ascending order. The waves are an upper bound of a real
- * Distributed Map, which starts a new call as soon as a slot frees.
+ * Call graph: calls of one stage run in parallel under a concurrency bound with slot refill, as a
+ * Distributed Map runs them: `concurrency` slots, each call (in record order) starts as soon as a
+ * slot frees, and the stage lasts until its last call ends; stages run in sequence, in ascending
+ * order. ExtAgents with pipelined rounds (run option pipelineRounds): {@link modeledPipelinedLatency}.
  *
  * Per call: `fixedMs + perInputTokenMs × input + perOutputTokenMs × output`, parameters per role.
  * For the `direct` strategy only (one call over the whole, long context), the prefill also gets
@@ -64,7 +64,7 @@ export const DEFAULT_LATENCY_MODEL: LatencyModel = {
   description:
     'assumed, not measured: seeker (Llama 3.1 8B class) 400 ms + 0.1 ms/input token + 10 ms/output token; ' +
     'reasoner (Llama 3.3 70B class) 600 ms + 0.4 ms/input token + 30 ms/output token; stages in sequence, ' +
-    'calls of a stage in waves of 8; direct only: + perInputTokenMs × n² / crossover (61k / 107k tokens, from the ' +
+    'calls of a stage on 8 slots, each call starting when a slot frees; direct only: + perInputTokenMs × n² / crossover (61k / 107k tokens, from the ' +
     'Llama 3 architectures)',
 };
 
@@ -79,9 +79,7 @@ export function modeledCallMs(call: EvalCall, model: LatencyModel, quadratic: bo
 export interface StageLatency {
   stage: number;
   calls: number;
-  /** Waves of at most `concurrency` calls. */
-  waves: number;
-  /** Modeled time of the stage: the sum over its waves of the slowest call of each wave, ms. */
+  /** Modeled time of the stage: when its last call ends, its calls run on `concurrency` slots with refill, ms. */
   ms: number;
 }
 
@@ -93,33 +91,101 @@ export interface ModeledLatency {
   stages: StageLatency[];
 }
 
-/**
- * The modeled critical path of a run's calls: stages in ascending `stage` order add up; within a
- * stage, calls (in record order) form waves of `model.concurrency`, a wave lasting as long as its
- * slowest call. The quadratic prefill term applies only when `strategy` is `direct`.
- * @throws RangeError when the concurrency is not a positive integer.
- */
-export function modeledLatency(calls: readonly EvalCall[], strategy: StrategyName, model: LatencyModel = DEFAULT_LATENCY_MODEL): ModeledLatency {
+function checkConcurrency(model: LatencyModel): void {
   if (!Number.isInteger(model.concurrency) || model.concurrency < 1) {
     throw new RangeError(`concurrency must be a positive integer, got ${String(model.concurrency)}`);
   }
-  const quadratic = strategy === 'direct';
-  const byStage = new Map<number, number[]>();
+}
+
+/**
+ * Calls on `slots` slots with refill: in order, each call starts when the earliest slot frees.
+ * @param times each call's duration, ms, in start order.
+ * @returns each call's start time and the time the last call ends (0 for none), ms from the first start.
+ */
+export function slotSchedule(times: readonly number[], slots: number): { starts: number[]; endMs: number } {
+  const free = Array.from({ length: Math.min(slots, times.length) }, () => 0);
+  const starts: number[] = [];
+  let endMs = 0;
+  for (const time of times) {
+    let slot = 0;
+    for (let i = 1; i < free.length; i++) if (free[i] < free[slot]) slot = i;
+    starts.push(free[slot]);
+    free[slot] += time;
+    endMs = Math.max(endMs, free[slot]);
+  }
+  return { starts, endMs };
+}
+
+/** Modeled time of each stage, ascending, with its calls' times in record order. */
+function stageTimes(calls: readonly EvalCall[], model: LatencyModel, quadratic: boolean): Array<StageLatency & { roles: Set<string>; times: number[] }> {
+  const byStage = new Map<number, EvalCall[]>();
   for (const call of calls) {
     const list = byStage.get(call.stage) ?? [];
-    list.push(modeledCallMs(call, model, quadratic));
+    list.push(call);
     byStage.set(call.stage, list);
   }
-  const stages: StageLatency[] = [...byStage.entries()]
+  return [...byStage.entries()]
     .sort(([a], [b]) => a - b)
-    .map(([stage, times]) => {
-      let ms = 0;
-      let waves = 0;
-      for (let i = 0; i < times.length; i += model.concurrency) {
-        ms += Math.max(...times.slice(i, i + model.concurrency));
-        waves += 1;
-      }
-      return { stage, calls: times.length, waves, ms };
+    .map(([stage, list]) => {
+      const times = list.map((call) => modeledCallMs(call, model, quadratic));
+      return { stage, calls: list.length, ms: slotSchedule(times, model.concurrency).endMs, roles: new Set(list.map((c) => c.role)), times };
     });
+}
+
+/**
+ * The modeled critical path of a run's calls: stages in ascending `stage` order add up; within a
+ * stage, calls (in record order) run on `model.concurrency` slots with refill. The quadratic prefill
+ * term applies only when `strategy` is `direct`.
+ * @throws RangeError when the concurrency is not a positive integer.
+ */
+export function modeledLatency(calls: readonly EvalCall[], strategy: StrategyName, model: LatencyModel = DEFAULT_LATENCY_MODEL): ModeledLatency {
+  checkConcurrency(model);
+  const stages = stageTimes(calls, model, strategy === 'direct').map(({ stage, calls: n, ms }) => ({ stage, calls: n, ms }));
   return { totalMs: stages.reduce((sum, s) => sum + s.ms, 0), stages };
+}
+
+/** The modeled latency of an ExtAgents run had it pipelined its rounds (see {@link modeledPipelinedLatency}). */
+export interface ModeledPipelinedLatency {
+  /** Critical path with pipelined rounds, ms. */
+  totalMs: number;
+  /** The same calls unpipelined ({@link modeledLatency}), ms. */
+  sequentialMs: number;
+  /** Modeled speculative seeking calls: those of a round r+1 started before KAR of the run's last round r stopped it. */
+  speculativeCalls: number;
+}
+
+/**
+ * MODELED latency of an ExtAgents run's recorded calls (made unpipelined: a stage of seeking calls
+ * per round, then one stage per KAR step) had the run pipelined its rounds (run option
+ * pipelineRounds): round r+1's seeking starts when round r's ends and runs beside KAR of round r,
+ * and KAR of round r+1 starts when both ended:
+ *
+ *   total = seek(1) + Σ_{r < R} max(KAR(r), seek(r+1)) + KAR(R)     (R = the run's last round)
+ *
+ * (KAR(r): the sum of round r's reasoning stages, a best-effort answer included). When the run
+ * stopped at R < `rounds` (answered, or nothing left to seek), round R+1 was sought speculatively
+ * during KAR(R) and stopped at its end, off the critical path: its calls are modeled as round R's
+ * (the same chunks) on the same slots, and those started before KAR(R) ended are the speculative
+ * calls (they run to their end). Synchronization, a few ms of one table read, is left out.
+ * @param rounds the run's rounds option.
+ * @throws RangeError when the concurrency is not a positive integer.
+ */
+export function modeledPipelinedLatency(calls: readonly EvalCall[], rounds: number, model: LatencyModel = DEFAULT_LATENCY_MODEL): ModeledPipelinedLatency {
+  checkConcurrency(model);
+  const seekRounds: Array<{ seekMs: number; times: number[]; karMs: number }> = [];
+  for (const stage of stageTimes(calls, model, false)) {
+    if (!stage.roles.has('reasoner')) seekRounds.push({ seekMs: stage.ms, times: stage.times, karMs: 0 });
+    else if (seekRounds.length > 0) seekRounds[seekRounds.length - 1].karMs += stage.ms;
+    else seekRounds.push({ seekMs: 0, times: [], karMs: stage.ms });
+  }
+  const sequentialMs = seekRounds.reduce((sum, r) => sum + r.seekMs + r.karMs, 0);
+  if (seekRounds.length === 0) return { totalMs: 0, sequentialMs: 0, speculativeCalls: 0 };
+  let totalMs = seekRounds[0].seekMs;
+  for (let i = 0; i < seekRounds.length; i++) {
+    const next = seekRounds[i + 1];
+    totalMs += next ? Math.max(seekRounds[i].karMs, next.seekMs) : seekRounds[i].karMs;
+  }
+  const last = seekRounds[seekRounds.length - 1];
+  const speculativeCalls = seekRounds.length < rounds ? slotSchedule(last.times, model.concurrency).starts.filter((start) => start < last.karMs).length : 0;
+  return { totalMs, sequentialMs, speculativeCalls };
 }

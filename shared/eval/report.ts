@@ -23,7 +23,8 @@ import type { AgentRole } from '../types';
 import { renderLineChartPng, type ChartPoint } from './charts';
 import { defaultDataRoot } from './datasets';
 import { type DataWarning, formatWarning, parseJsonLines } from './jsonl';
-import { DEFAULT_LATENCY_MODEL, type LatencyModel, modeledLatency } from './latency';
+import { DEFAULT_LATENCY_MODEL, type LatencyModel, modeledLatency, modeledPipelinedLatency } from './latency';
+import { DEFAULT_STRATEGY_OPTIONS } from './strategies/types';
 import { costUsd, loadPriceTable, type ModelPrice, type PriceTable, priceOf } from '../prices';
 import { type EvalRecord, STRATEGIES, type StrategyName } from './records';
 import { issuesText } from '../validation';
@@ -117,6 +118,12 @@ export interface ReportRow {
   models: Record<AgentRole, string[]>;
   /** MODELED latency per query (shared/eval/latency.ts), ms: mean and max over the examples. */
   modeledLatencyMs: { mean: number; max: number };
+  /**
+   * `extagents` rows only: the MODELED latency per query had the run pipelined its rounds
+   * (`modeledPipelinedLatency`, run option pipelineRounds), ms, and the modeled speculative seeking
+   * calls per query it would cost (mean).
+   */
+  modeledPipelined?: { meanMs: number; maxMs: number; speculativeCallsPerQuery: number };
   /** MEASURED wall time per query in the runner's process, ms (mean). */
   measuredWallMs: number;
 }
@@ -224,6 +231,8 @@ export interface ReportOptions {
   prices?: PriceTable;
   /** Latency model of the modeled figures (default `DEFAULT_LATENCY_MODEL`). */
   latency?: LatencyModel;
+  /** Rounds of the `extagents` strategy's runs, for its modeled pipelined latency (default `DEFAULT_STRATEGY_OPTIONS.rounds`). */
+  rounds?: number;
   /** The data README to cite sources from (default `<defaultDataRoot()>/README.md`; missing = no citations, a warning in the report). */
   dataReadme?: string;
   /** Write PNG charts (default true). */
@@ -240,7 +249,12 @@ const mean = (values: readonly number[]): number => (values.length === 0 ? 0 : v
  * Aggregate records into rows, ordered by dataset, `STRATEGIES` order, then target length.
  * @param prices price table for the cost; @param latency latency model for the modeled figures.
  */
-export function aggregateRecords(records: readonly EvalRecord[], prices: PriceTable, latency: LatencyModel = DEFAULT_LATENCY_MODEL): ReportRow[] {
+export function aggregateRecords(
+  records: readonly EvalRecord[],
+  prices: PriceTable,
+  latency: LatencyModel = DEFAULT_LATENCY_MODEL,
+  rounds: number = DEFAULT_STRATEGY_OPTIONS.rounds,
+): ReportRow[] {
   const groups = new Map<string, EvalRecord[]>();
   for (const r of records) {
     const key = JSON.stringify([r.dataset, r.strategy, r.targetTokens]);
@@ -273,6 +287,7 @@ export function aggregateRecords(records: readonly EvalRecord[], prices: PriceTa
       return usd;
     });
     const latencies = list.map((r) => modeledLatency(r.calls, r.strategy, latency).totalMs);
+    const pipelined = first.strategy === 'extagents' ? list.map((r) => modeledPipelinedLatency(r.calls, rounds, latency)) : undefined;
     rows.push({
       dataset: first.dataset,
       strategy: first.strategy,
@@ -289,6 +304,13 @@ export function aggregateRecords(records: readonly EvalRecord[], prices: PriceTa
       unpricedModels: [...unpriced].sort(),
       models: { seeker: [...new Set(list.map((r) => r.models.seeker))].sort(), reasoner: [...new Set(list.map((r) => r.models.reasoner))].sort() },
       modeledLatencyMs: { mean: mean(latencies), max: Math.max(...latencies) },
+      ...(pipelined && {
+        modeledPipelined: {
+          meanMs: mean(pipelined.map((p) => p.totalMs)),
+          maxMs: Math.max(...pipelined.map((p) => p.totalMs)),
+          speculativeCallsPerQuery: mean(pipelined.map((p) => p.speculativeCalls)),
+        },
+      }),
       measuredWallMs: mean(list.map((r) => r.wallMs)),
     });
   }
@@ -430,8 +452,24 @@ export function renderMarkdown(report: Report): string {
     out.push('### Latency per query', '');
     out.push(
       table(
-        ['strategy', 'target length', 'MODELED latency, mean (s)', 'MODELED latency, max (s)', 'measured wall, mean (s)'],
-        rows.map((r) => [r.strategy, fmtLen(r.targetTokens), fmtSec(r.modeledLatencyMs.mean), fmtSec(r.modeledLatencyMs.max), fmtSec(r.measuredWallMs)]),
+        [
+          'strategy',
+          'target length',
+          'MODELED latency, mean (s)',
+          'MODELED latency, max (s)',
+          'MODELED pipelined rounds, mean (s)',
+          'MODELED speculative seeks / query',
+          'measured wall, mean (s)',
+        ],
+        rows.map((r) => [
+          r.strategy,
+          fmtLen(r.targetTokens),
+          fmtSec(r.modeledLatencyMs.mean),
+          fmtSec(r.modeledLatencyMs.max),
+          r.modeledPipelined ? fmtSec(r.modeledPipelined.meanMs) : '–',
+          r.modeledPipelined ? r.modeledPipelined.speculativeCallsPerQuery.toFixed(1) : '–',
+          fmtSec(r.measuredWallMs),
+        ]),
       ),
       '',
     );
@@ -454,9 +492,12 @@ export function renderMarkdown(report: Report): string {
   out.push('## Latency model (modeled)', '');
   out.push(
     `Every "modeled" latency is the critical path of the run's recorded calls: stages run in sequence; the calls of one stage ` +
-      `run in waves of at most ${lm.concurrency} (a wave lasts as long as its slowest call). One call takes ` +
+      `run on ${lm.concurrency} slots, each call starting as soon as a slot frees (as a Distributed Map runs them). One call takes ` +
       '`fixed + perInputToken × input + perOutputToken × output`; for the `direct` strategy only, the prefill adds ' +
-      '`perInputToken × input² / crossover` (attention). Parameters: ' + lm.description + '.',
+      '`perInputToken × input² / crossover` (attention). "Pipelined rounds" (extagents only; run option pipelineRounds) ' +
+      "models the same calls with round r+1's seeking beside round r's KAR steps: seek(1) + Σ max(KAR(r), seek(r+1)) + KAR(last); " +
+      "a run that stopped before its last round pays, off the critical path, the next round's seeks started before its KAR ended " +
+      '(modeled as its last round\'s seeks): the speculative seeks. Parameters: ' + lm.description + '.',
     '',
   );
   out.push(
@@ -551,7 +592,7 @@ export async function buildReport(outDir: string, options: ReportOptions = {}): 
   const prices = options.prices ?? loadPriceTable();
   const latency = options.latency ?? DEFAULT_LATENCY_MODEL;
   const { records, warnings } = await readEvalRecords(recordsFile);
-  const rows = aggregateRecords(records, prices, latency);
+  const rows = aggregateRecords(records, prices, latency, options.rounds);
 
   const used = new Map<string, { model: string; key: string; price: ModelPrice }>();
   for (const r of records) {

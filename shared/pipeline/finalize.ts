@@ -5,7 +5,7 @@
  * transient model errors the workflow retried.
  */
 import type { BlobStore, MessageStore, StoredStep } from '../ports';
-import { NO_ANSWER, type ChunkFailure, type Citation, type Message, type RetryReport, type RunResult } from '../types';
+import { NO_ANSWER, type RoleUsage, type ChunkFailure, type Citation, type Message, type RetryReport, type RunResult } from '../types';
 import { chunkKey, resultKey } from './layout';
 import { loadRunRecord } from './run-record';
 import type { Chunk } from '../types';
@@ -86,7 +86,7 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
       outcome,
       ...(forced ? { forced } : {}),
     })),
-    usage: counters.usage,
+    usage: record.options.pipelineRounds ? { ...counters.usage, speculative: unusedSpeculation(counters.seekerByRound, state.round) } : counters.usage,
     ...(record.estimate && { estimate: record.estimate }),
     rounds: state.round,
     chunks: record.chunks,
@@ -100,6 +100,23 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
   const key = resultKey(state.runId);
   await blobs.put(key, JSON.stringify(result, null, 2), 'application/json');
   return { runId: state.runId, answerable, resultKey: key, result };
+}
+
+/**
+ * The usage of speculative rounds the run did not use: those after its last round (`state.round`),
+ * sought while KAR of the round before them answered or found the pool empty. A speculative round
+ * the run went on to use (its KAR ran) is ordinary seeking and not counted here.
+ */
+export function unusedSpeculation(byRound: Readonly<Record<number, RoleUsage>>, lastRound: number): RoleUsage {
+  const total: RoleUsage = { calls: 0, inputTokens: 0, outputTokens: 0 };
+  for (const [round, usage] of Object.entries(byRound)) {
+    if (Number(round) <= lastRound) continue;
+    total.calls += usage.calls;
+    total.inputTokens += usage.inputTokens;
+    total.outputTokens += usage.outputTokens;
+    if (usage.modelMs !== undefined) total.modelMs = (total.modelMs ?? 0) + usage.modelMs;
+  }
+  return total;
 }
 
 /**

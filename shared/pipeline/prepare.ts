@@ -126,6 +126,7 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
       concurrency: options.concurrency,
       toleratedFailurePercentage: options.toleratedFailurePercentage,
       bestEffort: options.bestEffort,
+      pipelineRounds: options.pipelineRounds,
     },
   };
 }

@@ -29,6 +29,8 @@ export const WorkflowConfigSchema = z
     concurrency: z.number().int().min(1),
     toleratedFailurePercentage: z.number().min(0).max(100),
     bestEffort: z.boolean(),
+    /** Run option `pipelineRounds`: seek round r+1 speculatively while KAR of round r runs. */
+    pipelineRounds: z.boolean(),
   })
   .strict();
 
@@ -105,6 +107,12 @@ export const SeekEventSchema = z
     round: z.number().int().min(1),
     chunk: z.number().int().min(0),
     task: z.enum(['qa', 'survey']).optional(),
+    /**
+     * True for the seeking agents of a speculative round (`pipelineRounds`: round r+1 sought while
+     * KAR of round r runs). Informational (logs, traces): a seek's usage is in its record either way,
+     * and Finalize reports the rounds sought after the run's last one as `RunResult.usage.speculative`.
+     */
+    speculative: z.boolean().optional(),
   })
   .strict();
 

@@ -7,6 +7,7 @@ import { StateMachine as LocalStateMachine } from 'aws-local-stepfunctions';
 import { ConfigurationError, RETRYABLE_ERRORS } from '../../shared/errors';
 import { buildStack, createSynthesisApp, type BuildStackOptions } from '../../infra/extagents-stack';
 import { STATE_NAMES } from '../../infra/extagents-workflow';
+import { WorkflowStateSchema } from '../../shared/pipeline/state';
 import { ACCOUNT, REGION, resolveIntrinsics, type Json, type JsonObject } from '../support/cdk';
 
 // ---------------------------------------------------------------------------------------------
@@ -41,11 +42,25 @@ interface AslState {
   MaxConcurrencyPath?: string;
   ToleratedFailurePercentagePath?: string;
   ResultWriter?: JsonObject;
+  Branches?: AslDefinition[];
+  ResultSelector?: JsonObject;
+  OutputPath?: string;
+  Error?: string;
 }
 
 interface AslDefinition {
   StartAt: string;
   States: Record<string, AslState>;
+}
+
+/** Every state at any depth (Parallel branches, Map item processors), by name. */
+function allStates(definition: AslDefinition): Record<string, AslState> {
+  const out: Record<string, AslState> = {};
+  for (const [name, state] of Object.entries(definition.States)) {
+    out[name] = state;
+    for (const child of [...(state.Branches ?? []), ...(state.ItemProcessor ? [state.ItemProcessor] : [])]) Object.assign(out, allStates(child));
+  }
+  return out;
 }
 
 /**
@@ -125,7 +140,24 @@ describe('the workflow definition', () => {
     // Assert
     expect(asl.StartAt).toBe('Prepare');
     expect(Object.keys(asl.States).sort()).toEqual(
-      ['Prepare', 'PrepareFailed', 'SeekChunks', 'SeekingFailed', 'Reason', 'Answered?', 'Synchronize', 'AnswerBestEffort', 'Finalize'].sort(),
+      [
+        'Prepare',
+        'PrepareFailed',
+        'SeekChunks',
+        'SeekingFailed',
+        'Pipelined?',
+        'Reason',
+        'Answered?',
+        'Synchronize',
+        'AnswerBestEffort',
+        'Finalize',
+        // pipelined rounds (run option pipelineRounds)
+        'PipelinedRound',
+        'StoppedState',
+        'SpeculativeRoundSought?',
+        'KarState',
+        'AdoptSpeculativeRound',
+      ].sort(),
     );
     expect(Object.keys(asl.States.SeekChunks.ItemProcessor?.States ?? {})).toEqual(['Seek']);
   });
@@ -177,7 +209,7 @@ describe('the workflow definition', () => {
       Parameters: { Bucket: bucketRef, 'Prefix.$': "States.Format('runs/{}/map', $.runId)" },
     });
     expect(seekChunks.ResultPath).toBeNull();
-    expect(seekChunks.Next).toBe('Reason');
+    expect(seekChunks.Next).toBe('Pipelined?');
   });
 
   it('fails the run at SeekingFailed when too many seeking agents fail, catching States.ALL last', () => {
@@ -252,6 +284,84 @@ describe('the workflow definition', () => {
     expect(asl.States.Finalize.Parameters).toBeUndefined();
   });
 
+  it('runs plain KAR after seeking unless pipelineRounds is set and a next round exists', () => {
+    expect(asl.States['Pipelined?']).toEqual({
+      Type: 'Choice',
+      Comment: expect.any(String),
+      Choices: [
+        {
+          And: [
+            { Variable: '$.config.pipelineRounds', BooleanEquals: true },
+            { Variable: '$.round', NumericLessThanPath: '$.config.rounds' },
+          ],
+          Next: 'PipelinedRound',
+        },
+      ],
+      Default: 'Reason',
+    });
+  });
+
+  it('pipelines a round: KAR of round r in one branch, Synchronize and speculative seeking of round r+1 in the other', () => {
+    // Arrange
+    const parallel = asl.States.PipelinedRound;
+    const [kar, speculative] = parallel.Branches ?? [];
+    // Assert: branch A, the KAR loop, ends the Parallel by failing with SpeculationStopped unless round r+1 is needed
+    expect(parallel.Type).toBe('Parallel');
+    expect(parallel.Branches).toHaveLength(2);
+    expect(kar.StartAt).toBe('PipelinedReason');
+    expect(kar.States.PipelinedReason).toMatchObject({ Type: 'Task', Resource: fnArn('Reason'), Parameters: { 'state.$': '$', force: false }, Next: 'PipelinedAnswered?' });
+    expect((kar.States.PipelinedReason.Retry ?? []).flatMap((r) => r.ErrorEquals)).toEqual(expect.arrayContaining([...RETRYABLE_ERRORS]));
+    expect(kar.States['PipelinedAnswered?']).toMatchObject({
+      Choices: [
+        { Variable: '$.outcome', StringEquals: 'answered', Next: 'StopSpeculation' },
+        { Variable: '$.exhausted', BooleanEquals: false, Next: 'PipelinedReason' },
+        { Variable: '$.poolSize', NumericGreaterThan: 0, Next: 'KarRefused' },
+      ],
+      Default: 'StopSpeculation',
+    });
+    expect(kar.States.KarRefused.Type).toBe('Succeed');
+    expect(kar.States.StopSpeculation).toMatchObject({ Type: 'Pass', Parameters: { 'cause.$': 'States.JsonToString($)' }, Next: 'SpeculationStopped' });
+    expect(kar.States.SpeculationStopped).toMatchObject({ Type: 'Fail', Error: 'SpeculationStopped', CausePath: '$.cause' });
+    // Branch B: round r+1, its Seek tasks marked speculative; a failure does not fail the run
+    expect(speculative.StartAt).toBe('SpeculativeSynchronize');
+    expect(speculative.States.SpeculativeSynchronize).toMatchObject({ Type: 'Task', Resource: fnArn('Synchronize'), Next: 'SpeculativeSeekChunks' });
+    const map = speculative.States.SpeculativeSeekChunks;
+    expect(map.ItemSelector).toEqual({ ...asl.States.SeekChunks.ItemSelector, speculative: true });
+    expect(map.ItemReader).toEqual(asl.States.SeekChunks.ItemReader);
+    expect(map.ResultWriter).toEqual(asl.States.SeekChunks.ResultWriter);
+    expect(map.ResultPath).toBeNull();
+    expect(map.ItemProcessor?.States.SpeculativeSeek).toMatchObject({ Type: 'Task', Resource: fnArn('Seek'), End: true });
+    expect(map.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.speculationError', Next: 'SpeculationFailed' }]);
+    expect(speculative.States.SpeculationFailed).toMatchObject({ Type: 'Pass', End: true });
+  });
+
+  it('after a pipelined round: the stopped KAR state to Answered?, a refusal to KAR of the speculative round, a failed speculation to Synchronize', () => {
+    // Arrange
+    const parallel = asl.States.PipelinedRound;
+    // Assert
+    expect(parallel.Catch).toEqual([{ ErrorEquals: ['SpeculationStopped'], ResultPath: '$.stopped', Next: 'StoppedState' }]);
+    expect(asl.States.StoppedState).toMatchObject({
+      Type: 'Pass',
+      Parameters: { 'state.$': 'States.StringToJson($.stopped.Cause)' },
+      OutputPath: '$.state',
+      Next: 'Answered?',
+    });
+    // The adopted state: every workflow state field of branch B's (round r+1), the KAR step count of branch A's.
+    const fields = Object.keys(WorkflowStateSchema.shape);
+    expect(parallel.ResultSelector).toEqual({
+      'kar.$': '$[0]',
+      'next.$': '$[1]',
+      adopted: Object.fromEntries(fields.map((f) => [`${f}.$`, f === 'seq' ? '$[0].seq' : `$[1].${f}`])),
+    });
+    expect(parallel.Next).toBe('SpeculativeRoundSought?');
+    expect(asl.States['SpeculativeRoundSought?']).toMatchObject({
+      Choices: [{ Variable: '$.next.speculationError', IsPresent: true, Next: 'KarState' }],
+      Default: 'AdoptSpeculativeRound',
+    });
+    expect(asl.States.KarState).toMatchObject({ Type: 'Pass', OutputPath: '$.kar', Next: 'Answered?' });
+    expect(asl.States.AdoptSpeculativeRound).toMatchObject({ Type: 'Pass', OutputPath: '$.adopted', Next: 'Pipelined?' });
+  });
+
   it('passes every Lambda result through as the state (no Payload envelope, no ResultSelector)', () => {
     // Arrange
     const tasks = Object.entries(asl.States).filter(([, state]) => state.Type === 'Task');
@@ -267,7 +377,7 @@ describe('the workflow definition', () => {
 
   it('keeps States.ALL last in every Catch list', () => {
     // Arrange
-    const states = [...Object.values(asl.States), ...Object.values(asl.States.SeekChunks.ItemProcessor?.States ?? {})];
+    const states = Object.values(allStates(asl));
     // Assert
     for (const state of states) {
       const catchers = state.Catch ?? [];
@@ -278,9 +388,7 @@ describe('the workflow definition', () => {
   });
 
   it('exports the state names it renders', () => {
-    expect(Object.values(STATE_NAMES).sort()).toEqual(
-      [...Object.keys(asl.States), ...Object.keys(asl.States.SeekChunks.ItemProcessor?.States ?? {})].sort(),
-    );
+    expect(Object.values(STATE_NAMES).sort()).toEqual(Object.keys(allStates(asl)).sort());
   });
 
   it('is a definition aws-local-stepfunctions accepts', () => {

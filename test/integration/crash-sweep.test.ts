@@ -31,9 +31,9 @@ interface ChildRun {
   stderr: string;
 }
 
-function runChild(corpus: string, stateDir: string, killAt: number, log: string): Promise<ChildRun> {
+function runChild(corpus: string, stateDir: string, killAt: number, log: string, mode = 'plain'): Promise<ChildRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-r', 'tsx/cjs', path.join(REPO, 'test/support/crash-run.ts'), corpus, stateDir, 'sweep', String(killAt), log], {
+    const child = spawn(process.execPath, ['-r', 'tsx/cjs', path.join(REPO, 'test/support/crash-run.ts'), corpus, stateDir, 'sweep', String(killAt), log, mode], {
       cwd: REPO,
       env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -152,5 +152,42 @@ describe('crash-point sweep: a run killed at any point resumes to the same resul
         `${identical} resumed results identical to the uninterrupted run; ${duplicateSeeks} chunks sent to the model again ` +
         `after being recorded; ${redoneReasonerCalls} reasoner calls redone (in flight at the kill)\n`,
     );
+  });
+
+  it('resumes a pipelined run (pipelineRounds) killed at any of 10 points to the uninterrupted result, with no chunk sought twice', async () => {
+    // Arrange: the uninterrupted pipelined run (the event order of its parallel branches varies from run to run)
+    const base = finished(await runChild(corpus, path.join(dir, 'pipe-base-state'), 0, path.join(dir, 'pipe-base.log'), 'pipeline'));
+    expect(base.result.answer).toBe('Fredville');
+    expect(base.result.usage.speculative).toEqual({ calls: 0, inputTokens: 0, outputTokens: 0 }); // round 2 was needed
+    const points = Array.from({ length: 10 }, (_, i) => 1 + Math.round((i * (base.events - 2)) / 9));
+
+    // Act
+    const limit = pLimit(2);
+    const outcomes = await Promise.all(
+      points.map((point) =>
+        limit(async () => {
+          const stateDir = path.join(dir, `pipe-state-${point}`);
+          const log = path.join(dir, `pipe-kill-${point}.log`);
+          const killed = await runChild(corpus, stateDir, point, log, 'pipeline');
+          const resumed = finished(await runChild(corpus, stateDir, 0, log, 'pipeline'));
+          return { point, killed, resumed, log };
+        }),
+      ),
+    );
+
+    // Assert
+    let duplicateSeeks = 0;
+    for (const { point, killed, resumed, log } of outcomes) {
+      expect({ point, signal: killed.signal }).toEqual({ point, signal: 'SIGKILL' });
+      expect({ point, result: comparable(resumed.result) }).toEqual({ point, result: comparable(base.result) });
+      const seen = new Set<string>();
+      for (const { label } of events(log)) {
+        const sought = /^sought (r\d+ c\d+)$/.exec(label);
+        if (sought) seen.add(sought[1]);
+        const call = /^call seek (r\d+ c\d+)$/.exec(label);
+        if (call && seen.has(call[1])) duplicateSeeks += 1;
+      }
+    }
+    expect(duplicateSeeks).toBe(0);
   });
 });

@@ -171,6 +171,26 @@ describe('DynamoMessageStore against dynalite', () => {
     expect(await store.soughtChunks(run, 2)).toEqual([0, 1]);
   });
 
+  it('gives the seeking agents\' usage per round (what Finalize reports of speculative rounds)', async () => {
+    const run = 'by-round';
+    await Promise.all([
+      store.recordSeek(run, { round: 1, chunkIndex: 0, usage: { calls: 1, inputTokens: 10, outputTokens: 2 }, warnings: [] }),
+      store.recordSeek(run, { round: 2, chunkIndex: 0, message: message(2, 0, 60), usage: { calls: 1, inputTokens: 20, outputTokens: 3, modelMs: 7 }, warnings: [] }),
+      store.recordSeek(run, { round: 2, chunkIndex: 1, usage: { calls: 1, inputTokens: 30, outputTokens: 4 }, warnings: [] }),
+      store.recordSeek(run, { round: 3, chunkIndex: 1, usage: { calls: 1, inputTokens: 40, outputTokens: 5 }, warnings: [] }),
+    ]);
+
+    const counters = await store.getCounters(run);
+
+    expect(counters.usage.seeker).toEqual({ calls: 4, inputTokens: 100, outputTokens: 14, modelMs: 7 });
+    expect(counters.seekerByRound).toEqual({
+      1: { calls: 1, inputTokens: 10, outputTokens: 2 },
+      2: { calls: 2, inputTokens: 50, outputTokens: 7, modelMs: 7 },
+      3: { calls: 1, inputTokens: 40, outputTokens: 5 },
+    });
+    expect((await store.getCounters('no-such-run')).seekerByRound).toEqual({});
+  });
+
   it('returns KAR steps in sequence order and messages by id in the order asked', async () => {
     const run = 'steps';
     await store.putStep(run, { seq: 2, round: 1, k: 2, messagesUsed: 2, evidenceTokens: 20, outcome: 'answered', answer: 'A', citedMessageIds: ['r1-c1'] });

@@ -20,7 +20,7 @@ import { buildStack, createSynthesisApp, RELEVANCE_INDEX_NAME } from '../../infr
 import { STATE_NAMES } from '../../infra/extagents-workflow';
 import { ConfigurationError, EmptyCorpusError, ModelError, ModelThrottledError } from '../../shared/errors';
 import { createTablesFromTemplate, localClientConfig, startDynalite } from '../../local/engine/dynalite';
-import { LOCAL_DISTRIBUTED_MAP_RESOURCE, resolveStateMachineDefinition, type AslDefinition } from '../../local/engine/definition';
+import { LOCAL_DISTRIBUTED_MAP_RESOURCE, LOCAL_PARALLEL_RESOURCE, resolveStateMachineDefinition, type AslDefinition } from '../../local/engine/definition';
 import type { ChildExecutionResult, MapRunManifest, MapRunStartedEvent, ResultWriterOutput } from '../../local/engine/distributed-map';
 import { ExecutionFailedError, prepareLocalExecution, runLocalExecution, type LocalLambdaHandler } from '../../local/engine/engine';
 import { FsBlobStore } from '../../local/engine/fs-blob-store';
@@ -481,13 +481,25 @@ describe('local engine on the real ExtAgents stack', () => {
     // Assert
     expect(Object.values(functionArnOf).every((arn) => typeof arn === 'string')).toBe(true);
     const topLevel = Object.keys(prepared.definition.States).sort();
-    expect(topLevel).toEqual(Object.values(STATE_NAMES).filter((name) => name !== STATE_NAMES.Seek).sort());
+    const nested = [...Object.values(prepared.parallels).flatMap((p) => p.Branches), ...Object.values(prepared.distributedMaps).map((m) => m.ItemProcessor)].flatMap((m) => Object.keys(m.States));
+    expect([...topLevel, ...nested].sort()).toEqual(Object.values(STATE_NAMES).sort());
+    expect(prepared.definition.States[STATE_NAMES.PipelinedRound]).toMatchObject({ Type: 'Task', Resource: LOCAL_PARALLEL_RESOURCE });
     expect(prepared.definition.States[STATE_NAMES.SeekChunks]).toMatchObject({ Type: 'Task', Resource: LOCAL_DISTRIBUTED_MAP_RESOURCE, ResultPath: null });
-    expect(Object.keys(prepared.distributedMaps)).toEqual([STATE_NAMES.SeekChunks]);
+    expect(Object.keys(prepared.distributedMaps).sort()).toEqual([STATE_NAMES.SeekChunks, STATE_NAMES.SpeculativeSeekChunks].sort());
     expect(prepared.distributedMaps[STATE_NAMES.SeekChunks].ItemProcessor.States[STATE_NAMES.Seek]).toBeDefined();
     const lambdaRoutes = Object.values(prepared.routes).filter((r) => r.kind === 'lambda');
     expect(lambdaRoutes.map((r) => r.stateName).sort()).toEqual(
-      [STATE_NAMES.Prepare, STATE_NAMES.Seek, STATE_NAMES.Reason, STATE_NAMES.AnswerBestEffort, STATE_NAMES.Synchronize, STATE_NAMES.Finalize].sort(),
+      [
+        STATE_NAMES.Prepare,
+        STATE_NAMES.Seek,
+        STATE_NAMES.Reason,
+        STATE_NAMES.AnswerBestEffort,
+        STATE_NAMES.Synchronize,
+        STATE_NAMES.Finalize,
+        STATE_NAMES.PipelinedReason,
+        STATE_NAMES.SpeculativeSynchronize,
+        STATE_NAMES.SpeculativeSeek,
+      ].sort(),
     );
     for (const route of lambdaRoutes) expect(Object.values(functionArnOf)).toContain(route.kind === 'lambda' ? route.functionArn : '');
   });
@@ -504,7 +516,7 @@ describe('local engine on the real ExtAgents stack', () => {
         await blobStore.put(manifestKey, JSON.stringify([{ chunk: 0 }, { chunk: 1 }, { chunk: 2 }]));
         return {
           runId, manifestKey, chunks: 3, round: 1, k: 1, seq: 0, outcome: null, exhausted: false, poolSize: 0,
-          config: { rounds: 2, concurrency: 2, toleratedFailurePercentage: 5, bestEffort: false },
+          config: { rounds: 2, concurrency: 2, toleratedFailurePercentage: 5, bestEffort: false, pipelineRounds: false },
         };
       },
       [functionArnOf.seek]: async (event) => {
@@ -566,5 +578,76 @@ describe('local engine on the real ExtAgents stack', () => {
       client.destroy();
       await dynamo.stop();
     }
+  });
+});
+
+describe('local engine: Parallel states', () => {
+  const fnArn = (name: string): string => `arn:aws:lambda:us-east-1:000000000000:function:${name}`;
+  /** A Parallel: branch A runs `Slow` then `A` (a Pass, or a Fail with error Stopped); branch B a Distributed Map of 100 `Work` items, one at a time. */
+  const parallelDefinition = (failA: boolean): AslDefinition => ({
+    StartAt: 'Both',
+    States: {
+      Both: {
+        Type: 'Parallel',
+        Branches: [
+          {
+            StartAt: 'Slow',
+            States: {
+              Slow: { Type: 'Task', Resource: fnArn('Slow'), Next: 'A' },
+              A: failA ? { Type: 'Fail', Error: 'Stopped', Cause: 'branch A is done' } : { Type: 'Pass', Result: 'a', End: true },
+            },
+          },
+          {
+            StartAt: 'Items',
+            States: {
+              Items: {
+                Type: 'Map',
+                ItemProcessor: { ProcessorConfig: { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' }, StartAt: 'Work', States: { Work: { Type: 'Task', Resource: fnArn('Work'), End: true } } },
+                ItemReader: { Resource: 'arn:aws:states:::s3:getObject', ReaderConfig: { InputType: 'JSON' }, Parameters: { Bucket: 'bucket', Key: 'items.json' } },
+                MaxConcurrency: 1,
+                ResultPath: null,
+                End: true,
+              },
+            },
+          },
+        ],
+        Catch: [{ ErrorEquals: ['Stopped'], ResultPath: '$.stopped', Next: 'After' }],
+        Next: 'After',
+      },
+      After: { Type: 'Pass', End: true },
+    },
+  });
+
+  const run = async (failA: boolean, slowMs: number) => {
+    await blobStore.put('items.json', JSON.stringify(Array.from({ length: 100 }, (_, n) => ({ n }))));
+    let works = 0;
+    const handlers: Record<string, LocalLambdaHandler> = {
+      [fnArn('Slow')]: async () => new Promise((resolve) => setTimeout(() => resolve({}), slowMs)),
+      [fnArn('Work')]: async () => {
+        works += 1;
+        return new Promise((resolve) => setTimeout(() => resolve({}), 5));
+      },
+    };
+    const output = await runLocalExecution({ definition: parallelDefinition(failA), handlers, blobStore, input: { x: 1 } });
+    return { output, works };
+  };
+
+  it('runs the branches at once on the same input and returns their outputs in branch order', async () => {
+    // Act
+    const { output, works } = await run(false, 1);
+
+    // Assert
+    expect(works).toBe(100);
+    expect(output).toEqual(['a', { x: 1 }]);
+  });
+
+  it('stops the Distributed Map Run of the other branch when a branch fails, and the Catch takes the error', async () => {
+    // Act: branch A fails after 50 ms; the 100 items of branch B would take at least 500 ms
+    const { output, works } = await run(true, 50);
+
+    // Assert
+    expect(output).toEqual({ x: 1, stopped: { Error: 'Stopped', Cause: 'branch A is done' } });
+    expect(works).toBeGreaterThan(0);
+    expect(works).toBeLessThan(100);
   });
 });

@@ -11,7 +11,8 @@
  * The hooks wrap the prototypes of the local stack's own adapters (FsBlobStore, DynamoMessageStore):
  * test code only, nothing in the product knows about them.
  *
- * Usage: node -r tsx/cjs test/support/crash-run.ts <corpusDir> <stateDir> <runId> <killAt> <logFile>
+ * Usage: node -r tsx/cjs test/support/crash-run.ts <corpusDir> <stateDir> <runId> <killAt> <logFile> [pipeline]
+ * (`pipeline`: with the run option pipelineRounds.)
  */
 import { appendFileSync } from 'node:fs';
 import { resolveCorpus } from '../../local/engine/corpus';
@@ -21,7 +22,7 @@ import { DynamoMessageStore } from '../../lambdas/adapters/dynamo-message-store'
 import type { AgentModel } from '../../shared/ports';
 import { TWO_HOP_OPTIONS, TWO_HOP_QUESTION, twoHopModel } from './two-hop';
 
-const [corpusDir, stateDir, runId, killAtText, logFile] = process.argv.slice(2);
+const [corpusDir, stateDir, runId, killAtText, logFile, mode] = process.argv.slice(2);
 const killAt = Number(killAtText);
 let events = 0;
 
@@ -67,7 +68,7 @@ async function main(): Promise<void> {
   const result = await runLocal({
     files: await resolveCorpus([corpusDir]),
     question: TWO_HOP_QUESTION,
-    options: TWO_HOP_OPTIONS,
+    options: mode === 'pipeline' ? { ...TWO_HOP_OPTIONS, pipelineRounds: true } : TWO_HOP_OPTIONS,
     stateDir,
     runId,
     model,

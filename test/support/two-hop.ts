@@ -20,10 +20,10 @@ export const TWO_HOP_OPTIONS = { chunkTokens: 64, rounds: 2, concurrency: 2, bes
 const BIRTH = 'Ada Quill was born in Freedonia.';
 const CAPITAL = 'The capital of Freedonia is Fredville.';
 
-/** The eight notes: `n0.txt` … `n7.txt`; n2 holds the birth place, n5 the capital (after filler). */
-export function twoHopCorpus(): Record<string, string> {
+/** The eight notes (or `count`): `n0.txt` … `n7.txt`; n2 holds the birth place, n5 the capital (after filler). */
+export function twoHopCorpus(count = 8): Record<string, string> {
   const docs: Record<string, string> = {};
-  for (let i = 0; i < 8; i++) docs[`n${i}.txt`] = note(i);
+  for (let i = 0; i < count; i++) docs[`n${i}.txt`] = note(i);
   docs['n2.txt'] = `Note 2. ${BIRTH}`;
   docs['n5.txt'] = `Note 5. Rain fell on district 5. ${CAPITAL}`;
   return docs;
@@ -54,6 +54,66 @@ export function twoHopModel(): AgentModel {
       if (capital && birth) return { answerable: true, answer: 'Fredville', citedMessageIds: [capital.id, birth.id], usage, warnings: [] };
       if (birth) return { answerable: true, answer: 'Freedonia', citedMessageIds: [birth.id], usage, warnings: [] };
       return { answerable: false, answer: NO_ANSWER, citedMessageIds: [], usage, warnings: [] };
+    },
+  };
+}
+
+/** A one-hop question over the same corpus: answered in round 1 by the birth note alone. */
+export const BIRTH_QUESTION = 'Where was Ada Quill born?';
+
+/**
+ * The two-hop seeking agents (as {@link twoHopModel}) with a reasoning agent that answers unforced
+ * as soon as its evidence suffices: {@link TWO_HOP_QUESTION} with the capital's and the birth
+ * place's messages (so only in round 2, at k = 2), {@link BIRTH_QUESTION} with the birth place's
+ * (round 1, k = 1); it refuses otherwise. The pipelined-rounds fixture (test/integration/pipeline.test.ts,
+ * bench/pipeline.ts).
+ */
+export function twoHopAnsweringModel(): AgentModel {
+  const seeker = twoHopModel();
+  return {
+    description: 'two-hop answering scripted model (tests)',
+    seek: (req) => seeker.seek(req),
+    async reason(req: ReasonRequest): Promise<ReasonResult> {
+      const capital = req.messages.find((m) => m.evidence.includes(CAPITAL));
+      const birth = req.messages.find((m) => m.evidence.includes(BIRTH));
+      if (req.question === TWO_HOP_QUESTION && capital && birth) {
+        return { answerable: true, answer: 'Fredville', citedMessageIds: [capital.id, birth.id], usage, warnings: [] };
+      }
+      if (req.question === BIRTH_QUESTION && birth) return { answerable: true, answer: 'Freedonia', citedMessageIds: [birth.id], usage, warnings: [] };
+      return { answerable: false, answer: NO_ANSWER, citedMessageIds: [], usage, warnings: [] };
+    },
+  };
+}
+
+/** One model call as {@link withLatency} saw it: role, round (seekers), start and end (ms, performance.now()). */
+export interface TimedCall {
+  role: 'seeker' | 'reasoner';
+  round?: number;
+  start: number;
+  end: number;
+}
+
+/**
+ * A model whose every call first waits a fixed time (a model's latency: `seekMs` per seeking call,
+ * `reasonMs` per reasoning call), then answers as `model` does; each call is appended to `calls`.
+ */
+export function withLatency(model: AgentModel, latency: { seekMs: number; reasonMs: number }, calls: TimedCall[] = []): AgentModel {
+  const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+  return {
+    description: `${model.description}, ${latency.seekMs} ms a seek and ${latency.reasonMs} ms a reasoning step`,
+    async seek(req: SeekRequest): Promise<SeekResult> {
+      const start = performance.now();
+      await sleep(latency.seekMs);
+      const result = await model.seek(req);
+      calls.push({ role: 'seeker', round: req.round, start, end: performance.now() });
+      return result;
+    },
+    async reason(req: ReasonRequest): Promise<ReasonResult> {
+      const start = performance.now();
+      await sleep(latency.reasonMs);
+      const result = await model.reason(req);
+      calls.push({ role: 'reasoner', start, end: performance.now() });
+      return result;
     },
   };
 }

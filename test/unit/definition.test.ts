@@ -2,6 +2,7 @@ import { ConfigurationError } from '../../shared/errors';
 import {
   LOCAL_DISTRIBUTED_MAP_RESOURCE,
   localizeDistributedMaps,
+  LOCAL_PARALLEL_RESOURCE,
   resolveStateMachineDefinition,
   StatesError,
   type AslDefinition,
@@ -188,7 +189,8 @@ describe('localizeDistributedMaps', () => {
     const localized = localizeDistributedMaps(definition);
 
     // Assert
-    const branches = localized.definition.States.Both.Branches as AslDefinition[];
+    expect(localized.definition.States.Both).toEqual({ Type: 'Task', Resource: LOCAL_PARALLEL_RESOURCE, End: true });
+    const branches = localized.parallels.Both.Branches;
     expect(branches[0].States.Deep.Resource).toBe(LOCAL_DISTRIBUTED_MAP_RESOURCE);
     expect(branches[1].States.Inline.Type).toBe('Map');
     expect(Object.keys(localized.distributedMaps)).toEqual(['Deep']);

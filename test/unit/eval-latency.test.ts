@@ -1,4 +1,4 @@
-import { DEFAULT_LATENCY_MODEL, type LatencyModel, modeledCallMs, modeledLatency } from '../../shared/eval/latency';
+import { DEFAULT_LATENCY_MODEL, type LatencyModel, modeledCallMs, modeledLatency, modeledPipelinedLatency, slotSchedule } from '../../shared/eval/latency';
 import type { EvalCall } from '../../shared/eval/records';
 
 /** A model where a call costs exactly its input tokens in ms (no fixed or output cost), so critical paths are easy to check by hand. */
@@ -22,13 +22,15 @@ describe('modeled latency (critical path of the call graph)', () => {
     expect(modeledCallMs({ ...call, role: 'seeker' }, DEFAULT_LATENCY_MODEL, false)).toBeCloseTo(s.fixedMs + 1000 * s.perInputTokenMs + 100 * s.perOutputTokenMs, 9);
   });
 
-  test('a parallel stage costs the slowest call of each wave of the concurrency bound, waves added', () => {
-    // 5 calls, concurrency 2: waves [10, 30] [20, 5] [7] -> 30 + 20 + 7.
+  test('a parallel stage runs its calls on the concurrency bound with slot refill: each starts when a slot frees', () => {
+    // 5 calls, concurrency 2: slot A 10, slot B 30; the 20 starts at 10 on A (ends 30), the 5 at 30 on A or B (ends 35),
+    // the 7 at 30 on the other (ends 37). Waves would give 30 + 20 + 7 = 57.
     const calls = [seek(0, 10), seek(0, 30), seek(0, 20), seek(0, 5), seek(0, 7)];
     const result = modeledLatency(calls, 'extagents', unit(2));
-    expect(result.totalMs).toBe(57);
-    expect(result.stages).toEqual([{ stage: 0, calls: 5, waves: 3, ms: 57 }]);
-    // Unbounded enough: one wave, the max.
+    expect(result.totalMs).toBe(37);
+    expect(result.stages).toEqual([{ stage: 0, calls: 5, ms: 37 }]);
+    expect(slotSchedule([10, 30, 20, 5, 7], 2).starts).toEqual([0, 0, 10, 30, 30]);
+    // Unbounded enough: all at once, the max.
     expect(modeledLatency(calls, 'extagents', unit(8)).totalMs).toBe(30);
   });
 
@@ -61,5 +63,34 @@ describe('modeled latency (critical path of the call graph)', () => {
   test('no calls take no time; a bad concurrency is refused', () => {
     expect(modeledLatency([], 'extagents')).toEqual({ totalMs: 0, stages: [] });
     expect(() => modeledLatency([seek(0, 1)], 'extagents', unit(0))).toThrow(RangeError);
+  });
+});
+
+describe('modeled latency of pipelined rounds (pipelineRounds)', () => {
+  const reason = (stage: number, inputTokens: number): EvalCall => ({ stage, role: 'reasoner', inputTokens, outputTokens: 0 });
+  /** Round 1: 4 seeks of 10 on 2 slots (20), KAR 15 + 15; round 2: 4 seeks of 12 (24), KAR 5 + 5. */
+  const twoRounds = [
+    ...[10, 10, 10, 10].map((t) => seek(0, t)),
+    reason(1, 15),
+    reason(2, 15),
+    ...[12, 12, 12, 12].map((t) => seek(3, t)),
+    reason(4, 5),
+    reason(5, 5),
+  ];
+
+  test("a run that needs round 2: round 2's seeking overlaps round 1's KAR", () => {
+    // sequential 20 + 30 + 24 + 10 = 84; pipelined 20 + max(30, 24) + 10 = 60.
+    expect(modeledPipelinedLatency(twoRounds, 2, unit(2))).toEqual({ totalMs: 60, sequentialMs: 84, speculativeCalls: 0 });
+    expect(modeledLatency(twoRounds, 'extagents', unit(2)).totalMs).toBe(84);
+  });
+
+  test('a run answered in round 1 of 2: the same critical path, and the speculative seeks started before its KAR ended', () => {
+    // Round 1 only: 20 + 30 = 50 either way. Speculative round 2 (as round 1's seeks, starts 0, 0, 10, 10) during KAR (30): 4 calls.
+    const oneRound = twoRounds.slice(0, 6);
+    expect(modeledPipelinedLatency(oneRound, 2, unit(2))).toEqual({ totalMs: 50, sequentialMs: 50, speculativeCalls: 4 });
+    // A KAR of 5 ends before the second pair of speculative seeks starts (at 10): only the first 2.
+    expect(modeledPipelinedLatency([...oneRound.slice(0, 4), reason(1, 5)], 2, unit(2)).speculativeCalls).toBe(2);
+    // The last round allowed: nothing to speculate.
+    expect(modeledPipelinedLatency(oneRound, 1, unit(2)).speculativeCalls).toBe(0);
   });
 });

@@ -45,7 +45,7 @@ describe('one knowledge-accumulating reasoning step', () => {
   let blobs: FsBlobStore;
   const state: WorkflowState = {
     runId: 'r', manifestKey: 'runs/r/manifest.json', chunks: 8, round: 1, k: 2, seq: 0, outcome: null, exhausted: false, poolSize: 0,
-    config: { rounds: 1, concurrency: 1, toleratedFailurePercentage: 0, bestEffort: false },
+    config: { rounds: 1, concurrency: 1, toleratedFailurePercentage: 0, bestEffort: false, pipelineRounds: false },
   };
 
   beforeEach(async () => {
