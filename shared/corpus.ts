@@ -104,6 +104,8 @@ function keyRules(kind: KeyKind): KeyRule[] {
       bad: kind === 'prefix' ? /(?:^|\/)\.{0,2}\/|(?:^|\/)\.{1,2}$/ : /(?:^|\/)\.{0,2}(?:\/|$)/,
       problem: 'must not contain empty, "." or ".." path segments',
     },
+    // A file name of most file systems (and of the local bucket, a directory) is at most 255 bytes.
+    { bad: /[^/]{256}/, problem: 'must not contain a path segment longer than 255 characters' },
   ];
   if (kind !== 'path') {
     for (const reserved of RESERVED_PREFIXES) {

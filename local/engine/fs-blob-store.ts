@@ -12,6 +12,10 @@ import type { BlobStore } from '../../shared/ports';
 
 /** Suffix of in-progress writes; such files are never listed (see {@link FsBlobStore.put}). */
 const TEMP_SUFFIX = '.extagents-tmp';
+/** Longest name of a file or directory (bytes, UTF-8): NAME_MAX of Linux file systems. */
+const MAX_SEGMENT_BYTES = 255;
+/** A temporary file beside the object: a short name of its own, so that any valid key can be written. */
+const tempBeside = (file: string): string => path.join(path.dirname(file), `.${randomUUID()}${TEMP_SUFFIX}`);
 
 /** A `BlobStore` rooted at a directory (created on the first write). */
 export class FsBlobStore implements BlobStore {
@@ -32,7 +36,7 @@ export class FsBlobStore implements BlobStore {
   async put(key: string, body: string | Uint8Array, _contentType?: string): Promise<void> {
     const file = this.pathOf(key);
     await mkdir(path.dirname(file), { recursive: true });
-    const temp = `${file}.${randomUUID()}${TEMP_SUFFIX}`;
+    const temp = tempBeside(file);
     try {
       await writeFile(temp, body);
       await rename(temp, file);
@@ -104,7 +108,7 @@ export class FsBlobStore implements BlobStore {
     const source = this.pathOf(sourceKey);
     const file = this.pathOf(targetKey);
     await mkdir(path.dirname(file), { recursive: true });
-    const temp = `${file}.${randomUUID()}${TEMP_SUFFIX}`;
+    const temp = tempBeside(file);
     try {
       await copyFile(source, temp);
       await rename(temp, file);
@@ -153,6 +157,9 @@ function checkKeyShape(key: string, what: 'key' | 'prefix'): void {
   for (const segment of inner) {
     if (segment === '..') invalid("'..' segment");
     if (segment === '.' || segment === '') invalid('empty or "." segment');
+    // NAME_MAX of Linux file systems: each segment is a file or directory name of the local bucket.
+    const bytes = Buffer.byteLength(segment, 'utf8');
+    if (bytes > MAX_SEGMENT_BYTES) invalid(`a path segment of ${bytes} bytes; the local bucket (a directory) holds names of at most ${MAX_SEGMENT_BYTES} bytes (UTF-8)`);
   }
 }
 

@@ -225,7 +225,8 @@ export class WebEndpoints {
     const doc = await this.documentText(runId, id);
     const chars = doc.text.length;
     const start = Math.min(int('start', 0), chars);
-    const end = Math.min(Math.max(int('end', start), start), chars);
+    // A window is at most MAX_DOCUMENT_WINDOW characters of range plus its context, however large `end` is.
+    const end = Math.min(Math.max(int('end', start), start), chars, start + MAX_DOCUMENT_WINDOW);
     const context = Math.min(int('context', DEFAULT_DOCUMENT_CONTEXT), MAX_DOCUMENT_WINDOW);
     const windowStart = Math.max(0, start - context);
     const windowEnd = Math.min(chars, Math.max(end + context, windowStart), windowStart + MAX_DOCUMENT_WINDOW + (end - start));

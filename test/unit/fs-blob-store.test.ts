@@ -43,6 +43,16 @@ describe('FsBlobStore', () => {
     expect(await readdir(path.join(root, 'a'))).toEqual(['b.json']);
   });
 
+  it('writes names up to 255 bytes and refuses a longer segment with InvalidInputError, not a file-system error', async () => {
+    const longest = `${'é'.repeat(125)}.txt`; // 254 bytes
+    await store.put(`corpora/c/${longest}`, 'ok');
+    expect(await store.getText(`corpora/c/${longest}`)).toBe('ok');
+
+    const tooLong = `${'界'.repeat(86)}.txt`; // 262 bytes, 90 characters
+    await expect(store.put(`corpora/c/${tooLong}`, 'x')).rejects.toThrow(/a path segment of 262 bytes; the local bucket \(a directory\) holds names of at most 255 bytes/);
+    await expect(store.put(`corpora/c/${tooLong}`, 'x')).rejects.toBeInstanceOf(InvalidInputError);
+  });
+
   it('throws NotFoundError for a missing key and reports it as not existing', async () => {
     // Arrange
     await store.put('present/x.txt', 'x');

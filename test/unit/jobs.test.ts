@@ -77,6 +77,7 @@ describe('job files', () => {
     ['a prefix into the service\'s own data', JSON.stringify({ corpus: { prefix: 'runs/' }, questions: [{ question: 'Q' }] }), 'corpus.prefix: prefix must not point into runs/'],
     ['a key of another bucket', JSON.stringify({ corpus: { keys: ['s3://other/a.txt'] }, questions: [{ question: 'Q' }] }), 'corpus.keys.0: key must be a key inside the project bucket, not a URI'],
     ['a key with a .. segment', JSON.stringify({ corpus: { keys: ['corpora/../cache/x'] }, questions: [{ question: 'Q' }] }), 'corpus.keys.0: key must not contain empty, "." or ".." path segments'],
+    ['a key with a segment of 256 characters', JSON.stringify({ corpus: { keys: [`corpora/c/${'b'.repeat(256)}`] }, questions: [{ question: 'Q' }] }), 'corpus.keys.0: key must not contain a path segment longer than 255 characters'],
     ['two corpus sources', JSON.stringify({ corpus: { id: 'sotu', prefix: 'corpora/sotu/' }, questions: [{ question: 'Q' }] }), 'corpus: corpus needs exactly one of id, prefix or keys'],
     ['an unknown corpus field', JSON.stringify({ corpus: { bucket: 'b' }, questions: [{ question: 'Q' }] }), 'corpus: unknown field "bucket"'],
     ['more than 1,000 keys', JSON.stringify({ corpus: { keys: Array.from({ length: 1001 }, (_, i) => `k/${i}`) }, questions: [{ question: 'Q' }] }), 'corpus.keys'],

@@ -565,11 +565,18 @@ function Inspect({ status, pool, steps }: { status: RunStatus; pool?: { messages
       ${result.answerable
         ? html`<blockquote class="answer" data-testid="answer">${result.answer}</blockquote>`
         : html`<div class="refused-block" data-testid="answer">
-            <p><strong>NO ANSWER</strong> — no KAR step accepted the evidence${result.trace.length > 0 ? ` (${result.trace.length} step${result.trace.length === 1 ? '' : 's'}, up to k = ${Math.max(...result.trace.map((t) => t.k))})` : ''}.</p>
-            <h3>Best evidence</h3>
-            <ol class="evidence" data-testid="best-evidence">
+            <p>
+              <strong>NO ANSWER</strong> —
+              ${result.poolSize === 0
+                ? `no seeking agent found evidence in any of the ${result.chunks} chunk${result.chunks === 1 ? '' : 's'} (the pool is empty), so no KAR step ran.`
+                : `no KAR step accepted the evidence${result.trace.length > 0 ? ` (${result.trace.length} step${result.trace.length === 1 ? '' : 's'}, up to k = ${Math.max(...result.trace.map((t) => t.k))})` : ''}.`}
+            </p>
+            ${result.poolSize > 0 && html`<h3>Best evidence</h3>`}
+            ${result.poolSize > 0 &&
+            result.citations.length === 0 &&
+            html`<ol class="evidence" data-testid="best-evidence">
               ${(pool?.messages ?? []).slice(0, 5).map((m) => html`<li><${MessageCard} message=${m} onOpen=${open} /></li>`)}
-            </ol>
+            </ol>`}
           </div>`}
       ${result.citations.length > 0 &&
       html`<ol class="citations" data-testid="citations">

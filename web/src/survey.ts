@@ -98,9 +98,18 @@ export function SurveysView({ surveyKey, request }: { surveyKey?: string; reques
     const next: Loaded = { name: [...files].map((f) => f.name).join(' + ') };
     for (const file of files) {
       const text = await file.text();
-      if (file.name.endsWith('.json')) next.meta = JSON.parse(text) as SurveyMeta;
-      else next.markdown = text;
+      if (!file.name.endsWith('.json')) {
+        next.markdown = text;
+        continue;
+      }
+      try {
+        next.meta = JSON.parse(text) as SurveyMeta;
+      } catch (e) {
+        setError(`${file.name} is not a survey.json that extagents survey wrote: ${(e as Error).message}`);
+        return;
+      }
     }
+    setError(undefined);
     setLoaded(next);
   };
 
