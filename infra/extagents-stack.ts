@@ -254,14 +254,16 @@ export class ExtAgentsStack extends Stack {
         concurrency: name === 'seek' ? seekConcurrency : WORKFLOW_STATE_CONCURRENCY,
       });
       // Least privilege: Prepare reads the corpus (any key), writes runs/ and the chunk cache (the
-      // next run over the same files copies its chunks); it never uses the table. The other
-      // handlers read and write their run's files under runs/ and the table.
+      // run and the next ones over the same files read its chunks in place); it never uses the
+      // table. The other handlers read and write their run's files under runs/ and the table, and
+      // read the run's chunks in the chunk cache.
       if (name === 'prepare') {
         grantObjectRead(this.bucket, fn);
         grantObjectWrite(this.bucket, fn, 'cache/chunks/*');
       } else {
         this.table.grantReadWriteData(fn);
         grantObjectRead(this.bucket, fn, 'runs/*');
+        grantObjectRead(this.bucket, fn, 'cache/chunks/*');
       }
       grantObjectWrite(this.bucket, fn, 'runs/*');
       functions[name] = fn;

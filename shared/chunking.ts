@@ -3,9 +3,9 @@
  * reads one chunk of at most L tokens), cut at the most natural boundary available.
  *
  * Guarantees (checked by test/unit/chunking.test.ts):
- * - every chunk's text has at most `chunkTokens` tokens, counted by `countTokens` on the final text
- *   (BPE counts of a concatenation can differ from the sum of its parts, so the final text is counted;
- *   `countTokens` is linear on long runs too);
+ * - every chunk's text has at most `chunkTokens` tokens, exactly as `countTokens` counts the final
+ *   text (BPE counts of a concatenation can differ from the sum of its parts, so the final text's
+ *   count is exact, taken from the documents' pre-token indexes: `countSpans`, shared/tokenizer.ts);
  * - nothing is dropped: for every document, its segments in chunk order cover `[0, text.length)`
  *   contiguously, white space included, so each document is exactly recoverable;
  * - no cut falls inside an extended grapheme cluster (UAX #29: an emoji ZWJ sequence, a letter with
@@ -18,11 +18,15 @@
  * or it does not fit and the chunk is less than three quarters full). Pieces are counted once each
  * and packed greedily; when the next piece does not fit, the chunk is closed at the strongest
  * boundary that keeps it at least three quarters full (the latest such one), the pieces after the cut
- * go back to the queue, and the final text is counted once. Work is linear in the corpus size: about
- * two `countTokens` passes (measured on SOTU at L=8000: ~1.8x one `countTokens` pass).
+ * go back to the queue, and the final text is counted once. Every count (a piece, a final text) is a
+ * count of ranges of documents, read from each document's pre-token index (`TokenIndex`: one
+ * encoding pass over the document, built when its first piece is counted, dropped when its last
+ * chunk closes), so each token is encoded about once; only a few dozen characters at each range edge
+ * are pre-tokenized again. Documents can be fed one at a time (`ChunkStream`), so a corpus is never
+ * held whole. Measured on SOTU at L=8000 (bench/orchestration.ts, `chunkingRatio`): see README "Time".
  */
 import { InvalidInputError } from './errors';
-import { countTokens, tokenBoundaries } from './tokenizer';
+import { countSpans, countTokens, tokenBoundaries, TokenIndex, type TextSpan } from './tokenizer';
 import type { Chunk, ChunkSegment, SourceDocument } from './types';
 
 /** Options of `chunkCorpus`. */
@@ -117,21 +121,65 @@ interface Piece {
  * @throws InvalidInputError when `chunkTokens` is not an integer >= 4 or two documents share an id.
  */
 export function chunkCorpus(docs: SourceDocument[], options: ChunkingOptions): Chunk[] {
-  const limit = options.chunkTokens;
-  if (!Number.isInteger(limit) || limit < MIN_CHUNK_TOKENS) {
-    throw new InvalidInputError(`chunkTokens must be an integer >= ${MIN_CHUNK_TOKENS}, got ${String(limit)}`);
-  }
+  const stream = new ChunkStream(options);
   const ids = new Set<string>();
   for (const doc of docs) {
     if (ids.has(doc.id)) throw new InvalidInputError(`Two documents have the same id: ${doc.id}`);
     ids.add(doc.id);
   }
-  return new Chunker(docs, limit).run();
+  const chunks: Chunk[] = [];
+  for (const doc of docs) for (const chunk of stream.add(doc)) chunks.push(chunk);
+  for (const chunk of stream.end()) chunks.push(chunk);
+  return chunks;
 }
 
-/** The packing loop; one instance per `chunkCorpus` call. */
+/** A document being chunked, with its pre-token index once a piece of it was counted. */
+interface DocEntry {
+  doc: SourceDocument;
+  index?: TokenIndex;
+}
+
+/**
+ * `chunkCorpus` one document at a time, for callers that must not hold the whole corpus (Prepare):
+ * `add` each document in corpus order, then `end`; each call returns the chunks it closed, and the
+ * chunks of all calls are exactly `chunkCorpus`'s. Only the documents of the chunk being filled are
+ * kept (a chunk never reaches back past them).
+ */
+export class ChunkStream {
+  private readonly chunker: Chunker;
+  private readonly ids = new Set<string>();
+
+  /** @throws InvalidInputError when `chunkTokens` is not an integer >= 4. */
+  constructor(options: ChunkingOptions) {
+    const limit = options.chunkTokens;
+    if (!Number.isInteger(limit) || limit < MIN_CHUNK_TOKENS) {
+      throw new InvalidInputError(`chunkTokens must be an integer >= ${MIN_CHUNK_TOKENS}, got ${String(limit)}`);
+    }
+    this.chunker = new Chunker(limit);
+  }
+
+  /**
+   * Add the next document (empty text: no segment).
+   * @returns the chunks closed meanwhile, in order.
+   * @throws InvalidInputError when a document of the same id was added before.
+   */
+  add(doc: SourceDocument): Chunk[] {
+    if (this.ids.has(doc.id)) throw new InvalidInputError(`Two documents have the same id: ${doc.id}`);
+    this.ids.add(doc.id);
+    return this.chunker.add(doc);
+  }
+
+  /** No more documents: the last chunks. */
+  end(): Chunk[] {
+    return this.chunker.drain(true);
+  }
+}
+
+/** The packing loop; one instance per corpus. */
 class Chunker {
-  private readonly chunks: Chunk[] = [];
+  /** Chunks closed since the last `drain`. */
+  private closed: Chunk[] = [];
+  private chunkCount = 0;
   /** Pieces still to pack, the next one last. */
   private readonly stack: Piece[] = [];
   /** Pieces of the chunk being filled, in order. */
@@ -139,23 +187,31 @@ class Chunker {
   /** Estimated tokens of the chunk being filled (sum of piece counts plus separators). */
   private estimate = 0;
   private nextDoc = 0;
+  /** The documents pieces may still refer to, by their number in the corpus. */
+  private readonly docs = new Map<number, DocEntry>();
   private readonly minFillTokens: number;
 
-  constructor(
-    private readonly docs: SourceDocument[],
-    private readonly limit: number,
-  ) {
+  constructor(private readonly limit: number) {
     this.minFillTokens = MIN_FILL * limit;
   }
 
-  run(): Chunk[] {
+  add(doc: SourceDocument): Chunk[] {
+    const number = this.nextDoc++;
+    this.docs.set(number, { doc });
+    this.pushParagraphs(number);
+    return this.drain(false);
+  }
+
+  /** Pack until every queued piece is placed (and, when `ending`, the last chunk is closed). */
+  drain(ending: boolean): Chunk[] {
     for (;;) {
       const piece = this.stack.at(-1);
       if (piece === undefined) {
-        if (this.nextDoc < this.docs.length) this.pushParagraphs(this.nextDoc++);
-        else if (this.current.length > 0) this.closeChunk(PARAGRAPH); // end of corpus
-        else return this.chunks;
-        continue;
+        if (ending && this.current.length > 0) {
+          this.closeChunk(PARAGRAPH); // end of corpus
+          continue;
+        }
+        break;
       }
       if (piece.tokens < 0) {
         const chars = piece.end - piece.start;
@@ -166,7 +222,7 @@ class Chunker {
           this.refineTop();
           continue;
         }
-        piece.tokens = countTokens(this.textOf(piece));
+        piece.tokens = countSpans([this.spanOf(piece.doc, piece.start, piece.end)]);
       }
       const cost = this.costOf(piece);
       if (this.estimate + cost <= this.limit) {
@@ -181,13 +237,30 @@ class Chunker {
         this.closeChunk(piece.boundary);
       } else {
         // Unreachable for chunkTokens >= 4: a code point alone is at most 4 tokens.
-        throw new InvalidInputError(`chunkTokens ${this.limit} is too small for one character of ${this.docs[piece.doc].id}`);
+        throw new InvalidInputError(`chunkTokens ${this.limit} is too small for one character of ${this.docOf(piece.doc).id}`);
       }
     }
+    // Only the documents of the chunk being filled can be read again.
+    const keep = new Set(this.current.map((p) => p.doc));
+    for (const number of this.docs.keys()) if (!keep.has(number)) this.docs.delete(number);
+    const closed = this.closed;
+    this.closed = [];
+    return closed;
+  }
+
+  private docOf(number: number): SourceDocument {
+    return (this.docs.get(number) as DocEntry).doc;
+  }
+
+  /** `[start, end)` of a document as a span to count, with the document's pre-token index (built on first use). */
+  private spanOf(number: number, start: number, end: number): TextSpan {
+    const entry = this.docs.get(number) as DocEntry;
+    entry.index ??= new TokenIndex(entry.doc.text);
+    return { text: entry.doc.text, start, end, index: entry.index };
   }
 
   private textOf(piece: Piece): string {
-    return this.docs[piece.doc].text.slice(piece.start, piece.end);
+    return this.docOf(piece.doc).text.slice(piece.start, piece.end);
   }
 
   /** Tokens `piece` adds to the current chunk, with the separator when it starts another document. */
@@ -198,7 +271,7 @@ class Chunker {
 
   /** Queue a document's paragraphs: cuts after each run of blank lines (the white space stays with the paragraph before). */
   private pushParagraphs(doc: number): void {
-    const text = this.docs[doc].text;
+    const { text } = this.docOf(doc);
     if (text.length === 0) return;
     const cuts: number[] = [];
     const clusters = new GraphemeBoundaries(text);
@@ -297,10 +370,10 @@ class Chunker {
 
     let cut = this.chooseCut(fills, pieces.length, Number.POSITIVE_INFINITY, strengthAt);
     for (;;) {
-      const { text, segments } = this.assemble(pieces.slice(0, cut));
-      const tokens = countTokens(text);
+      const tokens = countSpans(this.spansOf(pieces.slice(0, cut)));
       if (tokens <= this.limit || cut === 1) {
-        this.chunks.push({ index: this.chunks.length, tokens, chars: text.length, segments, text });
+        const { text, segments } = this.assemble(pieces.slice(0, cut));
+        this.closed.push({ index: this.chunkCount++, tokens, chars: text.length, segments, text });
         break;
       }
       cut = this.chooseCut(fills, cut - 1, fills[cut] - (tokens - this.limit), strengthAt);
@@ -327,6 +400,20 @@ class Chunker {
     return best !== -1 ? best : fallback;
   }
 
+  /** The chunk text of `pieces` as spans to count: one per run of pieces of one document, separators between. */
+  private spansOf(pieces: Piece[]): TextSpan[] {
+    const spans: TextSpan[] = [];
+    let i = 0;
+    while (i < pieces.length) {
+      let j = i;
+      while (j + 1 < pieces.length && pieces[j + 1].doc === pieces[i].doc) j++;
+      if (spans.length > 0) spans.push({ text: SEGMENT_SEPARATOR, start: 0, end: SEGMENT_SEPARATOR.length });
+      spans.push(this.spanOf(pieces[i].doc, pieces[i].start, pieces[j].end));
+      i = j + 1;
+    }
+    return spans;
+  }
+
   /** Segments (one per run of consecutive pieces of one document) and the chunk text. */
   private assemble(pieces: Piece[]): { text: string; segments: ChunkSegment[] } {
     const segments: ChunkSegment[] = [];
@@ -338,7 +425,7 @@ class Chunker {
       let j = i;
       while (j + 1 < pieces.length && pieces[j + 1].doc === first.doc) j++;
       const last = pieces[j];
-      const doc = this.docs[first.doc];
+      const doc = this.docOf(first.doc);
       if (segments.length > 0) chunkOffset += SEGMENT_SEPARATOR.length;
       segments.push({ documentId: doc.id, start: first.start, end: last.end, chunkStart: chunkOffset });
       parts.push(doc.text.slice(first.start, last.end));

@@ -116,6 +116,243 @@ function codePointBoundaries(text: string): TokenBoundary[] {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Counting a text once, then any of its ranges: the pre-token index
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Why: chunking counts paragraphs, sentences and then each final chunk text, which re-encodes every
+ * token about twice. A byte-pair encoder counts a text as the sum of its pre-tokens' counts (the
+ * pre-tokenizer is one regular expression, `O200K_TOKEN_SPLIT_REGEX`, and each pre-token is merged
+ * alone), so one pass over a document that records where each pre-token ends and the running token
+ * count answers the count of any range `[start, end)` — also of ranges of several documents joined
+ * by a separator — with two lookups, re-encoding only a few hundred characters at each edge.
+ *
+ * Exactness (checked against `countTokens` on random ranges and joins by
+ * test/unit/token-index.test.ts, and by the byte-identity of chunks in test/unit/chunking.test.ts):
+ * the regular expression has no look-behind and matches at every position, so the pre-tokens of a
+ * string from one of its pre-token boundaries on depend only on the characters after it. A range's
+ * own pre-tokens therefore equal the document's from the first document boundary they reach, until
+ * the matcher, to decide a pre-token, would look past the range's end. Each alternative of the
+ * expression looks at most to the end of the pre-token after the one it matches plus a few characters
+ * (a run of white space or letters, a contraction suffix of at most 3), so a document pre-token is
+ * taken as is only when the two after it end at least {@link EDGE_MARGIN_CHARS} characters before
+ * the range's end; near the edges the range's own text is pre-tokenized again, in windows.
+ */
+
+/** See above: characters kept between the last reused pre-token's second successor and a range end. */
+const EDGE_MARGIN_CHARS = 8;
+/** First window (characters) re-pre-tokenized at a range edge; doubled while it decides no pre-token. */
+const EDGE_WINDOW_CHARS = 64;
+
+/** The parts of gpt-tokenizer's encoder that count one pre-token (its merge cache included). */
+interface PretokenEncoder {
+  getBpeRankFromString(piece: string): number | undefined;
+  bytePairEncode(piece: string): number[];
+}
+
+/**
+ * gpt-tokenizer 4's encoder object (not part of its typed API): counting pre-token by pre-token
+ * through it costs what `countTokens` costs. Undefined if a later version moves it; then each
+ * pre-token is counted with `countLibraryTokens` (same counts, slower).
+ */
+let pretokenEncoderFound: { encoder?: PretokenEncoder } | undefined;
+function pretokenEncoder(): PretokenEncoder | undefined {
+  pretokenEncoderFound ??= (() => {
+    const core = (gpt().default as unknown as { bytePairEncodingCoreProcessor?: Partial<PretokenEncoder> }).bytePairEncodingCoreProcessor;
+    return typeof core?.getBpeRankFromString === 'function' && typeof core.bytePairEncode === 'function' ? { encoder: core as PretokenEncoder } : {};
+  })();
+  return pretokenEncoderFound.encoder;
+}
+
+/** Tokens of one pre-token, as `countTokens` counts it inside any text. */
+function countOnePretoken(piece: string): number {
+  // A long pre-token goes to the O(n log n) merge (the library's is quadratic), as in `countTokens`.
+  if (piece.length >= LONG_RUN_CHARS) return countPretoken(piece, rankTables());
+  const encoder = pretokenEncoder();
+  if (encoder === undefined) return countLibraryTokens(piece);
+  return encoder.getBpeRankFromString(piece) !== undefined ? 1 : encoder.bytePairEncode(piece).length;
+}
+
+/** The pre-token expression, global (`lastIndex`), a private instance. */
+const pretokenRegex = (): RegExp => new RegExp(O200K_TOKEN_SPLIT_REGEX.source, 'gu');
+
+/**
+ * One document's pre-tokens: where each ends (characters, UTF-16 code units) and the tokens before
+ * it. Built in one pass (about the cost of one `countTokens` of the text); 8 bytes per pre-token.
+ */
+export class TokenIndex {
+  /** `ends[k]`: offset of the k-th pre-token boundary; `ends[0]` = 0, the last = `text.length`. */
+  private readonly ends: Int32Array;
+  /** `counts[k]`: tokens of the text before `ends[k]`. */
+  private readonly counts: Int32Array;
+  /** Number of boundaries (pre-tokens + 1). */
+  private readonly size: number;
+
+  constructor(readonly text: string) {
+    let ends = new Int32Array(Math.max(16, (text.length >> 2) + 2));
+    let counts = new Int32Array(ends.length);
+    let size = 1;
+    let tokens = 0;
+    const regex = pretokenRegex();
+    for (let match = regex.exec(text); match !== null; match = regex.exec(text)) {
+      tokens += countOnePretoken(match[0]);
+      if (size === ends.length) {
+        const grownEnds = new Int32Array(ends.length * 2);
+        grownEnds.set(ends);
+        ends = grownEnds;
+        const grownCounts = new Int32Array(counts.length * 2);
+        grownCounts.set(counts);
+        counts = grownCounts;
+      }
+      ends[size] = match.index + match[0].length;
+      counts[size] = tokens;
+      size++;
+    }
+    this.ends = ends;
+    this.counts = counts;
+    this.size = size;
+  }
+
+  /** Tokens of the whole text (equals `countTokens(text)`). */
+  get tokens(): number {
+    return this.counts[this.size - 1];
+  }
+
+  /** The boundary number at `offset` (characters), or -1 when no pre-token of the text ends there. */
+  boundaryAt(offset: number): number {
+    const k = this.lastBoundaryAtMost(offset);
+    return k >= 0 && this.ends[k] === offset ? k : -1;
+  }
+
+  /** Offset (characters) of boundary `k`. */
+  offsetOf(k: number): number {
+    return this.ends[k];
+  }
+
+  /** Tokens between boundaries `from` and `to`. */
+  tokensBetween(from: number, to: number): number {
+    return this.counts[to] - this.counts[from];
+  }
+
+  /** Number of the last boundary. */
+  get lastBoundary(): number {
+    return this.size - 1;
+  }
+
+  /** The largest boundary number whose offset is <= `offset`, or -1. */
+  lastBoundaryAtMost(offset: number): number {
+    let low = 0;
+    let high = this.size - 1;
+    if (offset < 0) return -1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if (this.ends[mid] <= offset) low = mid;
+      else high = mid - 1;
+    }
+    return low;
+  }
+}
+
+/** A range `[start, end)` (characters) of `text`; with the text's `TokenIndex` when it has one. */
+export interface TextSpan {
+  text: string;
+  start: number;
+  end: number;
+  index?: TokenIndex;
+}
+
+/**
+ * Tokens of the concatenation of `spans` (each `text.slice(start, end)`), exactly `countTokens` of
+ * that string, without building it: spans with a `TokenIndex` are counted from the index, only
+ * their edges are pre-tokenized again (see "the pre-token index" above).
+ * @param spans in order; an empty span counts nothing.
+ */
+export function countSpans(spans: readonly TextSpan[]): number {
+  let count = 0;
+  let i = 0;
+  let at = spans.length > 0 ? spans[0].start : 0;
+  const regex = pretokenRegex();
+  let window = EDGE_WINDOW_CHARS;
+  for (;;) {
+    while (i < spans.length && at >= spans[i].end) {
+      i++;
+      if (i < spans.length) at = spans[i].start;
+    }
+    if (i >= spans.length) return count;
+    // Every position the loop stops at is a pre-token boundary of the joined text.
+    const jump = reusableTokens(spans, i, at);
+    if (jump !== undefined) {
+      count += jump.tokens;
+      at = jump.to;
+      window = EDGE_WINDOW_CHARS;
+      continue;
+    }
+    // Pre-tokenize a window of the joined text from here.
+    const starts: number[] = [];
+    const parts: string[] = [];
+    let length = 0;
+    let j = i;
+    let from = at;
+    while (j < spans.length && length < window) {
+      const to = Math.min(spans[j].end, from + (window - length));
+      starts.push(length);
+      parts.push(spans[j].text.slice(from, to));
+      length += to - from;
+      if (to < spans[j].end) break;
+      j++;
+      if (j < spans.length) from = spans[j].start;
+    }
+    const local = parts.join('');
+    const matchEnds: number[] = [];
+    regex.lastIndex = 0;
+    for (let match = regex.exec(local); match !== null; match = regex.exec(local)) matchEnds.push(match.index + match[0].length);
+    let accepted = matchEnds.length;
+    if (j < spans.length) {
+      // The window stops before the joined text does: keep the pre-tokens decided without looking past it.
+      accepted = 0;
+      while (accepted + 2 < matchEnds.length && matchEnds[accepted + 2] + EDGE_MARGIN_CHARS < local.length) accepted++;
+    }
+    if (accepted === 0) {
+      window *= 2;
+      continue;
+    }
+    let previous = 0;
+    let part = 0;
+    let nextI = i;
+    let nextAt = at;
+    for (let m = 0; m < accepted; m++) {
+      const end = matchEnds[m];
+      count += countOnePretoken(local.slice(previous, end));
+      previous = end;
+      while (part + 1 < starts.length && end >= starts[part + 1]) part++;
+      nextI = i + part;
+      nextAt = (part === 0 ? at : spans[nextI].start) + (end - starts[part]);
+      // Back to the index as soon as it can be used again.
+      if (nextAt < spans[nextI].end && reusableTokens(spans, nextI, nextAt) !== undefined) break;
+    }
+    i = nextI;
+    at = nextAt;
+    window = EDGE_WINDOW_CHARS;
+  }
+}
+
+/**
+ * The document pre-tokens that `countSpans` may take from span `i`'s index from offset `at` (a
+ * boundary of the joined text): their tokens and where they end, or undefined when `at` is no
+ * boundary of the document or no pre-token is safe (see "the pre-token index" above).
+ */
+function reusableTokens(spans: readonly TextSpan[], i: number, at: number): { tokens: number; to: number } | undefined {
+  const span = spans[i];
+  const { index } = span;
+  if (index === undefined) return undefined;
+  const k = index.boundaryAt(at);
+  if (k < 0) return undefined;
+  if (i === spans.length - 1 && span.end === span.text.length) return { tokens: index.tokensBetween(k, index.lastBoundary), to: span.end };
+  const safe = index.lastBoundaryAtMost(span.end - EDGE_MARGIN_CHARS - 1) - 2;
+  return safe > k ? { tokens: index.tokensBetween(k, safe), to: index.offsetOf(safe) } : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Token counting without gpt-tokenizer's quadratic merge on long pre-tokens
 // ---------------------------------------------------------------------------------------------
 

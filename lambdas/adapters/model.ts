@@ -6,7 +6,7 @@ import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { ExtractiveReader } from '../../shared/extractive';
 import { LlmAgents } from '../../shared/llm/agents';
 import { toModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
-import type { AgentModel, ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
+import type { AgentModel, BlobStore, ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
 import { BedrockChatModel } from './bedrock';
 import type { ApiKeyProvider } from './openai-key';
 import { OpenAiChatModel, type OpenAiOptions } from './openai';
@@ -19,11 +19,19 @@ import { OpenAiChatModel, type OpenAiOptions } from './openai';
  * @param openaiApiKey where an `openai:` spec's key comes from when `openai.apiKey` is unset and it
  *   is read asynchronously (Secrets Manager in the Lambdas, lambdas/adapters/openai-key.ts); read
  *   before the first call.
+ * @param analyses where the extractive reader keeps the sentence analysis of the chunks it read
+ *   (the local bucket: warm runs skip it); unset, it analyzes every chunk it reads.
  * @throws ConfigurationError for an invalid spec, or an `openai:` spec without a base URL.
  */
-export function createAgentModel(spec: ModelSpecInput, bedrock: () => BedrockRuntimeClient, openai: OpenAiOptions = {}, openaiApiKey?: ApiKeyProvider): AgentModel {
+export function createAgentModel(
+  spec: ModelSpecInput,
+  bedrock: () => BedrockRuntimeClient,
+  openai: OpenAiOptions = {},
+  openaiApiKey?: ApiKeyProvider,
+  analyses?: BlobStore,
+): AgentModel {
   const parsed = toModelSpec(spec);
-  if (parsed.kind === 'extractive') return new ExtractiveReader();
+  if (parsed.kind === 'extractive') return new ExtractiveReader({}, { analyses });
   if (parsed.kind === 'openai') {
     return new LlmAgents({
       seeker: createOpenAiChatModel(parsed.seekerModelId, openai, openaiApiKey),

@@ -13,14 +13,24 @@
  * and k is reused without a model call. So the resumed run ends with the answer, citations, trace
  * and pool of an uninterrupted one (test/integration/crash-sweep.test.ts kills it at 20+ points).
  * A run id that already holds a run is only reused for the same question, options and corpus bytes.
+ *
+ * The corpus in the bucket: the files are put once under a content-addressed corpus id,
+ * `corpora/local-<content hash>/` (the hash of shared/pipeline/ingest.ts: ids and bytes), unless a
+ * corpus with exactly these files is already there (an earlier run, or `extagents ingest` / the API
+ * under its own id): then the run reads that one and copies nothing. Prepare then finds the chunk
+ * cache entry of that content and reads the chunks in place, so a warm run writes only its own run
+ * data. `runs/<runId>/corpus.json` names the corpus a run reads, so that `runs rm` deletes a
+ * `local-` corpus only when no run is left that reads it (local/engine/runs.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
+import pLimit from 'p-limit';
 import { InvalidInputError } from '../../shared/errors';
 import { parseRunOptions, type RunOptions, type RunOptionsInput } from '../../shared/config';
 import type { AgentModel, BlobStore } from '../../shared/ports';
 import { runRecordKey } from '../../shared/pipeline/layout';
-import { removeRun } from './runs';
+import { CorpusHasher, chunkCacheKey, hashCorpusObjects, IO_CONCURRENCY, type CorpusIngestion } from '../../shared/pipeline/ingest';
+import { LOCAL_CORPUS_ID_PREFIX, removeRun, runCorpusKey } from './runs';
 import type { RunRecord } from '../../shared/pipeline/run-record';
 import { RunIdSchema, parseEvent, type FinalizeOutput } from '../../shared/pipeline/state';
 import { corpusPrefix } from '../../shared/corpus';
@@ -96,10 +106,11 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
     // The model's option defaults (a llama: model's context), as the stack applies them to the execution.
     options = parseRunOptions({ ...stack.runOptionDefaults, ...request.options });
     stack.checkRunOptions(options);
-    const prefix = corpusPrefix(runId);
-    const previous = await previousRun(stack, runId, request, options, prefix);
+    const contentHash = await hashFiles(request.files);
+    const previous = await previousRun(stack, runId, request, options, contentHash);
+    const prefix = await placeCorpus(stack.blobs, request.files, contentHash);
+    await stack.blobs.put(runCorpusKey(runId), JSON.stringify({ prefix }), 'application/json');
     if (previous === undefined) {
-      await Promise.all(request.files.map(async (f) => stack.blobs.put(prefix + f.id, await fs.readFile(f.path))));
       report({ phase: 'info', message: `run ${runId}: ${request.files.length} corpus file(s), model ${formatModelSpec(toModelSpec(request.modelSpec ?? 'extractive'))}` });
     } else {
       const later = previous.sought.slice(1).map((n, i) => `, ${n} in round ${i + 2}`).join('');
@@ -153,22 +164,65 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
 }
 
 /**
+ * The content hash of the corpus files (`CorpusHasher`: ids and bytes in the given order, which is
+ * the bucket's key order for the files' keys under one prefix), reading one file at a time.
+ */
+async function hashFiles(files: CorpusFile[]): Promise<string> {
+  const hasher = new CorpusHasher();
+  for (const file of [...files].sort((a, b) => compareKeys(a.id, b.id))) hasher.add({ id: file.id, bytes: await fs.readFile(file.path) });
+  return hasher.digest();
+}
+
+/** Key order of the bucket's `list` (UTF-8 byte order, as S3 and the directory bucket list them). */
+const compareKeys = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/**
+ * The corpus prefix the run reads: a corpus already in the bucket whose objects are exactly these
+ * files (same ids, same content hash: an ingested corpus, or the content-addressed copy an earlier
+ * run made), else `corpora/local-<hash>/`, with the files put there (only those missing: a corpus
+ * id is the content hash of all its files, so a file present under it has the right bytes).
+ */
+async function placeCorpus(blobs: BlobStore, files: CorpusFile[], contentHash: string): Promise<string> {
+  const ids = new Set(files.map((f) => f.id));
+  const holdsExactly = async (prefix: string): Promise<{ exact: boolean; present: Set<string> }> => {
+    const present = new Set((await blobs.list(prefix)).map((o) => o.key.slice(prefix.length)));
+    return { exact: present.size === ids.size && [...ids].every((id) => present.has(id)), present };
+  };
+  // An ingested corpus of the same content (its summary names the hash of its last ingestion; the
+  // objects are hashed again, since they may have changed since).
+  for (const { key } of await blobs.list('cache/corpora/')) {
+    if (!key.endsWith('/ingestion.json')) continue;
+    const ingestion = JSON.parse(await blobs.getText(key)) as CorpusIngestion;
+    if (ingestion.contentHash !== contentHash) continue;
+    const { exact } = await holdsExactly(ingestion.prefix);
+    if (exact && (await hashCorpusObjects(blobs, files.map((f) => ingestion.prefix + f.id).sort(compareKeys), ingestion.prefix)) === contentHash) return ingestion.prefix;
+  }
+  const prefix = corpusPrefix(`${LOCAL_CORPUS_ID_PREFIX}${contentHash}`);
+  const { present } = await holdsExactly(prefix);
+  const limit = pLimit(IO_CONCURRENCY);
+  await Promise.all(files.filter((f) => !present.has(f.id)).map((f) => limit(async () => blobs.put(prefix + f.id, await fs.readFile(f.path)))));
+  return prefix;
+}
+
+/**
  * The run already recorded under `runId`, if any (its run record exists: Prepare finished once).
  * @returns undefined for a new run id; else its chunk count and how many chunks were already sought
  *   in each round, from round 1 to the last round with any (at least round 1's count).
  * @throws InvalidInputError when the recorded run has another question, other options or another
- *   corpus (ids or bytes), since resuming it would mix two runs; or when a new run id already has
- *   corpus objects that are not among this run's files.
+ *   corpus (ids or bytes: its chunk cache key, which is derived from them and `chunkTokens`), since
+ *   resuming it would mix two runs; or when a new run id already has a corpus copy of the earlier
+ *   layout (`corpora/<runId>/`) with files that are not among this run's.
  */
 async function previousRun(
   stack: LocalStack,
   runId: string,
   request: LocalRunRequest,
   options: RunOptions,
-  corpusPrefix: string,
+  contentHash: string,
 ): Promise<{ chunks: number; sought: number[] } | undefined> {
-  const stored = await stack.blobs.list(corpusPrefix);
-  const storedIds = new Set(stored.map((o) => o.key.slice(corpusPrefix.length)));
+  const legacyPrefix = corpusPrefix(runId);
+  const stored = await stack.blobs.list(legacyPrefix);
+  const storedIds = new Set(stored.map((o) => o.key.slice(legacyPrefix.length)));
   const refuse = (what: string): never => {
     throw new InvalidInputError(
       `Run id ${runId} already holds a run in ${request.stateDir} with ${what}; resuming needs the same question, ` +
@@ -183,16 +237,18 @@ async function previousRun(
   const record = JSON.parse(await stack.blobs.getText(runRecordKey(runId))) as RunRecord;
   if (record.question !== request.question.trim()) refuse(`another question (${JSON.stringify(record.question)})`);
   if (canonical(record.options) !== canonical(options)) refuse(`other options (${canonical(record.options)})`);
-  const ids = new Set(request.files.map((f) => f.id));
-  const sameIds = ids.size === storedIds.size && [...ids].every((id) => storedIds.has(id));
-  if (!sameIds || !(await sameBytes(stack.blobs, corpusPrefix, request.files))) refuse('another corpus (files added, removed or changed)');
+  const sameCorpus =
+    record.chunkCache !== undefined
+      ? record.chunkCache.key === chunkCacheKey(contentHash, options.chunkTokens)
+      : request.files.length === storedIds.size && request.files.every((f) => storedIds.has(f.id)) && (await sameBytes(stack.blobs, legacyPrefix, request.files));
+  if (!sameCorpus) refuse('another corpus (files added, removed or changed)');
   const sought: number[] = [];
   for (let round = 1; round <= record.options.rounds; round++) sought.push((await stack.store.soughtChunks(runId, round)).length);
   while (sought.length > 1 && sought[sought.length - 1] === 0) sought.pop();
   return { chunks: record.chunks, sought };
 }
 
-/** Do the stored corpus objects hold exactly the files' bytes? */
+/** Do the stored corpus objects hold exactly the files' bytes? (Runs recorded before the chunk cache.) */
 async function sameBytes(blobs: BlobStore, prefix: string, files: CorpusFile[]): Promise<boolean> {
   for (const file of files) {
     const [stored, local] = await Promise.all([blobs.get(prefix + file.id), fs.readFile(file.path)]);

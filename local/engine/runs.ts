@@ -1,10 +1,14 @@
 /**
  * The runs kept in a state directory (`extagents runs ls | show | rm`): each `runs/<runId>/` of the
- * local bucket (its record, chunks, Map results, result), the copy of the corpus an `ask` made under
- * `corpora/<runId>/`, and, when the state directory keeps DynamoDB data (runs with `--run-id`,
- * `serve`, `job`), the run's table items. Job plans and surveys (`runs/_jobs/`, `runs/_surveys/`) are
- * not runs. Corpora under other ids (`extagents ingest`, the API's corpora, a job's corpus) and the
- * chunk cache are never deleted here: other runs may read them.
+ * local bucket (its record, manifest, Map results, result; its chunks are read in place from the
+ * chunk cache), the copy of the corpus an `ask` of an earlier version made under `corpora/<runId>/`,
+ * and, when the state directory keeps DynamoDB data (runs with `--run-id`, `serve`, `job`), the run's
+ * table items. Job plans and surveys (`runs/_jobs/`, `runs/_surveys/`) are not runs.
+ *
+ * The content-addressed corpora that `ask` puts its files in (`corpora/local-<hash>/`, shared by
+ * every run over the same files, local/engine/run.ts) are deleted with the last run that reads them.
+ * Corpora under other ids (`extagents ingest`, the API's corpora, a job's corpus) and the chunk cache
+ * are never deleted here: other runs may read them.
  */
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -14,6 +18,11 @@ import { InvalidInputError, NotFoundError } from '../../shared/errors';
 import { issueMessages } from '../../shared/validation';
 import { RunIdSchema } from '../../shared/pipeline/state';
 import { runPrefix, resultKey, runRecordKey } from '../../shared/pipeline/layout';
+
+/** Corpus ids of the content-addressed corpora of local runs: `local-<content hash>`. */
+export const LOCAL_CORPUS_ID_PREFIX = 'local-';
+/** `runs/<runId>/corpus.json`: `{ prefix }`, the corpus a local run reads (written before it starts). */
+export const runCorpusKey = (runId: string): string => `${runPrefix(runId)}corpus.json`;
 import type { RunRecord } from '../../shared/pipeline/run-record';
 import type { RunResult } from '../../shared/types';
 import { FsBlobStore } from './fs-blob-store';
@@ -88,8 +97,9 @@ export async function runResult(stateDir: string, runId: string): Promise<RunRes
 }
 
 /**
- * Delete a run's files and its own corpus copy from the bucket, and its table items through
- * `deleteItems` when the state directory keeps DynamoDB data.
+ * Delete a run's files and its own corpus copy from the bucket, its table items through
+ * `deleteItems` when the state directory keeps DynamoDB data, and the content-addressed corpora
+ * (`corpora/local-…/`) that no run left reads.
  * @returns the bytes freed in the bucket and the table items deleted.
  * @throws NotFoundError when there is no such run.
  */
@@ -97,8 +107,34 @@ export async function removeRun(stateDir: string, runId: string, deleteItems?: (
   const { bytes } = await describeRun(stateDir, runId);
   const items = deleteItems ? await deleteItems(runId) : 0;
   const root = bucketOf(stateDir).root;
-  for (const prefix of [runPrefix(runId), corpusPrefix(runId) /* the corpus copy an `ask` makes for its run (local/engine/run.ts), deleted with it */]) await rm(path.join(root, ...prefix.split('/').filter(Boolean)), { recursive: true, force: true });
-  return { bytes, items };
+  for (const prefix of [runPrefix(runId), corpusPrefix(runId) /* the corpus copy an `ask` of an earlier version made for its run, deleted with it */]) await rm(path.join(root, ...prefix.split('/').filter(Boolean)), { recursive: true, force: true });
+  return { bytes: bytes + (await removeUnreadLocalCorpora(stateDir)), items };
+}
+
+/**
+ * Delete every `corpora/local-<hash>/` that no run of the state directory reads (by its
+ * `runs/<runId>/corpus.json`, or its run record's corpus prefix).
+ * @returns the bytes freed.
+ */
+async function removeUnreadLocalCorpora(stateDir: string): Promise<number> {
+  const blobs = bucketOf(stateDir);
+  const local = new Map<string, number>();
+  for (const { key, size } of await blobs.list(corpusPrefix(LOCAL_CORPUS_ID_PREFIX).slice(0, -1))) {
+    const prefix = key.split('/').slice(0, 2).join('/') + '/';
+    local.set(prefix, (local.get(prefix) ?? 0) + size);
+  }
+  if (local.size === 0) return 0;
+  for (const id of await runIds(stateDir)) {
+    const marker = await readJson<{ prefix?: string }>(blobs, runCorpusKey(id));
+    const record = await readJson<RunRecord>(blobs, runRecordKey(id));
+    for (const prefix of [marker?.prefix, record?.corpusPrefix]) if (prefix !== undefined) local.delete(prefix);
+  }
+  let bytes = 0;
+  for (const [prefix, size] of local) {
+    await rm(path.join(blobs.root, ...prefix.split('/').filter(Boolean)), { recursive: true, force: true });
+    bytes += size;
+  }
+  return bytes;
 }
 
 /** Whether the state directory keeps DynamoDB data (then `rm` deletes the run's items too). */

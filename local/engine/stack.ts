@@ -199,7 +199,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const handlers = makeHandlers({
       blobs,
       store,
-      model: () => (model ??= createAgentModel(modelSpec, () => createBedrockClient())),
+      // The extractive reader keeps each chunk's sentence analysis in the bucket (cache/extractive/).
+      model: () => (model ??= createAgentModel(modelSpec, () => createBedrockClient(), {}, undefined, blobs)),
       modelSpec,
     });
     // The survey roles as the survey Lambda entry point builds them (lambdas/survey.ts), on first use.

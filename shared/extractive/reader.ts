@@ -8,7 +8,9 @@
  * - Reasoning agent (knowledge-accumulating reasoning, paper 2B): answers with the best-supported
  *   sentence(s) of the given messages, or refuses with "NO ANSWER" so that KAR widens k.
  */
-import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../ports';
+import { createHash } from 'node:crypto';
+import { NotFoundError } from '../errors';
+import type { AgentModel, BlobStore, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../ports';
 import { countTokens } from '../tokenizer';
 import { NO_ANSWER, type Message, type RoleUsage } from '../types';
 import {
@@ -19,7 +21,31 @@ import {
   type QuestionAnalysis,
   type WeightedQuery,
 } from './query';
-import { type AnalyzedSentence, analyzeText, coverage, hasAnswerCandidate, SentenceIndex, unionTerms } from './relevance';
+import {
+  ANALYSIS_VERSION,
+  type AnalyzedSentence,
+  analyzeText,
+  coverage,
+  hasAnswerCandidate,
+  parseAnalysis,
+  SentenceIndex,
+  serializeAnalysis,
+  unionTerms,
+} from './relevance';
+
+/** What the reader may use besides its options. */
+export interface ExtractiveReaderDeps {
+  /**
+   * Where the sentence analysis of each chunk read (its sentences with their terms: most of a
+   * seeking agent's work, e.g. 2.7 s of the 278 SOTU chunks) is kept, by the chunk text's content
+   * (`analysisKey`, beside the chunk cache), so that it is made once per chunk and every later
+   * question over that chunk (a warm run, a job) reads it. Without it, every seek analyzes its chunk.
+   */
+  analyses?: BlobStore;
+}
+
+/** `cache/extractive/v<ANALYSIS_VERSION>/<SHA-256 of the text>.json`: the stored analysis of one chunk text. */
+export const analysisKey = (text: string): string => `cache/extractive/v${ANALYSIS_VERSION}/${createHash('sha256').update(text).digest('hex')}.json`;
 
 /** Tuning of the extractive reader. All coverages are weighted shares of the question's terms (0-1). */
 export interface ExtractiveReaderOptions {
@@ -119,9 +145,34 @@ export class ExtractiveReader implements AgentModel {
   readonly description = 'extractive (offline BM25 sentence reader, not an LLM)';
   private readonly options: ExtractiveReaderOptions;
 
-  /** @param options overrides of `DEFAULT_READER_OPTIONS` (for tuning and tests). */
-  constructor(options: Partial<ExtractiveReaderOptions> = {}) {
+  /**
+   * @param options overrides of `DEFAULT_READER_OPTIONS` (for tuning and tests).
+   * @param deps where chunk analyses are kept (none: analyzed on every seek).
+   */
+  constructor(
+    options: Partial<ExtractiveReaderOptions> = {},
+    private readonly deps: ExtractiveReaderDeps = {},
+  ) {
     this.options = { ...DEFAULT_READER_OPTIONS, ...options };
+  }
+
+  /**
+   * The sentences of a chunk text with their terms: read from `deps.analyses` when it was stored
+   * there, else analyzed and stored.
+   * @throws StorageError (from the store) when it cannot be read or written.
+   */
+  private async analysisOf(text: string): Promise<AnalyzedSentence[]> {
+    const store = this.deps.analyses;
+    if (store === undefined) return analyzeText(text);
+    const key = analysisKey(text);
+    try {
+      return parseAnalysis(text, await store.getText(key));
+    } catch (error) {
+      if (!(error instanceof NotFoundError) && !(error instanceof SyntaxError)) throw error;
+    }
+    const sentences = analyzeText(text);
+    await store.put(key, serializeAnalysis(sentences), 'application/json');
+    return sentences;
   }
 
   /**
@@ -157,7 +208,7 @@ export class ExtractiveReader implements AgentModel {
     };
     const none: SeekResult = { evidence: null, score: 0, spans: [], usage, warnings: [] };
 
-    const index = new SentenceIndex(analyzeText(request.chunk.text));
+    const index = new SentenceIndex(await this.analysisOf(request.chunk.text));
     // The synchronized evidence as one string (messages separated by a character that never occurs
     // in a sentence), so that "already known" is one substring search per sentence.
     const known = synchronized.map((m) => normalizeSpace(m.evidence)).join('\u0000');

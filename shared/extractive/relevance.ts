@@ -43,6 +43,36 @@ export function analyzeText(text: string): AnalyzedSentence[] {
   return analyzed;
 }
 
+/**
+ * Version of `analyzeText`'s output, part of the key under which an analysis is stored
+ * (shared/extractive/reader.ts): bump it whenever `analyzeText`, `splitSentences` or the terms change.
+ */
+export const ANALYSIS_VERSION = 1;
+
+/**
+ * The analysis of a text as compact JSON: per sentence `[start, end, terms, names]` (terms and names
+ * joined by spaces; stems hold none).
+ */
+export function serializeAnalysis(sentences: readonly AnalyzedSentence[]): string {
+  return JSON.stringify(sentences.map((s) => [s.start, s.end, [...s.terms].join(' '), [...s.names].join(' ')]));
+}
+
+/**
+ * An analysis of `text` read back from `serializeAnalysis`: equal to `analyzeText(text)`.
+ * @throws SyntaxError for text that is not JSON.
+ */
+export function parseAnalysis(text: string, json: string): AnalyzedSentence[] {
+  const split = (joined: string): Set<string> => new Set(joined === '' ? [] : joined.split(' '));
+  return (JSON.parse(json) as Array<[number, number, string, string]>).map(([start, end, terms, names], position) => ({
+    start,
+    end,
+    text: text.slice(start, end),
+    position,
+    terms: split(terms),
+    names: split(names),
+  }));
+}
+
 /** A sentence's BM25 score against a query (higher = more relevant; only comparable within a chunk). */
 export interface RankedSentence {
   sentence: AnalyzedSentence;

@@ -6,7 +6,7 @@
  */
 import type { BlobStore, MessageStore, StoredStep } from '../ports';
 import { NO_ANSWER, type RoleUsage, type ChunkFailure, type Citation, type Message, type RetryReport, type RunResult } from '../types';
-import { chunkKey, resultKey } from './layout';
+import { resultKey, runChunkKey } from './layout';
 import { loadRunRecord } from './run-record';
 import type { Chunk } from '../types';
 import { locationAt, type DocumentLocation } from '../readers/types';
@@ -52,7 +52,7 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
   const locationsOf = new Map(record.documents.filter((d) => d.locations !== undefined).map((d) => [d.id, d.locations]));
   for (const id of citedIds) {
     const message = byId.get(id);
-    if (message) citations.push(...(await citationsOf(message, state.runId, blobs)).map((c) => withLocation(c, locationsOf.get(c.documentId))));
+    if (message) citations.push(...(await citationsOf(message, state.runId, blobs, record.chunksFrom)).map((c) => withLocation(c, locationsOf.get(c.documentId))));
   }
 
   const soughtSet = new Set(sought);
@@ -129,12 +129,12 @@ function withLocation(citation: Citation, locations: readonly DocumentLocation[]
 }
 
 /** One citation per verbatim quote; a message without quotes cites its chunk's first segment. */
-async function citationsOf(message: Message, runId: string, blobs: BlobStore): Promise<Citation[]> {
+async function citationsOf(message: Message, runId: string, blobs: BlobStore, chunksFrom: string | undefined): Promise<Citation[]> {
   const base = { messageId: message.id, chunkIndex: message.chunkIndex, round: message.round, score: message.score };
   if (message.quotes.length > 0) {
     return message.quotes.map((q) => ({ ...base, documentId: q.documentId, start: q.start, end: q.end, quote: shorten(q.text) }));
   }
-  const chunk = JSON.parse(await blobs.getText(chunkKey(runId, message.chunkIndex))) as Chunk;
+  const chunk = JSON.parse(await blobs.getText(runChunkKey(runId, message.chunkIndex, chunksFrom))) as Chunk;
   const seg = chunk.segments[0];
   const text = chunk.text.slice(seg.chunkStart, seg.chunkStart + (seg.end - seg.start));
   return [{ ...base, documentId: seg.documentId, start: seg.start, end: seg.end, quote: shorten(text) }];

@@ -7,7 +7,12 @@
  * - a later ingestion of identical bytes does no chunking (the content hash is unchanged: recorded as
  *   an unchanged delivery), and
  * - Prepare (shared/pipeline/prepare.ts) of a run over the same objects with the same `chunkTokens`
- *   copies the cached chunk objects instead of chunking the corpus again.
+ *   reads the cached chunk objects in place instead of chunking the corpus again (the run record
+ *   names the entry: `chunksFrom`), and a Prepare that chunks writes its chunks into the entry.
+ *
+ * Memory: objects are read, decoded and chunked one at a time (`chunkIntoCache`, `hashCorpusObjects`:
+ * at most two batches of `IO_CONCURRENCY` objects, the documents of the chunk being filled and the
+ * chunks being written are held), so it stays flat as the corpus grows.
  *
  * Keys (all in the project bucket):
  *   cache/chunks/<cacheKey>/chunks/<index:07>.json   one `Chunk` (same JSON as runs/<runId>/chunks/…)
@@ -24,7 +29,7 @@
  */
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
-import { chunkCorpus } from '../chunking';
+import { chunkCorpus, ChunkStream } from '../chunking';
 import { corpusPrefix, parseCorpusId } from '../corpus';
 import { RunOptionsSchema } from '../config';
 import { ConfigurationError } from '../errors';
@@ -33,7 +38,9 @@ import type { BlobStore } from '../ports';
 import { readDocument } from '../readers';
 import { TOKENIZER_NAME, countTokens } from '../tokenizer';
 import { documentSummary, type Chunk, type DocumentSummary, type SkippedDocument, type SourceDocument } from '../types';
-import { chunkKey } from './layout';
+import { cachedChunkKey, chunkCachePrefix } from './layout';
+
+export { cachedChunkKey, chunkCachePrefix } from './layout';
 
 /** Parallel object reads/writes of one ingestion or Prepare (bounds memory and open sockets). */
 export const IO_CONCURRENCY = 16;
@@ -45,13 +52,8 @@ export const IO_CONCURRENCY = 16;
  */
 export const CHUNKING_VERSION = 2;
 
-/** Folder of one cache entry. */
-export const chunkCachePrefix = (cacheKey: string): string => `cache/chunks/${cacheKey}/`;
 /** The manifest of one cache entry (written last). */
 export const chunkCacheManifestKey = (cacheKey: string): string => `${chunkCachePrefix(cacheKey)}manifest.json`;
-/** One cached chunk object. */
-export const cachedChunkKey = (cacheKey: string, index: number): string =>
-  `${chunkCachePrefix(cacheKey)}chunks/${String(index).padStart(7, '0')}.json`;
 /** The ingestion summary of a corpus. */
 export const ingestionKey = (corpusId: string): string => `cache/corpora/${corpusId}/ingestion.json`;
 
@@ -153,16 +155,27 @@ export interface IngestOptions {
 }
 
 /**
- * SHA-256 (hex) of a corpus's content: for each object in the given order, its id, its byte length
- * and its bytes. Objects must be in key order (as `BlobStore.list` returns them).
+ * SHA-256 (hex) of a corpus's content, fed one object at a time: for each object in the given order,
+ * its id, its byte length and its bytes. Objects must be in key order (as `BlobStore.list` returns them).
  */
-export function corpusContentHash(objects: readonly CorpusObject[]): string {
-  const hash = createHash('sha256').update('extagents-corpus-v1\n');
-  for (const object of objects) {
-    hash.update(`${object.id}\n${object.bytes.length}\n`);
-    hash.update(object.bytes);
+export class CorpusHasher {
+  private readonly hash = createHash('sha256').update('extagents-corpus-v1\n');
+
+  add(object: CorpusObject): void {
+    this.hash.update(`${object.id}\n${object.bytes.length}\n`);
+    this.hash.update(object.bytes);
   }
-  return hash.digest('hex');
+
+  digest(): string {
+    return this.hash.digest('hex');
+  }
+}
+
+/** `CorpusHasher` over objects already in memory. */
+export function corpusContentHash(objects: readonly CorpusObject[]): string {
+  const hasher = new CorpusHasher();
+  for (const object of objects) hasher.add(object);
+  return hasher.digest();
 }
 
 /** The chunk cache key (SHA-256 hex) of a content hash under the given chunk size and this tokenizer. */
@@ -180,7 +193,38 @@ export function chunkCacheKey(contentHash: string, chunkTokens: number): string 
  */
 export async function readCorpusObjects(blobs: BlobStore, keys: readonly string[], prefix: string): Promise<CorpusObject[]> {
   const limit = pLimit(IO_CONCURRENCY);
-  return Promise.all(keys.map((key) => limit(async () => ({ id: key.slice(prefix.length) || key, bytes: await blobs.get(key) }))));
+  return Promise.all(keys.map((key) => limit(async () => ({ id: documentIdOf(key, prefix), bytes: await blobs.get(key) }))));
+}
+
+/** Document id of a corpus key: the key below `prefix` (a key equal to the prefix keeps its whole key). */
+const documentIdOf = (key: string, prefix: string): string => key.slice(prefix.length) || key;
+
+/**
+ * Visit corpus objects in key order, one at a time, reading `IO_CONCURRENCY` of them at once and the
+ * next batch while a batch is visited: at most two batches are held, whatever the corpus size.
+ * @throws NotFoundError (from the BlobStore) when an object disappeared since it was listed.
+ */
+export async function forEachCorpusObject(
+  blobs: BlobStore,
+  keys: readonly string[],
+  prefix: string,
+  visit: (object: CorpusObject) => Promise<void> | void,
+): Promise<void> {
+  const batch = (start: number): Promise<CorpusObject[]> =>
+    Promise.all(keys.slice(start, start + IO_CONCURRENCY).map(async (key) => ({ id: documentIdOf(key, prefix), bytes: await blobs.get(key) })));
+  let next = batch(0);
+  for (let start = 0; start < keys.length; start += IO_CONCURRENCY) {
+    const objects = await next;
+    if (start + IO_CONCURRENCY < keys.length) next = batch(start + IO_CONCURRENCY);
+    for (const object of objects) await visit(object);
+  }
+}
+
+/** The content hash (`corpusContentHash`) of corpus objects read one batch at a time. */
+export async function hashCorpusObjects(blobs: BlobStore, keys: readonly string[], prefix: string): Promise<string> {
+  const hasher = new CorpusHasher();
+  await forEachCorpusObject(blobs, keys, prefix, (object) => hasher.add(object));
+  return hasher.digest();
 }
 
 /** What decoding and chunking a corpus produced. */
@@ -229,35 +273,64 @@ export async function loadChunkCache(blobs: BlobStore, cacheKey: string): Promis
   return manifest.version === 1 && manifest.cacheKey === cacheKey ? manifest : undefined;
 }
 
-/**
- * Copy the cached chunk objects of an entry to a run's chunk keys (`chunkKey(runId, i)`), with the
- * store's server-side copy when it has one, else by reading and writing each object.
- * @throws NotFoundError when a chunk object of the entry is missing (a damaged cache entry).
- */
-export async function copyCachedChunks(blobs: BlobStore, cacheKey: string, chunks: number, runId: string): Promise<void> {
-  const limit = pLimit(IO_CONCURRENCY);
-  const copy = blobs.copy?.bind(blobs) ?? (async (from: string, to: string) => blobs.put(to, await blobs.get(from), 'application/json'));
-  await Promise.all(Array.from({ length: chunks }, (_, i) => limit(() => copy(cachedChunkKey(cacheKey, i), chunkKey(runId, i)))));
-}
-
 /** Whether a cache entry counts the tokens of every file it read (ingestion's do; Prepare's do not). */
 export function hasFileCounts(manifest: ChunkCacheManifest): boolean {
   return manifest.files.every((f) => f.skipped !== undefined || f.tokens !== undefined);
 }
 
 /**
- * Write a cache entry: every chunk object, then the manifest.
+ * Read, decode and chunk a corpus one object at a time (the readers of shared/readers/, skipping
+ * unusable objects with their reason), writing each chunk into the cache entry as soon as it is
+ * closed, then the entry's manifest (last: its presence means every chunk is in place). Holds at most
+ * two batches of objects, the documents of the chunk being filled and the chunks being written.
+ * An empty corpus gives an entry of 0 chunks.
+ * @param countFileTokens also count each document's tokens (one more tokenizer pass; the ingestion
+ *   summary reports them, Prepare does not need them).
  * @returns the manifest written.
+ * @throws NotFoundError when an object disappeared since it was listed.
  */
-export async function writeChunkCache(
+export async function chunkIntoCache(
   blobs: BlobStore,
-  entry: { cacheKey: string; contentHash: string; chunkTokens: number; corpus: ChunkedCorpus; createdAt: string },
+  keys: readonly string[],
+  prefix: string,
+  entry: { cacheKey: string; contentHash: string; chunkTokens: number; createdAt: string },
+  countFileTokens: boolean,
 ): Promise<ChunkCacheManifest> {
+  const files: IngestedFile[] = [];
+  const documents: DocumentSummary[] = [];
+  const skipped: SkippedDocument[] = [];
+  const stream = new ChunkStream({ chunkTokens: entry.chunkTokens });
   const limit = pLimit(IO_CONCURRENCY);
-  const { corpus } = entry;
-  await Promise.all(
-    corpus.chunks.map((chunk) => limit(() => blobs.put(cachedChunkKey(entry.cacheKey, chunk.index), JSON.stringify(chunk), 'application/json'))),
-  );
+  let pending: Promise<void>[] = [];
+  let chunks = 0;
+  let chunkTokensTotal = 0;
+  const write = async (closed: Chunk[]): Promise<void> => {
+    for (const chunk of closed) {
+      chunks++;
+      chunkTokensTotal += chunk.tokens;
+      pending.push(limit(() => blobs.put(cachedChunkKey(entry.cacheKey, chunk.index), JSON.stringify(chunk), 'application/json')));
+    }
+    // Bound the chunks held in memory by writes not yet done.
+    if (pending.length >= 4 * IO_CONCURRENCY) {
+      const writing = pending;
+      pending = [];
+      await Promise.all(writing);
+    }
+  };
+  await forEachCorpusObject(blobs, keys, prefix, async (object) => {
+    const decoded = await readDocument(object.id, object.bytes);
+    if ('doc' in decoded) {
+      const { doc } = decoded;
+      documents.push(documentSummary(doc));
+      files.push({ id: object.id, bytes: object.bytes.length, chars: doc.text.length, ...(countFileTokens && { tokens: countTokens(doc.text) }) });
+      await write(stream.add(doc));
+    } else {
+      skipped.push(decoded.skipped);
+      files.push({ id: object.id, bytes: object.bytes.length, skipped: decoded.skipped.reason });
+    }
+  });
+  await write(stream.end());
+  await Promise.all(pending);
   const manifest: ChunkCacheManifest = {
     version: 1,
     cacheKey: entry.cacheKey,
@@ -265,11 +338,11 @@ export async function writeChunkCache(
     tokenizer: TOKENIZER_NAME,
     chunkTokens: entry.chunkTokens,
     chunkingVersion: CHUNKING_VERSION,
-    files: corpus.files,
-    documents: corpus.documents.map(documentSummary),
-    skipped: corpus.skipped,
-    chunks: corpus.chunks.length,
-    chunkTokensTotal: corpus.chunks.reduce((sum, c) => sum + c.tokens, 0),
+    files,
+    documents,
+    skipped,
+    chunks,
+    chunkTokensTotal,
     createdAt: entry.createdAt,
   };
   await blobs.put(chunkCacheManifestKey(entry.cacheKey), JSON.stringify(manifest), 'application/json');
@@ -296,12 +369,8 @@ export async function ingestCorpus(corpusId: string, deps: IngestDeps, options: 
 
   const listed = await blobs.list(prefix);
   if (listed.length === 0) return { outcome: 'no-objects', corpusId: id };
-  const objects = await readCorpusObjects(
-    blobs,
-    listed.map((o) => o.key),
-    prefix,
-  );
-  const contentHash = corpusContentHash(objects);
+  const keys = listed.map((o) => o.key);
+  const contentHash = await hashCorpusObjects(blobs, keys, prefix);
   const cacheKey = chunkCacheKey(contentHash, chunkTokens);
 
   const previous = await getCorpusIngestion(blobs, id);
@@ -315,10 +384,7 @@ export async function ingestCorpus(corpusId: string, deps: IngestDeps, options: 
     return { outcome: 'unchanged', ingestion };
   }
   const outcome = manifest ? 'reused' : 'ingested';
-  if (!manifest) {
-    const corpus = await decodeAndChunk(objects, chunkTokens, true);
-    manifest = await writeChunkCache(blobs, { cacheKey, contentHash, chunkTokens, corpus, createdAt: now });
-  }
+  manifest ??= await chunkIntoCache(blobs, keys, prefix, { cacheKey, contentHash, chunkTokens, createdAt: now }, true);
   const ingestion = summaryOf(id, manifest, now);
   await blobs.put(ingestionKey(id), JSON.stringify(ingestion), 'application/json');
   return { outcome, ingestion };

@@ -9,8 +9,19 @@ export const runPrefix = (runId: string): string => `runs/${runId}/`;
 export const runRecordKey = (runId: string): string => `${runPrefix(runId)}run.json`;
 /** The Distributed Map's ItemReader object: a JSON array `[{"chunk":0}, …]`. */
 export const manifestKey = (runId: string): string => `${runPrefix(runId)}manifest.json`;
-/** One chunk object (`Chunk` as JSON). */
+/** One chunk object (`Chunk` as JSON) in a run's own folder (survey runs; runs prepared before chunks were read in place). */
 export const chunkKey = (runId: string, index: number): string => `${runPrefix(runId)}chunks/${String(index).padStart(7, '0')}.json`;
+/** Folder of one chunk cache entry (shared/pipeline/ingest.ts). */
+export const chunkCachePrefix = (cacheKey: string): string => `cache/chunks/${cacheKey}/`;
+/** One cached chunk object (`Chunk` as JSON). */
+export const cachedChunkKey = (cacheKey: string, index: number): string => `${chunkCachePrefix(cacheKey)}chunks/${String(index).padStart(7, '0')}.json`;
+/**
+ * The key of chunk `index` of a run, the one rule Seek and Finalize read chunks by: in the chunk
+ * cache entry the run reads in place (`chunksFrom`: its cache key, from the run record), else in the
+ * run's own folder.
+ */
+export const runChunkKey = (runId: string, index: number, chunksFrom?: string): string =>
+  chunksFrom !== undefined ? cachedChunkKey(chunksFrom, index) : chunkKey(runId, index);
 /** The synchronized top-K messages given to every seeking agent of `round` (>= 2). */
 export const syncKey = (runId: string, round: number): string => `${runPrefix(runId)}sync/round-${round}.json`;
 /** The final `RunResult`. */

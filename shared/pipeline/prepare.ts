@@ -2,11 +2,14 @@
  * Prepare: read the corpus, decode and chunk it, write the chunk objects, the run record and the
  * Distributed Map manifest; return the initial workflow state (docs/ARCHITECTURE.md, step 1).
  *
- * Chunk cache (shared/pipeline/ingest.ts): when the corpus objects (ids and bytes) and `chunkTokens`
- * match an ingested corpus or an earlier run, the cached chunk objects are copied to the run instead
- * of decoding and chunking again; the run record says which (`chunkCache`). A run that chunks writes
- * the cache entry for the next one (without per-file token counts, which ingestion adds). The run's keys are the same either way,
- * so Seek and Finalize read chunks through `chunkKey(runId, index)` unchanged.
+ * Chunk cache (shared/pipeline/ingest.ts): the run's chunks are always those of the cache entry of
+ * its corpus content (ids and bytes) and `chunkTokens`, read in place: when an ingested corpus or an
+ * earlier run already made the entry, nothing is decoded, chunked or copied; otherwise Prepare
+ * decodes and chunks the corpus one object at a time straight into the entry (without per-file token
+ * counts, which ingestion adds), for this run and the next. The run record names the entry
+ * (`chunksFrom`), and Seek and Finalize read chunk i at `runChunkKey(runId, i, chunksFrom)`. So a run
+ * writes only its own run data (record, manifest, results), and Prepare's memory stays flat as the
+ * corpus grows.
  */
 import pLimit from 'p-limit';
 import { parseRunOptions } from '../config';
@@ -15,18 +18,9 @@ import { enforceCostLimit, estimateRun, priceEstimate } from '../cost';
 import type { ModelSpec } from '../llm/model-spec';
 import type { BlobStore } from '../ports';
 import { TOKENIZER_NAME } from '../tokenizer';
-import { documentSummary, type DocumentSummary, type RunEstimate, type SkippedDocument } from '../types';
-import {
-  IO_CONCURRENCY,
-  chunkCacheKey,
-  copyCachedChunks,
-  writeChunkCache,
-  corpusContentHash,
-  decodeAndChunk,
-  loadChunkCache,
-  readCorpusObjects,
-} from './ingest';
-import { chunkKey, manifestKey, runRecordKey } from './layout';
+import type { SkippedDocument } from '../types';
+import { IO_CONCURRENCY, chunkCacheKey, chunkIntoCache, hashCorpusObjects, loadChunkCache } from './ingest';
+import { manifestKey, runRecordKey } from './layout';
 import type { RunRecord } from './run-record';
 import type { PrepareEvent, WorkflowState } from './state';
 
@@ -51,59 +45,35 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
   const limit = pLimit(IO_CONCURRENCY);
 
   const keys = await resolveCorpusKeys(event.corpus, blobs, limit);
-  const objects = await readCorpusObjects(blobs, keys, event.corpus.prefix ?? '');
-  const contentHash = corpusContentHash(objects);
+  const prefix = event.corpus.prefix ?? '';
+  const now = (deps.now ?? (() => new Date()))().toISOString();
+  const contentHash = await hashCorpusObjects(blobs, keys, prefix);
   const cacheKey = chunkCacheKey(contentHash, options.chunkTokens);
   const cached = await loadChunkCache(blobs, cacheKey);
-
-  let documents: DocumentSummary[];
-  let skipped: SkippedDocument[];
-  let chunkCount: number;
-  let tokens: number;
-  let estimate: RunEstimate;
+  // A miss chunks the corpus into the cache entry (one object at a time), which the run then reads.
+  const entry = cached ?? (await chunkIntoCache(blobs, keys, prefix, { cacheKey, contentHash, chunkTokens: options.chunkTokens, createdAt: now }, false));
+  if (entry.chunks === 0) throw emptyCorpus(keys.length, entry.skipped);
   // What the run costs at most, before any model call and before the run writes anything: a cost
-  // limit refuses it here, leaving no run objects behind.
-  const estimateOrRefuse = (chunks: number, chunkTokensTotal: number): RunEstimate => {
-    const e = estimateRun({ chunks, chunkTokensTotal, question: event.question.trim(), options }, deps.modelSpec);
-    if (options.maxCostUsd !== undefined) {
-      if (!deps.modelSpec) throw new CostLimitExceededError(`Refused before any model call: maxCostUsd ${options.maxCostUsd} cannot be checked: the deployment's model is not known to Prepare`);
-      enforceCostLimit(priceEstimate(e, deps.modelSpec), options.maxCostUsd);
-    }
-    return e;
-  };
-  if (cached) {
-    ({ documents, skipped } = cached);
-    chunkCount = cached.chunks;
-    tokens = cached.chunkTokensTotal;
-    if (chunkCount === 0) throw emptyCorpus(keys.length, skipped);
-    estimate = estimateOrRefuse(chunkCount, tokens);
-    await copyCachedChunks(blobs, cacheKey, chunkCount, event.runId);
-  } else {
-    const corpus = await decodeAndChunk(objects, options.chunkTokens, false);
-    if (corpus.documents.length === 0) throw emptyCorpus(keys.length, corpus.skipped);
-    documents = corpus.documents.map(documentSummary);
-    skipped = corpus.skipped;
-    chunkCount = corpus.chunks.length;
-    tokens = corpus.chunks.reduce((sum, c) => sum + c.tokens, 0);
-    estimate = estimateOrRefuse(chunkCount, tokens);
-    await Promise.all(
-      corpus.chunks.map((chunk) => limit(() => blobs.put(chunkKey(event.runId, chunk.index), JSON.stringify(chunk), 'application/json'))),
-    );
-    // The next run over the same files and chunk size copies these chunks instead of chunking
-    // (its manifest last, so a Prepare killed meanwhile leaves no entry; equal content, equal objects).
-    await writeChunkCache(blobs, { cacheKey, contentHash, chunkTokens: options.chunkTokens, corpus, createdAt: (deps.now ?? (() => new Date()))().toISOString() });
+  // limit refuses it here, leaving no run objects behind (the cache entry is not the run's).
+  const estimate = estimateRun({ chunks: entry.chunks, chunkTokensTotal: entry.chunkTokensTotal, question: event.question.trim(), options }, deps.modelSpec);
+  if (options.maxCostUsd !== undefined) {
+    if (!deps.modelSpec) throw new CostLimitExceededError(`Refused before any model call: maxCostUsd ${options.maxCostUsd} cannot be checked: the deployment's model is not known to Prepare`);
+    enforceCostLimit(priceEstimate(estimate, deps.modelSpec), options.maxCostUsd);
   }
+  const chunkCount = entry.chunks;
   const record: RunRecord = {
     runId: event.runId,
     question: event.question.trim(),
     options,
-    documents,
-    skipped,
+    documents: entry.documents,
+    skipped: entry.skipped,
     chunks: chunkCount,
-    tokens,
+    tokens: entry.chunkTokensTotal,
     tokenizer: TOKENIZER_NAME,
-    createdAt: (deps.now ?? (() => new Date()))().toISOString(),
+    createdAt: now,
     chunkCache: { key: cacheKey, hit: cached !== undefined },
+    chunksFrom: cacheKey,
+    ...(event.corpus.prefix !== undefined && { corpusPrefix: event.corpus.prefix }),
     estimate,
   };
   await blobs.put(runRecordKey(event.runId), JSON.stringify(record), 'application/json');

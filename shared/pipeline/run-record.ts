@@ -23,9 +23,17 @@ export interface RunRecord {
   createdAt: string;
   /**
    * The chunk cache entry of this corpus and `chunkTokens` (shared/pipeline/ingest.ts): `hit` when
-   * Prepare copied its chunks instead of chunking. Absent in records written before the cache.
+   * Prepare found it made (nothing chunked). Absent in records written before the cache.
    */
   chunkCache?: { key: string; hit: boolean };
+  /**
+   * The chunk cache key whose chunk objects this run reads in place (`cache/chunks/<key>/chunks/…`,
+   * through `runChunkKey`); absent in records written before chunks were read in place, whose chunks
+   * are in the run's own folder.
+   */
+  chunksFrom?: string;
+  /** The corpus prefix the run read (absent when it was given keys). */
+  corpusPrefix?: string;
   /** What the run costs at most (shared/cost.ts), computed by Prepare before any model call. Absent in older records. */
   estimate?: RunEstimate;
 }

@@ -8,7 +8,7 @@ import { buildMessage, halveSynchronized } from '../method';
 import { messageId } from '../pool';
 import type { AgentModel, BlobStore, MessageStore, SeekRequest, SeekResult } from '../ports';
 import type { AgentRole, Chunk } from '../types';
-import { chunkKey } from './layout';
+import { runChunkKey } from './layout';
 import { loadRunRecord, loadSeekQuery, loadSynchronized, type SeekQuery } from './run-record';
 import type { SeekEvent, SeekOutcome } from './state';
 
@@ -85,8 +85,8 @@ function describe(error: unknown): { error: string; message: string } {
 async function seekOnce(event: SeekEvent, deps: SeekDeps & { model: AgentModel }): Promise<SeekOutcome> {
   const { blobs, store, model } = deps;
   const { runId, round, chunk: index } = event;
-  const { query, chunkTokens } = await queryOf(event, blobs);
-  const chunk = JSON.parse(await blobs.getText(chunkKey(runId, index))) as Chunk;
+  const { query, chunkTokens, chunksFrom } = await queryOf(event, blobs);
+  const chunk = JSON.parse(await blobs.getText(runChunkKey(runId, index, chunksFrom))) as Chunk;
   const synchronized = await loadSynchronized(blobs, runId, round);
 
   const { result, warnings } = await seekShrinkingOnOverflow(model, { question: query, chunk, round, synchronized }, chunkTokens);
@@ -104,11 +104,11 @@ async function seekOnce(event: SeekEvent, deps: SeekDeps & { model: AgentModel }
   return { chunk: index, outcome };
 }
 
-/** The query of a Seek: the run's question (QA), or the round's query record (survey). */
-async function queryOf(event: SeekEvent, blobs: BlobStore): Promise<SeekQuery> {
+/** The query of a Seek: the run's question (QA), or the round's query record (survey); and where its chunks are. */
+async function queryOf(event: SeekEvent, blobs: BlobStore): Promise<SeekQuery & { chunksFrom?: string }> {
   if (event.task === 'survey') return loadSeekQuery(blobs, event.runId, event.round);
   const record = await loadRunRecord(blobs, event.runId);
-  return { query: record.question, chunkTokens: record.options.chunkTokens };
+  return { query: record.question, chunkTokens: record.options.chunkTokens, chunksFrom: record.chunksFrom };
 }
 
 const isOverflow = (error: unknown): boolean => error instanceof Error && error.name === ContextOverflowError.name;

@@ -508,7 +508,7 @@ describe('the stack resources', () => {
     for (const logGroup of logGroups) expect(logGroup.Properties.RetentionInDays).toBeGreaterThan(0);
   });
 
-  it('lets Prepare read the corpus and write runs/ and the chunk cache, and the other handlers read and write runs/ and the table', () => {
+  it('lets Prepare read the corpus and write runs/ and the chunk cache, and the other handlers read and write runs/ and the table and read the chunk cache', () => {
     // Arrange
     const bucketArn = `\${${projectBucketId(template)}.Arn}`;
     const grants = (handler: string) => statementsOfRole(template, roleOfFunction(template, handler));
@@ -524,7 +524,7 @@ describe('the stack resources', () => {
     for (const handler of ['Seek', 'Reason', 'Synchronize', 'Finalize']) {
       const actions = grants(handler).flatMap((s) => [s.Action].flat());
       expect(actions).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']));
-      expect(objectsOf(handler, 's3:GetObject')).toEqual([`${bucketArn}/runs/*`]);
+      expect(objectsOf(handler, 's3:GetObject')).toEqual([`${bucketArn}/runs/*`, `${bucketArn}/cache/chunks/*`]);
       expect(objectsOf(handler, 's3:PutObject')).toEqual([`${bucketArn}/runs/*`]);
       expect(actions).not.toContain('s3:DeleteObject*');
     }

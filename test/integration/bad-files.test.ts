@@ -14,7 +14,7 @@ import { FsBlobStore } from '../../local/engine/fs-blob-store';
 import { runLocal } from '../../local/engine/run';
 import { SEGMENT_SEPARATOR } from '../../shared/chunking';
 import { EmptyCorpusError } from '../../shared/errors';
-import { chunkKey, runRecordKey } from '../../shared/pipeline/layout';
+import { runChunkKey, runRecordKey } from '../../shared/pipeline/layout';
 import type { RunRecord } from '../../shared/pipeline/run-record';
 import type { AgentModel } from '../../shared/ports';
 import { decodeDocument } from '../../shared/text';
@@ -89,7 +89,7 @@ describe('bad input files in a local run', () => {
     expect(record.documents.map((d) => d.id).sort()).toEqual(['bom.txt', 'crlf.txt', 'line.json']);
     const rebuilt = new Map<string, string>();
     for (let i = 0; i < record.chunks; i++) {
-      const chunk = JSON.parse(await bucket.getText(chunkKey('bad', i))) as Chunk;
+      const chunk = JSON.parse(await bucket.getText(runChunkKey('bad', i, record.chunksFrom))) as Chunk;
       expect(chunk.tokens).toBeLessThanOrEqual(8000);
       expect(chunk.text).toBe(chunk.segments.map((s) => chunk.text.slice(s.chunkStart, s.chunkStart + s.end - s.start)).join(SEGMENT_SEPARATOR));
       for (const s of chunk.segments) rebuilt.set(s.documentId, (rebuilt.get(s.documentId) ?? '') + chunk.text.slice(s.chunkStart, s.chunkStart + s.end - s.start));

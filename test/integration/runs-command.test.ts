@@ -3,7 +3,7 @@
  * `--run-id`), listed with their status, shown, and deleted with their own corpus copy and their
  * table items, while a corpus ingested under its own id stays.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { main } from '../../local/cli/cli';
@@ -48,7 +48,11 @@ describe('extagents runs', () => {
 
     const listed = JSON.parse(await cli('runs', 'ls', '--state-dir', stateDir, '--json')) as Array<{ runId: string; status: string; bytes: number }>;
     const shown = await cli('runs', 'show', 'keep-1', '--state-dir', stateDir);
+    // Both asks read one content-addressed copy of the corpus and the chunks of one cache entry.
+    const localCorpora = () => readdirSync(path.join(stateDir, 'bucket', 'corpora')).filter((id) => id.startsWith('local-'));
+    const corporaBefore = localCorpora();
     const removed = await cli('runs', 'rm', 'keep-1', '--state-dir', stateDir);
+    const corporaAfterOne = localCorpora();
     const after = JSON.parse(await cli('runs', 'ls', '--state-dir', stateDir, '--json')) as Array<{ runId: string }>;
     const oldOnly = await cli('runs', 'rm', '--older-than', '1', '--state-dir', stateDir);
 
@@ -64,6 +68,12 @@ describe('extagents runs', () => {
     expect(existsSync(path.join(stateDir, 'bucket', 'runs', 'keep-1'))).toBe(false);
     expect(existsSync(path.join(stateDir, 'bucket', 'corpora', 'keep-1'))).toBe(false);
     expect(existsSync(path.join(stateDir, 'bucket', 'corpora', 'shared', 'eiffel.txt'))).toBe(true);
+    expect(corporaBefore).toHaveLength(1);
+    // The other run still reads the shared copy: it stays until the last run reading it goes.
+    expect(corporaAfterOne).toEqual(corporaBefore);
+    await cli('runs', 'rm', '--older-than', '0', '--state-dir', stateDir);
+    expect(localCorpora()).toEqual([]);
+    expect(readdirSync(path.join(stateDir, 'bucket', 'cache', 'chunks'))).toHaveLength(1);
     // No table item of the run is left.
     const stack = await startLocalStack({ stateDir, persistent: true });
     try {

@@ -2,7 +2,12 @@
  * The offline extractive reader (shared/extractive): seeking agent, reasoning agent and their text
  * processing, on small hand-made texts.
  */
-import { ExtractiveReader } from '../../shared/extractive';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { FsBlobStore } from '../../local/engine/fs-blob-store';
+import { analysisKey, ExtractiveReader } from '../../shared/extractive';
+import { analyzeText, parseAnalysis, serializeAnalysis } from '../../shared/extractive/relevance';
 import { analyzeQuestion } from '../../shared/extractive/query';
 import { splitSentences, termOf } from '../../shared/extractive/text';
 import { countTokens } from '../../shared/tokenizer';
@@ -373,5 +378,41 @@ describe('question analysis', () => {
     // Assert
     expect(analysis.alternatives).toEqual([]);
     expect(analysis.parts).toHaveLength(2);
+  });
+});
+
+describe('the sentence analysis kept with the chunk cache', () => {
+  const text =
+    'The Cherokees living in five villages on the Tennessee River were known as the Chickamaugas. ' +
+    'Mr. Jefferson wrote to Congress about it in 1791.\n\nThe harbour of Baltimore was deepened. 中文句子。Another line.';
+
+  it('reads back exactly what analyzeText gives', () => {
+    const analyzed = analyzeText(text);
+    expect(parseAnalysis(text, serializeAnalysis(analyzed))).toEqual(analyzed);
+  });
+
+  it('is made on the first seek of a chunk and read by later seeks, with the same replies', async () => {
+    // Arrange
+    const dir = mkdtempSync(path.join(tmpdir(), 'extagents-analysis-'));
+    try {
+      const blobs = new FsBlobStore(dir);
+      const reader = new ExtractiveReader({}, { analyses: blobs });
+      const request = { question: 'By what name were the Cherokees of the Tennessee River villages known?', chunk: makeChunk(0, text), round: 1, synchronized: [] };
+      // Act
+      const first = await reader.seek(request);
+      const stored = await blobs.getText(analysisKey(text));
+      const third = await reader.seek(request);
+      await blobs.put(analysisKey(text), serializeAnalysis([]));
+      const emptied = await reader.seek(request);
+      // Assert: the stored analysis is the chunk's, later seeks read it (same reply; an analysis
+      // emptied in the store finds nothing, so it was not made again)
+      expect(parseAnalysis(text, stored)).toEqual(analyzeText(text));
+      expect(first.evidence).toContain('Chickamaugas');
+      expect(third).toEqual(first);
+      expect(first).toEqual(await new ExtractiveReader().seek(request));
+      expect(emptied.evidence).toBeNull();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -17,7 +17,7 @@ import {
   ingestCorpus,
   type CorpusIngestion,
 } from '../../shared/pipeline/ingest';
-import { chunkKey, manifestKey, runRecordKey } from '../../shared/pipeline/layout';
+import { manifestKey, runChunkKey, runRecordKey } from '../../shared/pipeline/layout';
 import { prepareRun } from '../../shared/pipeline/prepare';
 import type { RunRecord } from '../../shared/pipeline/run-record';
 import type { Chunk } from '../../shared/types';
@@ -172,40 +172,42 @@ describe('corpus ingestion', () => {
       options: { chunkTokens },
     });
 
-    it('copies the cached chunks instead of chunking, and they equal what chunking would write', async () => {
+    it('reads the cached chunks in place instead of chunking, and they equal what chunking gives', async () => {
       // Arrange: one run before ingestion (chunked), then ingestion, then a run that hits the cache
       await prepareRun(event('fresh', 64), { blobs });
       const ingested = (await ingestCorpus('reports', { blobs }, { chunkTokens: 64 })) as { ingestion: CorpusIngestion };
       blobs.reset();
       // Act
       const state = await prepareRun(event('cached', 64), { blobs });
-      // Assert
+      // Assert: the run names the entry and wrote only its record and manifest (no corpus, no chunk copied)
       const record = JSON.parse(await blobs.getText(runRecordKey('cached'))) as RunRecord;
       const fresh = JSON.parse(await blobs.getText(runRecordKey('fresh'))) as RunRecord;
       expect(record.chunkCache).toEqual({ key: ingested.ingestion.cacheKey, hit: true });
       expect(fresh.chunkCache).toEqual({ key: ingested.ingestion.cacheKey, hit: false });
+      expect([record.chunksFrom, fresh.chunksFrom]).toEqual([ingested.ingestion.cacheKey, ingested.ingestion.cacheKey]);
       expect(state.chunks).toBe(ingested.ingestion.totals.chunks);
       expect({ ...record, runId: 'x', createdAt: 'x', chunkCache: undefined }).toEqual({ ...fresh, runId: 'x', createdAt: 'x', chunkCache: undefined });
-      for (let i = 0; i < state.chunks; i++) {
-        const cached = JSON.parse(await blobs.getText(chunkKey('cached', i))) as Chunk;
-        const chunked = JSON.parse(await blobs.getText(chunkKey('fresh', i))) as Chunk;
-        expect(cached).toEqual(chunked);
-      }
+      expect(blobs.written.sort()).toEqual([manifestKey('cached'), runRecordKey('cached')]);
+      const objects = Object.entries(CORPUS).map(([id, text]) => ({ id, bytes: new TextEncoder().encode(text) }));
+      const expected = (await decodeAndChunk(objects.sort((a, b) => a.id.localeCompare(b.id)), 64, false)).chunks;
+      expect(state.chunks).toBe(expected.length);
+      for (let i = 0; i < state.chunks; i++) expect(JSON.parse(await blobs.getText(runChunkKey('cached', i, record.chunksFrom))) as Chunk).toEqual(expected[i]);
       expect(JSON.parse(await blobs.getText(manifestKey('cached')))).toEqual(JSON.parse(await blobs.getText(manifestKey('fresh'))));
-      expect(blobs.written.filter((k) => k.startsWith('cache/'))).toEqual([]);
     });
 
-    it('writes the cache entry when it chunks, so the next run over the same files copies its chunks', async () => {
+    it('writes the cache entry when it chunks, so the next run over the same files reads it in place', async () => {
       // Act
       await prepareRun(event('first', 64), { blobs });
+      const firstWrites = [...blobs.written];
       blobs.reset();
-      const state = await prepareRun(event('second', 64), { blobs });
+      await prepareRun(event('second', 64), { blobs });
       // Assert
       const first = JSON.parse(await blobs.getText(runRecordKey('first'))) as RunRecord;
       const second = JSON.parse(await blobs.getText(runRecordKey('second'))) as RunRecord;
       expect([first.chunkCache?.hit, second.chunkCache?.hit, second.chunkCache?.key]).toEqual([false, true, first.chunkCache?.key]);
-      for (let i = 0; i < state.chunks; i++) expect(await blobs.getText(chunkKey('second', i))).toBe(await blobs.getText(chunkKey('first', i)));
-      expect(blobs.written.filter((k) => k.startsWith('cache/'))).toEqual([]);
+      expect(firstWrites.filter((k) => k.startsWith('runs/')).sort()).toEqual([manifestKey('first'), runRecordKey('first')]);
+      expect(firstWrites.some((k) => k.startsWith(`cache/chunks/${first.chunksFrom}/chunks/`))).toBe(true);
+      expect(blobs.written.sort()).toEqual([manifestKey('second'), runRecordKey('second')]);
     });
 
     it('lets ingestion count the files of a cache entry a run wrote (which has no per-file token counts)', async () => {
