@@ -15,7 +15,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import fg from 'fast-glob';
 import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../../shared/config';
-import { corpusPrefix, CORPORA_PREFIX } from '../../shared/corpus';
+import { corpusPrefix, CORPORA_PREFIX, keyProblem } from '../../shared/corpus';
 import { InvalidInputError, NotFoundError } from '../../shared/errors';
 import { formatModelSpec, type ModelSpec } from '../../shared/llm/model-spec';
 import { resultKey, runRecordKey } from '../../shared/pipeline/layout';
@@ -222,6 +222,8 @@ export class WebEndpoints {
       return Number(raw);
     };
     if (id === '') throw new WebRequestError('id (the document id) is required');
+    const malformed = keyProblem(id, 'path');
+    if (malformed) throw new WebRequestError(`id ${malformed}`);
     const doc = await this.documentText(runId, id);
     const chars = doc.text.length;
     const start = Math.min(int('start', 0), chars);
@@ -253,12 +255,25 @@ export class WebEndpoints {
     return { key, metadata, markdown };
   }
 
+  /**
+   * The text of one document of a run's own corpus (read once, then kept among the last few).
+   * @throws NotFoundError when the run has no run record yet (unknown, or still preparing) or its
+   *   corpus holds no such document (a skipped one: with its reason).
+   */
   private async documentText(runId: string, id: string): Promise<{ text: string; format?: string }> {
-    const web = await this.readJson<WebRunRecord>(webRunKey(runId));
+    const record = await this.readJson<RunRecord>(runRecordKey(runId));
+    if (!record) throw new NotFoundError(`No prepared run ${runId} (unknown, or still reading its corpus)`);
+    const skipped = record.skipped.find((d) => d.documentId === id);
+    if (skipped) throw new NotFoundError(`Document ${id} was skipped: ${skipped.reason}`);
+    if (!record.documents.some((d) => d.id === id)) throw new NotFoundError(`No document ${JSON.stringify(id)} in the corpus of run ${runId}`);
     const candidates: string[] = [];
-    if (web?.corpus.prefix !== undefined) candidates.push(web.corpus.prefix + id);
-    if (web?.corpus.keys) candidates.push(id);
-    candidates.push(corpusPrefix(runId) + id, id);
+    if (record.corpusPrefix !== undefined) candidates.push(record.corpusPrefix + id);
+    else {
+      // Run records written before they named their corpus prefix.
+      const web = await this.readJson<WebRunRecord>(webRunKey(runId));
+      if (web?.corpus.prefix !== undefined) candidates.push(web.corpus.prefix + id);
+      candidates.push(corpusPrefix(runId) + id, id);
+    }
     // Corpus objects only: never the service's own data, whatever the id says.
     for (const key of candidates.filter((k) => !/^(runs|api|cache|surveys)\//.test(k))) {
       const cached = this.documents.get(key);
@@ -271,7 +286,7 @@ export class WebEndpoints {
       if (this.documents.size > DOCUMENT_CACHE_SIZE) this.documents.delete(this.documents.keys().next().value as string);
       return entry;
     }
-    throw new NotFoundError(`No document ${JSON.stringify(id)} of run ${runId}`);
+    throw new NotFoundError(`Document ${JSON.stringify(id)} of run ${runId} is no longer in the bucket`);
   }
 
   private async readJson<T>(key: string): Promise<T | undefined> {

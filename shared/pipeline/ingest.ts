@@ -324,6 +324,9 @@ export async function chunkIntoCache(
       documents.push(documentSummary(doc));
       files.push({ id: object.id, bytes: object.bytes.length, chars: doc.text.length, ...(countFileTokens && { tokens: countTokens(doc.text) }) });
       await write(stream.add(doc));
+      // Chunking is CPU work on the event loop: let it serve others (a local server's requests)
+      // between documents, not only after the whole corpus.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     } else {
       skipped.push(decoded.skipped);
       files.push({ id: object.id, bytes: object.bytes.length, skipped: decoded.skipped.reason });

@@ -185,4 +185,12 @@ test('the page endpoints: info from the run options schema, the run list, a docu
   expect(own.status).toBe(404);
   const escape = await fetch(`${server.url}/_web/runs/${runId}/document?id=${encodeURIComponent('../../upload-secret')}`, auth);
   expect(escape.status).toBe(400);
+  // a run's own documents only: not through an unknown run, not any key of the bucket by its full name
+  const unknownRun = await fetch(`${server.url}/_web/runs/run-nope/document?id=${encodeURIComponent(citation.documentId)}`, auth);
+  expect(unknownRun.status).toBe(404);
+  const byKey = await fetch(`${server.url}/_web/runs/${runId}/document?id=${encodeURIComponent(`corpora/events/${citation.documentId}`)}`, auth);
+  expect(byKey.status).toBe(404);
+  // the range is bounded too: an absurd end gives at most MAX_DOCUMENT_WINDOW characters
+  const wide = (await (await fetch(`${server.url}/_web/runs/${runId}/document?id=${encodeURIComponent(citation.documentId)}&start=0&end=9999999999&context=0`, auth)).json()) as { end: number };
+  expect(wide.end).toBeLessThanOrEqual(200_000);
 });
