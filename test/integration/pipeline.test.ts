@@ -26,6 +26,9 @@ function comparable(result: RunResult): unknown {
   return { answer, answerable, citations, trace, rounds, chunks, poolSize, failedChunks, chunkFailures, skipped };
 }
 
+/** How long after the answering KAR step a speculative round may still start a seeking call (see its use). */
+const STOP_MARGIN_MS = 2000;
+
 describe('pipelined rounds (pipelineRounds)', () => {
   let dir: string;
   let files: CorpusFile[];
@@ -110,9 +113,11 @@ describe('pipelined rounds (pipelineRounds)', () => {
     expect(speculative?.calls).toBeLessThanOrEqual(chunks);
     // Counted in the same atomic update as the seeker's usage: every seeker call beyond round 1's is speculative.
     expect(pipelined.result.usage.seeker.calls - chunks).toBe(speculative?.calls);
-    // The speculative round is stopped at the answer: every round-2 call made started before it.
+    // The speculative round is stopped at the answer: no round-2 call starts once the stop has had
+    // time to reach the Map Run (recording the KAR step, the Fail state, the Parallel stopping its
+    // other branch: milliseconds, but a loaded 2-core CI machine needs a margin).
     const answeredAt = Math.max(...pipelined.calls.filter((c) => c.role === 'reasoner').map((c) => c.end));
-    expect(pipelined.calls.filter((c) => c.role === 'seeker' && c.round === 2 && c.start > answeredAt)).toEqual([]);
+    expect(pipelined.calls.filter((c) => c.role === 'seeker' && c.round === 2 && c.start > answeredAt + STOP_MARGIN_MS)).toEqual([]);
   });
 
   it('resumes a pipelined run aborted in its speculative round to the result of an uninterrupted one, seeking no chunk twice', async () => {
