@@ -236,7 +236,9 @@ async function previousRun(
   }
   const record = JSON.parse(await stack.blobs.getText(runRecordKey(runId))) as RunRecord;
   if (record.question !== request.question.trim()) refuse(`another question (${JSON.stringify(record.question)})`);
-  if (canonical(record.options) !== canonical(options)) refuse(`other options (${canonical(record.options)})`);
+  // Through the schema: a record written before an option existed holds its default.
+  const recorded = parseRunOptions(record.options);
+  if (canonical(recorded) !== canonical(options)) refuse(`other options (${canonical(recorded)})`);
   const sameCorpus =
     record.chunkCache !== undefined
       ? record.chunkCache.key === chunkCacheKey(contentHash, options.chunkTokens)

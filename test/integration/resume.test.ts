@@ -4,7 +4,7 @@
  * chunks it already sought, loses none and duplicates none.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { resolveCorpus } from '../../local/engine/corpus';
@@ -149,5 +149,24 @@ describe('resuming a local run with the same run id', () => {
     expect(otherCorpus).toBeInstanceOf(InvalidInputError);
     expect((otherCorpus as Error).message).toMatch(/with another corpus/);
     expect(model.passed.seeker + model.passed.reasoner).toBe(0);
+  });
+
+  it('resumes a run recorded before a run option existed (its default stands), and refuses one with another value', async () => {
+    // Arrange: a finished run whose record lacks pipelineRounds, as records written before it did
+    const files = await resolveCorpus([writeCorpus(path.join(dir, 'older'), { 'a.txt': 'The answer is saffron.' })]);
+    const first = await runLocal({ files, question, options, stateDir, runId: 'older', model: scriptedModel() });
+    const recordFile = path.join(stateDir, 'bucket', 'runs', 'older', 'run.json');
+    const record = JSON.parse(readFileSync(recordFile, 'utf8')) as { options: Record<string, unknown> };
+    delete record.options.pipelineRounds;
+    writeFileSync(recordFile, JSON.stringify(record));
+
+    // Act
+    const again = await runLocal({ files, question, options, stateDir, runId: 'older', model: scriptedModel() });
+    const other = await runLocal({ files, question, options: { ...options, pipelineRounds: true }, stateDir, runId: 'older', model: scriptedModel() }).catch((e: unknown) => e);
+
+    // Assert
+    expect(again.answer).toBe(first.answer);
+    expect(other).toBeInstanceOf(InvalidInputError);
+    expect((other as Error).message).toMatch(/with other options \(.*"pipelineRounds":false/);
   });
 });
