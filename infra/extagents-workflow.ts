@@ -192,27 +192,34 @@ export class ExtAgentsWorkflow extends Construct {
     const seek = invoke(this, STATE_NAMES.Seek, functions.seek);
     seek.addRetry(MODEL_RETRY);
 
-    const seekChunks = new sfn.DistributedMap(this, STATE_NAMES.SeekChunks, {
-      comment: 'One seeking agent per chunk of the manifest written by Prepare.',
-      itemReader: new sfn.S3JsonItemReader({ bucket, key: sfn.JsonPath.stringAt('$.manifestKey') }),
-      itemSelector: {
-        runId: sfn.JsonPath.stringAt('$.runId'),
-        round: sfn.JsonPath.numberAt('$.round'),
-        chunk: sfn.JsonPath.numberAt('$$.Map.Item.Value.chunk'),
-      },
-      maxConcurrencyPath: '$.config.concurrency',
-      toleratedFailurePercentagePath: '$.config.toleratedFailurePercentage',
-      // Up to 100,000 item results: to S3 (runs/<runId>/map/<MapRunId>/…), never into the state.
-      resultWriterV2: new sfn.ResultWriterV2({
-        bucket,
-        prefix: sfn.JsonPath.format('runs/{}/map', sfn.JsonPath.stringAt('$.runId')),
-      }),
-      resultPath: sfn.JsonPath.DISCARD,
-      // Child workflows are Standard: an Express child is capped at 5 minutes, less than one Seek
-      // invocation (10-minute timeout) plus its retries.
-      mapExecutionType: sfn.StateMachineType.STANDARD,
-      label: STATE_NAMES.SeekChunks,
-    });
+    /**
+     * A Distributed Map of one seeking agent per chunk of the manifest Prepare wrote: SeekChunks, and
+     * its speculative twin of pipelined rounds (whose items say `speculative: true`).
+     */
+    const seekingMap = (id: string, comment: string, speculative: boolean): sfn.DistributedMap =>
+      new sfn.DistributedMap(this, id, {
+        comment,
+        itemReader: new sfn.S3JsonItemReader({ bucket, key: sfn.JsonPath.stringAt('$.manifestKey') }),
+        itemSelector: {
+          runId: sfn.JsonPath.stringAt('$.runId'),
+          round: sfn.JsonPath.numberAt('$.round'),
+          chunk: sfn.JsonPath.numberAt('$$.Map.Item.Value.chunk'),
+          ...(speculative && { speculative: true }),
+        },
+        maxConcurrencyPath: '$.config.concurrency',
+        toleratedFailurePercentagePath: '$.config.toleratedFailurePercentage',
+        // Up to 100,000 item results: to S3 (runs/<runId>/map/<MapRunId>/…), never into the state.
+        resultWriterV2: new sfn.ResultWriterV2({
+          bucket,
+          prefix: sfn.JsonPath.format('runs/{}/map', sfn.JsonPath.stringAt('$.runId')),
+        }),
+        resultPath: sfn.JsonPath.DISCARD,
+        // Child workflows are Standard: an Express child is capped at 5 minutes, less than one Seek
+        // invocation (10-minute timeout) plus its retries.
+        mapExecutionType: sfn.StateMachineType.STANDARD,
+        label: id,
+      });
+    const seekChunks = seekingMap(STATE_NAMES.SeekChunks, 'One seeking agent per chunk of the manifest written by Prepare.', false);
     seekChunks.itemProcessor(seek);
     const seekingFailed = new sfn.Fail(this, STATE_NAMES.SeekingFailed, {
       comment: 'Too many seeking agents failed (or the Map Run failed): error and cause of the Map Run.',
@@ -291,25 +298,11 @@ export class ExtAgentsWorkflow extends Construct {
     const speculativeSynchronize = invoke(this, STATE_NAMES.SpeculativeSynchronize, functions.synchronize);
     const speculativeSeek = invoke(this, STATE_NAMES.SpeculativeSeek, functions.seek);
     speculativeSeek.addRetry(MODEL_RETRY);
-    const speculativeSeekChunks = new sfn.DistributedMap(this, STATE_NAMES.SpeculativeSeekChunks, {
-      comment: 'SeekChunks of round r+1, started before KAR of round r ends; its Seek tasks count their usage as speculative.',
-      itemReader: new sfn.S3JsonItemReader({ bucket, key: sfn.JsonPath.stringAt('$.manifestKey') }),
-      itemSelector: {
-        runId: sfn.JsonPath.stringAt('$.runId'),
-        round: sfn.JsonPath.numberAt('$.round'),
-        chunk: sfn.JsonPath.numberAt('$$.Map.Item.Value.chunk'),
-        speculative: true,
-      },
-      maxConcurrencyPath: '$.config.concurrency',
-      toleratedFailurePercentagePath: '$.config.toleratedFailurePercentage',
-      resultWriterV2: new sfn.ResultWriterV2({
-        bucket,
-        prefix: sfn.JsonPath.format('runs/{}/map', sfn.JsonPath.stringAt('$.runId')),
-      }),
-      resultPath: sfn.JsonPath.DISCARD,
-      mapExecutionType: sfn.StateMachineType.STANDARD,
-      label: STATE_NAMES.SpeculativeSeekChunks,
-    });
+    const speculativeSeekChunks = seekingMap(
+      STATE_NAMES.SpeculativeSeekChunks,
+      'SeekChunks of round r+1, started before KAR of round r ends; its calls are usage.speculative when round r answers.',
+      true,
+    );
     speculativeSeekChunks.itemProcessor(speculativeSeek);
     // A failed speculative round does not fail the run (round r may answer): the run seeks round r+1
     // again the ordinary way (chunks already sought are skipped), failing there as it would unpipelined.
