@@ -155,6 +155,9 @@ maybe('ask over a small corpus, see the answer, open a citation highlighted in i
   // pool, KAR trace and usage are there; a reload shows the same run
   await expect(page.getByTestId('pool').locator('tbody tr').count()).resolves.toBeGreaterThan(0);
   await expect(page.getByTestId('usage').textContent()).resolves.toContain('seeker');
+  // what the run was estimated to cost at most, beside what it used, and how long it took
+  await expect(page.getByTestId('usage').textContent()).resolves.toMatch(/\d+ calls, [\d,]+ \/ [\d,]+ tokens/);
+  await expect(page.getByTestId('run-time').textContent()).resolves.toMatch(/Started .*; took \d+\.\d s\./);
   await page.reload();
   await page.getByTestId('answer').waitFor();
   await page.goto(`${server.url}/#/runs`);

@@ -646,15 +646,25 @@ function Inspect({ status, pool, steps }: { status: RunStatus; pool?: { messages
       <h2 id="usage-h">Usage</h2>
       <div class="table-wrap">
         <table data-testid="usage">
-          <thead><tr><th>role</th><th>calls</th><th>input tokens</th><th>output tokens</th><th>model time</th></tr></thead>
+          <thead><tr><th>role</th><th>calls</th><th>input tokens</th><th>output tokens</th><th>model time</th><th>estimated before the run, at most</th></tr></thead>
           <tbody>
-            ${(['seeker', 'reasoner'] as const).map((role) => {
-              const u = result.usage[role];
-              return html`<tr><td>${role}</td><td class="num">${u.calls}</td><td class="num">${u.inputTokens.toLocaleString()}</td><td class="num">${u.outputTokens.toLocaleString()}</td><td class="num">${u.modelMs === undefined ? '—' : `${(u.modelMs / 1000).toFixed(1)} s`}</td></tr>`;
+            ${(['seeker', 'reasoner', 'speculative'] as const).map((role) => {
+              const u = role === 'speculative' ? result.usage.speculative : result.usage[role];
+              if (u === undefined) return null;
+              const e = role === 'speculative' ? undefined : result.estimate?.[role];
+              return html`<tr>
+                <td>${role === 'speculative' ? 'seeker, speculative (unused)' : role}</td><td class="num">${u.calls}</td><td class="num">${u.inputTokens.toLocaleString()}</td><td class="num">${u.outputTokens.toLocaleString()}</td>
+                <td class="num">${u.modelMs === undefined ? '—' : `${(u.modelMs / 1000).toFixed(1)} s`}</td>
+                <td class="num">${e ? `${e.calls} calls, ${e.inputTokens.toLocaleString()} / ${e.outputTokens.toLocaleString()} tokens` : '—'}</td>
+              </tr>`;
             })}
           </tbody>
         </table>
       </div>
+      ${status.startedAt &&
+      html`<p class="meta" data-testid="run-time">
+        Started <time datetime=${status.startedAt}>${new Date(status.startedAt).toLocaleString()}</time>${status.stoppedAt ? `; took ${((Date.parse(status.stoppedAt) - Date.parse(status.startedAt)) / 1000).toFixed(1)} s` : ''}.
+      </p>`}
       ${result.retries.total > 0 && html`<p>Transient model errors retried: ${result.retries.total}.</p>`}
       <h3>Warnings</h3>
       ${result.warnings.length === 0 ? html`<p>None.</p>` : html`<ul data-testid="warnings">${result.warnings.map((w) => html`<li>${w}</li>`)}</ul>`}
@@ -666,7 +676,7 @@ function MessageCard({ message, onOpen }: { message: Message; onOpen: (t: DocTar
   return html`<div class="message">
     <div class="meta">score ${message.score} · <code>${message.id}</code> · ${message.sources.join(', ')}</div>
     <div>${message.evidence}</div>
-    ${message.quotes.slice(0, 3).map((q) => html`<button class="link" onClick=${() => onOpen({ documentId: q.documentId, start: q.start, end: q.end, label: message.id })}>open in ${q.documentId}</button> `)}
+    ${message.quotes.slice(0, 3).map((q) => html`<button class="link" onClick=${() => onOpen({ documentId: q.documentId, start: q.start, end: q.end, label: message.id })}>open chars ${q.start}–${q.end} in ${q.documentId}</button> `)}
   </div>`;
 }
 
