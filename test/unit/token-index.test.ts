@@ -8,15 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { countSpans, countTokens, TokenIndex, type TextSpan } from '../../shared/tokenizer';
 import { SHARED_DATA } from '../support/shared-data';
-
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-    return (state >>> 8) / 16777216;
-  };
-}
-const pick = <T>(random: () => number, items: readonly T[]): T => items[Math.floor(random() * items.length)];
+import { pick, prng } from '../support/random';
 
 const ATOMS = [
   'a', 'the', 'The', 'ABC', 'DON', "'t", "'LL", "'s", "'ll", "'re", "'", ' ', '  ', '   ', '\t', '\n', '\n\n', '\r\n', '\r', ' \n ', '\n   \n',

@@ -6,17 +6,7 @@
 import o200kRanks from 'gpt-tokenizer/bpeRanks/o200k_base';
 import { chunkCorpus } from '../../shared/chunking';
 import { countLibraryTokens, countTokens, encodeTokens, tokenBoundaries, type TokenBoundary } from '../../shared/tokenizer';
-
-/** Deterministic pseudo-random numbers (LCG), so the generated texts are the same on every run. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-    return (state >>> 8) / 16777216;
-  };
-}
-
-const pick = <T>(random: () => number, items: readonly T[]): T => items[Math.floor(random() * items.length)];
+import { pick, prng } from '../support/random';
 
 /** Mixed text around one run of >= 65 characters of one kind: letters, symbols or white space. */
 function textWithLongRun(random: () => number): string {
