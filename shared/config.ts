@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { InvalidRunOptionsError } from './errors';
+import { DEFAULT_RANKING, RANKING_MODES } from './ranking';
 import { issuesText } from './validation';
 
 export const RunOptionsSchema = z
@@ -28,6 +29,12 @@ export const RunOptionsSchema = z
      * Lower time-to-answer for questions that need round r+1, at the price of those extra calls.
      */
     pipelineRounds: z.boolean().default(false),
+    /**
+     * How the message pool is ranked (shared/ranking.ts): `score`, the seeking agents' scores (the
+     * paper); `hybrid`, their mean with a lexical prior of the cited text (default); `retrieval`,
+     * the lexical prior alone (a retriever's order, as the official code's HotpotQA runs).
+     */
+    ranking: z.enum(RANKING_MODES).default(DEFAULT_RANKING),
     /** Seeking agents run at once (Distributed Map MaxConcurrency). */
     concurrency: z.number().int().min(1).max(10_000).default(8),
     /** Share of chunks whose seeking agent may fail permanently before the run fails (percent). */

@@ -21,6 +21,8 @@ import { karSchedule } from './kar';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from './llm/agents';
 import { supportsPromptCaching, type ModelSpec } from './llm/model-spec';
 import { buildReasonPrompt, buildSeekPrompt } from './llm/prompts';
+import { MAX_CITED_EVIDENCE_TOKENS } from './llm/agents';
+import { numberedChunkTokens } from './llm/sentences';
 import { MESSAGE_OVERHEAD_TOKENS } from './method';
 import { costUsd, loadPriceTable, priceOf, type PriceTable } from './prices';
 import { countTokens } from './tokenizer';
@@ -82,22 +84,23 @@ export function estimateRun(input: EstimateInput, spec?: ModelSpec): RunEstimate
   const o = overheads();
   const question = countTokens(input.question);
   const seekCalls = chunks * options.rounds;
-  const syncTokens = Math.min(options.syncBudgetTokens, options.syncMaxMessages * (limits.seek + MESSAGE_OVERHEAD_TOKENS));
+  const message = Math.max(limits.seek, MAX_CITED_EVIDENCE_TOKENS) + MESSAGE_OVERHEAD_TOKENS;
+  const syncTokens = Math.min(options.syncBudgetTokens, options.syncMaxMessages * message);
   const seekInput =
     seekCalls * (o.seek + question) +
-    options.rounds * input.chunkTokensTotal +
+    options.rounds * numberedChunkTokens(input.chunkTokensTotal) +
     (options.rounds - 1) * chunks * (o.seekSync - o.seek + (options.syncMaxMessages > 0 ? syncTokens : 0));
   let reasonCalls = 0;
   let reasonInput = 0;
   for (let round = 1; round <= options.rounds; round++) {
     for (const k of karSchedule(chunks * round)) {
       reasonCalls += 1;
-      reasonInput += o.reason + question + Math.min(options.reasonerBudgetTokens, k * (limits.seek + MESSAGE_OVERHEAD_TOKENS));
+      reasonInput += o.reason + question + Math.min(options.reasonerBudgetTokens, k * message);
     }
   }
   if (options.bestEffort && chunks > 0) {
     reasonCalls += 1;
-    reasonInput += o.force + question + Math.min(options.reasonerBudgetTokens, chunks * options.rounds * (limits.seek + MESSAGE_OVERHEAD_TOKENS));
+    reasonInput += o.force + question + Math.min(options.reasonerBudgetTokens, chunks * options.rounds * message);
   }
   // A seeking model that caches prompts reads its chunks as cache writes at most (a cold cache; a
   // warm one, a question within the cache's time to live, reads them at the lower read price).

@@ -18,6 +18,7 @@
 import { nextK } from './kar';
 import { fitToBudget, type FittedMessages } from './pool';
 import type { SeekResult } from './ports';
+import { lexicalPrior, poolScore, type RankingMode } from './ranking';
 import { countTokens } from './tokenizer';
 import type { Chunk, Message, Quote } from './types';
 
@@ -46,9 +47,15 @@ export const FORCED_MAX_MESSAGES = 1024;
 /**
  * The message of one seeking agent's reply, or null when the reply holds no evidence (null, empty
  * or white space: "no information"). Evidence and quotes are bounded ({@link boundMessageText});
- * `sources` are the documents of its quotes (the chunk's documents when it has none).
+ * a quote whose exact text also stands in another document of the chunk (identical documents packed
+ * together) cites that document too; `sources` are the documents of its quotes (the chunk's
+ * documents when it has none). With `ranking`, the message's pool score is the seeking agent's score
+ * and the lexical prior of its cited text (the quotes, else the evidence) combined by the mode
+ * (shared/ranking.ts), and both parts are kept (`modelScore`, `prior`); without it, the pool score is
+ * the agent's score.
  * @param id the message id (`messageId(round, chunk)` in the workflow, e.g. `r2-c17`; a survey
  *   section's synchronized round prefixes it).
+ * @param ranking the query and the run's ranking mode.
  * @returns the message (or null) and one warning per cut.
  */
 export function buildMessage(
@@ -56,14 +63,39 @@ export function buildMessage(
   round: number,
   id: string,
   reply: Pick<SeekResult, 'evidence' | 'spans' | 'score'>,
+  ranking?: { question: string; mode: RankingMode },
 ): { message: Message | null; warnings: string[] } {
   if (reply.evidence === null || reply.evidence.trim() === '') return { message: null, warnings: [] };
-  const { evidence, quotes, warnings } = boundMessageText(
-    reply.evidence,
-    reply.spans.flatMap((span) => spanToQuotes(chunk, span.start, span.end)),
-  );
+  const located = reply.spans.flatMap((span) => spanToQuotes(chunk, span.start, span.end));
+  const { evidence, quotes, warnings } = boundMessageText(reply.evidence, [...located, ...copiesInOtherDocuments(chunk, located)]);
   const sources = [...new Set((quotes.length > 0 ? quotes : chunk.segments).map((q) => q.documentId))];
-  return { message: { id, round, chunkIndex: chunk.index, score: reply.score, evidence, tokens: countTokens(evidence), quotes, sources }, warnings };
+  const message: Message = { id, round, chunkIndex: chunk.index, score: reply.score, evidence, tokens: countTokens(evidence), quotes, sources };
+  if (ranking) {
+    const prior = lexicalPrior(ranking.question, located.length > 0 ? located.map((q) => q.text).join('\n') : evidence);
+    Object.assign(message, { score: poolScore(ranking.mode, reply.score, prior), modelScore: reply.score, prior });
+  }
+  return { message, warnings };
+}
+
+/**
+ * Quotes of the same text in the chunk's other documents: when identical documents (or identical
+ * passages) are packed into one chunk, a cited sentence stands in each, and each is a source.
+ * At most one copy per document, the first; none for quotes shorter than 16 characters (a short
+ * phrase recurs by chance).
+ */
+function copiesInOtherDocuments(chunk: Chunk, quotes: readonly Quote[]): Quote[] {
+  const copies: Quote[] = [];
+  for (const quote of quotes) {
+    if (quote.text.trim().length < 16) continue;
+    for (const seg of chunk.segments) {
+      if (seg.documentId === quote.documentId) continue;
+      const segText = chunk.text.slice(seg.chunkStart, seg.chunkStart + (seg.end - seg.start));
+      const at = segText.indexOf(quote.text);
+      if (at === -1 || copies.some((c) => c.documentId === seg.documentId && c.start === seg.start + at)) continue;
+      copies.push({ documentId: seg.documentId, start: seg.start + at, end: seg.start + at + quote.text.length, text: quote.text });
+    }
+  }
+  return copies;
 }
 
 /**

@@ -70,8 +70,15 @@ export interface Message {
   id: string;
   round: number;
   chunkIndex: number;
-  /** Relevance score, an integer 0-100 (higher = more relevant to the query). */
+  /**
+   * Pool score, an integer 0-100 (higher = more relevant to the query): the key of the pool order,
+   * from the seeking agent's score and the lexical prior under the run's `ranking` (shared/ranking.ts).
+   */
   score: number;
+  /** The seeking agent's own relevance score, integer 0-100 (absent on messages stored before `ranking` existed). */
+  modelScore?: number;
+  /** The lexical prior of the message's cited text for the query, integer 0-100 (shared/ranking.ts `lexicalPrior`). */
+  prior?: number;
   /** The extracted evidence as text (what the reasoning agent and synchronized seekers read). */
   evidence: string;
   /** Token count of `evidence`. */

@@ -2,6 +2,7 @@
  * The `extagents ask` subcommand (registered by local/cli/cli.ts when it runs): one question over a
  * corpus through the local workflow (local/engine/run.ts), with a progress bar and the formatted result.
  */
+import { DEFAULT_RANKING, RANKING_MODES, type RankingMode } from '../../shared/ranking';
 import { Option, type Command } from 'commander';
 import { Progress, type ProgressTask } from './progress';
 import { ExtAgentsError, InvalidInputError } from '../../shared/errors';
@@ -41,6 +42,11 @@ export function addAskCommand(program: Command): void {
     .option('--tolerated-failure <percent>', schemaHelp('share of chunks whose seeking agent may fail before the run fails', RunOptionsSchema, 'toleratedFailurePercentage'), schemaFlag('--tolerated-failure', RunOptionsSchema, 'toleratedFailurePercentage'), schemaDefault(RunOptionsSchema, 'toleratedFailurePercentage'))
     .option('--best-effort', 'answer from the best evidence after the last round instead of refusing', false)
     .option('--pipeline', "pipelined rounds (run option pipelineRounds): seek round r+1 speculatively while round r's KAR runs; faster when round r+1 is needed, extra seeking calls (usage.speculative) when it is not", false)
+    .addOption(
+      new Option('--ranking <mode>', 'how the message pool is ranked (run option ranking; README, "Ranking"): score = the seeking agents\' scores (the paper), hybrid = their mean with a lexical prior of the cited sentences, retrieval = the lexical prior alone')
+        .choices([...RANKING_MODES])
+        .default(DEFAULT_RANKING),
+    )
     .option('--estimate', 'print what the run would cost at most (calls, tokens, USD per role; README, "Cost before spending") and exit, before any model call', false)
     .option('--max-cost <usd>', schemaHelp('refuse the run before any model call when its estimate is over this many USD, or its model has no price', RunOptionsSchema, 'maxCostUsd'), schemaFlag('--max-cost', RunOptionsSchema, 'maxCostUsd'))
     .option('--run-id <id>', 'run id (default: generated); with an explicit id the run is kept under --state-dir and the same id resumes it (chunks already sought are not sent to the model again)')
@@ -65,6 +71,7 @@ export function addAskCommand(program: Command): void {
           toleratedFailurePercentage: given('toleratedFailure'),
           bestEffort: given('bestEffort'),
           pipelineRounds: given('pipeline'),
+          ranking: given('ranking'),
           maxCostUsd: opts.maxCost,
         }).filter(([, value]) => value !== undefined),
       );
@@ -120,6 +127,7 @@ interface AskOptions {
   toleratedFailure: number;
   bestEffort: boolean;
   pipeline: boolean;
+  ranking: RankingMode;
   estimate: boolean;
   maxCost?: number;
   runId?: string;

@@ -24,6 +24,7 @@
  * Why node-llama-cpp: it is the maintained Node binding of llama.cpp with prebuilt CPU binaries on
  * npm and grammar-constrained JSON output; nothing else on npm runs GGUF models in-process.
  */
+import { MARKER_TOKEN_SHARE } from '../../shared/llm/sentences';
 import { open, realpath, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -85,11 +86,12 @@ export const TOKENIZER_RATIO_ALLOWANCE = 1.3;
 
 /**
  * The largest `chunkTokens` (o200k tokens) whose seeking prompt fits a context of `contextTokens`
- * (the model's tokens): the chunk at `TOKENIZER_RATIO_ALLOWANCE`, the instructions
+ * (the model's tokens): the chunk at `TOKENIZER_RATIO_ALLOWANCE` with its sentence-id markers
+ * (`MARKER_TOKEN_SHARE`, shared/llm/sentences.ts), the instructions
  * (`SEEK_PROMPT_OVERHEAD_TOKENS`) and the reply budget `replyTokens`.
  */
 export function largestChunkTokens(contextTokens: number, replyTokens: number): number {
-  return Math.max(0, Math.floor((contextTokens - SEEK_PROMPT_OVERHEAD_TOKENS - replyTokens) / TOKENIZER_RATIO_ALLOWANCE));
+  return Math.max(0, Math.floor((contextTokens - SEEK_PROMPT_OVERHEAD_TOKENS - replyTokens) / TOKENIZER_RATIO_ALLOWANCE / (1 + MARKER_TOKEN_SHARE)));
 }
 
 /** Default (and largest default) context size per sequence, tokens. */

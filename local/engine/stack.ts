@@ -33,6 +33,7 @@ import { seekingFailureError } from '../../shared/pipeline/seek-failures';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../shared/llm/agents';
 import { toModelSpec, type ModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
 import { runOptionDefaultsForContext, type RunOptionsInput } from '../../shared/config';
+import { MARKER_TOKEN_SHARE } from '../../shared/llm/sentences';
 import { largestChunkTokens, loadLlamaModels, SEEK_PROMPT_OVERHEAD_TOKENS, TOKENIZER_RATIO_ALLOWANCE } from './llama';
 import type { AgentModel, BlobStore, MessageStore } from '../../shared/ports';
 import type { SurveyModel } from '../../shared/survey/ports';
@@ -360,7 +361,8 @@ export function chunkFitProblem(chunkTokens: number, contextTokens: number): str
   return (
     `chunks of ${chunkTokens} tokens do not fit the model's context of ${contextTokens} tokens (a seeking prompt also holds about ` +
     `${SEEK_PROMPT_OVERHEAD_TOKENS} tokens of instructions and a reply of up to ${reply}, and the model's tokenizer may count up to ` +
-    `${Math.round((TOKENIZER_RATIO_ALLOWANCE - 1) * 100)}% more tokens than o200k): use --chunk-tokens ${largest} or less ` +
+    `${Math.round((TOKENIZER_RATIO_ALLOWANCE - 1) * 100)}% more tokens than o200k, and the sentence ids shown with the chunk about ` +
+    `${Math.round(MARKER_TOKEN_SHARE * 100)}% more): use --chunk-tokens ${largest} or less ` +
     `(leave it unset for this model's default, ${runOptionDefaultsForContext(contextTokens).chunkTokens})`
   );
 }

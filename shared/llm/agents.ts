@@ -27,9 +27,10 @@ import type {
   SeekResult,
 } from '../ports';
 import { NO_ANSWER, type RoleUsage } from '../types';
-import { parseReasonReply, parseSeekReply, readScore, type ReasonParse, type SeekParse } from './parse';
-import { brevityReminder, buildReasonPrompt, buildSeekPrompt, SCORE_REASK_PROMPT, unescapeUntrusted } from './prompts';
-import { outputTokenBudget, reasonReplySchema, SCORE_REPLY, SEEK_REPLY } from './schemas';
+import { cutAt, parseReasonReply, parseSeekReply, readScore, type ReasonParse, type SeekParse } from './parse';
+import { brevityReminder, buildReasonPrompt, buildSeekPrompt, echoesPrompt, SCORE_REASK_PROMPT, unescapeUntrusted } from './prompts';
+import { BUDGET_CHARS_PER_TOKEN, MAX_ANSWER_CHARS, MAX_CITED_SENTENCES, MAX_NOTE_CHARS, outputTokenBudget, reasonReplySchema, SCORE_REPLY, SEEK_REPLY, seekReplySchema } from './schemas';
+import { citedText, MAX_UNIT_CHARS, sentenceUnits } from './sentences';
 
 /** Output-token limits per call, in tokens of the model's tokenizer. */
 export interface MaxOutputTokens {
@@ -62,6 +63,15 @@ export const MAX_SCORE_REASKS = 1;
  * relevance nor sinks below clearly irrelevant evidence.
  */
 export const FALLBACK_SCORE = 50;
+
+/**
+ * Most tokens of a message's evidence built from cited sentences: `MAX_CITED_SENTENCES` units of at
+ * most `MAX_UNIT_CHARS` characters, the separators and a note of `MAX_NOTE_CHARS`, at the output
+ * budgets' 2 characters a token (`BUDGET_CHARS_PER_TOKEN`, a low ratio). Budgets of the reasoning
+ * and synchronization prompts (the cost estimate) count a message at most this (or the seeking
+ * agent's output limit, for a free-form reply).
+ */
+export const MAX_CITED_EVIDENCE_TOKENS = Math.ceil((MAX_CITED_SENTENCES * (MAX_UNIT_CHARS + 3) + 7 + MAX_NOTE_CHARS) / BUDGET_CHARS_PER_TOKEN);
 
 /** Shortest quote (characters, after trimming) that is located in the chunk; shorter ones match by chance. */
 export const MIN_QUOTE_CHARS = 8;
@@ -246,7 +256,8 @@ export class LlmAgents implements AgentModel {
   async seek(request: SeekRequest): Promise<SeekResult> {
     const usage: RoleUsage = { calls: 0, inputTokens: 0, outputTokens: 0 };
     const warnings: string[] = [];
-    const prompt = buildSeekPrompt(request);
+    const units = sentenceUnits(request.chunk.text);
+    const prompt = buildSeekPrompt(request, units);
     const call = (chat: ChatRequest): Promise<ChatResponse> => timedCall(this.seeker, chat, usage, warnings);
     const base: ChatRequest = {
       role: 'seeker',
@@ -254,7 +265,7 @@ export class LlmAgents implements AgentModel {
       messages: [{ role: 'user', text: prompt.user }],
       maxTokens: this.maxTokens.seek,
       temperature: this.temperature,
-      schema: SEEK_REPLY,
+      schema: seekReplySchema(units.length),
       ...(prompt.cacheable && { cacheable: prompt.cacheable }),
     };
 
@@ -283,6 +294,9 @@ export class LlmAgents implements AgentModel {
     if (parsed.kind !== 'evidence') return { evidence: null, score: 0, spans: [], usage, warnings };
     if (parsed.truncated) warnings.push('seeking agent reply was truncated JSON; complete fields salvaged');
 
+    const evidence = this.evidenceOf(request, units, parsed, warnings);
+    if (evidence === null) return { evidence: null, score: 0, spans: [], usage, warnings };
+
     let score = parsed.score;
     if (parsed.scoreWarning !== undefined) warnings.push(parsed.scoreWarning);
     for (let reask = 0; score === null && reask < MAX_SCORE_REASKS; reask++) {
@@ -304,9 +318,49 @@ export class LlmAgents implements AgentModel {
       score = FALLBACK_SCORE;
       warnings.push(`relevance score missing or not a number after ${MAX_SCORE_REASKS} re-ask; fallback score ${FALLBACK_SCORE} used`);
     }
+    return { evidence: evidence.text, score, spans: evidence.spans, usage, warnings };
+  }
 
-    const spans = locateQuotes(request.chunk.text, parsed.quotes);
-    return { evidence: parsed.evidence, score, spans, usage, warnings };
+  /**
+   * The evidence of a usable seek reply and its spans in the chunk:
+   * - cited sentence ids: the cited units' own text (verbatim, in chunk order) and exact offsets,
+   *   then the note on a line of its own (`Note: …`), bounded to `MAX_NOTE_CHARS`, dropped when it
+   *   repeats our prompt text (`echoesPrompt`); ids beyond the chunk's units are dropped, at most
+   *   `MAX_CITED_SENTENCES` are kept, each with a warning;
+   * - otherwise the free form of a provider that ignored the format: the evidence as written and the
+   *   quotes located in the chunk (`locateQuotes`; may be none).
+   * @returns null when nothing citable is left (every id out of range): the chunk yields no message.
+   */
+  private evidenceOf(
+    request: SeekRequest,
+    units: ReturnType<typeof sentenceUnits>,
+    parsed: Extract<SeekParse, { kind: 'evidence' }>,
+    warnings: string[],
+  ): { text: string; spans: Array<{ start: number; end: number }> } | null {
+    const text = request.chunk.text;
+    if (parsed.sentences.length === 0) {
+      return { text: parsed.evidence, spans: locateQuotes(text, parsed.quotes) };
+    }
+    const inRange = parsed.sentences.filter((id) => id <= units.length);
+    if (inRange.length < parsed.sentences.length) {
+      warnings.push(`seeking agent cited sentence ids beyond the chunk's ${units.length}, dropped: ${parsed.sentences.filter((id) => id > units.length).join(', ')}`);
+    }
+    if (inRange.length > MAX_CITED_SENTENCES) warnings.push(`seeking agent cited ${inRange.length} sentences; the first ${MAX_CITED_SENTENCES} kept`);
+    const cited = citedText(text, units, inRange.slice(0, MAX_CITED_SENTENCES));
+    if (cited.units.length === 0) return null;
+    let note = parsed.note.trim();
+    if (note.length > MAX_NOTE_CHARS) {
+      warnings.push(`seeking agent note of ${note.length} characters cut to ${MAX_NOTE_CHARS}`);
+      note = cutAt(note, MAX_NOTE_CHARS);
+    }
+    if (note !== '' && echoesPrompt(note, `${request.question}\n${text}`)) {
+      warnings.push('seeking agent note repeats the prompt\'s own text; dropped');
+      note = '';
+    }
+    return {
+      text: note === '' ? cited.text : `${cited.text}\nNote: ${note}`,
+      spans: cited.units.map((u) => ({ start: u.start, end: u.end })),
+    };
   }
 
   /**
@@ -331,7 +385,7 @@ export class LlmAgents implements AgentModel {
       messages: [{ role: 'user', text: prompt.user }],
       maxTokens: this.maxTokens.reason,
       temperature: this.temperature,
-      schema: reasonReplySchema(request.messages.map((m) => m.id)),
+      schema: reasonReplySchema(request.messages.map((m) => m.id), { force: request.force }),
     };
     let response = await timedCall(this.reasoner, base, usage, warnings);
     let parsed = parseReasonReply(response.text);
@@ -356,6 +410,13 @@ export class LlmAgents implements AgentModel {
     const cited = parsed.cited.filter((id) => given.has(id));
     const unknown = parsed.cited.filter((id) => !given.has(id));
     if (unknown.length > 0) warnings.push(`reasoning agent cited ids it was not given, dropped: ${unknown.join(', ')}`);
-    return { answerable: true, answer: parsed.answer, citedMessageIds: cited, usage, warnings };
+    let answer = parsed.answer;
+    if (answer.length > MAX_ANSWER_CHARS) {
+      warnings.push(`reasoning agent answer of ${answer.length} characters cut to ${MAX_ANSWER_CHARS} (MAX_ANSWER_CHARS)`);
+      answer = cutAt(answer, MAX_ANSWER_CHARS);
+    } else if (answer.length === MAX_ANSWER_CHARS) {
+      warnings.push(`reasoning agent answer reached the ${MAX_ANSWER_CHARS}-character bound of its reply (MAX_ANSWER_CHARS); it may be cut off`);
+    }
+    return { answerable: true, answer, citedMessageIds: cited, usage, warnings };
   }
 }

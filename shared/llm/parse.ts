@@ -265,9 +265,20 @@ export type SeekParse =
   | { kind: 'no_information' }
   | {
       kind: 'evidence';
-      /** Extracted evidence, trimmed, non-empty. */
+      /**
+       * Ids of the chunk's numbered sentences the reply cites (shared/llm/sentences.ts), in reply
+       * order, distinct; not yet checked against the chunk's units. The evidence of the message is
+       * built from them (shared/llm/agents.ts).
+       */
+      sentences: number[];
+      /** The reply's note: what the cited sentences do not say verbatim (trimmed; may be empty). */
+      note: string;
+      /**
+       * Free-form evidence, for a reply in the free form (`evidence`/`quotes`, or prose without
+       * sentence ids); empty when the reply cites sentence ids.
+       */
       evidence: string;
-      /** Verbatim sentences the model quoted from the chunk (not yet located). */
+      /** Verbatim sentences the model quoted from the chunk in the free form (not yet located). */
       quotes: string[];
       /** Integer 0-100, or null when the reply has no score with a clear meaning (re-ask needed). */
       score: number | null;
@@ -324,10 +335,24 @@ function parsePlainSeek(text: string, chunk: string | undefined): SeekParse {
   const evidenceLines: string[] = [];
   const scoreLines: string[] = [];
   const quotes: string[] = [];
+  const sentences: number[] = [];
+  const notes: string[] = [];
   let inQuotes = false;
   for (const line of text.split('\n')) {
     if ((SCORE_LINE_ONE.test(line) || FRACTION_LINE_ONE.test(line)) && !copiedFromChunk(line, chunk)) {
       scoreLines.push(line);
+      inQuotes = false;
+      continue;
+    }
+    const cited = SENTENCES_LINE.exec(line);
+    if (cited && !copiedFromChunk(line, chunk)) {
+      sentences.push(...idsOf(cited[1]));
+      inQuotes = false;
+      continue;
+    }
+    const note = NOTE_LINE.exec(line);
+    if (note && !copiedFromChunk(line, chunk)) {
+      if (note[1].trim()) notes.push(note[1].trim());
       inQuotes = false;
       continue;
     }
@@ -346,10 +371,13 @@ function parsePlainSeek(text: string, chunk: string | undefined): SeekParse {
   }
   // The model's own score lines first; else a score field or bare number outside the chunk's text.
   const reading = scoreLines.length > 0 ? readScore(scoreLines.join('\n')) : readScore(evidenceLines.filter((l) => !copiedFromChunk(l, chunk)).join('\n'));
+  const ids = [...new Set(sentences)];
+  const note = notes.join(' ');
+  if (ids.length > 0) return { kind: 'evidence', sentences: ids, note: isRefusal(note) ? '' : note, evidence: '', quotes, ...scoreFields(reading), truncated: false };
   const evidence = evidenceLines.join('\n').trim().replace(EVIDENCE_LABEL, '').trim();
   if (evidence === '' || (BARE_NUMBER.test(text.trim()) && reading.score !== null)) return { kind: 'empty', truncated: false };
   if (isRefusal(evidence)) return { kind: 'no_information' };
-  return { kind: 'evidence', evidence, quotes, ...scoreFields(reading), truncated: false };
+  return { kind: 'evidence', sentences: [], note: '', evidence, quotes, ...scoreFields(reading), truncated: false };
 }
 
 function scoreFields(reading: ScoreReading): { score: number | null; scoreWarning?: string } {
@@ -362,13 +390,38 @@ function stripQuoteMarks(text: string): string {
 }
 
 /**
- * Parse a seeking agent's reply (format asked in prompts.ts:
- * `{"evidence", "quotes", "score"}` or `{"no_information": true}`), leniently:
- * JSON in prose or a ```json fence; truncated JSON (complete fields only); a refusal
+ * Sentence ids in a JSON `sentences` value: integers, numeric strings ("3", "[3]", "s3"), or one string
+ * listing them ("2, 5"); positive integers only, distinct, in order.
+ */
+function idsOf(value: unknown): number[] {
+  const items = Array.isArray(value) ? value : value === undefined || value === null ? [] : [value];
+  const ids: number[] = [];
+  for (const item of items) {
+    if (typeof item === 'number' && Number.isInteger(item) && item >= 1) ids.push(item);
+    else if (typeof item === 'string') for (const m of item.match(/\d+/g) ?? []) ids.push(Number(m));
+  }
+  return [...new Set(ids.filter((id) => Number.isSafeInteger(id) && id >= 1))];
+}
+
+/**
+ * A "Sentences: 2, 5" line of a plain-text reply (also "Sentence ids:", "Selected sentences:",
+ * "句子："); group 1 is the rest of the line.
+ */
+const SENTENCES_LINE = /^[\s*_#>-]*(?:(?:selected|cited|relevant|supporting)\s+)?(?:sentences?|sentence\s+(?:ids?|numbers?)|句子|句)[\s*_]*[:：][\s*_]*(.*)$/i;
+/** A "Note: …" line of a plain-text reply. */
+const NOTE_LINE = /^[\s*_#>-]*(?:note|备注|说明)[\s*_]*[:：][\s*_]*(.*)$/i;
+
+/**
+ * Parse a seeking agent's reply, leniently. The format asked (prompts.ts) is
+ * `{"sentences": [ids], "note": "...", "score": N}`; also read: the free form
+ * `{"evidence", "quotes", "score"}` (a provider that ignores the format), `{"no_information": true}`,
+ * JSON in prose or a ```json fence, truncated JSON (complete fields only), a refusal
  * ({@link isRefusal}: "NO INFORMATION", the official ExtAgents code's marker, and the rest of the
- * shared vocabulary) as the whole reply or the whole evidence field; plain text with a score line.
- * The score is read from the JSON field, else from the prose around the JSON (never from the
- * evidence); out-of-range scores are clamped and non-numbers give none, with `scoreWarning`.
+ * shared vocabulary) as the whole reply or the whole evidence field, and plain text with a
+ * "Sentences: 2, 5" line, a "Note:" line and a score line (else the text is free-form evidence).
+ * "No information" is a reply citing no sentence and giving no free-form evidence (a note alone is
+ * not evidence). The score is read from the JSON field, else from the prose around the JSON (never
+ * from the evidence); out-of-range scores are clamped and non-numbers give none, with `scoreWarning`.
  * A pure function of its arguments.
  * @param text the raw reply; @param options.chunkText the chunk read (see {@link SeekParseOptions}).
  * @returns `no_information`, `evidence` (score null = re-ask needed) or `empty` (nothing usable).
@@ -380,19 +433,43 @@ export function parseSeekReply(text: string, options: SeekParseOptions = {}): Se
 
   const json = extractJsonObject(trimmed);
   if (json && !json.complete && Object.keys(json.value).length === 0) return { kind: 'empty', truncated: true };
-  const known = json && ['evidence', 'quotes', 'score', 'no_information'].some((key) => key in json.value);
+  const known = json && ['sentences', 'note', 'evidence', 'quotes', 'score', 'no_information'].some((key) => key in json.value);
   if (!json || !known) return parsePlainSeek(trimmed, options.chunkText);
 
   const { value, complete, rest } = json;
   if (truthy(value.no_information)) return { kind: 'no_information' };
+  const sentences = idsOf(value.sentences);
+  const note = stringsOf(value.note).join(' ');
   const evidence = stringsOf(value.evidence).join('\n');
-  if (evidence === '') {
-    // Complete JSON with empty or missing evidence says "nothing here"; a cut-off one says nothing.
-    return complete ? { kind: 'no_information' } : { kind: 'empty', truncated: true };
+  if (sentences.length === 0 && evidence === '') {
+    // Complete JSON citing nothing says "nothing here"; a cut-off one says nothing.
+    return complete || 'score' in value ? { kind: 'no_information' } : { kind: 'empty', truncated: true };
   }
-  if (isRefusal(evidence)) return { kind: 'no_information' };
+  if (sentences.length === 0 && isRefusal(evidence)) return { kind: 'no_information' };
   const reading = scoreFromField(value.score) ?? (rest ? readScore(rest) : { score: null });
-  return { kind: 'evidence', evidence, quotes: stringsOf(value.quotes).map(stripQuoteMarks).filter(Boolean), ...scoreFields(reading), truncated: !complete };
+  return {
+    kind: 'evidence',
+    sentences,
+    note: isRefusal(note) ? '' : note,
+    evidence: isRefusal(evidence) ? '' : evidence,
+    quotes: stringsOf(value.quotes).map(stripQuoteMarks).filter(Boolean),
+    ...scoreFields(reading),
+    truncated: !complete,
+  };
+}
+
+/**
+ * The first `max` characters of `text` (UTF-16 code units), never splitting a surrogate pair, with
+ * an ellipsis "…" in place of the last kept character when anything was cut. For model-written text
+ * that a reply bound should have kept short (an answer, a note): stored and shown bounded.
+ * @param max at least 1.
+ */
+export function cutAt(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = max - 1;
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
+  return text.slice(0, end).trimEnd() + '…';
 }
 
 // ---------------------------------------------------------------------------------------------

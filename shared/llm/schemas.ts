@@ -17,6 +17,8 @@
  * false` (OpenAI strict mode), strings, booleans, integers with `minimum`/`maximum`, `enum`, arrays.
  */
 
+import { MAX_UNITS } from './sentences';
+
 /** A JSON Schema object (the subset described in the file comment). */
 export type JsonSchema = {
   readonly type?: 'object' | 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'null';
@@ -40,12 +42,19 @@ export interface ReplySchema {
   readonly schema: JsonSchema;
 }
 
-/** Most quotes in one seeking agent reply. */
+/** Most quotes in one seeking agent reply (the free-quote form a prose reply may still use; shared/llm/parse.ts). */
 export const MAX_QUOTES = 3;
-/** Longest evidence of one seeking agent reply (characters). */
+/** Longest evidence of one seeking agent reply in the free form (characters). */
 export const MAX_EVIDENCE_REPLY_CHARS = 480;
-/** Longest quote of one seeking agent reply (characters). */
+/** Longest quote of one seeking agent reply in the free form (characters). */
 export const MAX_QUOTE_REPLY_CHARS = 200;
+/** Most sentence ids one seeking agent reply cites. */
+export const MAX_CITED_SENTENCES = 4;
+/**
+ * Longest note of one seeking agent reply (characters): what the cited sentences do not say verbatim
+ * (a bridge fact, a resolved pronoun). Bounded, and shown after the sentences in the evidence.
+ */
+export const MAX_NOTE_CHARS = 200;
 /** Longest answer of the reasoning agent (characters). */
 export const MAX_ANSWER_CHARS = 160;
 /** Most message ids the reasoning agent cites. */
@@ -53,50 +62,82 @@ export const MAX_CITED = 8;
 /** Longest message id as written by the prompts (`r<round>-c<chunk>`), characters. */
 export const MAX_MESSAGE_ID_CHARS = 24;
 
+/**
+ * The relevance levels a seeking agent may give, on the 0-100 scale messages keep: a coarse scale
+ * with one-line anchors in the prompt (shared/llm/prompts.ts `SCORE_RUBRIC`), since fine 0-100
+ * scores from small models are noise (paper, Limitations: rating reliability).
+ */
+export const SCORE_LEVELS = [0, 25, 50, 75, 100] as const;
+
 function object(properties: Record<string, JsonSchema>): JsonSchema {
   return { type: 'object', properties, required: Object.keys(properties), additionalProperties: false };
 }
 
-const SCORE: JsonSchema = { type: 'integer', minimum: 0, maximum: 100, description: 'relevance score 0-100' };
+const SCORE: JsonSchema = { type: 'integer', enum: [...SCORE_LEVELS], description: 'relevance level: 0, 25, 50, 75 or 100' };
 
 /**
- * The seeking agent's reply (paper 2A: evidence and its relevance score in one call): `evidence`
- * (empty when the chunk has nothing relevant), up to `MAX_QUOTES` verbatim `quotes`, `score` 0-100
- * (0 when nothing relevant). Field order is generation order: the score is given after the evidence.
+ * The seeking agent's reply over a chunk shown as numbered sentences (shared/llm/sentences.ts):
+ * `sentences`, the ids (1..`unitCount`) of up to `MAX_CITED_SENTENCES` supporting sentences (empty
+ * when the chunk has nothing relevant); `note`, up to `MAX_NOTE_CHARS` characters of what the
+ * sentences do not say verbatim (may be empty); `score`, one of `SCORE_LEVELS` (0 when nothing
+ * relevant). Field order is generation order: the sentences are chosen first, the score last.
+ * The ids are a bounded integer (OpenAI json_schema, the Bedrock tool schema) and an enum of the
+ * ids in a `llama:` grammar (`toGrammarSchema`), so a constrained model can only cite real ids.
+ * @param unitCount the chunk's number of units (at least 1).
  */
-export const SEEK_REPLY: ReplySchema = {
-  name: 'seek_reply',
-  description: 'Evidence extracted from one chunk, supporting verbatim quotes and a relevance score 0-100.',
-  schema: object({
-    evidence: { type: 'string', maxLength: MAX_EVIDENCE_REPLY_CHARS, description: 'the relevant information; empty if none' },
-    quotes: { type: 'array', maxItems: MAX_QUOTES, items: { type: 'string', maxLength: MAX_QUOTE_REPLY_CHARS } },
-    score: SCORE,
-  }),
-};
+export function seekReplySchema(unitCount: number): ReplySchema {
+  return {
+    name: 'seek_reply',
+    description: 'The ids of the chunk sentences that help answer the query, a short note, and a relevance level.',
+    schema: object({
+      sentences: {
+        type: 'array',
+        maxItems: MAX_CITED_SENTENCES,
+        items: { type: 'integer', minimum: 1, maximum: Math.max(1, Math.floor(unitCount)) },
+      },
+      note: { type: 'string', maxLength: MAX_NOTE_CHARS, description: 'what the sentences do not say verbatim; empty if nothing' },
+      score: SCORE,
+    }),
+  };
+}
 
-/** The score re-ask's reply: `{"score": N}`. */
+/** The widest seek reply (a chunk of `MAX_UNITS` units): what output budgets and the cost estimate assume. */
+export const SEEK_REPLY: ReplySchema = seekReplySchema(MAX_UNITS);
+
+/** The score re-ask's reply: `{"score": N}`, N one of `SCORE_LEVELS`. */
 export const SCORE_REPLY: ReplySchema = {
   name: 'score_reply',
-  description: 'The relevance score 0-100 of the evidence just given.',
+  description: 'The relevance level (0, 25, 50, 75 or 100) of the evidence just given.',
   schema: object({ score: SCORE }),
 };
 
 /**
- * The reasoning agent's reply of one KAR step: `answerable`, `answer` ("NO ANSWER" when not
- * answerable), `cited` message ids. With the ids of the request's messages, `cited` is an enum of
+ * The reasoning agent's reply of one KAR step: `answer` ("NO ANSWER" when not answerable), `cited`
+ * message ids, then `answerable`. With the ids of the request's messages, `cited` is an enum of
  * exactly those ids, so a constrained model cannot cite a message it was not given.
+ *
+ * Field order is generation order, chosen by measurement with the test model (docs/EVAL.md,
+ * "Fidelity"): the answer is written before the answerability verdict, so the verdict judges an
+ * answer already drafted from the messages instead of deciding before reading them closely.
+ * A best-effort answer (`force`) has no `answerable` field at all: it cannot refuse.
  * @param messageIds the ids of the messages of the step (may be empty: any short string then).
+ * @param options.force the best-effort answer after the last round.
  */
-export function reasonReplySchema(messageIds: readonly string[]): ReplySchema {
+export function reasonReplySchema(messageIds: readonly string[], options: { force?: boolean } = {}): ReplySchema {
   const id: JsonSchema = messageIds.length > 0 ? { type: 'string', enum: [...new Set(messageIds)] } : { type: 'string', maxLength: MAX_MESSAGE_ID_CHARS };
+  const answer: JsonSchema = { type: 'string', maxLength: MAX_ANSWER_CHARS };
+  const cited: JsonSchema = { type: 'array', maxItems: MAX_CITED, items: id };
+  if (options.force) {
+    return {
+      name: 'reason_reply',
+      description: 'The best short answer the messages support, and the ids of the messages it relies on.',
+      schema: object({ answer, cited }),
+    };
+  }
   return {
     name: 'reason_reply',
-    description: 'Whether the messages answer the question, the short answer, and the ids of the messages it relies on.',
-    schema: object({
-      answerable: { type: 'boolean' },
-      answer: { type: 'string', maxLength: MAX_ANSWER_CHARS },
-      cited: { type: 'array', maxItems: MAX_CITED, items: id },
-    }),
+    description: 'The short answer (NO ANSWER when the messages do not allow one), the ids of the messages it relies on, and whether the messages answer the question.',
+    schema: object({ answer, cited, answerable: { type: 'boolean' } }),
   };
 }
 
@@ -198,14 +239,14 @@ export function outputTokenBudget(schema: ReplySchema): number {
 
 /**
  * The schema in the form node-llama-cpp's JSON-schema grammar accepts (its `GbnfJsonSchema`):
- * an integer range of at most 1,001 values becomes an `enum` of those integers (the grammar has
+ * an integer range of at most `MAX_UNITS` + 1 values (the sentence ids of a chunk) becomes an `enum` of those integers (the grammar has
  * no `minimum`/`maximum`, and an unbounded integer could run on), `required` is dropped (the
  * grammar makes every property required), everything else is kept.
  */
 export function toGrammarSchema(schema: JsonSchema): Record<string, unknown> {
   const { required: _required, minimum, maximum, ...rest } = schema;
   void _required;
-  if ((rest.type === 'integer' || rest.type === 'number') && minimum !== undefined && maximum !== undefined && maximum - minimum <= 1000 && !rest.enum) {
+  if ((rest.type === 'integer' || rest.type === 'number') && minimum !== undefined && maximum !== undefined && maximum - minimum <= MAX_UNITS && !rest.enum) {
     const values: number[] = [];
     for (let v = Math.ceil(minimum); v <= maximum; v++) values.push(v);
     const { type: _type, ...others } = rest;

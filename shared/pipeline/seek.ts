@@ -7,6 +7,7 @@ import { ContextOverflowError, RETRYABLE_ERRORS } from '../errors';
 import { buildMessage, halveSynchronized } from '../method';
 import { messageId } from '../pool';
 import type { AgentModel, BlobStore, MessageStore, SeekRequest, SeekResult } from '../ports';
+import { DEFAULT_RANKING, type RankingMode } from '../ranking';
 import type { AgentRole, Chunk } from '../types';
 import { runChunkKey } from './layout';
 import { loadRunRecord, loadSeekQuery, loadSynchronized, type SeekQuery } from './run-record';
@@ -85,12 +86,12 @@ function describe(error: unknown): { error: string; message: string } {
 async function seekOnce(event: SeekEvent, deps: SeekDeps & { model: AgentModel }): Promise<SeekOutcome> {
   const { blobs, store, model } = deps;
   const { runId, round, chunk: index } = event;
-  const { query, chunkTokens, chunksFrom } = await queryOf(event, blobs);
+  const { query, chunkTokens, chunksFrom, ranking } = await queryOf(event, blobs);
   const chunk = JSON.parse(await blobs.getText(runChunkKey(runId, index, chunksFrom))) as Chunk;
   const synchronized = await loadSynchronized(blobs, runId, round);
 
   const { result, warnings } = await seekShrinkingOnOverflow(model, { question: query, chunk, round, synchronized }, chunkTokens);
-  const { message, warnings: cuts } = buildMessage(chunk, round, messageId(round, index), result);
+  const { message, warnings: cuts } = buildMessage(chunk, round, messageId(round, index), result, { question: query, mode: ranking });
   const allWarnings = [...warnings, ...result.warnings, ...cuts];
   // One write records the message (if any), the usage and the warnings, and marks the chunk sought.
   const written = await store.recordSeek(runId, {
@@ -104,11 +105,14 @@ async function seekOnce(event: SeekEvent, deps: SeekDeps & { model: AgentModel }
   return { chunk: index, outcome };
 }
 
-/** The query of a Seek: the run's question (QA), or the round's query record (survey); and where its chunks are. */
-async function queryOf(event: SeekEvent, blobs: BlobStore): Promise<SeekQuery & { chunksFrom?: string }> {
-  if (event.task === 'survey') return loadSeekQuery(blobs, event.runId, event.round);
+/**
+ * The query of a Seek: the run's question (QA), or the round's query record (survey); where its
+ * chunks are; and how its pool is ranked (a survey's: the default).
+ */
+async function queryOf(event: SeekEvent, blobs: BlobStore): Promise<SeekQuery & { chunksFrom?: string; ranking: RankingMode }> {
+  if (event.task === 'survey') return { ...(await loadSeekQuery(blobs, event.runId, event.round)), ranking: DEFAULT_RANKING };
   const record = await loadRunRecord(blobs, event.runId);
-  return { query: record.question, chunkTokens: record.options.chunkTokens, chunksFrom: record.chunksFrom };
+  return { query: record.question, chunkTokens: record.options.chunkTokens, chunksFrom: record.chunksFrom, ranking: record.options.ranking };
 }
 
 const isOverflow = (error: unknown): boolean => error instanceof Error && error.name === ContextOverflowError.name;

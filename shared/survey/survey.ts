@@ -10,6 +10,7 @@
  * `writeSections`, `assembleSurvey`) so that a workflow can run them as separate tasks; `runSurvey`
  * runs them in-process (the local CLI and the benchmark).
  */
+import { DEFAULT_RANKING } from '../ranking';
 import pLimit from 'p-limit';
 import type { AgentModel } from '../ports';
 import { compareMessages, fitToBudget } from '../pool';
@@ -118,7 +119,7 @@ export async function seekRound(
         usage.calls += result.usage.calls;
         usage.inputTokens += result.usage.inputTokens;
         usage.outputTokens += result.usage.outputTokens;
-        const { message, warnings: cuts } = buildMessage(chunk, request.round, `${request.idPrefix}c${chunk.index}`, result);
+        const { message, warnings: cuts } = buildMessage(chunk, request.round, `${request.idPrefix}c${chunk.index}`, result, { question: request.query, mode: DEFAULT_RANKING });
         warnings.push(...[...result.warnings, ...cuts].map((w) => `chunk ${chunk.index}: ${w}`));
         onChunk?.();
         return message;

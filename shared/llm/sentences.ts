@@ -1,0 +1,150 @@
+/**
+ * Numbered sentences of a chunk: the units a seeking agent cites by id (issue "evidence that
+ * survives a small model"). The chunk is shown to the model one unit per line, each line led by its
+ * id (`[1] …`, `[2] …`); the reply names ids, and the message's evidence and quotes are the cited
+ * units' own text and offsets. Citations are then exact by construction, in every language and for
+ * every provider: nothing depends on the model copying text.
+ *
+ * A unit is a sentence (UAX #29 via `splitSentences`, shared/extractive/text.ts), or a line where
+ * text has no sentence punctuation (a line break in a chunk ends a unit there), cut further where it
+ * is longer than {@link MAX_UNIT_CHARS} (at a line break, else a space, else a clause mark such as
+ * `，`, else anywhere that is not inside a surrogate pair), so one cited id never drags a page along.
+ *
+ * Offsets are UTF-16 code units into the chunk text, half-open `[start, end)`; every unit is trimmed
+ * and non-empty, units are in text order and never overlap. Pure functions; never throw.
+ */
+import { splitSentences } from '../extractive/text';
+
+/** One citable unit of a chunk: its 1-based id and its `[start, end)` offsets in the chunk text. */
+export interface SentenceUnit {
+  id: number;
+  start: number;
+  end: number;
+}
+
+/**
+ * Longest unit (characters). About two ordinary English sentences; a longer sentence is cut (see
+ * the file comment), so that evidence built from a few cited ids stays short.
+ */
+export const MAX_UNIT_CHARS = 400;
+
+/**
+ * Most units a chunk is shown with. A chunk of 8,000 tokens of prose has about 300-400 sentences;
+ * beyond this the last unit holds the rest of the chunk (cut at `MAX_UNIT_CHARS` no more), so a
+ * reply schema's id range (1..count) stays small enough for every provider's schema limits.
+ */
+export const MAX_UNITS = 2000;
+
+/**
+ * Tokens the id markers add to a chunk's prompt, per unit: `[123] ` and the line break that replaces
+ * the space between two sentences (o200k: 3-4 tokens). Budgets use it through
+ * {@link numberedChunkTokens}.
+ */
+export const MARKER_TOKENS_PER_UNIT = 4;
+
+/**
+ * Share of a chunk's tokens the id markers add, for budgets made before the chunk is seen (the
+ * context check of a chunk size, the cost estimate): English prose averages about 25-30 tokens a
+ * sentence, so 4 marker tokens a sentence are 13-16%; 0.2 leaves room for shorter sentences and
+ * lists. A chunk of many very short lines can take more; the seek then fails with a
+ * ContextOverflowError that names the chunk size to lower.
+ */
+export const MARKER_TOKEN_SHARE = 0.2;
+
+/**
+ * Tokens of a chunk of `chunkTokens` once numbered, as budgets estimate it (`MARKER_TOKEN_SHARE`).
+ * @param chunkTokens tokens of corpus text (o200k).
+ * @returns tokens (o200k), rounded up.
+ */
+export function numberedChunkTokens(chunkTokens: number): number {
+  return Math.ceil(chunkTokens * (1 + MARKER_TOKEN_SHARE));
+}
+
+const SPACE = /\s/;
+/** Marks after which a long CJK or Latin clause may be cut: comma, semicolon, colon, enumeration comma. */
+const CLAUSE_MARK = /[，、；：,;:]/;
+
+/**
+ * The citable units of a chunk text, in order (see the file comment).
+ * @param text the chunk text.
+ * @returns units with ids 1..n; empty for a text of white space only.
+ */
+export function sentenceUnits(text: string): SentenceUnit[] {
+  const pieces: Array<[number, number]> = [];
+  for (const sentence of splitSentences(text)) {
+    // A line break inside a sentence (wrapped text, a list, a table) is not cut here unless the
+    // sentence is too long: the cap below cuts at line breaks first.
+    let start = sentence.start;
+    const end = sentence.end;
+    while (end - start > MAX_UNIT_CHARS) {
+      const cut = cutPoint(text, start, start + MAX_UNIT_CHARS);
+      pieces.push([start, trimEnd(text, start, cut)]);
+      start = trimStart(text, cut, end);
+    }
+    if (end > start) pieces.push([start, end]);
+  }
+  const units: SentenceUnit[] = [];
+  for (const [start, end] of pieces) {
+    if (end <= start) continue;
+    if (units.length === MAX_UNITS) {
+      units[units.length - 1].end = end;
+      continue;
+    }
+    units.push({ id: units.length + 1, start, end });
+  }
+  return units;
+}
+
+/** Where to cut `[from, limit)`: after the last line break, else space, else clause mark past its first quarter; else at `limit` (never inside a surrogate pair). */
+function cutPoint(text: string, from: number, limit: number): number {
+  const floor = from + Math.floor((limit - from) / 4);
+  const last = (test: (ch: string) => boolean): number => {
+    for (let i = limit - 1; i > floor; i--) if (test(text[i])) return i + 1;
+    return -1;
+  };
+  for (const found of [last((ch) => ch === '\n'), last((ch) => SPACE.test(ch)), last((ch) => CLAUSE_MARK.test(ch))]) {
+    if (found > from) return found;
+  }
+  const code = text.charCodeAt(limit - 1);
+  return code >= 0xd800 && code <= 0xdbff ? limit - 1 : limit;
+}
+
+function trimEnd(text: string, start: number, end: number): number {
+  let e = end;
+  while (e > start && SPACE.test(text[e - 1])) e--;
+  return e;
+}
+
+function trimStart(text: string, start: number, end: number): number {
+  let s = start;
+  while (s < end && SPACE.test(text[s])) s++;
+  return s;
+}
+
+/**
+ * The chunk as the seeking agent reads it: one unit per line, `[id] text`, white space inside a unit
+ * collapsed to one space (so a unit never spans lines). Not escaped: the prompt escapes it.
+ * @param text the chunk text; @param units its `sentenceUnits`.
+ */
+export function renderNumbered(text: string, units: readonly SentenceUnit[]): string {
+  return units.map((u) => `[${u.id}] ${text.slice(u.start, u.end).replace(/\s+/g, ' ')}`).join('\n');
+}
+
+/**
+ * The evidence text of cited units: their text verbatim (white space collapsed), in chunk order,
+ * joined by a space when adjacent and by " … " when units lie between them.
+ * @param ids cited ids (any order, repeats allowed; ids outside the units are ignored).
+ * @returns the text and the cited units (sorted, distinct).
+ */
+export function citedText(text: string, units: readonly SentenceUnit[], ids: readonly number[]): { text: string; units: SentenceUnit[] } {
+  const cited = [...new Set(ids)]
+    .filter((id) => Number.isInteger(id) && id >= 1 && id <= units.length)
+    .sort((a, b) => a - b)
+    .map((id) => units[id - 1]);
+  let out = '';
+  cited.forEach((unit, i) => {
+    if (i > 0) out += unit.id === cited[i - 1].id + 1 ? ' ' : ' … ';
+    out += text.slice(unit.start, unit.end).replace(/\s+/g, ' ');
+  });
+  return { text: out, units: cited };
+}
