@@ -30,6 +30,7 @@ import { NO_ANSWER, type RoleUsage } from '../types';
 import { cutAt, parseReasonReply, parseSeekReply, readScore, type ReasonParse, type SeekParse } from './parse';
 import { brevityReminder, buildReasonPrompt, buildSeekPrompt, echoesPrompt, SCORE_REASK_PROMPT, unescapeUntrusted } from './prompts';
 import { BUDGET_CHARS_PER_TOKEN, MAX_ANSWER_CHARS, MAX_CITED_SENTENCES, MAX_NOTE_CHARS, outputTokenBudget, reasonReplySchema, SCORE_REPLY, SEEK_REPLY, seekReplySchema } from './schemas';
+import { splitSentences } from '../extractive/text';
 import { citedText, MAX_UNIT_CHARS, sentenceUnits } from './sentences';
 
 /** Output-token limits per call, in tokens of the model's tokenizer. */
@@ -64,14 +65,18 @@ export const MAX_SCORE_REASKS = 1;
  */
 export const FALLBACK_SCORE = 50;
 
+/** Most units cited through a note copied from the chunk, beyond the cited ids (see `LlmAgents.seek`). */
+export const MAX_NOTE_UNITS = 2;
+
 /**
- * Most tokens of a message's evidence built from cited sentences: `MAX_CITED_SENTENCES` units of at
+ * Most tokens of a message's evidence built from cited sentences: `MAX_CITED_SENTENCES` +
+ * `MAX_NOTE_UNITS` units of at
  * most `MAX_UNIT_CHARS` characters, the separators and a note of `MAX_NOTE_CHARS`, at the output
  * budgets' 2 characters a token (`BUDGET_CHARS_PER_TOKEN`, a low ratio). Budgets of the reasoning
  * and synchronization prompts (the cost estimate) count a message at most this (or the seeking
  * agent's output limit, for a free-form reply).
  */
-export const MAX_CITED_EVIDENCE_TOKENS = Math.ceil((MAX_CITED_SENTENCES * (MAX_UNIT_CHARS + 3) + 7 + MAX_NOTE_CHARS) / BUDGET_CHARS_PER_TOKEN);
+export const MAX_CITED_EVIDENCE_TOKENS = Math.ceil(((MAX_CITED_SENTENCES + MAX_NOTE_UNITS) * (MAX_UNIT_CHARS + 3) + 7 + MAX_NOTE_CHARS) / BUDGET_CHARS_PER_TOKEN);
 
 /** Shortest quote (characters, after trimming) that is located in the chunk; shorter ones match by chance. */
 export const MIN_QUOTE_CHARS = 8;
@@ -346,9 +351,15 @@ export class LlmAgents implements AgentModel {
       warnings.push(`seeking agent cited sentence ids beyond the chunk's ${units.length}, dropped: ${parsed.sentences.filter((id) => id > units.length).join(', ')}`);
     }
     if (inRange.length > MAX_CITED_SENTENCES) warnings.push(`seeking agent cited ${inRange.length} sentences; the first ${MAX_CITED_SENTENCES} kept`);
-    const cited = citedText(text, units, inRange.slice(0, MAX_CITED_SENTENCES));
-    if (cited.units.length === 0) return null;
     let note = parsed.note.trim();
+    // A note copied from the chunk is corpus text: the units it covers are cited (exact offsets) and
+    // the note itself is not kept. Small models often copy the sentence they mean into the note.
+    const { ids: noteIds, whole } = this.unitsOfCopiedNote(text, units, note);
+    const ids = [...new Set(inRange.slice(0, MAX_CITED_SENTENCES))];
+    for (const id of noteIds) if (!ids.includes(id) && ids.length < MAX_CITED_SENTENCES + MAX_NOTE_UNITS) ids.push(id);
+    const cited = citedText(text, units, ids);
+    if (cited.units.length === 0) return null;
+    if (whole) note = '';
     if (note.length > MAX_NOTE_CHARS) {
       warnings.push(`seeking agent note of ${note.length} characters cut to ${MAX_NOTE_CHARS}`);
       note = cutAt(note, MAX_NOTE_CHARS);
@@ -361,6 +372,26 @@ export class LlmAgents implements AgentModel {
       text: note === '' ? cited.text : `${cited.text}\nNote: ${note}`,
       spans: cited.units.map((u) => ({ start: u.start, end: u.end })),
     };
+  }
+
+  /**
+   * The units a note copied from the chunk covers: each sentence of the note (the last one may be
+   * cut by the note's bound) is located in the chunk as a quote (`locateQuotes`: exact, then white
+   * space and case folded), and every unit it overlaps is cited. `whole` is true when every sentence
+   * of at least `MIN_QUOTE_CHARS` was located (the note says nothing the units do not).
+   */
+  private unitsOfCopiedNote(text: string, units: ReturnType<typeof sentenceUnits>, note: string): { ids: number[]; whole: boolean } {
+    const pieces = splitSentences(note).map((s) => s.text).filter((p) => p.length >= MIN_QUOTE_CHARS);
+    if (pieces.length === 0) return { ids: [], whole: false };
+    let located = 0;
+    const ids: number[] = [];
+    for (const piece of pieces) {
+      const spans = locateQuotes(text, [piece]);
+      if (spans.length === 0) continue;
+      located += 1;
+      for (const span of spans) for (const u of units) if (u.start < span.end && u.end > span.start && !ids.includes(u.id)) ids.push(u.id);
+    }
+    return { ids, whole: located === pieces.length };
   }
 
   /**

@@ -234,10 +234,10 @@ export const REASON_SYSTEM_PROMPT = [
   '',
   'Decide whether the messages are enough to answer the question. Combine facts across messages',
   'when the question needs several steps. Do not answer from outside knowledge alone.',
-  'Reply with ONE JSON object and nothing else:',
-  '- when you can answer: {"answer": "...", "cited": ["r1-c12", ...], "answerable": true}',
-  `  answer: as short as possible (a word or phrase when that suffices; at most ${MAX_ANSWER_CHARS} characters); cited: the ids of the messages the answer relies on.`,
-  '- when you cannot: {"answer": "NO ANSWER", "cited": [], "answerable": false}',
+  'Reply with ONE JSON object and nothing else: {"answer": "...", "cited": ["r1-c12", ...], "answerable": true}',
+  `- answer: the answer to the question, as short as possible (a word or phrase when that suffices; at most ${MAX_ANSWER_CHARS} characters);`,
+  '- cited: the ids of the messages the answer relies on;',
+  '- answerable: true when the messages support the answer; false only when they do not (then the answer is "NO ANSWER").',
 ].join('\n');
 
 /**

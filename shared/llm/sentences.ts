@@ -6,7 +6,8 @@
  * every provider: nothing depends on the model copying text.
  *
  * A unit is a sentence (UAX #29 via `splitSentences`, shared/extractive/text.ts), or a line where
- * text has no sentence punctuation (a line break in a chunk ends a unit there), cut further where it
+ * text has no sentence punctuation (a line break in a chunk ends a unit there); a heading line (at
+ * most 80 characters, no sentence mark at its end) joins the sentence after it; a unit is cut where it
  * is longer than {@link MAX_UNIT_CHARS} (at a line break, else a space, else a clause mark such as
  * `，`, else anywhere that is not inside a surrogate pair), so one cited id never drags a page along.
  *
@@ -84,8 +85,15 @@ export function sentenceUnits(text: string): SentenceUnit[] {
     if (end > start) pieces.push([start, end]);
   }
   const units: SentenceUnit[] = [];
-  for (const [start, end] of pieces) {
+  for (let i = 0; i < pieces.length; i++) {
+    let [start, end] = pieces[i];
     if (end <= start) continue;
+    // A heading or title line (short, no sentence mark at its end) is no evidence alone: it joins the
+    // sentence after it, which it names ("Alû" + "Alû is a demon of …"), when both stay within the cap.
+    while (i + 1 < pieces.length && isHeading(text, start, end) && pieces[i + 1][1] - start <= MAX_UNIT_CHARS) {
+      end = pieces[i + 1][1];
+      i++;
+    }
     if (units.length === MAX_UNITS) {
       units[units.length - 1].end = end;
       continue;
@@ -93,6 +101,18 @@ export function sentenceUnits(text: string): SentenceUnit[] {
     units.push({ id: units.length + 1, start, end });
   }
   return units;
+}
+
+/** Longest line (characters) taken for a heading by `sentenceUnits`. */
+const MAX_HEADING_CHARS = 80;
+/** A sentence mark ending a line: then it is a sentence, not a heading. */
+const SENTENCE_END = /[.!?。！？…]["'”’)\]]*$/u;
+
+/** Is `[start, end)` a heading: short, followed by a line break, without a sentence mark at its end? */
+function isHeading(text: string, start: number, end: number): boolean {
+  if (end - start > MAX_HEADING_CHARS || SENTENCE_END.test(text.slice(start, end))) return false;
+  const after = text.slice(end, end + 3);
+  return /^[ \t]*\r?\n/.test(after);
 }
 
 /** Where to cut `[from, limit)`: after the last line break, else space, else clause mark past its first quarter; else at `limit` (never inside a surrogate pair). */
