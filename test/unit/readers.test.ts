@@ -197,6 +197,33 @@ describe('pathological files (a breaker session found each)', () => {
     expect(await reason('bomb.docx', bytes)).toMatch(/^DOCX too large unpacked \(40 MiB from \d+ bytes; at most 32 MiB are read\)$/);
   });
 
+  it('stops inflating a DOCX whose headers understate its size at the cap, with a reason that names the limit', async () => {
+    const { default: JSZip } = await import('jszip');
+    const zip = new JSZip();
+    zip.file('[Content_Types].xml', '<Types/>');
+    zip.file('word/document.xml', `<w:document>${'a'.repeat(40 * 1024 * 1024)}</w:document>`);
+    const bytes = lieAboutSizes(await zip.generateAsync({ type: 'uint8array', compression: 'DEFLATE', compressionOptions: { level: 9 } }), 1000);
+
+    const started = Date.now();
+    expect(await reason('liar.docx', bytes)).toMatch(/^DOCX too large unpacked \(over 32 MiB, whatever its headers say, from \d+ bytes; at most 32 MiB are read\)$/);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('skips a DOCX whose entries all point at one deflated stream (overlapping entries), and one whose headers overstate a part', async () => {
+    const { default: JSZip } = await import('jszip');
+    const zip = new JSZip();
+    zip.file('word/document.xml', `<w:document>${'a'.repeat(4 * 1024 * 1024)}</w:document>`);
+    const one = await zip.generateAsync({ type: 'uint8array', compression: 'DEFLATE' });
+    // Twelve central directory entries for the one local entry: 12 x 4 MiB unpacked, each header honest.
+    expect(await reason('overlap.docx', repeatCentralEntry(one, 12))).toMatch(/^DOCX too large unpacked \(48 MiB from \d+ bytes; at most 32 MiB are read\)$/);
+    const small = await (async () => {
+      const z = new JSZip();
+      z.file('word/document.xml', '<w:document>tiny</w:document>');
+      return z.generateAsync({ type: 'uint8array', compression: 'DEFLATE' });
+    })();
+    expect(await reason('overstated.docx', lieAboutSizes(small, 5000))).toMatch(/^not a readable DOCX \(entry \S+ unpacks to \d+ bytes, its header says 5000\)$/);
+  });
+
   it('reads Markdown quoted 100 levels deep (markdown-it would drop it at its default nesting limit)', async () => {
     const doc = await read('deep.md', utf8(`${'>'.repeat(100)} The chief engineer was Margaret Hollis.`));
     expect(doc.text).toBe('The chief engineer was Margaret Hollis.');
@@ -210,3 +237,32 @@ describe('pathological files (a breaker session found each)', () => {
     expect(locationAt(doc.locations, doc.text.indexOf('Text 5000.'))?.label).toBe('Heading 5000');
   });
 });
+
+/** `zip` with every entry's uncompressed size (local and central headers) set to `size`: headers that lie. */
+function lieAboutSizes(zip: Uint8Array, size: number): Uint8Array {
+  const out = new Uint8Array(zip);
+  const view = new DataView(out.buffer);
+  for (let at = 0; at + 4 <= out.length; at++) {
+    const signature = view.getUint32(at, true);
+    if (signature === 0x04034b50 && at + 26 <= out.length) view.setUint32(at + 22, size, true);
+    else if (signature === 0x02014b50 && at + 28 <= out.length) view.setUint32(at + 24, size, true);
+  }
+  return out;
+}
+
+/** `zip` whose central directory lists its entries `times` times over (each copy pointing at the same data). */
+function repeatCentralEntry(zip: Uint8Array, times: number): Uint8Array {
+  const view = new DataView(zip.buffer, zip.byteOffset, zip.byteLength);
+  let end = zip.length - 22;
+  while (view.getUint32(end, true) !== 0x06054b50) end--;
+  const cdSize = view.getUint32(end + 12, true);
+  const cdStart = view.getUint32(end + 16, true);
+  const entry = zip.subarray(cdStart, cdStart + cdSize);
+  const record = new Uint8Array(zip.subarray(end, end + 22));
+  const recordView = new DataView(record.buffer);
+  const entries = view.getUint16(end + 10, true) * times;
+  recordView.setUint16(8, entries, true);
+  recordView.setUint16(10, entries, true);
+  recordView.setUint32(12, cdSize * times, true);
+  return Buffer.concat([zip.subarray(0, cdStart), ...Array.from({ length: times }, () => entry), record]);
+}
