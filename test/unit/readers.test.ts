@@ -105,6 +105,29 @@ lamp --on   # kept as written
 `;
 
 describe('the Markdown reader', () => {
+  it('leaves YAML and TOML front matter out of the text and the headings, and keeps its title as the title', async () => {
+    const body = '# Keepers\n\nAnn lit the lamp at dusk.\n';
+    const yaml = await read('post.md', utf8(`---\ntitle: "Bell Rock: a history"\nanswer: The keeper was Zebedee.\ntags: [lights]\n---\n${body}`));
+    expect(yaml.text).toBe('Keepers\n\nAnn lit the lamp at dusk.');
+    expect(yaml.title).toBe('Bell Rock: a history');
+    expect(yaml.locations).toEqual([{ start: 0, label: 'Keepers', sourceLine: 6 }]);
+
+    const toml = await read('post.md', utf8(`+++\ntitle = "Skerryvore"\ndraft = true\n[params]\ntitle = "not this"\n+++\n${body}`));
+    expect(toml.text).toBe('Keepers\n\nAnn lit the lamp at dusk.');
+    expect(toml.title).toBe('Skerryvore');
+    expect(toml.locations?.[0]).toMatchObject({ label: 'Keepers', sourceLine: 7 });
+
+    // YAML closed by "...", front matter without a title, and unparsable YAML: left out all the same, no title.
+    for (const front of ['---\nauthor: Ann\n...\n', '---\n---\n', '---\ntitle: [unclosed\n---\n', '---\ntitle: 42\n---\n']) {
+      const doc = await read('post.md', utf8(`${front}${body}`));
+      expect(doc.text).toBe('Keepers\n\nAnn lit the lamp at dusk.');
+      expect(doc.title).toBeUndefined();
+    }
+    // Not front matter: a thematic break that is not the first line, or a first `---` never closed.
+    expect((await read('a.md', utf8(`Intro.\n\n---\ntitle: x\n---\n`))).text).toContain('title: x');
+    expect((await read('b.md', utf8(`---\n\nAnn lit the lamp.\n`))).text).toBe('Ann lit the lamp.');
+  });
+
   it('drops the markup, keeps list items, table rows and code, and maps offsets to heading paths with their source lines', async () => {
     const doc = await read('notes/lights.md', utf8(NOTE));
 
