@@ -6,6 +6,7 @@
 import { documentFormat, locationAt, readDocument } from '../../shared/readers';
 import type { SourceDocument } from '../../shared/types';
 import { harbourDocx, pdfOf } from '../support/documents';
+import { joinPdfLines } from '../../shared/readers/pdf';
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
 
@@ -158,6 +159,27 @@ const reportPdf = (): Promise<Uint8Array> =>
   );
 
 describe('the PDF reader', () => {
+  it('rejoins the wrapped lines of a paragraph and words hyphenated at a line end, keeping short lines as they are', async () => {
+    const doc = await read('works.pdf', await pdfOf([
+      [
+        'The harbour works were designed by the chief engi-',
+        'neer, Margaret Hollis, who wrote the long report on',
+        'the spring tides of 1911.',
+        'Lights lit',
+        'Bell Rock 1811',
+        '- Skerryvore 1844',
+      ],
+    ]));
+    expect(doc.text).toBe('The harbour works were designed by the chief engineer, Margaret Hollis, who wrote the long report on the spring tides of 1911.\nLights lit\nBell Rock 1811\n- Skerryvore 1844');
+    const quote = 'the chief engineer, Margaret Hollis';
+    expect(doc.text.slice(doc.text.indexOf(quote), doc.text.indexOf(quote) + quote.length)).toBe(quote);
+  });
+
+  it('joinPdfLines: list items and blank lines stay, a capitalised or short next part is never joined without its hyphen', () => {
+    expect(joinPdfLines('a line of running text that is long enough to wrap on\n- an item\n\nNext paragraph')).toBe('a line of running text that is long enough to wrap on\n- an item\n\nNext paragraph');
+    expect(joinPdfLines('a line of running text that names the Anglo-\nSaxon chronicle here and there')).toBe('a line of running text that names the Anglo-Saxon chronicle here and there');
+  });
+
   it('reads each page\'s text layer, a page a location, and the document title', async () => {
     const doc = await read('report.pdf', await reportPdf());
 
