@@ -232,7 +232,7 @@ async function startServe(stateDir: string, token: string): Promise<{ url: strin
  */
 function schemathesisSummary(stdout: string, status: number): string {
   const lines = stdout.split('\n').map((l) => l.trim());
-  const cases = lines.find((l) => /^Test cases:/.test(l))?.replace(/^Test cases:\s*/, '');
+  const cases = lines.find((l) => l.startsWith('Test cases:'))?.replace(/^Test cases:\s*/, '');
   const phases = lines.filter((l) => /^[❌✅⏭🚫]\s/u.test(l)).map((l) => l.replace(/\s+/g, ' '));
   const generated = lines.find((l) => /^\d+ generated/.test(l));
   return [`exit ${status}`, cases && `test cases: ${cases}`, generated, phases.length > 0 && `phases: ${phases.join(', ')}`].filter(Boolean).join('; ');
