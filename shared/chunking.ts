@@ -583,6 +583,21 @@ class GraphemeBoundaries {
   }
 }
 
+/**
+ * The nearest extended grapheme cluster boundary (UAX #29, as chunk cuts use) at or before
+ * (`'before'`) or at or after (`'after'`) `offset`, so that a slice of `text` cut there never splits a
+ * character: no lone surrogate, no emoji sequence or letter cut from its marks.
+ * @param offset UTF-16 units, clamped to `[0, text.length]`.
+ * @returns a UTF-16 offset in `[0, text.length]`; `offset` itself when it is a boundary. Never throws.
+ */
+export function graphemeBoundary(text: string, offset: number, direction: 'before' | 'after'): number {
+  let at = Number.isFinite(offset) ? Math.max(0, Math.min(text.length, Math.trunc(offset))) : 0;
+  const clusters = new GraphemeBoundaries(text);
+  const step = direction === 'before' ? -1 : 1;
+  while (!clusters.has(at)) at += step;
+  return at;
+}
+
 /** Offsets (relative to `text`) between code points; never inside a surrogate pair. */
 function codePointCuts(text: string): number[] {
   const cuts: number[] = [];

@@ -38,12 +38,19 @@ export const MAX_CAUSE_CHARS = 2000;
 
 /**
  * The message of an execution's failure cause (`failureMessage` of shared/errors.ts: a Lambda
- * error's JSON cause gives its `errorMessage`, a plain cause itself), cut to {@link MAX_CAUSE_CHARS}.
+ * error's JSON cause gives its `errorMessage`, a plain cause itself), cut to {@link MAX_CAUSE_CHARS} (never inside a surrogate pair).
  * Adapters apply it once, when they describe an execution.
  */
 export function causeMessage(cause: string): string {
   const message = failureMessage(cause);
-  return message.length > MAX_CAUSE_CHARS ? `${message.slice(0, MAX_CAUSE_CHARS - 1)}…` : message;
+  if (message.length <= MAX_CAUSE_CHARS) return message;
+  // Never half a surrogate pair before the ellipsis (it would show U+FFFD).
+  const cut = MAX_CAUSE_CHARS - (isHighSurrogate(message.charCodeAt(MAX_CAUSE_CHARS - 2)) ? 2 : 1);
+  return `${message.slice(0, cut)}…`;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }
 
 /** Looks up an execution by name (Step Functions DescribeExecution; the local registry). */

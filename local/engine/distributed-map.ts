@@ -36,6 +36,7 @@
 import './polyfills';
 import { randomUUID } from 'node:crypto';
 import { StateMachine, type RunOptions, type StateMachineDefinition } from 'aws-local-stepfunctions';
+import { graphemeBoundary } from '../../shared/chunking';
 import { ExtAgentsError, NotFoundError } from '../../shared/errors';
 import type { BlobStore } from '../../shared/ports';
 import { StatesError, type AslDefinition, type DistributedMapState, type JsonObject, type JsonValue } from './definition';
@@ -366,7 +367,7 @@ function executionErrorOf(error: unknown): { name: string; cause: string } {
 }
 
 function truncate(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)}…`;
+  return text.length <= max ? text : `${text.slice(0, graphemeBoundary(text, max, 'before'))}…`;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ import { RunIdSchema } from '../../shared/pipeline/state';
 import { formatSse, RunEventHub } from './run-events';
 import { recordWebRun, serveStatic, WebEndpoints } from './web';
 import { MAX_BODY_BYTES, MAX_FILE_BYTES } from '../../shared/api/schemas';
+import { MAX_LAST_EVENT_ID_CHARS } from '../../shared/api/openapi';
 import { CORPORA_PREFIX, CorpusIdSchema, corpusIdOfKey, corpusPrefix } from '../../shared/corpus';
 import { readIngestedCounts } from '../../shared/api/corpus-index';
 import { ConfigurationError, InvalidInputError } from '../../shared/errors';
@@ -375,6 +376,9 @@ async function streamEvents(req: IncomingMessage, res: ServerResponse, url: URL,
   }
   const header = req.headers['last-event-id'];
   const lastEventId = (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('lastEventId') ?? undefined;
+  if (lastEventId !== undefined && lastEventId.length > MAX_LAST_EVENT_ID_CHARS) {
+    return send(problemResponse(plainProblem(400, `Invalid request: Last-Event-ID: at most ${MAX_LAST_EVENT_ID_CHARS} characters`)));
+  }
   let heartbeat: NodeJS.Timeout | undefined;
   let stop: (() => void) | undefined;
   const startStream = (): void => {

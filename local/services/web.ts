@@ -15,6 +15,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import fg from 'fast-glob';
 import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../../shared/config';
+import { graphemeBoundary } from '../../shared/chunking';
 import { corpusPrefix, CORPORA_PREFIX, keyProblem } from '../../shared/corpus';
 import { InvalidInputError, NotFoundError } from '../../shared/errors';
 import { formatModelSpec, type ModelSpec } from '../../shared/llm/model-spec';
@@ -211,6 +212,8 @@ export class WebEndpoints {
    * A window of a run's document: `[start - context, end + context)` clipped to the text, with the
    * text's length, so that the page shows a quote inside a 10 MB document without loading all of it.
    * Query: `id` (document id), `start`, `end` (UTF-16 offsets), `context` (characters either side).
+   * Every edge falls on a grapheme cluster boundary (an edge asked inside a character or cluster
+   * moves back to its start), so the window never holds half a surrogate pair.
    * @throws NotFoundError when the run or document is unknown; WebRequestError for bad offsets.
    */
   async documentWindow(runId: string, query: URLSearchParams): Promise<Record<string, unknown>> {
@@ -226,12 +229,15 @@ export class WebEndpoints {
     if (malformed) throw new WebRequestError(`id ${malformed}`);
     const doc = await this.documentText(runId, id);
     const chars = doc.text.length;
-    const start = Math.min(int('start', 0), chars);
+    // Every edge (range and window) falls on a grapheme cluster boundary, as chunk cuts do
+    // (shared/chunking.ts `graphemeBoundary`): a slice never splits a character (half a surrogate
+    // pair shows U+FFFD), so an edge asked inside a cluster moves back to the cluster's start.
+    const start = graphemeBoundary(doc.text, Math.min(int('start', 0), chars), 'before');
     // A window is at most MAX_DOCUMENT_WINDOW characters of range plus its context, however large `end` is.
-    const end = Math.min(Math.max(int('end', start), start), chars, start + MAX_DOCUMENT_WINDOW);
+    const end = Math.max(start, graphemeBoundary(doc.text, Math.min(Math.max(int('end', start), start), chars, start + MAX_DOCUMENT_WINDOW), 'before'));
     const context = Math.min(int('context', DEFAULT_DOCUMENT_CONTEXT), MAX_DOCUMENT_WINDOW);
-    const windowStart = Math.max(0, start - context);
-    const windowEnd = Math.min(chars, Math.max(end + context, windowStart), windowStart + MAX_DOCUMENT_WINDOW + (end - start));
+    const windowStart = graphemeBoundary(doc.text, Math.max(0, start - context), 'before');
+    const windowEnd = Math.max(end, graphemeBoundary(doc.text, Math.min(chars, Math.max(end + context, windowStart), windowStart + MAX_DOCUMENT_WINDOW + (end - start)), 'before'));
     return { runId, documentId: id, chars, ...(doc.format && { format: doc.format }), start, end, windowStart, windowEnd, text: doc.text.slice(windowStart, windowEnd) };
   }
 

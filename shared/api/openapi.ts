@@ -123,6 +123,9 @@ function operationOf(route: RouteSpec): JsonObject {
   };
 }
 
+/** Longest `Last-Event-ID` the event stream takes (characters); a longer one is 400. */
+export const MAX_LAST_EVENT_ID_CHARS = 64;
+
 /** Path of the local server's event stream (not in the route table: API Gateway has no such route). */
 export const RUN_EVENTS_PATH = '/v1/runs/{runId}/events';
 
@@ -154,7 +157,7 @@ function runEventsOperation(): JsonObject {
     'x-extagents-local-only': true,
     parameters: [
       { name: 'runId', in: 'path', required: true, schema: jsonSchemaOf(runId, 'input') },
-      { name: 'Last-Event-ID', in: 'header', required: false, description: 'The id of the last event received, to resume after it.', schema: { type: 'string', maxLength: 64 } },
+      { name: 'Last-Event-ID', in: 'header', required: false, description: `The id of the last event received, to resume after it (at most ${MAX_LAST_EVENT_ID_CHARS} characters; a longer one is 400).`, schema: { type: 'string', maxLength: MAX_LAST_EVENT_ID_CHARS } },
     ],
     responses,
   };

@@ -2,6 +2,7 @@
  * Lenient JSON Lines parsing for evaluation data: a malformed line is reported (with its 1-based
  * line number) and skipped, never thrown and never silent. Blank lines are ignored.
  */
+import { graphemeBoundary } from '../chunking';
 
 /** A non-fatal problem found while reading a data file. */
 export interface DataWarning {
@@ -42,7 +43,7 @@ export function parseJsonLines(text: string, file: string): { lines: JsonLine[];
     try {
       lines.push({ line: i + 1, value: JSON.parse(source) as unknown });
     } catch (error) {
-      const preview = source.length > 60 ? `${source.slice(0, 60)}…` : source;
+      const preview = source.length > 60 ? `${source.slice(0, graphemeBoundary(source, 60, 'before'))}…` : source;
       warnings.push({ file, line: i + 1, message: `invalid JSON (${(error as Error).message}); line skipped: ${preview}` });
     }
   }

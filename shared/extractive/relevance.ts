@@ -47,7 +47,7 @@ export function analyzeText(text: string): AnalyzedSentence[] {
  * Version of `analyzeText`'s output, part of the key under which an analysis is stored
  * (shared/extractive/reader.ts): bump it whenever `analyzeText`, `splitSentences` or the terms change.
  */
-export const ANALYSIS_VERSION = 1;
+export const ANALYSIS_VERSION = 2;
 
 /**
  * The analysis of a text as compact JSON: per sentence `[start, end, terms, names]` (terms and names

@@ -44,9 +44,39 @@ const SEGMENT_WINDOW_CHARS = 3000;
 const ABBREVIATION_END = /(?:^|[\s(])(?:Mr|Mrs|Ms|Dr|St|Gen|Gov|Col|Capt|Lt|Sen|Rep|Hon|Jr|Sr|No|Messrs|Adm|Maj|Sgt|Prof|Rev|Mt|Ft|[A-Z](?:\.[A-Z])+)\.$/;
 
 /**
+ * A line that starts a list item: a bullet (`- `, `* `, `• `, `– `) or a number or letter with `.`
+ * or `)` (`1. `, `2) `, `(a) `, `b) `, `iv. `), then a space.
+ */
+export const LIST_ITEM_START = /^[^\S\n]*(?:[-–—•*·▪◦‣][^\S\n]|\(?(?:\d{1,3}|[a-zA-Z]|[ivx]{1,4}|[IVX]{1,4})[.)][^\S\n])/u;
+
+/**
+ * Longest sentence (UTF-16 units) that joining lines may make: past it, a line break ends the
+ * sentence even inside a paragraph, so that text with one item a line and no punctuation (a list,
+ * a table, a poem) never reads as one very long sentence.
+ */
+export const MAX_JOINED_SENTENCE_CHARS = 300;
+
+/** Sentence-final punctuation, possibly followed by closing quotes or brackets, at the end of a text. */
+const SENTENCE_END = /[.!?…。！？‼⁇⁈⁉][\p{Pf}\p{Pe}"']*$/u;
+/** A paragraph break in white space: a blank line (two line ends, spaces between) or U+2029. */
+const PARAGRAPH_BREAK = /\n[^\S\n]*\n|\u2029/;
+/** A line end in white space (LF, CR, U+2028; a U+2029 is a paragraph break). */
+const LINE_BREAK = /[\n\r\u2028]/;
+
+/**
  * Split `text` into sentences (UAX #29 via `Intl.Segmenter`), trimmed, with exact offsets:
  * for every result `s`, `text.slice(s.start, s.end) === s.text`. Whitespace-only segments are
  * dropped. Linear in the text length. Never throws.
+ *
+ * Line breaks: UAX #29 ends a sentence at every line end; here a line end inside a paragraph (wrapped
+ * text, an HTML `<br>`, a PDF line) ends a sentence only when
+ * - the white space holds a blank line (a paragraph ends), or
+ * - the line before ends with sentence punctuation (`.`, `!`, `?`, `…`, then closing quotes or
+ *   brackets), or
+ * - the next line starts a list item ({@link LIST_ITEM_START}), or
+ * - joining would make the sentence longer than {@link MAX_JOINED_SENTENCE_CHARS} (a list, a table or a
+ *   poem without punctuation, one item a line);
+ * otherwise the two lines are one sentence (its text keeps the line end).
  */
 export function splitSentences(text: string): Sentence[] {
   const raw: Array<[number, number]> = [];
@@ -78,10 +108,17 @@ export function splitSentences(text: string): Sentence[] {
     while (end > start && isSpace(text.charCodeAt(end - 1))) end--;
     if (start === end) continue;
     const previous = sentences[sentences.length - 1];
+    const gap = previous === undefined ? '' : text.slice(previous.end, start);
+    const joinsLine =
+      previous !== undefined &&
+      LINE_BREAK.test(gap) &&
+      !PARAGRAPH_BREAK.test(gap) &&
+      !SENTENCE_END.test(previous.text) &&
+      end - previous.start <= MAX_JOINED_SENTENCE_CHARS &&
+      !LIST_ITEM_START.test(text.slice(start, Math.min(end, start + 16)));
     if (
       previous !== undefined &&
-      ABBREVIATION_END.test(previous.text) &&
-      !text.slice(previous.end, start).includes('\n')
+      (joinsLine || (ABBREVIATION_END.test(previous.text) && !gap.includes('\n')))
     ) {
       previous.end = end;
       previous.text = text.slice(previous.start, end);

@@ -6,49 +6,34 @@
  * Source: https://github.com/mwilliamson/mammoth.js (convertToHtml)
  */
 import { readHtml } from './html';
+import { measureZip } from './zip';
 import type { DocumentLocation } from './types';
 
 /** What a DOCX reads as, or why it cannot be read. */
 export type DocxText = { text: string; locations: DocumentLocation[] } | { problem: string };
 
 /**
- * Most bytes a DOCX may unpack to (the sum of its parts' uncompressed sizes): 32 MiB. mammoth holds
- * the whole XML in memory many times over (a 20 MB document.xml took 2.2 GB), and a few hundred KB of
- * deflated XML can unpack to hundreds of MB (a "zip bomb").
+ * Most bytes a DOCX may unpack to (the sum of its parts, as inflated): 32 MiB. mammoth holds the
+ * whole XML in memory many times over (a 20 MB document.xml took 2.2 GB), and a few hundred KB of
+ * deflated XML can unpack to hundreds of MB (a "zip bomb"), whatever the archive's headers say.
  */
 export const MAX_DOCX_UNPACKED_BYTES = 32 * 1024 * 1024;
 
 /**
- * The sum of the uncompressed sizes of a ZIP's entries, from its central directory (PKWARE APPNOTE
- * 4.3.12, 4.3.16: the end record, then one file header per entry), or undefined when the bytes hold
- * no readable central directory (mammoth then reports the damage). ZIP64 sizes (0xffffffff) count as
- * too large. Hand-written: it reads two fixed-layout records, and JSZip would inflate to tell.
+ * Read a DOCX document. Its parts are inflated first with a running cap of
+ * {@link MAX_DOCX_UNPACKED_BYTES} (shared/readers/zip.ts `measureZip`): an archive whose headers
+ * understate its parts stops at the cap (memory and time bounded by it), and only an archive that
+ * unpacks within it reaches mammoth. Never throws: an unreadable file gives its problem (`DOCX too
+ * large unpacked (… at most 32 MiB are read)`, `not a readable DOCX (…)`, `DOCX without text`).
  */
-function unpackedSize(bytes: Uint8Array): number | undefined {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let end = bytes.length - 22; end >= Math.max(0, bytes.length - 22 - 65_535); end--) {
-    if (view.getUint32(end, true) !== 0x06054b50) continue;
-    const entries = view.getUint16(end + 10, true);
-    let at = view.getUint32(end + 16, true);
-    let total = 0;
-    for (let i = 0; i < entries; i++) {
-      if (at + 46 > bytes.length || view.getUint32(at, true) !== 0x02014b50) return undefined;
-      const size = view.getUint32(at + 24, true);
-      total += size === 0xffffffff ? Number.POSITIVE_INFINITY : size;
-      at += 46 + view.getUint16(at + 28, true) + view.getUint16(at + 30, true) + view.getUint16(at + 32, true);
-    }
-    return total;
-  }
-  return undefined;
-}
-
-/** Read a DOCX document. Never throws: an unreadable file gives its problem. */
 export async function readDocx(bytes: Uint8Array): Promise<DocxText> {
-  const unpacked = unpackedSize(bytes);
-  if (unpacked !== undefined && unpacked > MAX_DOCX_UNPACKED_BYTES) {
-    const mb = Number.isFinite(unpacked) ? `${(unpacked / 1024 / 1024).toFixed(0)} MiB` : 'over 4 GiB';
-    return { problem: `DOCX too large unpacked (${mb} from ${bytes.length} bytes; at most ${MAX_DOCX_UNPACKED_BYTES / 1024 / 1024} MiB are read)` };
+  const limit = `at most ${MAX_DOCX_UNPACKED_BYTES / 1024 / 1024} MiB are read`;
+  const measured = measureZip(bytes, MAX_DOCX_UNPACKED_BYTES);
+  if (!measured.ok && measured.tooLarge) {
+    const declared = measured.declared === undefined ? undefined : Number.isFinite(measured.declared) ? `${(measured.declared / 1024 / 1024).toFixed(0)} MiB` : 'over 4 GiB';
+    return { problem: `DOCX too large unpacked (${declared ?? `over ${MAX_DOCX_UNPACKED_BYTES / 1024 / 1024} MiB, whatever its headers say,`} from ${bytes.length} bytes; ${limit})` };
   }
+  if (!measured.ok) return { problem: `not a readable DOCX (${measured.problem})` };
   // Loaded on first use, as the PDF reader: most corpora hold no DOCX.
   const mammoth = (await import('mammoth')).default;
   let html: string;

@@ -152,6 +152,12 @@ test('the stream needs the bearer token; an unknown run is 404 and a bad id 400,
   expect(unknown.headers.get('content-type')).toBe('application/problem+json');
   const bad = await fetch(`${server.url}/v1/runs/${encodeURIComponent('bad id!')}/events`, { headers: { authorization: `Bearer ${TOKEN}` } });
   expect(bad.status).toBe(400);
+  // docs/openapi.yaml: Last-Event-ID has at most 64 characters; a longer one is 400, before any lookup.
+  const long = await fetch(`${server.url}/v1/runs/run-20260101T000000-abcdef/events`, { headers: { authorization: `Bearer ${TOKEN}`, 'last-event-id': 'x'.repeat(65) } });
+  expect(long.status).toBe(400);
+  expect(long.headers.get('content-type')).toBe('application/problem+json');
+  const longest = await fetch(`${server.url}/v1/runs/run-20260101T000000-abcdef/events`, { headers: { authorization: `Bearer ${TOKEN}`, 'last-event-id': 'x'.repeat(64) } });
+  expect(longest.status).toBe(404);
   const post = await fetch(`${server.url}/v1/runs/run-20260101T000000-abcdef/events`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
   expect(post.status).toBe(405);
 });

@@ -9,7 +9,7 @@ import { FsBlobStore } from '../../local/engine/fs-blob-store';
 import { analysisKey, ExtractiveReader } from '../../shared/extractive';
 import { analyzeText, parseAnalysis, serializeAnalysis } from '../../shared/extractive/relevance';
 import { analyzeQuestion } from '../../shared/extractive/query';
-import { splitSentences, termOf } from '../../shared/extractive/text';
+import { MAX_JOINED_SENTENCE_CHARS, splitSentences, termOf } from '../../shared/extractive/text';
 import { countTokens } from '../../shared/tokenizer';
 import { NO_ANSWER, type Chunk, type Message } from '../../shared/types';
 
@@ -91,6 +91,50 @@ describe('sentence splitting', () => {
     expect(sentences).toHaveLength(600);
     expect(sentences[599].text).toBe(`${sentence.slice(0, -1)} number 599.`);
     for (const s of sentences) expect(text.slice(s.start, s.end)).toBe(s.text);
+  });
+});
+
+describe('sentence splitting at line breaks', () => {
+  const texts = (text: string): string[] => {
+    const sentences = splitSentences(text);
+    for (const s of sentences) expect(text.slice(s.start, s.end)).toBe(s.text);
+    return sentences.map((s) => s.text);
+  };
+
+  it('joins the wrapped lines of a sentence (PDF lines, HTML <br>) and ends it at its punctuation', () => {
+    expect(texts('The bridge was designed\nby Joseph Strauss in 1921,\nan engineer from Chicago. It opened\nin 1937.\nTraffic grew.')).toEqual([
+      'The bridge was designed\nby Joseph Strauss in 1921,\nan engineer from Chicago.',
+      'It opened\nin 1937.',
+      'Traffic grew.',
+    ]);
+  });
+
+  it('ends a sentence where a paragraph ends (a blank line), punctuated or not', () => {
+    expect(texts('History of the bridge\n\nThe bridge opened in 1937')).toEqual(['History of the bridge', 'The bridge opened in 1937']);
+    expect(texts('A heading\n \t\nBody\u2029Next')).toEqual(['A heading', 'Body', 'Next']);
+  });
+
+  it('ends a sentence before a line that starts a list item', () => {
+    expect(texts('Ingredients\n- flour\n- sugar and\nbutter\n1. mix\n2) bake\n(a) serve\n• eat')).toEqual([
+      'Ingredients',
+      '- flour',
+      '- sugar and\nbutter',
+      '1. mix',
+      '2) bake',
+      '(a) serve',
+      '• eat',
+    ]);
+  });
+
+  it('never joins lines without punctuation (a table, a poem) into a sentence over the limit', () => {
+    const line = 'and the lamp of the lighthouse turned all night';
+    const poem = Array.from({ length: 40 }, (_, i) => `${line} ${i}`).join('\n');
+    const sentences = texts(poem);
+    expect(sentences.length).toBeGreaterThanOrEqual(Math.ceil(poem.length / MAX_JOINED_SENTENCE_CHARS));
+    for (const s of sentences) expect(s.length).toBeLessThanOrEqual(MAX_JOINED_SENTENCE_CHARS);
+    expect(sentences.join('\n')).toBe(poem);
+    // A single line longer than the limit stays one sentence (it is never cut inside a line).
+    expect(texts('x'.repeat(400))).toEqual(['x'.repeat(400)]);
   });
 });
 

@@ -6,6 +6,7 @@
 import { documentFormat, locationAt, readDocument } from '../../shared/readers';
 import type { SourceDocument } from '../../shared/types';
 import { harbourDocx, pdfOf } from '../support/documents';
+import { joinPdfLines } from '../../shared/readers/pdf';
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
 
@@ -105,6 +106,29 @@ lamp --on   # kept as written
 `;
 
 describe('the Markdown reader', () => {
+  it('leaves YAML and TOML front matter out of the text and the headings, and keeps its title as the title', async () => {
+    const body = '# Keepers\n\nAnn lit the lamp at dusk.\n';
+    const yaml = await read('post.md', utf8(`---\ntitle: "Bell Rock: a history"\nanswer: The keeper was Zebedee.\ntags: [lights]\n---\n${body}`));
+    expect(yaml.text).toBe('Keepers\n\nAnn lit the lamp at dusk.');
+    expect(yaml.title).toBe('Bell Rock: a history');
+    expect(yaml.locations).toEqual([{ start: 0, label: 'Keepers', sourceLine: 6 }]);
+
+    const toml = await read('post.md', utf8(`+++\ntitle = "Skerryvore"\ndraft = true\n[params]\ntitle = "not this"\n+++\n${body}`));
+    expect(toml.text).toBe('Keepers\n\nAnn lit the lamp at dusk.');
+    expect(toml.title).toBe('Skerryvore');
+    expect(toml.locations?.[0]).toMatchObject({ label: 'Keepers', sourceLine: 7 });
+
+    // YAML closed by "...", front matter without a title, and unparsable YAML: left out all the same, no title.
+    for (const front of ['---\nauthor: Ann\n...\n', '---\n---\n', '---\ntitle: [unclosed\n---\n', '---\ntitle: 42\n---\n']) {
+      const doc = await read('post.md', utf8(`${front}${body}`));
+      expect(doc.text).toBe('Keepers\n\nAnn lit the lamp at dusk.');
+      expect(doc.title).toBeUndefined();
+    }
+    // Not front matter: a thematic break that is not the first line, or a first `---` never closed.
+    expect((await read('a.md', utf8(`Intro.\n\n---\ntitle: x\n---\n`))).text).toContain('title: x');
+    expect((await read('b.md', utf8(`---\n\nAnn lit the lamp.\n`))).text).toBe('Ann lit the lamp.');
+  });
+
   it('drops the markup, keeps list items, table rows and code, and maps offsets to heading paths with their source lines', async () => {
     const doc = await read('notes/lights.md', utf8(NOTE));
 
@@ -135,6 +159,27 @@ const reportPdf = (): Promise<Uint8Array> =>
   );
 
 describe('the PDF reader', () => {
+  it('rejoins the wrapped lines of a paragraph and words hyphenated at a line end, keeping short lines as they are', async () => {
+    const doc = await read('works.pdf', await pdfOf([
+      [
+        'The harbour works were designed by the chief engi-',
+        'neer, Margaret Hollis, who wrote the long report on',
+        'the spring tides of 1911.',
+        'Lights lit',
+        'Bell Rock 1811',
+        '- Skerryvore 1844',
+      ],
+    ]));
+    expect(doc.text).toBe('The harbour works were designed by the chief engineer, Margaret Hollis, who wrote the long report on the spring tides of 1911.\nLights lit\nBell Rock 1811\n- Skerryvore 1844');
+    const quote = 'the chief engineer, Margaret Hollis';
+    expect(doc.text.slice(doc.text.indexOf(quote), doc.text.indexOf(quote) + quote.length)).toBe(quote);
+  });
+
+  it('joinPdfLines: list items and blank lines stay, a capitalised or short next part is never joined without its hyphen', () => {
+    expect(joinPdfLines('a line of running text that is long enough to wrap on\n- an item\n\nNext paragraph')).toBe('a line of running text that is long enough to wrap on\n- an item\n\nNext paragraph');
+    expect(joinPdfLines('a line of running text that names the Anglo-\nSaxon chronicle here and there')).toBe('a line of running text that names the Anglo-Saxon chronicle here and there');
+  });
+
   it('reads each page\'s text layer, a page a location, and the document title', async () => {
     const doc = await read('report.pdf', await reportPdf());
 
@@ -197,6 +242,33 @@ describe('pathological files (a breaker session found each)', () => {
     expect(await reason('bomb.docx', bytes)).toMatch(/^DOCX too large unpacked \(40 MiB from \d+ bytes; at most 32 MiB are read\)$/);
   });
 
+  it('stops inflating a DOCX whose headers understate its size at the cap, with a reason that names the limit', async () => {
+    const { default: JSZip } = await import('jszip');
+    const zip = new JSZip();
+    zip.file('[Content_Types].xml', '<Types/>');
+    zip.file('word/document.xml', `<w:document>${'a'.repeat(40 * 1024 * 1024)}</w:document>`);
+    const bytes = lieAboutSizes(await zip.generateAsync({ type: 'uint8array', compression: 'DEFLATE', compressionOptions: { level: 9 } }), 1000);
+
+    const started = Date.now();
+    expect(await reason('liar.docx', bytes)).toMatch(/^DOCX too large unpacked \(over 32 MiB, whatever its headers say, from \d+ bytes; at most 32 MiB are read\)$/);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('skips a DOCX whose entries all point at one deflated stream (overlapping entries), and one whose headers overstate a part', async () => {
+    const { default: JSZip } = await import('jszip');
+    const zip = new JSZip();
+    zip.file('word/document.xml', `<w:document>${'a'.repeat(4 * 1024 * 1024)}</w:document>`);
+    const one = await zip.generateAsync({ type: 'uint8array', compression: 'DEFLATE' });
+    // Twelve central directory entries for the one local entry: 12 x 4 MiB unpacked, each header honest.
+    expect(await reason('overlap.docx', repeatCentralEntry(one, 12))).toMatch(/^DOCX too large unpacked \(48 MiB from \d+ bytes; at most 32 MiB are read\)$/);
+    const small = await (async () => {
+      const z = new JSZip();
+      z.file('word/document.xml', '<w:document>tiny</w:document>');
+      return z.generateAsync({ type: 'uint8array', compression: 'DEFLATE' });
+    })();
+    expect(await reason('overstated.docx', lieAboutSizes(small, 5000))).toMatch(/^not a readable DOCX \(entry \S+ unpacks to \d+ bytes, its header says 5000\)$/);
+  });
+
   it('reads Markdown quoted 100 levels deep (markdown-it would drop it at its default nesting limit)', async () => {
     const doc = await read('deep.md', utf8(`${'>'.repeat(100)} The chief engineer was Margaret Hollis.`));
     expect(doc.text).toBe('The chief engineer was Margaret Hollis.');
@@ -210,3 +282,32 @@ describe('pathological files (a breaker session found each)', () => {
     expect(locationAt(doc.locations, doc.text.indexOf('Text 5000.'))?.label).toBe('Heading 5000');
   });
 });
+
+/** `zip` with every entry's uncompressed size (local and central headers) set to `size`: headers that lie. */
+function lieAboutSizes(zip: Uint8Array, size: number): Uint8Array {
+  const out = new Uint8Array(zip);
+  const view = new DataView(out.buffer);
+  for (let at = 0; at + 4 <= out.length; at++) {
+    const signature = view.getUint32(at, true);
+    if (signature === 0x04034b50 && at + 26 <= out.length) view.setUint32(at + 22, size, true);
+    else if (signature === 0x02014b50 && at + 28 <= out.length) view.setUint32(at + 24, size, true);
+  }
+  return out;
+}
+
+/** `zip` whose central directory lists its entries `times` times over (each copy pointing at the same data). */
+function repeatCentralEntry(zip: Uint8Array, times: number): Uint8Array {
+  const view = new DataView(zip.buffer, zip.byteOffset, zip.byteLength);
+  let end = zip.length - 22;
+  while (view.getUint32(end, true) !== 0x06054b50) end--;
+  const cdSize = view.getUint32(end + 12, true);
+  const cdStart = view.getUint32(end + 16, true);
+  const entry = zip.subarray(cdStart, cdStart + cdSize);
+  const record = new Uint8Array(zip.subarray(end, end + 22));
+  const recordView = new DataView(record.buffer);
+  const entries = view.getUint16(end + 10, true) * times;
+  recordView.setUint16(8, entries, true);
+  recordView.setUint16(10, entries, true);
+  recordView.setUint32(12, cdSize * times, true);
+  return Buffer.concat([zip.subarray(0, cdStart), ...Array.from({ length: times }, () => entry), record]);
+}

@@ -157,6 +157,17 @@ const OPTION_HINTS: Record<string, string> = {
   maxCostUsd: 'refuse runs estimated above, USD',
 };
 
+/** `text` cut to at most `max` UTF-16 units with an ellipsis, never inside a character (grapheme cluster: no half surrogate pair). */
+function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let cut = 0;
+  for (const { index } of new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(text.slice(0, max + 16))) {
+    if (index > max) break;
+    cut = index;
+  }
+  return `${text.slice(0, cut)}…`;
+}
+
 function formatBytes(bytes: number): string {
   if (bytes >= 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
   if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
@@ -623,7 +634,7 @@ function Inspect({ status, pool, steps }: { status: RunStatus; pool?: { messages
                 <td><code>${m.id}</code><br /><span class="meta">chunk ${m.chunkIndex}, round ${m.round}</span></td>
                 <td>${m.sources.join(', ')}</td>
                 <td>
-                  ${m.evidence.length > 400 ? `${m.evidence.slice(0, 400)}…` : m.evidence}
+                  ${clip(m.evidence, 400)}
                   ${m.quotes.slice(0, 3).map(
                     (q) => html` <button class="link" onClick=${() => open({ documentId: q.documentId, start: q.start, end: q.end, label: m.id })}>open quote in ${q.documentId}</button>`,
                   )}
