@@ -32,7 +32,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   409: 'The Idempotency-Key was first used with a different request.',
   413: 'The body exceeds 1 MiB.',
   415: 'The body is not sent as application/json.',
-  422: 'The run would cost more than `options.maxCostUsd` allows (estimated before any model call from the ingested corpus), or its model has no price: `estimate` says what was refused.',
+  422: 'The run would cost more than `options.maxCostUsd` allows (estimated before any model call from the ingested corpus), or its model has no price: `estimate` says what was refused; or (local server with a small-context model) `options.chunkTokens` is larger than the model\'s context holds: `errors` points at it.',
 };
 
 /** A schema converted for the document (no `$schema` / `$id`: the document sets the dialect). */
