@@ -136,8 +136,8 @@ function runEventsOperation(): JsonObject {
   const responses: JsonObject = {
     '200': {
       description:
-        'A text/event-stream (server-sent events). Each event has `id: <epoch>.<n>`, `event:` one of `status`, `seek`, `sync`, `kar`, `end`, ' +
-        'and `data:` one JSON object (docs/API.md, "Live events"). The stream closes after `end`.',
+        'A text/event-stream (server-sent events). Each event has `id: <epoch>.<run>.<n>` (the server process, a 12-hex-digit tag of the run, the event number from 1), `event:` one of `status`, `seek`, `sync`, `kar`, `end`, ' +
+        'and `data:` one JSON object (docs/API.md, "Live events"). A finished run\'s stream always ends with `end`; the stream closes after it.',
       content: { 'text/event-stream': { schema: { type: 'string' } } },
     },
     '400': problemResponse(PROBLEM_DESCRIPTIONS[400]),
@@ -150,7 +150,7 @@ function runEventsOperation(): JsonObject {
     description:
       'Served by `extagents serve` only: the deployed API (API Gateway) has no streaming route; poll `GET /v1/runs/{runId}` there. ' +
       'Send the bearer token as the Authorization header (read the stream with fetch: the browser\'s EventSource cannot send headers). ' +
-      'With `Last-Event-ID` (an id of this server process) only the later events come; any other id replays the run\'s events from the start.',
+      'With `Last-Event-ID` (an id of this server process and this run) only the later events come; any other id (another process or run, an event number this run never sent, a malformed id) replays the run\'s events from the start.',
     'x-extagents-local-only': true,
     parameters: [
       { name: 'runId', in: 'path', required: true, schema: jsonSchemaOf(runId, 'input') },
