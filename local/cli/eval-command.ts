@@ -16,7 +16,7 @@ import { defaultDataRoot } from '../../shared/eval/datasets';
 import { checkLengths, DATASET_NAMES, parseDatasetSpec, parseLengths, readRecords, recordsFile, runEval } from '../../shared/eval/runner';
 import { parseModelSpec } from '../../shared/llm/model-spec';
 import type { AgentRole } from '../../shared/types';
-import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption, UsageError } from './common';
+import { applyStructured, checkLocalModelFiles, handleInterrupts, MODEL_OPTION_HELP, structuredOption, UsageError } from './common';
 import { contextFittedRunOptionDefaults, loadLlamaModels, MAX_LLAMA_SEQUENCES } from '../engine/llama';
 import { localWorkflowRunner } from '../engine/eval-workflow';
 import { existsSync } from 'node:fs';
@@ -121,6 +121,11 @@ export function addEvalCommand(program: Command): void {
       let task: ProgressTask | undefined;
       const started = Date.now();
       let run: { written: number; skipped: number; failed: number; recordsFile: string; warnings: string[]; wallMs: number } | undefined;
+      // Ctrl-C / SIGTERM: one line; the records written so far are kept and skipped by the next run.
+      const unhandle = handleInterrupts(opts.json, () => {
+        progress.stop();
+        return 'rerun the same command to resume (the records already written are kept)';
+      });
       try {
         const summary = await runEval({
           dataset,
@@ -150,6 +155,7 @@ export function addEvalCommand(program: Command): void {
           );
         }
       } finally {
+        unhandle();
         progress.stop();
       }
       const { records } = readRecords(recordsFile(outDir));
