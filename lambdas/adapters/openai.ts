@@ -25,11 +25,13 @@
  *   (OpenAI, vLLM, llama.cpp's server, Ollama and LM Studio constrain decoding to it);
  * - `json`: `response_format: {type: "json_object"}` (any JSON object);
  * - `off`: no `response_format` (the prompt states the format; the lenient parser reads the reply);
- * - `auto` (default): the best the server accepts, detected once per process and base URL: start
- *   with `schema`; a 400/422 rejection that names `response_format` (or `json_schema`) falls back to
- *   `json`, then to `off`, re-sending the same request at once (never a failed call because of
- *   it); a server that ignores the schema (a complete reply that is not JSON) falls back to `off`.
- *   Each fallback is said once, in the reply's `warnings` (and so in the run's warnings).
+ * - `auto` (default): the best the server accepts, detected once per process, base URL and model:
+ *   one call probes (the calls made meanwhile wait for its outcome, so a server is never asked
+ *   twice): start with `schema`; a 400/422 rejection that names `response_format` (or `json_schema`)
+ *   falls back to `json`, then to `off`, re-sending the same request at once (never a failed call
+ *   because of it); a server that ignores the schema (a complete reply that is not JSON) falls back
+ *   to `off`. The outcome is said once, in one warning on the probing call's reply (and so in the
+ *   run's warnings), however many steps it took; a probe that fails otherwise settles nothing.
  * Sources: https://platform.openai.com/docs/guides/structured-outputs ,
  * https://docs.vllm.ai/en/latest/features/structured_outputs.html
  *
@@ -285,16 +287,32 @@ export function rejectsResponseFormat(status: number, body: string): boolean {
   return (status === 400 || status === 422) && /response[_\s-]?format|json[_\s-]?schema|json_object|structured output|grammar/i.test(body);
 }
 
-/** The structured mode in force per base URL in `auto` mode (detected once per process). */
-const detectedModes = new Map<string, Exclude<StructuredMode, 'auto'>>();
+/** A structured mode other than `auto`. */
+type FixedMode = Exclude<StructuredMode, 'auto'>;
+
+/**
+ * The `auto` detection of one server and model (key: base URL and model name), shared by every
+ * call of the process: `mode` once a call settled it; meanwhile `probe`, the one call detecting it,
+ * which the others await; `start`, the mode the next probe starts with (lowered by rejections a
+ * failed probe saw); `rejected`, what those rejections were, for the one warning of the outcome.
+ */
+interface Detection {
+  mode?: FixedMode;
+  probe?: Promise<unknown>;
+  start: FixedMode;
+  rejected: string[];
+}
+
+/** The `auto` detections of this process. */
+const detections = new Map<string, Detection>();
 
 /** Forget the detected modes (tests). */
 export function resetStructuredModeDetection(): void {
-  detectedModes.clear();
+  detections.clear();
 }
 
 /** The next weaker mode of `auto` fallback. */
-function weaker(mode: Exclude<StructuredMode, 'auto'>): Exclude<StructuredMode, 'auto'> {
+function weaker(mode: FixedMode): FixedMode {
   return mode === 'schema' ? 'json' : 'off';
 }
 
@@ -338,38 +356,105 @@ export class OpenAiChatModel implements ChatModel {
    *   reply that is not a chat completion (not JSON, no choices, no text content).
    */
   async complete(request: ChatRequest): Promise<ChatResponse> {
-    const warnings: string[] = [];
-    const auto = this.config.structured === 'auto';
+    if (this.config.structured !== 'auto') return this.completeIn(this.config.structured, request);
+    // A request without a schema sends no response_format: nothing to detect.
+    if (!request.schema) return this.completeIn('off', request);
+    const key = `${this.config.baseUrl}\n${this.modelId}`;
+    let detection = detections.get(key);
+    if (!detection) detections.set(key, (detection = { start: 'schema', rejected: [] }));
     for (;;) {
-      const mode = auto ? (detectedModes.get(this.config.baseUrl) ?? 'schema') : (this.config.structured as Exclude<StructuredMode, 'auto'>);
+      if (detection.mode !== undefined) return this.completeSettled(detection, request);
+      if (detection.probe === undefined) break;
+      // Another call is detecting: wait for its outcome (settled, or failed: then probe again).
+      await detection.probe.catch(() => undefined);
+    }
+    const probe = this.probe(detection, request);
+    detection.probe = probe;
+    try {
+      return await probe;
+    } finally {
+      detection.probe = undefined;
+    }
+  }
+
+  /**
+   * The one call detecting a server's mode (`auto`): from `detection.start` down (json_schema →
+   * json_object → prose) while the server rejects response_format, then settles the mode that
+   * answered (prose when the reply ignored the schema) with one warning naming the whole fallback.
+   * A call that fails otherwise settles nothing (the next call probes again, from the lowest mode
+   * not yet rejected).
+   */
+  private async probe(detection: Detection, request: ChatRequest): Promise<ChatResponse> {
+    for (;;) {
+      const mode = detection.start;
       const responseFormat = responseFormatOf(mode, request);
       const { status, text, retryAfter } = await this.send(request, responseFormat);
       if (status < 200 || status >= 300) {
-        if (auto && responseFormat && mode !== 'off' && rejectsResponseFormat(status, text)) {
-          const next = weaker(mode);
-          detectedModes.set(this.config.baseUrl, next);
-          warnings.push(
-            `OpenAI-compatible server ${this.config.baseUrl} rejected response_format ${mode === 'schema' ? 'json_schema' : 'json_object'} ` +
-              `(HTTP ${status}); falling back to ${next === 'json' ? 'json_object' : 'prose replies'} for this process`,
-          );
+        if (responseFormat && rejectsResponseFormat(status, text)) {
+          detection.rejected.push(`${mode === 'schema' ? 'json_schema' : 'json_object'} (HTTP ${status})`);
+          detection.start = weaker(mode);
           continue;
         }
         throw mapOpenAiHttpError(status, text, retryAfter, this.modelId, this.config.baseUrl);
       }
       const reply = this.parseReply(text);
-      if (responseFormat) {
-        reply.structured = mode === 'schema' ? 'schema' : 'json';
-        if (auto && reply.stopReason === 'end_turn' && !isJsonObjectText(reply.text)) {
-          // A server that accepted response_format but did not constrain the reply ignores it.
-          detectedModes.set(this.config.baseUrl, 'off');
-          reply.structured = 'prose';
-          warnings.push(`OpenAI-compatible server ${this.config.baseUrl} ignored response_format (the reply is not JSON); prose replies for this process`);
-        }
-      } else if (request.schema) reply.structured = 'prose';
-      // Remember the mode that worked, so later calls start there (a later fallback only goes down).
-      if (auto && responseFormat && !detectedModes.has(this.config.baseUrl)) detectedModes.set(this.config.baseUrl, mode);
+      reply.structured = mode === 'schema' ? 'schema' : mode === 'json' ? 'json' : 'prose';
+      let settled = mode;
+      const said: string[] = [];
+      if (detection.rejected.length > 0) said.push(`rejected response_format ${detection.rejected.join(' and ')}`);
+      if (responseFormat && reply.stopReason === 'end_turn' && !isJsonObjectText(reply.text)) {
+        // A server that accepted response_format but did not constrain the reply ignores it.
+        settled = 'off';
+        reply.structured = 'prose';
+        said.push(`ignored response_format ${mode === 'schema' ? 'json_schema' : 'json_object'} (the reply is not JSON)`);
+      }
+      detection.mode = settled;
+      if (said.length === 0) return reply;
+      const outcome = settled === 'json' ? 'json_object replies' : 'prose replies';
+      return { ...reply, warnings: [`OpenAI-compatible server ${this.config.baseUrl} (model ${this.modelId}) ${said.join(', then ')}; ${outcome} for this process`] };
+    }
+  }
+
+  /**
+   * A call in the settled mode (`auto`). Should the server still reject or ignore it, the mode goes
+   * down one step, said by the one call that lowered it (calls that used the same mode meanwhile
+   * follow without a warning).
+   */
+  private async completeSettled(detection: Detection, request: ChatRequest): Promise<ChatResponse> {
+    const mode = detection.mode ?? 'off';
+    const responseFormat = responseFormatOf(mode, request);
+    const { status, text, retryAfter } = await this.send(request, responseFormat);
+    const lower = (next: FixedMode, what: string): string[] => {
+      if (detection.mode !== mode) return []; // another call lowered it already
+      detection.mode = next;
+      return [`OpenAI-compatible server ${this.config.baseUrl} (model ${this.modelId}) ${what}; ${next === 'json' ? 'json_object replies' : 'prose replies'} for this process`];
+    };
+    if (status < 200 || status >= 300) {
+      if (responseFormat && rejectsResponseFormat(status, text)) {
+        const warnings = lower(weaker(mode), `rejected response_format ${mode === 'schema' ? 'json_schema' : 'json_object'} (HTTP ${status})`);
+        const reply = await this.completeSettled(detection, request);
+        return warnings.length > 0 ? { ...reply, warnings: [...warnings, ...(reply.warnings ?? [])] } : reply;
+      }
+      throw mapOpenAiHttpError(status, text, retryAfter, this.modelId, this.config.baseUrl);
+    }
+    const reply = this.parseReply(text);
+    reply.structured = mode === 'schema' ? 'schema' : mode === 'json' ? 'json' : 'prose';
+    if (responseFormat && reply.stopReason === 'end_turn' && !isJsonObjectText(reply.text)) {
+      reply.structured = 'prose';
+      const warnings = lower('off', `ignored response_format ${mode === 'schema' ? 'json_schema' : 'json_object'} (the reply is not JSON)`);
       return warnings.length > 0 ? { ...reply, warnings } : reply;
     }
+    return reply;
+  }
+
+  /** A call in a forced mode (`schema`, `json`, `off`): never falls back. */
+  private async completeIn(mode: FixedMode, request: ChatRequest): Promise<ChatResponse> {
+    const responseFormat = responseFormatOf(mode, request);
+    const { status, text, retryAfter } = await this.send(request, responseFormat);
+    if (status < 200 || status >= 300) throw mapOpenAiHttpError(status, text, retryAfter, this.modelId, this.config.baseUrl);
+    const reply = this.parseReply(text);
+    if (request.schema) reply.structured = mode === 'schema' ? 'schema' : mode === 'json' ? 'json' : 'prose';
+    return reply;
   }
 
   /** One POST of the request (with `responseFormat` when given). @throws the typed errors of `mapOpenAiFetchError`. */

@@ -13,7 +13,7 @@ import { formatEstimate, formatResult } from './format';
 import type { LocalProgress } from '../engine/run';
 import { MAX_LLAMA_SEQUENCES } from '../engine/defaults';
 import { schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
-import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './common';
+import { applyStructured, checkLocalModelFiles, handleInterrupts, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './common';
 
 // The engine loads when `ask` runs, not for `ask --help` (issue 11: start-up).
 const engine = () => ({
@@ -95,6 +95,16 @@ export function addAskCommand(program: Command): void {
         return;
       }
       const progress = progressReporter(opts.progress && !opts.json);
+      // Ctrl-C / SIGTERM: one line naming the run to resume (the generated id once the run named it).
+      let runId = opts.runId;
+      const onProgress = (p: LocalProgress): void => {
+        if (p.phase === 'info' && p.runId !== undefined) runId = p.runId;
+        progress.onProgress(p);
+      };
+      const unhandle = handleInterrupts(opts.json, () => {
+        progress.stop();
+        return runId === undefined ? undefined : `rerun with --run-id ${runId} to resume`;
+      });
       try {
         // The library's ask (local/library.ts), over the files resolved above.
         const result = await engine().ask({
@@ -104,12 +114,13 @@ export function addAskCommand(program: Command): void {
           model,
           stateDir: opts.stateDir,
           runId: opts.runId,
-          onProgress: progress.onProgress,
+          onProgress,
         });
         progress.stop();
         process.stdout.write(opts.json ? `${JSON.stringify(result)}\n` : `${formatResult(result, Date.now() - started)}\n`);
         if (opts.failOnRefusal && !result.answerable) process.exitCode = REFUSAL_EXIT_STATUS;
       } finally {
+        unhandle();
         progress.stop();
       }
     });

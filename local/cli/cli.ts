@@ -8,7 +8,7 @@ import packageJson from '../../package.json';
 import { ExtAgentsError } from '../../shared/errors';
 import { COMMANDS } from './commands';
 import { disposeAll } from '../engine/disposers';
-import { UsageError } from './common';
+import { errorJson, UsageError } from './common';
 
 // Loaded when needed, not at start-up: the local stack when an error is reported.
 const stackModule = (): typeof import('../engine/stack') => require('../engine/stack') as typeof import('../engine/stack');
@@ -80,14 +80,6 @@ function wantsJson(argv: readonly string[]): boolean {
   const args = argv.slice(2);
   const end = args.indexOf('--');
   return (end === -1 ? args : args.slice(0, end)).includes('--json');
-}
-
-/**
- * An error as the CLI writes it with `--json`: one line on stderr,
- * `{"error":{"name":"UsageError","message":"…","exitStatus":2}}` (stdout keeps only results).
- */
-function errorJson(name: string, message: string, exitStatus: number): string {
-  return `${JSON.stringify({ error: { name, message, exitStatus } })}\n`;
 }
 
 /** Entry point: exit 0 on a result (answered or refused), 1 on an error, 2 on a usage error. */

@@ -18,6 +18,44 @@ export const llamaModule = (): typeof import('../engine/llama') => require('../e
 /** A command-line usage error (exit status 2): bad option values, question, run id or state dir. */
 export class UsageError extends ExtAgentsError {}
 
+/**
+ * An error as the CLI writes it with `--json`: one line on stderr,
+ * `{"error":{"name":"UsageError","message":"…","exitStatus":2}}` (stdout keeps only results).
+ */
+export function errorJson(name: string, message: string, exitStatus: number): string {
+  return `${JSON.stringify({ error: { name, message, exitStatus } })}\n`;
+}
+
+/** Exit status of a command interrupted by SIGINT (Ctrl-C; 128 + 2) and by SIGTERM (128 + 15). */
+export const INTERRUPTED_EXIT_STATUS = { SIGINT: 130, SIGTERM: 143 } as const;
+
+/**
+ * Handle Ctrl-C (SIGINT) and SIGTERM during a long command: one line on stderr,
+ * `extagents: interrupted; <how to resume>` (with `--json`, one JSON error line, name
+ * `Interrupted`), then exit at once with 130 (SIGINT) or 143 (SIGTERM). The process stops as a kill
+ * would stop it: whatever was recorded is kept, and the command's resume picks it up.
+ * @param json whether the command runs with `--json`.
+ * @param resumeHint how to resume, asked at the signal (e.g. `rerun with --run-id <id> to resume`),
+ *   or undefined when there is nothing to resume yet.
+ * @returns a function that removes the handlers (call it when the command ends).
+ */
+export function handleInterrupts(json: boolean, resumeHint: () => string | undefined): () => void {
+  const handler = (signal: NodeJS.Signals): void => {
+    const exitStatus = signal === 'SIGTERM' ? INTERRUPTED_EXIT_STATUS.SIGTERM : INTERRUPTED_EXIT_STATUS.SIGINT;
+    const hint = resumeHint();
+    const message = `interrupted${hint === undefined ? '' : `; ${hint}`}`;
+    // A new line first: a progress bar may hold the current one.
+    process.stderr.write(json ? errorJson('Interrupted', message, exitStatus) : `\nextagents: ${message}\n`);
+    process.exit(exitStatus);
+  };
+  process.once('SIGINT', handler);
+  process.once('SIGTERM', handler);
+  return () => {
+    process.off('SIGINT', handler);
+    process.off('SIGTERM', handler);
+  };
+}
+
 /** `--help` text of every command's `-m, --model <spec>` (parsed by shared/llm/model-spec.ts). */
 export const MODEL_OPTION_HELP =
   'model: "extractive" (offline BM25 extractive reader, not an LLM), "bedrock:<seekerId>[,<reasonerId>]" (Amazon Bedrock Converse API; needs AWS credentials), "openai:<model>[,<reasonerModel>]" (an OpenAI-compatible server: vLLM, Ollama, llama.cpp; OPENAI_BASE_URL, OPENAI_API_KEY) or "llama:<model.gguf>[,<reasoner.gguf>]" (a GGUF model run in-process on the CPU)';

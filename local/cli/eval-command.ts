@@ -16,12 +16,12 @@ import { defaultDataRoot } from '../../shared/eval/datasets';
 import { checkLengths, DATASET_NAMES, parseDatasetSpec, parseLengths, readRecords, recordsFile, runEval } from '../../shared/eval/runner';
 import { parseModelSpec } from '../../shared/llm/model-spec';
 import type { AgentRole } from '../../shared/types';
-import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, structuredOption, UsageError } from './common';
-import { loadLlamaModels, MAX_LLAMA_SEQUENCES } from '../engine/llama';
+import { applyStructured, checkLocalModelFiles, handleInterrupts, MODEL_OPTION_HELP, structuredOption, UsageError } from './common';
+import { contextFittedRunOptionDefaults, loadLlamaModels, MAX_LLAMA_SEQUENCES } from '../engine/llama';
 import { localWorkflowRunner } from '../engine/eval-workflow';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { runOptionDefaultsForContext, RunOptionsSchema } from '../../shared/config';
+import { RunOptionsSchema } from '../../shared/config';
 import { numberFlag, schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
 
 /** Options of `extagents eval` as commander parses them. */
@@ -108,10 +108,10 @@ export function addEvalCommand(program: Command): void {
             : { seeker: spec.seekerModelId, reasoner: spec.reasonerModelId };
       // A llama: model loads once here, with as many sequences as the calls that may run at once
       // (capped), and its context sets the defaults the user left unset: the chunk size, the
-      // reasoner and synchronization budgets (runOptionDefaultsForContext) and direct's window.
+      // reasoner and synchronization budgets (contextFittedRunOptionDefaults) and direct's window.
       const llama = spec.kind === 'llama' ? await loadLlamaModels(opts.model, { sequences: Math.min(opts.concurrency * 2, MAX_LLAMA_SEQUENCES) }) : undefined;
       const model = llama ? llama.agents : createAgentModel(opts.model, createBedrockClient);
-      const fitted = llama ? runOptionDefaultsForContext(llama.contextTokens) : undefined;
+      const fitted = llama ? contextFittedRunOptionDefaults(llama.contextTokens) : undefined;
       const chunkTokens = fitted && command.getOptionValueSource('chunkTokens') === 'default' ? fitted.chunkTokens : opts.chunkTokens;
       const contextOptions = fitted
         ? { reasonerBudgetTokens: fitted.reasonerBudgetTokens, syncBudgetTokens: fitted.syncBudgetTokens, contextWindowTokens: Math.floor(llama!.contextTokens * 0.75), promptReserveTokens: 1_000 }
@@ -121,6 +121,11 @@ export function addEvalCommand(program: Command): void {
       let task: ProgressTask | undefined;
       const started = Date.now();
       let run: { written: number; skipped: number; failed: number; recordsFile: string; warnings: string[]; wallMs: number } | undefined;
+      // Ctrl-C / SIGTERM: one line; the records written so far are kept and skipped by the next run.
+      const unhandle = handleInterrupts(opts.json, () => {
+        progress.stop();
+        return 'rerun the same command to resume (the records already written are kept)';
+      });
       try {
         const summary = await runEval({
           dataset,
@@ -150,6 +155,7 @@ export function addEvalCommand(program: Command): void {
           );
         }
       } finally {
+        unhandle();
         progress.stop();
       }
       const { records } = readRecords(recordsFile(outDir));

@@ -29,7 +29,7 @@ export function addRunsCommand(program: Command): void {
 
   runs
     .command('ls')
-    .description('List the runs of the state directory, oldest first: run id, time, status, chunks, disk size, question.')
+    .description('List the runs of the state directory, oldest first: run id, time, status (as the API says it: RUNNING, SUCCEEDED, FAILED, ABORTED), outcome (answered, refused), chunks, disk size, question.')
     .option(...stateDirOption)
     .option('--json', 'one JSON array of the runs on stdout', false)
     .action(async (opts: { stateDir: string; json: boolean }) => {
@@ -42,8 +42,8 @@ export function addRunsCommand(program: Command): void {
         process.stdout.write(`no runs in ${opts.stateDir}\n`);
         return;
       }
-      const rows = list.map((r: StoredRun) => [r.runId, r.createdAt?.slice(0, 19).replace('T', ' ') ?? '-', r.status, String(r.chunks ?? '-'), size(r.bytes), (r.question ?? '').slice(0, 60)]);
-      const header = ['run id', 'created (UTC)', 'status', 'chunks', 'size', 'question'];
+      const rows = list.map((r: StoredRun) => [r.runId, r.createdAt?.slice(0, 19).replace('T', ' ') ?? '-', r.status, r.outcome ?? '-', String(r.chunks ?? '-'), size(r.bytes), (r.question ?? '').slice(0, 60)]);
+      const header = ['run id', 'created (UTC)', 'status', 'outcome', 'chunks', 'size', 'question'];
       const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
       for (const row of [header, ...rows]) process.stdout.write(`${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ')}\n`);
       process.stdout.write(`${list.length} run(s), ${size(list.reduce((sum, r) => sum + r.bytes, 0))}\n`);

@@ -7,7 +7,7 @@ import { type Command, Option } from 'commander';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import { SurveyOptionsSchema, type SurveyOptionsInput } from '../../shared/survey/options';
-import { applyStructured, checkLocalModelFiles, makeDirectories, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './common';
+import { applyStructured, checkLocalModelFiles, handleInterrupts, makeDirectories, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './common';
 import { MAX_LLAMA_SEQUENCES, startLocalStack } from '../engine/stack';
 import { runLocalSchedule, runLocalSurvey, type LocalSurveyProgress } from '../engine/survey';
 import { schemaFlag, schemaHelp } from './cli-numbers';
@@ -101,6 +101,11 @@ export function addSurveyCommand(program: Command): Command {
     // One local stack for the survey or the whole schedule: the survey state machine, its handlers,
     // dynalite in memory and the bucket under --state-dir.
     const stack = await startLocalStack({ stateDir: opts.stateDir, modelSpec: model, llamaSequences: Math.min(opts.concurrency ?? 2, MAX_LLAMA_SEQUENCES) });
+    // Ctrl-C / SIGTERM: one line (a survey keeps no state to resume: the same command starts it again).
+    const unhandle = handleInterrupts(opts.json, () => {
+      progress.stop();
+      return `rerun the same command to start ${opts.schedule !== undefined ? 'the unfinished surveys' : 'the survey'} again`;
+    });
     try {
       if (opts.schedule !== undefined) {
         const { index, indexPath } = await runLocalSchedule(opts.schedule, opts.outDir, stack, {
@@ -138,6 +143,7 @@ export function addSurveyCommand(program: Command): Command {
         ].join('\n') + '\n',
       );
     } finally {
+      unhandle();
       progress.stop();
       await stack.stop();
     }

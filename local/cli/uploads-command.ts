@@ -14,7 +14,7 @@ import path from 'node:path';
 import { ExtAgentsError, InvalidInputError } from '../../shared/errors';
 import { parseCorpusId } from '../../shared/corpus';
 import { jobNameOfKey, jobSummaryKey } from '../../shared/pipeline/jobs';
-import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './common';
+import { applyStructured, checkLocalModelFiles, handleInterrupts, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './common';
 import { resolveCorpus } from '../engine/corpus';
 import { FsBlobStore } from '../engine/fs-blob-store';
 import { MAX_LLAMA_SEQUENCES, startLocalStack } from '../engine/stack';
@@ -130,6 +130,11 @@ export function addUploadCommands(program: Command): Command {
       const progress = new Progress(opts.progress && !opts.json);
       let task: ProgressTask | undefined;
       let ended = 0;
+      // Ctrl-C / SIGTERM: one line; the job resumes where it stopped (finished questions are not run again).
+      const unhandle = handleInterrupts(opts.json, () => {
+        progress.stop();
+        return `rerun 'extagents job ${file}' to resume (finished questions are not run again)`;
+      });
       try {
         const outcome = await runJob(stack, key, {
           concurrency: opts.concurrency,
@@ -149,6 +154,7 @@ export function addUploadCommands(program: Command): Command {
         );
         for (const f of summary.failures) process.stdout.write(`  question ${f.index} failed: ${f.error.name}: ${f.error.message}\n`);
       } finally {
+        unhandle();
         progress.stop();
         await stack.stop();
       }

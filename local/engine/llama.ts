@@ -30,7 +30,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigurationError, ContextOverflowError, ModelConfigurationError, ModelError } from '../../shared/errors';
 import type { AgentModel, ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
-import { LlmAgents } from '../../shared/llm/agents';
+import { DEFAULT_MAX_OUTPUT_TOKENS, LlmAgents } from '../../shared/llm/agents';
+import { runOptionDefaultsForContext } from '../../shared/config';
 import { formatModelSpec, toModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
 import { toGrammarSchema, type ReplySchema } from '../../shared/llm/schemas';
 import { LlmSurveyModel } from '../../shared/survey/llm';
@@ -92,6 +93,20 @@ export const TOKENIZER_RATIO_ALLOWANCE = 1.3;
  */
 export function largestChunkTokens(contextTokens: number, replyTokens: number): number {
   return Math.max(0, Math.floor((contextTokens - SEEK_PROMPT_OVERHEAD_TOKENS - replyTokens) / TOKENIZER_RATIO_ALLOWANCE / (1 + MARKER_TOKEN_SHARE)));
+}
+
+/**
+ * Run option defaults of a small-context model (`runOptionDefaultsForContext`), with a chunk size
+ * that also passes `chunkFitProblem`: 40% of a context under about 2,900 tokens leaves no room for the
+ * seeking prompt's instructions and reply, so there the default is the largest chunk that fits (at
+ * least the schema's 64).
+ * @param contextTokens the model's context per sequence, tokens.
+ * @returns chunkTokens, syncBudgetTokens, reasonerBudgetTokens, tokens.
+ */
+export function contextFittedRunOptionDefaults(contextTokens: number): ReturnType<typeof runOptionDefaultsForContext> {
+  const fitted = runOptionDefaultsForContext(contextTokens);
+  const largest = largestChunkTokens(contextTokens, DEFAULT_MAX_OUTPUT_TOKENS.seek);
+  return { ...fitted, chunkTokens: Math.max(64, Math.min(fitted.chunkTokens, largest)) };
 }
 
 /** Default (and largest default) context size per sequence, tokens. */

@@ -42,7 +42,8 @@ import { MAX_LLAMA_SEQUENCES, startLocalStack, type LocalStack } from './stack';
 /** Progress of a local run, for a progress bar. */
 export type LocalProgress =
   | { phase: 'seek'; round: number; done: number; failed: number; total: number; speculative?: boolean }
-  | { phase: 'info'; message: string };
+  /** `runId`: the run's id (the first info line names it: a generated one is known from then on). */
+  | { phase: 'info'; message: string; runId?: string };
 
 export interface LocalRunRequest {
   files: CorpusFile[];
@@ -111,11 +112,12 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
     const prefix = await placeCorpus(stack.blobs, request.files, contentHash);
     await stack.blobs.put(runCorpusKey(runId), JSON.stringify({ prefix }), 'application/json');
     if (previous === undefined) {
-      report({ phase: 'info', message: `run ${runId}: ${request.files.length} corpus file(s), model ${formatModelSpec(toModelSpec(request.modelSpec ?? 'extractive'))}` });
+      report({ phase: 'info', runId, message: `run ${runId}: ${request.files.length} corpus file(s), model ${formatModelSpec(toModelSpec(request.modelSpec ?? 'extractive'))}` });
     } else {
       const later = previous.sought.slice(1).map((n, i) => `, ${n} in round ${i + 2}`).join('');
       report({
         phase: 'info',
+        runId,
         message:
           `resuming run ${runId}: ${previous.sought[0]} of ${previous.chunks} chunk(s) already sought in round 1${later} ` +
           `(their seeking agents are not called again; recorded KAR steps are reused), model ${formatModelSpec(toModelSpec(request.modelSpec ?? 'extractive'))}`,

@@ -25,17 +25,26 @@ export const LOCAL_CORPUS_ID_PREFIX = 'local-';
 export const runCorpusKey = (runId: string): string => `${runPrefix(runId)}corpus.json`;
 import type { RunRecord } from '../../shared/pipeline/run-record';
 import type { RunResult } from '../../shared/types';
+import type { ExecutionStatus } from '../../shared/executions';
 import { FsBlobStore } from './fs-blob-store';
+import { executionRecordKey, LocalExecutions } from './executions';
 
 /** One run of a state directory. */
 export interface StoredRun {
   runId: string;
   /** The question (from the run record), or undefined when the run has no record (Prepare never ended). */
   question?: string;
-  /** ISO-8601 time of Prepare. */
+  /** ISO-8601 time of Prepare (else of the execution's start, for a run stopped before Prepare ended). */
   createdAt?: string;
-  /** `answered` / `refused` once Finalize wrote the result, else `incomplete`. */
-  status: 'answered' | 'refused' | 'incomplete';
+  /**
+   * The run's status in the API's words (`GET /v1/runs/{runId}`, the page): the execution record's
+   * of a `serve` or `job` run (`RUNNING`, `SUCCEEDED`, `FAILED`, `ABORTED`: a RUNNING one whose
+   * process is gone is `ABORTED`); else `SUCCEEDED` once Finalize wrote the result, and `ABORTED` for
+   * an `ask` that stopped before it (interrupted or failed; `ask --run-id` resumes it).
+   */
+  status: ExecutionStatus;
+  /** `answered` / `refused` once Finalize wrote the result. */
+  outcome?: 'answered' | 'refused';
   chunks?: number;
   /** Bytes of the run's files and of its own corpus copy in the bucket. */
   bytes: number;
@@ -53,12 +62,18 @@ async function readJson<T>(blobs: FsBlobStore, key: string): Promise<T | undefin
   }
 }
 
-/** The run ids of a state directory (sorted), job plans and surveys excluded. */
+/**
+ * The run ids of a state directory (sorted), job plans and surveys excluded: those with files under
+ * `runs/<runId>/`, and those with only an execution record (`runs/_executions/<runId>.json`: a run
+ * of `serve` or `job` stopped before Prepare wrote anything).
+ */
 export async function runIds(stateDir: string): Promise<string[]> {
   const ids = new Set<string>();
   for (const { key } of await bucketOf(stateDir).list('runs/')) {
     const id = key.slice('runs/'.length).split('/')[0];
     if (id !== '' && !id.startsWith('_')) ids.add(id);
+    const recorded = /^runs\/_executions\/(.+)\.json$/.exec(key)?.[1];
+    if (recorded !== undefined && RunIdSchema.safeParse(recorded).success) ids.add(recorded);
   }
   return [...ids].sort();
 }
@@ -73,13 +88,17 @@ export async function describeRun(stateDir: string, runId: string): Promise<Stor
   if (!valid.success) throw new InvalidInputError(`Run id ${JSON.stringify(runId)}: ${issueMessages(valid.error)}`);
   const blobs = bucketOf(stateDir);
   const files = [...(await blobs.list(runPrefix(runId))), ...(await blobs.list(corpusPrefix(runId)))];
-  if (files.length === 0) throw new NotFoundError(`No run ${JSON.stringify(runId)} in ${path.resolve(stateDir)} (see 'extagents runs ls')`);
+  const execution = await new LocalExecutions({ blobs }).describe(runId);
+  if (files.length === 0 && execution === undefined) throw new NotFoundError(`No run ${JSON.stringify(runId)} in ${path.resolve(stateDir)} (see 'extagents runs ls')`);
   const record = await readJson<RunRecord>(blobs, runRecordKey(runId));
   const result = await readJson<RunResult>(blobs, resultKey(runId));
+  const createdAt = record?.createdAt ?? execution?.startedAt;
   return {
     runId,
-    ...(record && { question: record.question, createdAt: record.createdAt, chunks: record.chunks }),
-    status: result === undefined ? 'incomplete' : result.answerable ? 'answered' : 'refused',
+    ...(record && { question: record.question, chunks: record.chunks }),
+    ...(createdAt !== undefined && { createdAt }),
+    status: execution?.status ?? (result !== undefined ? 'SUCCEEDED' : 'ABORTED'),
+    ...(result !== undefined && { outcome: result.answerable ? 'answered' : 'refused' }),
     bytes: files.reduce((sum, f) => sum + f.size, 0),
   };
 }
@@ -108,6 +127,7 @@ export async function removeRun(stateDir: string, runId: string, deleteItems?: (
   const items = deleteItems ? await deleteItems(runId) : 0;
   const root = bucketOf(stateDir).root;
   for (const prefix of [runPrefix(runId), corpusPrefix(runId) /* the corpus copy an `ask` of an earlier version made for its run, deleted with it */]) await rm(path.join(root, ...prefix.split('/').filter(Boolean)), { recursive: true, force: true });
+  await rm(path.join(root, ...executionRecordKey(runId).split('/')), { force: true });
   return { bytes: bytes + (await removeUnreadLocalCorpora(stateDir)), items };
 }
 

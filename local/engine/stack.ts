@@ -32,9 +32,9 @@ import { loadRunRecord } from '../../shared/pipeline/run-record';
 import { seekingFailureError } from '../../shared/pipeline/seek-failures';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../shared/llm/agents';
 import { toModelSpec, type ModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
-import { runOptionDefaultsForContext, type RunOptionsInput } from '../../shared/config';
+import type { RunOptionsInput } from '../../shared/config';
 import { MARKER_TOKEN_SHARE } from '../../shared/llm/sentences';
-import { largestChunkTokens, loadLlamaModels, SEEK_PROMPT_OVERHEAD_TOKENS, TOKENIZER_RATIO_ALLOWANCE } from './llama';
+import { contextFittedRunOptionDefaults, largestChunkTokens, loadLlamaModels, SEEK_PROMPT_OVERHEAD_TOKENS, TOKENIZER_RATIO_ALLOWANCE } from './llama';
 import type { AgentModel, BlobStore, MessageStore } from '../../shared/ports';
 import type { SurveyModel } from '../../shared/survey/ports';
 import type { SurveyExecutionInput, SurveyOutput } from '../../shared/survey/workflow';
@@ -67,6 +67,12 @@ export interface LocalStackOptions {
    * 1. The CLI passes the run's concurrency, capped at `MAX_LLAMA_SEQUENCES`.
    */
   llamaSequences?: number;
+  /**
+   * The context size, tokens, of the stand-in `model` (tests): the stack then treats it as a
+   * small-context model, as a `llama:` model of that context (run option defaults fitted to it,
+   * chunk sizes checked against it). Ignored without `model`.
+   */
+  modelContextTokens?: number;
 }
 
 export { MAX_LLAMA_SEQUENCES } from './llama';
@@ -110,7 +116,7 @@ export interface LocalStack {
    */
   executeSurvey(input: SurveyExecutionInput, callbacks?: ExecutionCallbacks): Promise<SurveyOutput>;
   /**
-   * Run option defaults of the stack's model (`runOptionDefaultsForContext` for a `llama:` model's
+   * Run option defaults of the stack's model (`contextFittedRunOptionDefaults` for a `llama:` model's
    * context; empty otherwise). `execute` applies them to every question-answering run for the
    * options its input leaves unset; callers comparing options (resume) apply them the same way.
    */
@@ -123,6 +129,13 @@ export interface LocalStack {
    * @throws ConfigurationError naming the chunk size, the context size and the largest that fits.
    */
   checkRunOptions(options: RunOptionsInput): void;
+  /**
+   * The same check for an API request (`POST /v1/runs`): each run option the stack's model cannot
+   * take, with the problem in the API's words (`options.chunkTokens`, not a CLI flag).
+   * @param options the run's options, defaults filled (`runOptionDefaults` first).
+   * @returns one entry per unfit option (none: the model can run it).
+   */
+  runOptionProblems(options: RunOptionsInput): Array<{ option: 'chunkTokens'; detail: string }>;
   /** Delete a run's items from the local table (`extagents runs rm`). @returns how many were deleted. */
   deleteRunItems(runId: string): Promise<number>;
   /** Stop dynalite and release clients; waits for nothing else. Idempotent. */
@@ -170,7 +183,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     options.model === undefined && modelSpec.kind === 'llama'
       ? await loadLlamaModels(modelSpec, { sequences: options.llamaSequences ?? 1 })
       : undefined;
-  const runOptionDefaults: RunOptionsInput = llama ? runOptionDefaultsForContext(llama.contextTokens) : {};
+  // A small context (a llama: model's, or a stand-in model's in tests) fits the option defaults and checks chunk sizes.
+  const contextTokens = llama?.contextTokens ?? (options.model !== undefined ? options.modelContextTokens : undefined);
+  const runOptionDefaults: RunOptionsInput = contextTokens !== undefined ? contextFittedRunOptionDefaults(contextTokens) : {};
   // The generated template (local/engine/stack-template.ts): no CDK synth at run time.
   const { template, logicalIds } = localStackTemplate();
   const stateDir = path.resolve(options.stateDir);
@@ -274,11 +289,17 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       runOptionDefaults,
       modelSpec,
       checkRunOptions: (runOptions) => {
-        if (llama) checkChunkFits({ ...runOptionDefaults, ...runOptions }.chunkTokens, llama.contextTokens);
+        if (contextTokens !== undefined) checkChunkFits({ ...runOptionDefaults, ...runOptions }.chunkTokens, contextTokens);
+      },
+      runOptionProblems: (runOptions) => {
+        const chunkTokens = { ...runOptionDefaults, ...runOptions }.chunkTokens;
+        if (contextTokens === undefined || chunkTokens === undefined) return [];
+        const detail = chunkFitProblem(chunkTokens, contextTokens, 'options.chunkTokens');
+        return detail === undefined ? [] : [{ option: 'chunkTokens', detail }];
       },
       execute: async (input, callbacks = {}) => {
         const withDefaults = withOptionDefaults(input, runOptionDefaults);
-        if (llama) checkChunkFits((withDefaults as { options?: { chunkTokens?: unknown } } | null)?.options?.chunkTokens, llama.contextTokens);
+        if (contextTokens !== undefined) checkChunkFits((withDefaults as { options?: { chunkTokens?: unknown } } | null)?.options?.chunkTokens, contextTokens);
         return run(resolved.definition, withDefaults, callbacks);
       },
       // The output is SurveyAssemble's result (the machine's last state, no OutputPath).
@@ -353,8 +374,11 @@ async function checkDynamoData(stateDir: string): Promise<void> {
  * The problem with a run's chunk size for a small-context model, or undefined when its seeking
  * prompt fits (`largestChunkTokens`: the chunk with room for a longer count in the model's own
  * tokenizer, the instructions and the reply budget).
+ * @param chunkTokens the run's chunk size, tokens; `contextTokens` the model's context, tokens.
+ * @param setting how the caller sets the chunk size, named in the advice: `--chunk-tokens` (CLI,
+ *   the default) or `options.chunkTokens` (the API).
  */
-export function chunkFitProblem(chunkTokens: number, contextTokens: number): string | undefined {
+export function chunkFitProblem(chunkTokens: number, contextTokens: number, setting = '--chunk-tokens'): string | undefined {
   const reply = DEFAULT_MAX_OUTPUT_TOKENS.seek;
   const largest = largestChunkTokens(contextTokens, reply);
   if (chunkTokens <= largest) return undefined;
@@ -362,10 +386,11 @@ export function chunkFitProblem(chunkTokens: number, contextTokens: number): str
     `chunks of ${chunkTokens} tokens do not fit the model's context of ${contextTokens} tokens (a seeking prompt also holds about ` +
     `${SEEK_PROMPT_OVERHEAD_TOKENS} tokens of instructions and a reply of up to ${reply}, and the model's tokenizer may count up to ` +
     `${Math.round((TOKENIZER_RATIO_ALLOWANCE - 1) * 100)}% more tokens than o200k, and the sentence ids shown with the chunk about ` +
-    `${Math.round(MARKER_TOKEN_SHARE * 100)}% more): use --chunk-tokens ${largest} or less ` +
-    `(leave it unset for this model's default, ${runOptionDefaultsForContext(contextTokens).chunkTokens})`
+    `${Math.round(MARKER_TOKEN_SHARE * 100)}% more): use ${setting} ${largest} or less ` +
+    `(leave it unset for this model's default, ${contextFittedRunOptionDefaults(contextTokens).chunkTokens})`
   );
 }
+
 
 /**
  * Fail before the execution when the run's chunks cannot fit the model's context (`chunkFitProblem`).

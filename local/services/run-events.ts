@@ -5,11 +5,14 @@
  * reads of the run table and bucket (messages per round, KAR steps, the status and result), polled
  * every {@link POLL_MS} while someone listens.
  *
- * Each run has one event log in memory, numbered from 1; an event's SSE id is `<epoch>.<n>`, where
- * the epoch names this server process. A client that reconnects with `Last-Event-ID` of the same
- * epoch gets the events after `n` only; another epoch (the server restarted) replays the log from
- * the start, which a client applies idempotently (every event carries the full state of what it
- * names: a round's counts, one KAR step by its `seq`, the run's status).
+ * Each run has one event log in memory, numbered from 1; an event's SSE id is `<epoch>.<run>.<n>`,
+ * where the epoch names this server process and `run` the run (12 hex digits of SHA-256 of its id).
+ * A client that reconnects with `Last-Event-ID` of this process and this run, `n` within the log,
+ * gets the events after `n` only; any other id (the server restarted, another run's id, an `n` this
+ * log never had, a malformed one) replays the log from the start, which a client applies
+ * idempotently (every event carries the full state of what it names: a round's counts, one KAR step
+ * by its `seq`, the run's status). A finished run's stream always ends with its `end` event: an id
+ * at or past it gets `end` again.
  *
  * Event types (the `event:` field; `data:` is one JSON object):
  * - `status`: `{runId, status, phase, question, chunks, tokens}` on every change of status or phase;
@@ -19,7 +22,7 @@
  * - `kar`: one KAR step `{seq, round, k, messagesUsed, evidenceTokens, outcome, forced?}`;
  * - `end`: `{status, answer?, answerable?, error?}`, last; the stream closes after it.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { ApiCore } from '../../shared/api/core';
 import type { RunStatus } from '../../shared/api/schemas';
 import type { MessageStore } from '../../shared/ports';
@@ -31,7 +34,7 @@ const MAX_LOGS = 200;
 
 /** One server-sent event of a run. */
 export interface RunEvent {
-  /** `<epoch>.<n>`, n from 1. */
+  /** `<epoch>.<run tag>.<n>`, n from 1 (see {@link runEventTag}). */
   id: string;
   type: 'status' | 'seek' | 'sync' | 'kar' | 'end';
   data: Record<string, unknown>;
@@ -100,8 +103,9 @@ export class RunEventHub {
   }
 
   /**
-   * Follow a run: `onEvent` gets every event after `lastEventId` (all of them when it is absent or
-   * of another epoch), then each new one; after `end`, `onEnd` is called once.
+   * Follow a run: `onEvent` gets every event after `lastEventId` (all of them when it is absent, of
+   * another epoch or run, or names no event of the log), then each new one; after `end`, `onEnd` is
+   * called once. A finished run's `end` event is always sent, even when `lastEventId` names it.
    * @returns a function that stops following.
    * @throws NotFoundError (from `getRun`) when the run does not exist.
    */
@@ -109,8 +113,15 @@ export class RunEventHub {
     const log = this.logOf(runId);
     if (log.events.length === 0) await this.read(runId, log); // throws NotFoundError for an unknown run
     let next = 0;
-    const match = /^([0-9a-f]{12})\.(\d{1,9})$/.exec(lastEventId ?? '');
-    if (match && match[1] === this.epoch) next = Math.min(Number(match[2]), log.events.length);
+    const match = /^([0-9a-f]{12})\.([0-9a-f]{12})\.(\d{1,9})$/.exec(lastEventId ?? '');
+    if (match && match[1] === this.epoch && match[2] === runEventTag(runId)) {
+      const n = Number(match[3]);
+      // An n this log never had is impossible: replay from the start.
+      if (n >= 1 && n <= log.events.length) next = n;
+    }
+    // A finished run's stream ends with `end`, also for a client that had it already (else a
+    // browser's EventSource would reconnect for ever to an empty 200).
+    if (log.ended && next >= log.events.length) next = log.events.length - 1;
     let stopped = false;
     const flush = (): void => {
       if (stopped) return;
@@ -179,7 +190,7 @@ export class RunEventHub {
       const json = JSON.stringify(data);
       if (log.sent.get(key) === json) return;
       log.sent.set(key, json);
-      log.events.push({ id: `${this.epoch}.${log.events.length + 1}`, type, data });
+      log.events.push({ id: `${this.epoch}.${runEventTag(runId)}.${log.events.length + 1}`, type, data });
     };
     const { progress } = status;
     const statusData = { runId, status: status.status, phase: progress.phase, question: status.question ?? null, chunks: progress.chunks, tokens: progress.tokens };
@@ -212,6 +223,11 @@ export class RunEventHub {
       this.live.delete(runId);
     }
   }
+}
+
+/** The run's part of its event ids: 12 hex digits of SHA-256 of the run id. */
+export function runEventTag(runId: string): string {
+  return createHash('sha256').update(`events\n${runId}`).digest('hex').slice(0, 12);
 }
 
 /** Chunks of a round that failed permanently, from a finished run's result (0 while running). */

@@ -47,6 +47,7 @@ import { CORPORA_PREFIX, CorpusIdSchema, corpusIdOfKey, corpusPrefix } from '../
 import { readIngestedCounts } from '../../shared/api/corpus-index';
 import { ConfigurationError, InvalidInputError } from '../../shared/errors';
 import { UnauthorizedError } from '../../shared/api/errors';
+import type { RunOptions } from '../../shared/config';
 import type { ModelSpecInput } from '../../shared/llm/model-spec';
 import type { AgentModel, BlobStore } from '../../shared/ports';
 import { FsBlobStore } from '../engine/fs-blob-store';
@@ -86,6 +87,8 @@ export interface ServeOptions {
   maxConcurrentRuns?: number;
   /** Use this model instead of the spec's (tests). */
   model?: AgentModel;
+  /** The context size, tokens, of the stand-in `model` (tests: a small-context model, as a `llama:` one). */
+  modelContextTokens?: number;
   /** Replace every Retry backoff by this pause, ms (tests). */
   retryIntervalMs?: number;
   /** One line per request and per finished run (the CLI passes stderr). */
@@ -183,6 +186,7 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
       stateDir: options.stateDir,
       modelSpec: options.modelSpec,
       model: options.model,
+      modelContextTokens: options.modelContextTokens,
       persistent: true,
       lockCommand: 'serve',
       retryIntervalMs: options.retryIntervalMs,
@@ -224,6 +228,9 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
     presigner: uploads.presigner(() => baseUrl),
     idempotency: new BlobIdempotencyStore(stack.blobs),
     modelSpec: stack.modelSpec,
+    // A small-context model's defaults and chunk-size check, as `ask` applies them (422 at POST /v1/runs).
+    runOptionDefaults: stack.runOptionDefaults,
+    runOptionProblems: (runOptions: RunOptions) => stack.runOptionProblems(runOptions),
   };
   const core = new ApiCore(apiDeps);
   events = new RunEventHub({ getRun: (runId, call) => core.getRun(runId, call), store: stack.store });

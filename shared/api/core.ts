@@ -6,13 +6,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import pLimit from 'p-limit';
-import { parseRunOptions, type RunOptions } from '../config';
+import { parseRunOptions, type RunOptions, type RunOptionsInput } from '../config';
 import { enforceCostLimit, estimateRun, priceEstimate } from '../cost';
 import type { ModelSpec } from '../llm/model-spec';
 import { getCorpusIngestion } from '../pipeline/ingest';
 import { corpusPrefix, resolveCorpusRef, type CorpusSelection } from '../corpus';
 import { InvalidInputError, NotFoundError } from '../errors';
-import { IdempotencyConflictError, MissingCorpusError, RequestValidationError, type RequestIssue } from './errors';
+import { IdempotencyConflictError, MissingCorpusError, RequestValidationError, UnfitRunOptionsError, type RequestIssue } from './errors';
 import { resultKey, runRecordKey } from '../pipeline/layout';
 import type { RunRecord } from '../pipeline/run-record';
 import type { PrepareEvent } from '../pipeline/state';
@@ -54,6 +54,18 @@ export interface ApiDeps {
    * its ingested corpus already exceeds is refused with 422 before it starts (else Prepare refuses it).
    */
   modelSpec?: ModelSpec;
+  /**
+   * The model's own run option defaults, for the options a request leaves unset, before the schema's
+   * (a small-context `llama:` model: chunks, reasoner and synchronization budgets fitted to its
+   * context, as `ask` gets them). Absent: the schema's defaults.
+   */
+  runOptionDefaults?: RunOptionsInput;
+  /**
+   * The run options the model cannot run (a chunk size its context cannot hold), each with the
+   * problem in words; a run with any is refused with 422 before it starts. Absent: none.
+   * @param options the run's options, defaults filled.
+   */
+  runOptionProblems?: (options: RunOptions) => Array<{ option: string; detail: string }>;
 }
 
 /** Who calls and where the API is, for idempotency scoping and links. */
@@ -93,13 +105,23 @@ export class ApiCore {
    * - Without an idempotency key: a new run id `run-<UTC yyyymmddThhmmss>-<12 hex>`.
    * - With one: the run id derives from it (shared/api/idempotency.ts); a repeat of the same
    *   request starts nothing new and answers the same run id (`replayed: true`).
+   * - Options the request leaves unset take the model's defaults (`ApiDeps.runOptionDefaults`),
+   *   then the schema's.
    * @throws RequestValidationError when the corpus has no object (id, prefix), a key is missing,
-   *   or the execution input would exceed 256 KiB; IdempotencyConflictError when the key was first
+   *   or the execution input would exceed 256 KiB; UnfitRunOptionsError (422) when the model cannot
+   *   run the options (`ApiDeps.runOptionProblems`); IdempotencyConflictError when the key was first
    *   used with a different request.
    */
   async createRun(body: CreateRunRequest, idempotencyKey: string | undefined, ctx: CallContext): Promise<{ response: CreateRunResponse; replayed: boolean }> {
     const corpus = resolveCorpus(body.corpus);
-    const options = parseRunOptions(body.options ?? {});
+    const options = parseRunOptions({ ...this.deps.runOptionDefaults, ...body.options });
+    const unfit = this.deps.runOptionProblems?.(options) ?? [];
+    if (unfit.length > 0) {
+      throw new UnfitRunOptionsError(
+        `The server's model cannot run these options: ${unfit.map((u) => `options.${u.option}: ${u.detail}`).join('; ')}`,
+        unfit.map((u) => ({ location: 'body', name: `/options/${u.option}`, detail: u.detail })),
+      );
+    }
     const normalized = { question: body.question, corpus, options };
     let runId: string;
     let replayed = false;

@@ -24,6 +24,20 @@ export class RequestValidationError extends InvalidInputError {
   }
 }
 
+/**
+ * A run request whose options the deployment's model cannot run (HTTP 422: well-formed and within
+ * the schema, but e.g. `options.chunkTokens` larger than the model's context holds). `issues` point
+ * at each option (`/options/chunkTokens`).
+ */
+export class UnfitRunOptionsError extends InvalidInputError {
+  readonly issues: RequestIssue[];
+
+  constructor(message: string, issues: RequestIssue[]) {
+    super(message);
+    this.issues = issues;
+  }
+}
+
 /** An API request whose body exceeds the size limit (HTTP 413). */
 export class PayloadTooLargeError extends InvalidInputError {}
 

@@ -32,7 +32,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   409: 'The Idempotency-Key was first used with a different request.',
   413: 'The body exceeds 1 MiB.',
   415: 'The body is not sent as application/json.',
-  422: 'The run would cost more than `options.maxCostUsd` allows (estimated before any model call from the ingested corpus), or its model has no price: `estimate` says what was refused.',
+  422: 'The run would cost more than `options.maxCostUsd` allows (estimated before any model call from the ingested corpus), or its model has no price: `estimate` says what was refused; or (local server with a small-context model) `options.chunkTokens` is larger than the model\'s context holds: `errors` points at it.',
 };
 
 /** A schema converted for the document (no `$schema` / `$id`: the document sets the dialect). */
@@ -139,8 +139,8 @@ function runEventsOperation(): JsonObject {
   const responses: JsonObject = {
     '200': {
       description:
-        'A text/event-stream (server-sent events). Each event has `id: <epoch>.<n>`, `event:` one of `status`, `seek`, `sync`, `kar`, `end`, ' +
-        'and `data:` one JSON object (docs/API.md, "Live events"). The stream closes after `end`.',
+        'A text/event-stream (server-sent events). Each event has `id: <epoch>.<run>.<n>` (the server process, a 12-hex-digit tag of the run, the event number from 1), `event:` one of `status`, `seek`, `sync`, `kar`, `end`, ' +
+        'and `data:` one JSON object (docs/API.md, "Live events"). A finished run\'s stream always ends with `end`; the stream closes after it.',
       content: { 'text/event-stream': { schema: { type: 'string' } } },
     },
     '400': problemResponse(PROBLEM_DESCRIPTIONS[400]),
@@ -153,7 +153,7 @@ function runEventsOperation(): JsonObject {
     description:
       'Served by `extagents serve` only: the deployed API (API Gateway) has no streaming route; poll `GET /v1/runs/{runId}` there. ' +
       'Send the bearer token as the Authorization header (read the stream with fetch: the browser\'s EventSource cannot send headers). ' +
-      'With `Last-Event-ID` (an id of this server process) only the later events come; any other id replays the run\'s events from the start.',
+      'With `Last-Event-ID` (an id of this server process and this run) only the later events come; any other id (another process or run, an event number this run never sent, a malformed id) replays the run\'s events from the start.',
     'x-extagents-local-only': true,
     parameters: [
       { name: 'runId', in: 'path', required: true, schema: jsonSchemaOf(runId, 'input') },

@@ -16,6 +16,7 @@ import {
   PayloadTooLargeError,
   RequestValidationError,
   UnauthorizedError,
+  UnfitRunOptionsError,
   UnsupportedMediaTypeError,
   type RequestIssue,
 } from './errors';
@@ -36,6 +37,8 @@ export const PROBLEM_TYPES = {
   idempotencyConflict: 'tag:extagents,2026:idempotency-conflict',
   /** The run's cost estimate is over its `options.maxCostUsd` (or its model has no price); `estimate` says what was refused. */
   costLimitExceeded: 'tag:extagents,2026:cost-limit-exceeded',
+  /** The run's options are valid but the server's model cannot run them (a chunk size its context cannot hold); `errors` points at each option. */
+  optionsUnfit: 'tag:extagents,2026:options-unfit-for-model',
 } as const;
 
 /** An HTTP response as the API core returns it (the adapters write it out). */
@@ -88,6 +91,7 @@ function problemErrorsOf(issues: readonly RequestIssue[]): NonNullable<Problem['
  * | PayloadTooLargeError | 413 | about:blank |
  * | UnsupportedMediaTypeError | 415 | about:blank |
  * | CostLimitExceededError | 422 | cost-limit-exceeded (with `estimate`) |
+ * | UnfitRunOptionsError | 422 | options-unfit-for-model (with `errors`) |
  * | other InvalidInputError | 400 | invalid-request |
  * | MissingCorpusError | 404 | corpus-not-found (with `errors`) |
  * | other NotFoundError | 404 | about:blank |
@@ -110,6 +114,9 @@ export function problemOf(error: unknown): Problem {
   }
   if (error instanceof CostLimitExceededError) {
     return { type: PROBLEM_TYPES.costLimitExceeded, title: 'The run would cost more than maxCostUsd allows', status: 422, detail: error.message, ...(error.estimate && { estimate: error.estimate }) };
+  }
+  if (error instanceof UnfitRunOptionsError) {
+    return { type: PROBLEM_TYPES.optionsUnfit, title: "The server's model cannot run these options", status: 422, detail: error.message, errors: problemErrorsOf(error.issues) };
   }
   if (error instanceof PayloadTooLargeError) return plainProblem(413, error.message);
   if (error instanceof UnsupportedMediaTypeError) return plainProblem(415, error.message);

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { main } from '../../local/cli/cli';
 import { startLocalStack } from '../../local/engine/stack';
+import { executionRecordKey } from '../../local/engine/executions';
+import { FsBlobStore } from '../../local/engine/fs-blob-store';
 import { writeCorpus } from '../support/corpus';
 
 jest.setTimeout(120_000);
@@ -56,9 +58,10 @@ describe('extagents runs', () => {
     const after = JSON.parse(await cli('runs', 'ls', '--state-dir', stateDir, '--json')) as Array<{ runId: string }>;
     const oldOnly = await cli('runs', 'rm', '--older-than', '1', '--state-dir', stateDir);
 
-    expect(listed.map((r) => [r.runId.startsWith('run-') ? 'run-…' : r.runId, r.status])).toEqual([
-      ['run-…', 'answered'],
-      ['keep-1', 'refused'],
+    // One vocabulary with the API and the page: the execution status, and the outcome once answered or refused.
+    expect(listed.map((r) => [r.runId.startsWith('run-') ? 'run-…' : r.runId, r.status, (r as { outcome?: string }).outcome])).toEqual([
+      ['run-…', 'SUCCEEDED', 'answered'],
+      ['keep-1', 'SUCCEEDED', 'refused'],
     ]);
     expect(listed.every((r) => r.bytes > 0)).toBe(true);
     expect(shown).toContain('Question: Which submarine sank in the Baltic Sea in 1957?');
@@ -81,6 +84,31 @@ describe('extagents runs', () => {
     } finally {
       await stack.stop();
     }
+  });
+
+  it('says the API\'s status words, and lists a run aborted before it started (an execution record only) and an interrupted ask', async () => {
+    const stateDir = path.join(dir, 'state');
+    const blobs = new FsBlobStore(path.join(stateDir, 'bucket'));
+    // `serve` stopped while this run waited for a slot: its record says ABORTED, Prepare never ran.
+    await blobs.put(executionRecordKey('early'), JSON.stringify({ status: 'ABORTED', startedAt: '2026-01-01T00:00:00.000Z', stoppedAt: '2026-01-01T00:00:01.000Z', error: 'ExecutionAborted' }));
+    // A server killed while this one ran: RUNNING, by a process that is gone.
+    await blobs.put(executionRecordKey('killed'), JSON.stringify({ status: 'RUNNING', startedAt: '2026-01-01T00:00:02.000Z', pid: 2 ** 22 + 12345 }));
+    // An `ask --run-id` interrupted after Prepare: its record and corpus marker, no result.
+    await blobs.put('runs/cut/run.json', JSON.stringify({ question: 'Q?', createdAt: '2026-01-01T00:00:03.000Z', chunks: 2, options: {} }));
+
+    const listed = JSON.parse(await cli('runs', 'ls', '--state-dir', stateDir, '--json')) as Array<{ runId: string; status: string; outcome?: string }>;
+    const table = await cli('runs', 'ls', '--state-dir', stateDir);
+
+    expect(listed.map((r) => [r.runId, r.status, r.outcome])).toEqual([
+      ['early', 'ABORTED', undefined],
+      ['killed', 'ABORTED', undefined],
+      ['cut', 'ABORTED', undefined],
+    ]);
+    expect(table).not.toContain('incomplete');
+    expect(table).toMatch(/^early\s+2026-01-01 00:00:00\s+ABORTED\s/m);
+    // and `runs rm` deletes such a run, its record included
+    await cli('runs', 'rm', 'early', '--state-dir', stateDir);
+    expect((JSON.parse(await cli('runs', 'ls', '--state-dir', stateDir, '--json')) as Array<{ runId: string }>).map((r) => r.runId)).toEqual(['killed', 'cut']);
   });
 
   it('refuses a run id that is not one, a run that does not exist, and rm with neither ids nor --older-than (exit 2)', async () => {

@@ -83,8 +83,8 @@ test('a run streams status, seeking per round, synchronization, KAR steps and en
   expect(types[0]).toBe('status');
   expect(types.at(-1)).toBe('end');
   expect(types.filter((t) => t === 'end')).toHaveLength(1);
-  // ids are `<epoch>.<n>`, n counting from 1 without a gap
-  const numbers = stream.events.map((e) => Number(e.id?.split('.')[1]));
+  // ids are `<epoch>.<run>.<n>`, n counting from 1 without a gap
+  const numbers = stream.events.map((e) => Number(e.id?.split('.')[2]));
   expect(numbers).toEqual(numbers.map((_, i) => i + 1));
   const seeks = stream.events.filter((e) => e.event === 'seek').map((e) => e.data as { round: number; done: number; total: number; failed: number; messages: number });
   expect(seeks.length).toBeGreaterThan(0);
@@ -109,16 +109,40 @@ test('a run streams status, seeking per round, synchronization, KAR steps and en
   const polled = (await (await fetch(`${server.url}/v1/runs/${runId}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { result: { trace: unknown[] } };
   expect(kar).toHaveLength(polled.result.trace.length);
 
-  // Reconnect with Last-Event-ID: only the events after it; after the last one, only the closing
+  // Reconnect with Last-Event-ID: only the events after it
   const cut = 2;
   const resumed = await readStream(runId, stream.events[cut - 1].id);
   expect(resumed.events.map((e) => e.id)).toEqual(stream.events.slice(cut).map((e) => e.id));
+  // after the last one (`end`), the stream still ends with `end`, never an empty 200 (an EventSource would reconnect for ever)
   const afterEnd = await readStream(runId, stream.events.at(-1)?.id);
   expect(afterEnd.status).toBe(200);
-  expect(afterEnd.events).toEqual([]);
+  expect(afterEnd.events.map((e) => e.event)).toEqual(['end']);
   // an id of another server process (another epoch) replays the whole log
-  const otherEpoch = await readStream(runId, '000000000000.5');
+  const otherEpoch = await readStream(runId, `000000000000${stream.events[4].id?.slice(12)}`);
   expect(otherEpoch.events.map((e) => e.event)).toEqual(types);
+});
+
+test('a Last-Event-ID of another run, or past the end of this one, replays the run from the start and ends with `end`', async () => {
+  const first = await startRun({ rounds: 1 });
+  const second = await startRun({ rounds: 1 });
+  const a = await readStream(first);
+  const b = await readStream(second);
+  expect(a.events.length).toBeGreaterThan(2);
+  expect(b.events.at(-1)?.event).toBe('end');
+  // ids name their run: no id of one run is an id of the other
+  const idsOfA = new Set(a.events.map((e) => e.id));
+  expect(b.events.filter((e) => idsOfA.has(e.id))).toEqual([]);
+  // an id of the other run (its n within this run's log) replays this run whole
+  const foreign = await readStream(second, a.events[1].id);
+  expect(foreign.events.map((e) => e.id)).toEqual(b.events.map((e) => e.id));
+  // an id past the end of this run's log is impossible: replayed whole, closed by `end`
+  const last = b.events.at(-1)?.id ?? '';
+  const past = await readStream(second, last.replace(/\d+$/, (n) => String(Number(n) + 5)));
+  expect(past.events.map((e) => e.id)).toEqual(b.events.map((e) => e.id));
+  expect(past.events.at(-1)?.event).toBe('end');
+  // a malformed id too
+  const malformed = await readStream(second, 'not-an-id');
+  expect(malformed.events.map((e) => e.id)).toEqual(b.events.map((e) => e.id));
 });
 
 test('events are live: the first seek event arrives before the run ends', async () => {

@@ -303,7 +303,7 @@ describe('OpenAiChatModel structured output (response_format)', () => {
     expect(received[0].body).not.toHaveProperty('response_format');
   });
 
-  it('falls back to json_object, then to prose, when the server rejects response_format, once per process, with one warning each', async () => {
+  it('falls back to json_object, then to prose, when the server rejects response_format, once per process, with one warning for the fallback', async () => {
     const rejection = (what: string): Reply => ({ status: 400, body: JSON.stringify({ error: { message: `Unsupported response_format type: ${what}` } }) });
     replies = [rejection('json_schema'), rejection('json_object'), { status: 200, body: completion(good) }, { status: 200, body: completion(good) }];
     const model = new OpenAiChatModel('m', { baseUrl });
@@ -314,9 +314,44 @@ describe('OpenAiChatModel structured output (response_format)', () => {
     expect(received.map((r) => (r.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual(['json_schema', 'json_object', 'none', 'none']);
     expect(first.text).toBe(good);
     expect(first.structured).toBe('prose');
-    expect(first.warnings).toEqual([expect.stringMatching(/rejected response_format json_schema.*falling back to json_object/), expect.stringMatching(/rejected response_format json_object.*prose/)]);
+    // One warning for the one detection, naming both rejections.
+    expect(first.warnings).toEqual([expect.stringMatching(/rejected response_format json_schema \(HTTP 400\) and json_object \(HTTP 400\); prose replies for this process/)]);
     // Detected once: the next call goes straight to prose, with no warning.
     expect(second.warnings).toBeUndefined();
+  });
+
+  it('calls in flight share one detection: one probe, the others wait for its outcome; one warning in all', async () => {
+    // A server that rejects any response_format, slowly, as 7 seeking agents in parallel meet it.
+    const sent: string[] = [];
+    const slowFetch: typeof fetch = async (_url, init) => {
+      const body = JSON.parse(String(init?.body)) as { response_format?: { type: string } };
+      sent.push(body.response_format?.type ?? 'none');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      if (body.response_format) return new Response(JSON.stringify({ error: { message: `response_format ${body.response_format.type} is not supported` } }), { status: 400 });
+      return new Response(completion(good), { status: 200 });
+    };
+    const model = new OpenAiChatModel('m', { baseUrl, fetch: slowFetch });
+
+    const replies7 = await Promise.all(Array.from({ length: 7 }, () => model.complete(structuredRequest)));
+
+    // The probe walks json_schema -> json_object -> prose once; the 6 others go straight to prose.
+    expect(sent).toEqual(['json_schema', 'json_object', ...Array.from({ length: 7 }, () => 'none')]);
+    expect(replies7.every((r) => r.text === good && r.structured === 'prose')).toBe(true);
+    expect(replies7.flatMap((r) => r.warnings ?? [])).toHaveLength(1);
+  });
+
+  it('a probe that fails for another reason settles nothing: the next call probes again from the first mode not yet rejected', async () => {
+    replies = [
+      { status: 400, body: '{"error":{"message":"json_schema response_format unsupported"}}' },
+      { status: 503, body: '{"error":{"message":"overloaded"}}' },
+      { status: 200, body: completion(good) },
+    ];
+    const model = new OpenAiChatModel('m', { baseUrl });
+    await expect(model.complete(structuredRequest)).rejects.toBeInstanceOf(ModelUnavailableError);
+    const second = await model.complete(structuredRequest);
+    expect(received.map((r) => (r.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual(['json_schema', 'json_object', 'json_object']);
+    expect(second.structured).toBe('json');
+    expect(second.warnings).toEqual([expect.stringMatching(/rejected response_format json_schema \(HTTP 400\); json_object replies for this process/)]);
   });
 
   it('falls back to prose once when the server accepts response_format but ignores it (a complete reply that is not JSON)', async () => {
