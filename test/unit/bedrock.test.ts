@@ -291,7 +291,7 @@ describe('BedrockChatModel structured replies (toolConfig with a forced toolChoi
   it.each(['us.anthropic.claude-3-5-haiku-20241022-v1:0', 'anthropic.claude-sonnet-4-20250514-v1:0', 'us.amazon.nova-lite-v1:0', 'mistral.mistral-large-2407-v1:0'])(
     'sends one tool whose inputSchema is the reply schema, forced by toolChoice, and reads the reply from toolUse (%s)',
     async (modelId) => {
-      bedrockMock.on(ConverseCommand).resolves(toolReply({ evidence: 'Opened 1937.', quotes: [], score: 90 }) as never);
+      bedrockMock.on(ConverseCommand).resolves(toolReply({ sentences: [1, 3], note: '', score: 75 }) as never);
       const model = new BedrockChatModel(new BedrockRuntimeClient({ region: 'us-east-1' }), modelId);
 
       const response = await model.complete(structured);
@@ -303,7 +303,7 @@ describe('BedrockChatModel structured replies (toolConfig with a forced toolChoi
         },
       } as never);
       expect(response).toEqual({
-        text: '{"evidence":"Opened 1937.","quotes":[],"score":90}',
+        text: '{"sentences":[1,3],"note":"","score":75}',
         stopReason: 'end_turn',
         structured: 'schema',
         inputTokens: 900,
@@ -313,7 +313,7 @@ describe('BedrockChatModel structured replies (toolConfig with a forced toolChoi
   );
 
   it('keeps prose prompting (no toolConfig) for models without forced tool choice, e.g. Llama', async () => {
-    bedrockMock.on(ConverseCommand).resolves(converseReply('{"evidence": "x", "quotes": [], "score": 5}'));
+    bedrockMock.on(ConverseCommand).resolves(converseReply('{"sentences": [2], "note": "", "score": 25}'));
     const response = await new BedrockChatModel(new BedrockRuntimeClient({ region: 'us-east-1' }), MODEL_ID).complete(structured);
     const input = bedrockMock.commandCalls(ConverseCommand)[0].args[0].input;
     expect(input.toolConfig).toBeUndefined();

@@ -73,16 +73,29 @@ describe('prompts', () => {
     expect(escapeUntrusted('plain <b>html</b> stays')).toBe('plain <b>html</b> stays');
   });
 
-  it('adds the synchronized global top-K messages and asks for new evidence only in rounds >= 2', () => {
+  it('shows the chunk as numbered sentences, one a line, and asks for sentence numbers', () => {
+    const { user, system } = buildSeekPrompt(seekRequest());
+
+    expect(user).toContain(
+      '<chunk>\n[1] The Golden Gate Bridge opened to traffic in May 1937.\n[2] Its chief engineer was Joseph Strauss.\n[3] It spans the strait.\n</chunk>',
+    );
+    expect(user).toContain('3 numbered sentences');
+    expect(user).toMatch(/Pick the numbers of the sentences/);
+    expect(system).toContain('{"sentences": [numbers], "note": "...", "score": N}');
+  });
+
+  it('adds the synchronized global top-K messages and asks for sentences with new information only in rounds >= 2', () => {
     const synchronized = [messageOf('r1-c3', 'Strauss was chief engineer.', 90)];
 
     const round1 = buildSeekPrompt(seekRequest());
     const round2 = buildSeekPrompt(seekRequest({ round: 2, synchronized }));
 
     expect(round1.user).not.toContain('known_evidence');
+    expect(round1.system).not.toMatch(/NEW information/);
     expect(round2.user).toContain('<message id="r1-c3" score="90">');
     expect(round2.user).toContain('Strauss was chief engineer.');
-    expect(round2.system).toMatch(/only NEW information/);
+    expect(round2.user).toMatch(/sentences with NEW information/);
+    expect(round2.system).toMatch(/pick only sentences that add NEW information/);
   });
 
   it('labels every message of the reasoning prompt with its id and asks to answer in force mode', () => {
@@ -94,9 +107,14 @@ describe('prompts', () => {
     expect(normal.user).toContain('<message id="r1-c12"');
     expect(normal.user).toContain('<message id="r2-c4"');
     expect(normal.user.match(/<\/messages>/g)).toHaveLength(1);
-    expect(normal.system).toContain('"answerable": false');
-    expect(forced.system).toMatch(/do not refuse/);
-    expect(normal.system).not.toMatch(/do not refuse/);
+    // The normal step may refuse (answerable false, NO ANSWER); the forced one is offered no way to.
+    expect(normal.system).toContain('{"answer": "...", "cited": ["r1-c12", ...], "answerable": true}');
+    expect(normal.system).toContain('"NO ANSWER"');
+    expect(forced.system).toContain('{"answer": "...", "cited": ["r1-c12", ...]}');
+    expect(forced.system).toMatch(/final attempt/);
+    expect(forced.system).not.toMatch(/answerable|NO ANSWER/);
+    expect(forced.user).toMatch(/Answer the question from the best evidence/);
+    expect(normal.user).toMatch(/otherwise refuse/);
   });
 });
 
@@ -138,38 +156,63 @@ describe('locateQuotes', () => {
 });
 
 describe('LlmAgents.seek', () => {
-  it('extracts evidence, score and quote spans in one call and reports its usage', async () => {
+  it('builds the evidence from the cited sentences, with their exact spans, in one call, and reports its usage', async () => {
     // Arrange
-    const seeker = new ScriptedChatModel('seeker-model', [
-      {
-        text: '{"evidence": "The bridge opened in May 1937.", "quotes": ["opened to traffic in May 1937."], "score": 95}',
-        inputTokens: 420,
-        outputTokens: 31,
-      },
-    ]);
+    const seeker = new ScriptedChatModel('seeker-model', [{ text: '{"sentences": [1], "note": "", "score": 100}', inputTokens: 420, outputTokens: 31 }]);
     const agents = agentsWith(seeker);
 
     // Act
     const result = await agents.seek(seekRequest());
 
     // Assert
-    expect(result.evidence).toBe('The bridge opened in May 1937.');
-    expect(result.score).toBe(95);
-    expect(result.spans.map((s) => CHUNK_TEXT.slice(s.start, s.end))).toEqual(['opened to traffic in May 1937.']);
+    expect(result.evidence).toBe('The Golden Gate Bridge opened to traffic in May 1937.');
+    expect(result.score).toBe(100);
+    expect(result.spans).toEqual([{ start: 0, end: 53 }]);
+    expect(CHUNK_TEXT.slice(0, 53)).toBe(result.evidence);
     expect(result.usage).toEqual({ calls: 1, inputTokens: 420, outputTokens: 31, modelMs: expect.any(Number) });
     expect(result.warnings).toEqual([]);
     expect(seeker.requests).toHaveLength(1);
     expect(seeker.requests[0]).toMatchObject({ role: 'seeker', maxTokens: 300, temperature: 0 });
-    expect(seeker.requests[0].messages[0].text).toContain(CHUNK_TEXT);
+    expect(seeker.requests[0].messages[0].text).toContain('[2] Its chief engineer was Joseph Strauss.\n[3] It spans the strait.');
+    expect(seeker.requests[0].schema?.schema.properties?.sentences.items?.maximum).toBe(3);
   });
 
-  it('returns no evidence and score 0 for "no information"', async () => {
-    const seeker = new ScriptedChatModel('m', [{ text: '{"no_information": true}' }]);
+  it('reads the free form of a provider that ignores the format: the evidence as written, the quotes located in the chunk', async () => {
+    const seeker = new ScriptedChatModel('seeker-model', [
+      { text: '{"evidence": "The bridge opened in May 1937.", "quotes": ["opened to traffic in May 1937."], "score": 95}' },
+    ]);
+
+    const result = await agentsWith(seeker).seek(seekRequest());
+
+    expect(result.evidence).toBe('The bridge opened in May 1937.');
+    expect(result.score).toBe(95);
+    expect(result.spans.map((s) => CHUNK_TEXT.slice(s.start, s.end))).toEqual(['opened to traffic in May 1937.']);
+    expect(result.warnings).toEqual([]);
+  });
+
+  it.each([
+    ['no sentence cited', '{"sentences": [], "note": "", "score": 0}'],
+    ['no sentence cited, a note alone', '{"sentences": [], "note": "The chunk is about bridges.", "score": 25}'],
+    ['the legacy flag', '{"no_information": true}'],
+  ])('returns no evidence and score 0 for "no information" (%s)', async (_label, text) => {
+    const seeker = new ScriptedChatModel('m', [{ text }]);
 
     const result = await agentsWith(seeker).seek(seekRequest());
 
     expect(result).toMatchObject({ evidence: null, score: 0, spans: [], warnings: [] });
     expect(result.usage.calls).toBe(1);
+  });
+
+  it('re-asks once for a missing score of a reply citing sentences', async () => {
+    const first = '{"sentences": [2], "note": ""}';
+    const seeker = new ScriptedChatModel('m', [{ text: first }, { text: '{"score": 75}' }]);
+
+    const result = await agentsWith(seeker).seek(seekRequest());
+
+    expect(result).toMatchObject({ evidence: 'Its chief engineer was Joseph Strauss.', score: 75, warnings: [] });
+    expect(seeker.requests).toHaveLength(2);
+    expect(seeker.requests[1].schema?.name).toBe('score_reply');
+    expect(seeker.requests[1].messages[1]).toEqual({ role: 'assistant', text: first });
   });
 
   it('re-asks once for a missing score, sending the agent its own reply, and sums the usage', async () => {
@@ -281,6 +324,23 @@ describe('LlmAgents.seek', () => {
     expect(seeker.requests).toHaveLength(1);
   });
 
+  it('accepts a complete reply citing sentences that ends exactly at the output limit, and retries one cut inside it', async () => {
+    const whole = new ScriptedChatModel('m', [{ text: '{"sentences": [3], "note": "", "score": 50}', stopReason: 'max_tokens' }]);
+    const cut = new ScriptedChatModel('m', [
+      { text: '{"sentences": [1, 2], "note": "The bridge', stopReason: 'max_tokens' },
+      { text: '{"sentences": [1], "note": "", "score": 100}' },
+    ]);
+
+    const kept = await agentsWith(whole).seek(seekRequest());
+    const retried = await agentsWith(cut).seek(seekRequest());
+
+    expect(kept).toMatchObject({ evidence: 'It spans the strait.', score: 50, warnings: [] });
+    expect(whole.requests).toHaveLength(1);
+    expect(retried).toMatchObject({ evidence: 'The Golden Gate Bridge opened to traffic in May 1937.', score: 100 });
+    expect(retried.warnings).toEqual([expect.stringMatching(/retried once/)]);
+    expect(cut.requests).toHaveLength(2);
+  });
+
   it('lets model errors propagate unchanged so the workflow can retry them by name', async () => {
     const seeker = new ScriptedChatModel('m', [new ModelThrottledError('slow down')]);
 
@@ -328,7 +388,20 @@ describe('LlmAgents.reason', () => {
 
     expect(result.answerable).toBe(false);
     expect(result.warnings).toEqual([expect.stringMatching(/best-effort/)]);
-    expect(reasoner.requests[0].system).toMatch(/do not refuse/);
+    // The forced request offers no refusal: no answerable field, and the prompt says it is the final attempt.
+    expect(reasoner.requests[0].system).toMatch(/final attempt/);
+    expect(Object.keys(reasoner.requests[0].schema?.schema.properties ?? {})).toEqual(['answer', 'cited']);
+  });
+
+  it('reads the reply in the order asked (answer first) and sends the step\'s ids as the only citable ones', async () => {
+    const reasoner = new ScriptedChatModel('m', [{ text: '{"answer": "May 1937", "cited": ["r1-c12"], "answerable": true}' }]);
+
+    const result = await agentsWith(reasoner).reason({ question: 'When did it open?', messages, force: false });
+
+    expect(result).toMatchObject({ answerable: true, answer: 'May 1937', citedMessageIds: ['r1-c12'], warnings: [] });
+    const schema = reasoner.requests[0].schema?.schema;
+    expect(Object.keys(schema?.properties ?? {})).toEqual(['answer', 'cited', 'answerable']);
+    expect(schema?.properties?.cited.items?.enum).toEqual(['r1-c12', 'r1-c3']);
   });
 
   it('refuses without a model call when given no messages', async () => {
@@ -354,7 +427,7 @@ describe('LlmAgents.reason', () => {
 
 describe('heterogeneous deployment', () => {
   it('sends seeking calls to the seeker model and reasoning calls to the reasoner model', async () => {
-    const seeker = new ScriptedChatModel('us.meta.llama3-1-8b-instruct-v1:0', [{ text: '{"evidence": "Opened 1937.", "score": 80}' }]);
+    const seeker = new ScriptedChatModel('us.meta.llama3-1-8b-instruct-v1:0', [{ text: '{"sentences": [1], "note": "", "score": 75}' }]);
     const reasoner = new ScriptedChatModel('us.meta.llama3-3-70b-instruct-v1:0', [{ text: '{"answerable": true, "answer": "1937", "cited": ["r1-c7"]}' }]);
     const agents = new LlmAgents({ seeker, reasoner });
 
@@ -373,7 +446,15 @@ describe('heterogeneous deployment', () => {
 });
 
 describe('LlmAgents.seek: evidence rated 0', () => {
-  it('is kept as a message with score 0 (ranked last); only empty evidence means no information', async () => {
+  it('is kept as a message with score 0 (ranked last); only no cited sentence means no information', async () => {
+    const seeker = new ScriptedChatModel('m', [{ text: '{"sentences": [3], "note": "", "score": 0}' }]);
+    const result = await agentsWith(seeker).seek(seekRequest());
+    expect(result).toMatchObject({ evidence: 'It spans the strait.', score: 0, warnings: [] });
+    const none = await agentsWith(new ScriptedChatModel('m', [{ text: '{"sentences": [], "note": "", "score": 0}' }])).seek(seekRequest());
+    expect(none).toMatchObject({ evidence: null, score: 0 });
+  });
+
+  it('in the free form too: evidence rated 0 is kept, empty evidence means no information', async () => {
     const seeker = new ScriptedChatModel('m', [{ text: '{"evidence": "The chunk is about bridges.", "quotes": [], "score": 0}' }]);
     const result = await agentsWith(seeker).seek(seekRequest());
     expect(result).toMatchObject({ evidence: 'The chunk is about bridges.', score: 0, warnings: [] });

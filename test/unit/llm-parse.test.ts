@@ -80,7 +80,26 @@ describe('numbers with an exponent and out-of-range scores (issue 9, defect 3)',
   it('reads a JSON score of NaN as not a number, not as truncated JSON', () => {
     const parsed = parseSeekReply('{"evidence": "The bridge opened in 1932.", "quotes": [], "score": NaN}');
 
-    expect(parsed).toEqual({ kind: 'evidence', evidence: 'The bridge opened in 1932.', quotes: [], score: null, scoreWarning: 'relevance score NaN is not a number', truncated: false });
+    expect(parsed).toEqual({
+      kind: 'evidence',
+      sentences: [],
+      note: '',
+      evidence: 'The bridge opened in 1932.',
+      quotes: [],
+      score: null,
+      scoreWarning: 'relevance score NaN is not a number',
+      truncated: false,
+    });
+    expect(parseSeekReply('{"sentences": [2], "note": "", "score": NaN}')).toEqual({
+      kind: 'evidence',
+      sentences: [2],
+      note: '',
+      evidence: '',
+      quotes: [],
+      score: null,
+      scoreWarning: 'relevance score NaN is not a number',
+      truncated: false,
+    });
   });
 
   it('does not read a number glued to letters or a version string as a score', () => {
@@ -186,11 +205,73 @@ describe('extractJsonObject', () => {
 });
 
 describe('parseSeekReply', () => {
-  it('reads the requested JSON format', () => {
+  it('reads the requested JSON format: sentence ids, a note and a score', () => {
+    const parsed = parseSeekReply('{"sentences": [5, 2], "note": "He is Joseph Strauss.", "score": 75}');
+
+    expect(parsed).toEqual({ kind: 'evidence', sentences: [5, 2], note: 'He is Joseph Strauss.', evidence: '', quotes: [], score: 75, truncated: false });
+  });
+
+  it('reads sentence ids written as strings or one list, keeping positive integers only, distinct, in reply order', () => {
+    const parsed = parseSeekReply('{"sentences": ["[3]", "s4", "2, 5", 0, -1, 2.5, 3, 4], "note": "", "score": 50}');
+
+    expect(parsed).toMatchObject({ kind: 'evidence', sentences: [3, 4, 2, 5], score: 50 });
+    expect(parseSeekReply('{"sentences": 3, "note": "", "score": 50}')).toMatchObject({ kind: 'evidence', sentences: [3] });
+  });
+
+  it.each([
+    ['no sentence', '{"sentences": [], "note": "", "score": 0}'],
+    ['no sentence but a note (a note alone is not evidence)', '{"sentences": [], "note": "The bridge opened in 1937.", "score": 50}'],
+    ['no sentence and a refusal note', '{"sentences": [], "note": "NO INFORMATION", "score": 0}'],
+  ])('reads a reply citing %s as no information', (_label, reply) => {
+    expect(parseSeekReply(reply)).toEqual({ kind: 'no_information' });
+  });
+
+  it('drops a note that only says there is nothing, keeping the cited sentences', () => {
+    expect(parseSeekReply('{"sentences": [1], "note": "NO INFORMATION", "score": 100}')).toMatchObject({ kind: 'evidence', sentences: [1], note: '' });
+  });
+
+  it('salvages the complete ids of a truncated reply and drops an id cut at the end', () => {
+    expect(parseSeekReply('{"sentences": [1, 2], "note": "He is Str')).toEqual({
+      kind: 'evidence',
+      sentences: [1, 2],
+      note: '',
+      evidence: '',
+      quotes: [],
+      score: null,
+      truncated: true,
+    });
+    // "2" may be the start of "23": a number cut at the end is not an id.
+    expect(parseSeekReply('{"sentences": [1, 2')).toMatchObject({ kind: 'evidence', sentences: [1], truncated: true });
+  });
+
+  it('reads the score of a reply citing sentences from the field, never from the prose after it', () => {
+    expect(parseSeekReply('{"sentences": [1], "note": "", "score": 60}\nScore: 10')).toMatchObject({ score: 60 });
+    expect(parseSeekReply('{"sentences": [1], "note": ""}\nScore: 10')).toMatchObject({ score: 10 });
+    expect(parseSeekReply('{"sentences": [1], "note": ""}')).toMatchObject({ kind: 'evidence', score: null });
+  });
+
+  it.each([
+    ['English labels', 'Sentences: 2, 5\nNote: he is Strauss\nScore: 75', [2, 5], 'he is Strauss', 75],
+    ['markdown labels and bracketed ids', '**Selected sentences:** [2], [4]\n**Score:** 100', [2, 4], '', 100],
+    ['sentence ids and a refusal note', 'Sentence ids: 3\nNote: none\nScore: 25', [3], '', 25],
+    ['Chinese labels', '句子：1，3\n分数：60', [1, 3], '', 60],
+  ])('reads a prose reply with a sentences line (%s)', (_label, reply, sentences, note, score) => {
+    expect(parseSeekReply(reply)).toEqual({ kind: 'evidence', sentences, note, evidence: '', quotes: [], score, truncated: false });
+  });
+
+  it('keeps a sentences line copied from the chunk as free-form evidence, not as ids', () => {
+    const parsed = parseSeekReply('Sentences: 1\nScore: 40', { chunkText: 'Table of contents.\nSentences: 1\nOther.' });
+
+    expect(parsed).toMatchObject({ kind: 'evidence', sentences: [], evidence: 'Sentences: 1', score: 40 });
+  });
+
+  it('reads the free form of a provider that ignores the format', () => {
     const parsed = parseSeekReply('{"evidence": "The bridge opened in 1932.", "quotes": ["It opened in 1932."], "score": 88}');
 
     expect(parsed).toEqual({
       kind: 'evidence',
+      sentences: [],
+      note: '',
       evidence: 'The bridge opened in 1932.',
       quotes: ['It opened in 1932.'],
       score: 88,
@@ -222,6 +303,8 @@ describe('parseSeekReply', () => {
 
     expect(parsed).toEqual({
       kind: 'evidence',
+      sentences: [],
+      note: '',
       evidence: 'Ada Lovelace worked with Babbage.',
       quotes: ['She worked with Babbage.'],
       score: null,
@@ -264,6 +347,8 @@ describe('parseSeekReply', () => {
 
     expect(parsed).toEqual({
       kind: 'evidence',
+      sentences: [],
+      note: '',
       evidence: 'The Golden Gate Bridge opened in 1937.',
       quotes: ['The bridge opened to traffic in May 1937.'],
       score: 90,
@@ -291,6 +376,12 @@ describe('parseReasonReply', () => {
     const parsed = parseReasonReply('{"answerable": true, "answer": "Paris", "cited": ["r1-c12", "r2-c3"]}');
 
     expect(parsed).toEqual({ kind: 'answer', answerable: true, answer: 'Paris', cited: ['r1-c12', 'r2-c3'], truncated: false });
+  });
+
+  it('reads the reply in the order asked (answer first), and the forced form without answerable as an answer', () => {
+    expect(parseReasonReply('{"answer": "Paris", "cited": ["r1-c12"], "answerable": true}')).toEqual({ kind: 'answer', answerable: true, answer: 'Paris', cited: ['r1-c12'], truncated: false });
+    expect(parseReasonReply('{"answer": "Paris", "cited": ["r1-c12"]}')).toEqual({ kind: 'answer', answerable: true, answer: 'Paris', cited: ['r1-c12'], truncated: false });
+    expect(parseReasonReply('{"answer": "maybe Paris", "cited": [], "answerable": false}')).toMatchObject({ answerable: false, answer: NO_ANSWER });
   });
 
   it('reads a structured refusal', () => {

@@ -10,8 +10,12 @@ import {
   maxReplyChars,
   outlineReplySchema,
   outputTokenBudget,
+  MAX_CITED_SENTENCES,
+  MAX_NOTE_CHARS,
   reasonReplySchema,
+  SCORE_LEVELS,
   SCORE_REPLY,
+  seekReplySchema,
   sectionReplySchema,
   SEEK_REPLY,
   toGrammarSchema,
@@ -26,9 +30,18 @@ function bounded(schema: JsonSchema): boolean {
 }
 
 describe('reply schemas (shared/llm/schemas.ts)', () => {
-  const all = [SEEK_REPLY, SCORE_REPLY, reasonReplySchema(['r1-c0', 'r2-c3']), reasonReplySchema([]), outlineReplySchema(6), sectionReplySchema(500)];
+  const all = [
+    SEEK_REPLY,
+    seekReplySchema(3),
+    SCORE_REPLY,
+    reasonReplySchema(['r1-c0', 'r2-c3']),
+    reasonReplySchema([]),
+    reasonReplySchema(['r1-c0'], { force: true }),
+    outlineReplySchema(6),
+    sectionReplySchema(500),
+  ];
 
-  it.each(all.map((s) => [s.name, s] as const))('%s bounds every string and array, and requires every property (OpenAI strict mode)', (_name, schema) => {
+  it.each(all.map((s, i) => [`${s.name} #${i}`, s] as const))('%s bounds every string and array, and requires every property (OpenAI strict mode)', (_name, schema) => {
     expect(bounded(schema.schema)).toBe(true);
     expect(schema.name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
     const objects: JsonSchema[] = [];
@@ -44,33 +57,71 @@ describe('reply schemas (shared/llm/schemas.ts)', () => {
     }
   });
 
+  it('the seek reply is sentence ids (1..unit count, at most MAX_CITED_SENTENCES), a bounded note and a score level, in that order', () => {
+    const schema = seekReplySchema(37).schema;
+    expect(Object.keys(schema.properties ?? {})).toEqual(['sentences', 'note', 'score']);
+    expect(schema.properties?.sentences).toEqual({ type: 'array', maxItems: MAX_CITED_SENTENCES, items: { type: 'integer', minimum: 1, maximum: 37 } });
+    expect(schema.properties?.note).toMatchObject({ type: 'string', maxLength: MAX_NOTE_CHARS });
+    expect(schema.properties?.score).toMatchObject({ type: 'integer', enum: [0, 25, 50, 75, 100] });
+    expect([...SCORE_LEVELS]).toEqual([0, 25, 50, 75, 100]);
+    // A chunk without units still gets a valid range (1..1); the widest reply is that of MAX_UNITS units.
+    expect(seekReplySchema(0).schema.properties?.sentences.items?.maximum).toBe(1);
+    expect(SEEK_REPLY.schema.properties?.sentences.items?.maximum).toBe(2000);
+  });
+
+  it('the reasoning reply puts the answer first; the forced one has no answerable field at all', () => {
+    expect(Object.keys(reasonReplySchema(['r1-c0']).schema.properties ?? {})).toEqual(['answer', 'cited', 'answerable']);
+    expect(reasonReplySchema(['r1-c0']).schema.required).toEqual(['answer', 'cited', 'answerable']);
+    const forced = reasonReplySchema(['r1-c0'], { force: true }).schema;
+    expect(Object.keys(forced.properties ?? {})).toEqual(['answer', 'cited']);
+    expect(forced.required).toEqual(['answer', 'cited']);
+  });
+
   it('derives the output-token budget from the bounds: a longest valid reply fits, at 2 characters a token', () => {
-    const longest = JSON.stringify({ evidence: 'x'.repeat(480), quotes: ['q'.repeat(200), 'q'.repeat(200), 'q'.repeat(200)], score: 100 });
+    const longest = JSON.stringify({ sentences: [2000, 1999, 1998, 1997], note: 'x'.repeat(MAX_NOTE_CHARS), score: 100 });
     expect(maxReplyChars(SEEK_REPLY.schema)).toBeGreaterThanOrEqual(longest.length);
+    // A smaller chunk's schema allows shorter ids only, never a longer reply.
+    expect(maxReplyChars(seekReplySchema(9).schema)).toBeLessThan(maxReplyChars(SEEK_REPLY.schema));
+    expect(maxReplyChars(seekReplySchema(9).schema)).toBeGreaterThanOrEqual(JSON.stringify({ sentences: [9, 8, 7, 6], note: 'x'.repeat(MAX_NOTE_CHARS), score: 100 }).length);
     expect(outputTokenBudget(SEEK_REPLY)).toBe(Math.ceil(maxReplyChars(SEEK_REPLY.schema) / 2) + 16);
     expect(outputTokenBudget(SEEK_REPLY)).toBeLessThan(1024);
     expect(outputTokenBudget(SCORE_REPLY)).toBeLessThan(40);
     // Citing only the step's ids is cheaper than citing any id.
     expect(outputTokenBudget(reasonReplySchema(['r1-c0']))).toBeLessThan(outputTokenBudget(reasonReplySchema([])));
+    expect(outputTokenBudget(reasonReplySchema(['r1-c0'], { force: true }))).toBeLessThan(outputTokenBudget(reasonReplySchema(['r1-c0'])));
   });
 
   it('the reasoning schema cites only the ids of the step (an enum), deduplicated', () => {
     expect(reasonReplySchema(['r1-c0', 'r1-c0', 'r2-c3']).schema.properties?.cited.items).toEqual({ type: 'string', enum: ['r1-c0', 'r2-c3'] });
   });
 
-  it('turns integer ranges into enums and drops required for the llama.cpp grammar, keeping every bound', () => {
-    const grammar = toGrammarSchema(SEEK_REPLY.schema) as { properties: Record<string, Record<string, unknown>>; required?: unknown };
+  it('turns the sentence id range into an enum of the ids and drops required for the llama.cpp grammar, keeping every bound', () => {
+    const grammar = toGrammarSchema(seekReplySchema(5).schema) as { properties: Record<string, Record<string, unknown>>; required?: unknown };
     expect(grammar.required).toBeUndefined();
-    expect(grammar.properties.score.enum).toHaveLength(101);
-    expect(grammar.properties.score.type).toBeUndefined();
-    expect(grammar.properties.evidence.maxLength).toBe(480);
-    expect((grammar.properties.quotes.items as { maxLength: number }).maxLength).toBe(200);
+    expect(grammar.properties.sentences.maxItems).toBe(MAX_CITED_SENTENCES);
+    expect(grammar.properties.sentences.items).toEqual({ enum: [1, 2, 3, 4, 5] });
+    expect(grammar.properties.score.enum).toEqual([0, 25, 50, 75, 100]);
+    expect(grammar.properties.note.maxLength).toBe(MAX_NOTE_CHARS);
+    const widest = toGrammarSchema(SEEK_REPLY.schema) as { properties: { sentences: { items: { enum: number[] } } } };
+    expect(widest.properties.sentences.items.enum).toHaveLength(2000);
+    expect(widest.properties.sentences.items.enum[1999]).toBe(2000);
+  });
+
+  it('turns any bounded integer range into an enum, and leaves an unbounded one as it is', () => {
+    expect(toGrammarSchema({ type: 'integer', minimum: 0, maximum: 100 })).toEqual({ enum: Array.from({ length: 101 }, (_, i) => i) });
+    expect(toGrammarSchema({ type: 'integer', minimum: 0 })).toEqual({ type: 'integer' });
   });
 
   it('the parser reads the schema form of "nothing relevant" as no information, and a schema reply as evidence', () => {
+    expect(parseSeekReply('{"sentences": [], "note": "", "score": 0}')).toEqual({ kind: 'no_information' });
+    expect(parseSeekReply('{"sentences": [2, 1], "note": "", "score": 75}')).toMatchObject({ kind: 'evidence', sentences: [2, 1], score: 75, truncated: false });
+    expect(parseReasonReply('{"answer": "1937", "cited": ["r1-c0"], "answerable": true}')).toMatchObject({ kind: 'answer', answerable: true, cited: ['r1-c0'] });
+    expect(parseReasonReply('{"answer": "1937", "cited": ["r1-c0"]}')).toMatchObject({ kind: 'answer', answerable: true, answer: '1937' });
+  });
+
+  it('the parser still reads the free form of a provider without structured output', () => {
     expect(parseSeekReply('{"evidence": "", "quotes": [], "score": 0}')).toEqual({ kind: 'no_information' });
-    expect(parseSeekReply('{"evidence": "Opened 1937.", "quotes": ["It opened in 1937."], "score": 80}')).toMatchObject({ kind: 'evidence', score: 80, truncated: false });
-    expect(parseReasonReply('{"answerable": true, "answer": "1937", "cited": ["r1-c0"]}')).toMatchObject({ kind: 'answer', answerable: true, cited: ['r1-c0'] });
+    expect(parseSeekReply('{"evidence": "Opened 1937.", "quotes": ["It opened in 1937."], "score": 80}')).toMatchObject({ kind: 'evidence', sentences: [], score: 80, truncated: false });
   });
 });
 

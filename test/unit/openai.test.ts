@@ -278,7 +278,7 @@ describe('openai: model specs', () => {
 
 describe('OpenAiChatModel structured output (response_format)', () => {
   const structuredRequest: ChatRequest = { ...request, schema: SEEK_REPLY, maxTokens: outputTokenBudget(SEEK_REPLY) };
-  const good = '{"evidence": "Opened in 1937.", "quotes": [], "score": 90}';
+  const good = '{"sentences": [1], "note": "", "score": 75}';
 
   beforeEach(() => resetStructuredModeDetection());
 

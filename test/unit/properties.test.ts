@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { chunkCorpus } from '../../shared/chunking';
 import { isRefusal, parseReasonReply, parseScore, parseSeekReply, readScore } from '../../shared/llm/parse';
 import { DELIMITER_TAGS, buildReasonPrompt, buildSeekPrompt, escapeUntrusted } from '../../shared/llm/prompts';
+import { MAX_UNIT_CHARS, renderNumbered, sentenceUnits } from '../../shared/llm/sentences';
 import { countTokens } from '../../shared/tokenizer';
 import type { Message } from '../../shared/types';
 
@@ -84,6 +85,14 @@ const reply = fc.oneof(
     return cut ? json.slice(0, Math.floor(json.length / 2)) : json;
   }),
   fc.tuple(fc.string({ maxLength: 60 }), number).map(([evidence, score]) => `Evidence: ${evidence}\nScore: ${score}`),
+  // The format asked: sentence ids, a note, a score (whole or cut off), and its prose fallback.
+  fc.tuple(fc.array(fc.oneof(fc.integer({ min: -5, max: 3000 }).map(String), fc.constantFrom('"3"', '"[2]"', '"2, 5"', '1.5', 'null')), { maxLength: 6 }), fc.string({ maxLength: 40 }), number, fc.boolean()).map(
+    ([ids, note, score, cut]) => {
+      const json = `{"sentences": [${ids.join(', ')}], "note": ${JSON.stringify(note)}, "score": ${score}}`;
+      return cut ? json.slice(0, Math.floor(json.length / 2)) : json;
+    },
+  ),
+  fc.tuple(fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 5 }), number).map(([ids, score]) => `Sentences: ${ids.join(', ')}\nScore: ${score}`),
   fc.tuple(fc.boolean(), fc.string({ maxLength: 40 }), fc.constantFrom('r1-c0', 'r2-c13', 'x')).map(
     ([answerable, answer, id]) => `\`\`\`json\n{"answerable": ${answerable}, "answer": ${JSON.stringify(answer)}, "cited": ["${id}"]}\n\`\`\``,
   ),
@@ -107,6 +116,11 @@ describe('reply parsers', () => {
         expect(reversed).toEqual(first);
         expect(again).toEqual(first);
         for (const { score, reading, seek } of first) {
+          // Sentence ids are positive safe integers, each once.
+          if (seek.kind === 'evidence') {
+            expect(seek.sentences.every((id) => Number.isSafeInteger(id) && id >= 1)).toBe(true);
+            expect(new Set(seek.sentences).size).toBe(seek.sentences.length);
+          }
           for (const value of [score, reading.score, seek.kind === 'evidence' ? seek.score : null]) {
             if (value !== null) {
               expect(Number.isInteger(value)).toBe(true);
@@ -117,6 +131,34 @@ describe('reply parsers', () => {
         }
       }),
       params(300),
+    );
+  });
+});
+
+describe('sentenceUnits', () => {
+  it('numbers units 1..n with exact trimmed offsets, in order, not overlapping, at most MAX_UNIT_CHARS, never splitting a surrogate pair, losing no text', () => {
+    fc.assert(
+      fc.property(unicodeText, (text) => {
+        const units = sentenceUnits(text);
+        let previousEnd = 0;
+        units.forEach((u, i) => {
+          expect(u.id).toBe(i + 1);
+          expect(u.start).toBeGreaterThanOrEqual(previousEnd);
+          expect(u.end).toBeGreaterThan(u.start);
+          expect(u.end - u.start).toBeLessThanOrEqual(MAX_UNIT_CHARS);
+          const unit = text.slice(u.start, u.end);
+          expect(unit).toBe(unit.trim());
+          const splits = (at: number): boolean => /[\uD800-\uDBFF]/.test(text[at - 1] ?? '') && /[\uDC00-\uDFFF]/.test(text[at] ?? '');
+          expect([splits(u.start), splits(u.end)]).toEqual([false, false]);
+          // Between units there is only white space: the units cover every non-space character.
+          expect(text.slice(previousEnd, u.start).trim()).toBe('');
+          previousEnd = u.end;
+        });
+        expect(text.slice(previousEnd).trim()).toBe('');
+        // The numbered view has one line per unit.
+        expect(units.length === 0 ? 0 : renderNumbered(text, units).split('\n').length).toBe(units.length);
+      }),
+      params(200),
     );
   });
 });
