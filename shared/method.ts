@@ -18,7 +18,8 @@
 import { nextK } from './kar';
 import { fitToBudget, type FittedMessages } from './pool';
 import type { SeekResult } from './ports';
-import { lexicalPrior, poolScore, type RankingMode } from './ranking';
+import { lexicalPrior } from './extractive/prior';
+import { poolScore, type RankingMode } from './ranking';
 import { countTokens } from './tokenizer';
 import type { Chunk, Message, Quote } from './types';
 

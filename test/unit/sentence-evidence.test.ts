@@ -10,7 +10,8 @@ import { MAX_ANSWER_CHARS, MAX_CITED_SENTENCES } from '../../shared/llm/schemas'
 import { citedText, MAX_UNIT_CHARS, renderNumbered, sentenceUnits, type SentenceUnit } from '../../shared/llm/sentences';
 import { buildMessage } from '../../shared/method';
 import type { ChatModel, ChatRequest, ChatResponse, SeekRequest } from '../../shared/ports';
-import { lexicalPrior, poolScore } from '../../shared/ranking';
+import { lexicalPrior } from '../../shared/extractive/prior';
+import { poolScore } from '../../shared/ranking';
 import type { Chunk, Message } from '../../shared/types';
 
 /** A chat model that replays scripted replies and records every request. */
