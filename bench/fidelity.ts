@@ -19,6 +19,7 @@
  * evidence recall (share of gold paragraphs among the documents the answer's citations point into,
  * for `gold` and `own`/`padded` via paragraph offsets); calls and tokens per question; and the ratios.
  *
+ * FIDELITY_DEBUG=1 prints every citation whose offsets do not slice its quote.
  * Usage: npx tsx bench/fidelity.ts --model llama:<gguf> [--dataset hotpotqa|hotpot-train|cmrc]
  *   [--limit 30] [--offset 0] [--conditions plain,gold,own,padded] [--length 8000]
  *   [--chunk-tokens N] [--ranking score|hybrid|retrieval] [--best-effort] [--records file.jsonl] [--json]
@@ -251,7 +252,17 @@ async function runCondition(
   const counting = new CountingModel(agents);
   const result = await viaWorkflow(counting, documents, q.question, options);
   const texts = new Map(documents.map((d) => [d.name, d.text]));
-  const exact = result.citations.filter((c) => texts.get(c.documentId)?.slice(c.start, c.end).startsWith(c.quote.replace(/…$/, '')) ?? false).length;
+  // A citation's quote is shown with its white space collapsed and cut at a bound (shared/pipeline/finalize.ts).
+  const slices = (c: RunResult['citations'][number]): boolean => {
+    const slice = texts.get(c.documentId)?.slice(c.start, c.end);
+    return slice !== undefined && slice.replace(/\s+/g, ' ').trim().startsWith(c.quote.replace(/…$/, ''));
+  };
+  const exact = result.citations.filter(slices).length;
+  if (process.env.FIDELITY_DEBUG) {
+    for (const c of result.citations) {
+      if (!slices(c)) console.error(`inexact citation ${c.documentId} [${c.start}, ${c.end}): quote ${JSON.stringify(c.quote)} slice ${JSON.stringify(texts.get(c.documentId)?.slice(c.start, c.end))}`);
+    }
+  }
   let recall: number | undefined;
   if (condition !== 'padded') {
     const golds = documents.filter((d) => d.gold).map((d) => d.name);

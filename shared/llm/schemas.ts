@@ -77,8 +77,10 @@ const SCORE: JsonSchema = { type: 'integer', enum: [...SCORE_LEVELS], descriptio
 
 /**
  * The seeking agent's reply over a chunk shown as numbered sentences (shared/llm/sentences.ts):
- * `sentences`, the ids (1..`unitCount`) of up to `MAX_CITED_SENTENCES` supporting sentences (empty
- * when the chunk has nothing relevant); `note`, up to `MAX_NOTE_CHARS` characters of what the
+ * `sentences`, the ids (1..`unitCount`) of 1 to `MAX_CITED_SENTENCES` supporting sentences (at
+ * least one, the closest, even when nothing is relevant: given the choice, the test model cited no
+ * sentence in every chunk of a HotpotQA question and the pool stayed empty; irrelevance is the
+ * score's to say, and the ranking's to act on); `note`, up to `MAX_NOTE_CHARS` characters of what the
  * sentences do not say verbatim (may be empty); `score`, one of `SCORE_LEVELS` (0 when nothing
  * relevant). Field order is generation order: the sentences are chosen first, the score last.
  * The ids are a bounded integer (OpenAI json_schema, the Bedrock tool schema) and an enum of the
@@ -92,6 +94,7 @@ export function seekReplySchema(unitCount: number): ReplySchema {
     schema: object({
       sentences: {
         type: 'array',
+        minItems: 1,
         maxItems: MAX_CITED_SENTENCES,
         items: { type: 'integer', minimum: 1, maximum: Math.max(1, Math.floor(unitCount)) },
       },

@@ -57,10 +57,10 @@ describe('reply schemas (shared/llm/schemas.ts)', () => {
     }
   });
 
-  it('the seek reply is sentence ids (1..unit count, at most MAX_CITED_SENTENCES), a bounded note and a score level, in that order', () => {
+  it('the seek reply is sentence ids (1..unit count, at least one, at most MAX_CITED_SENTENCES), a bounded note and a score level, in that order', () => {
     const schema = seekReplySchema(37).schema;
     expect(Object.keys(schema.properties ?? {})).toEqual(['sentences', 'note', 'score']);
-    expect(schema.properties?.sentences).toEqual({ type: 'array', maxItems: MAX_CITED_SENTENCES, items: { type: 'integer', minimum: 1, maximum: 37 } });
+    expect(schema.properties?.sentences).toEqual({ type: 'array', minItems: 1, maxItems: MAX_CITED_SENTENCES, items: { type: 'integer', minimum: 1, maximum: 37 } });
     expect(schema.properties?.note).toMatchObject({ type: 'string', maxLength: MAX_NOTE_CHARS });
     expect(schema.properties?.score).toMatchObject({ type: 'integer', enum: [0, 25, 50, 75, 100] });
     expect([...SCORE_LEVELS]).toEqual([0, 25, 50, 75, 100]);
