@@ -35,7 +35,7 @@ import { citedText, MAX_UNIT_CHARS, sentenceUnits } from './sentences';
 
 /** Output-token limits per call, in tokens of the model's tokenizer. */
 export interface MaxOutputTokens {
-  /** Seeking agent reply (evidence + quotes + score). */
+  /** Seeking agent reply (sentence numbers + note + score). */
   seek: number;
   /** Reasoning agent reply (short answer + cited ids). */
   reason: number;
@@ -184,7 +184,8 @@ function normaliseQuote(quote: string): string {
 /**
  * Locate the seeking agent's quotes in the chunk text: exact match first, then a whitespace- and
  * case-insensitive match (typographic quotes and dashes folded). A quote elided with "..." or "…"
- * is located part by part. Quotes (or parts) shorter than `MIN_QUOTE_CHARS` or not found are skipped.
+ * is located part by part, and one copied with the numbered view's `[n]` markers is also tried
+ * without them. Quotes (or parts) shorter than `MIN_QUOTE_CHARS` or not found are skipped.
  * @param text the chunk text.
  * @param quotes sentences the model said it copied verbatim.
  * @returns spans `[start, end)` as UTF-16 offsets into `text`, sorted, overlapping spans merged.
@@ -203,7 +204,9 @@ export function locateQuotes(text: string, quotes: string[]): Array<{ start: num
     return { start: normalisedText.origin[at], end: normalisedText.origin[at + needle.length - 1] + 1 };
   };
   for (const quote of quotes) {
-    for (const candidate of new Set([quote, unescapeUntrusted(quote)])) {
+    // A quote copied from the numbered view of the chunk may carry its `[n]` markers: try it without.
+    const unmarked = quote.replace(/\[\d{1,4}\]\s*/g, '');
+    for (const candidate of new Set([quote, unescapeUntrusted(quote), unmarked, unescapeUntrusted(unmarked)])) {
       const pieces = candidate
         .split(/\s*(?:\.\.\.|…)\s*/)
         .map((piece) => piece.trim())
@@ -356,10 +359,16 @@ export class LlmAgents implements AgentModel {
     // the note itself is not kept. Small models often copy the sentence they mean into the note.
     const { ids: noteIds, whole } = this.unitsOfCopiedNote(text, units, note);
     const ids = [...new Set(inRange.slice(0, MAX_CITED_SENTENCES))];
-    for (const id of noteIds) if (!ids.includes(id) && ids.length < MAX_CITED_SENTENCES + MAX_NOTE_UNITS) ids.push(id);
+    let allNoteUnitsCited = true;
+    for (const id of noteIds) {
+      if (ids.includes(id)) continue;
+      if (ids.length < MAX_CITED_SENTENCES + MAX_NOTE_UNITS) ids.push(id);
+      else allNoteUnitsCited = false;
+    }
     const cited = citedText(text, units, ids);
     if (cited.units.length === 0) return null;
-    if (whole) note = '';
+    // The note goes only when the units cited say all of it; beyond the cap it stays as written.
+    if (whole && allNoteUnitsCited) note = '';
     if (note.length > MAX_NOTE_CHARS) {
       warnings.push(`seeking agent note of ${note.length} characters cut to ${MAX_NOTE_CHARS}`);
       note = cutAt(note, MAX_NOTE_CHARS);

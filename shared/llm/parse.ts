@@ -398,7 +398,8 @@ function idsOf(value: unknown): number[] {
   const ids: number[] = [];
   for (const item of items) {
     if (typeof item === 'number' && Number.isInteger(item) && item >= 1) ids.push(item);
-    else if (typeof item === 'string') for (const m of item.match(/\d+/g) ?? []) ids.push(Number(m));
+    // Whole numbers only: "[3]" and "3, 5" give ids; "-1" and "2.5" give none.
+    else if (typeof item === 'string') for (const m of item.match(/(?<![\d.\-])\d+(?![\d.])/g) ?? []) ids.push(Number(m));
   }
   return [...new Set(ids.filter((id) => Number.isSafeInteger(id) && id >= 1))];
 }
@@ -528,7 +529,7 @@ function withoutIdTags(text: string): string {
 
 /**
  * Parse the reasoning agent's reply (format asked in prompts.ts:
- * `{"answerable": bool, "answer": "...", "cited": [...]}`), leniently: JSON in prose or a fence,
+ * `{"answer": "...", "cited": [...], "answerable": bool}`), leniently: JSON in prose or a fence,
  * truncated JSON (complete fields only), or plain text ("Answer: …", citations as `[r1-c12]`).
  * Refusal is ONLY the structured `answerable: false`, or a whole reply or whole answer field in the
  * refusal vocabulary the seeking agent shares ({@link isRefusal}: NO ANSWER, "none", "n/a", …):

@@ -1,14 +1,18 @@
 /**
  * Prompts of the two LLM agent roles of ExtAgents (../shared/PAPER.md, section 2A):
  *
- * - the seeking agent reads ONE chunk and the query and returns, in ONE model call, the extracted
- *   evidence together with its relevance score 0-100, or "no information". The official ExtAgents
- *   code spends a second call on the score (`get_info_score_prompt`); we ask for both at once.
- *   In rounds >= 2 (global knowledge synchronization, section 2B) the prompt also carries the
- *   synchronized global top-K messages and asks for NEW evidence only.
- * - the reasoning agent reads the question and the top-k messages of one knowledge-accumulating
- *   reasoning (KAR) step, each labelled with its message id, and answers or refuses in a structured
- *   way (`answerable: false`); with `force` it must answer from the best evidence.
+ * - the seeking agent reads ONE chunk, shown one sentence per line with its number (shared/llm/
+ *   sentences.ts), and the query, and returns, in ONE model call, the numbers of the sentences that
+ *   help, a short note and a relevance level on a coarse anchored scale (`SCORE_RUBRIC`); the
+ *   evidence is built from the numbers (shared/llm/agents.ts), so it is verbatim by construction.
+ *   The official ExtAgents code spends a second call on the score (`get_info_score_prompt`); we ask
+ *   for both at once. In rounds >= 2 (global knowledge synchronization, section 2B) the prompt also
+ *   carries the synchronized global top-K messages and asks for NEW evidence only.
+ * - the reasoning agent reads the top-k messages of one knowledge-accumulating reasoning (KAR) step,
+ *   each labelled with its message id, then the question, and answers or refuses in a structured
+ *   way (`answerable: false`); with `force` it must answer from the best evidence (its reply has no
+ *   way to refuse). The wording and order were chosen by measurement with the test model (docs/
+ *   EVAL.md, "Fidelity").
  *
  * Security: corpus text (the chunk) and anything derived from it (the evidence of messages) is
  * untrusted. The system prompts say so, and every untrusted text is quoted between tag delimiters

@@ -221,9 +221,10 @@ describe('LlmAgents.seek over numbered sentences', () => {
     const note = 'One is first. Two is second. Three is third.';
     const { result } = await seekWith([`{"sentences": [7, 6, 5, 4], "note": "${note}", "score": 50}`], seekRequest(seven));
 
-    // The note covers units 1-3; units 1 and 2 are added, unit 3 is past the bound.
+    // The note covers units 1-3; units 1 and 2 are added, unit 3 is past the bound, so the note,
+    // which says more than the units cited, is kept rather than lost.
     expect(result.spans).toHaveLength(MAX_CITED_SENTENCES + MAX_NOTE_UNITS);
-    expect(result.evidence).toMatch(/^One is first\. Two is second\. … Four is fourth\. Five is fifth\. Six is sixth\. Seven is seventh\./);
+    expect(result.evidence).toBe(`One is first. Two is second. … Four is fourth. Five is fifth. Six is sixth. Seven is seventh.\nNote: ${note}`);
   });
 
   it('keeps a note only partly copied from the chunk, citing the units of the copied part', async () => {
@@ -270,12 +271,29 @@ describe('LlmAgents.seek over numbered sentences', () => {
     expect(result.score).toBe(50);
   });
 
+  it('locates a free-form quote copied with the numbered view\'s [n] markers', async () => {
+    const { result } = await seekWith(['{"evidence": "Strauss.", "quotes": ["[2] Its chief engineer was Joseph Strauss. [3] It spans the strait."], "score": 50}']);
+
+    expect(result.spans).toEqual([{ start: 54, end: 115 }]);
+  });
+
+  it('reads whole numbers only from string ids: "[2]" and "3" cite, "-1" and "2.5" do not', async () => {
+    const { result } = await seekWith(['{"sentences": ["[2]", "-1", "2.5", "3"], "note": "", "score": 50}']);
+
+    expect(result.evidence).toBe(`${ENGLISH_UNITS[1]} ${ENGLISH_UNITS[2]}`);
+    expect(result.spans).toEqual([
+      { start: 54, end: 92 },
+      { start: 95, end: 115 },
+    ]);
+  });
+
   it('sends a schema whose sentence ids range over the chunk\'s units', async () => {
     const { seeker } = await seekWith(['{"sentences": [], "note": "", "score": 0}'], seekRequest(SIX));
 
     const sentences = seeker.requests[0].schema?.schema.properties?.sentences;
     expect(sentences?.items).toEqual({ type: 'integer', minimum: 1, maximum: 6 });
     expect(sentences?.maxItems).toBe(MAX_CITED_SENTENCES);
+    expect(sentences?.minItems).toBe(1);
   });
 });
 
@@ -424,6 +442,19 @@ describe('buildMessage over identical documents (issue 24, defect 13)', () => {
     expect(message?.quotes).toEqual([
       { documentId: 'a.txt', start: 0, end: 53, text: 'The Golden Gate Bridge opened to traffic in May 1937.' },
       { documentId: 'c.txt', start: 0, end: 53, text: 'The Golden Gate Bridge opened to traffic in May 1937.' },
+    ]);
+  });
+
+  it('quotes each copy once when the seeking agent cites the sentence in both copies', async () => {
+    const units = sentenceUnits(chunk.text);
+    const second = units.findIndex((u) => u.start >= text.length) + 1;
+    const { result } = await seekWith([`{"sentences": [1, ${second}], "note": "", "score": 75}`], { question: 'When did it open?', chunk, round: 1, synchronized: [] });
+
+    const { message } = buildMessage(chunk, 1, 'r1-c0', result);
+
+    expect(message?.quotes.map((q) => [q.documentId, q.start, q.end])).toEqual([
+      ['a.txt', 0, 53],
+      ['c.txt', 0, 53],
     ]);
   });
 
