@@ -399,7 +399,7 @@ function idsOf(value: unknown): number[] {
   for (const item of items) {
     if (typeof item === 'number' && Number.isInteger(item) && item >= 1) ids.push(item);
     // Whole numbers only: "[3]" and "3, 5" give ids; "-1" and "2.5" give none.
-    else if (typeof item === 'string') for (const m of item.match(/(?<![\d.\-])\d+(?![\d.])/g) ?? []) ids.push(Number(m));
+    else if (typeof item === 'string') for (const m of item.match(/(?<![\d.-])\d+(?![\d.])/g) ?? []) ids.push(Number(m));
   }
   return [...new Set(ids.filter((id) => Number.isSafeInteger(id) && id >= 1))];
 }
