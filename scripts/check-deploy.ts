@@ -8,7 +8,9 @@
  *      infra/nag.ts, which cdk-nag reads too;
  *   3. parliament on every IAM policy, intrinsics resolved to placeholder ARNs (infra/checks/policies.ts);
  *   4. a smoke test of every Lambda bundle (infra/checks/bundles.ts), with bytes and cold-import times;
- *   5. schemathesis against `extagents serve` with docs/openapi.yaml (fixed seed and examples).
+ *   5. schemathesis against `extagents serve` with docs/openapi.yaml (fixed seed and examples), over a
+ *      corpus made through the API first, so that its stateful phase starts real runs and follows the
+ *      OpenAPI links with their ids (scripts/deploy-checks/schemathesis_hooks.py).
  *
  * The Python tools come from scripts/install-deploy-tools.sh (a venv outside the repository; its path
  * in EXTAGENTS_DEPLOY_VENV, else the script's default). Nothing here reaches a network beyond 127.0.0.1
@@ -49,7 +51,7 @@ const CONFIGURATIONS: ReadonlyArray<{ name: string; context: Record<string, stri
 /** Schemathesis settings: bounded by a fixed seed and example count, not by a time budget. */
 const SCHEMATHESIS_SEED = 1;
 const SCHEMATHESIS_MAX_EXAMPLES = 30;
-/** A schemathesis run that has not ended by then (it takes 25-35 s here) is stopped and fails the check. */
+/** A schemathesis run that has not ended by then (it takes 40-45 s here) is stopped and fails the check. */
 const SCHEMATHESIS_TIMEOUT_MS = 600_000;
 
 class UsageError extends Error {
@@ -226,22 +228,94 @@ async function startServe(stateDir: string, token: string): Promise<{ url: strin
   return { url, stop: () => child.kill('SIGTERM') };
 }
 
+/** The seed corpus's one file: a few sentences, so that a run over it has messages and an answer. */
+const SEED_CORPUS_TEXT = [
+  'The lighthouse on the northern cape was built in 1859 from granite quarried on the island.',
+  'Its lamp was first lit with whale oil and later with kerosene; an electric lamp replaced both in 1931.',
+  'The keeper kept a log of every ship that passed, and the log of 1888 records a storm that lasted nine days.',
+].join('\n\n');
+
 /**
- * One line that sums up a schemathesis run, from its output: its test case count, its phases and
- * their outcomes, and the exit status; never one of its own pytest-style `=====` lines.
+ * A corpus of one uploaded file, made through the API the way a client makes one (`POST /v1/corpora`,
+ * then PUT of the file to its upload URL), and seen by `GET /v1/corpora/{corpusId}`; resolves its id.
+ * The stateful phase of schemathesis starts its runs over it (scripts/deploy-checks/schemathesis_hooks.py).
+ */
+async function seedCorpus(url: string, token: string): Promise<string> {
+  const auth = { authorization: `Bearer ${token}` };
+  const body = Buffer.from(SEED_CORPUS_TEXT, 'utf8');
+  const created = await fetch(`${url}/v1/corpora`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ files: [{ path: 'lighthouse.txt', size: body.length }] }),
+  });
+  if (created.status !== 201) throw new Error(`seed corpus: POST /v1/corpora answered ${created.status}: ${await created.text()}`);
+  const { corpusId, uploads } = (await created.json()) as { corpusId: string; uploads: Array<{ url: string; headers: Record<string, string> }> };
+  const put = await fetch(uploads[0].url, { method: 'PUT', headers: uploads[0].headers, body });
+  if (!put.ok) throw new Error(`seed corpus: PUT of its file answered ${put.status}: ${await put.text()}`);
+  const corpus = (await (await fetch(`${url}/v1/corpora/${corpusId}`, { headers: auth })).json()) as { totals?: { files?: number } };
+  if (corpus.totals?.files !== 1) throw new Error(`seed corpus: GET /v1/corpora/${corpusId} does not list the uploaded file: ${JSON.stringify(corpus)}`);
+  return corpusId;
+}
+
+/**
+ * The runs the server has started, counted by status (`GET /_web/runs`, the local page's run list,
+ * up to its 200 newest): what shows that schemathesis reached real runs, not only 404s.
+ */
+async function runsByStatus(url: string, token: string): Promise<Record<string, number>> {
+  // Two tries: the first may go out on a keep-alive connection of seedCorpus that the server closed
+  // while spawnSync held this process's event loop, which undici notices only when it uses it.
+  let response: Response | undefined;
+  for (let attempt = 1; response === undefined; attempt += 1) {
+    try {
+      response = await fetch(`${url}/_web/runs`, { headers: { authorization: `Bearer ${token}` } });
+    } catch (error) {
+      if (attempt >= 2) throw new Error(`GET /_web/runs: ${String((error as { cause?: unknown }).cause ?? error)}`);
+    }
+  }
+  if (!response.ok) throw new Error(`GET /_web/runs answered ${response.status}: ${await response.text()}`);
+  const { runs } = (await response.json()) as { runs: Array<{ status: string }> };
+  const counts: Record<string, number> = {};
+  for (const run of runs) counts[run.status] = (counts[run.status] ?? 0) + 1;
+  return counts;
+}
+
+/**
+ * One line that sums up a schemathesis run, from its output: the exit status, the operations tested,
+ * how far the stateful phase got (its scenarios and the OpenAPI links it followed with ids of real
+ * runs and corpora), the test case count, the failures the hooks dropped, and the phases with their
+ * outcomes; never one of its own pytest-style `=====` lines.
  */
 function schemathesisSummary(stdout: string, status: number): string {
   const lines = stdout.split('\n').map((l) => l.trim());
-  const cases = lines.find((l) => l.startsWith('Test cases:'))?.replace(/^Test cases:\s*/, '');
-  const phases = lines.filter((l) => /^[❌✅⏭🚫]\s/u.test(l)).map((l) => l.replace(/\s+/g, ' '));
+  const after = (prefix: string): string | undefined => lines.find((l) => l.startsWith(prefix))?.slice(prefix.length).trim();
+  const cases = after('Test cases:');
   const generated = lines.find((l) => /^\d+ generated/.test(l));
-  return [`exit ${status}`, cases && `test cases: ${cases}`, generated, phases.length > 0 && `phases: ${phases.join(', ')}`].filter(Boolean).join('; ');
+  const tested = after('Tested:');
+  const selected = after('Selected:');
+  const scenarios = after('Scenarios:');
+  const links = after('API Links:');
+  const filtered = after('Filtered:');
+  // The phases as the closing summary lists them (`Test Phases:`, one line each, up to a blank line).
+  const start = lines.indexOf('Test Phases:');
+  const end = start < 0 ? -1 : lines.indexOf('', start);
+  const phases = start < 0 ? [] : lines.slice(start + 1, end < 0 ? undefined : end).map((l) => l.replace(/\s+/g, ' '));
+  return [
+    `exit ${status}`,
+    tested && `operations tested: ${tested}${selected ? ` (selected ${selected})` : ''}`,
+    `stateful: ${scenarios ?? 'no'} scenarios, API links ${links ?? 'none followed'}`,
+    (cases || generated) && `test cases: ${cases || generated}`,
+    filtered && `filtered: ${filtered}`,
+    phases.length > 0 && `phases: ${phases.join(', ')}`,
+  ]
+    .filter(Boolean)
+    .join('; ');
 }
 
 async function schemathesis(bin: string, workDir: string): Promise<string[]> {
   const token = randomBytes(24).toString('hex');
   const server = await startServe(path.join(workDir, 'serve-state'), token);
   try {
+    const corpusId = await seedCorpus(server.url, token);
     const report = path.join(workDir, 'schemathesis');
     const result = run(
       path.join(bin, 'schemathesis'),
@@ -269,7 +343,13 @@ async function schemathesis(bin: string, workDir: string): Promise<string[]> {
         report,
       ],
       {
-        env: { ...process.env, SCHEMATHESIS_HOOKS: 'schemathesis_hooks', PYTHONPATH: path.join(ROOT, 'scripts', 'deploy-checks'), SCHEMATHESIS_TELEMETRY: 'false' },
+        env: {
+          ...process.env,
+          EXTAGENTS_CHECK_CORPUS_ID: corpusId,
+          SCHEMATHESIS_HOOKS: 'schemathesis_hooks',
+          PYTHONPATH: path.join(ROOT, 'scripts', 'deploy-checks'),
+          SCHEMATHESIS_TELEMETRY: 'false',
+        },
         timeoutMs: SCHEMATHESIS_TIMEOUT_MS,
       },
     );
@@ -278,8 +358,20 @@ async function schemathesis(bin: string, workDir: string): Promise<string[]> {
     const log = path.join(report, 'schemathesis.log');
     mkdirSync(report, { recursive: true });
     writeFileSync(log, `${result.stdout}\n${result.stderr}`);
-    console.log(`schemathesis: against ${server.url} (extractive model), seed ${SCHEMATHESIS_SEED}, ${SCHEMATHESIS_MAX_EXAMPLES} examples per operation and phase`);
-    console.log(`  ${schemathesisSummary(result.stdout, result.status)}`);
+    console.log(
+      `schemathesis: against ${server.url} (extractive model, seed corpus ${corpusId}), seed ${SCHEMATHESIS_SEED}, ${SCHEMATHESIS_MAX_EXAMPLES} examples per operation and phase`,
+    );
+    const runs = await runsByStatus(server.url, token);
+    const started = Object.values(runs).reduce((a, b) => a + b, 0);
+    const byStatus = Object.entries(runs)
+      .map(([status, n]) => `${n} ${status}`)
+      .join(', ');
+    console.log(`  ${schemathesisSummary(result.stdout, result.status)}; runs started: ${started}${started > 0 ? ` (${byStatus})` : ''}`);
+    // A pass that started no run, or followed no link, never asked about a real run: the stateful phase does.
+    const linksFollowed = Number(/^\s*API Links:\s*(\d+) covered/m.exec(result.stdout)?.[1] ?? 0);
+    if (result.status === 0 && (started === 0 || linksFollowed === 0)) {
+      return [`schemathesis passed without reaching a real run (runs started: ${started}, links followed: ${linksFollowed}; full output: ${log})`];
+    }
     if (result.status === 0) return [];
     const failures = result.stdout.split('\n').filter((l) => /^- ST\d+|^_{5,} .* _{5,}$/.test(l));
     return [`schemathesis exited ${result.status} (full output: ${log}): ${failures.map((l) => l.replace(/_+/g, '').trim()).join('; ') || 'see the log'}`];

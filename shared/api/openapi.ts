@@ -129,6 +129,41 @@ export const MAX_LAST_EVENT_ID_CHARS = 64;
 /** Path of the local server's event stream (not in the route table: API Gateway has no such route). */
 export const RUN_EVENTS_PATH = '/v1/runs/{runId}/events';
 
+/** `data:` of one event: a JSON text whose object has at least these members (docs/API.md, "Live events"). */
+function eventData(required: string[], properties: JsonObject = {}): JsonObject {
+  return { type: 'string', contentMediaType: 'application/json', contentSchema: { type: 'object', required, properties } };
+}
+
+/**
+ * The schema of ONE server-sent event of `GET /v1/runs/{runId}/events`, as an object of its fields
+ * (`event`, `id`, `data`, `retry`). OpenAPI 3.1 says nothing of how a `text/event-stream` body maps
+ * to a schema; OpenAPI 3.2 puts the per-event schema under `itemSchema`, and for 3.0/3.1 documents the
+ * tools (schemathesis 4 among them) read `schema` of `text/event-stream` as that per-event schema:
+ * they parse the stream into events and validate each one. A bare `{type: string}` there (what this
+ * document said before) fails every event a real run sends, since an event is an object; this form
+ * validates each event, and its `data` (`contentMediaType` / `contentSchema`) as the JSON object the
+ * event type names. The document stays 3.1 (API Gateway and the other generated artifacts read 3.1).
+ */
+const RUN_EVENT_SCHEMA: JsonObject = {
+  type: 'object',
+  description: 'One server-sent event (the stream is a sequence of them; `retry:` and `: keep-alive` comment lines carry no event).',
+  required: ['event', 'data'],
+  properties: {
+    id: { type: 'string', pattern: '^[0-9a-f]{12}\\.[0-9a-f]{12}\\.[1-9][0-9]*$', description: '`<epoch>.<run>.<n>`: the server process, a 12-hex-digit tag of the run, the event number from 1.' },
+    event: { type: 'string', enum: ['status', 'seek', 'sync', 'kar', 'end'] },
+    data: { type: 'string', description: 'One JSON object; its members depend on `event` (docs/API.md, "Live events").' },
+    retry: { type: 'integer', minimum: 0 },
+  },
+  oneOf: [
+    { properties: { event: { const: 'status' }, data: eventData(['runId', 'status', 'phase', 'question', 'chunks', 'tokens']) } },
+    { properties: { event: { const: 'seek' }, data: eventData(['round', 'done', 'failed', 'total', 'messages']) } },
+    { properties: { event: { const: 'sync' }, data: eventData(['round']) } },
+    { properties: { event: { const: 'kar' }, data: eventData(['seq', 'round']) } },
+    { properties: { event: { const: 'end' }, data: eventData(['status'], { status: { type: 'string' } }) } },
+  ],
+  examples: [{ id: '3f9a0c1d2e4b.8c1e5a7b9d20.7', event: 'seek', data: '{"round":1,"done":12,"failed":0,"total":40,"messages":3}' }],
+};
+
 /**
  * `GET /v1/runs/{runId}/events`, served by `extagents serve` only (local/services/run-events.ts):
  * marked `x-extagents-local-only`; the deployed API is polled with `GET /v1/runs/{runId}`.
@@ -141,7 +176,7 @@ function runEventsOperation(): JsonObject {
       description:
         'A text/event-stream (server-sent events). Each event has `id: <epoch>.<run>.<n>` (the server process, a 12-hex-digit tag of the run, the event number from 1), `event:` one of `status`, `seek`, `sync`, `kar`, `end`, ' +
         'and `data:` one JSON object (docs/API.md, "Live events"). A finished run\'s stream always ends with `end`; the stream closes after it.',
-      content: { 'text/event-stream': { schema: { type: 'string' } } },
+      content: { 'text/event-stream': { schema: RUN_EVENT_SCHEMA } },
     },
     '400': problemResponse(PROBLEM_DESCRIPTIONS[400]),
     '404': problemResponse('No such run.'),

@@ -28,7 +28,8 @@ export type OperationId = 'createRun' | 'getRun' | 'listRunMessages' | 'createCo
  * Source: https://spec.openapis.org/oas/v3.1.0#link-object
  */
 export interface RouteLink {
-  operationId: OperationId;
+  /** An operation of the route table, or the local server's event stream (shared/api/openapi.ts). */
+  operationId: OperationId | 'streamRunEvents';
   parameters: Record<string, string>;
   description: string;
 }
@@ -80,6 +81,7 @@ export const API_ROUTES: readonly RouteSpec[] = [
       links: {
         GetRun: { operationId: 'getRun', parameters: { runId: '$response.body#/runId' }, description: 'The status (and, once done, the result) of the started run.' },
         ListRunMessages: { operationId: 'listRunMessages', parameters: { runId: '$response.body#/runId' }, description: "The started run's messages." },
+        StreamRunEvents: { operationId: 'streamRunEvents', parameters: { runId: '$response.body#/runId' }, description: "The started run's live events (local server only)." },
       },
     },
     problems: [400, 404, 409, 413, 415, 422],
@@ -98,7 +100,10 @@ export const API_ROUTES: readonly RouteSpec[] = [
       status: 200,
       schema: RunStatusSchema,
       description: 'The run.',
-      links: { ListRunMessages: { operationId: 'listRunMessages', parameters: { runId: '$response.body#/runId' }, description: "The run's messages." } },
+      links: {
+        ListRunMessages: { operationId: 'listRunMessages', parameters: { runId: '$response.body#/runId' }, description: "The run's messages." },
+        StreamRunEvents: { operationId: 'streamRunEvents', parameters: { runId: '$response.body#/runId' }, description: "The run's events (local server only; a finished run's replay, then the stream closes)." },
+      },
     },
     problems: [400, 404],
   },

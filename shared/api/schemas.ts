@@ -87,6 +87,13 @@ const integerParameter = (name: string, min: number, max: number) => {
 
 /** The one message of an invalid `cursor`. */
 const CURSOR_ERROR = 'cursor must be the nextCursor of a previous page of this run';
+/**
+ * Shortest cursor the API issues: base64url (no padding) of `<12 hex digits>.<position>` with a
+ * position of at least one character, 14 bytes, is 19 characters (shared/api/core.ts encodeCursor).
+ * Declared as `minLength`, so a string no cursor can be (`0`, `abc`) is outside the documented schema,
+ * not a schema-valid value the server rejects.
+ */
+export const MIN_CURSOR_CHARS = 19;
 
 /** `GET /v1/runs/{runId}/messages` query (numbers arrive as strings and are converted first). */
 export const MessagesQuerySchema = z
@@ -95,11 +102,11 @@ export const MessagesQuerySchema = z
     limit: integerParameter('limit', 1, MAX_PAGE_LIMIT).default(DEFAULT_PAGE_LIMIT).describe('Messages per page.'),
     cursor: z
       .string()
-      .min(1, { error: CURSOR_ERROR, abort: true })
+      .min(MIN_CURSOR_CHARS, { error: CURSOR_ERROR, abort: true })
       .max(512, { error: CURSOR_ERROR, abort: true })
       .regex(/^[A-Za-z0-9_-]+$/, CURSOR_ERROR)
       .optional()
-      .describe('`nextCursor` of the previous page.'),
+      .describe('`nextCursor` of the previous page. Opaque and bound to its run: only a `nextCursor` the server gave is valid; any other value is 400, even one of this length and alphabet.'),
   })
   .strict();
 

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startServer, type LocalApiServer } from '../../local/services/serve';
+import { buildOpenApiDocument } from '../../shared/api/openapi';
 
 jest.setTimeout(120_000);
 
@@ -63,6 +64,28 @@ async function readStream(runId: string, lastEventId?: string): Promise<{ status
   return { status: response.status, contentType: response.headers.get('content-type'), events, retry };
 }
 
+type JsonObject = Record<string, unknown>;
+
+/**
+ * How the event no. `index` of a stream breaks docs/openapi.yaml's schema of one event (the `schema` of
+ * the events route's `text/event-stream`, read per event as schemathesis reads it): its fields, then
+ * the members its `data` must have for its event type (`contentSchema.required` of the matching
+ * `oneOf` branch). Empty when it conforms.
+ */
+function documentedEventProblems(event: Sse, index: number): string[] {
+  const paths = buildOpenApiDocument().paths as Record<string, { get: { responses: Record<string, { content: Record<string, { schema: JsonObject }> }> } }>;
+  const schema = paths['/v1/runs/{runId}/events'].get.responses['200'].content['text/event-stream'].schema;
+  if (schema.type !== 'object') return [`the document declares an event as ${JSON.stringify(schema)}, not an object of SSE fields`];
+  const properties = schema.properties as Record<string, JsonObject>;
+  const problems: string[] = [];
+  if (event.id === undefined || !new RegExp(properties.id.pattern as string).test(event.id)) problems.push(`#${index}: id ${String(event.id)}`);
+  if (!(properties.event.enum as string[]).includes(event.event)) problems.push(`#${index}: event ${event.event}`);
+  const branch = (schema.oneOf as Array<{ properties: { event: { const: string }; data: { contentSchema: { required: string[] } } } }>).filter((b) => b.properties.event.const === event.event);
+  if (branch.length !== 1) problems.push(`#${index}: ${branch.length} oneOf branches for ${event.event}`);
+  for (const member of branch[0]?.properties.data.contentSchema.required ?? []) if (!(member in event.data)) problems.push(`#${index} (${event.event}): data has no ${member}`);
+  return problems;
+}
+
 async function startRun(options: Record<string, unknown> = {}, corpus = 'events'): Promise<string> {
   const response = await fetch(`${server.url}/v1/runs`, {
     method: 'POST',
@@ -80,6 +103,8 @@ test('a run streams status, seeking per round, synchronization, KAR steps and en
   expect(stream.contentType).toBe('text/event-stream; charset=utf-8');
   expect(stream.retry).toBe(1000);
   const types = stream.events.map((e) => e.event);
+  // every event is one docs/openapi.yaml describes (it once said `type: string`, which no event is)
+  expect(stream.events.flatMap(documentedEventProblems)).toEqual([]);
   expect(types[0]).toBe('status');
   expect(types.at(-1)).toBe('end');
   expect(types.filter((t) => t === 'end')).toHaveLength(1);

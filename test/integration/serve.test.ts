@@ -375,6 +375,8 @@ describe('extagents serve', () => {
     }
     expect(round1).toEqual(seen.filter((id) => id.startsWith('r1-')));
     expect(problem(await api('GET', `/v1/runs/${runId}/messages?cursor=bm90LWEtY3Vyc29y`), 400).errors?.[0]).toMatchObject({ parameter: 'cursor' });
+    // `0` is shorter than any cursor the server issues: 400, as docs/openapi.yaml says (minLength), with the form's message
+    expect(problem(await api('GET', `/v1/runs/${runId}/messages?cursor=0`), 400).errors).toEqual([{ parameter: 'cursor', detail: 'cursor must be the nextCursor of a previous page of this run' }]);
   });
 
   it('answers an idempotent retry with the same run id and starts nothing new; the same key with another body is 409', async () => {

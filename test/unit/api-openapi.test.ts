@@ -9,7 +9,8 @@ import { z } from 'zod';
 import { OPENAPI_PATH, renderOpenApiYaml } from '../../local/generate/openapi';
 import { buildOpenApiDocument } from '../../shared/api/openapi';
 import { API_ROUTES } from '../../shared/api/routes';
-import { requestRegistry, responseRegistry } from '../../shared/api/schemas';
+import { MessagesQuerySchema, MIN_CURSOR_CHARS, requestRegistry, responseRegistry } from '../../shared/api/schemas';
+import { encodeCursor } from '../../shared/api/core';
 import { exactlyOneJsonSchemaOverride } from '../../shared/validation';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -76,6 +77,58 @@ describe('docs/openapi.yaml', () => {
     for (const status of [...route.problems, 401, 403, 429, 500]) {
       const content = responses[String(status)].content as Record<string, JsonObject>;
       expect(content['application/problem+json'].schema).toEqual({ $ref: '#/components/schemas/Problem' });
+    }
+  });
+
+  it('declares the event stream per event (an object of SSE fields whose `data` is JSON), not as a bare string', () => {
+    const events = (committed.paths as Record<string, Record<string, JsonObject>>)['/v1/runs/{runId}/events'].get;
+    const content = ((events.responses as Record<string, JsonObject>)['200'].content as Record<string, JsonObject>)['text/event-stream'];
+    const schema = content.schema as JsonObject;
+    expect(schema.type).toBe('object');
+    expect(schema.required).toEqual(['event', 'data']);
+    const properties = schema.properties as Record<string, JsonObject>;
+    expect(properties.event.enum).toEqual(['status', 'seek', 'sync', 'kar', 'end']);
+    // one branch per event type, each saying what its data holds
+    const branches = schema.oneOf as Array<{ properties: { event: { const: string }; data: JsonObject } }>;
+    expect(branches.map((b) => b.properties.event.const)).toEqual(properties.event.enum);
+    for (const branch of branches) expect(branch.properties.data).toMatchObject({ type: 'string', contentMediaType: 'application/json', contentSchema: { type: 'object' } });
+    expect(new RegExp(properties.id.pattern as string).test('3f9a0c1d2e4b.8c1e5a7b9d20.12')).toBe(true);
+  });
+
+  it('links every created or read run to its reads (status, messages, events) and the created corpus to its read, each link to an operation of the document', () => {
+    const operations = new Map<string, JsonObject>();
+    for (const item of Object.values(committed.paths as Record<string, Record<string, JsonObject>>)) for (const op of Object.values(item)) operations.set(String(op.operationId), op);
+    const linksOf = (id: string): Record<string, JsonObject> => {
+      const responses = operations.get(id)?.responses as Record<string, JsonObject>;
+      const success = Object.entries(responses).find(([status]) => status.startsWith('2'))?.[1];
+      return (success?.links ?? {}) as Record<string, JsonObject>;
+    };
+    const targets = (id: string): string[] => Object.values(linksOf(id)).map((l) => String(l.operationId)).sort();
+    expect(targets('createRun')).toEqual(['getRun', 'listRunMessages', 'streamRunEvents']);
+    expect(targets('getRun')).toEqual(['listRunMessages', 'streamRunEvents']);
+    expect(targets('createCorpus')).toEqual(['getCorpus']);
+    for (const id of operations.keys()) {
+      for (const link of Object.values(linksOf(id))) {
+        const target = operations.get(String(link.operationId));
+        expect(target).toBeDefined();
+        const pathParams = ((target?.parameters ?? []) as JsonObject[]).filter((p) => p.in === 'path').map((p) => p.name);
+        expect(Object.keys(link.parameters as JsonObject)).toEqual(pathParams);
+      }
+    }
+  });
+
+  it('declares `cursor` so that a value no cursor can be (`0`) is outside it, and the shortest issued cursor inside it; the server agrees', () => {
+    const messages = (committed.paths as Record<string, Record<string, JsonObject>>)['/v1/runs/{runId}/messages'].get;
+    const cursor = ((messages.parameters as JsonObject[]).find((p) => p.name === 'cursor')?.schema ?? {}) as { minLength: number; maxLength: number; pattern: string };
+    const documented = (value: string): boolean => value.length >= cursor.minLength && value.length <= cursor.maxLength && new RegExp(cursor.pattern).test(value);
+    const shortest = encodeCursor('run-0123456789abcdef0123456789abcdef', '0');
+    expect(shortest).toHaveLength(MIN_CURSOR_CHARS);
+    expect(cursor.minLength).toBe(MIN_CURSOR_CHARS);
+    expect(documented(shortest)).toBe(true);
+    expect(MessagesQuerySchema.safeParse({ limit: 1, cursor: shortest }).success).toBe(true);
+    for (const value of ['0', 'abc', shortest.slice(1)]) {
+      expect(documented(value)).toBe(false);
+      expect(MessagesQuerySchema.safeParse({ limit: 1, cursor: value }).success).toBe(false);
     }
   });
 });
