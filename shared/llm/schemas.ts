@@ -11,7 +11,8 @@
  *   the lenient parser (shared/llm/parse.ts) reads the reply.
  *
  * Every string carries `maxLength` (characters) and every array `maxItems`, so a constrained reply
- * always closes within its output budget: `outputTokenBudget` derives the output-token limit of a
+ * closes within its output budget unless its text runs under 2 characters a token (digit runs,
+ * Chinese; the caller retries once): `outputTokenBudget` derives the output-token limit of a
  * call from those bounds, instead of a flat limit. The schemas use the JSON Schema subset that all
  * three mechanisms accept: objects whose properties are all required with `additionalProperties:
  * false` (OpenAI strict mode), strings, booleans, integers with `minimum`/`maximum`, `enum`, arrays.
