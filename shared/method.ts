@@ -92,9 +92,10 @@ function copiesInOtherDocuments(chunk: Chunk, quotes: readonly Quote[]): Quote[]
       if (seg.documentId === quote.documentId) continue;
       const segText = chunk.text.slice(seg.chunkStart, seg.chunkStart + (seg.end - seg.start));
       const at = segText.indexOf(quote.text);
+      if (at === -1) continue;
       const same = (c: Quote): boolean => c.documentId === seg.documentId && c.start === seg.start + at;
       // Not a copy already found, nor a quote the seeking agent cited itself (both copies cited).
-      if (at === -1 || copies.some(same) || quotes.some(same)) continue;
+      if (copies.some(same) || quotes.some(same)) continue;
       copies.push({ documentId: seg.documentId, start: seg.start + at, end: seg.start + at + quote.text.length, text: quote.text });
     }
   }

@@ -49,4 +49,3 @@ export function lexicalPrior(question: string, text: string): number {
   const found = terms.reduce((sum, t) => sum + ((t.cjk ? grams.has(t.term) : latin.has(t.term)) ? t.weight : 0), 0);
   return Math.round((100 * found) / total);
 }
-
