@@ -43,7 +43,7 @@ export function addAskCommand(program: Command): void {
     .option('--best-effort', 'answer from the best evidence after the last round instead of refusing', false)
     .option('--pipeline', "pipelined rounds (run option pipelineRounds): seek round r+1 speculatively while round r's KAR runs; faster when round r+1 is needed, extra seeking calls (usage.speculative) when it is not", false)
     .addOption(
-      new Option('--ranking <mode>', 'how the message pool is ranked (run option ranking; README, "Ranking"): score = the seeking agents\' scores (the paper), hybrid = their mean with a lexical prior of the cited sentences, retrieval = the lexical prior alone')
+      new Option('--ranking <mode>', 'how the message pool is ranked (run option ranking; README, "Evidence and ranking"): score = the seeking agents\' scores (the paper), hybrid = their mean with a lexical prior of the cited sentences, retrieval = the lexical prior alone')
         .choices([...RANKING_MODES])
         .default(DEFAULT_RANKING),
     )

@@ -173,7 +173,7 @@ export const MessageSchema = z
     id: z.string().describe('`r<round>-c<chunkIndex>`'),
     round: z.number().int(),
     chunkIndex: z.number().int(),
-    score: z.number().int().min(0).max(100).describe('Pool score 0-100: the seeking agent\'s score and the lexical prior combined by the run\'s ranking (README, "Ranking")'),
+    score: z.number().int().min(0).max(100).describe('Pool score 0-100: the seeking agent\'s score and the lexical prior combined by the run\'s ranking (README, "Evidence and ranking")'),
     modelScore: z.number().int().min(0).max(100).optional().describe('The seeking agent\'s own relevance score 0-100'),
     prior: z.number().int().min(0).max(100).optional().describe('Lexical prior 0-100: the share of the question\'s weighted terms in the cited text'),
     evidence: z.string(),
