@@ -3,14 +3,32 @@
  * evaluation records file: per dataset and target length, over the examples both strategies ran
  * without error, the mean model calls and input tokens per query and their ratios.
  *
- *   npx tsx bench/eval-ratio.ts [eval-out/records.jsonl] [strategy=extagents] [reference=official]
+ * Usage: npx tsx bench/eval-ratio.ts [records=eval-out/records.jsonl] [strategy=extagents] [reference=official]
  */
+import { existsSync } from 'node:fs';
 import { readRecords } from '../shared/eval/runner';
 import type { EvalRecord } from '../shared/eval/records';
+import { benchArgs, usageError } from './support/args';
 
-const file = process.argv[2] ?? 'eval-out/records.jsonl';
-const ours = process.argv[3] ?? 'extagents';
-const theirs = process.argv[4] ?? 'official';
+const USAGE = `Usage: npx tsx bench/eval-ratio.ts [records=eval-out/records.jsonl] [strategy=extagents] [reference=official]
+
+Cost of a strategy against a reference strategy on the same inputs, from an evaluation records file
+('extagents eval' writes <out-dir>/records.jsonl): per dataset and target length (tokens), over the
+examples both strategies ran without error, the mean model calls and input tokens per query of each
+and their ratios (strategy / reference). Nothing is run; prints a tab-separated table.
+
+Arguments (positional, in this order):
+  records      the records file, JSON lines (default eval-out/records.jsonl)
+  strategy     the strategy measured (default extagents)
+  reference    the strategy compared against (default official)
+Options:
+  -h, --help   print this and exit
+`;
+
+const { positionals } = benchArgs(USAGE, {}, true);
+if (positionals.length > 3) usageError(USAGE, `at most 3 arguments, got ${positionals.length}: ${positionals.join(' ')}`);
+const [file = 'eval-out/records.jsonl', ours = 'extagents', theirs = 'official'] = positionals;
+if (!existsSync(file)) usageError(USAGE, `no records file ${file}`);
 const { records, warnings } = readRecords(file);
 for (const w of warnings) process.stderr.write(`warning: ${w}\n`);
 

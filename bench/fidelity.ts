@@ -28,7 +28,6 @@
  */
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { runLocal } from '../local/engine/run';
 import { resolveCorpus } from '../local/engine/corpus';
 import { loadLlamaModels, MAX_LLAMA_SEQUENCES } from '../local/engine/llama';
@@ -42,12 +41,39 @@ import { RANKING_MODES, type RankingMode } from '../shared/ranking';
 import type { RunResult } from '../shared/types';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
+import { benchArgs, usageError } from './support/args';
 
-const USAGE = `Usage: npx tsx bench/fidelity.ts --model llama:<gguf> [--dataset hotpotqa|hotpot-train|cmrc] [--limit 30] [--offset 0]
-  [--conditions plain,gold,own,padded] [--length 8000] [--chunk-tokens N] [--ranking score|hybrid|retrieval]
-  [--best-effort] [--records file.jsonl] [--json]
-Prints F1, EM, refusals, located-quote share, evidence recall, calls and tokens per condition, and the ratios
-plain -> gold (protocol fidelity) and gold -> padded (ceiling retention).
+const USAGE = `Usage: npx tsx bench/fidelity.ts --model llama:<gguf> [--dataset hotpotqa|hotpot-train|cmrc]
+  [--limit 30] [--offset 0] [--conditions plain,gold,own,padded] [--length 8000]
+  [--chunk-tokens N] [--ranking score|hybrid|retrieval] [--best-effort] [--records file.jsonl] [--json]
+
+Fidelity: how much of a model's own ability survives the agent protocol and the distractors. The same
+model answers each question several ways: 'plain' (one plain prompt over the gold paragraphs, no
+agents: the model's ceiling), 'gold' (the workflow 'extagents ask' runs, over the gold paragraphs),
+'own' (the workflow over the question's own paragraphs, gold and distractors) and 'padded' (those
+paragraphs mixed into other questions' paragraphs up to --length tokens). Prints per condition F1 and
+EM with 95% bootstrap intervals, refusals, located-quote share, exact citations, evidence recall,
+calls and tokens per question, and the ratios plain -> gold (protocol fidelity) and gold -> padded
+(ceiling retention). Run it alone: two model processes on 2 cores slow each other many times.
+
+Options:
+  --model llama:<gguf>    the model, a llama: spec naming a GGUF file (required)
+  --dataset NAME          hotpotqa (HotpotQA dev, distractor setting), hotpot-train (HotpotQA train
+                          sample) or cmrc (CMRC 2018 dev, Chinese; no 'padded') (default hotpotqa)
+  --limit N               questions (default 30)
+  --offset N              questions skipped first (default 0)
+  --conditions LIST       comma-separated, of plain, gold, own, padded (default plain,gold,own,padded)
+  --length N              the padded context's length, tokens (default 8000)
+  --chunk-tokens N        chunk size, tokens (default: fitted to the model's context, 40% of it,
+                          64 to 8000)
+  --ranking MODE          pool ranking, score|hybrid|retrieval (default: the run option's, hybrid)
+  --best-effort           answer from the best evidence after the last round instead of refusing
+                          (default off)
+  --records FILE          append one JSON line per (question, condition) and skip the pairs already
+                          in FILE, so a long run resumes (default: none)
+  --json                  print one JSON line instead of the table (default off)
+  -h, --help              print this and exit
+Environment: FIDELITY_DEBUG=1 prints every citation whose offsets do not slice its quote.
 `;
 
 const CONDITIONS = ['plain', 'gold', 'own', 'padded'] as const;
@@ -162,27 +188,21 @@ async function viaWorkflow(model: AgentModel, documents: Array<{ name: string; t
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      model: { type: 'string' },
-      dataset: { type: 'string', default: 'hotpotqa' },
-      limit: { type: 'string', default: '30' },
-      offset: { type: 'string', default: '0' },
-      conditions: { type: 'string', default: 'plain,gold,own,padded' },
-      length: { type: 'string', default: '8000' },
-      'chunk-tokens': { type: 'string' },
-      ranking: { type: 'string' },
-      'best-effort': { type: 'boolean', default: false },
-      records: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
-    },
+  const { values } = benchArgs(USAGE, {
+    model: { type: 'string' },
+    dataset: { type: 'string', default: 'hotpotqa' },
+    limit: { type: 'string', default: '30' },
+    offset: { type: 'string', default: '0' },
+    conditions: { type: 'string', default: 'plain,gold,own,padded' },
+    length: { type: 'string', default: '8000' },
+    'chunk-tokens': { type: 'string' },
+    ranking: { type: 'string' },
+    'best-effort': { type: 'boolean', default: false },
+    records: { type: 'string' },
+    json: { type: 'boolean', default: false },
   });
-  if (values.help) {
-    process.stdout.write(USAGE);
-    return;
-  }
-  if (!values.model?.startsWith('llama:')) throw new Error(`--model llama:<gguf file> is required\n${USAGE}`);
+  if (!values.model?.startsWith('llama:')) usageError(USAGE, '--model llama:<gguf file> is required');
+  if (!['hotpotqa', 'hotpot-train', 'cmrc'].includes(values.dataset)) usageError(USAGE, `--dataset: one of hotpotqa, hotpot-train, cmrc; got ${values.dataset}`);
   const conditions = values.conditions.split(',').map((c) => c.trim()) as Condition[];
   for (const c of conditions) if (!CONDITIONS.includes(c)) throw new Error(`unknown condition ${c}; one of ${CONDITIONS.join(', ')}`);
   if (values.ranking !== undefined && !RANKING_MODES.includes(values.ranking as RankingMode)) throw new Error(`--ranking: one of ${RANKING_MODES.join(', ')}`);

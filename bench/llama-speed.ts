@@ -13,13 +13,13 @@
  *   about 0.5 s) is not.
  *
  * Usage: npx tsx bench/llama-speed.ts [--model <gguf>] [--corpus-tokens 32000] [--parallel 1,2,4] [--rounds 1]
+ *   [--prefill-tokens 2000] [--gen-tokens 128]
  * Model default: EXTAGENTS_TEST_MODEL or the cache path of scripts/fetch-test-model.sh.
  * Prints one JSON line per measurement. Target (issue): under 10% outside the model for 32k tokens.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { resolveCorpus } from '../local/engine/corpus';
 import { disposeLlamaModels, LlamaChatModel } from '../local/engine/llama';
 import { runLocal } from '../local/engine/run';
@@ -27,16 +27,39 @@ import { LlmAgents } from '../shared/llm/agents';
 import type { ChatModel, ChatRequest, ChatResponse } from '../shared/ports';
 import { countTokens } from '../shared/tokenizer';
 import { DEFAULT_TEST_MODEL_PATH } from '../test/support/real-model';
+import { benchArgs } from './support/args';
 
-const { values } = parseArgs({
-  options: {
-    model: { type: 'string' },
-    'corpus-tokens': { type: 'string', default: '32000' },
-    parallel: { type: 'string', default: '1,2,4' },
-    rounds: { type: 'string', default: '1' },
-    'prefill-tokens': { type: 'string', default: '2000' },
-    'gen-tokens': { type: 'string', default: '128' },
-  },
+const USAGE = `Usage: npx tsx bench/llama-speed.ts [--model <gguf>] [--corpus-tokens 32000] [--parallel 1,2,4] [--rounds 1]
+  [--prefill-tokens 2000] [--gen-tokens 128]
+
+Speed with a real model (llama:, node-llama-cpp in this process): the model's prefill and generation
+rates on this machine (each the median of 3, on a fresh sequence), then the share of an ask's wall
+time spent outside the model: runLocal (the product path) over the first HotpotQA dev questions'
+paragraphs concatenated to about --corpus-tokens tokens, once per --parallel value, with every
+interval during which at least one model call is in flight recorded; outside = wall time minus the
+union of those intervals (the stack's start counts as outside, the model load does not). Prints one
+JSON line per measurement (rates, corpus, one per ask). Target: under 10% outside the model for 32k
+tokens.
+
+Options:
+  --model <gguf>         the GGUF file (default: EXTAGENTS_TEST_MODEL, else where
+                         scripts/fetch-test-model.sh caches it: ${DEFAULT_TEST_MODEL_PATH})
+  --corpus-tokens N      the ask's corpus, tokens of the project's tokenizer (o200k) (default 32000)
+  --parallel LIST        comma-separated numbers of parallel sequences, one ask each, run at that
+                         concurrency (default 1,2,4)
+  --rounds N             the ask's rounds (default 1)
+  --prefill-tokens N     the prefill prompt's length, tokens of the model (default 2000)
+  --gen-tokens N         the generated reply's length, tokens of the model (default 128)
+  -h, --help             print this and exit
+`;
+
+const { values } = benchArgs(USAGE, {
+  model: { type: 'string' },
+  'corpus-tokens': { type: 'string', default: '32000' },
+  parallel: { type: 'string', default: '1,2,4' },
+  rounds: { type: 'string', default: '1' },
+  'prefill-tokens': { type: 'string', default: '2000' },
+  'gen-tokens': { type: 'string', default: '128' },
 });
 const modelPath = values.model ?? process.env.EXTAGENTS_TEST_MODEL ?? DEFAULT_TEST_MODEL_PATH;
 

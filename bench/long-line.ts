@@ -16,9 +16,37 @@
  * Times are of one run on this machine (indicative only); the first chunking that meets a long run
  * also builds the rank tables of shared/text.ts (~0.5 s).
  */
-import { chunkCorpus } from '../shared/chunking';
+import { chunkCorpus, MIN_CHUNK_TOKENS } from '../shared/chunking';
 import { decodeDocument } from '../shared/text';
 import { countTokens } from '../shared/tokenizer';
+import { benchArgs, usageError } from './support/args';
+
+const KINDS = ['prose', 'words', 'base64', 'json', 'dna', 'zh', 'zh-commas'];
+
+const USAGE = `Usage: npx tsx bench/long-line.ts [MB=20] [L=8000] [kind…]
+
+Chunking of one very long line (the robustness issue's "one 20 MB line"): decodes and chunks, at L
+tokens per chunk, a single-line document of MB megabytes (MiB of UTF-8) for each kind of content, and
+checks the guarantees. Content is pseudo-random (fixed seed) so that no chunk repeats another (the
+tokenizer caches repeated pre-tokens). Prints one JSON line per kind: MB, characters, L, decode ms,
+chunk ms (wall clock) and chunk CPU ms (user + system), chunks, mean / max tokens per chunk, and
+whether the chunks concatenate back to the text and stay within L. One run on this machine,
+indicative only; the first chunking of a long run also builds shared/text.ts's rank tables (~0.5 s).
+
+Arguments (positional, in this order):
+  MB       the line's size, MiB of UTF-8 (default 20)
+  L        the chunk size, tokens (default 8000)
+  kind…    one or more of (default: all, in this order):
+             prose      English sentences, no line break
+             words      English words, no sentence end
+             base64     random base64, no space
+             json       a minified JSON array
+             dna        random a/c/g/t: one lowercase run, a single pre-token for the tokenizer
+             zh         random common Chinese characters, no punctuation, no space
+             zh-commas  random Chinese clauses separated by full-width commas only
+Options:
+  -h, --help   print this and exit
+`;
 
 /** Deterministic pseudo-random integers (LCG), so every run chunks the same text. */
 function lcg(seed: number): () => number {
@@ -78,9 +106,14 @@ export function longLine(kind: string, bytes: number): string {
 }
 
 function main(): void {
-  const mb = Number(process.argv[2] ?? 20);
-  const limit = Number(process.argv[3] ?? 8000);
-  const kinds = process.argv.length > 4 ? process.argv.slice(4) : ['prose', 'words', 'base64', 'json', 'dna', 'zh', 'zh-commas'];
+  const { positionals } = benchArgs(USAGE, {}, true);
+  const mb = Number(positionals[0] ?? 20);
+  const limit = Number(positionals[1] ?? 8000);
+  const kinds = positionals.length > 2 ? positionals.slice(2) : KINDS;
+  if (!(mb > 0)) usageError(USAGE, `MB must be a positive number, got ${positionals[0]}`);
+  if (!Number.isInteger(limit) || limit < MIN_CHUNK_TOKENS) usageError(USAGE, `L must be an integer >= ${MIN_CHUNK_TOKENS} (tokens), got ${positionals[1]}`);
+  const unknown = kinds.filter((kind) => !KINDS.includes(kind));
+  if (unknown.length > 0) usageError(USAGE, `unknown kind ${unknown.join(', ')} (${KINDS.join(', ')})`);
   countTokens('warm up the tokenizer');
   for (const kind of kinds) {
     const bytes = new TextEncoder().encode(longLine(kind, mb * 1024 * 1024));

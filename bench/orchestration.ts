@@ -34,7 +34,6 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { type CorpusFile, resolveCorpus } from '../local/engine/corpus';
 import { runLocal } from '../local/engine/run';
 import { defaultDataRoot, hotpotLongContextSet } from '../shared/eval/datasets';
@@ -45,6 +44,30 @@ import { prepareRun } from '../shared/pipeline/prepare';
 import { decodeDocument } from '../shared/text';
 import type { SourceDocument } from '../shared/types';
 import { countTokens } from '../shared/tokenizer';
+import { benchArgs, usageError } from './support/args';
+
+const USAGE = `Usage: npx tsx bench/orchestration.ts [--corpora sotu,hotpot1m,big10m] [--warm] [--cpu-prof <dir>] [--help]
+
+Orchestration overhead: the whole local pipeline (runLocal: CDK synth, dynalite, corpus copy,
+Prepare/chunking, the seeking agents' Distributed Map, KAR, Finalize) with a zero-latency scripted
+model, against the floor, the time to only read and tokenize the same input, each in its own fresh
+child process (cold, its own peak RSS). Also times chunking alone and Prepare alone against the
+floor, and the pipeline on the corpus's first file alone (the fixed cost of a local run). Prints one
+JSON line per corpus: tokens, chunks, floor / pipeline / chunking / Prepare ms and their ratios (wall
+and CPU time), and peak RSS (MiB) of each child. Targets (issue 11): cold run at most 3x the floor,
+warm run at most 1x; peak RSS flat from 2M to 10M tokens.
+
+Options:
+  --corpora LIST     comma-separated, of (default sotu,hotpot1m,big10m):
+                       sotu      the 233 State of the Union addresses (~2.1M tokens)
+                       hotpot1m  the first HotpotQA dev question's 1M-token context
+                       big10m    the SOTU files repeated 5 times under other names (~10.5M tokens)
+  --warm             run the question twice over one state directory and time the second (warm)
+                     run too, with the state directory's growth by it, bytes (default off)
+  --cpu-prof DIR     write a V8 CPU profile of each measured child to DIR (default: none)
+  -h, --help         print this and exit
+Internal (the script's own child processes): --phase floor|chunk|prepare|run|tiny --files <json>.
+`;
 
 /** A model that returns immediately (no tokens counted, no I/O). */
 class ScriptedModel implements AgentModel {
@@ -216,22 +239,13 @@ async function prepare(names: string[], scratch: string): Promise<Map<string, Co
 
 async function main(): Promise<void> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const { values } = parseArgs({
-    options: {
-      phase: { type: 'string' },
-      files: { type: 'string' },
-      corpora: { type: 'string', default: 'sotu,hotpot1m,big10m' },
-      warm: { type: 'boolean', default: false },
-      'cpu-prof': { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
+  const { values } = benchArgs(USAGE, {
+    phase: { type: 'string' },
+    files: { type: 'string' },
+    corpora: { type: 'string', default: 'sotu,hotpot1m,big10m' },
+    warm: { type: 'boolean', default: false },
+    'cpu-prof': { type: 'string' },
   });
-  if (values.help) {
-    // The usage is the file comment's.
-    const usage = /\/\*\*([\s\S]*?)\*\//.exec(readFileSync(__filename, 'utf8'))?.[1] ?? '';
-    process.stdout.write(`${usage.replace(/^ \* ?/gm, '').trim()}\n`);
-    return;
-  }
   if (values.phase) {
     const files = JSON.parse(readFileSync(values.files ?? '', 'utf8')) as CorpusFile[];
     const result =
@@ -239,9 +253,12 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return;
   }
+  const names = values.corpora.split(',');
+  const unknown = names.filter((name) => !['sotu', 'hotpot1m', 'big10m'].includes(name));
+  if (unknown.length > 0) usageError(USAGE, `--corpora: unknown ${unknown.join(', ')} (sotu, hotpot1m, big10m)`);
   const scratch = mkdtempSync(path.join(tmpdir(), 'extagents-orch-corpora-'));
   try {
-    const corpora = await prepare(values.corpora.split(','), scratch);
+    const corpora = await prepare(names, scratch);
     for (const [name, files] of corpora) {
       const filesJson = path.join(scratch, `${name}.json`);
       writeFileSync(filesJson, JSON.stringify(files));

@@ -16,11 +16,25 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { runLocal } from '../local/engine/run';
 import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../shared/ports';
+import { benchArgs, usageError } from './support/args';
 
-const USAGE = 'Usage: npx tsx bench/parallel-seek.ts [--chunks 64] [--latency-ms 300] [--concurrency 1,4,16,64]\n';
+const USAGE = `Usage: npx tsx bench/parallel-seek.ts [--chunks 64] [--latency-ms 300] [--concurrency 1,4,16,64]
+
+Parallel seeking: the local workflow (runLocal) with a scripted model whose every seeking call takes a
+fixed time (a timer, no CPU), over a corpus made here of one-chunk documents (about 100 tokens each,
+chunkTokens 128), one round, at each concurrency in turn. The seek phase (first seeking call started
+to last one ended) is compared with the ideal, ceil(chunks / concurrency) x the call's latency: a ratio
+of 1.00 means the orchestration adds nothing to the model's time. Prints one JSON line per
+concurrency: chunks, seeking calls, seek phase ms, ideal ms, ratio, whole run ms.
+
+Options:
+  --chunks N             documents, one chunk each (default 64)
+  --latency-ms MS        each seeking call's time, milliseconds (default 300)
+  --concurrency LIST     comma-separated concurrencies, one run each (default 1,4,16,64)
+  -h, --help             print this and exit
+`;
 
 /** A model whose seeking calls each take `latencyMs` (a timer, no CPU), recording the seek phase's span. */
 class LatencyModel implements AgentModel {
@@ -48,26 +62,17 @@ class LatencyModel implements AgentModel {
 
 async function main(): Promise<void> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const { values } = parseArgs({
-    options: {
-      chunks: { type: 'string', default: '64' },
-      'latency-ms': { type: 'string', default: '300' },
-      concurrency: { type: 'string', default: '1,4,16,64' },
-      help: { type: 'boolean', default: false },
-    },
+  const { values } = benchArgs(USAGE, {
+    chunks: { type: 'string', default: '64' },
+    'latency-ms': { type: 'string', default: '300' },
+    concurrency: { type: 'string', default: '1,4,16,64' },
   });
-  if (values.help) {
-    process.stdout.write(USAGE);
-    return;
-  }
   const chunks = Number(values.chunks);
   const latencyMs = Number(values['latency-ms']);
   const levels = values.concurrency.split(',').map(Number);
-  if (!Number.isInteger(chunks) || chunks < 1 || !(latencyMs >= 0) || levels.some((c) => !Number.isInteger(c) || c < 1)) {
-    process.stderr.write(`bench/parallel-seek: bad arguments\n${USAGE}`);
-    process.exitCode = 2;
-    return;
-  }
+  if (!Number.isInteger(chunks) || chunks < 1) usageError(USAGE, `--chunks must be a positive integer, got ${values.chunks}`);
+  if (!(latencyMs >= 0)) usageError(USAGE, `--latency-ms must be a number >= 0, got ${values['latency-ms']}`);
+  if (levels.some((c) => !Number.isInteger(c) || c < 1)) usageError(USAGE, `--concurrency must be positive integers separated by commas, got ${values.concurrency}`);
   const dir = mkdtempSync(path.join(tmpdir(), 'extagents-parallel-'));
   try {
     const files = Array.from({ length: chunks }, (_, i) => {

@@ -22,7 +22,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { resolveCorpus, type CorpusFile } from '../local/engine/corpus';
 import { runLocal } from '../local/engine/run';
 import { modeledLatency, modeledPipelinedLatency, type LatencyModel } from '../shared/eval/latency';
@@ -30,15 +29,33 @@ import type { EvalCall } from '../shared/eval/records';
 import type { RunResult } from '../shared/types';
 import { writeCorpus } from '../test/support/corpus';
 import { BIRTH_QUESTION, TWO_HOP_QUESTION, twoHopAnsweringModel, twoHopCorpus, withLatency, type TimedCall } from '../test/support/two-hop';
+import { benchArgs } from './support/args';
 
-const { values } = parseArgs({
-  options: {
-    notes: { type: 'string', default: '40' },
-    concurrency: { type: 'string', default: '4' },
-    'seek-ms': { type: 'string', default: '200' },
-    'reason-ms': { type: 'string', default: '300' },
-    repeat: { type: 'string', default: '3' },
-  },
+const USAGE = `Usage: npx tsx bench/pipeline.ts [--notes 40] [--concurrency 4] [--seek-ms 200] [--reason-ms 300] [--repeat 3]
+
+Pipelined rounds (run option pipelineRounds, CLI --pipeline): the time to answer of the local
+workflow without and with pipelining, with a scripted model that sleeps a fixed time per call, over
+the two-hop corpus; one question needs round 2, one is answered in round 1 (its pipelined round 2 is
+speculative and stopped). Each question runs unpipelined and pipelined alternately, in this process.
+Prints one JSON line per question: the median time to answer of each mode (ms, the local stack's
+start included), their ratio, the model calls of each, the speculative calls, and the eval's modeled
+latencies of the same calls (shared/eval/latency.ts) for comparison.
+
+Options:
+  --notes N          one-chunk notes padding the two-hop corpus (default 40)
+  --concurrency N    seeking agents at once (default 4)
+  --seek-ms MS       each seeking call's sleep, milliseconds (default 200)
+  --reason-ms MS     each reasoning call's sleep, milliseconds (default 300)
+  --repeat N         runs of each question in each mode; the median is kept (default 3)
+  -h, --help         print this and exit
+`;
+
+const { values } = benchArgs(USAGE, {
+  notes: { type: 'string', default: '40' },
+  concurrency: { type: 'string', default: '4' },
+  'seek-ms': { type: 'string', default: '200' },
+  'reason-ms': { type: 'string', default: '300' },
+  repeat: { type: 'string', default: '3' },
 });
 const notes = Number(values.notes);
 const concurrency = Number(values.concurrency);

