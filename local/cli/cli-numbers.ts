@@ -4,9 +4,14 @@
  * `Number()` alone would read them), and its range is stated in its help and in its error. The
  * range of a run option or survey option comes from the zod schema that validates it
  * (shared/config.ts, shared/survey/options.ts), so the CLI cannot drift from the API.
+ *
+ * A token count (a schema field named `…Tokens`: `--chunk-tokens`, `--reasoner-budget`,
+ * `--sync-budget`) also takes the suffixes of the eval's `--lengths`, through the same parser
+ * (shared/token-count.ts): `8k` = 8,000, `1.5M` = 1,500,000.
  */
 import { InvalidArgumentError } from 'commander';
 import type { z } from 'zod';
+import { parseTokenCount, TOKEN_COUNT_FORMS } from '../../shared/token-count';
 
 /** An inclusive range; `max` undefined = no upper bound. */
 export interface NumberRange {
@@ -14,6 +19,8 @@ export interface NumberRange {
   max?: number;
   /** Whole numbers only (default true). */
   integer?: boolean;
+  /** A count of tokens: also `8k`, `1.5M` (shared/token-count.ts). */
+  tokens?: boolean;
 }
 
 /** `64-200000`, `>= 1`, as help and errors show a range. */
@@ -33,15 +40,19 @@ const DECIMAL = /^-?\d+(?:\.\d+)?$/;
  */
 export function numberFlag(flag: string, range: NumberRange): (value: string) => number {
   const integer = range.integer ?? true;
-  const kind = integer ? 'a whole number' : 'a number';
+  const kind = range.tokens ? 'a whole number of tokens' : integer ? 'a whole number' : 'a number';
+  const forms = range.tokens ? TOKEN_COUNT_FORMS : 'decimal digits only';
   return (value: string): number => {
-    const parsed = (integer ? INTEGER : DECIMAL).test(value) ? Number(value) : Number.NaN;
+    const parsed = range.tokens ? (parseTokenCount(value) ?? Number.NaN) : (integer ? INTEGER : DECIMAL).test(value) ? Number(value) : Number.NaN;
     if (!Number.isFinite(parsed) || parsed < range.min || (range.max !== undefined && parsed > range.max)) {
-      throw new InvalidArgumentError(`${flag} must be ${kind} ${rangeText(range)} (decimal digits only; got "${value}")`);
+      throw new InvalidArgumentError(`${flag} must be ${kind} ${rangeText(range)} (${forms}; got "${value}")`);
     }
     return parsed;
   };
 }
+
+/** Is a schema field a count of tokens? Units are in the names (shared/config.ts): `chunkTokens`, `syncBudgetTokens`. */
+export const isTokenField = (field: string): boolean => field.endsWith('Tokens');
 
 /** The zod number schema under a field, defaults and optionals unwrapped. */
 function numberSchemaOf(schema: z.ZodObject, field: string): z.ZodNumber {
@@ -61,7 +72,7 @@ export function schemaRange(schema: z.ZodObject, field: string): Required<Number
   if (minValue === null || maxValue === null || !Number.isFinite(minValue) || !Number.isFinite(maxValue)) {
     throw new Error(`${field} needs a min and a max in its schema`);
   }
-  return { min: minValue, max: maxValue, integer: isInt };
+  return { min: minValue, max: maxValue, integer: isInt, tokens: isInt && isTokenField(field) };
 }
 
 /** {@link numberFlag} with the range of a schema field ({@link schemaRange}). */
@@ -82,6 +93,7 @@ export function schemaDefault(schema: z.ZodObject, field: string): number {
 
 /** A numeric option's help: `<help> (<range>)`, or `<help> (<range>; default <n>)` when commander does not print the default itself. */
 export function schemaHelp(help: string, schema: z.ZodObject, field: string, options: { showDefault?: boolean } = {}): string {
-  const range = rangeText(schemaRange(schema, field));
+  const { tokens, ...bounds } = schemaRange(schema, field);
+  const range = `${rangeText(bounds)}${tokens ? '; 8k = 8,000, 1.5M = 1,500,000' : ''}`;
   return options.showDefault ? `${help} (${range}; default ${schemaDefault(schema, field)})` : `${help} (${range})`;
 }

@@ -22,7 +22,8 @@ import { localWorkflowRunner } from '../engine/eval-workflow';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { RunOptionsSchema } from '../../shared/config';
-import { numberFlag, schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
+import { numberFlag, rangeText, schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
+import { RUNS_AT_ONCE } from '../engine/defaults';
 
 /** Options of `extagents eval` as commander parses them. */
 interface EvalOptions {
@@ -63,7 +64,12 @@ export function addEvalCommand(program: Command): void {
     .option('-l, --lengths <list>', 'HotpotQA target lengths in tokens, e.g. 8k,128k,1M (default 8k,128k); other data sets: full')
     .option('--limit <n>', 'first n examples of the data set (per length; >= 1)', numberFlag('--limit', { min: 1 }))
     .option('--seed <seed>', 'seed of the long-context construction', '0')
-    .option('--concurrency <n>', 'examples evaluated at once (>= 1)', numberFlag('--concurrency', { min: 1 }), 2)
+    .option(
+      '--concurrency <n>',
+      `examples evaluated at once (runs at once, ${rangeText(RUNS_AT_ONCE)}; each example's strategies run one after another); not seeking agents, which each run takes from the run option concurrency (default ${schemaDefault(RunOptionsSchema, 'concurrency')})`,
+      numberFlag('--concurrency', RUNS_AT_ONCE),
+      2,
+    )
     .option('-m, --model <spec>', MODEL_OPTION_HELP, 'extractive')
     .option('--chunk-tokens <n>', schemaHelp('maximum tokens per chunk (L), the same for every strategy', RunOptionsSchema, 'chunkTokens'), schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), schemaDefault(RunOptionsSchema, 'chunkTokens'))
     .option('--no-best-effort', 'let the strategies refuse ("NO ANSWER") instead of answering from the best evidence')

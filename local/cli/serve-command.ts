@@ -5,9 +5,9 @@
  */
 import { type Command, Option } from 'commander';
 import { formatModelSpec } from '../../shared/llm/model-spec';
-import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT, MAX_LLAMA_SEQUENCES } from '../engine/defaults';
+import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT, MAX_LLAMA_SEQUENCES, RUNS_AT_ONCE } from '../engine/defaults';
 import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './common';
-import { numberFlag } from './cli-numbers';
+import { numberFlag, rangeText } from './cli-numbers';
 
 /** local/services/serve.ts (the HTTP server and the local stack), loaded when the command runs, not for `--help`. */
 const serveModule = (): typeof import('../services/serve') => require('../services/serve') as typeof import('../services/serve');
@@ -51,7 +51,7 @@ export function addServeCommand(program: Command): Command {
     .addOption(
       new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'),
     )
-    .option('--max-concurrent-runs <n>', 'runs executed at once (1-64; others wait)', numberFlag('--max-concurrent-runs', { min: 1, max: 64 }), DEFAULT_MAX_CONCURRENT_RUNS)
+    .option('--max-concurrent-runs <n>', `runs executed at once (${rangeText(RUNS_AT_ONCE)}; others wait); each run's seeking agents at once are its run option concurrency`, numberFlag('--max-concurrent-runs', RUNS_AT_ONCE), DEFAULT_MAX_CONCURRENT_RUNS)
     .option('--json', 'print the start-up line (url, token, model, state directory) as one JSON object on stdout', false)
     .addOption(structuredOption())
     .action(async (opts: ServeCommandOptions & { structured?: string }) => {

@@ -81,7 +81,7 @@ export function addSurveyCommand(program: Command): Command {
     .option('--max-sections <n>', schemaHelp('at most this many sections', SurveyOptionsSchema, 'maxSections', { showDefault: true }), schemaFlag('--max-sections', SurveyOptionsSchema, 'maxSections'))
     .option('--chunk-tokens <n>', schemaHelp('maximum tokens per chunk', SurveyOptionsSchema, 'chunkTokens', { showDefault: true }), schemaFlag('--chunk-tokens', SurveyOptionsSchema, 'chunkTokens'))
     .option('--rounds <n>', schemaHelp('1 = no synchronized seeking round for thin sections', SurveyOptionsSchema, 'rounds', { showDefault: true }), schemaFlag('--rounds', SurveyOptionsSchema, 'rounds'))
-    .option('--concurrency <n>', schemaHelp('seeking agents at once', SurveyOptionsSchema, 'concurrency', { showDefault: true }), schemaFlag('--concurrency', SurveyOptionsSchema, 'concurrency'))
+    .option('--concurrency <n>', schemaHelp('seeking agents at once (the run option concurrency, as ask --concurrency)', SurveyOptionsSchema, 'concurrency', { showDefault: true }), schemaFlag('--concurrency', SurveyOptionsSchema, 'concurrency'))
     .option('--no-progress', 'no progress lines on stderr')
     .option('--json', 'print the survey (paths, execution, metadata) or the schedule index as one JSON object on stdout (no progress on stderr)', false)
     .addOption(structuredOption());

@@ -18,9 +18,10 @@ import { applyStructured, checkLocalModelFiles, handleInterrupts, MODEL_OPTION_H
 import { resolveCorpus } from '../engine/corpus';
 import { FsBlobStore } from '../engine/fs-blob-store';
 import { MAX_LLAMA_SEQUENCES, startLocalStack } from '../engine/stack';
+import { RUNS_AT_ONCE } from '../engine/defaults';
 import { ingestLocalCorpus, planLocalJob, runJob, submitJobFile } from '../engine/uploads';
 import { RunOptionsSchema } from '../../shared/config';
-import { numberFlag, schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
+import { numberFlag, rangeText, schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
 import { Progress, type ProgressTask } from './progress';
 
 
@@ -100,7 +101,12 @@ export function addUploadCommands(program: Command): Command {
     .command('job')
     .argument('<file>', 'the job file (JSON, docs/UPLOADS.md)')
     .option('--name <name>', 'job name (default: the file name without .json)')
-    .option('--concurrency <n>', 'questions running at once (1-64)', numberFlag('--concurrency', { min: 1, max: 64 }), 4)
+    .option(
+      '--concurrency <n>',
+      `questions (runs) at once, ${rangeText(RUNS_AT_ONCE)}; not seeking agents: each question's run takes those from the job file's options.concurrency (run option, default ${schemaDefault(RunOptionsSchema, 'concurrency')})`,
+      numberFlag('--concurrency', RUNS_AT_ONCE),
+      4,
+    )
     .addOption(
       new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'),
     )

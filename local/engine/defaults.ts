@@ -15,3 +15,12 @@ export const DEFAULT_PORT = 8787;
 
 /** Default number of runs `extagents serve` executes at once. */
 export const DEFAULT_MAX_CONCURRENT_RUNS = 2;
+
+/**
+ * Runs (questions) at once, for every local command whose parallelism counts runs rather than
+ * seeking agents: `job --concurrency` (questions of a job), `eval --concurrency` (examples; each
+ * runs its strategies one after another), `serve --max-concurrent-runs`. Seeking agents at once is
+ * another meaning, with its own range: the run option `concurrency` (shared/config.ts), taken by
+ * `ask --concurrency` and `survey --concurrency`.
+ */
+export const RUNS_AT_ONCE = { min: 1, max: 64 } as const;

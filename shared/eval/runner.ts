@@ -27,6 +27,7 @@ import type { AgentModel } from '../ports';
 import { decodeDocument } from '../text';
 import { countTokens } from '../tokenizer';
 import type { AgentRole, Chunk, SourceDocument } from '../types';
+import { parseTokenCount, TOKEN_COUNT_FORMS } from '../token-count';
 import {
   buildHotpotLongContext,
   defaultDataRoot,
@@ -100,20 +101,18 @@ export function parseDatasetSpec(value: string, dataRoot: string = defaultDataRo
 export const FULL_LENGTH = 'full';
 
 /**
- * Parse a length list such as "8k,128k,1M" (HotpotQA targets in tokens: k = 1,000, M = 1,000,000;
- * plain integers accepted) or "full".
+ * Parse a length list such as "8k,128k,1M" (HotpotQA targets in tokens, read by the one token-count
+ * parser of every command, shared/token-count.ts: k = 1,000, M = 1,000,000; plain integers accepted)
+ * or "full".
  * @throws InvalidInputError for a malformed entry.
  */
 export function parseLengths(value: string): Array<number | typeof FULL_LENGTH> {
   return value.split(',').map((raw) => {
     const s = raw.trim();
     if (s === FULL_LENGTH) return FULL_LENGTH;
-    const named = (HOTPOT_TARGET_LENGTHS as Record<string, number>)[s];
-    if (named !== undefined) return named;
-    const m = /^(\d+(?:\.\d+)?)([kKmM]?)$/.exec(s);
-    if (!m) throw new InvalidInputError(`Bad length "${s}": expected e.g. 8k, 128k, 1M, 32000 or full`);
-    const n = Number(m[1]) * (m[2].toLowerCase() === 'k' ? 1_000 : m[2].toLowerCase() === 'm' ? 1_000_000 : 1);
-    if (!Number.isInteger(n) || n < 1) throw new InvalidInputError(`Bad length "${s}": must be a positive whole number of tokens`);
+    const n = parseTokenCount(s);
+    if (n === undefined) throw new InvalidInputError(`Bad length "${s}": expected e.g. 8k, 128k, 1M, 32000 or full (${TOKEN_COUNT_FORMS})`);
+    if (n < 1) throw new InvalidInputError(`Bad length "${s}": must be a positive whole number of tokens`);
     return n;
   });
 }

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ConfigurationError } from '../errors';
 import type { SurveyOptions } from './types';
 import { issuesText } from '../validation';
+import { RunOptionsSchema } from '../config';
 
 export const SurveyOptionsSchema = z
   .object({
@@ -14,7 +15,8 @@ export const SurveyOptionsSchema = z
     // Small chunks by default: the seeking agent returns a few sentences per chunk, and a survey
     // needs many messages (about four 300-token abstracts per chunk).
     chunkTokens: z.number().int().min(64).max(200_000).default(1200),
-    concurrency: z.number().int().min(1).max(1000).default(8),
+    // Seeking agents at once: the run option's meaning, so its range and default (one place).
+    concurrency: RunOptionsSchema.shape.concurrency,
     sectionConcurrency: z.number().int().min(1).max(20).default(2),
     outlineBudgetTokens: z.number().int().min(100).max(1_000_000).default(16_000),
     writerBudgetTokens: z.number().int().min(100).max(1_000_000).default(8_000),

@@ -120,15 +120,22 @@ describe('extagents job', () => {
 
 describe('numeric flags take decimal digits only and say their real range', () => {
   it.each([
-    [['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '0x40'], '--chunk-tokens must be a whole number 64-200000 (decimal digits only; got "0x40")'],
-    [['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '1e3'], '--chunk-tokens must be a whole number 64-200000 (decimal digits only; got "1e3")'],
-    [['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '10'], '--chunk-tokens must be a whole number 64-200000 (decimal digits only; got "10")'],
+    [['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '0x40'], '--chunk-tokens must be a whole number of tokens 64-200000 (digits, or with a suffix k = 1,000 or M = 1,000,000: 8k, 1.5M; got "0x40")'],
+    [['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '1e3'], '--chunk-tokens must be a whole number of tokens 64-200000 (digits, or with a suffix k = 1,000 or M = 1,000,000: 8k, 1.5M; got "1e3")'],
+    [['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '10'], '--chunk-tokens must be a whole number of tokens 64-200000 (digits, or with a suffix k = 1,000 or M = 1,000,000: 8k, 1.5M; got "10")'],
+    [['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '1M'], '--chunk-tokens must be a whole number of tokens 64-200000 (digits, or with a suffix k = 1,000 or M = 1,000,000: 8k, 1.5M; got "1M")'],
+    [['ask', '-c', 'x', '-q', 'y', '--reasoner-budget', '64.0'], '--reasoner-budget must be a whole number of tokens 256-1000000 (digits, or with a suffix k = 1,000 or M = 1,000,000: 8k, 1.5M; got "64.0")'],
     [['ask', '-c', 'x', '-q', 'y', '--rounds', '2.0'], '--rounds must be a whole number 1-10 (decimal digits only; got "2.0")'],
     [['ask', '-c', 'x', '-q', 'y', '--tolerated-failure', '1e1'], '--tolerated-failure must be a number 0-100 (decimal digits only; got "1e1")'],
     [['survey', '-c', 'x', '-t', 'y', '--target-words', '0x100'], '--target-words must be a whole number 200-50000 (decimal digits only; got "0x100")'],
     [['eval', '--limit', '0b11'], '--limit must be a whole number >= 1 (decimal digits only; got "0b11")'],
     [['serve', '--port', '8e3'], '--port must be a whole number 0-65535 (decimal digits only; got "8e3")'],
     [['job', 'x.json', '--concurrency', ' 4'], '--concurrency must be a whole number 1-64 (decimal digits only; got " 4")'],
+    // Runs at once: one range for job, eval and serve (local/engine/defaults.ts RUNS_AT_ONCE); eval had none.
+    [['eval', '--concurrency', '65'], '--concurrency must be a whole number 1-64 (decimal digits only; got "65")'],
+    [['serve', '--max-concurrent-runs', '65'], '--max-concurrent-runs must be a whole number 1-64 (decimal digits only; got "65")'],
+    // Seeking agents at once: one range for ask and survey, the run option's (survey's was 1-1000).
+    [['survey', '-c', 'x', '-t', 'y', '--concurrency', '10001'], '--concurrency must be a whole number 1-10000 (decimal digits only; got "10001")'],
   ])('%j exits 2: %s', async (args, message) => {
     const result = await run(...args, '--state-dir', stateDir);
 
@@ -152,7 +159,7 @@ describe('numeric flags take decimal digits only and say their real range', () =
     await run('ask', '--help');
 
     const text = help.join('').replace(/\s+/g, ' ');
-    expect(text).toContain('maximum tokens per chunk (L); llama: models default to 40% of their context (64-200000)');
+    expect(text).toContain('maximum tokens per chunk (L); llama: models default to 40% of their context (64-200000; 8k = 8,000, 1.5M = 1,500,000)');
     expect(text).toContain('(0-100) (default: 5)');
   });
 
