@@ -46,14 +46,15 @@ export type { RunOptionsInput } from '../shared/config';
 export type { ModelSpec, ModelSpecInput } from '../shared/llm/model-spec';
 export type { SurveyOptionsInput } from '../shared/survey/options';
 export type { LocalProgress } from './engine/run';
-export { resolveCorpus, type CorpusFile } from './engine/corpus';
+export { resolveCorpus, type CorpusFile, type ResolveCorpusOptions } from './engine/corpus';
 export type { LocalSurveyOutput, LocalSurveyProgress } from './engine/survey';
 
 /** What {@link ask} takes. */
 export interface AskRequest {
   /**
-   * The corpus: files, directories (every file below), glob patterns, or `sotu`, as for `extagents
-   * ask --corpus`; or files already resolved (`resolveCorpus`), as the CLI passes them.
+   * The corpus: files, directories (every file below), glob patterns, `sotu`, or with `stateDir` the
+   * id of a corpus ingested there, as for `extagents ask --corpus`; or files already resolved
+   * (`resolveCorpus`), as the CLI passes them.
    */
   corpus: string | readonly string[] | readonly CorpusFile[];
   question: string;
@@ -88,7 +89,7 @@ export async function ask(request: AskRequest): Promise<RunResult> {
   }
   const question = QuestionSchema.safeParse(request.question);
   if (!question.success) throw new InvalidInputError(`ask: question ${issueMessages(question.error)}`.replace('question question', 'question'));
-  const files = await corpusFiles(request.corpus, request.cwd);
+  const files = await corpusFiles(request.corpus, request.cwd, request.stateDir);
   return withStateDir(request.stateDir, (stateDir) =>
     runLocal({
       files,
@@ -149,12 +150,12 @@ export async function survey(request: SurveyRequest): Promise<LocalSurveyOutput>
 }
 
 /** The corpus files of an {@link AskRequest}'s `corpus`. */
-async function corpusFiles(corpus: unknown, cwd: string | undefined): Promise<CorpusFile[]> {
-  const expected = 'ask: corpus must be a path (file, directory, glob or "sotu"), a list of paths, or the files of resolveCorpus';
-  if (typeof corpus === 'string') return resolveCorpus([corpus], cwd);
+async function corpusFiles(corpus: unknown, cwd: string | undefined, stateDir: string | undefined): Promise<CorpusFile[]> {
+  const expected = 'ask: corpus must be a path (file, directory, glob, "sotu" or a corpus id of stateDir), a list of paths, or the files of resolveCorpus';
+  if (typeof corpus === 'string') return resolveCorpus([corpus], cwd, { stateDir });
   if (!Array.isArray(corpus)) throw new InvalidInputError(`${expected}; got ${corpus === null ? 'null' : typeof corpus}`);
   if (corpus.length === 0) throw new InvalidInputError('ask: corpus is empty (give at least one path)');
-  if (corpus.every((c): c is string => typeof c === 'string')) return resolveCorpus([...corpus], cwd);
+  if (corpus.every((c): c is string => typeof c === 'string')) return resolveCorpus([...corpus], cwd, { stateDir });
   const isFile = (c: unknown): c is CorpusFile => typeof c === 'object' && c !== null && typeof (c as CorpusFile).id === 'string' && typeof (c as CorpusFile).path === 'string';
   if (!corpus.every(isFile)) throw new InvalidInputError(expected);
   return [...corpus];

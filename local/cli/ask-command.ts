@@ -5,7 +5,7 @@
 import { DEFAULT_RANKING, RANKING_MODES, type RankingMode } from '../../shared/ranking';
 import { Option, type Command } from 'commander';
 import { Progress, type ProgressTask } from './progress';
-import { ExtAgentsError, InvalidInputError } from '../../shared/errors';
+import { ExtAgentsError } from '../../shared/errors';
 import { issueMessages } from '../../shared/validation';
 import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../../shared/config';
 import { PrepareEventSchema, RunIdSchema } from '../../shared/pipeline/state';
@@ -13,7 +13,7 @@ import { formatEstimate, formatResult } from './format';
 import type { LocalProgress } from '../engine/run';
 import { MAX_LLAMA_SEQUENCES } from '../engine/defaults';
 import { schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
-import { applyStructured, checkLocalModelFiles, handleInterrupts, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './common';
+import { applyStructured, checkLocalModelFiles, CORPUS_OPTION_HELP, handleInterrupts, MODEL_OPTION_HELP, parseModelFlag, resolveCorpusFlag, structuredOption, UsageError, writableStateDir } from './common';
 
 // The engine loads when `ask` runs, not for `ask --help` (issue 11: start-up).
 const engine = () => ({
@@ -29,7 +29,7 @@ export const REFUSAL_EXIT_STATUS = 3;
 export function addAskCommand(program: Command): void {
   program
     .command('ask')
-    .requiredOption('-c, --corpus <paths...>', 'files, directories, glob patterns, or "sotu" (233 State of the Union addresses)')
+    .requiredOption('-c, --corpus <paths...>', CORPUS_OPTION_HELP)
     .requiredOption('-q, --question <text>', 'the question')
     .addOption(
       new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'),
@@ -86,9 +86,7 @@ export function addAskCommand(program: Command): void {
         if (problem) throw new UsageError(`--chunk-tokens: ${problem}`);
       }
       validateAsk(opts, options);
-      const files = await engine().resolveCorpus(opts.corpus).catch((error: unknown) => {
-        throw error instanceof InvalidInputError ? new UsageError(`--corpus: ${error.message}`, { cause: error }) : error;
-      });
+      const files = await resolveCorpusFlag(opts.corpus, opts.stateDir);
       if (opts.estimate) {
         const { estimate, corpus } = await engine().estimateLocal({ files, question: opts.question, options, model });
         process.stdout.write(opts.json ? `${JSON.stringify({ ...estimate, corpus })}\n` : `${formatEstimate(estimate, corpus)}\n`);

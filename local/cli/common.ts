@@ -7,7 +7,7 @@
 import { Option } from 'commander';
 import { accessSync, constants as fsConstants, existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { ExtAgentsError } from '../../shared/errors';
+import { ExtAgentsError, InvalidInputError } from '../../shared/errors';
 import { toModelSpec, type ModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
 import { STRUCTURED_MODES } from '../../lambdas/adapters/openai';
 
@@ -55,6 +55,10 @@ export function handleInterrupts(json: boolean, resumeHint: () => string | undef
     process.off('SIGTERM', handler);
   };
 }
+
+/** `--help` text of every command's `-c, --corpus <paths...>` (the rule: local/engine/corpus.ts `resolveCorpus`). */
+export const CORPUS_OPTION_HELP =
+  'each a bundled corpus ("sotu": 233 State of the Union addresses), a file, a directory (every file below), the id of a corpus in --state-dir (what "ingest --id <id>" made), or a glob pattern, tried in that order';
 
 /** `--help` text of every command's `-m, --model <spec>` (parsed by shared/llm/model-spec.ts). */
 export const MODEL_OPTION_HELP =
@@ -132,6 +136,19 @@ export function makeDirectories(dir: string): void {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
   }
+}
+
+/**
+ * Resolve a command's `-c, --corpus` arguments by the one rule of every command
+ * (local/engine/corpus.ts `resolveCorpus`): a bundled corpus, a file or directory, a corpus id of
+ * `--state-dir` (`ingest --id mill` makes `mill`), a glob pattern.
+ * @throws UsageError `--corpus: <what was tried>` when an argument matches nothing.
+ */
+export async function resolveCorpusFlag(args: string[], stateDir: string): Promise<import('../engine/corpus').CorpusFile[]> {
+  const { resolveCorpus } = require('../engine/corpus') as typeof import('../engine/corpus');
+  return resolveCorpus(args, process.cwd(), { stateDir }).catch((error: unknown) => {
+    throw error instanceof InvalidInputError ? new UsageError(`--corpus: ${error.message}`, { cause: error }) : error;
+  });
 }
 
 /** Make `--state-dir` if needed. @throws UsageError unless `dir` is (or can be made) a writable directory. */

@@ -7,7 +7,7 @@ import { type Command, Option } from 'commander';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import { SurveyOptionsSchema, type SurveyOptionsInput } from '../../shared/survey/options';
-import { applyStructured, checkLocalModelFiles, handleInterrupts, makeDirectories, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './common';
+import { applyStructured, checkLocalModelFiles, CORPUS_OPTION_HELP, handleInterrupts, makeDirectories, MODEL_OPTION_HELP, parseModelFlag, resolveCorpusFlag, structuredOption, UsageError, writableStateDir } from './common';
 import { MAX_LLAMA_SEQUENCES, startLocalStack } from '../engine/stack';
 import { runLocalSchedule, runLocalSurvey, type LocalSurveyProgress } from '../engine/survey';
 import { schemaFlag, schemaHelp } from './cli-numbers';
@@ -70,7 +70,7 @@ function progressLines(progress: Progress): (p: LocalSurveyProgress) => void {
 export function addSurveyCommand(program: Command): Command {
   const command = program
     .command('survey')
-    .option('-c, --corpus <paths...>', 'files, directories or glob patterns of the corpus')
+    .option('-c, --corpus <paths...>', `${CORPUS_OPTION_HELP}; a JSONL / JSON file holds one source per record`)
     .option('-t, --topic <text>', 'the survey topic')
     .option('-o, --output <file>', 'Markdown output (metadata goes to the same name with .json)', 'survey.md')
     .option('--schedule <file>', 'run every survey of this schedule file instead (writes <out-dir>/surveys/<slug>/<date>/ and <out-dir>/surveys/index.json)')
@@ -95,6 +95,8 @@ export function addSurveyCommand(program: Command): Command {
     writableOutputDir(path.dirname(path.resolve(opts.schedule !== undefined ? path.join(opts.outDir, 'x') : opts.output)), opts.schedule !== undefined ? '--out-dir' : '--output');
     const model = parseModelFlag(opts.model);
     await checkLocalModelFiles(model, { sequences: Math.min(opts.concurrency ?? 2, MAX_LLAMA_SEQUENCES) });
+    // The corpus by the rule of every command (a corpus id of --state-dir too), before the stack starts.
+    const files = opts.corpus === undefined ? undefined : await resolveCorpusFlag(opts.corpus, opts.stateDir);
     // With --json, stdout holds one JSON object and stderr no progress.
     const progress = new Progress(opts.progress && !opts.json);
     const onProgress = progressLines(progress);
@@ -128,7 +130,7 @@ export function addSurveyCommand(program: Command): Command {
         ...(opts.concurrency !== undefined && { concurrency: opts.concurrency }),
       };
       progress.line(`survey: ${opts.topic}`);
-      const { markdownPath, metadataPath, metadata: m, execution } = await runLocalSurvey({ corpus: opts.corpus ?? [], topic: opts.topic ?? '', options, output: opts.output, onProgress }, stack);
+      const { markdownPath, metadataPath, metadata: m, execution } = await runLocalSurvey({ corpus: files ?? [], topic: opts.topic ?? '', options, output: opts.output, onProgress }, stack);
       if (opts.json) {
         process.stdout.write(`${JSON.stringify({ markdownPath, metadataPath, execution, metadata: m })}\n`);
         return;

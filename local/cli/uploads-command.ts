@@ -14,8 +14,7 @@ import path from 'node:path';
 import { ExtAgentsError, InvalidInputError } from '../../shared/errors';
 import { parseCorpusId } from '../../shared/corpus';
 import { jobNameOfKey, jobSummaryKey } from '../../shared/pipeline/jobs';
-import { applyStructured, checkLocalModelFiles, handleInterrupts, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './common';
-import { resolveCorpus } from '../engine/corpus';
+import { applyStructured, checkLocalModelFiles, CORPUS_OPTION_HELP, handleInterrupts, MODEL_OPTION_HELP, parseModelFlag, resolveCorpusFlag, structuredOption, UsageError, writableStateDir } from './common';
 import { FsBlobStore } from '../engine/fs-blob-store';
 import { MAX_LLAMA_SEQUENCES, startLocalStack } from '../engine/stack';
 import { RUNS_AT_ONCE } from '../engine/defaults';
@@ -68,16 +67,14 @@ export function addUploadCommands(program: Command): Command {
   program
     .command('ingest')
     .requiredOption('--id <corpusId>', 'corpus id (A-Z a-z 0-9 . _ -)')
-    .requiredOption('-c, --corpus <paths...>', 'files, directories, glob patterns, or "sotu"')
+    .requiredOption('-c, --corpus <paths...>', CORPUS_OPTION_HELP)
     .option('--chunk-tokens <n>', schemaHelp('maximum tokens per cached chunk (L)', RunOptionsSchema, 'chunkTokens'), schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), schemaDefault(RunOptionsSchema, 'chunkTokens'))
     .option('--state-dir <dir>', 'where the local bucket is kept', '.extagents')
     .option('--json', 'print the ingestion summary as JSON', false)
     .action(async (opts: IngestCommandOptions) => {
       await asUsage('--id: ', () => parseCorpusId(opts.id));
       writableStateDir(opts.stateDir);
-      const files = await resolveCorpus(opts.corpus).catch((error: unknown) => {
-        throw error instanceof InvalidInputError ? new UsageError(`--corpus: ${error.message}`, { cause: error }) : error;
-      });
+      const files = await resolveCorpusFlag(opts.corpus, opts.stateDir);
       const blobs = new FsBlobStore(path.join(path.resolve(opts.stateDir), 'bucket'));
       const outcome = await ingestLocalCorpus(blobs, opts.id, files, { chunkTokens: opts.chunkTokens });
       if (opts.json) {

@@ -1,11 +1,15 @@
 /**
- * Resolve the CLI's `--corpus` arguments (files, directories, glob patterns, or the name of a bundled
- * corpus) into a list of files with stable document ids.
+ * Resolve the CLI's `--corpus` arguments (the name of a bundled corpus, files, directories, the id of
+ * a corpus ingested into the state directory, glob patterns) into a list of files with stable
+ * document ids. The one rule of what a corpus argument is, for every command that takes one (`ask`,
+ * `ingest`, `survey`, the library's `ask` and `survey`).
  */
 import fg from 'fast-glob';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { corpusPrefix, CorpusIdSchema } from '../../shared/corpus';
 import { InvalidInputError } from '../../shared/errors';
+import { LOCAL_CORPUS_ID_PREFIX } from './runs';
 
 /** One corpus file: its document id (a relative path) and where it is on disk. */
 export interface CorpusFile {
@@ -24,18 +28,43 @@ export const BUNDLED_CORPORA: Record<string, () => { dir: string; pattern: strin
   }),
 };
 
+/** Where {@link resolveCorpus} also looks. */
+export interface ResolveCorpusOptions {
+  /**
+   * The state directory (`--state-dir`): an argument that is the id of a corpus there
+   * (`<stateDir>/bucket/corpora/<id>/`, what `extagents ingest --id <id>` or an upload through
+   * `serve` made) is that corpus. Without it, corpus ids are not looked up.
+   */
+  stateDir?: string;
+}
+
+/** The folder of a corpus id in a state directory's bucket (local/engine/stack.ts lays the bucket out). */
+const corpusFolder = (stateDir: string, corpusId: string): string => path.join(path.resolve(stateDir), 'bucket', ...corpusPrefix(corpusId).split('/'));
+
+/** The corpus ids a state directory holds, but the content-addressed copies runs make (`local-…`), at most `max`. */
+async function corpusIdsIn(stateDir: string, max = 10): Promise<string[]> {
+  const entries = await fs.readdir(path.join(path.resolve(stateDir), 'bucket', 'corpora'), { withFileTypes: true }).catch(() => []);
+  return entries
+    .filter((e) => e.isDirectory() && !e.name.startsWith(LOCAL_CORPUS_ID_PREFIX) && CorpusIdSchema.safeParse(e.name).success)
+    .map((e) => e.name)
+    .sort()
+    .slice(0, max);
+}
+
 /**
  * Resolve corpus arguments in order; duplicates (the same file twice, also through a symbolic link)
- * are kept once.
- * - a bundled corpus name (`sotu`);
- * - a file: its id is its path relative to the current directory;
- * - a directory: every regular file below it (hidden files and node_modules skipped), ids relative
- *   to the directory;
- * - anything else is a glob pattern (fast-glob syntax), ids relative to the current directory.
- * @throws InvalidInputError when an argument matches nothing, or a file name cannot be a document id
- *   (not valid UTF-8, or a backslash on POSIX).
+ * are kept once. Each argument is, the first that matches:
+ * 1. a bundled corpus name (`sotu`);
+ * 2. a file: its id is its path relative to the current directory;
+ *    a directory: every regular file below it (hidden files and node_modules skipped), ids relative
+ *    to the directory;
+ * 3. with `options.stateDir`, the id of a corpus in that state directory (`ingest --id mill` makes
+ *    `mill`): its files, ids as stored, so a run reads the ingested corpus and its chunk cache in place;
+ * 4. a glob pattern (fast-glob syntax), ids relative to the current directory.
+ * @throws InvalidInputError when an argument matches nothing (naming each of the four it tried), or a
+ *   file name cannot be a document id (not valid UTF-8, or a backslash on POSIX).
  */
-export async function resolveCorpus(args: string[], cwd: string = process.cwd()): Promise<CorpusFile[]> {
+export async function resolveCorpus(args: string[], cwd: string = process.cwd(), options: ResolveCorpusOptions = {}): Promise<CorpusFile[]> {
   const files: CorpusFile[] = [];
   const seen = new Set<string>();
   const ids = new Set<string>();
@@ -77,19 +106,38 @@ export async function resolveCorpus(args: string[], cwd: string = process.cwd())
     const stat = await fs.stat(abs).catch(() => undefined);
     if (stat?.isFile()) {
       await add(path.relative(cwd, abs) || path.basename(abs), abs);
-    } else if (stat?.isDirectory()) {
+      continue;
+    }
+    if (stat?.isDirectory()) {
       const found = await fg('**/*', { cwd: abs, onlyFiles: true, dot: false, ignore: ['**/node_modules/**'] });
       if (found.length === 0) throw new InvalidInputError(`Corpus directory ${arg} contains no files`);
       for (const f of found.sort()) await add(f, path.join(abs, f));
-    } else {
-      const found = await fg(arg, { cwd, onlyFiles: true, dot: false });
-      if (found.length === 0) {
-        const names = Object.keys(BUNDLED_CORPORA).join(', ');
-        throw new InvalidInputError(`Corpus argument "${arg}" is not a file, a directory, a matching glob pattern or a bundled corpus (${names})`);
-      }
-      // fast-glob returns absolute paths for an absolute pattern, relative ones otherwise.
-      for (const f of found.sort()) await add(path.isAbsolute(f) ? path.relative(cwd, f) : f, path.resolve(cwd, f));
+      continue;
     }
+    const ingested = options.stateDir !== undefined && CorpusIdSchema.safeParse(arg).success ? corpusFolder(options.stateDir, arg) : undefined;
+    const ingestedFiles = ingested === undefined ? [] : await fg('**/*', { cwd: ingested, onlyFiles: true, dot: false }).catch(() => []);
+    if (ingested !== undefined && ingestedFiles.length > 0) {
+      // Ids as stored (the object keys below corpora/<id>/): the same files and bytes are the ingested corpus.
+      for (const f of ingestedFiles.sort()) await add(f, path.join(ingested, f));
+      continue;
+    }
+    const found = await fg(arg, { cwd, onlyFiles: true, dot: false });
+    if (found.length === 0) throw new InvalidInputError(await nothingMatched(arg, abs, options.stateDir));
+    // fast-glob returns absolute paths for an absolute pattern, relative ones otherwise.
+    for (const f of found.sort()) await add(path.isAbsolute(f) ? path.relative(cwd, f) : f, path.resolve(cwd, f));
   }
   return files;
+}
+
+/** Why an argument matched nothing: each thing {@link resolveCorpus} tried, in its order. */
+async function nothingMatched(arg: string, abs: string, stateDir: string | undefined): Promise<string> {
+  const tried = [`a bundled corpus (${Object.keys(BUNDLED_CORPORA).join(', ')})`, `a file or directory (${abs})`];
+  if (stateDir === undefined) tried.push('a corpus id (no state directory given)');
+  else if (!CorpusIdSchema.safeParse(arg).success) tried.push('a corpus id (it cannot be one: 1-128 of A-Z a-z 0-9 . _ -)');
+  else {
+    const ids = await corpusIdsIn(stateDir);
+    tried.push(`a corpus ingested into ${stateDir} (${ids.length === 0 ? 'it holds none' : `it holds ${ids.join(', ')}`}; extagents ingest --id ${arg} makes one)`);
+  }
+  tried.push('a glob pattern (no file matches)');
+  return `Corpus argument "${arg}" matches nothing; tried ${tried.join(', ')}`;
 }

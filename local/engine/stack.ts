@@ -123,6 +123,8 @@ export interface LocalStack {
   readonly runOptionDefaults: RunOptionsInput;
   /** The stack's model spec, parsed (it prices cost estimates: shared/cost.ts). */
   readonly modelSpec: ModelSpec;
+  /** The state directory (absolute): the bucket is its `bucket/`; corpus ids are looked up there (local/engine/corpus.ts). */
+  readonly stateDir: string;
   /**
    * Check run options against the stack's model before any work (a `llama:` model's context must
    * hold a chunk's seeking prompt); `execute` runs the same check.
@@ -288,6 +290,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       surveyDefinition: surveyResolved.definition,
       runOptionDefaults,
       modelSpec,
+      stateDir,
       checkRunOptions: (runOptions) => {
         if (contextTokens !== undefined) checkChunkFits({ ...runOptionDefaults, ...runOptions }.chunkTokens, contextTokens);
       },

@@ -15,7 +15,7 @@ import type { SurveyMetadata } from '../../shared/survey/types';
 import type { BucketIndexEntry } from '../../shared/survey/schedule';
 import type { SurveyOutput, SurveyState } from '../../shared/survey/workflow';
 import { corpusPrefix } from '../../shared/corpus';
-import { resolveCorpus } from './corpus';
+import { resolveCorpus, type CorpusFile } from './corpus';
 import type { ExecutionCallbacks, LocalStack } from './stack';
 import { topicSlug } from '../../shared/survey/workflow';
 import { parseJsonText } from '../../shared/pipeline/state';
@@ -38,8 +38,11 @@ export interface LocalSurveyProgress {
 
 /** One local survey. */
 export interface LocalSurveyRequest {
-  /** Corpus arguments (files, directories, globs) as for `extagents ask`. */
-  corpus: string[];
+  /**
+   * Corpus arguments as for `extagents ask` (files, directories, corpus ids of the stack's state
+   * directory, globs: local/engine/corpus.ts), or files already resolved (`resolveCorpus`).
+   */
+  corpus: readonly string[] | readonly CorpusFile[];
   topic: string;
   /** `SurveyOptionsSchema` fields (shared/survey/options.ts), validated by SurveyPrepare. */
   options?: Record<string, unknown>;
@@ -81,7 +84,9 @@ export function newSurveyId(now: Date = new Date()): string {
  *   failed; model errors (after the state machine's retries).
  */
 export async function runLocalSurvey(request: LocalSurveyRequest, stack: LocalStack): Promise<LocalSurveyOutput> {
-  const files = await resolveCorpus(request.corpus, request.cwd);
+  const files = request.corpus.every((c): c is string => typeof c === 'string')
+    ? await resolveCorpus([...request.corpus], request.cwd, { stateDir: stack.stateDir })
+    : [...(request.corpus as readonly CorpusFile[])];
   const surveyId = request.surveyId ?? newSurveyId();
   const prefix = corpusPrefix(surveyId);
   await Promise.all(files.map(async (f) => stack.blobs.put(prefix + f.id, await fs.readFile(f.path))));

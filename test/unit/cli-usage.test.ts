@@ -3,7 +3,7 @@
  * local/cli/uploads-command.ts, local/cli/eval-command.ts): one line on stderr, no stack trace, exit status 2, and nothing started
  * (no local stack, no server). A rejected job file still gets its `rejected` summary.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { main } from '../../local/cli/cli';
@@ -258,6 +258,46 @@ describe('extagents serve', () => {
     expect(result.status).toBe(2);
     expect(oneLine(result.stderr)).toContain(message);
     expect(existsSync(path.join(stateDir, 'dynamodb'))).toBe(false);
+  });
+});
+
+describe('one corpus vocabulary across commands', () => {
+  it('asks a corpus made with ingest --id by that id, and ingests with --chunk-tokens 1k', async () => {
+    const corpus = path.join(dir, 'town');
+    mkdirSync(corpus);
+    writeFileSync(path.join(corpus, 'mill.txt'), 'Millbrook was founded in 1842. Its library opened in 1903; the first librarian was Edward Pike.');
+    const stdout: string[] = [];
+    jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      stdout.push(String(chunk));
+      return true;
+    });
+
+    const ingest = await run('ingest', '--id', 'mill', '-c', corpus, '--chunk-tokens', '1k', '--state-dir', stateDir, '--json');
+    const ingestion = JSON.parse(stdout.join('')) as { ingestion: { chunkTokens: number } };
+    stdout.length = 0;
+    const ask = await run('ask', '-c', 'mill', '-q', 'When did the library open?', '--chunk-tokens', '1k', '--state-dir', stateDir, '--json');
+
+    expect([ingest.status, ask.status]).toEqual([0, 0]);
+    expect(ingestion.ingestion.chunkTokens).toBe(1000);
+    const result = JSON.parse(stdout.join('')) as { answer: string; citations: Array<{ documentId: string }> };
+    expect(result.answer).toContain('1903');
+    expect(result.citations[0].documentId).toBe('mill.txt');
+    // Read in place: no content-addressed copy beside the ingested corpus.
+    expect(readdirSync(path.join(stateDir, 'bucket', 'corpora'))).toEqual(['mill']);
+  });
+
+  it('refuses an id the state directory does not hold, in one line listing what was tried (exit 2)', async () => {
+    const result = await run('ask', '-c', 'mil', '-q', 'x', '--state-dir', stateDir);
+
+    expect(result.status).toBe(2);
+    expect(oneLine(result.stderr)).toMatch(/^extagents: --corpus: Corpus argument "mil" matches nothing; tried a bundled corpus \(sotu\), a file or directory .*, a corpus ingested into .* \(it holds none; extagents ingest --id mil makes one\), a glob pattern/);
+  });
+
+  it('takes the same corpus arguments in survey, refused before anything starts', async () => {
+    const result = await run('survey', '-c', 'mil', '-t', 'x', '--state-dir', stateDir, '-o', path.join(dir, 's.md'));
+
+    expect(result.status).toBe(2);
+    expect(oneLine(result.stderr)).toMatch(/^extagents: --corpus: Corpus argument "mil" matches nothing; tried /);
   });
 });
 

@@ -45,3 +45,51 @@ describe('resolveCorpus', () => {
     expect((failure as Error).message).toMatch(message);
   });
 });
+
+describe('one corpus vocabulary: a corpus id of the state directory is a corpus argument', () => {
+  /** A state directory holding the corpus `mill` as `extagents ingest --id mill` lays it out. */
+  const ingested = (): string => {
+    const stateDir = path.join(dir, 'state');
+    mkdirSync(path.join(stateDir, 'bucket', 'corpora', 'mill', 'notes'), { recursive: true });
+    writeFileSync(path.join(stateDir, 'bucket', 'corpora', 'mill', 'town.txt'), 'Millbrook was founded in 1842.');
+    writeFileSync(path.join(stateDir, 'bucket', 'corpora', 'mill', 'notes', 'library.txt'), 'The library opened in 1903.');
+    return stateDir;
+  };
+
+  it('resolves an ingested corpus id to its files, with the ids they are stored under', async () => {
+    const stateDir = ingested();
+
+    const files = await resolveCorpus(['mill'], dir, { stateDir });
+
+    expect(files.map((f) => f.id)).toEqual(['notes/library.txt', 'town.txt']);
+    expect(files[1].path).toBe(path.join(stateDir, 'bucket', 'corpora', 'mill', 'town.txt'));
+  });
+
+  it('prefers a file or directory of that name in the current directory (a path is what was typed)', async () => {
+    const stateDir = ingested();
+    mkdirSync(path.join(dir, 'mill'));
+    writeFileSync(path.join(dir, 'mill', 'here.txt'), 'Here.');
+
+    const files = await resolveCorpus(['mill'], dir, { stateDir });
+
+    expect(files.map((f) => f.id)).toEqual(['here.txt']);
+  });
+
+  it('says what it tried when nothing matches, naming the corpora the state directory holds', async () => {
+    const stateDir = ingested();
+
+    const error = await resolveCorpus(['mil'], dir, { stateDir }).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect((error as Error).message).toBe(
+      `Corpus argument "mil" matches nothing; tried a bundled corpus (sotu), a file or directory (${path.join(dir, 'mil')}), ` +
+        `a corpus ingested into ${stateDir} (it holds mill; extagents ingest --id mil makes one), a glob pattern (no file matches)`,
+    );
+  });
+
+  it('looks up no corpus id without a state directory, and says so', async () => {
+    ingested();
+
+    await expect(resolveCorpus(['mill'], dir)).rejects.toThrow(/a corpus id \(no state directory given\)/);
+  });
+});
