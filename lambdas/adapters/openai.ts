@@ -87,20 +87,31 @@ export interface OpenAiConfig {
 export const OPENAI_DEFAULT_TIMEOUT_MS = 120_000;
 
 /**
+ * The API root when none is set: OpenAI's own API, as the OpenAI SDK, LangChain and LlamaIndex
+ * default to. It needs a key ({@link openAiOptionsFromEnv}).
+ */
+export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+/**
  * Resolve options against the environment: explicit options win, then OPENAI_BASE_URL and
- * OPENAI_API_KEY. There is deliberately no default base URL, so a run never sends a self-hosted
- * model's prompts to a public endpoint by accident.
- * @throws ConfigurationError naming OPENAI_BASE_URL when no base URL is given, or when it is not an
- *   http(s) URL; for a timeout that is not a positive number.
+ * OPENAI_API_KEY. Without a base URL the model is OpenAI's API ({@link OPENAI_DEFAULT_BASE_URL}),
+ * and then a key is required: a run never sends a corpus to a public endpoint without one, so a
+ * self-hosted model's user who forgot OPENAI_BASE_URL is stopped here, not by a 401 after the
+ * first request (the deployed stack always sets OPENAI_BASE_URL, from the CDK context `openaiBaseUrl`).
+ * @throws ConfigurationError naming OPENAI_API_KEY when neither a base URL nor a key is given;
+ *   naming OPENAI_BASE_URL when it is not an http(s) URL; for a timeout that is not a positive number.
  */
 export function openAiOptionsFromEnv(options: OpenAiOptions = {}, env: NodeJS.ProcessEnv = process.env): OpenAiConfig {
-  const baseUrl = (options.baseUrl ?? env.OPENAI_BASE_URL ?? '').trim();
-  if (baseUrl === '') {
+  const apiKey = (options.apiKey ?? env.OPENAI_API_KEY ?? '').trim();
+  const given = (options.baseUrl ?? env.OPENAI_BASE_URL ?? '').trim();
+  if (given === '' && apiKey === '') {
     throw new ConfigurationError(
-      'OpenAI-compatible model: no base URL. Set OPENAI_BASE_URL (e.g. http://127.0.0.1:8000/v1 for vLLM, ' +
-        'http://127.0.0.1:11434/v1 for Ollama, http://127.0.0.1:8080/v1 for llama.cpp) or pass baseUrl',
+      `OpenAI-compatible model: no OPENAI_API_KEY. Without OPENAI_BASE_URL the model is OpenAI's API (${OPENAI_DEFAULT_BASE_URL}), which needs one: ` +
+        'set OPENAI_API_KEY, or OPENAI_BASE_URL for your own server (e.g. http://127.0.0.1:8000/v1 for vLLM, ' +
+        'http://127.0.0.1:11434/v1 for Ollama, http://127.0.0.1:8080/v1 for llama.cpp)',
     );
   }
+  const baseUrl = given === '' ? OPENAI_DEFAULT_BASE_URL : given;
   let url: URL;
   try {
     url = new URL(baseUrl);
@@ -112,7 +123,6 @@ export function openAiOptionsFromEnv(options: OpenAiOptions = {}, env: NodeJS.Pr
   }
   const timeoutMs = options.timeoutMs ?? OPENAI_DEFAULT_TIMEOUT_MS;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new ConfigurationError(`OpenAI timeout must be a positive number of ms (got ${timeoutMs})`);
-  const apiKey = (options.apiKey ?? env.OPENAI_API_KEY ?? '').trim();
   const structured = (options.structured ?? (env.OPENAI_STRUCTURED?.trim() || 'auto')) as StructuredMode;
   if (!(STRUCTURED_MODES as readonly string[]).includes(structured)) {
     throw new ConfigurationError(`OPENAI_STRUCTURED / --structured must be one of ${STRUCTURED_MODES.join(', ')} (got "${structured}")`);

@@ -9,7 +9,7 @@ import { accessSync, constants as fsConstants, existsSync, mkdirSync, statSync }
 import path from 'node:path';
 import { ExtAgentsError, InvalidInputError } from '../../shared/errors';
 import { toModelSpec, type ModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
-import { STRUCTURED_MODES } from '../../lambdas/adapters/openai';
+import { openAiOptionsFromEnv, STRUCTURED_MODES } from '../../lambdas/adapters/openai';
 
 // Loaded when needed, not at start-up (`--version` and `--help` load commander and package.json):
 // the model runtime when a llama: model is checked, the local stack when an error is reported.
@@ -62,7 +62,7 @@ export const CORPUS_OPTION_HELP =
 
 /** `--help` text of every command's `-m, --model <spec>` (parsed by shared/llm/model-spec.ts). */
 export const MODEL_OPTION_HELP =
-  'model: "extractive" (offline BM25 extractive reader, not an LLM), "bedrock:<seekerId>[,<reasonerId>]" (Amazon Bedrock Converse API; needs AWS credentials), "openai:<model>[,<reasonerModel>]" (an OpenAI-compatible server: vLLM, Ollama, llama.cpp; OPENAI_BASE_URL, OPENAI_API_KEY) or "llama:<model.gguf>[,<reasoner.gguf>]" (a GGUF model run in-process on the CPU)';
+  'model: "extractive" (offline BM25 extractive reader, not an LLM), "bedrock:<seekerId>[,<reasonerId>]" (Amazon Bedrock Converse API; needs AWS credentials), "openai:<model>[,<reasonerModel>]" (OpenAI\'s API, or an OpenAI-compatible server such as vLLM, Ollama, llama.cpp at OPENAI_BASE_URL; default https://api.openai.com/v1, which needs OPENAI_API_KEY) or "llama:<model.gguf>[,<reasoner.gguf>]" (a GGUF model run in-process on the CPU)';
 
 /** `--help` text of every command's `--structured <mode>` (the OpenAI-compatible adapter's structured-output mode). */
 export const STRUCTURED_OPTION_HELP =
@@ -91,9 +91,12 @@ export function parseModelFlag(text: string): ModelSpec {
 }
 
 /**
- * Check a `llama:` spec's model files before any work or state: missing, not GGUF, larger than
- * memory; with `load`, also load the model (once per process: the local stack then reuses it), so a
- * damaged file fails here too. One clear line and exit status 2. Other specs: nothing to check here.
+ * Check a model's configuration before any work or state, one clear line and exit status 2 for a
+ * problem. A `llama:` spec's model files: missing, not GGUF, larger than memory; with `load`, also
+ * load the model (once per process: the local stack then reuses it), so a damaged file fails here
+ * too. An `openai:` spec's server: OPENAI_BASE_URL (default OpenAI's API, which then needs
+ * OPENAI_API_KEY) and OPENAI_STRUCTURED, resolved as the adapter resolves them (no request is sent).
+ * Other specs: nothing to check here.
  * @param load the sequences the command's stack will ask for (the same load options hit the cache).
  * @returns the model's context size (tokens) when it was loaded.
  * @throws UsageError naming the file and the problem.
@@ -104,6 +107,14 @@ export async function checkLocalModelFiles(spec: ModelSpecInput, load?: { sequen
     parsed = toModelSpec(spec);
   } catch (error) {
     throw new UsageError(`--model: ${(error as Error).message}`, { cause: error });
+  }
+  if (parsed.kind === 'openai') {
+    try {
+      openAiOptionsFromEnv();
+    } catch (error) {
+      throw new UsageError(`--model: ${(error as Error).message}`, { cause: error });
+    }
+    return undefined;
   }
   if (parsed.kind !== 'llama') return undefined;
   try {

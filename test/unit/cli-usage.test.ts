@@ -334,6 +334,47 @@ describe('extagents eval', () => {
   });
 });
 
+describe('openai: configuration is checked before any work (exit 2, nothing written, no request)', () => {
+  const saved = { base: process.env.OPENAI_BASE_URL, key: process.env.OPENAI_API_KEY };
+  afterEach(() => {
+    for (const [name, value] of [['OPENAI_BASE_URL', saved.base], ['OPENAI_API_KEY', saved.key]] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+
+  it('says in one line that the default, OpenAI\'s API, needs OPENAI_API_KEY: ask, serve, job, survey and eval', async () => {
+    delete process.env.OPENAI_BASE_URL;
+    delete process.env.OPENAI_API_KEY;
+    const corpus = path.join(dir, 'c.txt');
+    writeFileSync(corpus, 'Some text.');
+    const job = path.join(dir, 'job.json');
+    writeFileSync(job, JSON.stringify({ corpus: { keys: ['corpora/x/a.txt'] }, questions: [{ question: 'q?' }] }));
+    for (const args of [
+      ['ask', '--corpus', corpus, '--question', 'What?', '--state-dir', stateDir],
+      ['serve', '--state-dir', stateDir, '--port', '0'],
+      ['job', job, '--state-dir', stateDir],
+      ['survey', '--corpus', corpus, '--topic', 't', '--state-dir', stateDir, '-o', path.join(dir, 's.md')],
+      ['eval', '--dataset', 'hotpotqa', '--lengths', '8k', '--limit', '1', '--out-dir', path.join(dir, 'eval')],
+    ]) {
+      stderr = [];
+      const result = await run(...args, '--model', 'openai:gpt-4o-mini');
+      expect({ command: args[0], status: result.status }).toEqual({ command: args[0], status: 2 });
+      expect(oneLine(result.stderr)).toMatch(/^extagents: --model: OpenAI-compatible model: no OPENAI_API_KEY\. Without OPENAI_BASE_URL the model is OpenAI's API \(https:\/\/api\.openai\.com\/v1\)/);
+    }
+    expect(existsSync(path.join(stateDir, 'bucket'))).toBe(false);
+  });
+
+  it('exits 2 for an OPENAI_BASE_URL that is not an http(s) URL', async () => {
+    process.env.OPENAI_BASE_URL = 'ftp://127.0.0.1/v1';
+
+    const result = await run('ask', '-c', 'README.md', '-q', 'x', '--model', 'openai:m', '--state-dir', stateDir);
+
+    expect(result.status).toBe(2);
+    expect(oneLine(result.stderr)).toBe('extagents: --model: OPENAI_BASE_URL "ftp://127.0.0.1/v1" must be an http:// or https:// URL');
+  });
+});
+
 describe('llama: model files are checked before any work (exit 2, nothing written)', () => {
   it.each([
     ['a missing file', (d: string) => path.join(d, 'missing.gguf'), /llama: model file .*missing\.gguf not found/],

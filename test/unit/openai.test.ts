@@ -5,6 +5,7 @@ import {
   mapOpenAiHttpError,
   OpenAiChatModel,
   openAiOptionsFromEnv,
+  OPENAI_DEFAULT_BASE_URL,
   parseRetryAfter,
   resetStructuredModeDetection,
   retryAfterSecondsOf,
@@ -214,10 +215,18 @@ describe('OpenAI configuration and error mapping', () => {
     expect(openAiOptionsFromEnv({ baseUrl: 'http://127.0.0.1:8000/v1', apiKey: 'x' }, env)).toMatchObject({ baseUrl: 'http://127.0.0.1:8000/v1', apiKey: 'x' });
   });
 
-  it('refuses a missing or non-http base URL with a message naming OPENAI_BASE_URL', () => {
+  it('defaults to OpenAI\'s API when no base URL is set, as the OpenAI SDK does, and then needs a key', () => {
+    expect(openAiOptionsFromEnv({}, { OPENAI_API_KEY: 'sk-test' })).toMatchObject({ baseUrl: OPENAI_DEFAULT_BASE_URL, apiKey: 'sk-test' });
+    expect(OPENAI_DEFAULT_BASE_URL).toBe('https://api.openai.com/v1');
     expect(() => openAiOptionsFromEnv({}, {})).toThrow(ConfigurationError);
-    expect(() => openAiOptionsFromEnv({}, {})).toThrow(/OPENAI_BASE_URL/);
+    expect(() => openAiOptionsFromEnv({}, { OPENAI_BASE_URL: ' ' })).toThrow(/no OPENAI_API_KEY\. Without OPENAI_BASE_URL the model is OpenAI's API \(https:\/\/api\.openai\.com\/v1\)/);
+    // A server of your own needs no key.
+    expect(openAiOptionsFromEnv({}, { OPENAI_BASE_URL: 'http://127.0.0.1:8000/v1' })).not.toHaveProperty('apiKey');
+  });
+
+  it('refuses a non-http base URL with a message naming OPENAI_BASE_URL', () => {
     expect(() => openAiOptionsFromEnv({ baseUrl: 'ftp://host/v1' }, {})).toThrow(/http:\/\/ or https:\/\//);
+    expect(() => openAiOptionsFromEnv({}, { OPENAI_BASE_URL: 'not a url' })).toThrow(/OPENAI_BASE_URL "not a url" is not a URL/);
     expect(() => new OpenAiChatModel(' ', { baseUrl: 'http://127.0.0.1/v1' })).toThrow(ConfigurationError);
   });
 
