@@ -9,6 +9,7 @@ import { ExtAgentsError } from '../../shared/errors';
 import { COMMANDS } from './commands';
 import { disposeAll } from '../engine/disposers';
 import { errorJson, UsageError } from './common';
+import { applySettings, loadSettings, settingsHelp, type Settings } from './settings';
 
 // Loaded when needed, not at start-up: the local stack when an error is reported.
 const stackModule = (): typeof import('../engine/stack') => require('../engine/stack') as typeof import('../engine/stack');
@@ -64,6 +65,22 @@ export function buildProgram(argv?: readonly string[]): Command {
     for (const sub of command.commands) hint(sub, `${path} ${sub.name()}`);
   };
   for (const command of program.commands) hint(command, command.name());
+  // Option defaults from EXTAGENTS_<OPTION> and the defaults file (local/cli/settings.ts), loaded and
+  // validated once when a command runs (not for its help), and given to the command before it parses
+  // its flags, so a flag wins. `runs` hands them on to its subcommands.
+  let settings: Settings | undefined;
+  const asksForHelp = argv !== undefined && argv.slice(2).some((arg) => arg === '--help' || arg === '-h' || arg === 'help');
+  const giveSettings = (top: string) => (_parent: Command, command: Command): void => {
+    if (asksForHelp) return;
+    settings ??= loadSettings();
+    applySettings(command, top, settings);
+  };
+  for (const command of program.commands) {
+    const help = settingsHelp(command.name());
+    if (help !== undefined && loaded.has(command.name())) command.addHelpText('after', help);
+    if (command.commands.length > 0) command.hook('preSubcommand', giveSettings(command.name()));
+  }
+  program.hook('preSubcommand', (parent, command) => giveSettings(command.name())(parent, command));
   return program;
 }
 

@@ -1,0 +1,201 @@
+/**
+ * Option defaults from the environment and a project file, so a setting need not be passed on every
+ * command. Precedence, highest first: the flag, then `EXTAGENTS_<OPTION>` (the option's long name in
+ * capitals, `-` as `_`: EXTAGENTS_MODEL, EXTAGENTS_CHUNK_TOKENS), then the defaults file (JSON, the
+ * flags' long names as keys: `{"model": "llama:m.gguf", "chunk-tokens": "4k"}`; the file
+ * EXTAGENTS_CONFIG names, else `extagents.config.json` in the current directory when there is one),
+ * then the built-in default (the schema's).
+ *
+ * Validated once, at load, every value of both sources (not only the running command's), with the
+ * parser of the flag, and a bad value is a usage error naming its source
+ * (`EXTAGENTS_CHUNK_TOKENS: --chunk-tokens must be …`, `/p/extagents.config.json: "rounds": …`).
+ *
+ * Only the options below, in the commands where they mean the same thing: `--concurrency` is
+ * seeking agents at once in `ask` and `survey` only (`job` and `eval` count runs), `--rounds` is
+ * `ask`'s (a survey's rounds are 1-2 and mean something else), `--token` keeps serve's own
+ * EXTAGENTS_TOKEN and `--structured` its OPENAI_STRUCTURED.
+ *
+ * Hand-written rather than a library: commander (the CLI's parser) has environment variables
+ * (`Option.env`) but reads a boolean variable as true whatever its value (EXTAGENTS_BEST_EFFORT=false
+ * would turn it on) and has no file; `rc`, the one configuration loader in node_modules (a transitive
+ * dependency), reads files from many places (`~/.extagentsrc`, `/etc`) with a lower-case prefix and
+ * nested keys. This uses commander's own value sources ('env', 'config'), so `getOptionValueSource`
+ * tells a given value from a default everywhere, as before.
+ */
+import type { Command } from 'commander';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { UsageError } from './common';
+
+/** The defaults file looked for in the current directory. */
+export const DEFAULTS_FILE = 'extagents.config.json';
+
+/** The variable that names another defaults file. */
+export const DEFAULTS_FILE_VARIABLE = 'EXTAGENTS_CONFIG';
+
+/** Each option that takes a default from the environment and the file, and the commands where it does. */
+export const SETTINGS = {
+  model: ['ask', 'serve', 'job', 'survey', 'eval'],
+  'state-dir': ['ask', 'serve', 'ingest', 'job', 'survey', 'runs'],
+  'chunk-tokens': ['ask', 'ingest', 'survey', 'eval'],
+  rounds: ['ask'],
+  concurrency: ['ask', 'survey'],
+  'reasoner-budget': ['ask'],
+  'sync-budget': ['ask'],
+  'tolerated-failure': ['ask'],
+  'best-effort': ['ask', 'eval'],
+  pipeline: ['ask'],
+  ranking: ['ask'],
+  'max-cost': ['ask'],
+  'target-words': ['survey'],
+  'max-sections': ['survey'],
+} as const satisfies Record<string, readonly string[]>;
+
+export type SettingName = keyof typeof SETTINGS;
+
+/** The environment variable of an option: `EXTAGENTS_CHUNK_TOKENS`. */
+export const settingVariable = (name: string): string => `EXTAGENTS_${name.toUpperCase().replace(/-/g, '_')}`;
+
+/** A value as a source holds it: text (a variable, or a file's string), or a file's number or boolean. */
+type RawValue = string | number | boolean;
+
+/**
+ * Parse one setting with the flag's own rule (the same functions the commands give commander).
+ * Loaded when a command runs, not for `--help` (zod and the schemas).
+ * @throws an Error whose message says what is wrong.
+ */
+function parseSetting(name: SettingName, raw: RawValue): string | number | boolean {
+  const { schemaFlag } = require('./cli-numbers') as typeof import('./cli-numbers');
+  const { RunOptionsSchema } = require('../../shared/config') as typeof import('../../shared/config');
+  const { SurveyOptionsSchema } = require('../../shared/survey/options') as typeof import('../../shared/survey/options');
+  const text = (): string => {
+    if (typeof raw === 'boolean') throw new Error(`--${name} takes a value, not ${raw}`);
+    return String(raw);
+  };
+  const run = (field: keyof typeof RunOptionsSchema.shape) => schemaFlag(`--${name}`, RunOptionsSchema, field)(text());
+  switch (name) {
+    case 'model': {
+      const { toModelSpec } = require('../../shared/llm/model-spec') as typeof import('../../shared/llm/model-spec');
+      toModelSpec(text());
+      return text();
+    }
+    case 'state-dir':
+      if (text().trim() === '') throw new Error('--state-dir must not be empty');
+      return text();
+    case 'chunk-tokens':
+      return run('chunkTokens');
+    case 'rounds':
+      return run('rounds');
+    case 'concurrency':
+      return run('concurrency');
+    case 'reasoner-budget':
+      return run('reasonerBudgetTokens');
+    case 'sync-budget':
+      return run('syncBudgetTokens');
+    case 'tolerated-failure':
+      return run('toleratedFailurePercentage');
+    case 'max-cost':
+      return run('maxCostUsd');
+    case 'target-words':
+      return schemaFlag('--target-words', SurveyOptionsSchema, 'targetWords')(text());
+    case 'max-sections':
+      return schemaFlag('--max-sections', SurveyOptionsSchema, 'maxSections')(text());
+    case 'ranking': {
+      const { RANKING_MODES } = require('../../shared/ranking') as typeof import('../../shared/ranking');
+      if (!(RANKING_MODES as readonly string[]).includes(text())) throw new Error(`--ranking must be one of ${RANKING_MODES.join(', ')} (got "${text()}")`);
+      return text();
+    }
+    case 'best-effort':
+    case 'pipeline': {
+      if (typeof raw === 'boolean') return raw;
+      const value = String(raw).trim().toLowerCase();
+      if (['true', '1', 'yes', 'on'].includes(value)) return true;
+      if (['false', '0', 'no', 'off'].includes(value)) return false;
+      throw new Error(`--${name} must be true or false (also 1/0, yes/no, on/off; got "${String(raw)}")`);
+    }
+  }
+}
+
+/** One setting's value and where it came from. */
+export interface SettingValue {
+  value: string | number | boolean;
+  /** `env` or `config` (commander's value sources). */
+  source: 'env' | 'config';
+  /** The variable or the file, for messages. */
+  from: string;
+}
+
+/** Every setting the environment and the defaults file give, validated; the environment wins. */
+export type Settings = Partial<Record<SettingName, SettingValue>>;
+
+const isSetting = (name: string): name is SettingName => Object.hasOwn(SETTINGS, name);
+
+/**
+ * Load and validate the defaults of both sources, once.
+ * @param env the environment (EXTAGENTS_CONFIG, EXTAGENTS_<OPTION>).
+ * @param cwd where `extagents.config.json` is looked for.
+ * @throws UsageError naming the file or the variable of the first bad value: a file EXTAGENTS_CONFIG
+ *   names that is missing, a file that is not a JSON object, an unknown key, a bad value.
+ */
+export function loadSettings(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): Settings {
+  const settings: Settings = {};
+  const named = env[DEFAULTS_FILE_VARIABLE]?.trim();
+  const file = named ? path.resolve(cwd, named) : path.join(cwd, DEFAULTS_FILE);
+  if (named && !existsSync(file)) throw new UsageError(`${DEFAULTS_FILE_VARIABLE}=${named}: no such file`);
+  if (existsSync(file)) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (error) {
+      throw new UsageError(`${file}: not JSON (${(error as Error).message})`, { cause: error });
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError(`${file}: must be a JSON object of option names and values`);
+    for (const [key, raw] of Object.entries(parsed)) {
+      if (!isSetting(key)) throw new UsageError(`${file}: unknown option "${key}" (options a file may set: ${Object.keys(SETTINGS).join(', ')})`);
+      if (!['string', 'number', 'boolean'].includes(typeof raw)) throw new UsageError(`${file}: "${key}" must be a string, number or boolean`);
+      settings[key] = { value: parsedOrUsage(key, raw as RawValue, `${file}: "${key}"`), source: 'config', from: file };
+    }
+  }
+  for (const key of Object.keys(SETTINGS) as SettingName[]) {
+    const variable = settingVariable(key);
+    const raw = env[variable];
+    if (raw === undefined || raw === '') continue;
+    settings[key] = { value: parsedOrUsage(key, raw, variable), source: 'env', from: variable };
+  }
+  return settings;
+}
+
+function parsedOrUsage(name: SettingName, raw: RawValue, where: string): string | number | boolean {
+  try {
+    return parseSetting(name, raw);
+  } catch (error) {
+    throw new UsageError(`${where}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/**
+ * Give a command, before it parses its arguments, the defaults of {@link loadSettings} for the
+ * options it takes that mean that setting (a flag given then wins: commander's 'cli' source).
+ * @param top the top-level command's name (`runs` for `runs ls`).
+ */
+export function applySettings(command: Command, top: string, settings: Settings): void {
+  for (const option of command.options) {
+    const name = option.long?.replace(/^--(no-)?/, '');
+    if (name === undefined || !isSetting(name)) continue;
+    if (!(SETTINGS[name] as readonly string[]).includes(top)) continue;
+    const setting = settings[name];
+    if (setting === undefined) continue;
+    command.setOptionValueWithSource(option.attributeName(), setting.value, setting.source);
+  }
+}
+
+/** The `--help` lines of a command's settings (after its options). */
+export function settingsHelp(top: string): string | undefined {
+  const names = (Object.keys(SETTINGS) as SettingName[]).filter((name) => (SETTINGS[name] as readonly string[]).includes(top));
+  if (names.length === 0) return undefined;
+  return (
+    `\nDefaults: ${names.map((n) => `--${n} (${settingVariable(n)})`).join(', ')} also come from the environment ` +
+    `and from a JSON file (${DEFAULTS_FILE} in the current directory, or the file ${DEFAULTS_FILE_VARIABLE} names) keyed by the option names: ` +
+    'a flag wins over the environment, the environment over the file, the file over the built-in default (README, "Options, defaults and corpora").'
+  );
+}
