@@ -69,7 +69,7 @@ export function buildProgram(argv?: readonly string[]): Command {
   // validated once when a command runs (not for its help), and given to the command before it parses
   // its flags, so a flag wins. `runs` hands them on to its subcommands.
   let settings: Settings | undefined;
-  const asksForHelp = argv !== undefined && argv.slice(2).some((arg) => arg === '--help' || arg === '-h' || arg === 'help');
+  const asksForHelp = argv !== undefined && (argv[2] === 'help' || argv.slice(2).some((arg) => arg === '--help' || arg === '-h'));
   const giveSettings = (top: string) => (_parent: Command, command: Command): void => {
     if (asksForHelp) return;
     settings ??= loadSettings();

@@ -157,6 +157,20 @@ describe('precedence on the command line: flag > environment > file > built-in',
     expect(result.stderr.split('\n')[0]).toBe(`extagents: ${process.env.EXTAGENTS_CONFIG}: "max-cost": --max-cost must be a number 0-1000000 (decimal digits only; got "-1")`);
   });
 
+  it('lists its variables in each command\'s --help, which a bad value does not stop', async () => {
+    process.env.EXTAGENTS_CHUNK_TOKENS = '8q';
+
+    const ask = await run('ask', '--help');
+    const job = await run('job', '--help');
+
+    expect(ask.status).toBe(0);
+    const text = ask.stdout.replace(/\s+/g, ' ');
+    expect(text).toContain('--model (EXTAGENTS_MODEL)');
+    expect(text).toContain('--chunk-tokens (EXTAGENTS_CHUNK_TOKENS)');
+    expect(text).toContain('a flag wins over the environment, the environment over the file, the file over the built-in default');
+    expect(job.stdout.replace(/\s+/g, ' ')).not.toContain('EXTAGENTS_CONCURRENCY');
+  });
+
   it('does not give job or eval the seeking agents\' EXTAGENTS_CONCURRENCY (theirs counts runs)', async () => {
     process.env.EXTAGENTS_CONCURRENCY = '500';
     const file = path.join(dir, 'job.json');
