@@ -42,6 +42,7 @@ import type { RunResult } from '../shared/types';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import { benchArgs, usageError } from './support/args';
+import { parseTokenCount, TOKEN_COUNT_FORMS } from '../shared/token-count';
 
 const USAGE = `Usage: npx tsx bench/fidelity.ts --model llama:<gguf> [--dataset hotpotqa|hotpot-train|cmrc]
   [--limit 30] [--offset 0] [--conditions plain,gold,own,padded] [--length 8000]
@@ -63,8 +64,8 @@ Options:
   --limit N               questions (default 30)
   --offset N              questions skipped first (default 0)
   --conditions LIST       comma-separated, of plain, gold, own, padded (default plain,gold,own,padded)
-  --length N              the padded context's length, tokens (default 8000)
-  --chunk-tokens N        chunk size, tokens (default: fitted to the model's context, 40% of it,
+  --length N              the padded context's length, tokens, 8000 or 8k (default 8000)
+  --chunk-tokens N        chunk size, tokens, 8000 or 8k (default: fitted to the model's context, 40% of it,
                           64 to 8000)
   --ranking MODE          pool ranking, score|hybrid|retrieval (default: the run option's, hybrid)
   --best-effort           answer from the best evidence after the last round instead of refusing
@@ -206,6 +207,11 @@ async function main(): Promise<void> {
   const conditions = values.conditions.split(',').map((c) => c.trim()) as Condition[];
   for (const c of conditions) if (!CONDITIONS.includes(c)) throw new Error(`unknown condition ${c}; one of ${CONDITIONS.join(', ')}`);
   if (values.ranking !== undefined && !RANKING_MODES.includes(values.ranking as RankingMode)) throw new Error(`--ranking: one of ${RANKING_MODES.join(', ')}`);
+  // Token counts as the CLI reads them (shared/token-count.ts): 8000, 8k.
+  const chunkTokens = values['chunk-tokens'] === undefined ? undefined : parseTokenCount(values['chunk-tokens']);
+  if (values['chunk-tokens'] !== undefined && chunkTokens === undefined) usageError(USAGE, `--chunk-tokens: ${TOKEN_COUNT_FORMS}; got ${values['chunk-tokens']}`);
+  const paddedLength = parseTokenCount(values.length);
+  if (paddedLength === undefined) usageError(USAGE, `--length: ${TOKEN_COUNT_FORMS}; got ${values.length}`);
   const dataset = values.dataset;
   const questions = loadQuestions(dataset, Number(values.offset), Number(values.limit));
   const llama = await loadLlamaModels(values.model, { sequences: Math.min(2, MAX_LLAMA_SEQUENCES) });
@@ -213,7 +219,7 @@ async function main(): Promise<void> {
   const options: RunOptionsInput = {
     ...fitted,
     concurrency: 1,
-    ...(values['chunk-tokens'] !== undefined && { chunkTokens: Number(values['chunk-tokens']) }),
+    ...(chunkTokens !== undefined && { chunkTokens }),
     ...(values.ranking !== undefined && { ranking: values.ranking as RankingMode }),
     ...(values['best-effort'] && { bestEffort: true }),
   };
@@ -235,7 +241,7 @@ async function main(): Promise<void> {
         records.push(previous);
         continue;
       }
-      const record = await runCondition(condition, q, dataset, llama.reasoner, llama.agents, options, filler, Number(values.length));
+      const record = await runCondition(condition, q, dataset, llama.reasoner, llama.agents, options, filler, paddedLength);
       records.push(record);
       if (values.records) appendFileSync(values.records, `${JSON.stringify(record)}\n`);
       process.stderr.write(`[${i + 1}/${questions.length}] ${condition.padEnd(6)} f1=${record.f1.toFixed(2)} ${record.answered ? '' : '(refused) '}${JSON.stringify(record.answer).slice(0, 60)} gold=${JSON.stringify(q.answers[0])} ${Math.round(record.ms)} ms\n`);
