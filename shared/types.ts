@@ -228,6 +228,12 @@ export interface SeekingPlan extends ConcurrencyPlan {
 export interface RunConcurrency extends SeekingPlan {
   /** Throttled model calls of the run (seeking and reasoning), each retried by the workflow. */
   throttledCalls: number;
+  /**
+   * Seconds the seeking agents waited for the workflow's Retry after throttled attempts, summed over
+   * chunks (each measured by the task from its chunk's failure record to its next attempt, so the
+   * invocation's own start is included; the reasoning agent's waits are not counted).
+   */
+  throttleWaitSeconds: number;
 }
 
 /** A document that was not chunked, and why (binary, invalid UTF-8, empty, whitespace only). */

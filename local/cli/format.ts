@@ -89,7 +89,7 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
   // A stated quota: MaxConcurrency, its reasoning and the throttled calls (warnings follow below).
   if (result.concurrency && (result.concurrency.quota.requestsPerMinute !== undefined || result.concurrency.quota.tokensPerMinute !== undefined)) {
     const [head, ...steps] = formatConcurrency({ ...result.concurrency, warnings: [] });
-    lines.push(head, ...steps, `  throttled model calls: ${n(result.concurrency.throttledCalls)} (each retried; the time waited is not known to the run)`);
+    lines.push(head, ...steps, `  throttled model calls: ${n(result.concurrency.throttledCalls)} (each retried); seeking agents waited ${result.concurrency.throttleWaitSeconds} s for the retries`);
   }
   if (result.warnings.length > 0) {
     lines.push(`Warnings (${result.warnings.length}):`);

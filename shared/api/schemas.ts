@@ -251,6 +251,7 @@ const ConcurrencySchema = z
     reasoning: z.array(z.string()),
     warnings: z.array(z.string()),
     throttledCalls: z.number().int().describe('Throttled model calls of the run, each retried by the workflow'),
+    throttleWaitSeconds: z.number().describe('Seconds the seeking agents waited for the workflow\'s Retry after throttled attempts, summed over chunks'),
   })
   .describe('The seeking concurrency derived from the model\'s quota (README, "Quota-aware fan-out")');
 

@@ -89,7 +89,7 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
     })),
     usage: record.options.pipelineRounds ? { ...counters.usage, speculative: unusedSpeculation(counters.seekerByRound, state.round) } : counters.usage,
     ...(record.estimate && { estimate: record.estimate }),
-    ...(record.concurrency && { concurrency: { ...record.concurrency, throttledCalls: byError[ModelThrottledError.name] ?? 0 } }),
+    ...(record.concurrency && { concurrency: { ...record.concurrency, throttledCalls: byError[ModelThrottledError.name] ?? 0, throttleWaitSeconds: Math.round(counters.throttleWaitMs / 100) / 10 } }),
     rounds: state.round,
     chunks: record.chunks,
     poolSize: await store.poolSize(state.runId, state.round),

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { resolveCorpus } from '../../local/engine/corpus';
 import { runLocal } from '../../local/engine/run';
-import { QuotaExceededError } from '../../shared/errors';
+import { ModelThrottledError, QuotaExceededError } from '../../shared/errors';
 import type { AgentModel } from '../../shared/ports';
 import { ANSWER_SENTENCE, scriptedModel, writeCorpus } from '../support/corpus';
 
@@ -95,5 +95,37 @@ describe('a run with a stated quota', () => {
     expect(failure).toBeInstanceOf(QuotaExceededError);
     expect((failure as Error).message).toMatch(/^Refused before any model call: one seek counts [\d,]+ tokens against a quota of 500 tokens per minute/);
     expect(calls()).toBe(0);
+  });
+
+  it('reports the throttled calls that still happen and the seconds the seeking agents waited for their retries', async () => {
+    const files = await resolveCorpus([writeCorpus(dir, corpus())]);
+    const inner = scriptedModel({ everyChunk: true });
+    const attempts = new Map<number, number>();
+    // Chunks 0 and 1 are throttled twice each, then answer.
+    const model: AgentModel = {
+      ...inner,
+      seek: async (request) => {
+        const n = (attempts.get(request.chunk.index) ?? 0) + 1;
+        attempts.set(request.chunk.index, n);
+        if (request.chunk.index <= 1 && n <= 2) throw new ModelThrottledError('ThrottlingException: Too many tokens');
+        return inner.seek(request);
+      },
+    };
+
+    // The Retry's intervals are replaced by 300 ms (without jitter): 4 waits of at least 0.3 s.
+    const result = await runLocal({
+      files,
+      question: 'What is the answer?',
+      options: { chunkTokens: 64, rounds: 1, quotaRequestsPerMinute: 600, seekLatencySeconds: 1 },
+      model,
+      retryIntervalMs: 300,
+      stateDir: path.join(dir, 'state'),
+    });
+
+    expect(result.failedChunks).toEqual([]);
+    expect(result.concurrency?.throttledCalls).toBe(4);
+    expect(result.retries.byError).toEqual({ ModelThrottledError: 4 });
+    expect(result.concurrency?.throttleWaitSeconds).toBeGreaterThanOrEqual(1.2);
+    expect(result.concurrency?.throttleWaitSeconds).toBeLessThan(10);
   });
 });
