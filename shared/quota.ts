@@ -65,8 +65,8 @@ export interface ConcurrencyInput {
   seekLatencySeconds: number;
   /** Where `seekLatencySeconds` comes from, for the reasoning. */
   latencySource: string;
-  /** Seeks of the run (chunks × rounds), for the seeking time; absent: not modeled. */
-  seeks?: number;
+  /** The run's chunks and rounds, for the seeking time (rounds one after another); absent: not modeled. */
+  seeks?: { chunks: number; rounds: number };
 }
 
 const round1 = (n: number): number => Math.round(n * 10) / 10;
@@ -149,7 +149,8 @@ export function deriveConcurrency(input: ConcurrencyInput): ConcurrencyPlan {
     expectedTokensPerMinute: Math.round(perMinute * tokens),
     reasoning,
   };
-  if (input.seeks !== undefined) plan.seekingSeconds = Math.round(input.seeks * seekIntervalSeconds(plan) / concurrency);
+  // Rounds run one after another; a round's chunks on `concurrency` slots, each seek taking a slot's interval.
+  if (input.seeks !== undefined) plan.seekingSeconds = Math.round(input.seeks.rounds * Math.ceil(input.seeks.chunks / concurrency) * seekIntervalSeconds(plan));
   return plan;
 }
 
@@ -176,7 +177,8 @@ export interface QuotaCheck {
  *   throttled), or when one seek at a time must wait longer for the quota than the retry budget's
  *   expected wait (61 s; {@link retryBudgetSeconds}), so that its 7 attempts would likely run out;
  * - a warning when one seek at a time is still over the quota (throttling is certain, the retries
- *   absorb it), and when the modeled seeking time exceeds {@link LONG_SEEKING_WARNING_SECONDS}.
+ *   absorb it), and when the modeled seeking time (rounds × ceil(chunks / MaxConcurrency) × seconds
+ *   per seek) exceeds {@link LONG_SEEKING_WARNING_SECONDS}.
  */
 export function checkQuota(plan: ConcurrencyPlan): QuotaCheck {
   const { quota, tokensPerSeek: tokens, seekLatencySeconds: latency } = plan;
@@ -223,6 +225,7 @@ export function describeQuota(quota: ModelQuota): string {
 /** The run options the plan reads (shared/config.ts). */
 export interface QuotaOptions {
   concurrency: number;
+  rounds: number;
   quotaRequestsPerMinute?: number;
   quotaTokensPerMinute?: number;
   seekLatencySeconds?: number;
@@ -245,6 +248,6 @@ export function planRunConcurrency(estimate: RunEstimate, options: QuotaOptions,
     tokensPerSeek: tokensPerSeek(estimate),
     seekLatencySeconds: latency.seconds,
     latencySource: latency.source,
-    seeks: estimate.seeker.calls,
+    seeks: { chunks: Math.ceil(estimate.seeker.calls / options.rounds), rounds: options.rounds },
   });
 }

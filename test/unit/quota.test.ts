@@ -89,9 +89,11 @@ describe('deriveConcurrency', () => {
 
   it('models the seeking time from the seeks, the latency and the concurrency', () => {
     // 100 seeks on 10 slots of 3 s: 30 s.
-    expect(deriveConcurrency(base({ requestsPerMinute: 200 }, { seeks: 100 })).seekingSeconds).toBe(30);
+    expect(deriveConcurrency(base({ requestsPerMinute: 200 }, { seeks: { chunks: 100, rounds: 1 } })).seekingSeconds).toBe(30);
+    // Rounds one after another: 2 rounds of 5 chunks on 10 slots take 2 × 3 s.
+    expect(deriveConcurrency(base({ requestsPerMinute: 200 }, { seeks: { chunks: 5, rounds: 2 } })).seekingSeconds).toBe(6);
     // One at a time, paced by the quota (10 requests/min: 6 s a seek, not 3): 100 seeks take 600 s.
-    expect(deriveConcurrency(base({ requestsPerMinute: 10 }, { seeks: 100 })).seekingSeconds).toBe(600);
+    expect(deriveConcurrency(base({ requestsPerMinute: 10 }, { seeks: { chunks: 100, rounds: 1 } })).seekingSeconds).toBe(600);
   });
 });
 
@@ -120,15 +122,15 @@ describe('checkQuota (pre-flight)', () => {
   });
 
   it('warns when the modeled seeking time is over an hour', () => {
-    const seeks = Math.ceil(((LONG_SEEKING_WARNING_SECONDS + 60) * 10) / 3);
-    const check = checkQuota(deriveConcurrency(base({ requestsPerMinute: 200 }, { seeks })));
+    const chunks = ((LONG_SEEKING_WARNING_SECONDS + 60) * 10) / 3;
+    const check = checkQuota(deriveConcurrency(base({ requestsPerMinute: 200 }, { seeks: { chunks, rounds: 1 } })));
 
     expect(check.refusal).toBeUndefined();
     expect(check.warnings).toEqual([expect.stringMatching(/^seeking would take about 61 min at MaxConcurrency 10 \(3 s a seek\): over 60 min$/)]);
   });
 
   it('has nothing to say without a quota', () => {
-    expect(checkQuota(deriveConcurrency(base({}, { seeks: 10 })))).toEqual({ warnings: [] });
+    expect(checkQuota(deriveConcurrency(base({}, { seeks: { chunks: 10, rounds: 2 } })))).toEqual({ warnings: [] });
   });
 });
 
