@@ -49,7 +49,8 @@ export const MAX_COUNTED_THROTTLE_WAIT_MS = (MODEL_RETRY_POLICY.maxDelaySeconds 
  *   round 1 (where only the chunk itself could be cut, which would drop corpus text), the task fails
  *   with a ContextOverflowError naming the chunk and what to change;
  * - any error that fails the task is recorded for the chunk (`RunResult.chunkFailures` lists it
- *   when the chunk ends up failed).
+ *   when the chunk ends up failed), with its time: the chunk's next attempt, after a
+ *   ModelThrottledError, adds the gap to the run's throttle wait (`countThrottleWait`).
  * @throws NotFoundError when the run or chunk object is missing; ContextOverflowError as above;
  *   other model errors (ModelThrottledError, …) unchanged so Step Functions can Retry by name.
  */
