@@ -23,6 +23,11 @@
  *   surveyConcurrency      surveys of one bulk run at once (default 2)
  *   seekReservedConcurrency reserved concurrency of the Seek function: seeking agents of all runs at
  *                          once (default 100; 0 = no reservation, for accounts with a small quota)
+ *   quotaRequestsPerMinute the seeking model's Bedrock quota of requests per minute (Service Quotas
+ *                          console → Amazon Bedrock → "On-demand InvokeModel requests per minute for
+ *                          <model>"), every run's default: the seeking Map's MaxConcurrency is derived
+ *                          from it (shared/quota.ts; default: none stated)
+ *   quotaTokensPerMinute   the same for "On-demand InvokeModel tokens per minute for <model>"
  *
  * The stack is environment-agnostic unless the CLI provides an account and region
  * (CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION), so `cdk synth` needs no AWS credentials.
@@ -83,6 +88,7 @@ const options = {
   jobConcurrency: integerContext('jobConcurrency'),
   surveyConcurrency: integerContext('surveyConcurrency'),
   seekReservedConcurrency: integerContext('seekReservedConcurrency'),
+  seekQuota: { requestsPerMinute: integerContext('quotaRequestsPerMinute'), tokensPerMinute: integerContext('quotaTokensPerMinute') },
   alarmEmail: app.node.tryGetContext('alarmEmail') === undefined ? undefined : stringContext('alarmEmail', ''),
   stateMachineLogLevel: logLevelContext('stateMachineLogLevel'),
   ...(account && region && { env: { account, region } }),

@@ -98,6 +98,16 @@ export interface ExtAgentsStackProps extends StackProps {
    */
   readonly seekReservedConcurrency?: number;
   /**
+   * The seeking model's quota (Service Quotas → Amazon Bedrock → "On-demand InvokeModel requests per
+   * minute for <model>" and "… tokens per minute for <model>"; "Cross-Region …" for an inference
+   * profile), the default of every run (a run's options `quotaRequestsPerMinute` /
+   * `quotaTokensPerMinute` override it): Prepare derives the seeking Map's MaxConcurrency from it
+   * (shared/quota.ts). Set on the workflow's functions as SEEK_QUOTA_REQUESTS_PER_MINUTE /
+   * SEEK_QUOTA_TOKENS_PER_MINUTE.
+   * @default CDK context `quotaRequestsPerMinute`, `quotaTokensPerMinute`; unset = none stated
+   */
+  readonly seekQuota?: { readonly requestsPerMinute?: number; readonly tokensPerMinute?: number };
+  /**
    * API root of the OpenAI-compatible server of an `openai:` spec, including the version path
    * (`https://<host>/v1`): required with such a spec, https:// only. Set as OPENAI_BASE_URL.
    * @default CDK context `openaiBaseUrl`
@@ -244,6 +254,8 @@ export class ExtAgentsStack extends Stack {
       // Wherever MODEL_SPEC names an openai: model, its base URL goes with it (lambdas/adapters/env.ts
       // requires the pair); the key's secret only goes to the functions that call the model.
       ...(openai && { OPENAI_BASE_URL: openai.baseUrl }),
+      ...(props.seekQuota?.requestsPerMinute !== undefined && { SEEK_QUOTA_REQUESTS_PER_MINUTE: String(props.seekQuota.requestsPerMinute) }),
+      ...(props.seekQuota?.tokensPerMinute !== undefined && { SEEK_QUOTA_TOKENS_PER_MINUTE: String(props.seekQuota.tokensPerMinute) }),
     };
     const functions = {} as Record<HandlerName, ExtAgentsFunction>;
     for (const name of HANDLER_NAMES) {
@@ -379,6 +391,9 @@ function stackSettingProblems(stack: Stack, modelSpecText: string, props: ExtAge
   if (!Number.isInteger(retentionDays) || retentionDays < 1) problems.push(`retentionDays must be a positive integer, got ${retentionDays}`);
   const seekReserved = props.seekReservedConcurrency ?? DEFAULT_SEEK_RESERVED_CONCURRENCY;
   if (!Number.isInteger(seekReserved) || seekReserved < 0) problems.push(`seekReservedConcurrency must be a non-negative integer (0: no reservation), got ${seekReserved}`);
+  for (const [key, value] of [['quotaRequestsPerMinute', props.seekQuota?.requestsPerMinute], ['quotaTokensPerMinute', props.seekQuota?.tokensPerMinute]] as const) {
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) problems.push(`${key} must be a positive integer (per minute), got ${value}`);
+  }
   problems.push(...uploadTriggerSettingProblems(props));
   problems.push(...surveySettingProblems({ surveyConcurrency: props.surveyConcurrency, scheduleCron: props.surveyScheduleCron ?? stringContextOf(stack, 'surveyScheduleCron') }));
   return problems;

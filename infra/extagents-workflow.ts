@@ -29,9 +29,11 @@ import {
   InvalidRunOptionsError,
   EmptyCorpusError,
   InvalidInputError,
+  QuotaExceededError,
   RETRYABLE_ERRORS,
 } from '../shared/errors';
 import type { HandlerName } from './extagents-function';
+import { MODEL_RETRY_POLICY } from '../shared/quota';
 import { EXCEED_TOLERATED_FAILURE_THRESHOLD, WorkflowStateSchema } from '../shared/pipeline/state';
 
 /** State names of the workflow. They are a contract: local overrides and docs are keyed by them. */
@@ -92,7 +94,14 @@ export const LAMBDA_SERVICE_ERRORS = [
 export { EXCEED_TOLERATED_FAILURE_THRESHOLD };
 
 /** Errors of Prepare that end the run at `PrepareFailed` with the handler's error name and cause. */
-export const PREPARE_ERRORS = [EmptyCorpusError.name, ConfigurationError.name, InvalidInputError.name, InvalidRunOptionsError.name, CostLimitExceededError.name] as const;
+export const PREPARE_ERRORS = [
+  EmptyCorpusError.name,
+  ConfigurationError.name,
+  InvalidInputError.name,
+  InvalidRunOptionsError.name,
+  CostLimitExceededError.name,
+  QuotaExceededError.name,
+] as const;
 
 /**
  * Retry of a Seek, Reason or AnswerBestEffort task failed by a transient model error
@@ -112,10 +121,11 @@ export const PREPARE_ERRORS = [EmptyCorpusError.name, ConfigurationError.name, I
  */
 export const MODEL_RETRY: Readonly<sfn.RetryProps> = {
   errors: [...RETRYABLE_ERRORS],
-  interval: Duration.seconds(2),
-  backoffRate: 2,
-  maxAttempts: 6,
-  maxDelay: Duration.seconds(60),
+  // The numbers live in shared/quota.ts, whose pre-flight check of a run's quota reads them too.
+  interval: Duration.seconds(MODEL_RETRY_POLICY.intervalSeconds),
+  backoffRate: MODEL_RETRY_POLICY.backoffRate,
+  maxAttempts: MODEL_RETRY_POLICY.retries,
+  maxDelay: Duration.seconds(MODEL_RETRY_POLICY.maxDelaySeconds),
   jitterStrategy: sfn.JitterType.FULL,
 };
 
@@ -159,7 +169,7 @@ export interface ExtAgentsWorkflowProps {
  * end, round r+1 is adopted (AdoptSpeculativeRound -> Pipelined?) or, if its seeking failed, sought
  * again the ordinary way (KarState -> Answered? -> Synchronize). docs/ARCHITECTURE.md, "Pipelined rounds".
  *
- * Errors: Prepare's EmptyCorpusError / ConfigurationError / InvalidInputError / InvalidRunOptionsError / CostLimitExceededError -> PrepareFailed;
+ * Errors: Prepare's EmptyCorpusError / ConfigurationError / InvalidInputError / InvalidRunOptionsError / CostLimitExceededError / QuotaExceededError -> PrepareFailed;
  * SeekChunks' States.ExceedToleratedFailureThreshold, then States.ALL -> SeekingFailed. Both Fail
  * states take Error and Cause from the caught error (ErrorPath `$.Error`, CausePath `$.Cause`).
  *

@@ -10,6 +10,7 @@ import type { RunResult } from '../shared/types';
 import type { ModelSpec } from '../shared/llm/model-spec';
 import { finalizeRun } from '../shared/pipeline/finalize';
 import { prepareRun } from '../shared/pipeline/prepare';
+import type { ModelQuota } from '../shared/quota';
 import { reasonStep } from '../shared/pipeline/reason';
 import { seekChunk } from '../shared/pipeline/seek';
 import {
@@ -31,6 +32,8 @@ export interface HandlerDeps {
   model: () => AgentModel;
   /** The model spec, which prices Prepare's cost estimate for `maxCostUsd` (shared/cost.ts). */
   modelSpec?: ModelSpec;
+  /** The deployment's quota of the seeking model (CDK context; shared/quota.ts), which a run's options override. */
+  quota?: ModelQuota;
   /**
    * Structured logger (Powertools Logger in AWS, lambdas/adapters/logging.ts). Absent = no logging:
    * the local run passes none, so it stays quiet.
@@ -60,7 +63,7 @@ export interface WorkflowHandlers {
 export function makeHandlers(deps: HandlerDeps): WorkflowHandlers {
   const { blobs, store, logger } = deps;
   return {
-    prepare: logged(logger, 'Prepare', 'info', async (event) => prepareRun(parseEvent(PrepareEventSchema, event, 'Prepare'), { blobs, modelSpec: deps.modelSpec })),
+    prepare: logged(logger, 'Prepare', 'info', async (event) => prepareRun(parseEvent(PrepareEventSchema, event, 'Prepare'), { blobs, modelSpec: deps.modelSpec, quota: deps.quota })),
     seek: logged(logger, 'Seek', 'debug', async (event) => seekChunk(parseEvent(SeekEventSchema, event, 'Seek'), { blobs, store, model: deps.model })),
     reason: logged(logger, 'Reason', 'info', async (event) => {
       const state = await reasonStep(parseEvent(ReasonEventSchema, event, 'Reason'), { blobs, store, model: deps.model() });

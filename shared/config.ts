@@ -35,8 +35,31 @@ export const RunOptionsSchema = z
      * the lexical prior alone (a retriever's order, as the official code's HotpotQA runs).
      */
     ranking: z.enum(RANKING_MODES).default(DEFAULT_RANKING),
-    /** Seeking agents run at once (Distributed Map MaxConcurrency). */
+    /**
+     * Seeking agents run at once (Distributed Map MaxConcurrency); with a stated quota
+     * (`quotaRequestsPerMinute`, `quotaTokensPerMinute`) the most, the quota deciding below it.
+     */
     concurrency: z.number().int().min(1).max(10_000).default(8),
+    /**
+     * The seeking model's quota of requests per minute (Service Quotas → Amazon Bedrock → "On-demand
+     * InvokeModel requests per minute for <model>"; "Cross-Region …" for an inference profile). With
+     * it, the seeking Map's MaxConcurrency is derived so that the expected request rate stays under it
+     * (shared/quota.ts); `concurrency` stays the cap. Absent = the deployment's (CDK context
+     * `quotaRequestsPerMinute`), else none.
+     */
+    quotaRequestsPerMinute: z.number().int().min(1).max(100_000_000).optional(),
+    /**
+     * The seeking model's quota of tokens per minute, input + output ("On-demand InvokeModel tokens per
+     * minute for <model>"), as `quotaRequestsPerMinute`. Absent = the deployment's (CDK context
+     * `quotaTokensPerMinute`), else none.
+     */
+    quotaTokensPerMinute: z.number().int().min(1).max(10_000_000_000).optional(),
+    /**
+     * Expected duration of one seek, seconds, for the quota's Little's law (concurrency = rate ×
+     * latency). Absent = the eval's assumed seeker latency for the run's seek size (shared/quota.ts
+     * `defaultSeekLatency`, about 3 s over 8,000-token chunks (SOTU: 3.1 s)). Shorter is safer (fewer in flight).
+     */
+    seekLatencySeconds: z.number().min(0.1).max(900).optional(),
     /** Share of chunks whose seeking agent may fail permanently before the run fails (percent). */
     toleratedFailurePercentage: z.number().min(0).max(100).default(5),
     /**

@@ -46,6 +46,14 @@ export interface CostLimitEstimate {
   maxCostUsd: number;
 }
 
+/**
+ * The model's stated throughput quota cannot carry the run's seeks (shared/quota.ts `checkQuota`):
+ * one seek's tokens exceed the token quota of a minute, or one seek at a time would wait longer for
+ * the quota than the retries of a throttled call wait. Refused in Prepare before any model call, the
+ * message with the numbers. A kind of InvalidInputError.
+ */
+export class QuotaExceededError extends InvalidInputError {}
+
 /** The corpus has no usable text after skipping unusable documents (raised before any model call). */
 export class EmptyCorpusError extends ExtAgentsError {}
 
@@ -102,6 +110,7 @@ export const ERROR_CLASSES: Readonly<Record<string, new (message: string, option
   InvalidInputError,
   InvalidRunOptionsError,
   CostLimitExceededError,
+  QuotaExceededError,
   EmptyCorpusError,
   ModelThrottledError,
   ModelUnavailableError,

@@ -159,6 +159,11 @@ export interface RunCounters {
   /** Transient model errors counted by `countTransientError`, per role and per error name. */
   transientErrors: { byRole: Record<AgentRole, number>; byError: Record<string, number> };
   /**
+   * Milliseconds the seeking agents waited between a throttled attempt and the next attempt of the
+   * same chunk (`addThrottleWait`): the workflow's Retry backoff as the tasks measured it.
+   */
+  throttleWaitMs: number;
+  /**
    * The seeking agents' usage by round number (the seek records of each round; `usage.seeker` is
    * their sum plus any older counter): with `pipelineRounds`, Finalize reports the rounds after the
    * run's last one — sought speculatively, never used — as `RunResult.usage.speculative`.
@@ -187,6 +192,8 @@ export interface SeekFailure {
   error: string;
   /** Error message, at most `MAX_FAILURE_MESSAGE_CHARS` characters. */
   message: string;
+  /** When it was recorded, ms since the epoch (absent in records of older versions). */
+  at?: number;
 }
 
 /** Longest stored failure message (characters); longer messages are cut with "…". */
@@ -250,7 +257,14 @@ export interface MessageStore {
    * Record the error that failed a Seek task for (run, round, chunk); a later failure of the same
    * chunk replaces it. Listed in `RunResult.chunkFailures` when the chunk ends up not sought.
    */
-  recordSeekFailure(runId: string, round: number, chunkIndex: number, failure: { error: string; message: string }): Promise<void>;
+  recordSeekFailure(runId: string, round: number, chunkIndex: number, failure: { error: string; message: string; at?: number }): Promise<void>;
+  /** The failure recorded for (run, round, chunk) by `recordSeekFailure`, if any (a consistent read). */
+  lastSeekFailure(runId: string, round: number, chunkIndex: number): Promise<SeekFailure | undefined>;
+  /**
+   * Add the milliseconds a seeking agent waited for the workflow's Retry after a throttled attempt
+   * (atomic ADD on the run's counters); reported in `RunResult.concurrency.throttleWaitSeconds`.
+   */
+  addThrottleWait(runId: string, ms: number): Promise<void>;
   /** The failures recorded in a round, by ascending chunk index. */
   seekFailures(runId: string, round: number): Promise<SeekFailure[]>;
   /** Append one KAR step with the reasoning agent's output. */

@@ -187,6 +187,55 @@ export interface RunEstimate {
   reasoner: RoleEstimate;
 }
 
+/** The model's throughput quota; either limit may be unknown. */
+export interface ModelQuota {
+  /** Requests per minute (Service Quotas: "On-demand InvokeModel requests per minute for <model>"). */
+  requestsPerMinute?: number;
+  /** Tokens per minute, input + output (Service Quotas: "On-demand InvokeModel tokens per minute for <model>"). */
+  tokensPerMinute?: number;
+}
+
+/** The derived concurrency, with its reasoning (printed by `ask --estimate`, kept in the run record and result). */
+export interface ConcurrencyPlan {
+  /** The seeking Map's MaxConcurrency: at least 1, at most `requested`. */
+  concurrency: number;
+  requested: number;
+  /** What set it: the run's own concurrency, one of the quota's limits, or the floor of 1. */
+  boundBy: 'concurrency' | 'requestsPerMinute' | 'tokensPerMinute' | 'minimum';
+  quota: ModelQuota;
+  tokensPerSeek: number;
+  seekLatencySeconds: number;
+  /** Little's law under the request quota, before rounding (absent without one). */
+  byRequests?: number;
+  /** Little's law under the token quota, before rounding (absent without one). */
+  byTokens?: number;
+  /** Rates at `concurrency` with every slot busy, per minute. */
+  expectedRequestsPerMinute: number;
+  expectedTokensPerMinute: number;
+  /** Modeled seeking time of the run, seconds (absent when the seeks are not known). */
+  seekingSeconds?: number;
+  /** Every step of the derivation, one line each. */
+  reasoning: string[];
+}
+
+/** A run's plan with its pre-flight warnings: what the run record and the result keep. */
+export interface SeekingPlan extends ConcurrencyPlan {
+  /** Pre-flight warnings (shared/quota.ts `checkQuota`), each with its numbers. */
+  warnings: string[];
+}
+
+/** A run's seeking plan as its result reports it (`RunResult.concurrency`). */
+export interface RunConcurrency extends SeekingPlan {
+  /** Throttled model calls of the run (seeking and reasoning), each retried by the workflow. */
+  throttledCalls: number;
+  /**
+   * Seconds the seeking agents waited for the workflow's Retry after throttled attempts, summed over
+   * chunks (each measured by the task from its chunk's failure record to its next attempt, so the
+   * invocation's own start is included; the reasoning agent's waits are not counted).
+   */
+  throttleWaitSeconds: number;
+}
+
 /** A document that was not chunked, and why (binary, invalid UTF-8, empty, whitespace only). */
 export interface SkippedDocument {
   documentId: string;
@@ -236,6 +285,14 @@ export interface RunResult {
   usage: Usage;
   /** What Prepare estimated before any model call (shared/cost.ts: at most), beside `usage`; absent for runs prepared before estimates. */
   estimate?: RunEstimate;
+  /**
+   * The seeking Map's MaxConcurrency, how Prepare derived it from the model's quota (shared/quota.ts)
+   * with its warnings, and the throttled model calls of the run (`throttledCalls`: each one retried by
+   * the workflow; the same count as `retries.byError.ModelThrottledError`). The time the workflow's
+   * Retry waited is not known to the run (Step Functions does not tell the task). Absent for runs
+   * prepared before it.
+   */
+  concurrency?: RunConcurrency;
   rounds: number;
   chunks: number;
   poolSize: number;

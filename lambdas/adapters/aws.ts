@@ -53,6 +53,10 @@ export const awsDeps: HandlerDeps = {
   // Each agent call's usage becomes metrics; each Bedrock call a trace subsegment.
   model: () => (model ??= withUsageMetrics(createAgentModel(env.MODEL_SPEC, (): BedrockRuntimeClient => tracer.captureAWSv3Client(createBedrockClient()), openAiOptions, openAiApiKey))),
   modelSpec: parseModelSpec(env.MODEL_SPEC),
+  quota: {
+    ...(env.SEEK_QUOTA_REQUESTS_PER_MINUTE !== undefined && { requestsPerMinute: env.SEEK_QUOTA_REQUESTS_PER_MINUTE }),
+    ...(env.SEEK_QUOTA_TOKENS_PER_MINUTE !== undefined && { tokensPerMinute: env.SEEK_QUOTA_TOKENS_PER_MINUTE }),
+  },
   logger,
   metrics: runMetrics,
 };

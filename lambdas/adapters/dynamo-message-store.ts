@@ -291,13 +291,32 @@ export class DynamoMessageStore implements MessageStore {
     );
   }
 
-  async recordSeekFailure(runId: string, round: number, chunkIndex: number, failure: { error: string; message: string }): Promise<void> {
+  async recordSeekFailure(runId: string, round: number, chunkIndex: number, failure: { error: string; message: string; at?: number }): Promise<void> {
     const message =
       failure.message.length <= MAX_FAILURE_MESSAGE_CHARS ? failure.message : `${Array.from(failure.message).slice(0, MAX_FAILURE_MESSAGE_CHARS - 1).join('')}…`;
     await this.client.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { pk: runPk(runId), sk: failureSk(round, chunkIndex), error: failure.error, message, ttl: this.ttl() },
+        Item: { pk: runPk(runId), sk: failureSk(round, chunkIndex), error: failure.error, message, ...(failure.at !== undefined && { at: failure.at }), ttl: this.ttl() },
+      }),
+    );
+  }
+
+  async lastSeekFailure(runId: string, round: number, chunkIndex: number): Promise<SeekFailure | undefined> {
+    const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: { pk: runPk(runId), sk: failureSk(round, chunkIndex) }, ConsistentRead: true }));
+    const item = out.Item;
+    if (item === undefined) return undefined;
+    return { chunk: chunkIndex, error: String(item.error), message: String(item.message), ...(typeof item.at === 'number' && { at: item.at }) };
+  }
+
+  async addThrottleWait(runId: string, ms: number): Promise<void> {
+    await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: runPk(runId), sk: COUNTERS_SK },
+        UpdateExpression: 'ADD #wait :ms SET #ttl = :ttl',
+        ExpressionAttributeNames: { '#wait': 'seekerThrottleWaitMs', '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':ms': Math.max(0, Math.round(ms)), ':ttl': this.ttl() },
       }),
     );
   }
@@ -366,6 +385,7 @@ export class DynamoMessageStore implements MessageStore {
         byRole: { seeker: Number(item.seekerTransientErrors ?? 0), reasoner: Number(item.reasonerTransientErrors ?? 0) },
         byError,
       },
+      throttleWaitMs: Number(item.seekerThrottleWaitMs ?? 0),
     };
   }
 

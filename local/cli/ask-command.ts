@@ -37,6 +37,9 @@ export function addAskCommand(program: Command): void {
     .option('--chunk-tokens <n>', schemaHelp('maximum tokens per chunk (L); llama: models default to 40% of their context', RunOptionsSchema, 'chunkTokens'), schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), schemaDefault(RunOptionsSchema, 'chunkTokens'))
     .option('--rounds <n>', schemaHelp('seeking rounds; 1 disables global knowledge synchronization', RunOptionsSchema, 'rounds'), schemaFlag('--rounds', RunOptionsSchema, 'rounds'), schemaDefault(RunOptionsSchema, 'rounds'))
     .option('--concurrency <n>', schemaHelp('seeking agents run at once', RunOptionsSchema, 'concurrency'), schemaFlag('--concurrency', RunOptionsSchema, 'concurrency'), schemaDefault(RunOptionsSchema, 'concurrency'))
+    .option('--quota-rpm <n>', schemaHelp("the seeking model's quota of requests per minute (run option quotaRequestsPerMinute; Service Quotas: \"On-demand InvokeModel requests per minute for <model>\"): --concurrency becomes the cap and the quota sets MaxConcurrency below it", RunOptionsSchema, 'quotaRequestsPerMinute'), schemaFlag('--quota-rpm', RunOptionsSchema, 'quotaRequestsPerMinute'))
+    .option('--quota-tpm <n>', schemaHelp("the seeking model's quota of tokens per minute, input + output (run option quotaTokensPerMinute; \"On-demand InvokeModel tokens per minute for <model>\")", RunOptionsSchema, 'quotaTokensPerMinute'), schemaFlag('--quota-tpm', RunOptionsSchema, 'quotaTokensPerMinute'))
+    .option('--seek-latency <seconds>', schemaHelp("expected seconds per seek for the quota's concurrency (run option seekLatencySeconds; default: the eval's assumed seeker latency for the seek's tokens)", RunOptionsSchema, 'seekLatencySeconds'), schemaFlag('--seek-latency', RunOptionsSchema, 'seekLatencySeconds'))
     .option('--reasoner-budget <tokens>', schemaHelp('token budget of the evidence the reasoning agent reads per step; llama: 55% of the context', RunOptionsSchema, 'reasonerBudgetTokens'), schemaFlag('--reasoner-budget', RunOptionsSchema, 'reasonerBudgetTokens'), schemaDefault(RunOptionsSchema, 'reasonerBudgetTokens'))
     .option('--sync-budget <tokens>', schemaHelp('token budget of the synchronized messages each seeking agent reads in rounds >= 2; llama: 12% of the context', RunOptionsSchema, 'syncBudgetTokens'), schemaFlag('--sync-budget', RunOptionsSchema, 'syncBudgetTokens'), schemaDefault(RunOptionsSchema, 'syncBudgetTokens'))
     .option('--tolerated-failure <percent>', schemaHelp('share of chunks whose seeking agent may fail before the run fails', RunOptionsSchema, 'toleratedFailurePercentage'), schemaFlag('--tolerated-failure', RunOptionsSchema, 'toleratedFailurePercentage'), schemaDefault(RunOptionsSchema, 'toleratedFailurePercentage'))
@@ -47,7 +50,7 @@ export function addAskCommand(program: Command): void {
         .choices([...RANKING_MODES])
         .default(DEFAULT_RANKING),
     )
-    .option('--estimate', 'print what the run would cost at most (calls, tokens, USD per role; README, "Cost before spending") and exit, before any model call', false)
+    .option('--estimate', 'print what the run would cost at most (calls, tokens, USD per role; README, "Cost before spending") and the seeking concurrency its quota allows (README, "Quota-aware fan-out"), and exit, before any model call', false)
     .option('--max-cost <usd>', schemaHelp('refuse the run before any model call when its estimate is over this many USD, or its model has no price', RunOptionsSchema, 'maxCostUsd'), schemaFlag('--max-cost', RunOptionsSchema, 'maxCostUsd'))
     .option('--run-id <id>', 'run id (default: generated); with an explicit id the run is kept under --state-dir and the same id resumes it (chunks already sought are not sent to the model again)')
     .option('--state-dir <dir>', 'where local runs keep their objects', '.extagents')
@@ -73,6 +76,9 @@ export function addAskCommand(program: Command): void {
           pipelineRounds: given('pipeline'),
           ranking: given('ranking'),
           maxCostUsd: opts.maxCost,
+          quotaRequestsPerMinute: opts.quotaRpm,
+          quotaTokensPerMinute: opts.quotaTpm,
+          seekLatencySeconds: opts.seekLatency,
         }).filter(([, value]) => value !== undefined),
       );
       applyStructured(opts.structured);
@@ -88,8 +94,8 @@ export function addAskCommand(program: Command): void {
       validateAsk(opts, options);
       const files = await resolveCorpusFlag(opts.corpus, opts.stateDir);
       if (opts.estimate) {
-        const { estimate, corpus } = await engine().estimateLocal({ files, question: opts.question, options, model });
-        process.stdout.write(opts.json ? `${JSON.stringify({ ...estimate, corpus })}\n` : `${formatEstimate(estimate, corpus)}\n`);
+        const { estimate, corpus, concurrency } = await engine().estimateLocal({ files, question: opts.question, options, model });
+        process.stdout.write(opts.json ? `${JSON.stringify({ ...estimate, corpus, concurrency })}\n` : `${formatEstimate(estimate, corpus, concurrency)}\n`);
         return;
       }
       const progress = progressReporter(opts.progress && !opts.json);
@@ -139,6 +145,9 @@ interface AskOptions {
   ranking: RankingMode;
   estimate: boolean;
   maxCost?: number;
+  quotaRpm?: number;
+  quotaTpm?: number;
+  seekLatency?: number;
   runId?: string;
   stateDir: string;
   json: boolean;

@@ -2,7 +2,7 @@
  * Human-readable rendering of a run result for the CLI (the `--json` output is the RunResult itself).
  */
 import { formatUsd, type PricedEstimate } from '../../shared/cost';
-import type { RunResult, Usage } from '../../shared/types';
+import type { RunResult, SeekingPlan, Usage } from '../../shared/types';
 
 const n = (x: number): string => x.toLocaleString('en-US');
 /** "1 call", "2 calls". */
@@ -86,6 +86,11 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
   }
   const retries = formatRetries(result);
   if (retries !== undefined) lines.push(retries);
+  // A stated quota: MaxConcurrency, its reasoning and the throttled calls (warnings follow below).
+  if (result.concurrency && (result.concurrency.quota.requestsPerMinute !== undefined || result.concurrency.quota.tokensPerMinute !== undefined)) {
+    const [head, ...steps] = formatConcurrency({ ...result.concurrency, warnings: [] });
+    lines.push(head, ...steps, `  throttled model calls: ${n(result.concurrency.throttledCalls)} (each retried); seeking agents waited ${result.concurrency.throttleWaitSeconds} s for the retries`);
+  }
   if (result.warnings.length > 0) {
     lines.push(`Warnings (${result.warnings.length}):`);
     for (const w of result.warnings) lines.push(`  ${w}`);
@@ -98,7 +103,7 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
  * A priced estimate (`ask --estimate`), e.g.
  * `seeker: at most 558 calls, 5,581,050 input / 326,988 output tokens, $1.30 (bedrock:…, $0.22 / $0.22 per 1M tokens, 2026-11-30, unverified)`.
  */
-export function formatEstimate(priced: PricedEstimate, corpus: { chunks: number; tokens: number; rounds: number }): string {
+export function formatEstimate(priced: PricedEstimate, corpus: { chunks: number; tokens: number; rounds: number }, concurrency?: SeekingPlan & { refusal?: string }): string {
   const lines = [`Estimate before any model call (an upper bound): ${count(corpus.chunks, 'chunk')}, ${n(corpus.tokens)} tokens, ${corpus.rounds} round(s)`];
   for (const role of ['seeker', 'reasoner'] as const) {
     const e = priced[role];
@@ -111,5 +116,22 @@ export function formatEstimate(priced: PricedEstimate, corpus: { chunks: number;
   lines.push(priced.totalUsd !== undefined ? `  total: at most $${formatUsd(priced.totalUsd)}` : '  total: no price (a role has none)');
   // The table's caveat where a price from it was used.
   if ([priced.prices.seeker, priced.prices.reasoner].some((p) => p.priced && p.usd > 0)) lines.push(`Prices of ${priced.priceTable.writtenOn}: ${priced.priceTable.warning}`);
+  if (concurrency) {
+    lines.push(...formatConcurrency(concurrency));
+    if (concurrency.refusal !== undefined) lines.push(`  the run would be refused (QuotaExceededError): ${concurrency.refusal}`);
+  }
   return lines.join('\n');
+}
+
+/**
+ * The seeking concurrency and its reasoning (shared/quota.ts), e.g.
+ * `Seeking concurrency: 5 (set by tokensPerMinute; about 6 min of seeking)` then one line per step.
+ */
+export function formatConcurrency(plan: SeekingPlan): string[] {
+  const by = plan.boundBy === 'concurrency' ? '--concurrency' : plan.boundBy === 'minimum' ? 'the minimum of 1' : plan.boundBy;
+  const time = plan.seekingSeconds !== undefined ? `; seeking about ${plan.seekingSeconds < 120 ? `${plan.seekingSeconds} s` : `${(plan.seekingSeconds / 60).toFixed(1)} min`}, modeled` : '';
+  const lines = [`Seeking concurrency: ${plan.concurrency} (set by ${by}${time})`];
+  for (const step of plan.reasoning) lines.push(`  ${step}`);
+  for (const warning of plan.warnings) lines.push(`  warning: ${warning}`);
+  return lines;
 }

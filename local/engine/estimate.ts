@@ -9,18 +9,27 @@ import { EmptyCorpusError } from '../../shared/errors';
 import { estimateRun, priceEstimate, type PricedEstimate } from '../../shared/cost';
 import type { ModelSpec } from '../../shared/llm/model-spec';
 import { decodeAndChunk } from '../../shared/pipeline/ingest';
+import { checkQuota, planRunConcurrency, type SeekingPlan } from '../../shared/quota';
 import type { CorpusFile } from './corpus';
 
 /**
- * @returns the priced estimate and the corpus it was computed for (chunks, tokens, rounds).
+ * @returns the priced estimate, the corpus it was computed for (chunks, tokens, rounds) and the
+ *   seeking concurrency Prepare would derive (shared/quota.ts), with `refusal` when its pre-flight
+ *   check would refuse the run.
  * @throws InvalidRunOptionsError for invalid options; EmptyCorpusError when no file has usable text.
  */
-export async function estimateLocal(request: { files: CorpusFile[]; question: string; options?: RunOptionsInput; model: ModelSpec }): Promise<{ estimate: PricedEstimate; corpus: { chunks: number; tokens: number; rounds: number } }> {
+export async function estimateLocal(request: { files: CorpusFile[]; question: string; options?: RunOptionsInput; model: ModelSpec }): Promise<{ estimate: PricedEstimate; corpus: { chunks: number; tokens: number; rounds: number }; concurrency: SeekingPlan & { refusal?: string } }> {
   const options = parseRunOptions(request.options);
   const objects = await Promise.all(request.files.map(async (f) => ({ id: f.id, bytes: new Uint8Array(await fs.readFile(f.path)) })));
   const corpus = await decodeAndChunk(objects, options.chunkTokens, false);
   if (corpus.chunks.length === 0) throw new EmptyCorpusError(`No usable text in the ${request.files.length} corpus file(s): ${corpus.skipped.map((s) => `${s.documentId} (${s.reason})`).join('; ')}`);
   const tokens = corpus.chunks.reduce((sum, c) => sum + c.tokens, 0);
   const estimate = priceEstimate(estimateRun({ chunks: corpus.chunks.length, chunkTokensTotal: tokens, question: request.question, options }, request.model), request.model);
-  return { estimate, corpus: { chunks: corpus.chunks.length, tokens, rounds: options.rounds } };
+  const plan = planRunConcurrency(estimate, options);
+  const check = checkQuota(plan);
+  return {
+    estimate,
+    corpus: { chunks: corpus.chunks.length, tokens, rounds: options.rounds },
+    concurrency: { ...plan, warnings: check.warnings, ...(check.refusal !== undefined && { refusal: check.refusal }) },
+  };
 }

@@ -235,6 +235,26 @@ const RetryReportSchema = z
   })
   .describe('Transient model errors, each retried by the workflow');
 
+const ConcurrencySchema = z
+  .object({
+    concurrency: z.number().int().describe('The seeking Map\'s MaxConcurrency'),
+    requested: z.number().int().describe('The run option concurrency: the cap'),
+    boundBy: z.enum(['concurrency', 'requestsPerMinute', 'tokensPerMinute', 'minimum']),
+    quota: z.object({ requestsPerMinute: z.number().optional(), tokensPerMinute: z.number().optional() }).describe('The seeking model\'s stated quota, per minute'),
+    tokensPerSeek: z.number().int().describe('Tokens one seek counts against the token quota (input + output at its limit), average'),
+    seekLatencySeconds: z.number().describe('Expected seconds per seek'),
+    byRequests: z.number().optional().describe('Little\'s law under the request quota, seeks in flight'),
+    byTokens: z.number().optional().describe('Little\'s law under the token quota, seeks in flight'),
+    expectedRequestsPerMinute: z.number(),
+    expectedTokensPerMinute: z.number(),
+    seekingSeconds: z.number().optional().describe('Modeled seeking time of the run, seconds'),
+    reasoning: z.array(z.string()),
+    warnings: z.array(z.string()),
+    throttledCalls: z.number().int().describe('Throttled model calls of the run, each retried by the workflow'),
+    throttleWaitSeconds: z.number().describe('Seconds the seeking agents waited for the workflow\'s Retry after throttled attempts, summed over chunks'),
+  })
+  .describe('The seeking concurrency derived from the model\'s quota (README, "Quota-aware fan-out")');
+
 /** The final result of a run (shared/types.ts `RunResult`). */
 export const RunResultSchema = z
   .object({
@@ -249,6 +269,7 @@ export const RunResultSchema = z
       .object({ seeker: RoleEstimateSchema, reasoner: RoleEstimateSchema })
       .optional()
       .describe('What Prepare estimated before any model call: at most this many calls and tokens per role (README, "Cost before spending")'),
+    concurrency: ConcurrencySchema.optional(),
     rounds: z.number().int(),
     chunks: z.number().int(),
     poolSize: z.number().int(),

@@ -4,6 +4,7 @@
  * ranges, the KAR trace, usage per role, skipped documents, failed chunks with their errors and the
  * transient model errors the workflow retried.
  */
+import { ModelThrottledError } from '../errors';
 import type { BlobStore, MessageStore, StoredStep } from '../ports';
 import { NO_ANSWER, type RoleUsage, type ChunkFailure, type Citation, type Message, type RetryReport, type RunResult } from '../types';
 import { resultKey, runChunkKey } from './layout';
@@ -68,7 +69,7 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
   const { byRole, byError } = counters.transientErrors;
   const retries: RetryReport = { total: byRole.seeker + byRole.reasoner, byRole, byError };
 
-  const warnings = [...counters.warnings];
+  const warnings = [...(record.concurrency?.warnings ?? []), ...counters.warnings];
   if (counters.warningCount > counters.warnings.length) {
     warnings.push(`… and ${counters.warningCount - counters.warnings.length} more warning(s)`);
   }
@@ -88,6 +89,7 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
     })),
     usage: record.options.pipelineRounds ? { ...counters.usage, speculative: unusedSpeculation(counters.seekerByRound, state.round) } : counters.usage,
     ...(record.estimate && { estimate: record.estimate }),
+    ...(record.concurrency && { concurrency: { ...record.concurrency, throttledCalls: byError[ModelThrottledError.name] ?? 0, throttleWaitSeconds: Math.round(counters.throttleWaitMs / 100) / 10 } }),
     rounds: state.round,
     chunks: record.chunks,
     poolSize: await store.poolSize(state.runId, state.round),

@@ -13,9 +13,10 @@
  */
 import pLimit from 'p-limit';
 import { parseRunOptions } from '../config';
-import { CostLimitExceededError, EmptyCorpusError, InvalidInputError } from '../errors';
+import { CostLimitExceededError, EmptyCorpusError, InvalidInputError, QuotaExceededError } from '../errors';
 import { enforceCostLimit, estimateRun, priceEstimate } from '../cost';
 import type { ModelSpec } from '../llm/model-spec';
+import { checkQuota, planRunConcurrency, type ModelQuota } from '../quota';
 import type { BlobStore } from '../ports';
 import { TOKENIZER_NAME } from '../tokenizer';
 import type { SkippedDocument } from '../types';
@@ -28,6 +29,11 @@ export interface PrepareDeps {
   blobs: BlobStore;
   /** The deployment's model, which prices the run's estimate for `maxCostUsd` (no spec: no price, so a limit refuses). */
   modelSpec?: ModelSpec;
+  /**
+   * The deployment's default quota of the seeking model (CDK context `quotaRequestsPerMinute`,
+   * `quotaTokensPerMinute`); a run's options override each limit. Absent: none.
+   */
+  quota?: ModelQuota;
   /** Clock for the run record (tests pass a fixed one). */
   now?: () => Date;
 }
@@ -35,7 +41,8 @@ export interface PrepareDeps {
 /**
  * Prepare a run.
  * @returns the initial workflow state: round 1, k = 1, no outcome yet.
- * @throws ConfigurationError for invalid options; InvalidInputError when the corpus keys/prefix
+ * @throws ConfigurationError for invalid options; CostLimitExceededError over `maxCostUsd`;
+ *   QuotaExceededError when the stated quota cannot carry the seeks (shared/quota.ts `checkQuota`); InvalidInputError when the corpus keys/prefix
  *   match no object or point into `runs/`; EmptyCorpusError when no document has usable text (before
  *   any model call; the message lists each skipped document and why).
  */
@@ -60,6 +67,11 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
     if (!deps.modelSpec) throw new CostLimitExceededError(`Refused before any model call: maxCostUsd ${options.maxCostUsd} cannot be checked: the deployment's model is not known to Prepare`);
     enforceCostLimit(priceEstimate(estimate, deps.modelSpec), options.maxCostUsd);
   }
+  // The seeking Map's MaxConcurrency under the model's quota (shared/quota.ts), refused here when
+  // the quota cannot carry the seeks at all.
+  const plan = planRunConcurrency(estimate, options, deps.quota);
+  const check = checkQuota(plan);
+  if (check.refusal !== undefined) throw new QuotaExceededError(`Refused before any model call: ${check.refusal}`);
   const chunkCount = entry.chunks;
   const record: RunRecord = {
     runId: event.runId,
@@ -75,6 +87,7 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
     chunksFrom: cacheKey,
     ...(event.corpus.prefix !== undefined && { corpusPrefix: event.corpus.prefix }),
     estimate,
+    concurrency: { ...plan, warnings: check.warnings },
   };
   await blobs.put(runRecordKey(event.runId), JSON.stringify(record), 'application/json');
   // The manifest is written last: its presence means the run's chunks are all in place.
@@ -93,7 +106,7 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
     poolSize: 0,
     config: {
       rounds: options.rounds,
-      concurrency: options.concurrency,
+      concurrency: plan.concurrency,
       toleratedFailurePercentage: options.toleratedFailurePercentage,
       bestEffort: options.bestEffort,
       pipelineRounds: options.pipelineRounds,

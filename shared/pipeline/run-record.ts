@@ -4,6 +4,7 @@
  */
 import type { RunOptions } from '../config';
 import type { BlobStore } from '../ports';
+import type { SeekingPlan } from '../quota';
 import type { DocumentSummary, RunEstimate, SkippedDocument } from '../types';
 import { runRecordKey, seekQueryKey, syncKey } from './layout';
 import type { Message } from '../types';
@@ -36,6 +37,11 @@ export interface RunRecord {
   corpusPrefix?: string;
   /** What the run costs at most (shared/cost.ts), computed by Prepare before any model call. Absent in older records. */
   estimate?: RunEstimate;
+  /**
+   * The seeking Map's MaxConcurrency (the state's `config.concurrency`) and how it was derived from
+   * the quota (shared/quota.ts), with the pre-flight warnings. Absent in older records.
+   */
+  concurrency?: SeekingPlan;
 }
 
 /**

@@ -3,10 +3,11 @@
  * In rounds >= 2 it also reads the synchronized global top-K messages (global knowledge
  * synchronization, paper 2B). The resulting message, if any, joins the pool.
  */
-import { ContextOverflowError, RETRYABLE_ERRORS } from '../errors';
+import { ContextOverflowError, ModelThrottledError, RETRYABLE_ERRORS } from '../errors';
 import { buildMessage, halveSynchronized } from '../method';
 import { messageId } from '../pool';
-import type { AgentModel, BlobStore, MessageStore, SeekRequest, SeekResult } from '../ports';
+import type { AgentModel, BlobStore, MessageStore, SeekFailure, SeekRequest, SeekResult } from '../ports';
+import { MODEL_RETRY_POLICY } from '../quota';
 import { DEFAULT_RANKING, type RankingMode } from '../ranking';
 import type { AgentRole, Chunk } from '../types';
 import { runChunkKey } from './layout';
@@ -21,7 +22,16 @@ export interface SeekDeps {
    * handling (so a bad model setting, e.g. a ConfigurationError, is recorded for the chunk).
    */
   model: AgentModel | (() => AgentModel);
+  /** Clock, ms since the epoch (tests pass their own): when a failure is recorded, and the throttle waits. */
+  now?: () => number;
 }
+
+/**
+ * The longest gap between a throttled attempt and the next attempt of its chunk that counts as the
+ * workflow's Retry backoff, ms: the longest delay (60 s) plus a minute for the invocation itself. A
+ * longer gap is another execution of the run (a resume), not a wait for the quota.
+ */
+export const MAX_COUNTED_THROTTLE_WAIT_MS = (MODEL_RETRY_POLICY.maxDelaySeconds + 60) * 1000;
 
 /**
  * Run the seeking agent of one chunk, at most once per (run, round, chunk): a chunk already sought
@@ -39,22 +49,39 @@ export interface SeekDeps {
  *   round 1 (where only the chunk itself could be cut, which would drop corpus text), the task fails
  *   with a ContextOverflowError naming the chunk and what to change;
  * - any error that fails the task is recorded for the chunk (`RunResult.chunkFailures` lists it
- *   when the chunk ends up failed).
+ *   when the chunk ends up failed), with its time: the chunk's next attempt, after a
+ *   ModelThrottledError, adds the gap to the run's throttle wait (`countThrottleWait`).
  * @throws NotFoundError when the run or chunk object is missing; ContextOverflowError as above;
  *   other model errors (ModelThrottledError, …) unchanged so Step Functions can Retry by name.
  */
 export async function seekChunk(event: SeekEvent, deps: SeekDeps): Promise<SeekOutcome> {
   const { store } = deps;
   const { runId, round, chunk: index } = event;
+  const now = deps.now ?? Date.now;
   try {
-    if (await store.wasSought(runId, round, index)) return { chunk: index, outcome: 'already-done' };
+    const [sought, previous] = await Promise.all([store.wasSought(runId, round, index), store.lastSeekFailure(runId, round, index).catch(() => undefined)]);
+    if (sought) return { chunk: index, outcome: 'already-done' };
+    await countThrottleWait(store, runId, previous, now());
     const model = typeof deps.model === 'function' ? deps.model() : deps.model;
     return await seekOnce(event, { ...deps, model });
   } catch (error) {
     await countIfTransient(store, runId, 'seeker', error);
-    await bestEffort(store.recordSeekFailure(runId, round, index, describe(error)));
+    await bestEffort(store.recordSeekFailure(runId, round, index, { ...describe(error), at: now() }));
     throw error;
   }
+}
+
+/**
+ * After a throttled attempt of this chunk (its failure record, `at`), the time until this attempt is
+ * the workflow's Retry backoff (plus the invocation): added to the run's throttle wait. Step Functions
+ * does not tell the task how long it waited, so the task measures it from the record; a gap over
+ * {@link MAX_COUNTED_THROTTLE_WAIT_MS} is not a backoff (a resumed run) and is not counted.
+ */
+async function countThrottleWait(store: MessageStore, runId: string, previous: SeekFailure | undefined, at: number): Promise<void> {
+  if (previous?.error !== ModelThrottledError.name || previous.at === undefined) return;
+  const waited = at - previous.at;
+  if (waited < 0 || waited > MAX_COUNTED_THROTTLE_WAIT_MS) return;
+  await bestEffort(store.addThrottleWait(runId, waited));
 }
 
 /** Is this one of the errors the workflow retries (ModelThrottledError, …)? */

@@ -169,7 +169,7 @@ describe('the workflow definition', () => {
     expect(prepare).toMatchObject({ Type: 'Task', Resource: fnArn('Prepare'), Next: 'SeekChunks' });
     expect(prepare.Parameters).toBeUndefined();
     expect(prepare.Catch).toEqual([
-      { ErrorEquals: ['EmptyCorpusError', 'ConfigurationError', 'InvalidInputError', 'InvalidRunOptionsError', 'CostLimitExceededError'], Next: 'PrepareFailed' },
+      { ErrorEquals: ['EmptyCorpusError', 'ConfigurationError', 'InvalidInputError', 'InvalidRunOptionsError', 'CostLimitExceededError', 'QuotaExceededError'], Next: 'PrepareFailed' },
     ]);
     expect(asl.States.PrepareFailed).toMatchObject({ Type: 'Fail', ErrorPath: '$.Error', CausePath: '$.Cause' });
   });

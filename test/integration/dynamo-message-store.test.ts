@@ -142,6 +142,20 @@ describe('DynamoMessageStore against dynalite', () => {
     expect(await store.soughtChunks(run, 2)).toEqual([3]);
   });
 
+  it('gives a chunk\'s last failure with its time, and sums the throttle waits in the counters', async () => {
+    const run = 'throttle-waits';
+    await store.recordSeekFailure(run, 1, 2, { error: 'ModelThrottledError', message: 'slow down', at: 1_700_000_000_000 });
+    await store.recordSeekFailure(run, 1, 3, { error: 'ModelError', message: 'old record, no time' });
+    await store.addThrottleWait(run, 1500);
+    await store.addThrottleWait(run, 2250.4);
+
+    expect(await store.lastSeekFailure(run, 1, 2)).toEqual({ chunk: 2, error: 'ModelThrottledError', message: 'slow down', at: 1_700_000_000_000 });
+    expect(await store.lastSeekFailure(run, 1, 3)).toEqual({ chunk: 3, error: 'ModelError', message: 'old record, no time' });
+    expect(await store.lastSeekFailure(run, 2, 2)).toBeUndefined();
+    expect((await store.getCounters(run)).throttleWaitMs).toBe(3750);
+    expect((await store.getCounters('no-such-run')).throttleWaitMs).toBe(0);
+  });
+
   it('sums the seek records\' usage and warnings at read time, beside the counters of addUsage', async () => {
     // Arrange: 10 seeking agents at once (no shared item), 3 with a message; two KAR steps
     const run = 'usage';

@@ -7,11 +7,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FsBlobStore } from '../../local/engine/fs-blob-store';
 import { parseRunOptions } from '../../shared/config';
-import { ConfigurationError } from '../../shared/errors';
+import { ConfigurationError, ModelThrottledError } from '../../shared/errors';
 import { chunkKey, runRecordKey } from '../../shared/pipeline/layout';
 import { clearRunCaches, type RunRecord } from '../../shared/pipeline/run-record';
 import { boundMessageText, MAX_EVIDENCE_CHARS, MAX_STORED_QUOTE_CHARS } from '../../shared/method';
-import { seekChunk } from '../../shared/pipeline/seek';
+import { MAX_COUNTED_THROTTLE_WAIT_MS, seekChunk } from '../../shared/pipeline/seek';
 import type { AgentModel, MessageStore, SeekRecord } from '../../shared/ports';
 import type { Chunk, Message, Quote } from '../../shared/types';
 
@@ -31,7 +31,8 @@ function fakeStore(recorded: Recorded, overrides: Partial<MessageStore> = {}): M
       recorded.warnings.push(...record.warnings);
       return 'recorded' as const;
     },
-    recordSeekFailure: async (_run: string, _round: number, chunk: number, f: { error: string; message: string }) => void recorded.failures.push({ chunk, ...f }),
+    recordSeekFailure: async (_run: string, _round: number, chunk: number, f: { error: string; message: string }) => void recorded.failures.push({ chunk, error: f.error, message: f.message }),
+    lastSeekFailure: async () => undefined,
     countTransientError: async () => undefined,
     ...overrides,
   } as unknown as MessageStore;
@@ -149,5 +150,49 @@ describe('one Seek task', () => {
       expect.stringMatching(/^chunk 0, round 1: evidence of 400000 characters cut to 16000/),
       expect.stringMatching(/^chunk 0, round 1: quote of big.txt \[0, 400000\) cut to its first 32000 characters/),
     ]);
+  });
+
+  describe('the wait after a throttled attempt', () => {
+    const answering: AgentModel = {
+      description: 'answers',
+      seek: async () => ({ evidence: null, score: 0, spans: [], usage, warnings: [] }),
+      reason: async () => {
+        throw new Error('not used');
+      },
+    };
+    /** Seek chunk 0 at t = 100,000 ms after a recorded failure; the waits added to the counters. */
+    const waitsAfter = async (failure: { error: string; at?: number } | undefined): Promise<number[]> => {
+      const waits: number[] = [];
+      const store = fakeStore(
+        { messages: [], failures: [], warnings: [] },
+        {
+          lastSeekFailure: async () => failure && { chunk: 0, message: 'm', ...failure },
+          addThrottleWait: async (_run: string, ms: number) => void waits.push(ms),
+        },
+      );
+      await seekChunk({ runId: 'r', round: 1, chunk: 0 }, { blobs, store, model: answering, now: () => 100_000 });
+      return waits;
+    };
+
+    it('is measured from the throttled attempt\'s failure record to the next attempt', async () => {
+      expect(await waitsAfter({ error: ModelThrottledError.name, at: 96_500 })).toEqual([3500]);
+    });
+
+    it('is not counted after another error, without a record time, or after a gap no backoff takes (a resumed run)', async () => {
+      expect(await waitsAfter({ error: 'ModelError', at: 96_500 })).toEqual([]);
+      expect(await waitsAfter({ error: ModelThrottledError.name })).toEqual([]);
+      expect(await waitsAfter({ error: ModelThrottledError.name, at: 100_000 - MAX_COUNTED_THROTTLE_WAIT_MS - 1 })).toEqual([]);
+      expect(await waitsAfter(undefined)).toEqual([]);
+    });
+
+    it('records the time of a failure, from which the next attempt measures', async () => {
+      const failures: Array<{ at?: number }> = [];
+      const store = fakeStore({ messages: [], failures: [], warnings: [] }, { recordSeekFailure: async (_r: string, _n: number, _c: number, f: { at?: number }) => void failures.push(f) });
+      const throttled: AgentModel = { ...answering, seek: async () => Promise.reject(new ModelThrottledError('slow down')) };
+
+      await seekChunk({ runId: 'r', round: 1, chunk: 0 }, { blobs, store, model: throttled, now: () => 42 }).catch(() => undefined);
+
+      expect(failures).toEqual([expect.objectContaining({ error: 'ModelThrottledError', at: 42 })]);
+    });
   });
 });

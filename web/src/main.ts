@@ -155,6 +155,9 @@ const OPTION_HINTS: Record<string, string> = {
   concurrency: 'seeking agents at once',
   toleratedFailurePercentage: 'chunks that may fail, %',
   maxCostUsd: 'refuse runs estimated above, USD',
+  quotaRequestsPerMinute: "seeking model's quota, requests/min (sets concurrency)",
+  quotaTokensPerMinute: "seeking model's quota, tokens/min (sets concurrency)",
+  seekLatencySeconds: 'expected seconds per seek, for the quota',
 };
 
 /** `text` cut to at most `max` UTF-16 units with an ellipsis, never inside a character (grapheme cluster: no half surrogate pair). */
