@@ -222,6 +222,11 @@ export interface MessageStore {
   recordSeek(runId: string, record: SeekRecord): Promise<'recorded' | 'already-recorded'>;
   /** Has this chunk already been sought in this round (resume / retry)? */
   wasSought(runId: string, round: number, chunkIndex: number): Promise<boolean>;
+  /**
+   * What a Seek task reads first, in one read: whether (run, round, chunk) was sought (`wasSought`)
+   * and the failure recorded for it, if any (`lastSeekFailure`); consistent reads.
+   */
+  seekState(runId: string, round: number, chunkIndex: number): Promise<{ sought: boolean; lastFailure?: SeekFailure }>;
   /** Indexes of the chunks sought in a round (any outcome), ascending. */
   soughtChunks(runId: string, round: number): Promise<number[]>;
   /**

@@ -229,7 +229,29 @@ export class DynamoMessageStore implements MessageStore {
       const match = /^r(\d+)-c(\d+)$/.exec(id);
       return match ? { pk: runPk(runId), sk: messageSk(Number(match[1]), Number(match[2])) } : undefined;
     }).filter((key): key is { pk: string; sk: string } => key !== undefined);
-    const found: Message[] = [];
+    const found = (await this.batchGet(keys)).map((item) => JSON.parse(item.message as string) as Message);
+    const order = new Map(ids.map((id, i) => [id, i]));
+    return found.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
+  }
+
+  /**
+   * One BatchGetItem round trip (per 100 keys; consistent reads) for the three items of a chunk's
+   * seek state: its seek record, its message (either makes it sought) and its failure record.
+   */
+  async seekState(runId: string, round: number, chunkIndex: number): Promise<{ sought: boolean; lastFailure?: SeekFailure }> {
+    const keys = [seekSk(round, chunkIndex), messageSk(round, chunkIndex), failureSk(round, chunkIndex)].map((sk) => ({ pk: runPk(runId), sk }));
+    const items = await this.batchGet(keys);
+    const failureKey = failureSk(round, chunkIndex);
+    const failure = items.find((item) => item.sk === failureKey);
+    return {
+      sought: items.some((item) => item.sk !== failureKey),
+      ...(failure !== undefined && { lastFailure: failureOf(chunkIndex, failure) }),
+    };
+  }
+
+  /** BatchGetItem of `keys` (consistent reads), 100 keys a request, UnprocessedKeys retried a bounded number of times. */
+  private async batchGet(keys: Array<Record<string, unknown>>): Promise<Array<Record<string, unknown>>> {
+    const found: Array<Record<string, unknown>> = [];
     for (let i = 0; i < keys.length; i += BATCH_GET_MAX) {
       let pending: Array<Record<string, unknown>> = keys.slice(i, i + BATCH_GET_MAX);
       for (let attempt = 0; pending.length > 0; attempt++) {
@@ -237,13 +259,12 @@ export class DynamoMessageStore implements MessageStore {
         const out = await this.client.send(
           new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }),
         );
-        for (const item of out.Responses?.[this.tableName] ?? []) found.push(JSON.parse(item.message as string) as Message);
+        found.push(...((out.Responses?.[this.tableName] ?? []) as Array<Record<string, unknown>>));
         pending = (out.UnprocessedKeys?.[this.tableName]?.Keys as Array<Record<string, unknown>> | undefined) ?? [];
         if (pending.length > 0) await new Promise((r) => setTimeout(r, Math.random() * 50 * 2 ** attempt));
       }
     }
-    const order = new Map(ids.map((id, i) => [id, i]));
-    return found.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
+    return found;
   }
 
   async addUsage(runId: string, role: AgentRole, usage: RoleUsage, warnings: string[] = []): Promise<void> {
@@ -304,9 +325,7 @@ export class DynamoMessageStore implements MessageStore {
 
   async lastSeekFailure(runId: string, round: number, chunkIndex: number): Promise<SeekFailure | undefined> {
     const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: { pk: runPk(runId), sk: failureSk(round, chunkIndex) }, ConsistentRead: true }));
-    const item = out.Item;
-    if (item === undefined) return undefined;
-    return { chunk: chunkIndex, error: String(item.error), message: String(item.message), ...(typeof item.at === 'number' && { at: item.at }) };
+    return out.Item === undefined ? undefined : failureOf(chunkIndex, out.Item);
   }
 
   async addThrottleWait(runId: string, ms: number): Promise<void> {
@@ -482,4 +501,9 @@ export class DynamoMessageStore implements MessageStore {
     } while (start && items.length < max);
     return items;
   }
+}
+
+/** A failure record item as the port's `SeekFailure`. */
+function failureOf(chunkIndex: number, item: Record<string, unknown>): SeekFailure {
+  return { chunk: chunkIndex, error: String(item.error), message: String(item.message), ...(typeof item.at === 'number' && { at: item.at }) };
 }

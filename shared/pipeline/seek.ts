@@ -59,9 +59,9 @@ export async function seekChunk(event: SeekEvent, deps: SeekDeps): Promise<SeekO
   const { runId, round, chunk: index } = event;
   const now = deps.now ?? Date.now;
   try {
-    const [sought, previous] = await Promise.all([store.wasSought(runId, round, index), store.lastSeekFailure(runId, round, index).catch(() => undefined)]);
+    const { sought, lastFailure } = await store.seekState(runId, round, index);
     if (sought) return { chunk: index, outcome: 'already-done' };
-    await countThrottleWait(store, runId, previous, now());
+    await countThrottleWait(store, runId, lastFailure, now());
     const model = typeof deps.model === 'function' ? deps.model() : deps.model;
     return await seekOnce(event, { ...deps, model });
   } catch (error) {

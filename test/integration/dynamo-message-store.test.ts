@@ -140,6 +140,12 @@ describe('DynamoMessageStore against dynalite', () => {
     expect(await store.wasSought(run, 2, 4)).toBe(false);
     expect(await store.soughtChunks(run, 1)).toEqual([1, 4]);
     expect(await store.soughtChunks(run, 2)).toEqual([3]);
+    // The Seek task's one read: sought by a seek record or by a message, and the failure beside it.
+    await store.recordSeekFailure(run, 2, 4, { error: 'ModelThrottledError', message: 'slow down', at: 5 });
+    expect(await store.seekState(run, 1, 4)).toEqual({ sought: true });
+    expect(await store.seekState(run, 1, 1)).toEqual({ sought: true });
+    expect(await store.seekState(run, 2, 4)).toEqual({ sought: false, lastFailure: { chunk: 4, error: 'ModelThrottledError', message: 'slow down', at: 5 } });
+    expect(await store.seekState(run, 2, 9)).toEqual({ sought: false });
   });
 
   it('gives a chunk\'s last failure with its time, and sums the throttle waits in the counters', async () => {

@@ -24,7 +24,7 @@ interface Recorded {
 }
 
 function fakeStore(recorded: Recorded, overrides: Partial<MessageStore> = {}): MessageStore {
-  return {
+  const store = {
     wasSought: async () => false,
     recordSeek: async (_run: string, record: SeekRecord) => {
       if (record.message) recorded.messages.push(record.message);
@@ -36,6 +36,12 @@ function fakeStore(recorded: Recorded, overrides: Partial<MessageStore> = {}): M
     countTransientError: async () => undefined,
     ...overrides,
   } as unknown as MessageStore;
+  // The Seek task's one read, from the two the overrides may replace.
+  const seekState: MessageStore['seekState'] = async (run, round, chunk) => {
+    const lastFailure = await store.lastSeekFailure(run, round, chunk);
+    return { sought: await store.wasSought(run, round, chunk), ...(lastFailure && { lastFailure }) };
+  };
+  return { ...store, seekState: overrides.seekState ?? seekState } as MessageStore;
 }
 
 function quote(start: number, length: number, char = 'q'): Quote {
