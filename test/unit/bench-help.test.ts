@@ -2,11 +2,11 @@
  * Every benchmark script (bench/*.ts, listed from the directory, so a new one is covered without
  * naming it here) answers `--help` with its usage on stdout, exit status 0 and nothing on stderr
  * naming an error; the usage starts with the file comment's `Usage:` line (and its `[...]`
- * continuation lines), so the two agree. An unknown option is refused with exit status 2, the option
- * and the usage on stderr and nothing on stdout. Neither starts the script's work. Each script runs
- * through tsx in a fresh process (1 to 2 s here, mostly loading its modules), at most 2 at a time
- * (a 2-core machine). `-h` is not run: a script that refuses an unknown option with its usage parses
- * its command line with bench/support/args.ts, which gives it `-h` too.
+ * continuation lines), so the two agree. Every script parses its command line with
+ * bench/support/args.ts (strict), so an unknown option is refused with exit status 2, the option and
+ * the usage on stderr and nothing on stdout: run for one script, checked from the source for the
+ * others (a process each costs 1 to 2 s here, mostly loading its modules). At most 2 at a time (a
+ * 2-core machine). `-h` is not run: bench/support/args.ts gives it with `--help`.
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -23,7 +23,13 @@ const RUN_TIMEOUT_MS = 60_000;
 /** The whole set, at most PARALLEL at a time: about 4x its time on the 2-core development machine (32 to 36 s, loaded). */
 const ALL_TIMEOUT_MS = 150_000;
 
-const INVOCATIONS = [['--help'], ['--no-such-option']] as const;
+/**
+ * `--help` of every script; an unknown option of one script (the refusal is bench/support/args.ts's,
+ * which every script must parse its command line with: checked below from the source, without a
+ * process each, to keep this file inside its share of the suite's time).
+ */
+const INVOCATIONS = [['--help']] as const;
+const REFUSAL_PROBE = 'startup.ts';
 
 interface Run {
   status: number | null;
@@ -55,7 +61,7 @@ const runs = new Map<string, Run>();
 const key = (script: string, args: readonly string[]): string => `${script} ${args.join(' ')}`;
 
 beforeAll(async () => {
-  const queue = SCRIPTS.flatMap((script) => INVOCATIONS.map((args) => [script, args] as const));
+  const queue: Array<readonly [string, readonly string[]]> = [...SCRIPTS.flatMap((script) => INVOCATIONS.map((args) => [script, args] as const)), [REFUSAL_PROBE, ['--no-such-option']]];
   const worker = async (): Promise<void> => {
     for (let next = queue.shift(); next !== undefined; next = queue.shift()) runs.set(key(...next), await run(...next));
   };
@@ -76,6 +82,13 @@ describe.each(SCRIPTS)('bench/%s', (script) => {
     expect(result?.stdout.slice(0, (commented?.length ?? 0) + 1)).toBe(`${commented}\n`);
   });
 
+  it('parses its command line with bench/support/args.ts (strict: an unknown option is refused)', () => {
+    expect(readFileSync(path.join(BENCH, script), 'utf8')).toMatch(/import \{[^}]*\bbenchArgs\b[^}]*\} from '\.\/support\/args'/);
+  });
+});
+
+describe(`bench/${REFUSAL_PROBE}`, () => {
+  const script = REFUSAL_PROBE;
   it('refuses an unknown option, naming it, with the usage (exit 2, nothing on stdout)', () => {
     const result = runs.get(key(script, ['--no-such-option']));
     expect(result).toBeDefined();
