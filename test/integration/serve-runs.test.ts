@@ -2,16 +2,21 @@
  * The run list, cancelling, health and the served OpenAPI document of `extagents serve` over HTTP on
  * 127.0.0.1 (local/services/serve.ts, the same route table and core as the Lambda): `GET /v1/runs`
  * paged newest first, `POST /v1/runs/{runId}/cancel` of a running run (a slow model keeps it running)
- * ending ABORTED with its state kept, 409 for a finished run, `GET /v1/health` and
- * `GET /v1/openapi.json` without a token. No network beyond 127.0.0.1, no AWS credentials.
+ * ending ABORTED with its state kept (and resumed afterwards under its run id, as `ask --run-id`
+ * does), 409 for a finished run, `GET /v1/health` and `GET /v1/openapi.json` without a token.
+ * No network beyond 127.0.0.1, no AWS credentials.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { readFileSync } from 'node:fs';
 import { OPENAPI_PATH } from '../../local/generate/openapi';
 import { startServer, type LocalApiServer } from '../../local/services/serve';
+import { startLocalStack } from '../../local/engine/stack';
+import { webRunKey, type WebRunRecord } from '../../local/services/web';
+import { resultKey, runRecordKey } from '../../shared/pipeline/layout';
+import type { RunRecord } from '../../shared/pipeline/run-record';
+import type { RunResult } from '../../shared/types';
 import { ExtractiveReader } from '../../shared/extractive/reader';
 import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
 import {
@@ -123,6 +128,8 @@ async function waitFor(runId: string, done: (run: RunStatus) => boolean): Promis
 
 let corpusId: string;
 const finished: string[] = [];
+/** The run cancelled below, and what it had sought when cancelled. */
+let cancelledRun: { runId: string; sought: number; total: number } | undefined;
 
 describe('GET /v1/runs on extagents serve', () => {
   beforeAll(async () => {
@@ -180,6 +187,7 @@ describe('POST /v1/runs/{runId}/cancel on extagents serve', () => {
     expect(again.json).toEqual(cancelled.json);
     expect(messages.messages.length).toBeGreaterThan(0);
     expect(listed.runs[0]).toMatchObject({ runId, status: 'ABORTED' });
+    cancelledRun = { runId, sought: run.progress.rounds[0].sought, total: run.progress.rounds[0].total };
     // Nothing seeks for the run once the cancel answered (the seeks in flight at the abort settled before it).
     expect(model.slowSeeks).toBeLessThanOrEqual(seeksBefore + 2);
     const after = model.slowSeeks;
@@ -222,5 +230,27 @@ describe('GET /v1/health and GET /v1/openapi.json on extagents serve', () => {
     expect(document).toEqual(parse(readFileSync(OPENAPI_PATH, 'utf8')));
     expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(['/v1/runs', '/v1/runs/{runId}/cancel', '/v1/health', '/v1/openapi.json']));
     expect(Object.keys(document.paths['/v1/runs'])).toEqual(['post', 'get']);
+  });
+});
+
+describe('a cancelled run resumes', () => {
+  it('to SUCCEEDED when run again under its run id on the same state directory (as `ask --run-id`), seeking only the chunks not sought before', async () => {
+    if (!cancelledRun) throw new Error('the cancel test did not run');
+    const { runId, sought, total } = cancelledRun;
+    await server.stop(); // the state directory's lock: one process at a time
+    const stack = await startLocalStack({ stateDir: path.join(dir, 'state'), persistent: true, model, retryIntervalMs: 1, lockCommand: 'test' });
+    try {
+      const web = JSON.parse(await stack.blobs.getText(webRunKey(runId))) as WebRunRecord;
+      const record = JSON.parse(await stack.blobs.getText(runRecordKey(runId))) as RunRecord;
+      const seeksBefore = model.slowSeeks;
+
+      await stack.execute({ runId, question: web.question, corpus: web.corpus, options: record.options });
+      const result = JSON.parse(await stack.blobs.getText(resultKey(runId))) as RunResult;
+
+      expect(result.answer.length).toBeGreaterThan(0);
+      expect(model.slowSeeks - seeksBefore).toBe(total - sought);
+    } finally {
+      await stack.stop();
+    }
   });
 });
