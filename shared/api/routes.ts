@@ -107,12 +107,8 @@ export const API_ROUTES: readonly RouteSpec[] = [
     pathParams: {},
     query: RunsQuerySchema,
     headers: {},
-    success: {
-      status: 200,
-      schema: RunPageSchema,
-      description: 'One page of runs.',
-      links: { GetFirstRun: { operationId: 'getRun', parameters: { runId: '$response.body#/runs/0/runId' }, description: 'The newest run of the page.' } },
-    },
+    // No OpenAPI link to the listed runs: a link names one value (`#/runs/0/runId`), which an empty page has not.
+    success: { status: 200, schema: RunPageSchema, description: 'One page of runs.' },
     problems: [400],
   },
   {
