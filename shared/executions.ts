@@ -101,7 +101,7 @@ export interface ExecutionControl {
    * steps, chunk cache) is kept, so the run can be resumed as a killed one.
    * Does nothing to an execution that is not RUNNING.
    * @returns the execution's description afterwards; undefined when there is none.
-   * @throws RunNotCancellableError (shared/api/errors.ts) when this process cannot stop it (locally: another process runs it).
+   * @throws RunNotCancellableError (shared/errors.ts) when this process cannot stop it (locally: another process runs it).
    */
   abort(name: string, reason: StopReason): Promise<ExecutionDescription | undefined>;
 }

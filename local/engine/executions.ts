@@ -17,8 +17,7 @@
  * versions of `serve` (`api/executions/<name>.json`) are still read.
  */
 import pLimit from 'p-limit';
-import { InvalidInputError, NotFoundError } from '../../shared/errors';
-import { RunNotCancellableError } from '../../shared/api/errors';
+import { InvalidInputError, NotFoundError, RunNotCancellableError } from '../../shared/errors';
 import { causeMessage, type ExecutionControl, type ExecutionDescription, type ExecutionPage, type RunLauncher, type StopReason } from '../../shared/executions';
 import type { PrepareEvent } from '../../shared/pipeline/state';
 import type { BlobStore } from '../../shared/ports';

@@ -47,20 +47,6 @@ export class UnsupportedMediaTypeError extends InvalidInputError {}
 /** An `Idempotency-Key` reused with a different request (HTTP 409). */
 export class IdempotencyConflictError extends ExtAgentsError {}
 
-/**
- * A run that cannot be cancelled (HTTP 409): it has already ended (SUCCEEDED, FAILED, TIMED_OUT),
- * or (locally) another process runs it. `status` is the run's status.
- */
-export class RunNotCancellableError extends ExtAgentsError {
-  constructor(
-    message: string,
-    readonly status: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
 /** A request without valid credentials (HTTP 401; the local API server's bearer token). */
 export class UnauthorizedError extends ExtAgentsError {}
 

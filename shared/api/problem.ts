@@ -9,13 +9,12 @@
  * RFC 9457 section 4.2.1); otherwise a `tag:` URI (RFC 4151: a stable, non-resolvable identifier,
  * listed in docs/API.md).
  */
-import { CostLimitExceededError, ExtAgentsError, InvalidInputError, NotFoundError } from '../errors';
+import { CostLimitExceededError, ExtAgentsError, InvalidInputError, NotFoundError, RunNotCancellableError } from '../errors';
 import {
   IdempotencyConflictError,
   MissingCorpusError,
   PayloadTooLargeError,
   RequestValidationError,
-  RunNotCancellableError,
   UnauthorizedError,
   UnfitRunOptionsError,
   UnsupportedMediaTypeError,

@@ -14,8 +14,7 @@ import { LocalExecutions, executionRecordKey } from '../../local/engine/executio
 import { LocalUploadSigner, MAX_LOCAL_UPLOAD_BYTES, UPLOAD_SECRET_FILE, loadUploadSecret, tokenProblem } from '../../local/services/serve';
 import type { ExecutionDescription } from '../../shared/executions';
 import { MAX_FILE_BYTES } from '../../shared/api/schemas';
-import { ConfigurationError, EmptyCorpusError, InvalidInputError } from '../../shared/errors';
-import { RunNotCancellableError } from '../../shared/api/errors';
+import { ConfigurationError, EmptyCorpusError, InvalidInputError, RunNotCancellableError } from '../../shared/errors';
 import type { PrepareEvent } from '../../shared/pipeline/state';
 
 const input = (runId: string): PrepareEvent => ({ runId, question: 'Q', corpus: { prefix: 'corpora/c1/' } });
