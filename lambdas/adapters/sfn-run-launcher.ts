@@ -14,6 +14,8 @@
  *   invalid one is `InvalidToken`, reported as InvalidInputError).
  *   Source: https://docs.aws.amazon.com/step-functions/latest/apireference/API_ListExecutions.html
  * - StopExecution stops a RUNNING execution: it ends ABORTED with the given `error` and `cause`.
+ *   With a customer managed key on the state machine, Step Functions encrypts `error` and `cause`
+ *   with it, and the caller would need KMS permissions; the workflow uses the AWS owned key.
  *   Source: https://docs.aws.amazon.com/step-functions/latest/apireference/API_StopExecution.html
  * - Execution ARN: `arn:<partition>:states:<region>:<account>:execution:<stateMachineName>:<name>`.
  *   Source: https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html
