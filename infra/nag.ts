@@ -180,6 +180,14 @@ export const PARLIAMENT_ACCEPTED: readonly AcceptedMismatch[] = [
       'DescribeExecution takes an execution (Standard) or an express execution; the Service Authorization Reference marks both resource types required, meaning either, and parliament 1.6 wants a resource of each. The workflows are Standard state machines: their executions are granted.',
   },
   {
+    action: 'states:ListExecutions',
+    requiredFormat: /^arn:\*:states:\*:\*:mapRun:/,
+    // The API's GET /v1/runs: the workflow's state machine, nothing wider.
+    resources: /^arn:aws:states:[a-z0-9-]+:\d{12}:stateMachine:[^:*]+$/,
+    reason:
+      'ListExecutions takes a state machine (its executions) or a Map Run (its child executions); the Service Authorization Reference marks both resource types required, meaning either, and parliament 1.6 wants a resource of each. The API lists the workflow\'s executions: its state machine is granted, no Map Run.',
+  },
+  {
     action: 'bedrock:InvokeModel',
     requiredFormat: /^arn:\*:bedrock:/,
     resources: /^arn:aws:bedrock:([a-z0-9-]+:\d{12}:inference-profile|(\*|[a-z0-9-]+)::foundation-model)\/[a-z0-9.-]+:\d+$/,

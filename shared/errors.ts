@@ -85,6 +85,20 @@ export class ModelError extends ExtAgentsError {}
 /** A stored object or record that must exist does not (e.g. a chunk object, a run record). */
 export class NotFoundError extends ExtAgentsError {}
 
+/**
+ * A run that cannot be cancelled (the API answers 409): it has already ended (SUCCEEDED, FAILED, TIMED_OUT),
+ * or (locally) another process runs it. Thrown by ExecutionControl.abort (shared/executions.ts) and the API's cancel. `status` is the run's status.
+ */
+export class RunNotCancellableError extends ExtAgentsError {
+  constructor(
+    message: string,
+    readonly status: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 /** Error names that the workflow retries with bounded, jittered backoff. */
 export const RETRYABLE_ERRORS = [
   ModelThrottledError.name,

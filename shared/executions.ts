@@ -70,3 +70,38 @@ export interface RunLauncher extends ExecutionLookup {
    */
   start(name: string, input: PrepareEvent): Promise<{ started: boolean }>;
 }
+
+/** One page of executions, newest first. */
+export interface ExecutionPage {
+  executions: ExecutionDescription[];
+  /** The adapter's position after this page (Step Functions' `nextToken`); absent on the last page. */
+  next?: string;
+}
+
+/** Why an execution is stopped: the error name and cause its description reports afterwards. */
+export interface StopReason {
+  error: string;
+  cause: string;
+}
+
+/**
+ * Lists and stops the workflow's executions (Step Functions ListExecutions and StopExecution; the
+ * local registry and its in-process abort). The API's `GET /v1/runs` and `POST /v1/runs/{runId}/cancel`.
+ */
+export interface ExecutionControl {
+  /**
+   * Executions of the workflow, newest first (start time descending).
+   * @param options.limit executions per page (1-100).
+   * @param options.after `next` of the previous page.
+   * @throws InvalidInputError for an `after` the adapter cannot use.
+   */
+  list(options: { limit: number; after?: string }): Promise<ExecutionPage>;
+  /**
+   * Stop the RUNNING execution `name` (it ends ABORTED with `reason`); the run's state (messages,
+   * steps, chunk cache) is kept, so the run can be resumed as a killed one.
+   * Does nothing to an execution that is not RUNNING.
+   * @returns the execution's description afterwards; undefined when there is none.
+   * @throws RunNotCancellableError (shared/errors.ts) when this process cannot stop it (locally: another process runs it).
+   */
+  abort(name: string, reason: StopReason): Promise<ExecutionDescription | undefined>;
+}

@@ -9,6 +9,14 @@
  *   `ExecutionAlreadyExists`, which this adapter reports as "already there" (`started: false`).
  *   The API's idempotency record (shared/api/idempotency.ts) has already ruled out another input.
  *   Source: https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html
+ * - ListExecutions answers a state machine's executions newest first (by start date), at most
+ *   `maxResults` (1-1,000) a page, with a `nextToken` for the next page (valid for 24 hours; an
+ *   invalid one is `InvalidToken`, reported as InvalidInputError).
+ *   Source: https://docs.aws.amazon.com/step-functions/latest/apireference/API_ListExecutions.html
+ * - StopExecution stops a RUNNING execution: it ends ABORTED with the given `error` and `cause`.
+ *   With a customer managed key on the state machine, Step Functions encrypts `error` and `cause`
+ *   with it, and the caller would need KMS permissions; the workflow uses the AWS owned key.
+ *   Source: https://docs.aws.amazon.com/step-functions/latest/apireference/API_StopExecution.html
  * - Execution ARN: `arn:<partition>:states:<region>:<account>:execution:<stateMachineName>:<name>`.
  *   Source: https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html
  */
@@ -16,16 +24,28 @@ import {
   DescribeExecutionCommand,
   ExecutionAlreadyExists,
   ExecutionDoesNotExist,
+  InvalidToken,
+  ListExecutionsCommand,
   SFNClient,
   StartExecutionCommand,
+  StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
-import { ConfigurationError } from '../../shared/errors';
-import { EXECUTION_STATUSES, causeMessage, type ExecutionDescription, type ExecutionStatus, type RunLauncher } from '../../shared/executions';
+import { ConfigurationError, InvalidInputError } from '../../shared/errors';
+import {
+  EXECUTION_STATUSES,
+  causeMessage,
+  type ExecutionControl,
+  type ExecutionDescription,
+  type ExecutionPage,
+  type ExecutionStatus,
+  type RunLauncher,
+  type StopReason,
+} from '../../shared/executions';
 import { StateMachineArnSchema } from './lambda-env';
 import type { PrepareEvent } from '../../shared/pipeline/state';
 
 /** The RunLauncher (and ExecutionLookup) of the deployed stack. */
-export class SfnRunLauncher implements RunLauncher {
+export class SfnRunLauncher implements RunLauncher, ExecutionControl {
   /**
    * @param client a Step Functions client created once per container.
    * @param stateMachineArn the workflow's state machine.
@@ -61,7 +81,7 @@ export class SfnRunLauncher implements RunLauncher {
       if (error instanceof ExecutionDoesNotExist || (error as Error).name === 'ExecutionDoesNotExist') return undefined;
       throw error;
     }
-    const status = (EXECUTION_STATUSES as readonly string[]).includes(out.status ?? '') ? (out.status as ExecutionStatus) : 'RUNNING';
+    const status = statusOf(out.status);
     return {
       name,
       status,
@@ -71,4 +91,38 @@ export class SfnRunLauncher implements RunLauncher {
       ...(out.cause !== undefined && { cause: causeMessage(out.cause) }),
     };
   }
+
+  async list(options: { limit: number; after?: string }): Promise<ExecutionPage> {
+    let out;
+    try {
+      out = await this.client.send(new ListExecutionsCommand({ stateMachineArn: this.stateMachineArn, maxResults: options.limit, ...(options.after !== undefined && { nextToken: options.after }) }));
+    } catch (error) {
+      if (error instanceof InvalidToken || (error as Error).name === 'InvalidToken') throw new InvalidInputError('Not a position of the execution list (expired or altered)', { cause: error });
+      throw error;
+    }
+    const executions = (out.executions ?? []).map(
+      (e): ExecutionDescription => ({
+        name: e.name ?? '',
+        status: statusOf(e.status),
+        startedAt: (e.startDate ?? new Date(0)).toISOString(),
+        ...(e.stopDate && { stoppedAt: e.stopDate.toISOString() }),
+      }),
+    );
+    return { executions, ...(out.nextToken !== undefined && { next: out.nextToken }) };
+  }
+
+  async abort(name: string, reason: StopReason): Promise<ExecutionDescription | undefined> {
+    try {
+      await this.client.send(new StopExecutionCommand({ executionArn: this.executionArn(name), error: reason.error, cause: reason.cause }));
+    } catch (error) {
+      if (error instanceof ExecutionDoesNotExist || (error as Error).name === 'ExecutionDoesNotExist') return undefined;
+      throw error;
+    }
+    return this.describe(name);
+  }
+}
+
+/** An execution status of the API's vocabulary (an unknown one, from a newer API, counts as RUNNING). */
+function statusOf(status: string | undefined): ExecutionStatus {
+  return (EXECUTION_STATUSES as readonly string[]).includes(status ?? '') ? (status as ExecutionStatus) : 'RUNNING';
 }

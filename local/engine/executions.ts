@@ -17,8 +17,8 @@
  * versions of `serve` (`api/executions/<name>.json`) are still read.
  */
 import pLimit from 'p-limit';
-import { NotFoundError } from '../../shared/errors';
-import { causeMessage, type ExecutionDescription, type RunLauncher } from '../../shared/executions';
+import { InvalidInputError, NotFoundError, RunNotCancellableError } from '../../shared/errors';
+import { causeMessage, type ExecutionControl, type ExecutionDescription, type ExecutionPage, type RunLauncher, type StopReason } from '../../shared/executions';
 import type { PrepareEvent } from '../../shared/pipeline/state';
 import type { BlobStore } from '../../shared/ports';
 import { ExecutionFailedError } from './engine';
@@ -47,10 +47,20 @@ export interface LocalExecutionsOptions {
 /** Names being started in this process, per bucket (a second claim of one is refused at once). */
 const claimedByBucket = new WeakMap<BlobStore, Set<string>>();
 
-export class LocalExecutions implements RunLauncher {
-  private readonly active = new Map<string, { description: ExecutionDescription; done: Promise<void> }>();
+/** An execution of this process: its description, its end, and (background ones) its own abort. */
+interface ActiveExecution {
+  description: ExecutionDescription;
+  done: Promise<void>;
+  /** Aborts this execution alone (`abort`); absent for foreground ones (`run`). */
+  controller?: AbortController;
+  /** Why it was aborted through {@link LocalExecutions.abort}: what its record says at its end. */
+  stopReason?: StopReason;
+}
+
+export class LocalExecutions implements RunLauncher, ExecutionControl {
+  private readonly active = new Map<string, ActiveExecution>();
   private readonly limit: ReturnType<typeof pLimit>;
-  private readonly abort = new AbortController();
+  private readonly stopping = new AbortController();
   private readonly now: () => Date;
   private startedCount = 0;
 
@@ -85,10 +95,16 @@ export class LocalExecutions implements RunLauncher {
     }
     const description: ExecutionDescription = { name, status: 'RUNNING', startedAt: this.now().toISOString() };
     let finish!: () => void;
-    this.active.set(name, { description, done: new Promise<void>((resolve) => (finish = resolve)) });
+    // Aborted by `stop` (every execution) or `abort` (this one).
+    const controller = new AbortController();
+    const onStop = (): void => controller.abort();
+    this.stopping.signal.addEventListener('abort', onStop, { once: true });
+    const entry: ActiveExecution = { description, done: new Promise<void>((resolve) => (finish = resolve)), controller };
+    this.active.set(name, entry);
     try {
       await this.persist(description);
     } catch (error) {
+      this.stopping.signal.removeEventListener('abort', onStop);
       this.active.delete(name);
       finish();
       throw error;
@@ -97,14 +113,19 @@ export class LocalExecutions implements RunLauncher {
     }
     this.startedCount += 1;
     void this.limit(async () => {
-      if (this.abort.signal.aborted) throw new ExecutionFailedError('ExecutionAborted', 'The server stopped before the run started');
-      return execute(input, this.abort.signal);
+      if (entry.stopReason) throw new ExecutionFailedError('ExecutionAborted', 'The execution was aborted before it started');
+      if (this.stopping.signal.aborted) throw new ExecutionFailedError('ExecutionAborted', 'The server stopped before the run started');
+      return execute(input, controller.signal);
     })
       .then(
         () => Object.assign(description, { status: 'SUCCEEDED' }),
         (error: unknown) => Object.assign(description, failureOf(error)),
       )
       .then(async () => {
+        this.stopping.signal.removeEventListener('abort', onStop);
+        // Aborted through `abort` (the API's cancel): ABORTED with the caller's reason, even when the
+        // abort reached the execution as it was failing for another reason.
+        if (entry.stopReason && description.status !== 'SUCCEEDED') Object.assign(description, { status: 'ABORTED' }, entry.stopReason);
         description.stoppedAt = this.now().toISOString();
         await this.persist(description).catch(() => undefined);
         this.options.onEnded?.({ ...description });
@@ -162,9 +183,65 @@ export class LocalExecutions implements RunLauncher {
     return description;
   }
 
+  /**
+   * The executions of this bucket, newest first (start time descending, then name descending), from
+   * the records (`runs/_executions/`, and the legacy `api/executions/`), each described as
+   * {@link describe} does. `after` is the `next` of the previous page: `<startedAt> <name>` of its
+   * last execution (keyset paging, so executions started meanwhile do not shift the pages).
+   * @throws InvalidInputError for an `after` that is not such a position.
+   */
+  async list(options: { limit: number; after?: string }): Promise<ExecutionPage> {
+    let after: { startedAt: string; name: string } | undefined;
+    if (options.after !== undefined) {
+      const match = /^(\S+) ([A-Za-z0-9._-]{1,80})$/.exec(options.after);
+      if (!match) throw new InvalidInputError(`Not a position of the execution list: ${JSON.stringify(options.after)}`);
+      after = { startedAt: match[1], name: match[2] };
+    }
+    const names = new Set<string>();
+    for (const prefix of ['runs/_executions/', 'api/executions/']) {
+      for (const object of await this.options.blobs.list(prefix)) {
+        const name = /^[^/]+\/(?:_executions|executions)\/([^/]+)\.json$/.exec(object.key)?.[1];
+        if (name !== undefined) names.add(name);
+      }
+    }
+    for (const name of this.active.keys()) names.add(name);
+    const limit = pLimit(16);
+    const described = (await Promise.all([...names].map((name) => limit(() => this.describe(name))))).filter((d): d is ExecutionDescription => d !== undefined);
+    const newestFirst = (a: { startedAt: string; name: string }, b: { startedAt: string; name: string }): number =>
+      b.startedAt.localeCompare(a.startedAt) || b.name.localeCompare(a.name);
+    described.sort(newestFirst);
+    const rest = after === undefined ? described : described.filter((d) => newestFirst(after, d) < 0);
+    const page = rest.slice(0, options.limit);
+    const last = page.at(-1);
+    return { executions: page, ...(rest.length > options.limit && last && { next: `${last.startedAt} ${last.name}` }) };
+  }
+
+  /**
+   * Abort the RUNNING background execution `name` of this process and wait until it has ended (its
+   * record written, ABORTED with `reason`). Its run's state stays, as after Ctrl-C: the run resumes
+   * when run again under its id (docs/ARCHITECTURE.md, "Resume"). Nothing happens to an execution
+   * that has ended, nor to one interrupted by a process that is gone (already reported ABORTED).
+   * @returns the execution afterwards; undefined when there is none.
+   * @throws RunNotCancellableError when another live process (a `job`, an `ask`) runs it.
+   */
+  async abort(name: string, reason: StopReason): Promise<ExecutionDescription | undefined> {
+    const entry = this.active.get(name);
+    if (entry?.controller) {
+      entry.stopReason ??= reason;
+      entry.controller.abort();
+      await entry.done;
+      return this.describe(name);
+    }
+    const description = await this.describe(name);
+    if (description?.status === 'RUNNING') {
+      throw new RunNotCancellableError(`Run ${name} is run by another process (${entry ? 'in the foreground' : 'a job or another command'}); stop that process to stop it`, 'RUNNING');
+    }
+    return description;
+  }
+
   /** Abort every background execution and wait until each has ended (its record written). Idempotent. */
   async stop(): Promise<void> {
-    this.abort.abort();
+    this.stopping.abort();
     await Promise.all([...this.active.values()].map((e) => e.done));
   }
 
@@ -175,7 +252,7 @@ export class LocalExecutions implements RunLauncher {
   private async claim(name: string): Promise<{ existing: ExecutionRecord | undefined; release: () => void } | undefined> {
     let claimed = claimedByBucket.get(this.options.blobs);
     if (!claimed) claimedByBucket.set(this.options.blobs, (claimed = new Set()));
-    if (claimed.has(name) || this.active.has(name) || this.abort.signal.aborted) return undefined;
+    if (claimed.has(name) || this.active.has(name) || this.stopping.signal.aborted) return undefined;
     claimed.add(name);
     const release = () => claimed.delete(name);
     try {

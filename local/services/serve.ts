@@ -6,7 +6,7 @@
  *
  * Differences from AWS, each standing in for an AWS service:
  * - Authentication: a bearer token (RFC 6750) instead of SigV4; every API route needs
- *   `Authorization: Bearer <token>`, else 401 problem+json with `WWW-Authenticate: Bearer`.
+ *   `Authorization: Bearer <token>` (but `GET /v1/health` and `GET /v1/openapi.json`, as on AWS), else 401 problem+json with `WWW-Authenticate: Bearer`.
  *   The token is generated (crypto) and printed at every start unless given (--token or
  *   EXTAGENTS_TOKEN), so a generated token does not survive a restart.
  * - Upload URLs: `POST /v1/corpora` returns URLs of this server's own `PUT /_local/uploads/<key>`,
@@ -36,7 +36,7 @@ import path from 'node:path';
 import { BlobIdempotencyStore } from '../../shared/api/idempotency';
 import type { PresignedUpload, Presigner } from '../../shared/api/ports';
 import { PROBLEM_CONTENT_TYPE, plainProblem, problemOf, problemResponse, type ApiResponse } from '../../shared/api/problem';
-import { createApiHandler, type ApiHandler } from '../../shared/api/router';
+import { createApiHandler, isPublicRequest, type ApiHandler } from '../../shared/api/router';
 import { ApiCore } from '../../shared/api/core';
 import { RunIdSchema } from '../../shared/pipeline/state';
 import { formatSse, RunEventHub } from './run-events';
@@ -317,7 +317,8 @@ async function serveRequest(req: IncomingMessage, res: ServerResponse, ctx: Serv
     }
     if (url.pathname.startsWith(UPLOAD_PATH)) {
       response = await handleUpload(req, url, ctx);
-    } else if (!authorized(req.headers.authorization, ctx.expected)) {
+    } else if (!isPublicRequest(req.method ?? 'GET', url.pathname) && !authorized(req.headers.authorization, ctx.expected)) {
+      // Every API route needs the token but those the route table marks `auth: "none"` (health, the OpenAPI document).
       const given = req.headers.authorization !== undefined;
       const error = new UnauthorizedError(given ? 'The bearer token is not valid' : 'Send the token printed by `extagents serve` as "Authorization: Bearer <token>"');
       response = problemResponse(problemOf(error), {

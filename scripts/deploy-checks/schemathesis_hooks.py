@@ -25,20 +25,28 @@ from schemathesis.generation.modes import GenerationMode
 CORPUS_ID = os.environ.get("EXTAGENTS_CHECK_CORPUS_ID")
 
 DUPLICATE_PATHS = "file paths must be unique"
-# The other rule without a JSON Schema form: `cursor` of GET /v1/runs/{runId}/messages is opaque, only a
+# The other rule without a JSON Schema form: `cursor` of GET /v1/runs/{runId}/messages (and of GET /v1/runs) is opaque, only a
 # `nextCursor` the server gave is valid; any other string of the declared form (at least 19 characters of
 # base64url, the shortest cursor the server issues) is 400. `0` and other shorter strings are outside it.
 # What the server says of a cursor of that form it did not issue, once the run exists (real runs of the
 # stateful phase): one of decodeCursor's two messages (shared/api/core.ts). The form's own message
 # (shared/api/schemas.ts) is not among them: the server giving it for a cursor of the documented form
 # would be a disagreement between the two, and stays a failure.
-CURSOR_ERRORS = (
-    "not a cursor of this API: pass nextCursor of a previous page of this run",
-    "a cursor of another run: pass nextCursor of a previous page of run ",
-)
+CURSOR_ERRORS = {
+    "GET /v1/runs/{runId}/messages": (
+        "not a cursor of this API: pass nextCursor of a previous page of this run",
+        "a cursor of another run: pass nextCursor of a previous page of run ",
+    ),
+    # The run list's cursor follows the same rule (shared/api/core.ts listRuns): of the declared form
+    # (at least 19 characters of base64url), only a `nextCursor` the server gave for the run list is valid.
+    "GET /v1/runs": (
+        "not a cursor of this API: pass nextCursor of a previous page of the run list",
+        "not a cursor of the run list: pass nextCursor of a previous page of the run list",
+    ),
+}
 
 
-def _only_cursor_rule(problem) -> bool:
+def _only_cursor_rule(problem, messages) -> bool:
     errors = problem.get("errors") if isinstance(problem, dict) else None
     if not isinstance(errors, list) or not errors:
         return False
@@ -46,7 +54,7 @@ def _only_cursor_rule(problem) -> bool:
         isinstance(error, dict)
         and error.get("parameter") == "cursor"
         and isinstance(error.get("detail"), str)
-        and error["detail"].startswith(CURSOR_ERRORS)
+        and error["detail"].startswith(messages)
         for error in errors
     )
 
@@ -68,8 +76,9 @@ def filter_failure(context, failure, case, response) -> bool:
     except (ValueError, TypeError):
         return True
     details = {error.get("detail") for error in problem.get("errors", []) if isinstance(error, dict)}
-    if case.operation.label == "GET /v1/runs/{runId}/messages":
-        return not (_only_cursor_rule(problem) and (case.query or {}).get("cursor") is not None)
+    if case.operation.label in CURSOR_ERRORS:
+        messages = CURSOR_ERRORS[case.operation.label]
+        return not (_only_cursor_rule(problem, messages) and (case.query or {}).get("cursor") is not None)
     if case.operation.label != "POST /v1/corpora":
         return True
     return not (details == {DUPLICATE_PATHS} and _repeats_a_path(case.body))

@@ -11,7 +11,7 @@ import { enforceCostLimit, estimateRun, priceEstimate } from '../cost';
 import type { ModelSpec } from '../llm/model-spec';
 import { getCorpusIngestion } from '../pipeline/ingest';
 import { corpusPrefix, resolveCorpusRef, type CorpusSelection } from '../corpus';
-import { InvalidInputError, NotFoundError } from '../errors';
+import { InvalidInputError, NotFoundError, RunNotCancellableError } from '../errors';
 import { IdempotencyConflictError, MissingCorpusError, RequestValidationError, UnfitRunOptionsError, type RequestIssue } from './errors';
 import { resultKey, runRecordKey } from '../pipeline/layout';
 import type { RunRecord } from '../pipeline/run-record';
@@ -21,7 +21,7 @@ import type { RunResult } from '../types';
 import { readIngestedCounts } from './corpus-index';
 import { idempotencyKeyHash, idempotentRunId, requestHash, sha256Hex } from './idempotency';
 import { corpusRecordKey } from './layout';
-import type { ExecutionDescription, ExecutionStatus, RunLauncher } from '../executions';
+import type { ExecutionControl, ExecutionDescription, ExecutionStatus, RunLauncher, StopReason } from '../executions';
 import type { IdempotencyRecord, IdempotencyStore, Presigner } from './ports';
 import {
   MAX_EXECUTION_INPUT_BYTES,
@@ -32,8 +32,11 @@ import {
   type CreateRunResponse,
   type MessagePageResponse,
   type MessagesQuery,
+  type RunPageResponse,
   type RunProgress,
+  type RunsQuery,
   type RunStatus,
+  type RunSummary,
 } from './schemas';
 
 /** What the API core needs. */
@@ -42,7 +45,8 @@ export interface ApiDeps {
   blobs: BlobStore;
   /** The run table (only these reads). */
   store: Pick<MessageStore, 'soughtChunks' | 'getSteps' | 'listMessages'>;
-  launcher: RunLauncher;
+  /** Starts, describes, lists and stops the workflow's executions. */
+  launcher: RunLauncher & ExecutionControl;
   presigner: Presigner;
   idempotency: IdempotencyStore;
   /** Clock (tests pass a fixed one). */
@@ -84,6 +88,12 @@ export interface CorpusRecord {
   createdAt: string;
   files: Array<{ path: string; size?: number; contentType?: string }>;
 }
+
+/** What a cancelled execution reports: its error name and cause (StopExecution's `error` and `cause`). */
+export const CANCEL_REASON: StopReason = { error: 'RunCancelled', cause: 'Cancelled through the API (POST /v1/runs/{runId}/cancel)' };
+
+/** The scope of run-list cursors (run cursors are scoped by their run id, which never has a newline). */
+const RUN_LIST_SCOPE = 'list\nruns';
 
 /** Parallel storage calls of one request. */
 const IO_CONCURRENCY = 16;
@@ -195,6 +205,53 @@ export class ApiCore {
   }
 
   /**
+   * `GET /v1/runs`: one page of the workflow's executions, newest first.
+   * @throws RequestValidationError for a cursor this API did not issue for the run list.
+   */
+  async listRuns(query: RunsQuery, ctx: CallContext): Promise<RunPageResponse> {
+    const after = query.cursor === undefined ? undefined : decodeScopedCursor(RUN_LIST_SCOPE, query.cursor, 'the run list');
+    let page;
+    try {
+      page = await this.deps.launcher.list({ limit: query.limit, after });
+    } catch (error) {
+      if (error instanceof InvalidInputError) throw invalidCursor('the run list', error);
+      throw error;
+    }
+    const nextCursor = page.next === undefined ? null : encodeScopedCursor(RUN_LIST_SCOPE, page.next);
+    const params = (cursor?: string): string => {
+      const search = new URLSearchParams({ limit: String(query.limit) });
+      if (cursor !== undefined) search.set('cursor', cursor);
+      return `${ctx.baseUrl}/v1/runs?${search.toString()}`;
+    };
+    return {
+      runs: page.executions.map((d) => runSummary(d, ctx)),
+      nextCursor,
+      links: { self: params(query.cursor), ...(nextCursor !== null && { next: params(nextCursor) }) },
+    };
+  }
+
+  /**
+   * `POST /v1/runs/{runId}/cancel`: stop a RUNNING run; it ends ABORTED (error `RunCancelled`) and
+   * keeps its state. Idempotent: an ABORTED run is answered as it is.
+   * @throws NotFoundError for an unknown run; RunNotCancellableError (409) for a run that ended
+   *   otherwise (or that the adapter cannot stop: locally, one another process runs).
+   */
+  async cancelRun(runId: string, ctx: CallContext): Promise<RunSummary> {
+    const before = await this.deps.launcher.describe(runId);
+    if (!before) {
+      // A run finished outside this API (a result only) has no execution to stop.
+      if ((await this.readJson<RunResult>(resultKey(runId))) !== undefined) throw notCancellable(runId, 'SUCCEEDED');
+      throw new NotFoundError(`No run with id ${JSON.stringify(runId)}`);
+    }
+    if (before.status === 'ABORTED') return runSummary(before, ctx);
+    if (before.status !== 'RUNNING') throw notCancellable(runId, before.status);
+    const after = (await this.deps.launcher.abort(runId, CANCEL_REASON)) ?? before;
+    // It may have ended on its own between the two calls.
+    if (after.status !== 'ABORTED' && after.status !== 'RUNNING') throw notCancellable(runId, after.status);
+    return runSummary(after, ctx);
+  }
+
+  /**
    * `GET /v1/runs/{runId}/messages`: one page of the run's scored messages in pool order.
    * @throws NotFoundError for an unknown run; RequestValidationError for a cursor this API did not issue.
    */
@@ -205,10 +262,7 @@ export class ApiCore {
     try {
       page = await this.deps.store.listMessages(runId, { round: query.round, limit: query.limit, after });
     } catch (error) {
-      if (error instanceof InvalidInputError) {
-        const detail = 'not a cursor of this API: pass nextCursor of a previous page of this run';
-        throw new RequestValidationError(`Invalid request: cursor: ${detail}`, [{ location: 'query', name: 'cursor', detail }], { cause: error });
-      }
+      if (error instanceof InvalidInputError) throw invalidCursor('this run', error);
       throw error;
     }
     const nextCursor = page.next === undefined ? null : encodeCursor(runId, page.next);
@@ -404,12 +458,42 @@ export function resolveCorpus(ref: CreateRunRequest['corpus']): CorpusSelection 
   return resolveCorpusRef(ref);
 }
 
-/** The tag binding a cursor to its run: 12 hex digits of SHA-256(run id). */
-const cursorTag = (runId: string): string => sha256Hex(`cursor\n${runId}`).slice(0, 12);
+/** The tag binding a cursor to its scope (a run id, or the run list): 12 hex digits of SHA-256. */
+const cursorTag = (scope: string): string => sha256Hex(`cursor\n${scope}`).slice(0, 12);
 
-/** An opaque page cursor: base64url of `<run tag>.<the store's position>`, valid for that run only. */
+/** An opaque page cursor: base64url of `<scope tag>.<the store's position>`, valid for that scope only. */
+function encodeScopedCursor(scope: string, position: string): string {
+  return Buffer.from(`${cursorTag(scope)}.${position}`, 'utf8').toString('base64url');
+}
+
+/**
+ * The position of a cursor of `scope`.
+ * @param what the scope in words, for the message (`this run`, `the run list`).
+ * @throws RequestValidationError (400, parameter `cursor`) for a cursor of another scope or one this API did not issue.
+ */
+function decodeScopedCursor(scope: string, cursor: string, what: string, other?: string): string {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const dot = text.indexOf('.');
+  const tag = dot < 0 ? '' : text.slice(0, dot);
+  const problem =
+    !/^[0-9a-f]{12}$/.test(tag) || dot === text.length - 1
+      ? `not a cursor of this API: pass nextCursor of a previous page of ${what}`
+      : tag !== cursorTag(scope)
+        ? (other ?? `not a cursor of ${what}: pass nextCursor of a previous page of ${what}`)
+        : undefined;
+  if (problem !== undefined) throw new RequestValidationError(`Invalid request: cursor: ${problem}`, [{ location: 'query', name: 'cursor', detail: problem }]);
+  return text.slice(dot + 1);
+}
+
+/** A 400 for a cursor whose position the store refused. */
+function invalidCursor(what: string, cause: unknown): RequestValidationError {
+  const detail = `not a cursor of this API: pass nextCursor of a previous page of ${what}`;
+  return new RequestValidationError(`Invalid request: cursor: ${detail}`, [{ location: 'query', name: 'cursor', detail }], { cause });
+}
+
+/** An opaque page cursor of run `runId`'s messages. */
 export function encodeCursor(runId: string, position: string): string {
-  return Buffer.from(`${cursorTag(runId)}.${position}`, 'utf8').toString('base64url');
+  return encodeScopedCursor(runId, position);
 }
 
 /**
@@ -417,17 +501,16 @@ export function encodeCursor(runId: string, position: string): string {
  * @throws RequestValidationError (400, parameter `cursor`) for a cursor of another run or one this API did not issue.
  */
 export function decodeCursor(runId: string, cursor: string): string {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const dot = text.indexOf('.');
-  const tag = dot < 0 ? '' : text.slice(0, dot);
-  const problem =
-    !/^[0-9a-f]{12}$/.test(tag) || dot === text.length - 1
-      ? 'not a cursor of this API: pass nextCursor of a previous page of this run'
-      : tag !== cursorTag(runId)
-        ? `a cursor of another run: pass nextCursor of a previous page of run ${runId}`
-        : undefined;
-  if (problem !== undefined) throw new RequestValidationError(`Invalid request: cursor: ${problem}`, [{ location: 'query', name: 'cursor', detail: problem }]);
-  return text.slice(dot + 1);
+  return decodeScopedCursor(runId, cursor, 'this run', `a cursor of another run: pass nextCursor of a previous page of run ${runId}`);
+}
+
+function notCancellable(runId: string, status: ExecutionStatus): RunNotCancellableError {
+  return new RunNotCancellableError(`Run ${runId} has already ended (${status}); only a RUNNING run can be cancelled`, status);
+}
+
+/** A run's summary (GET /v1/runs, the cancel's answer) from its execution. */
+function runSummary(d: ExecutionDescription, ctx: CallContext): RunSummary {
+  return { runId: d.name, status: d.status, startedAt: d.startedAt, ...(d.stoppedAt !== undefined && { stoppedAt: d.stoppedAt }), links: runLinks(ctx, d.name) };
 }
 
 function assertSameRequest(existing: IdempotencyRecord, hash: string): void {

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { PROBLEM_CONTENT_TYPE } from './problem';
 import { API_ROUTES, type RouteSpec } from './routes';
 import { exactlyOneJsonSchemaOverride } from '../validation';
-import { requestRegistry, responseRegistry } from './schemas';
+import { API_VERSION, requestRegistry, responseRegistry } from './schemas';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -29,7 +29,7 @@ const COMMON_PROBLEMS: Record<number, string> = {
 const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request: `errors` lists each problem (JSON Pointer into the body, parameter or header).',
   404: 'No such run or corpus.',
-  409: 'The Idempotency-Key was first used with a different request.',
+  409: 'POST /v1/runs: the Idempotency-Key was first used with a different request. POST /v1/runs/{runId}/cancel: the run has already ended (SUCCEEDED, FAILED, TIMED_OUT), or locally another process runs it.',
   413: 'The body exceeds 1 MiB.',
   415: 'The body is not sent as application/json.',
   422: 'The run would cost more than `options.maxCostUsd` allows (estimated before any model call from the ingested corpus), or its model has no price: `estimate` says what was refused; or (local server with a small-context model) `options.chunkTokens` is larger than the model\'s context holds: `errors` points at it.',
@@ -106,12 +106,18 @@ function operationOf(route: RouteSpec): JsonObject {
     },
   };
   for (const status of route.problems) responses[String(status)] = problemResponse(PROBLEM_DESCRIPTIONS[status] ?? 'Error.');
-  for (const [status, description] of Object.entries(COMMON_PROBLEMS)) responses[status] = problemResponse(description);
+  for (const [status, description] of Object.entries(COMMON_PROBLEMS)) {
+    // A route without authentication is never 401 (nor 403 for a missing signature).
+    if (route.auth === 'none' && (status === '401' || status === '403')) continue;
+    responses[status] = problemResponse(description);
+  }
 
   return {
     operationId: route.operationId,
     summary: route.summary,
     description: route.description,
+    // No security requirement: answered without SigV4 or a bearer token.
+    ...(route.auth === 'none' && { security: [] }),
     ...(parameters.length > 0 && { parameters }),
     ...(route.body && {
       requestBody: {
@@ -211,11 +217,11 @@ export function buildOpenApiDocument(): JsonObject {
     openapi: '3.1.0',
     info: {
       title: 'ExtAgents API',
-      version: '1.0.0',
+      version: API_VERSION,
       description:
         'Question answering over corpora far larger than a context window (ExtAgents on AWS Step Functions). ' +
-        'Deployed: API Gateway REST API with IAM (SigV4) authorization on every route. Locally: `extagents serve` ' +
-        'with a bearer token. Errors are application/problem+json (RFC 9457). See docs/API.md.',
+        'Deployed: API Gateway REST API with IAM (SigV4) authorization on every route but `GET /v1/health` and ' +
+        '`GET /v1/openapi.json`. Locally: `extagents serve` with a bearer token (the same two routes need none). Errors are application/problem+json (RFC 9457). See docs/API.md.',
     },
     servers: [
       {

@@ -9,7 +9,7 @@
  * RFC 9457 section 4.2.1); otherwise a `tag:` URI (RFC 4151: a stable, non-resolvable identifier,
  * listed in docs/API.md).
  */
-import { CostLimitExceededError, ExtAgentsError, InvalidInputError, NotFoundError } from '../errors';
+import { CostLimitExceededError, ExtAgentsError, InvalidInputError, NotFoundError, RunNotCancellableError } from '../errors';
 import {
   IdempotencyConflictError,
   MissingCorpusError,
@@ -39,6 +39,8 @@ export const PROBLEM_TYPES = {
   costLimitExceeded: 'tag:extagents,2026:cost-limit-exceeded',
   /** The run's options are valid but the server's model cannot run them (a chunk size its context cannot hold); `errors` points at each option. */
   optionsUnfit: 'tag:extagents,2026:options-unfit-for-model',
+  /** `POST /v1/runs/{runId}/cancel` of a run that has already ended (or, locally, that another process runs). */
+  runNotCancellable: 'tag:extagents,2026:run-not-cancellable',
 } as const;
 
 /** An HTTP response as the API core returns it (the adapters write it out). */
@@ -96,6 +98,7 @@ function problemErrorsOf(issues: readonly RequestIssue[]): NonNullable<Problem['
  * | MissingCorpusError | 404 | corpus-not-found (with `errors`) |
  * | other NotFoundError | 404 | about:blank |
  * | IdempotencyConflictError | 409 | idempotency-conflict |
+ * | RunNotCancellableError | 409 | run-not-cancellable |
  * | UnauthorizedError | 401 | about:blank |
  * | anything else | 500 | about:blank, generic detail (the cause is logged, never sent) |
  */
@@ -126,6 +129,9 @@ export function problemOf(error: unknown): Problem {
   if (error instanceof NotFoundError) return plainProblem(404, error.message);
   if (error instanceof IdempotencyConflictError) {
     return { type: PROBLEM_TYPES.idempotencyConflict, title: 'Idempotency key reused with a different request', status: 409, detail: error.message };
+  }
+  if (error instanceof RunNotCancellableError) {
+    return { type: PROBLEM_TYPES.runNotCancellable, title: 'The run cannot be cancelled', status: 409, detail: error.message };
   }
   if (error instanceof UnauthorizedError) return plainProblem(401, error.message);
   const name = error instanceof ExtAgentsError ? ` (${error.name})` : '';

@@ -10,8 +10,9 @@ import type { z } from 'zod';
 import { PayloadTooLargeError, RequestValidationError, UnsupportedMediaTypeError, type RequestIssue } from './errors';
 import { ApiCore, type ApiDeps, type CallContext } from './core';
 import { plainProblem, problemOf, problemResponse, type ApiResponse } from './problem';
+import { buildOpenApiDocument } from './openapi';
 import { API_ROUTES, type OperationId, type RouteSpec } from './routes';
-import { MAX_BODY_BYTES, type CreateCorpusRequest, type CreateRunRequest, type MessagesQuery } from './schemas';
+import { API_VERSION, MAX_BODY_BYTES, type CreateCorpusRequest, type CreateRunRequest, type MessagesQuery, type RunsQuery } from './schemas';
 import { issueDetail } from '../validation';
 
 /** A request as the transports hand it over. */
@@ -71,19 +72,37 @@ interface Parsed {
 
 type Operation = (core: ApiCore, parsed: Parsed, ctx: CallContext) => Promise<{ body: unknown; headers?: Record<string, string> }>;
 
+/** The OpenAPI document, built once per process (it depends on nothing but the code). */
+let openApiDocument: unknown;
+
 const OPERATIONS: Record<OperationId, Operation> = {
   createRun: async (core, parsed, ctx) => {
     const { response, replayed } = await core.createRun(parsed.body as CreateRunRequest, parsed.headers['idempotency-key'], ctx);
     return { body: response, headers: { location: response.links.self, ...(replayed && { 'idempotent-replayed': 'true' }) } };
   },
+  listRuns: async (core, parsed, ctx) => ({ body: await core.listRuns(parsed.query as RunsQuery, ctx) }),
   getRun: async (core, parsed, ctx) => ({ body: await core.getRun(parsed.params.runId, ctx) }),
+  cancelRun: async (core, parsed, ctx) => ({ body: await core.cancelRun(parsed.params.runId, ctx) }),
   listRunMessages: async (core, parsed, ctx) => ({ body: await core.listMessages(parsed.params.runId, parsed.query as MessagesQuery, ctx) }),
   createCorpus: async (core, parsed, ctx) => {
     const response = await core.createCorpus(parsed.body as CreateCorpusRequest, ctx);
     return { body: response, headers: { location: response.links.self } };
   },
   getCorpus: async (core, parsed, ctx) => ({ body: await core.getCorpus(parsed.params.corpusId, ctx) }),
+  getHealth: () => Promise.resolve({ body: { status: 'ok', version: API_VERSION } }),
+  // The document changes only with the code: a client may cache it for a while.
+  getOpenApi: () => Promise.resolve({ body: (openApiDocument ??= buildOpenApiDocument()), headers: { 'cache-control': 'public, max-age=300' } }),
 };
+
+/**
+ * Whether a request is for a route answered without authentication (`auth: "none"` in the route
+ * table): the local server lets it through without a bearer token. Only an exact method and path
+ * match counts (a 404 or 405 still needs the token).
+ */
+export function isPublicRequest(method: string, path: string): boolean {
+  const upper = method.toUpperCase();
+  return compiled.some((route) => route.spec.auth === 'none' && route.spec.method === upper && route.pattern.test(path));
+}
 
 /** Build the request handler of the API over the given ports. */
 export function createApiHandler(deps: ApiDeps, options: ApiHandlerOptions = {}): ApiHandler {

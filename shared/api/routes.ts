@@ -11,16 +11,20 @@ import {
   CreateCorpusResponseSchema,
   CreateRunRequestSchema,
   CreateRunResponseSchema,
+  HealthSchema,
   IdempotencyKeySchema,
   MessagePageSchema,
   MessagesQuerySchema,
+  OpenApiDocumentSchema,
+  RunPageSchema,
+  RunsQuerySchema,
   RunStatusSchema,
+  RunSummarySchema,
 } from './schemas';
 
 /** Operation ids (also the OpenAPI `operationId`s). */
-export type OperationId = 'createRun' | 'getRun' | 'listRunMessages' | 'createCorpus' | 'getCorpus';
+export type OperationId = 'createRun' | 'listRuns' | 'getRun' | 'cancelRun' | 'listRunMessages' | 'createCorpus' | 'getCorpus' | 'getHealth' | 'getOpenApi';
 
-/** One route of the API. */
 /**
  * An OpenAPI link of a success response: the operation its body leads to, and where that operation's
  * parameters come from (runtime expressions such as `$response.body#/runId`), so clients and
@@ -34,8 +38,14 @@ export interface RouteLink {
   description: string;
 }
 
+/** One route of the API. */
 export interface RouteSpec {
   operationId: OperationId;
+  /**
+   * `none`: answered without authentication (no SigV4 on AWS, no bearer token locally); only routes
+   * that tell nothing about runs or corpora (health, the OpenAPI document). @default the API's auth
+   */
+  auth?: 'none';
   method: 'GET' | 'POST';
   /** Path template with `{name}` parameters, e.g. `/v1/runs/{runId}`. */
   path: string;
@@ -87,6 +97,21 @@ export const API_ROUTES: readonly RouteSpec[] = [
     problems: [400, 404, 409, 413, 415, 422],
   },
   {
+    operationId: 'listRuns',
+    method: 'GET',
+    path: '/v1/runs',
+    summary: 'The runs, newest first, paged',
+    description:
+      'The workflow\'s executions (Step Functions ListExecutions on AWS; the state directory\'s execution registry locally), ' +
+      'newest first, each with its status and times; follow `nextCursor`. `GET /v1/runs/{runId}` has a run\'s progress and result.',
+    pathParams: {},
+    query: RunsQuerySchema,
+    headers: {},
+    // No OpenAPI link to the listed runs: a link names one value (`#/runs/0/runId`), which an empty page has not.
+    success: { status: 200, schema: RunPageSchema, description: 'One page of runs.' },
+    problems: [400],
+  },
+  {
     operationId: 'getRun',
     method: 'GET',
     path: '/v1/runs/{runId}',
@@ -106,6 +131,25 @@ export const API_ROUTES: readonly RouteSpec[] = [
       },
     },
     problems: [400, 404],
+  },
+  {
+    operationId: 'cancelRun',
+    method: 'POST',
+    path: '/v1/runs/{runId}/cancel',
+    summary: 'Cancel a running run',
+    description:
+      'Stops the run\'s execution (Step Functions StopExecution on AWS; the local engine\'s abort locally): it ends ABORTED ' +
+      '(error `RunCancelled`). Its state (messages, KAR steps, chunk cache) is kept, so it can be resumed as a killed run. ' +
+      'Idempotent: an ABORTED run answers 202 again; a run that ended otherwise (SUCCEEDED, FAILED, TIMED_OUT) is 409. No body.',
+    pathParams: { runId: RunIdSchema },
+    headers: {},
+    success: {
+      status: 202,
+      schema: RunSummarySchema,
+      description: 'The run is stopped (ABORTED), or had been.',
+      links: { GetRun: { operationId: 'getRun', parameters: { runId: '$response.body#/runId' }, description: 'The cancelled run.' } },
+    },
+    problems: [400, 404, 409],
   },
   {
     operationId: 'listRunMessages',
@@ -150,4 +194,31 @@ export const API_ROUTES: readonly RouteSpec[] = [
     success: { status: 200, schema: CorpusSchema, description: 'The corpus.' },
     problems: [400, 404],
   },
+  {
+    operationId: 'getHealth',
+    method: 'GET',
+    path: '/v1/health',
+    auth: 'none',
+    summary: 'Whether the API answers (no authentication)',
+    description: 'Answers `{"status": "ok", "version": …}` without reading any storage; needs no credentials and tells nothing about runs or corpora.',
+    pathParams: {},
+    headers: {},
+    success: { status: 200, schema: HealthSchema, description: 'The API answers.' },
+    problems: [],
+  },
+  {
+    operationId: 'getOpenApi',
+    method: 'GET',
+    path: '/v1/openapi.json',
+    auth: 'none',
+    summary: 'This OpenAPI document (no authentication)',
+    description: 'The OpenAPI 3.1 document of the API as JSON: the same document docs/openapi.yaml holds (shared/api/openapi.ts generates both).',
+    pathParams: {},
+    headers: {},
+    success: { status: 200, schema: OpenApiDocumentSchema, description: 'The OpenAPI document.' },
+    problems: [],
+  },
 ];
+
+/** The routes answered without authentication (`auth: "none"`). */
+export const PUBLIC_ROUTES: readonly RouteSpec[] = API_ROUTES.filter((route) => route.auth === 'none');

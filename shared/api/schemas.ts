@@ -50,6 +50,8 @@ export const DEFAULT_UPLOAD_EXPIRY_SECONDS = 900;
 /** Messages per page: default 20, at most 100. */
 export const DEFAULT_PAGE_LIMIT = 20;
 export const MAX_PAGE_LIMIT = 100;
+/** Version of the API: the OpenAPI document's `info.version`, and `version` of `GET /v1/health`. */
+export const API_VERSION = '1.0.0';
 /** Longest `Idempotency-Key`, characters. */
 export const MAX_IDEMPOTENCY_KEY_CHARS = 255;
 
@@ -111,6 +113,30 @@ export const MessagesQuerySchema = z
   .strict();
 
 export type MessagesQuery = z.infer<typeof MessagesQuerySchema>;
+
+/** The one message of an invalid `cursor` of the run list. */
+const RUNS_CURSOR_ERROR = 'cursor must be the nextCursor of a previous page of the run list';
+/**
+ * Longest run-list cursor: base64url of `<12 hex digits>.<position>`, where the position on AWS is
+ * Step Functions' `nextToken` (at most 3,096 characters: ListExecutions), 4,148 characters at most.
+ */
+export const MAX_RUNS_CURSOR_CHARS = 4148;
+
+/** `GET /v1/runs` query (numbers arrive as strings and are converted first). */
+export const RunsQuerySchema = z
+  .object({
+    limit: integerParameter('limit', 1, MAX_PAGE_LIMIT).default(DEFAULT_PAGE_LIMIT).describe('Runs per page.'),
+    cursor: z
+      .string()
+      .min(MIN_CURSOR_CHARS, { error: RUNS_CURSOR_ERROR, abort: true })
+      .max(MAX_RUNS_CURSOR_CHARS, { error: RUNS_CURSOR_ERROR, abort: true })
+      .regex(/^[A-Za-z0-9_-]+$/, RUNS_CURSOR_ERROR)
+      .optional()
+      .describe('`nextCursor` of the previous page. Opaque: only a `nextCursor` the server gave for the run list is valid; any other value is 400.'),
+  })
+  .strict();
+
+export type RunsQuery = z.infer<typeof RunsQuerySchema>;
 
 /** One file of `POST /v1/corpora`. */
 export const CorpusFileRequestSchema = z
@@ -344,6 +370,46 @@ export const RunStatusSchema = z
   .register(responseRegistry, { id: 'RunStatus', description: 'Status, progress and (when finished) the result of a run.' });
 
 export type RunStatus = z.infer<typeof RunStatusSchema>;
+
+/** One run of `GET /v1/runs`, and the `202` of `POST /v1/runs/{runId}/cancel`: the fields of RunStatus that need no read beyond the execution. */
+export const RunSummarySchema = z
+  .object({
+    runId: RunIdSchema,
+    status: ExecutionStatusSchema,
+    startedAt: IsoTime,
+    stoppedAt: IsoTime.optional(),
+    links: RunLinksSchema,
+  })
+  .register(responseRegistry, { id: 'RunSummary', description: 'A run\'s id, status and times (GET /v1/runs/{runId} has its progress and result).' });
+
+export type RunSummary = z.infer<typeof RunSummarySchema>;
+
+/** `200` of `GET /v1/runs`. */
+export const RunPageSchema = z
+  .object({
+    runs: z.array(RunSummarySchema).describe('Newest first (start time descending)'),
+    nextCursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page'),
+    links: z.object({ self: Url, next: Url.optional() }),
+  })
+  .register(responseRegistry, { id: 'RunPage', description: 'One page of the runs, newest first.' });
+
+export type RunPageResponse = z.infer<typeof RunPageSchema>;
+
+/** `200` of `GET /v1/health` (no authentication: nothing secret). */
+export const HealthSchema = z
+  .object({
+    status: z.literal('ok'),
+    version: z.string().describe('Version of the API (the OpenAPI document\'s `info.version`)'),
+  })
+  .register(responseRegistry, { id: 'Health', description: 'The API answers.' });
+
+export type HealthResponse = z.infer<typeof HealthSchema>;
+
+/** `200` of `GET /v1/openapi.json` (no authentication): this API's OpenAPI 3.1 document, as docs/openapi.yaml. */
+export const OpenApiDocumentSchema = z
+  .looseObject({ openapi: z.string(), info: z.looseObject({ title: z.string(), version: z.string() }), paths: z.record(z.string(), z.unknown()) })
+  .register(responseRegistry, { id: 'OpenApiDocument', description: 'An OpenAPI 3.1 document (https://spec.openapis.org/oas/v3.1.0).' });
+
 export type RunProgress = z.infer<typeof RunProgressSchema>;
 
 /** `200` of `GET /v1/runs/{runId}/messages`. */

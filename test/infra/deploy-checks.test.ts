@@ -73,6 +73,17 @@ describe('the parliament acceptances (infra/nag.ts PARLIAMENT_ACCEPTED)', () => 
     expect(isAcceptedMismatch(mismatch, invoke(['arn:aws:bedrock:*::foundation-model/*']), PARLIAMENT_ACCEPTED)).toBe(false);
     expect(isAcceptedMismatch({ action: 's3:GetObject', required_format: 'arn:*:s3:::*/*' }, invoke([]), PARLIAMENT_ACCEPTED)).toBe(false);
   });
+
+  it('accepts the Map Run mismatch of ListExecutions for the API\'s grant on the workflow\'s state machine only', () => {
+    const list = (resource: string) => ({ Statement: [{ Effect: 'Allow', Action: 'states:ListExecutions', Resource: resource }] });
+    const mapRun = { action: 'states:ListExecutions', required_format: 'arn:*:states:*:*:mapRun:*/*:*' };
+    const stack = buildStack(createSynthesisApp(), {});
+    const api = resolvePolicies(CdkTemplate.fromStack(stack).toJSON() as Template).find((p) => p.source.startsWith('ApiHandlerRole'));
+
+    expect(isAcceptedMismatch(mapRun, api?.document, PARLIAMENT_ACCEPTED)).toBe(true);
+    expect(isAcceptedMismatch(mapRun, list('arn:aws:states:us-east-1:123456789012:stateMachine:*'), PARLIAMENT_ACCEPTED)).toBe(false);
+    expect(isAcceptedMismatch(mapRun, list('*'), PARLIAMENT_ACCEPTED)).toBe(false);
+  });
 });
 
 describe('the Lambda bundle smoke test', () => {

@@ -12,9 +12,13 @@ import {
   DescribeExecutionCommand,
   ExecutionAlreadyExists,
   ExecutionDoesNotExist,
+  InvalidToken,
+  ListExecutionsCommand,
   SFNClient,
   StartExecutionCommand,
+  StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
+import { InvalidInputError } from '../../shared/errors';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { S3IdempotencyStore } from '../../lambdas/adapters/s3-idempotency-store';
@@ -22,7 +26,7 @@ import { S3Presigner, createPresigningS3Client } from '../../lambdas/adapters/s3
 import { SfnRunLauncher } from '../../lambdas/adapters/sfn-run-launcher';
 import type { ApiGatewayProxyEvent, ApiGatewayProxyResult } from '../../lambdas/api';
 import type { IdempotencyRecord } from '../../shared/api/ports';
-import { CreateRunResponseSchema, ProblemSchema } from '../../shared/api/schemas';
+import { CreateRunResponseSchema, ProblemSchema, RunPageSchema } from '../../shared/api/schemas';
 
 const STATE_MACHINE_ARN = 'arn:aws:states:us-west-2:123456789012:stateMachine:Workflow1';
 const sfn = mockClient(SFNClient);
@@ -88,6 +92,63 @@ describe('SfnRunLauncher', () => {
     sfn.on(DescribeExecutionCommand).rejects(new ExecutionDoesNotExist({ message: 'no', $metadata: {} }));
 
     await expect(launcher.describe('nope')).resolves.toBeUndefined();
+  });
+
+  it('lists the executions of its state machine a page at a time, passing the position on as nextToken', async () => {
+    sfn.on(ListExecutionsCommand).resolves({
+      executions: [
+        { executionArn: 'a2', stateMachineArn: STATE_MACHINE_ARN, name: 'run-2', status: 'RUNNING', startDate: new Date('2026-01-02T03:05:00Z') },
+        { executionArn: 'a1', stateMachineArn: STATE_MACHINE_ARN, name: 'run-1', status: 'ABORTED', startDate: new Date('2026-01-02T03:04:00Z'), stopDate: new Date('2026-01-02T03:04:30Z') },
+      ],
+      nextToken: 'token-2',
+    });
+
+    const page = await launcher.list({ limit: 2, after: 'token-1' });
+
+    expect(sfn.commandCalls(ListExecutionsCommand)[0].args[0].input).toEqual({ stateMachineArn: STATE_MACHINE_ARN, maxResults: 2, nextToken: 'token-1' });
+    expect(page).toEqual({
+      executions: [
+        { name: 'run-2', status: 'RUNNING', startedAt: '2026-01-02T03:05:00.000Z' },
+        { name: 'run-1', status: 'ABORTED', startedAt: '2026-01-02T03:04:00.000Z', stoppedAt: '2026-01-02T03:04:30.000Z' },
+      ],
+      next: 'token-2',
+    });
+  });
+
+  it('reports the last page without a position, and an invalid token as an input error', async () => {
+    sfn.on(ListExecutionsCommand).resolvesOnce({ executions: [] }).rejectsOnce(new InvalidToken({ message: 'Invalid Token', $metadata: {} }));
+
+    await expect(launcher.list({ limit: 5 })).resolves.toEqual({ executions: [] });
+    expect(sfn.commandCalls(ListExecutionsCommand)[0].args[0].input).toEqual({ stateMachineArn: STATE_MACHINE_ARN, maxResults: 5 });
+    await expect(launcher.list({ limit: 5, after: 'forged' })).rejects.toBeInstanceOf(InvalidInputError);
+  });
+
+  it('stops an execution by its ARN with the reason as error and cause, then describes it', async () => {
+    sfn.on(StopExecutionCommand).resolves({ stopDate: new Date('2026-01-02T03:06:00Z') });
+    sfn.on(DescribeExecutionCommand).resolves({
+      executionArn: 'x',
+      stateMachineArn: STATE_MACHINE_ARN,
+      status: 'ABORTED',
+      startDate: new Date('2026-01-02T03:04:05Z'),
+      stopDate: new Date('2026-01-02T03:06:00Z'),
+      error: 'RunCancelled',
+      cause: 'Cancelled through the API',
+    });
+
+    const described = await launcher.abort('run-1', { error: 'RunCancelled', cause: 'Cancelled through the API' });
+
+    expect(sfn.commandCalls(StopExecutionCommand)[0].args[0].input).toEqual({
+      executionArn: 'arn:aws:states:us-west-2:123456789012:execution:Workflow1:run-1',
+      error: 'RunCancelled',
+      cause: 'Cancelled through the API',
+    });
+    expect(described).toMatchObject({ name: 'run-1', status: 'ABORTED', error: 'RunCancelled', stoppedAt: '2026-01-02T03:06:00.000Z' });
+  });
+
+  it('stops an unknown execution as undefined', async () => {
+    sfn.on(StopExecutionCommand).rejects(new ExecutionDoesNotExist({ message: 'no', $metadata: {} }));
+
+    await expect(launcher.abort('nope', { error: 'RunCancelled', cause: 'c' })).resolves.toBeUndefined();
   });
 
   it('refuses a malformed state machine ARN', () => {
@@ -258,5 +319,43 @@ describe('the API Lambda (lambdas/api.ts)', () => {
 
     expect(response.statusCode).toBe(404);
     expect(ProblemSchema.parse(JSON.parse(response.body)).detail).toBe('No run with id "nope"');
+  });
+
+  it('lists runs from ListExecutions and cancels a running one with StopExecution, as API Gateway routes them', async () => {
+    sfn.on(ListExecutionsCommand).resolves({ executions: [{ executionArn: 'a', stateMachineArn: STATE_MACHINE_ARN, name: 'run-9', status: 'RUNNING', startDate: new Date('2026-01-02T03:04:05Z') }] });
+    sfn
+      .on(DescribeExecutionCommand)
+      .resolvesOnce({ executionArn: 'a', stateMachineArn: STATE_MACHINE_ARN, status: 'RUNNING', startDate: new Date('2026-01-02T03:04:05Z') })
+      .resolves({ executionArn: 'a', stateMachineArn: STATE_MACHINE_ARN, status: 'ABORTED', startDate: new Date('2026-01-02T03:04:05Z'), stopDate: new Date('2026-01-02T03:04:09Z'), error: 'RunCancelled', cause: 'c' });
+    sfn.on(StopExecutionCommand).resolves({ stopDate: new Date('2026-01-02T03:04:09Z') });
+    const identity = { userArn: 'arn:aws:iam::123456789012:user/alice' };
+
+    const list = await handler(
+      event({ resource: '/v1/runs', path: '/v1/runs', httpMethod: 'GET', headers: {}, queryStringParameters: { limit: '1' }, requestContext: { stage: 'prod', path: '/prod/v1/runs', domainName: 'abc123.execute-api.us-west-2.amazonaws.com', identity } }),
+      context,
+    );
+    const cancel = await handler(
+      event({ resource: '/v1/runs/{runId}/cancel', path: '/v1/runs/run-9/cancel', httpMethod: 'POST', headers: {}, pathParameters: { runId: 'run-9' }, requestContext: { stage: 'prod', path: '/prod/v1/runs/run-9/cancel', domainName: 'abc123.execute-api.us-west-2.amazonaws.com', identity } }),
+      context,
+    );
+
+    expect(list.statusCode).toBe(200);
+    expect(RunPageSchema.parse(JSON.parse(list.body)).runs).toEqual([
+      { runId: 'run-9', status: 'RUNNING', startedAt: '2026-01-02T03:04:05.000Z', links: { self: 'https://abc123.execute-api.us-west-2.amazonaws.com/prod/v1/runs/run-9', messages: 'https://abc123.execute-api.us-west-2.amazonaws.com/prod/v1/runs/run-9/messages' } },
+    ]);
+    expect(sfn.commandCalls(ListExecutionsCommand)[0].args[0].input).toEqual({ stateMachineArn: STATE_MACHINE_ARN, maxResults: 1 });
+    expect(cancel.statusCode).toBe(202);
+    expect(JSON.parse(cancel.body)).toMatchObject({ runId: 'run-9', status: 'ABORTED', stoppedAt: '2026-01-02T03:04:09.000Z' });
+    expect(sfn.commandCalls(StopExecutionCommand)).toHaveLength(1);
+  });
+
+  it('answers the health route without an IAM identity', async () => {
+    const response = await handler(
+      event({ resource: '/v1/health', path: '/v1/health', httpMethod: 'GET', headers: {}, requestContext: { stage: 'prod', path: '/prod/v1/health', identity: {} } }),
+      context,
+    );
+
+    expect(response.statusCode).toBe(200);
+    expect(JSON.parse(response.body)).toEqual({ status: 'ok', version: '1.0.0' });
   });
 });

@@ -7,17 +7,22 @@ import { InvalidInputError, NotFoundError } from '../../shared/errors';
 import { BlobIdempotencyStore } from '../../shared/api/idempotency';
 import type { PresignedUpload, Presigner } from '../../shared/api/ports';
 import { parseModelSpec } from '../../shared/llm/model-spec';
-import type { ExecutionDescription, RunLauncher } from '../../shared/executions';
+import type { ExecutionControl, ExecutionDescription, ExecutionPage, RunLauncher, StopReason } from '../../shared/executions';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES } from '../../shared/api/problem';
-import { createApiHandler, type ApiRequest } from '../../shared/api/router';
+import { createApiHandler, isPublicRequest, type ApiRequest } from '../../shared/api/router';
+import { buildOpenApiDocument } from '../../shared/api/openapi';
+import { encodeCursor } from '../../shared/api/core';
 import {
   CorpusSchema,
   CreateCorpusResponseSchema,
   CreateRunResponseSchema,
   MessagePageSchema,
   ProblemSchema,
+  RunPageSchema,
   RunStatusSchema,
+  RunSummarySchema,
   type Problem,
+  API_VERSION,
   MAX_FILE_BYTES,
 } from '../../shared/api/schemas';
 import type { PrepareEvent } from '../../shared/pipeline/state';
@@ -73,7 +78,7 @@ class MemoryStore implements Pick<MessageStore, 'soughtChunks' | 'getSteps' | 'l
   }
 }
 
-class FakeLauncher implements RunLauncher {
+class FakeLauncher implements RunLauncher, ExecutionControl {
   readonly starts: Array<{ name: string; input: PrepareEvent }> = [];
   readonly executions = new Map<string, ExecutionDescription>();
   failNext?: Error;
@@ -86,6 +91,19 @@ class FakeLauncher implements RunLauncher {
   }
   async describe(name: string): Promise<ExecutionDescription | undefined> {
     return this.executions.get(name);
+  }
+  /** Newest first; the position is the index of the next execution (an invalid one is refused, as Step Functions' InvalidToken). */
+  async list(options: { limit: number; after?: string }): Promise<ExecutionPage> {
+    const all = [...this.executions.values()].sort((a, b) => b.startedAt.localeCompare(a.startedAt) || b.name.localeCompare(a.name));
+    const from = options.after === undefined ? 0 : Number(options.after);
+    if (!Number.isInteger(from) || from < 0) throw new InvalidInputError('bad position');
+    const next = from + options.limit < all.length ? String(from + options.limit) : undefined;
+    return { executions: all.slice(from, from + options.limit), ...(next !== undefined && { next }) };
+  }
+  async abort(name: string, reason: StopReason): Promise<ExecutionDescription | undefined> {
+    const execution = this.executions.get(name);
+    if (execution?.status === 'RUNNING') Object.assign(execution, { status: 'ABORTED', stoppedAt: '2026-01-02T03:05:00.000Z', ...reason });
+    return execution;
   }
 }
 
@@ -383,6 +401,133 @@ describe('routing', () => {
     const problem = problemOf(await call({ method: 'GET', path: '/v1/runs/abc', query: { verbose: '1' } }), 400);
 
     expect(problem.errors).toEqual([{ parameter: 'verbose', detail: 'unknown query parameter "verbose"' }]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// GET /v1/runs, POST /v1/runs/{runId}/cancel, GET /v1/health, GET /v1/openapi.json
+// ---------------------------------------------------------------------------------------------
+
+describe('GET /v1/runs', () => {
+  const execution = (name: string, startedAt: string, status: ExecutionDescription['status'] = 'SUCCEEDED'): ExecutionDescription => ({
+    name,
+    status,
+    startedAt,
+    ...(status !== 'RUNNING' && { stoppedAt: startedAt }),
+  });
+
+  it('pages the runs newest first with an opaque cursor: 3 runs at limit 2 are two pages', async () => {
+    const { launcher, call } = setup();
+    launcher.executions.set('r-old', execution('r-old', '2026-01-01T00:00:00.000Z'));
+    launcher.executions.set('r-new', execution('r-new', '2026-01-03T00:00:00.000Z', 'RUNNING'));
+    launcher.executions.set('r-mid', execution('r-mid', '2026-01-02T00:00:00.000Z', 'FAILED'));
+
+    const first = await call({ method: 'GET', path: '/v1/runs', query: { limit: '2' } });
+    const firstPage = RunPageSchema.parse(first.json);
+    const second = RunPageSchema.parse((await call({ method: 'GET', path: '/v1/runs', query: { limit: '2', cursor: firstPage.nextCursor ?? '' } })).json);
+
+    expect(first.status).toBe(200);
+    expect(firstPage.runs.map((r) => [r.runId, r.status])).toEqual([['r-new', 'RUNNING'], ['r-mid', 'FAILED']]);
+    expect(firstPage.runs[0]).toEqual({ runId: 'r-new', status: 'RUNNING', startedAt: '2026-01-03T00:00:00.000Z', links: { self: 'https://api.test/prod/v1/runs/r-new', messages: 'https://api.test/prod/v1/runs/r-new/messages' } });
+    expect(firstPage.links.next).toBe(`https://api.test/prod/v1/runs?limit=2&cursor=${firstPage.nextCursor ?? ''}`);
+    expect(second.runs.map((r) => r.runId)).toEqual(['r-old']);
+    expect(second.nextCursor).toBeNull();
+    expect(second.links.next).toBeUndefined();
+  });
+
+  it('answers an empty page when there is no run, with the default page size of 20', async () => {
+    const { call } = setup();
+
+    const response = await call({ method: 'GET', path: '/v1/runs' });
+
+    expect(response.json).toEqual({ runs: [], nextCursor: null, links: { self: 'https://api.test/prod/v1/runs?limit=20' } });
+  });
+
+  it('rejects a cursor of a run\'s messages, a made-up cursor and a limit out of range with 400 naming the parameter', async () => {
+    const { call } = setup();
+    const messagesCursor = encodeCursor('r1', 'x'.repeat(12));
+
+    const problems = [
+      problemOf(await call({ method: 'GET', path: '/v1/runs', query: { cursor: messagesCursor } }), 400),
+      problemOf(await call({ method: 'GET', path: '/v1/runs', query: { cursor: 'A'.repeat(24) } }), 400),
+      problemOf(await call({ method: 'GET', path: '/v1/runs', query: { limit: '0' } }), 400),
+    ];
+
+    expect(problems.map((p) => p.errors?.[0]?.parameter)).toEqual(['cursor', 'cursor', 'limit']);
+    expect(problems[0].detail).toContain('the run list');
+  });
+});
+
+describe('POST /v1/runs/{runId}/cancel', () => {
+  it('stops a running run: 202 with status ABORTED, and the run reports RunCancelled', async () => {
+    const { launcher, call } = setup();
+    launcher.executions.set('r1', { name: 'r1', status: 'RUNNING', startedAt: '2026-01-02T03:04:05.000Z' });
+
+    const response = await call({ method: 'POST', path: '/v1/runs/r1/cancel' });
+    const run = RunStatusSchema.parse((await call({ method: 'GET', path: '/v1/runs/r1' })).json);
+
+    expect(response.status).toBe(202);
+    expect(RunSummarySchema.parse(response.json)).toMatchObject({ runId: 'r1', status: 'ABORTED', stoppedAt: '2026-01-02T03:05:00.000Z' });
+    expect(run.status).toBe('ABORTED');
+    expect(run.error?.name).toBe('RunCancelled');
+  });
+
+  it('answers 202 again for an ABORTED run, without stopping anything', async () => {
+    const { launcher, call } = setup();
+    launcher.executions.set('r1', { name: 'r1', status: 'ABORTED', startedAt: '2026-01-02T03:04:05.000Z', stoppedAt: '2026-01-02T03:04:09.000Z', error: 'ProcessStopped' });
+    const abort = jest.spyOn(launcher, 'abort');
+
+    const response = await call({ method: 'POST', path: '/v1/runs/r1/cancel' });
+
+    expect(response.status).toBe(202);
+    expect(response.json).toMatchObject({ runId: 'r1', status: 'ABORTED', stoppedAt: '2026-01-02T03:04:09.000Z' });
+    expect(abort).not.toHaveBeenCalled();
+  });
+
+  it('answers 409 (run-not-cancellable) for a run that has already ended, and 404 for an unknown run', async () => {
+    const { launcher, blobs, call } = setup();
+    launcher.executions.set('done', { name: 'done', status: 'SUCCEEDED', startedAt: '2026-01-02T03:04:05.000Z', stoppedAt: '2026-01-02T03:04:09.000Z' });
+    launcher.executions.set('failed', { name: 'failed', status: 'FAILED', startedAt: '2026-01-02T03:04:05.000Z', stoppedAt: '2026-01-02T03:04:09.000Z' });
+    await blobs.put('runs/asked/result.json', JSON.stringify({ answer: 'x' }));
+
+    const problems = [
+      problemOf(await call({ method: 'POST', path: '/v1/runs/done/cancel' }), 409),
+      problemOf(await call({ method: 'POST', path: '/v1/runs/failed/cancel' }), 409),
+      problemOf(await call({ method: 'POST', path: '/v1/runs/asked/cancel' }), 409),
+    ];
+    problemOf(await call({ method: 'POST', path: '/v1/runs/nope/cancel' }), 404);
+
+    expect(problems.map((p) => p.type)).toEqual([PROBLEM_TYPES.runNotCancellable, PROBLEM_TYPES.runNotCancellable, PROBLEM_TYPES.runNotCancellable]);
+    expect(problems[1].detail).toContain('FAILED');
+    expect(launcher.executions.get('done')?.status).toBe('SUCCEEDED');
+  });
+});
+
+describe('GET /v1/health and GET /v1/openapi.json', () => {
+  it('answers the health with the API version and nothing else', async () => {
+    const { call } = setup();
+
+    const response = await call({ method: 'GET', path: '/v1/health', principal: 'anonymous' });
+
+    expect(response.status).toBe(200);
+    expect(response.json).toEqual({ status: 'ok', version: API_VERSION });
+  });
+
+  it('serves the generated OpenAPI document, listing the new routes', async () => {
+    const { call } = setup();
+
+    const response = await call({ method: 'GET', path: '/v1/openapi.json' });
+
+    expect(response.status).toBe(200);
+    expect(response.json).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument())));
+  });
+
+  it('marks only health and the OpenAPI document as answered without authentication', () => {
+    expect(isPublicRequest('GET', '/v1/health')).toBe(true);
+    expect(isPublicRequest('get', '/v1/openapi.json')).toBe(true);
+    expect(isPublicRequest('POST', '/v1/health')).toBe(false);
+    expect(isPublicRequest('GET', '/v1/runs')).toBe(false);
+    expect(isPublicRequest('GET', '/v1/health/')).toBe(false);
   });
 });
 

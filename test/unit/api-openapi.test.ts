@@ -74,10 +74,24 @@ describe('docs/openapi.yaml', () => {
     expect(parameters.filter((p) => p.in === 'query').map((p) => p.name)).toEqual(Object.keys(route.query?.shape ?? {}));
     expect(parameters.filter((p) => p.in === 'header').map((p) => p.name)).toEqual(Object.keys(route.headers));
 
-    for (const status of [...route.problems, 401, 403, 429, 500]) {
+    const common = route.auth === 'none' ? [429, 500] : [401, 403, 429, 500];
+    for (const status of [...route.problems, ...common]) {
       const content = responses[String(status)].content as Record<string, JsonObject>;
       expect(content['application/problem+json'].schema).toEqual({ $ref: '#/components/schemas/Problem' });
     }
+    // A route without authentication declares no security requirement (and no 401); the others take the document's.
+    expect(operation.security).toEqual(route.auth === 'none' ? [] : undefined);
+    if (route.auth === 'none') expect(responses['401']).toBeUndefined();
+  });
+
+  it('lists the run list, the cancel, the health and the document itself, the last two without authentication', () => {
+    const paths = committed.paths as Record<string, Record<string, JsonObject>>;
+
+    expect(paths['/v1/runs'].get.operationId).toBe('listRuns');
+    expect(paths['/v1/runs/{runId}/cancel'].post.operationId).toBe('cancelRun');
+    expect(paths['/v1/health'].get.security).toEqual([]);
+    expect(paths['/v1/openapi.json'].get.security).toEqual([]);
+    expect(API_ROUTES.filter((r) => r.auth === 'none').map((r) => r.operationId)).toEqual(['getHealth', 'getOpenApi']);
   });
 
   it('declares the event stream per event (an object of SSE fields whose `data` is JSON), not as a bare string', () => {

@@ -14,7 +14,7 @@ import { LocalExecutions, executionRecordKey } from '../../local/engine/executio
 import { LocalUploadSigner, MAX_LOCAL_UPLOAD_BYTES, UPLOAD_SECRET_FILE, loadUploadSecret, tokenProblem } from '../../local/services/serve';
 import type { ExecutionDescription } from '../../shared/executions';
 import { MAX_FILE_BYTES } from '../../shared/api/schemas';
-import { ConfigurationError, EmptyCorpusError } from '../../shared/errors';
+import { ConfigurationError, EmptyCorpusError, InvalidInputError, RunNotCancellableError } from '../../shared/errors';
 import type { PrepareEvent } from '../../shared/pipeline/state';
 
 const input = (runId: string): PrepareEvent => ({ runId, question: 'Q', corpus: { prefix: 'corpora/c1/' } });
@@ -146,6 +146,92 @@ describe('LocalExecutions (serve)', () => {
 
     expect(await launcher.describe('old')).toMatchObject({ status: 'SUCCEEDED' });
     expect(await launcher.start('old', input('old'))).toEqual({ started: false });
+  });
+});
+
+describe('LocalExecutions: list and abort (GET /v1/runs, cancel)', () => {
+  let dir: string;
+  let blobs: FsBlobStore;
+  const reason = { error: 'RunCancelled', cause: 'Cancelled through the API' };
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'extagents-launcher-'));
+    blobs = new FsBlobStore(dir);
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('lists the records newest first, legacy ones included, a page at a time by start time and name', async () => {
+    const record = (name: string, startedAt: string) => JSON.stringify({ name, status: 'SUCCEEDED', startedAt, stoppedAt: startedAt });
+    await blobs.put(executionRecordKey('b'), record('b', '2026-01-02T00:00:00.000Z'));
+    await blobs.put(executionRecordKey('a'), record('a', '2026-01-02T00:00:00.000Z'));
+    await blobs.put(executionRecordKey('c'), record('c', '2026-01-03T00:00:00.000Z'));
+    await blobs.put('api/executions/old.json', record('old', '2026-01-01T00:00:00.000Z'));
+    const launcher = new LocalExecutions({ blobs });
+
+    const first = await launcher.list({ limit: 2 });
+    const second = await launcher.list({ limit: 2, after: first.next });
+
+    expect(first.executions.map((e) => e.name)).toEqual(['c', 'b']);
+    expect(first.next).toBe('2026-01-02T00:00:00.000Z b');
+    expect(second.executions.map((e) => e.name)).toEqual(['a', 'old']);
+    expect(second.next).toBeUndefined();
+    await expect(launcher.list({ limit: 2, after: 'not a position at all' })).rejects.toBeInstanceOf(InvalidInputError);
+  });
+
+  it('aborts one background execution with the reason, waits for its end, and leaves the others running', async () => {
+    const gates = new Map<string, ReturnType<typeof deferred<unknown>>>();
+    const launcher = new LocalExecutions({
+      blobs,
+      maxConcurrentRuns: 2,
+      execute: async (event, signal) => {
+        const gate = deferred<unknown>();
+        gates.set(event.runId, gate);
+        signal.addEventListener('abort', () => gate.reject(new ExecutionFailedError('ExecutionAborted', 'The execution was aborted')));
+        return gate.promise;
+      },
+    });
+    await launcher.start('x', input('x'));
+    await launcher.start('y', input('y'));
+    await until(() => gates.size === 2);
+
+    const aborted = await launcher.abort('x', reason);
+
+    expect(aborted).toMatchObject({ name: 'x', status: 'ABORTED', error: 'RunCancelled', cause: 'Cancelled through the API', stoppedAt: expect.any(String) });
+    expect(JSON.parse(await blobs.getText(executionRecordKey('x')))).toMatchObject({ status: 'ABORTED', error: 'RunCancelled' });
+    expect(await launcher.describe('y')).toMatchObject({ status: 'RUNNING' });
+    expect(await launcher.abort('x', reason)).toMatchObject({ status: 'ABORTED', error: 'RunCancelled' });
+    gates.get('y')?.resolve({});
+    await launcher.stop();
+    expect(await launcher.describe('y')).toMatchObject({ status: 'SUCCEEDED' });
+    expect(await launcher.abort('y', reason)).toMatchObject({ status: 'SUCCEEDED' });
+    expect(await launcher.abort('none', reason)).toBeUndefined();
+  });
+
+  it('aborts a run still waiting for a slot before it starts', async () => {
+    const gate = deferred<unknown>();
+    const started: string[] = [];
+    const launcher = new LocalExecutions({ blobs, maxConcurrentRuns: 1, execute: async (event) => (started.push(event.runId), gate.promise) });
+    await launcher.start('first', input('first'));
+    await launcher.start('waiting', input('waiting'));
+
+    const aborting = launcher.abort('waiting', reason);
+    gate.resolve({});
+
+    expect(await aborting).toMatchObject({ status: 'ABORTED', error: 'RunCancelled' });
+    await launcher.stop();
+    expect(started).toEqual(['first']);
+  });
+
+  it('refuses to abort a run another live process runs (409 at the API)', async () => {
+    const job = new LocalExecutions({ blobs });
+    const gate = deferred<unknown>();
+    const running = job.run('j', () => gate.promise);
+    await until(() => existsSync(path.join(dir, 'runs', '_executions', 'j.json')));
+    const serve = new LocalExecutions({ blobs, execute: async () => ({}) });
+
+    await expect(serve.abort('j', reason)).rejects.toBeInstanceOf(RunNotCancellableError);
+    gate.resolve({});
+    await running;
   });
 });
 
