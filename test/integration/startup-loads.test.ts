@@ -1,11 +1,12 @@
 /**
  * Start-up loads only what the command and the corpus need (issue 27, item 3): an `ask` over a .txt
- * corpus with the offline model (`extractive`) never loads the readers of other formats (parse5,
- * markdown-it and yaml; unpdf and mammoth are dynamic imports inside their readers) nor the Bedrock
- * adapter and its SDK. The CLI runs in a child process with a `--require` hook that writes the keys
- * of `require.cache` at exit (what CommonJS loaded: the packages, and under tsx the project's own
- * .ts files), as the prebuilt bundle and as the TypeScript sources. A Markdown corpus is the control:
- * it loads markdown-it, so a hook that saw nothing would fail the test.
+ * file with the offline model (`extractive`) never loads the readers of other formats (parse5,
+ * markdown-it and yaml; unpdf and mammoth are dynamic imports inside their readers), fast-glob (a
+ * plain file argument needs no glob), nor the Bedrock adapter and its SDK. The CLI runs in a child
+ * process with a `--require` hook that writes the keys of `require.cache` at exit (what CommonJS
+ * loaded: the packages, and under tsx the project's own .ts files), as the prebuilt bundle and as the
+ * TypeScript sources. A Markdown corpus is the control: it loads markdown-it, so a hook that saw
+ * nothing would fail the test.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +15,7 @@ import path from 'node:path';
 const root = path.resolve(__dirname, '..', '..');
 
 /** Packages and project modules that a .txt `ask` with the offline model must not load. */
-const UNNEEDED_PACKAGES = ['parse5', 'markdown-it', 'yaml', '@aws-sdk/client-bedrock-runtime', 'unpdf', 'mammoth'];
+const UNNEEDED_PACKAGES = ['parse5', 'markdown-it', 'yaml', '@aws-sdk/client-bedrock-runtime', 'unpdf', 'mammoth', 'fast-glob'];
 const UNNEEDED_SOURCES = ['shared/readers/html.ts', 'shared/readers/markdown.ts', 'shared/readers/pdf.ts', 'shared/readers/docx.ts', 'lambdas/adapters/bedrock.ts'];
 
 const packageOf = (file: string): string | undefined => /[\\/]node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)/.exec(file)?.[1]?.replace('\\', '/');
