@@ -1,7 +1,8 @@
 /**
- * Start-up benchmark of the CLI (issue 11): `extagents --version`, `extagents ask --help` and an
- * `ask` over a 1 KB file with the offline reader, each against `node -e 0` measured in the same run
- * (this machine is shared and noisy: compare the ratios, not the milliseconds). Each command runs in
+ * Start-up benchmark of the CLI (issue 11, issue 27 item 3): `extagents --version`, `extagents ask
+ * --help`, an `ask` over a 1 KB file with the offline reader and the tokenizer's first count
+ * (`gpt-tokenizer` loaded and one count), each against `node -e 0` measured in the same run (this
+ * machine is shared and noisy: compare the ratios, not the milliseconds). Each command runs in
  * a fresh process, `--runs` times (default 5), and the median wall time is kept; the first ask run
  * is warm afterwards only through the OS file cache (a new state directory each time).
  *
@@ -11,7 +12,7 @@
  *
  * Usage: npx tsx bench/startup.ts [--runs 5]
  * Prints one JSON line per command and mode: median ms, ratio to `node -e 0`, and every run's ms.
- * Targets (issue 11): `--version` at most 4x `node -e 0`; the 1 KB `ask` at most 1.0 s here.
+ * Targets: `--version` at most 4x `node -e 0` (issue 11); the 1 KB `ask` at most 0.8 s (issue 27).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,12 +25,13 @@ const { prebuiltCli } = require('../bin/prebuilt.cjs') as { prebuiltCli: (root: 
 const USAGE = `Usage: npx tsx bench/startup.ts [--runs 5]
 
 Start-up of the CLI: 'extagents --version', 'extagents ask --help' and an 'ask' over a 1 KB file with
-the offline reader, each against 'node -e 0' measured in the same run (compare the ratios, not the
+the offline reader, and the tokenizer's first count (gpt-tokenizer loaded and one count, in a fresh
+process), each against 'node -e 0' measured in the same run (compare the ratios, not the
 milliseconds, on a shared machine). Every command runs --runs times, each in a fresh process, with
 the prebuilt CLI (dist/cli/cli.cjs, built first when missing or stale) and from the TypeScript
 sources through tsx (EXTAGENTS_CLI=source), interleaved. Prints one JSON line per command and mode:
-the median wall time (ms), its ratio to 'node -e 0', and every run's ms. Targets (issue 11):
-'--version' at most 4x 'node -e 0'; the 1 KB 'ask' at most 1.0 s.
+the median wall time (ms), its ratio to 'node -e 0', and every run's ms. Targets: '--version' at
+most 4x 'node -e 0' (issue 11); the 1 KB 'ask' at most 0.8 s (issue 27).
 
 Options:
   --runs N       fresh processes per command and mode; the median is kept (default 5)
@@ -44,7 +46,8 @@ const root = path.resolve(__dirname, '..');
 const bin = path.join(root, 'bin', 'extagents');
 const dir = mkdtempSync(path.join(tmpdir(), 'extagents-startup-'));
 const corpus = path.join(dir, 'note.txt');
-writeFileSync(corpus, `${'The harvest was abundant in the district. '.repeat(20)}The keeper of the lighthouse was Ann Lee.\n`.slice(0, 1024));
+const answer = 'The keeper of the lighthouse was Ann Lee.\n';
+writeFileSync(corpus, 'The harvest was abundant in the district. '.repeat(30).slice(0, 1024 - answer.length) + answer); // 1,024 bytes
 
 /** Median wall time (ms) of `runs` fresh processes of `args`, and every run's time. */
 function time(args: string[], fresh: () => string[] = () => [], env: NodeJS.ProcessEnv = {}): { medianMs: number; runsMs: number[] } {
@@ -70,6 +73,9 @@ try {
     ['extagents ask (1 KB, extractive)', [bin, 'ask', '-c', corpus, '-q', 'Who was the keeper of the lighthouse?', '--no-progress'], () => ['--state-dir', path.join(dir, `state-${state++}`)]],
   ];
   process.stdout.write(`${JSON.stringify({ command: 'node -e 0', medianMs: floor.medianMs, runsMs: floor.runsMs })}\n`);
+  // The tokenizer's first count as shared/tokenizer.ts makes it (the o200k ranks, the encoder, one count), in a fresh process.
+  const tokenizer = time(['-e', "require('gpt-tokenizer').countTokens('The harvest was abundant.', { disallowedSpecial: new Set() })"]);
+  process.stdout.write(`${JSON.stringify({ command: 'tokenizer first count', medianMs: tokenizer.medianMs, ratioToNode: Number((tokenizer.medianMs / floor.medianMs).toFixed(1)), runsMs: tokenizer.runsMs })}\n`);
   for (const [name, args, fresh] of commands) {
     for (const mode of ['prebuilt', 'source'] as const) {
       const measured = time(args, fresh, mode === 'source' ? { EXTAGENTS_CLI: 'source' } : {});

@@ -7,9 +7,11 @@ import { ExtractiveReader } from '../../shared/extractive';
 import { LlmAgents } from '../../shared/llm/agents';
 import { toModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
 import type { AgentModel, BlobStore, ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
-import { BedrockChatModel } from './bedrock';
 import type { ApiKeyProvider } from './openai-key';
 import { OpenAiChatModel, type OpenAiOptions } from './openai';
+
+// The Bedrock adapter (and so the Bedrock SDK) is loaded for a `bedrock:` spec only (issue 27, item 3).
+export const bedrockAdapter = (): typeof import('./bedrock') => require('./bedrock') as typeof import('./bedrock');
 
 /**
  * @param bedrock a BedrockRuntimeClient factory, called only for a Bedrock spec (so the offline
@@ -39,6 +41,7 @@ export function createAgentModel(
     });
   }
   const client = bedrock();
+  const { BedrockChatModel } = bedrockAdapter();
   return new LlmAgents({
     seeker: new BedrockChatModel(client, parsed.seekerModelId),
     reasoner: new BedrockChatModel(client, parsed.reasonerModelId),

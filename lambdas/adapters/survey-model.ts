@@ -9,8 +9,7 @@ import type { AgentModel } from '../../shared/ports';
 import { ExtractiveSurveyModel } from '../../shared/survey/extractive';
 import { LlmSurveyModel } from '../../shared/survey/llm';
 import type { SurveyModel } from '../../shared/survey/ports';
-import { BedrockChatModel } from './bedrock';
-import { createAgentModel, createOpenAiChatModel } from './model';
+import { bedrockAdapter, createAgentModel, createOpenAiChatModel } from './model';
 import type { OpenAiOptions } from './openai';
 import type { ApiKeyProvider } from './openai-key';
 
@@ -30,6 +29,6 @@ export function createSurveyModels(
   const parsed = toModelSpec(spec);
   const seeker = createAgentModel(spec, bedrock, openai, openaiApiKey);
   if (parsed.kind === 'extractive') return { seeker, model: new ExtractiveSurveyModel() };
-  const reasoner = parsed.kind === 'openai' ? createOpenAiChatModel(parsed.reasonerModelId, openai, openaiApiKey) : new BedrockChatModel(bedrock(), parsed.reasonerModelId);
+  const reasoner = parsed.kind === 'openai' ? createOpenAiChatModel(parsed.reasonerModelId, openai, openaiApiKey) : new (bedrockAdapter().BedrockChatModel)(bedrock(), parsed.reasonerModelId);
   return { seeker, model: new LlmSurveyModel({ reasoner }) };
 }

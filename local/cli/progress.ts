@@ -7,8 +7,11 @@
  * - anything else is a line of its own (the bar is closed first, so lines never interleave with it).
  * Disabled (`--no-progress`, `--json`), it writes nothing.
  */
-import { Presets, SingleBar } from 'cli-progress';
+import type { SingleBar } from 'cli-progress';
 import { formatProgressTime } from './progress-time';
+
+// cli-progress is loaded when a bar is drawn (a terminal), not for lines, `--no-progress` or `--json`.
+const cliProgress = (): typeof import('cli-progress') => require('cli-progress') as typeof import('cli-progress');
 
 /** A counted task of a {@link Progress}. */
 export interface ProgressTask {
@@ -40,6 +43,7 @@ export class Progress {
     if (!this.enabled) return { update: () => undefined };
     this.stop();
     if (this.stream.isTTY) {
+      const { Presets, SingleBar } = cliProgress();
       const bar = new SingleBar(
         {
           stream: this.stream,

@@ -19,10 +19,9 @@ import { promises as fs } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { localStackTemplate, type LocalFunctionName } from './stack-template';
-import { createBedrockClient } from '../../lambdas/adapters/bedrock';
 import { openAiOptionsFromEnv } from '../../lambdas/adapters/openai';
 import { DynamoMessageStore } from '../../lambdas/adapters/dynamo-message-store';
-import { createAgentModel } from '../../lambdas/adapters/model';
+import { bedrockAdapter, createAgentModel } from '../../lambdas/adapters/model';
 import { makeHandlers, type WorkflowHandlers } from '../../lambdas/handlers';
 import { createSurveyModels } from '../../lambdas/adapters/survey-model';
 import { makeSurveyHandlers, type SurveyHandlers } from '../../lambdas/survey-handlers';
@@ -158,7 +157,7 @@ export async function checkModelAccess(spec: ModelSpecInput): Promise<void> {
   }
   // A llama: model's files are checked when it loads (loadLlamaModels, in startLocalStack).
   if (kind !== 'bedrock') return;
-  const client = createBedrockClient();
+  const client = bedrockAdapter().createBedrockClient();
   try {
     await client.config.region();
   } catch (error) {
@@ -218,7 +217,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       blobs,
       store,
       // The extractive reader keeps each chunk's sentence analysis in the bucket (cache/extractive/).
-      model: () => (model ??= createAgentModel(modelSpec, () => createBedrockClient(), {}, undefined, blobs)),
+      model: () => (model ??= createAgentModel(modelSpec, () => bedrockAdapter().createBedrockClient(), {}, undefined, blobs)),
       modelSpec,
     });
     // The survey roles as the survey Lambda entry point builds them (lambdas/survey.ts), on first use.
@@ -226,7 +225,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const surveyHandlers = makeSurveyHandlers({
       blobs,
       store,
-      model: () => (surveyModel ??= createSurveyModels(modelSpec, () => createBedrockClient()).model),
+      model: () => (surveyModel ??= createSurveyModels(modelSpec, () => bedrockAdapter().createBedrockClient()).model),
     });
     // Every bound function: its name (as in `ExtAgentsStack.functions`, or the survey function's),
     // its local ARN in the template and its in-process handler.

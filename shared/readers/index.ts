@@ -12,10 +12,6 @@
  */
 import { decodeDocument, MAX_DOCUMENT_BYTES, type DecodeResult } from '../text';
 import type { SourceDocument } from '../types';
-import { readDocx } from './docx';
-import { readHtml } from './html';
-import { readMarkdown } from './markdown';
-import { readPdf } from './pdf';
 import type { DocumentFormat, DocumentLocation } from './types';
 
 export { DOCUMENT_FORMATS, locationAt, type DocumentFormat, type DocumentLocation } from './types';
@@ -44,6 +40,16 @@ export function documentFormat(id: string, bytes: Uint8Array): DocumentFormat {
   return 'text';
 }
 
+// The reader of each format other than plain text, loaded on the first document of that format (issue
+// 27, item 3): a corpus of .txt files never loads parse5, markdown-it, yaml, unpdf or mammoth, whose
+// loading cost a 1 KB `ask` about 0.1 s. test/integration/startup-loads.test.ts checks it.
+const readers = {
+  html: () => require('./html') as typeof import('./html'),
+  markdown: () => require('./markdown') as typeof import('./markdown'),
+  pdf: () => require('./pdf') as typeof import('./pdf'),
+  docx: () => require('./docx') as typeof import('./docx'),
+} satisfies Record<Exclude<DocumentFormat, 'text'>, () => unknown>;
+
 const skip = (documentId: string, reason: string): DecodeResult => ({ skipped: { documentId, reason } });
 
 /**
@@ -71,13 +77,13 @@ async function readAs(id: string, bytes: Uint8Array): Promise<DecodeResult> {
   if (bytes.length === 0) return skip(id, 'empty file');
   if (bytes.length > MAX_DOCUMENT_BYTES) return decodeDocument(id, bytes); // the size reason, in one place
   if (format === 'pdf' || format === 'docx') {
-    const read = format === 'pdf' ? await readPdf(bytes) : await readDocx(bytes);
+    const read = format === 'pdf' ? await readers.pdf().readPdf(bytes) : await readers.docx().readDocx(bytes);
     if ('problem' in read) return skip(id, read.problem);
     return { doc: document(id, format, read.text, read.locations, 'title' in read && typeof read.title === 'string' ? read.title : undefined) };
   }
   const decoded = decodeDocument(id, bytes);
   if (!('doc' in decoded)) return decoded;
-  const read = format === 'html' ? readHtml(decoded.doc.text) : readMarkdown(decoded.doc.text);
+  const read = format === 'html' ? readers.html().readHtml(decoded.doc.text) : readers.markdown().readMarkdown(decoded.doc.text);
   if (read.text.trim() === '') return skip(id, `no text (${format === 'html' ? 'an HTML page' : 'a Markdown file'} of markup only)`);
   return { doc: document(id, format, read.text, read.locations, 'title' in read && typeof read.title === 'string' ? read.title : undefined) };
 }
