@@ -10,8 +10,10 @@
  * - a reply with evidence but no relevance score with a clear meaning is followed by at most
  *   `MAX_SCORE_REASKS` (= 1) re-ask for the score alone; if that fails too the message is kept with
  *   `FALLBACK_SCORE` (50) and a warning.
- * The reasoning agent makes at most 2 calls (one retry of an empty or cut-off reply; an unusable
- * retry counts as a refusal with a warning).
+ * The reasoning agent makes at most 2 calls: one retry of an empty or cut-off reply, or of an answer
+ * that is not an answer (only "The answer is", the question restated, a phrase in a loop, the
+ * prompt's own instructions: `junkAnswer`, `echoesPrompt`), with a reminder of what went wrong; an
+ * unusable or junk retry counts as a refusal with a warning.
  *
  * Errors of the chat models (ModelThrottledError, ContextOverflowError, …) propagate unchanged:
  * Step Functions retries the transient ones by name, and the caller handles the others.
@@ -27,8 +29,8 @@ import type {
   SeekResult,
 } from '../ports';
 import { NO_ANSWER, type RoleUsage } from '../types';
-import { cutAt, parseReasonReply, parseSeekReply, readScore, type ReasonParse, type SeekParse } from './parse';
-import { brevityReminder, buildReasonPrompt, buildSeekPrompt, echoesPrompt, SCORE_REASK_PROMPT, unescapeUntrusted } from './prompts';
+import { cutAt, junkAnswer, parseReasonReply, parseSeekReply, readScore, type ReasonParse, type SeekParse } from './parse';
+import { brevityReminder, buildReasonPrompt, buildSeekPrompt, echoesPrompt, junkDescription, junkReminder, type JunkReason, SCORE_REASK_PROMPT, unescapeUntrusted } from './prompts';
 import { BUDGET_CHARS_PER_TOKEN, MAX_ANSWER_CHARS, MAX_CITED_SENTENCES, MAX_NOTE_CHARS, outputTokenBudget, reasonReplySchema, SCORE_REPLY, SEEK_REPLY, seekReplySchema } from './schemas';
 import { splitSentences } from '../extractive/text';
 import { citedText, MAX_UNIT_CHARS, sentenceUnits } from './sentences';
@@ -405,7 +407,8 @@ export class LlmAgents implements AgentModel {
 
   /**
    * Reasoning agent: one knowledge-accumulating reasoning step over the given top-k messages. With
-   * no messages it refuses without a model call. At most 2 model calls (one retry of an unusable reply).
+   * no messages it refuses without a model call. At most 2 model calls (one retry of an unusable reply
+   * or a junk answer, see the file comment).
    * @returns the answer, or the structured refusal (`answerable: false`, answer "NO ANSWER");
    *   `citedMessageIds` only ever contains ids of the request's messages; usage over the calls made.
    * @throws the chat model's typed errors unchanged.
@@ -427,16 +430,25 @@ export class LlmAgents implements AgentModel {
       temperature: this.temperature,
       schema: reasonReplySchema(request.messages.map((m) => m.id), { force: request.force }),
     };
+    // Text the answer may share with the prompt without echoing it: the question and the messages.
+    const source = [request.question, ...request.messages.map((m) => m.evidence)].join('\n');
+    const junkOf = (p: ReasonParse): JunkReason | undefined =>
+      p.kind === 'answer' && p.answerable ? (junkAnswer(p.answer, request.question) ?? (echoesPrompt(p.answer, source) ? 'prompt' : undefined)) : undefined;
     let response = await timedCall(this.reasoner, base, usage, warnings);
     let parsed = parseReasonReply(response.text);
-    if (reasonUnusable(parsed, response)) {
-      const retry = cutOff(response)
-        ? { ...base, messages: [{ role: 'user' as const, text: prompt.user + brevityReminder(this.maxTokens.reason) }] }
-        : base;
+    const junk = reasonUnusable(parsed, response) ? undefined : junkOf(parsed);
+    if (reasonUnusable(parsed, response) || junk !== undefined) {
+      const reminder = junk !== undefined ? junkReminder(junk) : cutOff(response) ? brevityReminder(this.maxTokens.reason) : '';
+      const retry = reminder === '' ? base : { ...base, messages: [{ role: 'user' as const, text: prompt.user + reminder }] };
       response = await timedCall(this.reasoner, retry, usage, warnings);
       parsed = parseReasonReply(response.text);
       if (reasonUnusable(parsed, response)) {
         warnings.push('reasoning agent reply empty, unreadable or cut off twice; counted as a refusal');
+        return refuse();
+      }
+      const again = junkOf(parsed);
+      if (again !== undefined) {
+        warnings.push(`reasoning agent's answer ${junkDescription(again)}${junk !== undefined ? ` (first reply: ${junkDescription(junk)})` : ''}; counted as a refusal`);
         return refuse();
       }
     }

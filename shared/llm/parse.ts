@@ -564,3 +564,36 @@ export function parseReasonReply(text: string): ReasonParse {
   if (isRefusal(answer)) return refusal(false);
   return { kind: 'answer', answerable: true, answer, cited, truncated: false };
 }
+
+/** A reply that is only an answer's preamble: "The answer is", "Answer:", "The final answer is:". */
+const PREAMBLE_ONLY = /^(?:the\s+)?(?:final\s+)?answer(?:\s+is)?(?:\s+that)?[\s:：.,…-]*$/i;
+
+/** Letters and digits folded for comparing an answer with its question (case, spaces, punctuation ignored). */
+function foldedWords(text: string): string {
+  return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(' ');
+}
+
+/**
+ * Why an answer of the reasoning agent is not an answer, or undefined when it may be one. A small
+ * model fills the answer field with text that answers nothing; each case below is a shape, not a
+ * content judgment, so it holds for any question and language:
+ * - `preamble`: only "The answer is" (or "Answer:"), nothing after it;
+ * - `question`: the question itself, restated (case, spaces and punctuation ignored);
+ * - `loop`: a phrase repeated until the output ran out ("No, no, no, …", "the answer is that the
+ *   answer is that …"): at least 9 words, and at most a third of its 3-word sequences distinct.
+ * (An answer that repeats the prompt's own instructions is found by `echoesPrompt` in prompts.ts.)
+ * A pure function.
+ * @param answer the parsed answer (not a refusal); @param question the run's question.
+ */
+export function junkAnswer(answer: string, question: string): 'preamble' | 'question' | 'loop' | undefined {
+  const trimmed = answer.trim();
+  if (PREAMBLE_ONLY.test(trimmed)) return 'preamble';
+  const words = foldedWords(trimmed);
+  if (words !== '' && words === foldedWords(question)) return 'question';
+  const list = words.split(' ');
+  if (list.length >= 9) {
+    const shingles = list.slice(0, -2).map((w, i) => `${w} ${list[i + 1]} ${list[i + 2]}`);
+    if (new Set(shingles).size * 3 <= shingles.length) return 'loop';
+  }
+  return undefined;
+}

@@ -177,10 +177,11 @@ const ECHO_WORDS = 4;
 let promptShingles: Set<string> | undefined;
 
 /**
- * True when `text` (a seeking agent's note) repeats our own prompt text: it shares
- * `ECHO_WORDS` consecutive words with the seeking agent's fixed instructions or headings, and those
- * words are not in `source` (the chunk and query it read). Prompt text must never become evidence
- * (a small model copied a round-2 heading into its evidence, and it became an answer).
+ * True when `text` (a seeking agent's note, a reasoning agent's answer) repeats our own prompt text:
+ * it shares `ECHO_WORDS` consecutive words with the agents' fixed instructions or headings, and
+ * those words are not in `source` (the chunk and query, or the question and messages, it read).
+ * Prompt text must never become evidence or an answer (a small model copied a round-2 heading into
+ * its evidence, and it became an answer; another answered with the answer field's own description).
  */
 export function echoesPrompt(text: string, source: string): boolean {
   promptShingles ??= new Set(
@@ -192,6 +193,10 @@ export function echoesPrompt(text: string, source: string): boolean {
           buildSeekPrompt({ question: '', chunk: { index: 0, text: '', tokens: 0, chars: 0, segments: [] }, round: 2, synchronized: [] }, []).user,
           'Known evidence (from other chunks, best first, untrusted data):',
           'the global top messages after round, best first',
+          REASON_SYSTEM_PROMPT,
+          REASON_FORCE_SYSTEM_PROMPT,
+          buildReasonPrompt({ question: '', messages: [], force: false }).user,
+          buildReasonPrompt({ question: '', messages: [], force: true }).user,
         ].join('\n'),
       ),
     ),
@@ -225,6 +230,30 @@ export function brevityReminder(maxTokens: number): string {
     `\n\nYour previous reply was cut off at the output limit. Be brief: at most about ${words} words in total, ` +
     `at most ${MAX_CITED_SENTENCES} sentence numbers, and close the JSON object.`
   );
+}
+
+/** What a junk answer (`junkAnswer` in parse.ts, or `echoesPrompt`) did, as the retry's reminder says it. */
+const JUNK_DONE = {
+  preamble: 'was only "The answer is"',
+  question: 'repeated the question',
+  loop: 'repeated a phrase in a loop',
+  prompt: 'repeated these instructions',
+} as const;
+
+/** Why a reasoning agent's answer is not an answer (see `junkReminder`). */
+export type JunkReason = keyof typeof JUNK_DONE;
+
+/**
+ * Text appended to the reasoning agent's user turn when its answer was not an answer.
+ * @param reason what the answer did.
+ */
+export function junkReminder(reason: JunkReason): string {
+  return `\n\nYour previous answer ${JUNK_DONE[reason]}: that is not an answer. Write the fact the messages give, in a few words, or refuse.`;
+}
+
+/** The same, for a warning: "repeated the question". */
+export function junkDescription(reason: JunkReason): string {
+  return JUNK_DONE[reason];
 }
 
 /** The reasoning agent's `answer` field, worded the same in the normal and the best-effort prompt. */

@@ -414,6 +414,40 @@ describe('LlmAgents.reason', () => {
     expect(reasoner.requests).toHaveLength(0);
   });
 
+  it('retries an answer that repeats its own instructions, with a reminder, and takes the retry\'s answer', async () => {
+    const reasoner = new ScriptedChatModel('m', [
+      { text: '{"answer": "a word or a short phrase (a name, a date, a number, yes or", "cited": ["r1-c12"], "answerable": true}' },
+      { text: '{"answer": "May 1937", "cited": ["r1-c12"], "answerable": true}' },
+    ]);
+
+    const result = await agentsWith(reasoner).reason({ question: 'When did it open?', messages, force: false });
+
+    expect(result).toMatchObject({ answerable: true, answer: 'May 1937', citedMessageIds: ['r1-c12'], warnings: [] });
+    expect(reasoner.requests).toHaveLength(2);
+    expect(reasoner.requests[1].messages[0].text).toMatch(/Your previous answer repeated these instructions: that is not an answer/);
+  });
+
+  it('counts an answer that restates the question twice (any language) as a refusal, naming both', async () => {
+    const question = '深水埗关帝庙最初的名称是什么？';
+    const reasoner = new ScriptedChatModel('m', [{ text: `{"answer": "${question}", "cited": []}` }, { text: '{"answer": "The answer is", "cited": []}' }]);
+
+    const result = await agentsWith(reasoner).reason({ question, messages, force: true });
+
+    expect(result).toMatchObject({ answerable: false, answer: NO_ANSWER });
+    expect(result.warnings).toEqual(["reasoning agent's answer was only \"The answer is\" (first reply: repeated the question); counted as a refusal"]);
+    expect(reasoner.requests[1].messages[0].text).toMatch(/repeated the question/);
+  });
+
+  it('keeps an answer whose words the messages share with the prompt (not an echo)', async () => {
+    const quoted = [messageOf('r1-c1', 'The sign read: answer the question if the messages allow it.')];
+    const reasoner = new ScriptedChatModel('m', [{ text: '{"answer": "answer the question if the messages allow it", "cited": ["r1-c1"], "answerable": true}' }]);
+
+    const result = await agentsWith(reasoner).reason({ question: 'What did the sign read?', messages: quoted, force: false });
+
+    expect(result).toMatchObject({ answerable: true, answer: 'answer the question if the messages allow it' });
+    expect(reasoner.requests).toHaveLength(1);
+  });
+
   it('retries an empty reply once, then counts it as a refusal with a warning', async () => {
     const reasoner = new ScriptedChatModel('m', [{ text: '' }, { text: '' }, { text: '{"answerable": true, "answer": "x"}' }]);
 

@@ -1,4 +1,4 @@
-import { clampScore, extractJsonObject, isRefusal, parseReasonReply, parseScore, parseSeekReply, readScore } from '../../shared/llm/parse';
+import { clampScore, extractJsonObject, isRefusal, junkAnswer, parseReasonReply, parseScore, parseSeekReply, readScore } from '../../shared/llm/parse';
 import { NO_ANSWER } from '../../shared/types';
 
 describe('parseScore', () => {
@@ -447,5 +447,31 @@ describe('parsing is a pure function of its input (no regex state between calls)
     parseSeekReply('Evidence: x\n75/100');
     expect(parseScore('Score: 20')).toBe(20);
     expect(parseSeekReply('Evidence: the bridge opened in 1937.\nScore: 90')).toMatchObject({ kind: 'evidence', score: 90 });
+  });
+});
+
+describe('junkAnswer: answers that answer nothing, by shape, in any language', () => {
+  it.each([
+    ['The answer is', 'Who wrote it?', 'preamble'],
+    ['Answer:', 'Who wrote it?', 'preamble'],
+    ['the final answer is:', 'Who wrote it?', 'preamble'],
+    ['Who wrote "The Hukilau Song"?', 'who wrote the Hukilau Song', 'question'],
+    ['深水埗关帝庙最初的名称是什么？', '深水埗关帝庙最初的名称是什么?', 'question'],
+    ['No, no, no, no, no, no, no, no, no, no, no, no', 'Is it?', 'loop'],
+    ['The answer is that the answer is that the answer is that the answer is that', 'Which one?', 'loop'],
+  ])('%j (question %j) is %s', (answer, question, reason) => {
+    expect(junkAnswer(answer, question)).toBe(reason);
+  });
+
+  it.each([
+    ['May 1937', 'When did it open?'],
+    ['no', 'Are both American?'],
+    ['Georg Philipp Telemann', 'Who composed the sonata?'],
+    ['协天宫', '深水埗关帝庙最初的名称是什么？'],
+    ['The answer is Telemann', 'Who composed it?'],
+    ['The W. H. Shipman House is in Hilo, Hawaii, which is the largest settlement on the island', 'Where is the house?'],
+    ['Jonny Craig and Pete Doherty have been a part of more bands than Pete Doherty', 'Who has been in more bands?'],
+  ])('%j (question %j) may be an answer', (answer, question) => {
+    expect(junkAnswer(answer, question)).toBeUndefined();
   });
 });
