@@ -365,6 +365,23 @@ describe('openai: configuration is checked before any work (exit 2, nothing writ
     expect(existsSync(path.join(stateDir, 'bucket'))).toBe(false);
   });
 
+  it('estimates without OPENAI_API_KEY: an estimate sends no request (README: no credentials needed)', async () => {
+    delete process.env.OPENAI_BASE_URL;
+    delete process.env.OPENAI_API_KEY;
+    const corpus = path.join(dir, 'e.txt');
+    writeFileSync(corpus, 'Some text to estimate.');
+    const stdout: string[] = [];
+    jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      stdout.push(String(chunk));
+      return true;
+    });
+
+    const result = await run('ask', '--corpus', corpus, '--question', 'What?', '--state-dir', stateDir, '--model', 'openai:gpt-4o-mini', '--estimate', '--json');
+
+    expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(JSON.parse(stdout.join(''))).toMatchObject({ corpus: expect.anything() });
+  });
+
   it('exits 2 for an OPENAI_BASE_URL that is not an http(s) URL', async () => {
     process.env.OPENAI_BASE_URL = 'ftp://127.0.0.1/v1';
 
