@@ -53,6 +53,17 @@ export const SETTINGS = {
 
 export type SettingName = keyof typeof SETTINGS;
 
+/** The run option (shared/config.ts RunOptionsSchema) of each setting that is one, parsed by its flag's rule. */
+const RUN_OPTION_FIELDS = {
+  'chunk-tokens': 'chunkTokens',
+  rounds: 'rounds',
+  concurrency: 'concurrency',
+  'reasoner-budget': 'reasonerBudgetTokens',
+  'sync-budget': 'syncBudgetTokens',
+  'tolerated-failure': 'toleratedFailurePercentage',
+  'max-cost': 'maxCostUsd',
+} as const satisfies Partial<Record<SettingName, string>>;
+
 /** The environment variable of an option: `EXTAGENTS_CHUNK_TOKENS`. */
 export const settingVariable = (name: string): string => `EXTAGENTS_${name.toUpperCase().replace(/-/g, '_')}`;
 
@@ -83,19 +94,13 @@ function parseSetting(name: SettingName, raw: RawValue): string | number | boole
       if (text().trim() === '') throw new Error('--state-dir must not be empty');
       return text();
     case 'chunk-tokens':
-      return run('chunkTokens');
     case 'rounds':
-      return run('rounds');
     case 'concurrency':
-      return run('concurrency');
     case 'reasoner-budget':
-      return run('reasonerBudgetTokens');
     case 'sync-budget':
-      return run('syncBudgetTokens');
     case 'tolerated-failure':
-      return run('toleratedFailurePercentage');
     case 'max-cost':
-      return run('maxCostUsd');
+      return run(RUN_OPTION_FIELDS[name]);
     case 'target-words':
       return schemaFlag('--target-words', SurveyOptionsSchema, 'targetWords')(text());
     case 'max-sections':

@@ -436,8 +436,9 @@ export class LlmAgents implements AgentModel {
       p.kind === 'answer' && p.answerable ? (junkAnswer(p.answer, request.question) ?? (echoesPrompt(p.answer, source) ? 'prompt' : undefined)) : undefined;
     let response = await timedCall(this.reasoner, base, usage, warnings);
     let parsed = parseReasonReply(response.text);
-    const junk = reasonUnusable(parsed, response) ? undefined : junkOf(parsed);
-    if (reasonUnusable(parsed, response) || junk !== undefined) {
+    const unusable = reasonUnusable(parsed, response);
+    const junk = unusable ? undefined : junkOf(parsed);
+    if (unusable || junk !== undefined) {
       const reminder = junk !== undefined ? junkReminder(junk) : cutOff(response) ? brevityReminder(this.maxTokens.reason) : '';
       const retry = reminder === '' ? base : { ...base, messages: [{ role: 'user' as const, text: prompt.user + reminder }] };
       response = await timedCall(this.reasoner, retry, usage, warnings);
