@@ -22,7 +22,8 @@
  * FIDELITY_DEBUG=1 prints every citation whose offsets do not slice its quote.
  * Usage: npx tsx bench/fidelity.ts --model llama:<gguf> [--dataset hotpotqa|hotpot-train|cmrc]
  *   [--limit 30] [--offset 0] [--conditions plain,gold,own,padded] [--length 8000]
- *   [--chunk-tokens N] [--ranking score|hybrid|retrieval] [--best-effort] [--records file.jsonl] [--json]
+ *   [--chunk-tokens N] [--ranking score|hybrid|retrieval] [--reasoner-reply json|prose] [--best-effort]
+  [--records file.jsonl] [--json]
  * `--records` appends one JSON line per (question, condition) and skips pairs already in the file,
  * so a long run resumes. Run it alone: two model processes on 2 cores slow each other many times.
  */
@@ -38,6 +39,8 @@ import { bootstrapMeanInterval } from '../shared/eval/stats';
 import { isRefusal } from '../shared/llm/parse';
 import type { AgentModel, ChatModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../shared/ports';
 import { RANKING_MODES, type RankingMode } from '../shared/ranking';
+import { LlmAgents } from '../shared/llm/agents';
+import { REASONER_REPLIES, type ReasonerReply } from '../shared/llm/prompts';
 import type { RunResult } from '../shared/types';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
@@ -46,7 +49,8 @@ import { parseTokenCount, TOKEN_COUNT_FORMS } from '../shared/token-count';
 
 const USAGE = `Usage: npx tsx bench/fidelity.ts --model llama:<gguf> [--dataset hotpotqa|hotpot-train|cmrc]
   [--limit 30] [--offset 0] [--conditions plain,gold,own,padded] [--length 8000]
-  [--chunk-tokens N] [--ranking score|hybrid|retrieval] [--best-effort] [--records file.jsonl] [--json]
+  [--chunk-tokens N] [--ranking score|hybrid|retrieval] [--reasoner-reply json|prose] [--best-effort]
+  [--records file.jsonl] [--json]
 
 Fidelity: how much of a model's own ability survives the agent protocol and the distractors. The same
 model answers each question several ways: 'plain' (one plain prompt over the gold paragraphs, no
@@ -68,6 +72,7 @@ Options:
   --chunk-tokens N        chunk size, tokens, 8000 or 8k (default: fitted to the model's context, 40% of it,
                           64 to 8000)
   --ranking MODE          pool ranking, score|hybrid|retrieval (default: the run option's, hybrid)
+  --reasoner-reply FORM   the reasoning agent's reply, json|prose (default: the llama: provider's)
   --best-effort           answer from the best evidence after the last round instead of refusing
                           (default off)
   --records FILE          append one JSON line per (question, condition) and skip the pairs already
@@ -198,6 +203,7 @@ async function main(): Promise<void> {
     length: { type: 'string', default: '8000' },
     'chunk-tokens': { type: 'string' },
     ranking: { type: 'string' },
+    'reasoner-reply': { type: 'string' },
     'best-effort': { type: 'boolean', default: false },
     records: { type: 'string' },
     json: { type: 'boolean', default: false },
@@ -207,6 +213,8 @@ async function main(): Promise<void> {
   const conditions = values.conditions.split(',').map((c) => c.trim()) as Condition[];
   for (const c of conditions) if (!CONDITIONS.includes(c)) throw new Error(`unknown condition ${c}; one of ${CONDITIONS.join(', ')}`);
   if (values.ranking !== undefined && !RANKING_MODES.includes(values.ranking as RankingMode)) throw new Error(`--ranking: one of ${RANKING_MODES.join(', ')}`);
+  const reply = values['reasoner-reply'];
+  if (reply !== undefined && !REASONER_REPLIES.includes(reply as ReasonerReply)) usageError(USAGE, `--reasoner-reply: one of ${REASONER_REPLIES.join(', ')}; got ${reply}`);
   // Token counts as the CLI reads them (shared/token-count.ts): 8000, 8k.
   const chunkTokens = values['chunk-tokens'] === undefined ? undefined : parseTokenCount(values['chunk-tokens']);
   if (values['chunk-tokens'] !== undefined && chunkTokens === undefined) usageError(USAGE, `--chunk-tokens: ${TOKEN_COUNT_FORMS}; got ${values['chunk-tokens']}`);
@@ -216,6 +224,7 @@ async function main(): Promise<void> {
   const questions = loadQuestions(dataset, Number(values.offset), Number(values.limit));
   const llama = await loadLlamaModels(values.model, { sequences: Math.min(2, MAX_LLAMA_SEQUENCES) });
   const fitted = runOptionDefaultsForContext(llama.contextTokens);
+  const agents = reply === undefined ? llama.agents : new LlmAgents({ seeker: llama.seeker, reasoner: llama.reasoner, reasonerReply: reply as ReasonerReply });
   const options: RunOptionsInput = {
     ...fitted,
     concurrency: 1,
@@ -241,7 +250,7 @@ async function main(): Promise<void> {
         records.push(previous);
         continue;
       }
-      const record = await runCondition(condition, q, dataset, llama.reasoner, llama.agents, options, filler, paddedLength);
+      const record = await runCondition(condition, q, dataset, llama.reasoner, agents, options, filler, paddedLength);
       records.push(record);
       if (values.records) appendFileSync(values.records, `${JSON.stringify(record)}\n`);
       process.stderr.write(`[${i + 1}/${questions.length}] ${condition.padEnd(6)} f1=${record.f1.toFixed(2)} ${record.answered ? '' : '(refused) '}${JSON.stringify(record.answer).slice(0, 60)} gold=${JSON.stringify(q.answers[0])} ${Math.round(record.ms)} ms\n`);

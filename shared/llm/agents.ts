@@ -28,9 +28,10 @@ import type {
   SeekRequest,
   SeekResult,
 } from '../ports';
-import { NO_ANSWER, type RoleUsage } from '../types';
+import { NO_ANSWER, type Message, type RoleUsage } from '../types';
+import { lexicalPrior } from '../extractive/prior';
 import { cutAt, junkAnswer, parseReasonReply, parseSeekReply, readScore, type ReasonParse, type SeekParse } from './parse';
-import { brevityReminder, buildReasonPrompt, buildSeekPrompt, echoesPrompt, junkDescription, junkReminder, type JunkReason, SCORE_REASK_PROMPT, unescapeUntrusted } from './prompts';
+import { brevityReminder, buildProseReasonPrompt, buildReasonPrompt, buildSeekPrompt, echoesPrompt, junkDescription, junkReminder, type JunkReason, type ReasonerReply, SCORE_REASK_PROMPT, unescapeUntrusted } from './prompts';
 import { BUDGET_CHARS_PER_TOKEN, MAX_ANSWER_CHARS, MAX_CITED_SENTENCES, MAX_NOTE_CHARS, outputTokenBudget, reasonReplySchema, SCORE_REPLY, SEEK_REPLY, seekReplySchema } from './schemas';
 import { splitSentences } from '../extractive/text';
 import { citedText, MAX_UNIT_CHARS, sentenceUnits } from './sentences';
@@ -93,6 +94,25 @@ export interface LlmAgentsOptions {
   maxOutputTokens?: Partial<MaxOutputTokens>;
   /** Sampling temperature of every call; default 0 (the most deterministic the model allows). */
   temperature?: number;
+  /**
+   * How the reasoning agent replies (shared/llm/prompts.ts `REASONER_REPLIES`): `json` (default) or
+   * `prose` (the answer alone, cited messages found by `citedByOverlap`).
+   */
+  reasonerReply?: ReasonerReply;
+}
+
+/**
+ * The messages a prose answer relies on, found from its words: the messages whose evidence holds
+ * any of the answer's content terms (`lexicalPrior` of the answer in the evidence, > 0), most
+ * overlap first; when none does (a "yes", a number in other words), every message given, since the
+ * answer was read from them all.
+ * @param answer the reasoning agent's answer; @param messages the messages it was given, best first.
+ * @returns message ids, each once.
+ */
+export function citedByOverlap(answer: string, messages: readonly Message[]): string[] {
+  const overlap = messages.map((m) => ({ id: m.id, prior: lexicalPrior(answer, m.evidence) })).filter((m) => m.prior > 0);
+  if (overlap.length === 0) return messages.map((m) => m.id);
+  return overlap.sort((a, b) => b.prior - a.prior).map((m) => m.id);
 }
 
 /** Usage accumulator of one role over the calls made; `ms` is the wall time of the call. */
@@ -134,9 +154,16 @@ function seekUnusable(parsed: SeekParse, response: ChatResponse): boolean {
   return parsed.truncated || !response.text.includes('}');
 }
 
+/** The first non-empty line of a reply, trimmed ('' when there is none). */
+function firstLine(text: string): string {
+  return text.split('\n').map((line) => line.trim()).find((line) => line !== '') ?? '';
+}
+
 /** Same rule for the reasoning agent. */
-function reasonUnusable(parsed: ReasonParse, response: ChatResponse): boolean {
+function reasonUnusable(parsed: ReasonParse, response: ChatResponse, prose = false): boolean {
   if (parsed.kind === 'empty') return true;
+  // A prose reply has no end to wait for: one cut off at the limit is an answer (cut to MAX_ANSWER_CHARS).
+  if (prose) return false;
   if (!cutOff(response)) return false;
   return parsed.truncated || !response.text.includes('}');
 }
@@ -240,6 +267,7 @@ export class LlmAgents implements AgentModel {
   private readonly reasoner: ChatModel;
   private readonly maxTokens: MaxOutputTokens;
   private readonly temperature: number;
+  private readonly reasonerReply: ReasonerReply;
 
   /**
    * @param options chat models per role, optional output-token limits (tokens) and temperature.
@@ -249,6 +277,7 @@ export class LlmAgents implements AgentModel {
     this.reasoner = options.reasoner;
     this.maxTokens = { ...DEFAULT_MAX_OUTPUT_TOKENS, ...options.maxOutputTokens };
     this.temperature = options.temperature ?? 0;
+    this.reasonerReply = options.reasonerReply ?? 'json';
     this.description =
       this.seeker.modelId === this.reasoner.modelId
         ? `LLM agents (${this.seeker.modelId} for both roles)`
@@ -421,29 +450,32 @@ export class LlmAgents implements AgentModel {
       warnings.push('reasoning agent given no messages; refused without a model call');
       return refuse();
     }
-    const prompt = buildReasonPrompt(request);
+    const prose = this.reasonerReply === 'prose';
+    const prompt = prose ? buildProseReasonPrompt(request) : buildReasonPrompt(request);
     const base: ChatRequest = {
       role: 'reasoner',
       system: prompt.system,
       messages: [{ role: 'user', text: prompt.user }],
       maxTokens: this.maxTokens.reason,
       temperature: this.temperature,
-      schema: reasonReplySchema(request.messages.map((m) => m.id), { force: request.force }),
+      ...(!prose && { schema: reasonReplySchema(request.messages.map((m) => m.id), { force: request.force }) }),
     };
     // Text the answer may share with the prompt without echoing it: the question and the messages.
     const source = [request.question, ...request.messages.map((m) => m.evidence)].join('\n');
     const junkOf = (p: ReasonParse): JunkReason | undefined =>
       p.kind === 'answer' && p.answerable ? (junkAnswer(p.answer, request.question) ?? (echoesPrompt(p.answer, source) ? 'prompt' : undefined)) : undefined;
+    // A prose answer is its first line, as a plain prompt's is read (later lines are the model running on).
+    const read = (r: ChatResponse): ReasonParse => parseReasonReply(prose ? firstLine(r.text) : r.text);
     let response = await timedCall(this.reasoner, base, usage, warnings);
-    let parsed = parseReasonReply(response.text);
-    const unusable = reasonUnusable(parsed, response);
+    let parsed = read(response);
+    const unusable = reasonUnusable(parsed, response, prose);
     const junk = unusable ? undefined : junkOf(parsed);
     if (unusable || junk !== undefined) {
       const reminder = junk !== undefined ? junkReminder(junk) : cutOff(response) ? brevityReminder(this.maxTokens.reason) : '';
       const retry = reminder === '' ? base : { ...base, messages: [{ role: 'user' as const, text: prompt.user + reminder }] };
       response = await timedCall(this.reasoner, retry, usage, warnings);
-      parsed = parseReasonReply(response.text);
-      if (reasonUnusable(parsed, response)) {
+      parsed = read(response);
+      if (reasonUnusable(parsed, response, prose)) {
         warnings.push('reasoning agent reply empty, unreadable or cut off twice; counted as a refusal');
         return refuse();
       }
@@ -460,7 +492,7 @@ export class LlmAgents implements AgentModel {
       return refuse();
     }
     const given = new Set(request.messages.map((m) => m.id));
-    const cited = parsed.cited.filter((id) => given.has(id));
+    const cited = prose && parsed.cited.length === 0 ? citedByOverlap(parsed.answer, request.messages) : parsed.cited.filter((id) => given.has(id));
     const unknown = parsed.cited.filter((id) => !given.has(id));
     if (unknown.length > 0) warnings.push(`reasoning agent cited ids it was not given, dropped: ${unknown.join(', ')}`);
     let answer = parsed.answer;
