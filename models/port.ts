@@ -8,6 +8,8 @@
  * Adding a provider: a folder `models/<kind>/` whose `index.ts` exports a `ModelProvider<'<kind>'>`
  * named `provider`, its kind in the spec grammar (shared/llm/model-spec.ts), and its line in the table
  * (models/index.ts): the compiler lists every place a kind is missing (docs/ARCHITECTURE.md, "Models").
+ * The option shapes a host passes (`ProviderDeps`, with the `openai:` options and key reader) are
+ * declared here too, so the port never imports a provider's folder.
  */
 import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import type { ModelPricing } from '../shared/cost';
@@ -15,8 +17,31 @@ import type { ModelSpec } from '../shared/llm/model-spec';
 import type { AgentModel, BlobStore, ChatModel } from '../shared/ports';
 import type { AgentRole } from '../shared/types';
 import type { SurveyModel } from '../shared/survey/ports';
-import type { OpenAiOptions } from './openai/openai';
-import type { ApiKeyProvider } from './openai/openai-key';
+
+/** Options of an `openai:` provider's chat models (`OpenAiChatModel`, models/openai/openai.ts); unset values come from the environment (`openAiOptionsFromEnv`). */
+export interface OpenAiOptions {
+  /** API root including the version path, e.g. `http://127.0.0.1:8000/v1`. Env: OPENAI_BASE_URL. */
+  baseUrl?: string;
+  /** Bearer token; omitted from requests when empty. Env: OPENAI_API_KEY. */
+  apiKey?: string;
+  /**
+   * Whole-request timeout in ms (connection, generation and body), default 120 000. A non-streaming
+   * completion sends nothing until generation ends, so this must exceed the slowest expected
+   * generation (about maxTokens / output tokens per second).
+   */
+  timeoutMs?: number;
+  /** The fetch implementation (tests); default the global `fetch`. */
+  fetch?: typeof fetch;
+  /** Structured-output mode (models/openai/openai.ts, file comment); env OPENAI_STRUCTURED; default `auto`. */
+  structured?: StructuredMode;
+}
+
+/** Structured-output modes of the OpenAI-compatible adapter (models/openai/openai.ts, file comment). */
+export const STRUCTURED_MODES = ['auto', 'schema', 'json', 'off'] as const;
+export type StructuredMode = (typeof STRUCTURED_MODES)[number];
+
+/** Reads an `openai:` server's API key (Secrets Manager in the Lambdas: models/openai/openai-key.ts); resolves to the same key on every call once it has been read. */
+export type ApiKeyProvider = () => Promise<string>;
 
 /** The model kinds: the scheme of a model spec (`extractive`, `bedrock`, `openai`, `llama`). */
 export type ModelKind = ModelSpec['kind'];

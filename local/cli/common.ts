@@ -10,7 +10,7 @@ import path from 'node:path';
 import { ExtAgentsError, InvalidInputError } from '../../shared/errors';
 import { toModelSpec, type ModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
 import { checkModelSettings, loadModels } from '../../models';
-import { STRUCTURED_MODES } from '../../models/openai/openai';
+import { STRUCTURED_MODES } from '../../models/port';
 
 /** A command-line usage error (exit status 2): bad option values, question, run id or state dir. */
 export class UsageError extends ExtAgentsError {}
