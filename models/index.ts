@@ -9,6 +9,7 @@
  * (test/integration/startup-loads.test.ts).
  */
 import type { ModelPricing } from '../shared/cost';
+import { ConfigurationError } from '../shared/errors';
 import { toModelSpec, type ModelSpecInput } from '../shared/llm/model-spec';
 import type { AgentModel, ChatModel } from '../shared/ports';
 import type { SurveyModel } from '../shared/survey/ports';
@@ -27,11 +28,15 @@ const PROVIDERS: { readonly [K in ModelKind]: () => ModelProvider<K> } = {
 
 /**
  * The provider of a spec, with the spec parsed.
- * @throws ConfigurationError for invalid spec text (shared/llm/model-spec.ts).
+ * @throws ConfigurationError for invalid spec text (shared/llm/model-spec.ts), or a spec object of a kind the table does not list.
  */
 export function providerOf(spec: ModelSpecInput): { provider: ModelProvider<ModelKind>; spec: SpecOf<ModelKind> } {
   const parsed = toModelSpec(spec);
-  return { provider: (PROVIDERS[parsed.kind] as () => ModelProvider<ModelKind>)(), spec: parsed };
+  // Typed specs always have a provider (the table's type); a spec object built around the types (a
+  // cast, JavaScript) gets an error, never another provider.
+  const provider = Object.hasOwn(PROVIDERS, parsed.kind) ? (PROVIDERS[parsed.kind] as () => ModelProvider<ModelKind>)() : undefined;
+  if (provider === undefined) throw new ConfigurationError(`no model provider for the kind "${String(parsed.kind)}" (models/index.ts lists ${Object.keys(PROVIDERS).join(', ')})`);
+  return { provider, spec: parsed };
 }
 
 /** `ModelProvider.checkSettings` of the spec's provider: what this machine can check without a request or credentials. @throws as it. */
