@@ -73,7 +73,6 @@ export interface LocalStackOptions {
 }
 
 export { MAX_LLAMA_SEQUENCES } from './defaults';
-export { checkModelAccess } from '../../models';
 
 /** Callbacks of one local execution (progress of the Distributed Map). */
 export interface ExecutionCallbacks {
