@@ -74,7 +74,7 @@ module.exports = {
         'the web page (browser code) talks to serve over HTTP: it never imports server code; web/src/types.ts alone imports ' +
         'the API\'s types (type-only: web/build.mjs fails when server code reaches the bundle; swc marks no import type-only)',
       from: { path: '^web/' },
-      to: { path: '^(shared|lambdas|infra|local)/', pathNot: '^shared/(types|api/schemas)\\.ts$' },
+      to: { path: '^(shared|models|lambdas|infra|local)/', pathNot: '^shared/(types|api/schemas)\\.ts$' },
     },
     {
       name: 'web-types-only-from-the-api',
