@@ -10,14 +10,14 @@ module.exports = {
     {
       name: 'domain-without-adapters',
       severity: 'error',
-      comment: 'shared/ is the domain: it never imports the Lambda adapters, the CDK app or the local mode',
+      comment: 'shared/ is the domain: it never imports the model providers, the Lambda adapters, the CDK app or the local mode',
       from: { path: '^shared/' },
-      to: { path: '^(lambdas|infra|local)/' },
+      to: { path: '^(models|lambdas|infra|local)/' },
     },
     {
       name: 'domain-without-aws-sdk',
       severity: 'error',
-      comment: 'shared/ never imports the AWS SDK (adapters live in lambdas/adapters/)',
+      comment: 'shared/ never imports the AWS SDK (adapters live in models/ and lambdas/adapters/)',
       from: { path: '^shared/' },
       to: { path: 'node_modules/@aws-sdk/' },
     },
@@ -27,6 +27,31 @@ module.exports = {
       comment: 'the use cases (pipeline, survey, eval, the method) never import the HTTP API layer',
       from: { path: '^shared/', pathNot: '^shared/api/' },
       to: { path: '^shared/api/' },
+    },
+    {
+      name: 'models-below-hosts',
+      comment:
+        'models/ (the providers, over the domain) never imports the hosts that use it: the Lambda handlers and adapters, the CDK app, ' +
+        'the local mode or the eval',
+      severity: 'error',
+      from: { path: '^models/' },
+      to: { path: '^(lambdas|infra|local|bench|scripts)/' },
+    },
+    {
+      name: 'one-table-of-providers',
+      severity: 'error',
+      comment:
+        'a provider is reached through the table (models/index.ts), never by importing another provider\'s folder: a provider folder ' +
+        'imports only its own files, the port and the shared model helpers (models/*.ts)',
+      from: { path: '^models/([^/]+)/' },
+      to: { path: '^models/([^/]+)/', pathNot: '^models/$1/' },
+    },
+    {
+      name: 'infra-without-providers',
+      severity: 'error',
+      comment: 'the CDK app never imports the model providers (they load the SDKs and node-llama-cpp); it reads the model spec (shared/llm/model-spec.ts)',
+      from: { path: '^infra/' },
+      to: { path: '^models/' },
     },
     {
       name: 'lambdas-without-infra-or-local',
@@ -49,7 +74,7 @@ module.exports = {
         'the web page (browser code) talks to serve over HTTP: it never imports server code; web/src/types.ts alone imports ' +
         'the API\'s types (type-only: web/build.mjs fails when server code reaches the bundle; swc marks no import type-only)',
       from: { path: '^web/' },
-      to: { path: '^(shared|lambdas|infra|local)/', pathNot: '^shared/(types|api/schemas)\\.ts$' },
+      to: { path: '^(shared|models|lambdas|infra|local)/', pathNot: '^shared/(types|api/schemas)\\.ts$' },
     },
     {
       name: 'web-types-only-from-the-api',

@@ -31,7 +31,8 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { runLocal } from '../local/engine/run';
 import { resolveCorpus } from '../local/engine/corpus';
-import { loadLlamaModels, MAX_LLAMA_SEQUENCES } from '../local/engine/llama';
+import { loadLlamaModels } from '../models/llama/llama';
+import { MAX_LLAMA_SEQUENCES } from '../local/engine/defaults';
 import { runOptionDefaultsForContext, type RunOptionsInput } from '../shared/config';
 import { buildHotpotLongContext, defaultDataRoot, readFillerParagraphs, readHotpotQa, type HotpotQuestion } from '../shared/eval/datasets';
 import { cmrcF1, hotpotExactMatch, hotpotF1 } from '../shared/eval/scorers';
@@ -387,7 +388,7 @@ function report(records: BenchRecord[], conditions: Condition[], json: boolean):
 
 main()
   .then(async () => {
-    const { disposeLlamaModels } = await import('../local/engine/llama');
+    const { disposeLlamaModels } = await import('../models/llama/llama');
     await disposeLlamaModels();
   })
   .catch((error: unknown) => {

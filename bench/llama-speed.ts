@@ -1,5 +1,5 @@
 /**
- * Speed with a real model (`llama:`, local/engine/llama.ts): the model's prefill and generation rates on
+ * Speed with a real model (`llama:`, models/llama/llama.ts): the model's prefill and generation rates on
  * this machine, and the share of an `ask`'s wall time spent outside the model, at `--concurrency 1`
  * and with parallel sequences, measured side by side in one run of this script.
  *
@@ -21,7 +21,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { resolveCorpus } from '../local/engine/corpus';
-import { disposeLlamaModels, LlamaChatModel } from '../local/engine/llama';
+import { disposeLlamaModels, LlamaChatModel } from '../models/llama/llama';
 import { runLocal } from '../local/engine/run';
 import { LlmAgents } from '../shared/llm/agents';
 import type { ChatModel, ChatRequest, ChatResponse } from '../shared/ports';

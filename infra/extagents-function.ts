@@ -37,7 +37,7 @@ export const FUNCTION_SIZING: Readonly<Record<HandlerName, FunctionSizing>> = {
   prepare: { memorySize: 2048, timeout: Duration.minutes(15) },
   // Seek / Reason: up to 4 model calls (one retry of an empty or cut-off reply, one re-ask for the
   // score, one shrunken resend after a context overflow) x 2 SDK attempts x 60 s socket timeout
-  // = 8 minutes in the worst case (lambdas/adapters/bedrock.ts), so 10 minutes.
+  // = 8 minutes in the worst case (models/bedrock/bedrock.ts), so 10 minutes.
   seek: { memorySize: 1024, timeout: Duration.minutes(10) },
   reason: { memorySize: 1024, timeout: Duration.minutes(10) },
   synchronize: { memorySize: 512, timeout: Duration.minutes(1) },
@@ -122,6 +122,9 @@ export class ExtAgentsFunction extends nodejs.NodejsFunction {
         sourceMap: true,
         sourcesContent: false,
         bundleAwsSDK: true,
+        // The model table (models/index.ts) reaches the llama: provider, whose node-llama-cpp (native, local
+        // commands only: a llama: spec is refused at synth and by the functions' environment check) stays out.
+        externalModules: ['node-llama-cpp'],
         forceDockerBundling: false,
         tsconfig: path.join(PROJECT_ROOT, 'tsconfig.json'),
       },

@@ -111,7 +111,7 @@ export const PREPARE_ERRORS = [
  * seeking agents do not come back at once), 6 retries after the first attempt: at most 7 attempts
  * and at most 122 s of waiting per task.
  *
- * It does not multiply with a second backoff: the Bedrock client (lambdas/adapters/bedrock.ts)
+ * It does not multiply with a second backoff: the Bedrock client (models/bedrock/bedrock.ts)
  * never retries throttling or model timeouts itself and retries other transient failures (connection
  * errors, HTTP 5xx) at most once, after at most 200 ms. One model call is therefore sent at most
  * 7 times when throttled and 2 x 7 = 14 times for transient failures. ContextOverflowError,

@@ -7,7 +7,7 @@
 import { logged, type HandlerLogger } from './logged';
 import type { AgentModel, BlobStore, MessageStore } from '../shared/ports';
 import type { RunResult } from '../shared/types';
-import type { ModelSpec } from '../shared/llm/model-spec';
+import type { ModelPricing } from '../shared/cost';
 import { finalizeRun } from '../shared/pipeline/finalize';
 import { prepareRun } from '../shared/pipeline/prepare';
 import type { ModelQuota } from '../shared/quota';
@@ -30,8 +30,8 @@ export interface HandlerDeps {
   store: MessageStore;
   /** Created on first use: Prepare, Synchronize and Finalize never call a model. */
   model: () => AgentModel;
-  /** The model spec, which prices Prepare's cost estimate for `maxCostUsd` (shared/cost.ts). */
-  modelSpec?: ModelSpec;
+  /** How the model is priced (models/ `modelPricing`), for Prepare's cost estimate under `maxCostUsd` (shared/cost.ts). */
+  pricing?: ModelPricing;
   /** The deployment's quota of the seeking model (CDK context; shared/quota.ts), which a run's options override. */
   quota?: ModelQuota;
   /**
@@ -63,7 +63,7 @@ export interface WorkflowHandlers {
 export function makeHandlers(deps: HandlerDeps): WorkflowHandlers {
   const { blobs, store, logger } = deps;
   return {
-    prepare: logged(logger, 'Prepare', 'info', async (event) => prepareRun(parseEvent(PrepareEventSchema, event, 'Prepare'), { blobs, modelSpec: deps.modelSpec, quota: deps.quota })),
+    prepare: logged(logger, 'Prepare', 'info', async (event) => prepareRun(parseEvent(PrepareEventSchema, event, 'Prepare'), { blobs, pricing: deps.pricing, quota: deps.quota })),
     seek: logged(logger, 'Seek', 'debug', async (event) => seekChunk(parseEvent(SeekEventSchema, event, 'Seek'), { blobs, store, model: deps.model })),
     reason: logged(logger, 'Reason', 'info', async (event) => {
       const state = await reasonStep(parseEvent(ReasonEventSchema, event, 'Reason'), { blobs, store, model: deps.model() });

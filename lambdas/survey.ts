@@ -5,11 +5,10 @@
  * the Seek function (lambdas/seek.ts, event `task: "survey"`). Clients at module scope (adapters/aws.ts),
  * environment validated at cold start, the survey roles created on first use.
  */
-import { createBedrockClient } from './adapters/bedrock';
 import { awsDeps, openAiApiKey, openAiOptions } from './adapters/aws';
 import { loadEnv } from './adapters/env';
 import { logger, withLambdaContext } from './adapters/logging';
-import { createSurveyModels } from './adapters/survey-model';
+import { surveyModel } from '../models';
 import type { SurveyModel } from '../shared/survey/ports';
 import { makeSurveyHandlers } from './survey-handlers';
 
@@ -18,7 +17,7 @@ let model: SurveyModel | undefined;
 const handlers = makeSurveyHandlers({
   blobs: awsDeps.blobs,
   store: awsDeps.store,
-  model: () => (model ??= createSurveyModels(env.MODEL_SPEC, () => createBedrockClient(), openAiOptions, openAiApiKey).model),
+  model: () => (model ??= surveyModel(env.MODEL_SPEC, { openai: openAiOptions, openaiApiKey: openAiApiKey })),
   logger,
 });
 

@@ -19,7 +19,6 @@ import type { RunOptions } from './config';
 import { CostLimitExceededError } from './errors';
 import { karSchedule } from './kar';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from './llm/agents';
-import { supportsPromptCaching, type ModelSpec } from './llm/model-spec';
 import { buildReasonPrompt, buildSeekPrompt } from './llm/prompts';
 import { MAX_CITED_EVIDENCE_TOKENS } from './llm/agents';
 import { numberedChunkTokens } from './llm/sentences';
@@ -74,13 +73,14 @@ function overheads(): NonNullable<typeof promptOverhead> {
 /**
  * The upper bound of a run's calls and tokens (see the file comment).
  * Output at the LLM adapters' limits (`DEFAULT_MAX_OUTPUT_TOKENS`).
- * @param spec the run's model, when known: a seeking model that caches prompts (`seekerCaches`) has
- *   its chunk tokens counted as cache writes (`cacheWriteInputTokens`), not in `inputTokens`.
+ * @param pricing the run's model's pricing, when known (models/ `modelPricing`): a seeking model that
+ *   caches prompts (`seekerCaches`) has its chunk tokens counted as cache writes
+ *   (`cacheWriteInputTokens`), not in `inputTokens`.
  */
-export function estimateRun(input: EstimateInput, spec?: ModelSpec): RunEstimate {
+export function estimateRun(input: EstimateInput, pricing?: ModelPricing): RunEstimate {
   const { chunks, options } = input;
   const limits = DEFAULT_MAX_OUTPUT_TOKENS;
-  const caching = seekerCaches(spec);
+  const caching = pricing?.seekerCaches ?? false;
   const o = overheads();
   const question = countTokens(input.question);
   const seekCalls = chunks * options.rounds;
@@ -111,27 +111,29 @@ export function estimateRun(input: EstimateInput, spec?: ModelSpec): RunEstimate
   };
 }
 
-/** Does the spec's seeking model cache prompts (a Bedrock Claude or Nova model: `supportsPromptCaching`)? */
-export function seekerCaches(spec: ModelSpec | undefined): boolean {
-  return spec?.kind === 'bedrock' && supportsPromptCaching(spec.seekerModelId);
-}
-
-/** The model of each role a spec names, as the price table keys them (`extractive` for the offline reader). */
-export function roleModels(spec: ModelSpec): Record<AgentRole, string> {
-  if (spec.kind === 'extractive') return { seeker: 'extractive', reasoner: 'extractive' };
-  return { seeker: `${spec.kind}:${spec.seekerModelId}`, reasoner: `${spec.kind}:${spec.reasonerModelId}` };
+/**
+ * How a model spec is priced: what the cost estimate needs to know of the model, given by its
+ * provider (models/ `modelPricing`, one per kind), so this module never branches on a model kind.
+ */
+export interface ModelPricing {
+  /** The model of each role as the price table keys it (`bedrock:<id>`, `openai:<model>`, `extractive` for the offline reader). */
+  models: Record<AgentRole, string>;
+  /** Does the seeking model cache prompts (a Bedrock Claude or Nova model: `supportsPromptCaching`)? Its chunk tokens are then priced as cache writes. */
+  seekerCaches: boolean;
+  /** Why the spec has no service price at all (a `llama:` model runs on this machine), or undefined when the table decides. */
+  unpriced?: string;
 }
 
 /**
  * Price an estimate for a model spec. A model the table does not list has no price ("no price"),
- * never a guess; a `llama:` model runs on the local CPU and has none either.
+ * never a guess; a `llama:` model runs on the local CPU and has none either (`pricing.unpriced`).
+ * @param pricing the spec's pricing, from its provider (models/ `modelPricing`).
  * @param table default the shipped table (shared/prices.json).
  */
-export function priceEstimate(estimate: RunEstimate, spec: ModelSpec, table: PriceTable = loadPriceTable()): PricedEstimate {
-  const models = roleModels(spec);
+export function priceEstimate(estimate: RunEstimate, pricing: ModelPricing, table: PriceTable = loadPriceTable()): PricedEstimate {
   const price = (role: AgentRole): RolePrice => {
-    const model = models[role];
-    if (spec.kind === 'llama') return { model, priced: false, reason: 'a local model on this machine: no service price' };
+    const model = pricing.models[role];
+    if (pricing.unpriced !== undefined) return { model, priced: false, reason: pricing.unpriced };
     const found = priceOf(table, model);
     if (!found) return { model, priced: false, reason: `no price for ${model} in the price table (shared/prices.json, written ${table.writtenOn})` };
     const e = estimate[role];

@@ -73,6 +73,13 @@ export class ModelTimeoutError extends ExtAgentsError {}
 export class ContextOverflowError extends ExtAgentsError {}
 
 /**
+ * Is `error` a ContextOverflowError? By name, not `instanceof`: the name is the contract (an error
+ * rebuilt from a Step Functions failure, or thrown by another copy of this module, has the same name).
+ * Used by Seek and Reason, which shrink what they send once on it.
+ */
+export const isContextOverflow = (error: unknown): boolean => error instanceof Error && error.name === ContextOverflowError.name;
+
+/**
  * The model id cannot be used as configured, e.g. Bedrock "on-demand throughput isn't supported"
  * (a foundation-model id where an inference profile is required), access denied, unknown model.
  * Never retried.

@@ -1,6 +1,7 @@
 /**
- * Ports: the small interfaces the domain needs from the outside world. Adapters implement them for
- * AWS (lambdas/adapters/*) and for the local run (local/*). Nothing here imports the AWS SDK.
+ * Ports: the small interfaces the domain needs from the outside world. Adapters implement them: the
+ * models by the providers of models/ (one folder per model kind), storage for AWS (lambdas/adapters/*)
+ * and for the local run (local/*). Nothing here imports the AWS SDK.
  */
 import type { Chunk, KarStep, Message, RoleUsage, AgentRole } from './types';
 import type { ReplySchema } from './llm/schemas';

@@ -15,7 +15,7 @@ import { S3IdempotencyStore } from './s3-idempotency-store';
 import { S3Presigner, createPresigningS3Client } from './s3-presigner';
 import { SfnRunLauncher } from './sfn-run-launcher';
 import { StateMachineArnSchema, loadLambdaEnv } from './lambda-env';
-import { parseModelSpec } from '../../shared/llm/model-spec';
+import { modelPricing } from '../../models';
 
 const ApiEnvSchema = z.object({
   /** DynamoDB table of messages and runs. */
@@ -50,5 +50,5 @@ export const apiDeps: ApiDeps = {
   launcher: new SfnRunLauncher(sfn, env.STATE_MACHINE_ARN),
   presigner: new S3Presigner(createPresigningS3Client(), env.BUCKET_NAME),
   idempotency: new S3IdempotencyStore(s3, env.BUCKET_NAME),
-  ...(env.MODEL_SPEC !== undefined && { modelSpec: parseModelSpec(env.MODEL_SPEC) }),
+  ...(env.MODEL_SPEC !== undefined && { pricing: modelPricing(env.MODEL_SPEC) }),
 };

@@ -1,24 +1,24 @@
 /**
- * AWS clients and adapters, created once per Lambda container at module scope (SDK clients reuse
- * connections across invocations; `mockClient` patches the classes, so tests can still mock them).
+ * The workflow handlers' dependencies in this Lambda container: the S3 and DynamoDB clients and the
+ * OpenAI key's Secrets Manager client at module scope (reused across invocations; `mockClient`
+ * patches the classes, so tests can still mock them), and the agent model, built on first use from
+ * MODEL_SPEC by the model table (models/index.ts) with a traced Bedrock client.
  */
-import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HandlerDeps } from '../handlers';
 import type { AgentModel } from '../../shared/ports';
-import { createBedrockClient } from './bedrock';
+import { agentModel, modelPricing } from '../../models';
+import { createBedrockClient } from '../../models/bedrock/bedrock';
+import type { OpenAiOptions } from '../../models/openai/openai';
+import { openAiApiKeyProvider, type ApiKeyProvider } from '../../models/openai/openai-key';
 import { DynamoMessageStore } from './dynamo-message-store';
 import { loadEnv } from './env';
 import { logger } from './logging';
 import { runMetrics, tracer, withUsageMetrics } from './telemetry';
-import { createAgentModel } from './model';
-import type { OpenAiOptions } from './openai';
-import { openAiApiKeyProvider, type ApiKeyProvider } from './openai-key';
 import { S3BlobStore } from './s3-blob-store';
-import { parseModelSpec } from '../../shared/llm/model-spec';
 
 const env = loadEnv();
 const s3 = new S3Client({});
@@ -51,8 +51,11 @@ export const awsDeps: HandlerDeps = {
   blobs: new S3BlobStore(s3, env.BUCKET_NAME),
   store: new DynamoMessageStore(dynamo, { tableName: env.TABLE_NAME, retentionDays: env.RUN_RETENTION_DAYS }),
   // Each agent call's usage becomes metrics; each Bedrock call a trace subsegment.
-  model: () => (model ??= withUsageMetrics(createAgentModel(env.MODEL_SPEC, (): BedrockRuntimeClient => tracer.captureAWSv3Client(createBedrockClient()), openAiOptions, openAiApiKey))),
-  modelSpec: parseModelSpec(env.MODEL_SPEC),
+  model: () =>
+    (model ??= withUsageMetrics(
+      agentModel(env.MODEL_SPEC, { bedrockClient: () => tracer.captureAWSv3Client(createBedrockClient()), openai: openAiOptions, openaiApiKey: openAiApiKey }),
+    )),
+  pricing: modelPricing(env.MODEL_SPEC),
   quota: {
     ...(env.SEEK_QUOTA_REQUESTS_PER_MINUTE !== undefined && { requestsPerMinute: env.SEEK_QUOTA_REQUESTS_PER_MINUTE }),
     ...(env.SEEK_QUOTA_TOKENS_PER_MINUTE !== undefined && { tokensPerMinute: env.SEEK_QUOTA_TOKENS_PER_MINUTE }),

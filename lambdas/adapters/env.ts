@@ -2,7 +2,7 @@
  * Environment of the workflow's Lambdas, validated once at cold start (lambdas/adapters/lambda-env.ts).
  */
 import { z } from 'zod';
-import { parseModelSpec, type ModelSpec } from '../../shared/llm/model-spec';
+import { lambdaEnvIssues } from '../../models';
 import { loadLambdaEnv } from './lambda-env';
 
 const EnvSchema = z
@@ -30,19 +30,14 @@ const EnvSchema = z
     OPENAI_API_KEY_SECRET: z.string().min(1).optional(),
   })
   .superRefine((env, ctx) => {
-    let kind: ModelSpec['kind'];
+    let issues;
     try {
-      kind = parseModelSpec(env.MODEL_SPEC).kind;
+      issues = lambdaEnvIssues(env.MODEL_SPEC, env);
     } catch (error) {
       ctx.addIssue({ code: 'custom', path: ['MODEL_SPEC'], message: error instanceof Error ? error.message : String(error) });
       return;
     }
-    if (kind === 'llama') {
-      ctx.addIssue({ code: 'custom', path: ['MODEL_SPEC'], message: 'llama: models run only in local commands, not in Lambda' });
-    }
-    if (kind === 'openai' && env.OPENAI_BASE_URL === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['OPENAI_BASE_URL'], message: 'required with an openai: MODEL_SPEC (CDK context openaiBaseUrl)' });
-    }
+    for (const issue of issues) ctx.addIssue({ code: 'custom', path: [issue.variable], message: issue.message });
   });
 
 export type LambdaEnv = z.infer<typeof EnvSchema>;

@@ -87,7 +87,7 @@ export function addAskCommand(program: Command): void {
       // The model first (a llama: file is loaded once here and reused by the run), so a bad model
       // or a chunk size its context cannot hold stops before the state directory is made.
       // An estimate sends no request, so an openai: server's settings (its key) are not needed for it.
-      const contextTokens = opts.estimate && model.kind === 'openai' ? undefined : await checkLocalModelFiles(model, { sequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) });
+      const contextTokens = await checkLocalModelFiles(model, { sequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) }, { estimate: opts.estimate });
       if (contextTokens !== undefined && options.chunkTokens !== undefined) {
         const problem = engine().chunkFitProblem(options.chunkTokens, contextTokens);
         if (problem) throw new UsageError(`--chunk-tokens: ${problem}`);

@@ -7,7 +7,7 @@ import { Command, CommanderError, Help } from 'commander';
 import packageJson from '../../package.json';
 import { ExtAgentsError } from '../../shared/errors';
 import { COMMANDS } from './commands';
-import { disposeAll } from '../engine/disposers';
+import { disposeAll } from '../../models/disposers';
 import { errorJson, UsageError } from './common';
 import { applySettings, loadSettings, settingsHelp, type Settings } from './settings';
 

@@ -9,11 +9,8 @@ import { accessSync, constants as fsConstants, existsSync, mkdirSync, statSync }
 import path from 'node:path';
 import { ExtAgentsError, InvalidInputError } from '../../shared/errors';
 import { toModelSpec, type ModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
-import { openAiOptionsFromEnv, STRUCTURED_MODES } from '../../lambdas/adapters/openai';
-
-// Loaded when needed, not at start-up (`--version` and `--help` load commander and package.json):
-// the model runtime when a llama: model is checked, the local stack when an error is reported.
-export const llamaModule = (): typeof import('../engine/llama') => require('../engine/llama') as typeof import('../engine/llama');
+import { checkModelSettings, loadModels } from '../../models';
+import { STRUCTURED_MODES } from '../../models/port';
 
 /** A command-line usage error (exit status 2): bad option values, question, run id or state dir. */
 export class UsageError extends ExtAgentsError {}
@@ -92,36 +89,28 @@ export function parseModelFlag(text: string): ModelSpec {
 
 /**
  * Check a model's configuration before any work or state, one clear line and exit status 2 for a
- * problem. A `llama:` spec's model files: missing, not GGUF, larger than memory; with `load`, also
- * load the model (once per process: the local stack then reuses it), so a damaged file fails here
- * too. An `openai:` spec's server: OPENAI_BASE_URL (default OpenAI's API, which then needs
- * OPENAI_API_KEY) and OPENAI_STRUCTURED, resolved as the adapter resolves them (no request is sent).
- * Other specs: nothing to check here.
+ * problem: the provider's `checkSettings` (models/index.ts: a `llama:` spec's model files, missing,
+ * not GGUF, larger than memory; an `openai:` spec's server, OPENAI_BASE_URL (default OpenAI's API,
+ * which then needs OPENAI_API_KEY) and OPENAI_STRUCTURED, resolved as the adapter resolves them, no
+ * request sent; nothing for the others); with `load`, also its `load` (a `llama:` model is read once
+ * per process: the local stack then reuses it), so a damaged file fails here too.
  * @param load the sequences the command's stack will ask for (the same load options hit the cache).
- * @returns the model's context size (tokens) when it was loaded.
- * @throws UsageError naming the file and the problem.
+ * @param options `estimate`: the command only estimates (`ask --estimate`), which sends no request,
+ *   so a service's settings (an `openai:` key) are not checked; a `llama:` model still loads (its
+ *   context sets the defaults the estimate prices).
+ * @returns the model's context size (tokens) when it was loaded and has one.
+ * @throws UsageError naming the file or setting and the problem.
  */
-export async function checkLocalModelFiles(spec: ModelSpecInput, load?: { sequences: number }): Promise<number | undefined> {
+export async function checkLocalModelFiles(spec: ModelSpecInput, load?: { sequences: number }, options: { estimate?: boolean } = {}): Promise<number | undefined> {
   let parsed;
   try {
     parsed = toModelSpec(spec);
   } catch (error) {
     throw new UsageError(`--model: ${(error as Error).message}`, { cause: error });
   }
-  if (parsed.kind === 'openai') {
-    try {
-      openAiOptionsFromEnv();
-    } catch (error) {
-      throw new UsageError(`--model: ${(error as Error).message}`, { cause: error });
-    }
-    return undefined;
-  }
-  if (parsed.kind !== 'llama') return undefined;
   try {
-    // Loading checks each file first (checkGgufFile), then loads it.
-    if (load) return (await llamaModule().loadLlamaModels(parsed, { sequences: load.sequences })).contextTokens;
-    for (const file of new Set([parsed.seekerModelId, parsed.reasonerModelId])) await llamaModule().checkGgufFile(file);
-    return undefined;
+    if (!options.estimate) await checkModelSettings(parsed);
+    return load ? (await loadModels(parsed, { sequences: load.sequences })).contextTokens : undefined;
   } catch (error) {
     throw new UsageError(`--model: ${(error as Error).message}`, { cause: error });
   }

@@ -7,8 +7,8 @@
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { Progress, type ProgressTask } from './progress';
-import { createBedrockClient } from '../../lambdas/adapters/bedrock';
-import { createAgentModel } from '../../lambdas/adapters/model';
+import { agentModel, recordModelIds } from '../../models';
+import { contextFittedRunOptionDefaults } from '../../models/context';
 import { ExtAgentsError } from '../../shared/errors';
 import { buildReport } from '../../shared/eval/report';
 import { type EvalRecord, STRATEGIES, type StrategyName } from '../../shared/eval/records';
@@ -17,10 +17,9 @@ import { checkLengths, DATASET_NAMES, parseDatasetSpec, parseLengths, readRecord
 import { parseModelSpec } from '../../shared/llm/model-spec';
 import type { AgentRole } from '../../shared/types';
 import { applyStructured, checkLocalModelFiles, handleInterrupts, MODEL_OPTION_HELP, structuredOption, UsageError } from './common';
-import { contextFittedRunOptionDefaults, loadLlamaModels, MAX_LLAMA_SEQUENCES } from '../engine/llama';
+import { MAX_LLAMA_SEQUENCES } from '../engine/defaults';
 import { localWorkflowRunner } from '../engine/eval-workflow';
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { RunOptionsSchema } from '../../shared/config';
 import { numberFlag, rangeText, schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
 import { RUNS_AT_ONCE } from '../engine/defaults';
@@ -105,23 +104,18 @@ export function addEvalCommand(program: Command): void {
         throw new UsageError(`the eval's data sets are not at ${dataRoot}: set EXTAGENTS_DATA_DIR to the folder that holds hotpotqa/, sotu/, … (docs/EVAL.md)`);
       }
       applyStructured(opts.structured);
-      await checkLocalModelFiles(opts.model, { sequences: Math.min(opts.concurrency * 2, MAX_LLAMA_SEQUENCES) });
-      const modelIds: Record<AgentRole, string> =
-        spec.kind === 'extractive'
-          ? { seeker: 'extractive', reasoner: 'extractive' }
-          : spec.kind === 'llama'
-            ? { seeker: `llama:${path.basename(spec.seekerModelId)}`, reasoner: `llama:${path.basename(spec.reasonerModelId)}` }
-            : { seeker: spec.seekerModelId, reasoner: spec.reasonerModelId };
-      // A llama: model loads once here, with as many sequences as the calls that may run at once
-      // (capped), and its context sets the defaults the user left unset: the chunk size, the
-      // reasoner and synchronization budgets (contextFittedRunOptionDefaults) and direct's window.
-      const llama = spec.kind === 'llama' ? await loadLlamaModels(opts.model, { sequences: Math.min(opts.concurrency * 2, MAX_LLAMA_SEQUENCES) }) : undefined;
-      const model = llama ? llama.agents : createAgentModel(opts.model, createBedrockClient);
-      const fitted = llama ? contextFittedRunOptionDefaults(llama.contextTokens) : undefined;
+      // An in-process (llama:) model loads once here, with as many sequences as the calls that may
+      // run at once (capped), and its context sets the defaults the user left unset: the chunk size,
+      // the reasoner and synchronization budgets (contextFittedRunOptionDefaults) and direct's window.
+      const contextTokens = await checkLocalModelFiles(spec, { sequences: Math.min(opts.concurrency * 2, MAX_LLAMA_SEQUENCES) });
+      const modelIds: Record<AgentRole, string> = recordModelIds(spec);
+      const model = agentModel(spec);
+      const fitted = contextTokens !== undefined ? contextFittedRunOptionDefaults(contextTokens) : undefined;
       const chunkTokens = fitted && command.getOptionValueSource('chunkTokens') === 'default' ? fitted.chunkTokens : opts.chunkTokens;
-      const contextOptions = fitted
-        ? { reasonerBudgetTokens: fitted.reasonerBudgetTokens, syncBudgetTokens: fitted.syncBudgetTokens, contextWindowTokens: Math.floor(llama!.contextTokens * 0.75), promptReserveTokens: 1_000 }
-        : {};
+      const contextOptions =
+        fitted && contextTokens !== undefined
+          ? { reasonerBudgetTokens: fitted.reasonerBudgetTokens, syncBudgetTokens: fitted.syncBudgetTokens, contextWindowTokens: Math.floor(contextTokens * 0.75), promptReserveTokens: 1_000 }
+          : {};
       // The records as one counted task (local/cli/progress.ts): a bar on a terminal, else lines.
       const progress = new Progress(showProgress);
       let task: ProgressTask | undefined;

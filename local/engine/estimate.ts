@@ -8,6 +8,7 @@ import { parseRunOptions, type RunOptionsInput } from '../../shared/config';
 import { EmptyCorpusError } from '../../shared/errors';
 import { estimateRun, priceEstimate, type PricedEstimate } from '../../shared/cost';
 import type { ModelSpec } from '../../shared/llm/model-spec';
+import { modelPricing } from '../../models';
 import { decodeAndChunk } from '../../shared/pipeline/ingest';
 import { checkQuota, planRunConcurrency, type SeekingPlan } from '../../shared/quota';
 import type { CorpusFile } from './corpus';
@@ -24,7 +25,8 @@ export async function estimateLocal(request: { files: CorpusFile[]; question: st
   const corpus = await decodeAndChunk(objects, options.chunkTokens, false);
   if (corpus.chunks.length === 0) throw new EmptyCorpusError(`No usable text in the ${request.files.length} corpus file(s): ${corpus.skipped.map((s) => `${s.documentId} (${s.reason})`).join('; ')}`);
   const tokens = corpus.chunks.reduce((sum, c) => sum + c.tokens, 0);
-  const estimate = priceEstimate(estimateRun({ chunks: corpus.chunks.length, chunkTokensTotal: tokens, question: request.question, options }, request.model), request.model);
+  const pricing = modelPricing(request.model);
+  const estimate = priceEstimate(estimateRun({ chunks: corpus.chunks.length, chunkTokensTotal: tokens, question: request.question, options }, pricing), pricing);
   const plan = planRunConcurrency(estimate, options);
   const check = checkQuota(plan);
   return {

@@ -19,13 +19,11 @@ import { promises as fs } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { localStackTemplate, type LocalFunctionName } from './stack-template';
-import { openAiOptionsFromEnv } from '../../lambdas/adapters/openai';
 import { DynamoMessageStore } from '../../lambdas/adapters/dynamo-message-store';
-import { bedrockAdapter, createAgentModel } from '../../lambdas/adapters/model';
+import { agentModel, checkModelAccess, loadModels, modelPricing, surveyModel, type LoadedModel } from '../../models';
 import { makeHandlers, type WorkflowHandlers } from '../../lambdas/handlers';
-import { createSurveyModels } from '../../lambdas/adapters/survey-model';
 import { makeSurveyHandlers, type SurveyHandlers } from '../../lambdas/survey-handlers';
-import { ConfigurationError, ExtAgentsError, ModelConfigurationError, StorageError, errorFromFailure } from '../../shared/errors';
+import { ConfigurationError, ExtAgentsError, StorageError, errorFromFailure } from '../../shared/errors';
 import { EXCEED_TOLERATED_FAILURE_THRESHOLD } from '../../shared/pipeline/state';
 import { loadRunRecord } from '../../shared/pipeline/run-record';
 import { seekingFailureError } from '../../shared/pipeline/seek-failures';
@@ -33,7 +31,7 @@ import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../shared/llm/agents';
 import { toModelSpec, type ModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
 import type { RunOptionsInput } from '../../shared/config';
 import { MARKER_TOKEN_SHARE } from '../../shared/llm/sentences';
-import { contextFittedRunOptionDefaults, largestChunkTokens, loadLlamaModels, SEEK_PROMPT_OVERHEAD_TOKENS, TOKENIZER_RATIO_ALLOWANCE } from './llama';
+import { contextFittedRunOptionDefaults, largestChunkTokens, SEEK_PROMPT_OVERHEAD_TOKENS, TOKENIZER_RATIO_ALLOWANCE } from '../../models/context';
 import type { AgentModel, BlobStore, MessageStore } from '../../shared/ports';
 import type { SurveyModel } from '../../shared/survey/ports';
 import type { SurveyExecutionInput, SurveyOutput } from '../../shared/survey/workflow';
@@ -74,7 +72,7 @@ export interface LocalStackOptions {
   modelContextTokens?: number;
 }
 
-export { MAX_LLAMA_SEQUENCES } from './llama';
+export { MAX_LLAMA_SEQUENCES } from './defaults';
 
 /** Callbacks of one local execution (progress of the Distributed Map). */
 export interface ExecutionCallbacks {
@@ -144,48 +142,16 @@ export interface LocalStack {
 }
 
 /**
- * Model access checked before a local stack starts (every command: ask, serve, job, survey), so a
- * missing setting is one clear error instead of every seeking agent failing: Bedrock needs AWS credentials and a region; an OpenAI-compatible server
- * needs OPENAI_BASE_URL (checked by the adapter's own option parser).
- * @throws InvalidInputError for a bad spec; ModelConfigurationError / ConfigurationError naming what is missing.
- */
-export async function checkModelAccess(spec: ModelSpecInput): Promise<void> {
-  const kind = toModelSpec(spec).kind;
-  if (kind === 'openai') {
-    openAiOptionsFromEnv();
-    return;
-  }
-  // A llama: model's files are checked when it loads (loadLlamaModels, in startLocalStack).
-  if (kind !== 'bedrock') return;
-  const client = bedrockAdapter().createBedrockClient();
-  try {
-    await client.config.region();
-  } catch (error) {
-    throw new ModelConfigurationError('No AWS region for Amazon Bedrock: set AWS_REGION (e.g. us-east-1) or a profile with a region', { cause: error });
-  } 
-  try {
-    await client.config.credentials();
-  } catch (error) {
-    throw new ModelConfigurationError(`No AWS credentials for Amazon Bedrock (${(error as Error).message}): configure credentials (environment, profile or SSO) or use --model extractive`, { cause: error });
-  } finally {
-    client.destroy();
-  }
-}
-
-/**
  * Start the local stack.
  * @throws ConfigurationError for an invalid model spec or a definition the local engine cannot run.
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const modelSpec = toModelSpec(options.modelSpec ?? 'extractive');
   if (options.model === undefined) await checkModelAccess(modelSpec);
-  // A llama: model loads now (once per process), so a bad file fails before any execution.
-  const llama =
-    options.model === undefined && modelSpec.kind === 'llama'
-      ? await loadLlamaModels(modelSpec, { sequences: options.llamaSequences ?? 1 })
-      : undefined;
+  // An in-process model (llama:) loads now (once per process), so a bad file fails before any execution.
+  const loaded: LoadedModel = options.model === undefined ? await loadModels(modelSpec, { sequences: options.llamaSequences ?? 1 }) : {};
   // A small context (a llama: model's, or a stand-in model's in tests) fits the option defaults and checks chunk sizes.
-  const contextTokens = llama?.contextTokens ?? (options.model !== undefined ? options.modelContextTokens : undefined);
+  const contextTokens = loaded.contextTokens ?? (options.model !== undefined ? options.modelContextTokens : undefined);
   const runOptionDefaults: RunOptionsInput = contextTokens !== undefined ? contextFittedRunOptionDefaults(contextTokens) : {};
   // The generated template (local/engine/stack-template.ts): no CDK synth at run time.
   const { template, logicalIds } = localStackTemplate();
@@ -212,20 +178,20 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await createTablesFromTemplate(raw, template, resolved.tableNames);
     const store = new DynamoMessageStore(DynamoDBDocumentClient.from(raw), { tableName: resolved.tableNames[tableLogicalId] });
 
-    let model: AgentModel | undefined = options.model ?? llama?.agents;
+    let model: AgentModel | undefined = options.model;
     const handlers = makeHandlers({
       blobs,
       store,
       // The extractive reader keeps each chunk's sentence analysis in the bucket (cache/extractive/).
-      model: () => (model ??= createAgentModel(modelSpec, () => bedrockAdapter().createBedrockClient(), {}, undefined, blobs)),
-      modelSpec,
+      model: () => (model ??= agentModel(modelSpec, { analyses: blobs })),
+      pricing: modelPricing(modelSpec),
     });
     // The survey roles as the survey Lambda entry point builds them (lambdas/survey.ts), on first use.
-    let surveyModel: SurveyModel | undefined = options.surveyModel ?? llama?.survey;
+    let survey: SurveyModel | undefined = options.surveyModel;
     const surveyHandlers = makeSurveyHandlers({
       blobs,
       store,
-      model: () => (surveyModel ??= createSurveyModels(modelSpec, () => bedrockAdapter().createBedrockClient()).model),
+      model: () => (survey ??= surveyModel(modelSpec)),
     });
     // Every bound function: its name (as in `ExtAgentsStack.functions`, or the survey function's),
     // its local ARN in the template and its in-process handler.

@@ -38,6 +38,7 @@ import type { PresignedUpload, Presigner } from '../../shared/api/ports';
 import { PROBLEM_CONTENT_TYPE, plainProblem, problemOf, problemResponse, type ApiResponse } from '../../shared/api/problem';
 import { createApiHandler, isPublicRequest, type ApiHandler } from '../../shared/api/router';
 import { ApiCore } from '../../shared/api/core';
+import { modelPricing } from '../../models';
 import { RunIdSchema } from '../../shared/pipeline/state';
 import { formatSse, RunEventHub } from './run-events';
 import { recordWebRun, serveStatic, WebEndpoints } from './web';
@@ -227,7 +228,7 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
     launcher,
     presigner: uploads.presigner(() => baseUrl),
     idempotency: new BlobIdempotencyStore(stack.blobs),
-    modelSpec: stack.modelSpec,
+    pricing: modelPricing(stack.modelSpec),
     // A small-context model's defaults and chunk-size check, as `ask` applies them (422 at POST /v1/runs).
     runOptionDefaults: stack.runOptionDefaults,
     runOptionProblems: (runOptions: RunOptions) => stack.runOptionProblems(runOptions),

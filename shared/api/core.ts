@@ -7,8 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import pLimit from 'p-limit';
 import { parseRunOptions, type RunOptions, type RunOptionsInput } from '../config';
-import { enforceCostLimit, estimateRun, priceEstimate } from '../cost';
-import type { ModelSpec } from '../llm/model-spec';
+import { enforceCostLimit, estimateRun, priceEstimate, type ModelPricing } from '../cost';
 import { getCorpusIngestion } from '../pipeline/ingest';
 import { corpusPrefix, resolveCorpusRef, type CorpusSelection } from '../corpus';
 import { InvalidInputError, NotFoundError, RunNotCancellableError } from '../errors';
@@ -54,10 +53,11 @@ export interface ApiDeps {
   /** `bytes` random bytes as lower-case hex (tests pass a deterministic one). */
   randomHex?: (bytes: number) => string;
   /**
-   * The deployment's model, which prices a run's estimate: with it, a run whose `options.maxCostUsd`
-   * its ingested corpus already exceeds is refused with 422 before it starts (else Prepare refuses it).
+   * How the deployment's model is priced (models/ `modelPricing`): with it, a run whose
+   * `options.maxCostUsd` its ingested corpus already exceeds is refused with 422 before it starts
+   * (else Prepare refuses it).
    */
-  modelSpec?: ModelSpec;
+  pricing?: ModelPricing;
   /**
    * The model's own run option defaults, for the options a request leaves unset, before the schema's
    * (a small-context `llama:` model: chunks, reasoner and synchronization budgets fitted to its
@@ -417,12 +417,12 @@ export class ApiCore {
    * @throws CostLimitExceededError with the estimate.
    */
   private async checkCostLimit(body: CreateRunRequest, options: RunOptions): Promise<void> {
-    if (options.maxCostUsd === undefined || body.corpus.id === undefined || !this.deps.modelSpec) return;
+    if (options.maxCostUsd === undefined || body.corpus.id === undefined || !this.deps.pricing) return;
     const ingestion = await getCorpusIngestion(this.deps.blobs, body.corpus.id);
     if (!ingestion || ingestion.chunkTokens !== options.chunkTokens || ingestion.totals.chunks === 0) return;
     // The chunks' tokens: the documents' tokens (a chunk holds whole pieces of documents; separators are not counted).
-    const estimate = estimateRun({ chunks: ingestion.totals.chunks, chunkTokensTotal: ingestion.totals.tokens, question: body.question, options }, this.deps.modelSpec);
-    enforceCostLimit(priceEstimate(estimate, this.deps.modelSpec), options.maxCostUsd);
+    const estimate = estimateRun({ chunks: ingestion.totals.chunks, chunkTokensTotal: ingestion.totals.tokens, question: body.question, options }, this.deps.pricing);
+    enforceCostLimit(priceEstimate(estimate, this.deps.pricing), options.maxCostUsd);
   }
 
   private async checkCorpusExists(ref: CreateRunRequest['corpus'], corpus: CorpusSelection): Promise<void> {

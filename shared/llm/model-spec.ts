@@ -145,7 +145,7 @@ function parseOpenAiModels(spec: string, rest: string): ModelSpec {
 
 /**
  * The GGUF paths after "llama:": one or two, comma-separated; the reasoner defaults to the seeker.
- * Only the form is checked here (the file itself is checked when the model loads: local/engine/llama.ts).
+ * Only the form is checked here (the file itself is checked when the model loads: models/llama/llama.ts).
  * @throws ConfigurationError for zero, empty or more than two paths.
  */
 function parseLlamaModels(spec: string, rest: string): ModelSpec {

@@ -1,7 +1,7 @@
 /**
  * The reply schemas of every agent role, defined once: the contract that all providers share.
  *
- * - `llama:` models (local/engine/llama.ts) turn a schema into a JSON-schema grammar (node-llama-cpp's
+ * - `llama:` models (models/llama/llama.ts) turn a schema into a JSON-schema grammar (node-llama-cpp's
  *   `createGrammarForJsonSchema`, via `toGrammarSchema`), so a reply is valid by construction;
  * - OpenAI-compatible servers receive it as `response_format: {type: "json_schema", json_schema:
  *   {name, strict: true, schema}}` (https://platform.openai.com/docs/guides/structured-outputs);

@@ -14,8 +14,7 @@
 import pLimit from 'p-limit';
 import { parseRunOptions } from '../config';
 import { CostLimitExceededError, EmptyCorpusError, InvalidInputError, QuotaExceededError } from '../errors';
-import { enforceCostLimit, estimateRun, priceEstimate } from '../cost';
-import type { ModelSpec } from '../llm/model-spec';
+import { enforceCostLimit, estimateRun, priceEstimate, type ModelPricing } from '../cost';
 import { checkQuota, planRunConcurrency, type ModelQuota } from '../quota';
 import type { BlobStore } from '../ports';
 import { TOKENIZER_NAME } from '../tokenizer';
@@ -27,8 +26,8 @@ import type { PrepareEvent, WorkflowState } from './state';
 
 export interface PrepareDeps {
   blobs: BlobStore;
-  /** The deployment's model, which prices the run's estimate for `maxCostUsd` (no spec: no price, so a limit refuses). */
-  modelSpec?: ModelSpec;
+  /** How the deployment's model is priced (models/ `modelPricing`), for the run's estimate under `maxCostUsd` (none: no price, so a limit refuses). */
+  pricing?: ModelPricing;
   /**
    * The deployment's default quota of the seeking model (CDK context `quotaRequestsPerMinute`,
    * `quotaTokensPerMinute`); a run's options override each limit. Absent: none.
@@ -62,10 +61,10 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
   if (entry.chunks === 0) throw emptyCorpus(keys.length, entry.skipped);
   // What the run costs at most, before any model call and before the run writes anything: a cost
   // limit refuses it here, leaving no run objects behind (the cache entry is not the run's).
-  const estimate = estimateRun({ chunks: entry.chunks, chunkTokensTotal: entry.chunkTokensTotal, question: event.question.trim(), options }, deps.modelSpec);
+  const estimate = estimateRun({ chunks: entry.chunks, chunkTokensTotal: entry.chunkTokensTotal, question: event.question.trim(), options }, deps.pricing);
   if (options.maxCostUsd !== undefined) {
-    if (!deps.modelSpec) throw new CostLimitExceededError(`Refused before any model call: maxCostUsd ${options.maxCostUsd} cannot be checked: the deployment's model is not known to Prepare`);
-    enforceCostLimit(priceEstimate(estimate, deps.modelSpec), options.maxCostUsd);
+    if (!deps.pricing) throw new CostLimitExceededError(`Refused before any model call: maxCostUsd ${options.maxCostUsd} cannot be checked: the deployment's model is not known to Prepare`);
+    enforceCostLimit(priceEstimate(estimate, deps.pricing), options.maxCostUsd);
   }
   // The seeking Map's MaxConcurrency under the model's quota (shared/quota.ts), refused here when
   // the quota cannot carry the seeks at all.

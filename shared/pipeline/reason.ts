@@ -3,7 +3,7 @@
  * the reasoning agent reads the global top-k messages, fitted to its token budget, and answers or
  * refuses; a refusal doubles k for the next step.
  */
-import { ContextOverflowError } from '../errors';
+import { ContextOverflowError, isContextOverflow } from '../errors';
 import { FORCED_MAX_MESSAGES, afterRefusal, fitForReasoning, halveForReasoning } from '../method';
 import type { AgentModel, BlobStore, MessageStore, ReasonResult, StoredStep } from '../ports';
 import { loadRunRecord } from './run-record';
@@ -15,8 +15,6 @@ export interface ReasonDeps {
   store: MessageStore;
   model: AgentModel;
 }
-
-const isOverflow = (error: unknown): boolean => error instanceof Error && error.name === ContextOverflowError.name;
 
 /**
  * Run one KAR step and return the next state.
@@ -63,7 +61,7 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
     result = await model.reason({ question: record.question, messages: fitted.messages, force });
   } catch (error) {
     await countIfTransient(store, state.runId, 'reasoner', error);
-    if (!isOverflow(error)) throw error;
+    if (!isContextOverflow(error)) throw error;
     // Never retried as is: once more with the evidence halved (fewer messages; the first one
     // trimmed when it alone exceeds half), then a clear failure.
     const smaller = halveForReasoning(fitted);
@@ -76,7 +74,7 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
       result = await model.reason({ question: record.question, messages: smaller.messages, force });
     } catch (retryError) {
       await countIfTransient(store, state.runId, 'reasoner', retryError);
-      if (!isOverflow(retryError)) throw retryError;
+      if (!isContextOverflow(retryError)) throw retryError;
       throw new ContextOverflowError(`${step} exceeds the reasoning model's context window even with ${shrunk}: ${advice}`, { cause: retryError });
     }
     fitted = smaller;

@@ -3,7 +3,7 @@
  * In rounds >= 2 it also reads the synchronized global top-K messages (global knowledge
  * synchronization, paper 2B). The resulting message, if any, joins the pool.
  */
-import { ContextOverflowError, ModelThrottledError, RETRYABLE_ERRORS } from '../errors';
+import { ContextOverflowError, isContextOverflow, ModelThrottledError, RETRYABLE_ERRORS } from '../errors';
 import { buildMessage, halveSynchronized } from '../method';
 import { messageId } from '../pool';
 import type { AgentModel, BlobStore, MessageStore, SeekFailure, SeekRequest, SeekResult } from '../ports';
@@ -142,8 +142,6 @@ async function queryOf(event: SeekEvent, blobs: BlobStore): Promise<SeekQuery & 
   return { query: record.question, chunkTokens: record.options.chunkTokens, chunksFrom: record.chunksFrom, ranking: record.options.ranking };
 }
 
-const isOverflow = (error: unknown): boolean => error instanceof Error && error.name === ContextOverflowError.name;
-
 /**
  * One seek, and on a context overflow one more with the synchronized messages halved (see
  * `seekChunk`). Usage of the overflowing call is unknown (the model rejected it) and not counted.
@@ -162,7 +160,7 @@ async function seekShrinkingOnOverflow(
   try {
     return { result: await model.seek(request), warnings: [] };
   } catch (error) {
-    if (!isOverflow(error)) throw error;
+    if (!isContextOverflow(error)) throw error;
     if (request.synchronized.length === 0) {
       throw new ContextOverflowError(
         `${what} exceeds the seeking model's context window; nothing but the chunk is sent, and cutting it would drop corpus text: ${advice}`,
@@ -175,7 +173,7 @@ async function seekShrinkingOnOverflow(
       const result = await model.seek({ ...request, synchronized: smaller.messages });
       return { result, warnings: [`context window exceeded; sent once more with ${shrunk}`] };
     } catch (retryError) {
-      if (!isOverflow(retryError)) throw retryError;
+      if (!isContextOverflow(retryError)) throw retryError;
       throw new ContextOverflowError(
         `${what} exceeds the seeking model's context window even with ${shrunk}: ${advice}, or a smaller synchronization budget (syncBudgetTokens)`,
         { cause: retryError },

@@ -1,12 +1,12 @@
 /**
  * The workflow side of the retry policy (infra/extagents-workflow.ts `MODEL_RETRY`), as rendered in
  * the synthesized state machine: which errors each model task retries, how often, and the bound it
- * gives together with the Bedrock client's own retry (lambdas/adapters/bedrock.ts; its side is
+ * gives together with the Bedrock client's own retry (models/bedrock/bedrock.ts; its side is
  * tested against a local HTTP/2 server in test/integration/bedrock-retry.test.ts).
  */
 import { Template } from 'aws-cdk-lib/assertions';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
-import { BEDROCK_SDK_MAX_ATTEMPTS, BEDROCK_SDK_RETRY_MAX_DELAY_MS } from '../../lambdas/adapters/bedrock';
+import { BEDROCK_SDK_MAX_ATTEMPTS, BEDROCK_SDK_RETRY_MAX_DELAY_MS } from '../../models/bedrock/bedrock';
 import { buildStack, createSynthesisApp } from '../../infra/extagents-stack';
 import { STATE_NAMES } from '../../infra/extagents-workflow';
 import { allStates, resolveStateMachineDefinition, type AslState } from '../../local/engine/definition';

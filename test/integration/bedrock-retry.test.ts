@@ -1,5 +1,5 @@
 /**
- * The SDK side of the retry policy (lambdas/adapters/bedrock.ts): the real Bedrock Runtime client,
+ * The SDK side of the retry policy (models/bedrock/bedrock.ts): the real Bedrock Runtime client,
  * its real middleware stack and HTTP/2 handler, against a local HTTP/2 server on 127.0.0.1 that
  * answers Converse requests with scripted statuses. Counts how many times one request is sent.
  * (The workflow side, MODEL_RETRY, is asserted in test/infra/retry-policy.test.ts.)
@@ -11,7 +11,7 @@ import {
   BedrockChatModel,
   createBedrockClient,
   TransientRetryStrategy,
-} from '../../lambdas/adapters/bedrock';
+} from '../../models/bedrock/bedrock';
 import { ModelThrottledError, ModelTimeoutError, ModelUnavailableError } from '../../shared/errors';
 import type { ChatRequest } from '../../shared/ports';
 

@@ -12,7 +12,7 @@ import { ExtractiveReader } from '../../shared/extractive/reader';
 import { ProblemSchema, RunStatusSchema } from '../../shared/api/schemas';
 import { runRecordKey } from '../../shared/pipeline/layout';
 import { startServer, type LocalApiServer } from '../../local/services/serve';
-import { contextFittedRunOptionDefaults, largestChunkTokens } from '../../local/engine/llama';
+import { contextFittedRunOptionDefaults, largestChunkTokens } from '../../models/context';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../shared/llm/agents';
 
 jest.setTimeout(120_000);

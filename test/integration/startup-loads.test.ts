@@ -16,7 +16,7 @@ const root = path.resolve(__dirname, '..', '..');
 
 /** Packages and project modules that a .txt `ask` with the offline model must not load. */
 const UNNEEDED_PACKAGES = ['parse5', 'markdown-it', 'yaml', '@aws-sdk/client-bedrock-runtime', 'unpdf', 'mammoth', 'fast-glob'];
-const UNNEEDED_SOURCES = ['shared/readers/html.ts', 'shared/readers/markdown.ts', 'shared/readers/pdf.ts', 'shared/readers/docx.ts', 'lambdas/adapters/bedrock.ts'];
+const UNNEEDED_SOURCES = ['shared/readers/html.ts', 'shared/readers/markdown.ts', 'shared/readers/pdf.ts', 'shared/readers/docx.ts', 'models/bedrock/bedrock.ts'];
 
 const packageOf = (file: string): string | undefined => /[\\/]node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)/.exec(file)?.[1]?.replace('\\', '/');
 

@@ -1,6 +1,6 @@
 /**
  * A fault-injecting `AgentModel` for tests: wraps another model and makes some of its calls fail the
- * way Bedrock calls fail once mapped by lambdas/adapters/bedrock.ts.
+ * way Bedrock calls fail once mapped by models/bedrock/bedrock.ts.
  *
  * - Throttling: a share `throttleRate` (0-1) of calls throws ModelThrottledError. Which calls is
  *   decided by a seeded hash of (role, round, chunk or reasoning step, attempt number of that call),

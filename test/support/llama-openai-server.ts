@@ -1,6 +1,6 @@
 /**
  * A small OpenAI-compatible chat-completions server on 127.0.0.1, backed by a real GGUF model
- * in-process (local/engine/llama.ts), so the OpenAI-compatible adapter meets real model output in tests
+ * in-process (models/llama/llama.ts), so the OpenAI-compatible adapter meets real model output in tests
  * and benchmarks. Like llama.cpp's own server it honours `response_format: {type: "json_schema"}`
  * by decoding with a grammar of the schema; `json_object` and other types are rejected with a 400
  * naming `response_format` unless `acceptJsonObject` is set (then decoded unconstrained), and with
@@ -14,7 +14,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { LlamaChatModel } from '../../local/engine/llama';
+import { LlamaChatModel } from '../../models/llama/llama';
 import type { ChatRequest } from '../../shared/ports';
 import type { JsonSchema } from '../../shared/llm/schemas';
 

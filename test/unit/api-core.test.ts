@@ -6,7 +6,7 @@
 import { InvalidInputError, NotFoundError } from '../../shared/errors';
 import { BlobIdempotencyStore } from '../../shared/api/idempotency';
 import type { PresignedUpload, Presigner } from '../../shared/api/ports';
-import { parseModelSpec } from '../../shared/llm/model-spec';
+import { modelPricing } from '../../models';
 import type { ExecutionControl, ExecutionDescription, ExecutionPage, RunLauncher, StopReason } from '../../shared/executions';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES } from '../../shared/api/problem';
 import { createApiHandler, isPublicRequest, type ApiRequest } from '../../shared/api/router';
@@ -133,7 +133,7 @@ function setup(options: { maxContentLength?: number; modelSpec?: string } = {}) 
       idempotency: new BlobIdempotencyStore(blobs),
       now: () => new Date('2026-01-02T03:04:05Z'),
       randomHex: (bytes) => String(++counter).padStart(bytes * 2, '0'),
-      ...(options.modelSpec !== undefined && { modelSpec: parseModelSpec(options.modelSpec) }),
+      ...(options.modelSpec !== undefined && { pricing: modelPricing(options.modelSpec) }),
     },
     { onInternalError: (error) => internalErrors.push(error) },
   );

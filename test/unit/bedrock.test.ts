@@ -21,7 +21,7 @@ import {
   mapBedrockError,
   supportsForcedToolChoice,
   TransientRetryStrategy,
-} from '../../lambdas/adapters/bedrock';
+} from '../../models/bedrock/bedrock';
 import { SEEK_REPLY } from '../../shared/llm/schemas';
 import {
   ConfigurationError,

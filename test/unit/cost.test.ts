@@ -1,6 +1,6 @@
 /**
  * Cost before spending (shared/cost.ts): the estimate is an upper bound of the method's calls and
- * tokens, priced from the dated table; an unknown or local model has no price (never a guess), and
+ * tokens, priced from the dated table (each provider's pricing: models/index.ts modelPricing); an unknown or local model has no price (never a guess), and
  * a cost limit refuses what it cannot check.
  */
 import { costLimitProblem, enforceCostLimit, estimateRun, priceEstimate } from '../../shared/cost';
@@ -8,7 +8,7 @@ import { parseRunOptions } from '../../shared/config';
 import { CostLimitExceededError } from '../../shared/errors';
 import { karSchedule } from '../../shared/kar';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../shared/llm/agents';
-import { parseModelSpec } from '../../shared/llm/model-spec';
+import { modelPricing } from '../../models';
 
 const options = parseRunOptions({ rounds: 2 });
 const input = { chunks: 10, chunkTokensTotal: 50_000, question: 'Who lit the lamp?', options };
@@ -38,7 +38,7 @@ describe('priceEstimate', () => {
   const e = estimateRun(input);
 
   it('prices a Bedrock model from the table (an inference profile at its base model\'s price)', () => {
-    const priced = priceEstimate(e, parseModelSpec('bedrock:us.meta.llama3-1-8b-instruct-v1:0'));
+    const priced = priceEstimate(e, modelPricing('bedrock:us.meta.llama3-1-8b-instruct-v1:0'));
 
     expect(priced.prices.seeker).toMatchObject({ priced: true, priceKey: 'meta.llama3-1-8b-instruct-v1:0', asOf: expect.stringMatching(/^\d{4}-\d\d-\d\d$/) });
     const usd = ((e.seeker.inputTokens + e.seeker.outputTokens + e.reasoner.inputTokens + e.reasoner.outputTokens) * 0.22) / 1e6;
@@ -46,17 +46,17 @@ describe('priceEstimate', () => {
   });
 
   it('costs the offline reader nothing, and says "no price" for an unknown or a local model', () => {
-    expect(priceEstimate(e, parseModelSpec('extractive')).totalUsd).toBe(0);
-    const unknown = priceEstimate(e, parseModelSpec('openai:my-model'));
+    expect(priceEstimate(e, modelPricing('extractive')).totalUsd).toBe(0);
+    const unknown = priceEstimate(e, modelPricing('openai:my-model'));
     expect(unknown.totalUsd).toBeUndefined();
     expect(unknown.prices.seeker).toMatchObject({ priced: false, reason: expect.stringContaining('no price for openai:my-model') });
-    expect(priceEstimate(e, parseModelSpec('llama:model.gguf')).prices.reasoner).toMatchObject({ priced: false, reason: expect.stringContaining('local model') });
+    expect(priceEstimate(e, modelPricing('llama:model.gguf')).prices.reasoner).toMatchObject({ priced: false, reason: expect.stringContaining('local model') });
   });
 });
 
 describe('the cost limit', () => {
   const e = estimateRun(input);
-  const priced = priceEstimate(e, parseModelSpec('bedrock:meta.llama3-3-70b-instruct-v1:0'));
+  const priced = priceEstimate(e, modelPricing('bedrock:meta.llama3-3-70b-instruct-v1:0'));
 
   it('passes a run within it and refuses one over it, with the estimate', () => {
     expect(costLimitProblem(priced, 100)).toBeUndefined();
@@ -70,6 +70,6 @@ describe('the cost limit', () => {
   });
 
   it('refuses a run whose model has no price rather than ignoring the limit', () => {
-    expect(costLimitProblem(priceEstimate(e, parseModelSpec('openai:my-model')), 100)).toMatch(/cannot be checked: openai:my-model/);
+    expect(costLimitProblem(priceEstimate(e, modelPricing('openai:my-model')), 100)).toMatch(/cannot be checked: openai:my-model/);
   });
 });

@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { checkGgufFile } from '../../local/engine/llama';
+import { checkGgufFile } from '../../models/llama/llama';
 import { runOptionDefaultsForContext, parseRunOptions } from '../../shared/config';
 import { ModelConfigurationError } from '../../shared/errors';
 import { parseModelSpec } from '../../shared/llm/model-spec';
@@ -158,7 +158,7 @@ describe('llama: specs, model files and context defaults', () => {
 
 describe('EXTAGENTS_LLAMA_THREADS', () => {
   it('is read as a thread count and rejected clearly when it is not one', () => {
-    const { llamaThreadsFromEnv } = jest.requireActual<typeof import('../../local/engine/llama')>('../../local/engine/llama');
+    const { llamaThreadsFromEnv } = jest.requireActual<typeof import('../../models/llama/llama')>('../../models/llama/llama');
     expect(llamaThreadsFromEnv({})).toBeUndefined();
     expect(llamaThreadsFromEnv({ EXTAGENTS_LLAMA_THREADS: '1' })).toBe(1);
     expect(() => llamaThreadsFromEnv({ EXTAGENTS_LLAMA_THREADS: 'two' })).toThrow(/EXTAGENTS_LLAMA_THREADS must be an integer 1-256/);

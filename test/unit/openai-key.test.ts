@@ -1,6 +1,6 @@
 /**
- * Unit tests of the OpenAI API key read from Secrets Manager (lambdas/adapters/openai-key.ts) and of
- * the OpenAI-compatible chat model that waits for it (lambdas/adapters/model.ts).
+ * Unit tests of the OpenAI API key read from Secrets Manager (models/openai/openai-key.ts) and of
+ * the OpenAI-compatible chat model that waits for it (models/openai/keyed.ts).
  */
 import {
   GetSecretValueCommand,
@@ -11,8 +11,8 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { ConfigurationError, ModelUnavailableError } from '../../shared/errors';
 import { loadEnv } from '../../lambdas/adapters/env';
-import { createOpenAiChatModel, KeyedOpenAiChatModel } from '../../lambdas/adapters/model';
-import { openAiApiKeyProvider, readOpenAiApiKey } from '../../lambdas/adapters/openai-key';
+import { createOpenAiChatModel, KeyedOpenAiChatModel } from '../../models/openai/keyed';
+import { openAiApiKeyProvider, readOpenAiApiKey } from '../../models/openai/openai-key';
 
 const SECRET_ID = 'extagents/openai-api-key';
 const KEY = 'sk-test-0123456789';

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createAgentModel } from '../../lambdas/adapters/model';
+import { agentModel } from '../../models';
 import {
   mapOpenAiHttpError,
   OpenAiChatModel,
@@ -9,7 +9,7 @@ import {
   parseRetryAfter,
   resetStructuredModeDetection,
   retryAfterSecondsOf,
-} from '../../lambdas/adapters/openai';
+} from '../../models/openai/openai';
 import { outputTokenBudget, SEEK_REPLY } from '../../shared/llm/schemas';
 import {
   ConfigurationError,
@@ -272,7 +272,7 @@ describe('openai: model specs', () => {
 
   it('builds LLM agents over the local server without touching Bedrock', async () => {
     const bedrock = jest.fn();
-    const model = createAgentModel('openai:small,large', bedrock, { baseUrl });
+    const model = agentModel('openai:small,large', { bedrockClient: bedrock, openai: { baseUrl } });
     expect(model).toBeInstanceOf(LlmAgents);
     expect(bedrock).not.toHaveBeenCalled();
     replies = [{ status: 200, body: completion('{"answerable": true, "answer": "Paris", "cited": ["r1-c0"]}') }];

@@ -6,11 +6,12 @@
  */
 import { BedrockRuntimeClient, ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
 import { mockClient } from 'aws-sdk-client-mock';
-import { BedrockChatModel } from '../../lambdas/adapters/bedrock';
-import { estimateRun, priceEstimate, seekerCaches } from '../../shared/cost';
+import { BedrockChatModel } from '../../models/bedrock/bedrock';
+import { modelPricing } from '../../models';
+import { estimateRun, priceEstimate } from '../../shared/cost';
 import { parseRunOptions } from '../../shared/config';
 import { LlmAgents } from '../../shared/llm/agents';
-import { parseModelSpec, supportsPromptCaching } from '../../shared/llm/model-spec';
+import { supportsPromptCaching } from '../../shared/llm/model-spec';
 import type { Chunk } from '../../shared/types';
 
 const bedrockMock = mockClient(BedrockRuntimeClient);
@@ -64,13 +65,13 @@ describe('the estimate of a caching seeker', () => {
 
   it('counts its chunk tokens as cache writes, not as plain input, and prices them at the input price when the table has no cache price', () => {
     const plain = estimateRun(input);
-    const cached = estimateRun(input, parseModelSpec('bedrock:us.amazon.nova-lite-v1:0'));
+    const cached = estimateRun(input, modelPricing('bedrock:us.amazon.nova-lite-v1:0'));
 
     expect(cached.seeker.cacheWriteInputTokens).toBe(100_000);
     expect(cached.seeker.inputTokens + (cached.seeker.cacheWriteInputTokens ?? 0)).toBe(plain.seeker.inputTokens);
-    expect(seekerCaches(parseModelSpec('bedrock:us.meta.llama3-1-8b-instruct-v1:0'))).toBe(false);
+    expect(modelPricing('bedrock:us.meta.llama3-1-8b-instruct-v1:0').seekerCaches).toBe(false);
     const table = { currency: 'USD', unit: 'x', writtenOn: '2026-12-01', warning: 'test', models: { 'amazon.nova-lite-v1:0': { inputUsdPerMTok: 1, outputUsdPerMTok: 1, cacheWriteUsdPerMTok: 2, asOf: '2026-12-01', source: 'test', verified: false } } };
-    const priced = priceEstimate(cached, parseModelSpec('bedrock:us.amazon.nova-lite-v1:0'), table);
+    const priced = priceEstimate(cached, modelPricing('bedrock:us.amazon.nova-lite-v1:0'), table);
     const seeker = cached.seeker;
     expect(priced.prices.seeker).toMatchObject({ priced: true, usd: (seeker.inputTokens + seeker.outputTokens + 2 * 100_000) / 1e6 });
   });

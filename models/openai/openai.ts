@@ -51,28 +51,10 @@ import {
   ModelUnavailableError,
 } from '../../shared/errors';
 import type { ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
+import { STRUCTURED_MODES, type OpenAiOptions, type StructuredMode } from '../port';
 
-/** Options of `OpenAiChatModel`; unset values come from the environment (`openAiOptionsFromEnv`). */
-export interface OpenAiOptions {
-  /** API root including the version path, e.g. `http://127.0.0.1:8000/v1`. Env: OPENAI_BASE_URL. */
-  baseUrl?: string;
-  /** Bearer token; omitted from requests when empty. Env: OPENAI_API_KEY. */
-  apiKey?: string;
-  /**
-   * Whole-request timeout in ms (connection, generation and body), default 120 000. A non-streaming
-   * completion sends nothing until generation ends, so this must exceed the slowest expected
-   * generation (about maxTokens / output tokens per second).
-   */
-  timeoutMs?: number;
-  /** The fetch implementation (tests); default the global `fetch`. */
-  fetch?: typeof fetch;
-  /** Structured-output mode (see the file comment); env OPENAI_STRUCTURED; default `auto`. */
-  structured?: StructuredMode;
-}
-
-/** Structured-output modes of the OpenAI-compatible adapter (see the file comment). */
-export const STRUCTURED_MODES = ['auto', 'schema', 'json', 'off'] as const;
-export type StructuredMode = (typeof STRUCTURED_MODES)[number];
+// The options and modes are declared with the port (models/port.ts: what a host gives the providers).
+export { STRUCTURED_MODES, type OpenAiOptions, type StructuredMode } from '../port';
 
 /** Resolved configuration: base URL without trailing slash, optional key, timeout. */
 export interface OpenAiConfig {

@@ -15,9 +15,9 @@ import {
   SecretsManagerServiceException,
 } from '@aws-sdk/client-secrets-manager';
 import { ConfigurationError, ModelUnavailableError } from '../../shared/errors';
+import type { ApiKeyProvider } from '../port';
 
-/** Reads the API key; resolves to the same key on every call once it has been read. */
-export type ApiKeyProvider = () => Promise<string>;
+export type { ApiKeyProvider } from '../port';
 
 /**
  * Read the key once: GetSecretValue on `secretId` (a secret name or ARN).

@@ -24,19 +24,18 @@
  * Why node-llama-cpp: it is the maintained Node binding of llama.cpp with prebuilt CPU binaries on
  * npm and grammar-constrained JSON output; nothing else on npm runs GGUF models in-process.
  */
-import { MARKER_TOKEN_SHARE } from '../../shared/llm/sentences';
 import { open, realpath, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigurationError, ContextOverflowError, ModelConfigurationError, ModelError } from '../../shared/errors';
 import type { AgentModel, ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
-import { DEFAULT_MAX_OUTPUT_TOKENS, LlmAgents } from '../../shared/llm/agents';
-import { runOptionDefaultsForContext } from '../../shared/config';
+import { LlmAgents } from '../../shared/llm/agents';
+import { largestChunkTokens } from '../context';
 import { formatModelSpec, toModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
 import { toGrammarSchema, type ReplySchema } from '../../shared/llm/schemas';
 import { LlmSurveyModel } from '../../shared/survey/llm';
 import type { SurveyModel } from '../../shared/survey/ports';
-import { onDispose } from './disposers';
+import { onDispose } from '../disposers';
 
 type NodeLlamaCpp = typeof import('node-llama-cpp');
 type Llama = Awaited<ReturnType<NodeLlamaCpp['getLlama']>>;
@@ -71,42 +70,6 @@ export function llamaThreadsFromEnv(env: NodeJS.ProcessEnv = process.env): numbe
   const threads = /^\d+$/.test(value) ? Number(value) : Number.NaN; // decimal digits only: no 0x2, 2e0
   if (!Number.isInteger(threads) || threads < 1 || threads > 256) throw new ConfigurationError(`EXTAGENTS_LLAMA_THREADS must be an integer 1-256 (got "${value}")`);
   return threads;
-}
-
-/** Most parallel sequences the CLI gives a `llama:` model's context (local/engine/defaults.ts). */
-export { MAX_LLAMA_SEQUENCES } from './defaults';
-
-/** Tokens of a seeking agent's prompt besides its chunk (system prompt, question, tags), a generous estimate. */
-export const SEEK_PROMPT_OVERHEAD_TOKENS = 700;
-
-/**
- * How many tokens of the model's own tokenizer one o200k token (the unit of `chunkTokens`) may
- * take: SmolLM2's tokenizer counted 18.6% more on English prose; 1.3 leaves room for other text.
- */
-export const TOKENIZER_RATIO_ALLOWANCE = 1.3;
-
-/**
- * The largest `chunkTokens` (o200k tokens) whose seeking prompt fits a context of `contextTokens`
- * (the model's tokens): the chunk at `TOKENIZER_RATIO_ALLOWANCE` with its sentence-id markers
- * (`MARKER_TOKEN_SHARE`, shared/llm/sentences.ts), the instructions
- * (`SEEK_PROMPT_OVERHEAD_TOKENS`) and the reply budget `replyTokens`.
- */
-export function largestChunkTokens(contextTokens: number, replyTokens: number): number {
-  return Math.max(0, Math.floor((contextTokens - SEEK_PROMPT_OVERHEAD_TOKENS - replyTokens) / TOKENIZER_RATIO_ALLOWANCE / (1 + MARKER_TOKEN_SHARE)));
-}
-
-/**
- * Run option defaults of a small-context model (`runOptionDefaultsForContext`), with a chunk size
- * that also passes `chunkFitProblem`: 40% of a context under about 2,900 tokens leaves no room for the
- * seeking prompt's instructions and reply, so there the default is the largest chunk that fits (at
- * least the schema's 64).
- * @param contextTokens the model's context per sequence, tokens.
- * @returns chunkTokens, syncBudgetTokens, reasonerBudgetTokens, tokens.
- */
-export function contextFittedRunOptionDefaults(contextTokens: number): ReturnType<typeof runOptionDefaultsForContext> {
-  const fitted = runOptionDefaultsForContext(contextTokens);
-  const largest = largestChunkTokens(contextTokens, DEFAULT_MAX_OUTPUT_TOKENS.seek);
-  return { ...fitted, chunkTokens: Math.max(64, Math.min(fitted.chunkTokens, largest)) };
 }
 
 /** Default (and largest default) context size per sequence, tokens. */
@@ -389,6 +352,7 @@ export class LlamaChatModel implements ChatModel {
 export async function disposeLlamaModels(): Promise<void> {
   const entries = [...loaded.values()];
   loaded.clear();
+  opened.clear();
   for (const entry of entries) {
     try {
       const model = await entry;
@@ -421,6 +385,9 @@ export interface LlamaModels {
   contextTokens: number;
 }
 
+/** The loaded models of each spec (by its text), for the provider's synchronous builders (models/llama/index.ts). */
+const opened = new Map<string, LlamaModels>();
+
 /**
  * Load the models of a `llama:` spec (one load per file: the same file for both roles is one model).
  * @throws ConfigurationError when `spec` is not a `llama:` spec; the errors of `LlamaChatModel.load`.
@@ -430,11 +397,25 @@ export async function loadLlamaModels(spec: ModelSpecInput, options: LlamaOption
   if (parsed.kind !== 'llama') throw new ConfigurationError(`not a llama: model spec: ${formatModelSpec(parsed)}`);
   const seeker = await LlamaChatModel.load(parsed.seekerModelId, options);
   const reasoner = parsed.reasonerModelId === parsed.seekerModelId ? seeker : await LlamaChatModel.load(parsed.reasonerModelId, options);
-  return {
+  const models: LlamaModels = {
     agents: new LlmAgents({ seeker, reasoner }),
     survey: new LlmSurveyModel({ reasoner }),
     seeker,
     reasoner,
     contextTokens: Math.min(seeker.contextTokens, reasoner.contextTokens),
   };
+  opened.set(formatModelSpec(parsed), models);
+  return models;
+}
+
+/**
+ * The models of a `llama:` spec that {@link loadLlamaModels} loaded in this process (the latest load).
+ * @throws ConfigurationError when they were not loaded (a host must load a `llama:` spec first:
+ *   models/index.ts `loadModels`).
+ */
+export function loadedLlamaModels(spec: ModelSpecInput): LlamaModels {
+  const text = formatModelSpec(toModelSpec(spec));
+  const models = opened.get(text);
+  if (models === undefined) throw new ConfigurationError(`the llama: model ${text} is not loaded (load it first: models/index.ts loadModels)`);
+  return models;
 }

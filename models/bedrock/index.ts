@@ -1,0 +1,54 @@
+/**
+ * The `bedrock:` provider: Amazon Bedrock's Converse API (models/bedrock/bedrock.ts, the
+ * `ChatModel` adapter, its SDK client and its retry policy) under the LLM agents
+ * (shared/llm/agents.ts) and the LLM survey roles (shared/survey/llm.ts).
+ * This module loads the Bedrock SDK; models/index.ts loads it only for a `bedrock:` spec.
+ */
+import { ModelConfigurationError } from '../../shared/errors';
+import { supportsPromptCaching } from '../../shared/llm/model-spec';
+import { LlmAgents } from '../../shared/llm/agents';
+import { LlmSurveyModel } from '../../shared/survey/llm';
+import type { ModelProvider, ProviderDeps, SpecOf } from '../port';
+import { BedrockChatModel, createBedrockClient } from './bedrock';
+
+/** One client per built model set, from the host's factory (traced in the Lambdas) or a fresh one. */
+const clientOf = (deps: ProviderDeps) => (deps.bedrockClient ?? (() => createBedrockClient()))();
+
+const chatOf = (spec: SpecOf<'bedrock'>, role: 'seeker' | 'reasoner', client: ReturnType<typeof clientOf>): BedrockChatModel =>
+  new BedrockChatModel(client, role === 'seeker' ? spec.seekerModelId : spec.reasonerModelId);
+
+/** Amazon Bedrock as a model provider. */
+export const provider: ModelProvider<'bedrock'> = {
+  kind: 'bedrock',
+  // The spec's ids were checked when it was parsed; credentials are `checkAccess`'s.
+  checkSettings: async () => undefined,
+  async checkAccess() {
+    const client = createBedrockClient();
+    try {
+      await client.config.region();
+    } catch (error) {
+      client.destroy();
+      throw new ModelConfigurationError('No AWS region for Amazon Bedrock: set AWS_REGION (e.g. us-east-1) or a profile with a region', { cause: error });
+    }
+    try {
+      await client.config.credentials();
+    } catch (error) {
+      throw new ModelConfigurationError(`No AWS credentials for Amazon Bedrock (${(error as Error).message}): configure credentials (environment, profile or SSO) or use --model extractive`, { cause: error });
+    } finally {
+      client.destroy();
+    }
+  },
+  load: async () => ({}),
+  chat: (spec, role, deps) => chatOf(spec, role, clientOf(deps)),
+  agents(spec, deps) {
+    const client = clientOf(deps);
+    return new LlmAgents({ seeker: chatOf(spec, 'seeker', client), reasoner: chatOf(spec, 'reasoner', client) });
+  },
+  survey: (spec, deps) => new LlmSurveyModel({ reasoner: chatOf(spec, 'reasoner', clientOf(deps)) }),
+  pricing: (spec) => ({
+    models: { seeker: `bedrock:${spec.seekerModelId}`, reasoner: `bedrock:${spec.reasonerModelId}` },
+    seekerCaches: supportsPromptCaching(spec.seekerModelId),
+  }),
+  recordIds: (spec) => ({ seeker: spec.seekerModelId, reasoner: spec.reasonerModelId }),
+  lambdaEnvIssues: () => [],
+};

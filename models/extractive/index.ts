@@ -1,0 +1,23 @@
+/**
+ * The `extractive` provider: the offline extractive reader (a deterministic BM25 sentence reader, not
+ * an LLM; its algorithm is domain code in shared/extractive/ and shared/survey/extractive.ts, which
+ * this folder wraps). No settings, no access, nothing to load, no chat model, no model calls.
+ */
+import { ExtractiveReader } from '../../shared/extractive';
+import { ExtractiveSurveyModel } from '../../shared/survey/extractive';
+import type { ModelProvider } from '../port';
+
+/** The extractive reader as a model provider. */
+export const provider: ModelProvider<'extractive'> = {
+  kind: 'extractive',
+  checkSettings: async () => undefined,
+  checkAccess: async () => undefined,
+  load: async () => ({}),
+  chat: () => undefined,
+  agents: (_spec, deps) => new ExtractiveReader({}, { analyses: deps.analyses }),
+  survey: () => new ExtractiveSurveyModel(),
+  // The price table lists `extractive` at zero.
+  pricing: () => ({ models: { seeker: 'extractive', reasoner: 'extractive' }, seekerCaches: false }),
+  recordIds: () => ({ seeker: 'extractive', reasoner: 'extractive' }),
+  lambdaEnvIssues: () => [],
+};

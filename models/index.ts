@@ -1,0 +1,103 @@
+/**
+ * The model providers, one table keyed by the model kind (docs/ARCHITECTURE.md, "Models"): every
+ * command, the Lambdas, the eval and the cost estimate reach a provider through the functions below,
+ * and nothing outside models/ branches on a model kind for what a provider does. The table's type
+ * (`{ [K in ModelKind]: … }`) makes a kind without a provider a compile error, never a silent default.
+ *
+ * Each provider's module is loaded on the first use of its kind (a `require` in the table), so a
+ * command with the offline model never loads the Bedrock SDK nor node-llama-cpp
+ * (test/integration/startup-loads.test.ts).
+ */
+import type { ModelPricing } from '../shared/cost';
+import { ConfigurationError } from '../shared/errors';
+import { toModelSpec, type ModelSpecInput } from '../shared/llm/model-spec';
+import type { AgentModel, ChatModel } from '../shared/ports';
+import type { SurveyModel } from '../shared/survey/ports';
+import type { AgentRole } from '../shared/types';
+import type { LambdaEnvIssue, LoadedModel, LoadOptions, ModelKind, ModelProvider, ProviderDeps, SpecOf } from './port';
+
+export type { LambdaEnvIssue, LoadedModel, LoadOptions, ModelKind, ModelProvider, ProviderDeps, SpecOf } from './port';
+
+/** The providers by kind, each loaded on first use. */
+const PROVIDERS: { readonly [K in ModelKind]: () => ModelProvider<K> } = {
+  extractive: () => (require('./extractive') as typeof import('./extractive')).provider,
+  bedrock: () => (require('./bedrock') as typeof import('./bedrock')).provider,
+  openai: () => (require('./openai') as typeof import('./openai')).provider,
+  llama: () => (require('./llama') as typeof import('./llama')).provider,
+};
+
+/**
+ * The provider of a spec, with the spec parsed.
+ * @throws ConfigurationError for invalid spec text (shared/llm/model-spec.ts), or a spec object of a kind the table does not list.
+ */
+export function providerOf(spec: ModelSpecInput): { provider: ModelProvider<ModelKind>; spec: SpecOf<ModelKind> } {
+  const parsed = toModelSpec(spec);
+  // Typed specs always have a provider (the table's type); a spec object built around the types (a
+  // cast, JavaScript) gets an error, never another provider.
+  const provider = Object.hasOwn(PROVIDERS, parsed.kind) ? (PROVIDERS[parsed.kind] as () => ModelProvider<ModelKind>)() : undefined;
+  if (provider === undefined) throw new ConfigurationError(`no model provider for the kind "${String(parsed.kind)}" (models/index.ts lists ${Object.keys(PROVIDERS).join(', ')})`);
+  return { provider, spec: parsed };
+}
+
+/** `ModelProvider.checkSettings` of the spec's provider: what this machine can check without a request or credentials. @throws as it. */
+export async function checkModelSettings(spec: ModelSpecInput): Promise<void> {
+  const { provider, spec: parsed } = providerOf(spec);
+  await provider.checkSettings(parsed);
+}
+
+/**
+ * Model access checked before a local stack starts (every command: ask, serve, job, survey), so a
+ * missing setting is one clear error instead of every seeking agent failing: Bedrock needs AWS
+ * credentials and a region; an OpenAI-compatible server needs its settings (OPENAI_BASE_URL, or
+ * OPENAI_API_KEY for OpenAI's API); a `llama:` model's files are checked when it loads.
+ * @throws ConfigurationError for a bad spec; ModelConfigurationError / ConfigurationError naming what is missing.
+ */
+export async function checkModelAccess(spec: ModelSpecInput): Promise<void> {
+  const { provider, spec: parsed } = providerOf(spec);
+  await provider.checkAccess(parsed);
+}
+
+/** `ModelProvider.load` of the spec's provider: read an in-process model into memory (once per process), report its context. @throws as it. */
+export async function loadModels(spec: ModelSpecInput, options: LoadOptions = {}): Promise<LoadedModel> {
+  const { provider, spec: parsed } = providerOf(spec);
+  return provider.load(parsed, options);
+}
+
+/**
+ * The seeking and reasoning agents of a spec (a `llama:` spec loaded first: {@link loadModels}).
+ * @throws ConfigurationError for an invalid spec or configuration (e.g. an `openai:` spec without a base URL or key).
+ */
+export function agentModel(spec: ModelSpecInput, deps: ProviderDeps = {}): AgentModel {
+  const { provider, spec: parsed } = providerOf(spec);
+  return provider.agents(parsed, deps);
+}
+
+/** The survey's outline and writer roles of a spec (on its reasoner model). @throws as {@link agentModel}. */
+export function surveyModel(spec: ModelSpecInput, deps: ProviderDeps = {}): SurveyModel {
+  const { provider, spec: parsed } = providerOf(spec);
+  return provider.survey(parsed, deps);
+}
+
+/** The chat model of one role, or undefined for a provider that is not a language model (`extractive`). @throws as {@link agentModel}. */
+export function chatModel(spec: ModelSpecInput, role: AgentRole, deps: ProviderDeps = {}): ChatModel | undefined {
+  const { provider, spec: parsed } = providerOf(spec);
+  return provider.chat(parsed, role, deps);
+}
+
+/** How the cost estimate prices a spec (shared/cost.ts `estimateRun`, `priceEstimate`). @throws ConfigurationError for invalid spec text. */
+export function modelPricing(spec: ModelSpecInput): ModelPricing {
+  const { provider, spec: parsed } = providerOf(spec);
+  return provider.pricing(parsed);
+}
+
+/** The model of each role as the eval's records name it. @throws ConfigurationError for invalid spec text. */
+export function recordModelIds(spec: ModelSpecInput): Record<AgentRole, string> {
+  const { provider, spec: parsed } = providerOf(spec);
+  return provider.recordIds(parsed);
+}
+
+/** What a Lambda environment lacks for a spec (lambdas/adapters/env.ts). @throws ConfigurationError for invalid spec text. */
+export function lambdaEnvIssues(spec: ModelSpecInput, env: { OPENAI_BASE_URL?: string }): LambdaEnvIssue[] {
+  const { provider, spec: parsed } = providerOf(spec);
+  return provider.lambdaEnvIssues(parsed, env);
+}

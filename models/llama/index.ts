@@ -1,0 +1,31 @@
+/**
+ * The `llama:` provider: a GGUF model run in-process on the CPU with node-llama-cpp
+ * (models/llama/llama.ts). Local commands only: the AWS stack refuses a `llama:` spec, and a Lambda's
+ * environment check says so; node-llama-cpp itself is loaded with a dynamic `import()` on the first
+ * load, so nothing reaches it at start-up (and the Lambda bundles keep it external: infra/extagents-function.ts).
+ * Its models are read into memory by `load` (once per process and file); the builders use them.
+ */
+import path from 'node:path';
+import type { ModelProvider } from '../port';
+import { checkGgufFile, loadedLlamaModels, loadLlamaModels } from './llama';
+
+/** A local GGUF model as a model provider. */
+export const provider: ModelProvider<'llama'> = {
+  kind: 'llama',
+  async checkSettings(spec) {
+    for (const file of new Set([spec.seekerModelId, spec.reasonerModelId])) await checkGgufFile(file);
+  },
+  // The files are checked when the model loads (checkGgufFile first, then the load).
+  checkAccess: async () => undefined,
+  load: async (spec, options) => ({ contextTokens: (await loadLlamaModels(spec, { sequences: options.sequences ?? 1 })).contextTokens }),
+  chat: (spec, role) => loadedLlamaModels(spec)[role],
+  agents: (spec) => loadedLlamaModels(spec).agents,
+  survey: (spec) => loadedLlamaModels(spec).survey,
+  pricing: (spec) => ({
+    models: { seeker: `llama:${spec.seekerModelId}`, reasoner: `llama:${spec.reasonerModelId}` },
+    seekerCaches: false,
+    unpriced: 'a local model on this machine: no service price',
+  }),
+  recordIds: (spec) => ({ seeker: `llama:${path.basename(spec.seekerModelId)}`, reasoner: `llama:${path.basename(spec.reasonerModelId)}` }),
+  lambdaEnvIssues: () => [{ variable: 'MODEL_SPEC', message: 'llama: models run only in local commands, not in Lambda' }],
+};

@@ -1,0 +1,127 @@
+/**
+ * The port every model provider implements (one folder per provider under models/, one table of
+ * them in models/index.ts keyed by the model kind). A provider turns a parsed model spec of its kind
+ * (shared/llm/model-spec.ts) into the domain's model ports (`ChatModel`, `AgentModel`: shared/ports.ts;
+ * `SurveyModel`: shared/survey/ports.ts), says what it needs before any work (settings, access,
+ * loading), and what the cost estimate prices it as.
+ *
+ * Adding a provider: a folder `models/<kind>/` whose `index.ts` exports a `ModelProvider<'<kind>'>`
+ * named `provider`, its kind in the spec grammar (shared/llm/model-spec.ts), and its line in the table
+ * (models/index.ts): the compiler lists every place a kind is missing (docs/ARCHITECTURE.md, "Models").
+ * The option shapes a host passes (`ProviderDeps`, with the `openai:` options and key reader) are
+ * declared here too, so the port never imports a provider's folder.
+ */
+import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import type { ModelPricing } from '../shared/cost';
+import type { ModelSpec } from '../shared/llm/model-spec';
+import type { AgentModel, BlobStore, ChatModel } from '../shared/ports';
+import type { AgentRole } from '../shared/types';
+import type { SurveyModel } from '../shared/survey/ports';
+
+/** Options of an `openai:` provider's chat models (`OpenAiChatModel`, models/openai/openai.ts); unset values come from the environment (`openAiOptionsFromEnv`). */
+export interface OpenAiOptions {
+  /** API root including the version path, e.g. `http://127.0.0.1:8000/v1`. Env: OPENAI_BASE_URL. */
+  baseUrl?: string;
+  /** Bearer token; omitted from requests when empty. Env: OPENAI_API_KEY. */
+  apiKey?: string;
+  /**
+   * Whole-request timeout in ms (connection, generation and body), default 120 000. A non-streaming
+   * completion sends nothing until generation ends, so this must exceed the slowest expected
+   * generation (about maxTokens / output tokens per second).
+   */
+  timeoutMs?: number;
+  /** The fetch implementation (tests); default the global `fetch`. */
+  fetch?: typeof fetch;
+  /** Structured-output mode (models/openai/openai.ts, file comment); env OPENAI_STRUCTURED; default `auto`. */
+  structured?: StructuredMode;
+}
+
+/** Structured-output modes of the OpenAI-compatible adapter (models/openai/openai.ts, file comment). */
+export const STRUCTURED_MODES = ['auto', 'schema', 'json', 'off'] as const;
+export type StructuredMode = (typeof STRUCTURED_MODES)[number];
+
+/** Reads an `openai:` server's API key (Secrets Manager in the Lambdas: models/openai/openai-key.ts); resolves to the same key on every call once it has been read. */
+export type ApiKeyProvider = () => Promise<string>;
+
+/** The model kinds: the scheme of a model spec (`extractive`, `bedrock`, `openai`, `llama`). */
+export type ModelKind = ModelSpec['kind'];
+
+/** The parsed spec of one kind. */
+export type SpecOf<K extends ModelKind> = Extract<ModelSpec, { kind: K }>;
+
+/**
+ * What a host (a Lambda container, the local stack, the eval command) gives the providers; each
+ * provider reads only its own part, and every part is optional.
+ */
+export interface ProviderDeps {
+  /**
+   * A Bedrock Runtime client factory, called once per built model set and only for a `bedrock:`
+   * spec (the Lambdas wrap it in X-Ray tracing). Default: `createBedrockClient()` (models/bedrock/bedrock.ts).
+   */
+  bedrockClient?: () => BedrockRuntimeClient;
+  /** Options of an `openai:` spec (base URL, key, timeout, structured mode); unset values come from OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_STRUCTURED. */
+  openai?: OpenAiOptions;
+  /** Where an `openai:` spec's key comes from when `openai.apiKey` is unset and it is read asynchronously (Secrets Manager in the Lambdas). */
+  openaiApiKey?: ApiKeyProvider;
+  /** Where the extractive reader keeps the sentence analysis of the chunks it read (the local bucket: warm runs skip it). */
+  analyses?: BlobStore;
+}
+
+/** Options of {@link ModelProvider.load}. */
+export interface LoadOptions {
+  /** Parallel sequences of an in-process model's context (`llama:`); default 1. */
+  sequences?: number;
+}
+
+/** What {@link ModelProvider.load} learned about the model. */
+export interface LoadedModel {
+  /** The model's context per sequence, tokens of its own tokenizer (the smaller of the two roles'); unset for a service with a large context. */
+  contextTokens?: number;
+}
+
+/** One problem of a Lambda environment for a spec: the variable and what is wrong. */
+export interface LambdaEnvIssue {
+  variable: 'MODEL_SPEC' | 'OPENAI_BASE_URL';
+  message: string;
+}
+
+/**
+ * One model provider. Builders are synchronous (the handlers build their model on first use inside
+ * a task's error handling); a provider whose models must be read into memory first (`llama:`) does
+ * that in `load`, and its builders use what was loaded.
+ */
+export interface ModelProvider<K extends ModelKind> {
+  readonly kind: K;
+  /**
+   * What can be checked on this machine without a request or credentials, before any work (the
+   * CLI's checks: an `openai:` server's settings, a `llama:` model's files).
+   * @throws ConfigurationError naming the setting or file and the problem.
+   */
+  checkSettings(spec: SpecOf<K>): Promise<void>;
+  /**
+   * What a local stack checks before it starts, so a missing setting is one clear error instead of
+   * every seeking agent failing (Bedrock: a region and credentials).
+   * @throws ModelConfigurationError / ConfigurationError naming what is missing.
+   */
+  checkAccess(spec: SpecOf<K>): Promise<void>;
+  /**
+   * Load what the builders need (once per process; nothing for a service) and report the context size.
+   * @throws ConfigurationError for a bad model file; the provider's load errors.
+   */
+  load(spec: SpecOf<K>, options: LoadOptions): Promise<LoadedModel>;
+  /**
+   * The chat model of one role, or undefined for a provider that is not a language model (the extractive reader).
+   * @throws ConfigurationError for a bad configuration (checked before any call).
+   */
+  chat(spec: SpecOf<K>, role: AgentRole, deps: ProviderDeps): ChatModel | undefined;
+  /** The seeking and reasoning agents. @throws as `chat`. */
+  agents(spec: SpecOf<K>, deps: ProviderDeps): AgentModel;
+  /** The survey's outline and writer roles (on the reasoner model). @throws as `chat`. */
+  survey(spec: SpecOf<K>, deps: ProviderDeps): SurveyModel;
+  /** How the cost estimate (shared/cost.ts) prices the spec: the price table's key per role, whether the seeker caches prompts, or why it has no price. */
+  pricing(spec: SpecOf<K>): ModelPricing;
+  /** The model of each role as the eval's records name it (`extractive`, a model id, `llama:<file name>`). */
+  recordIds(spec: SpecOf<K>): Record<AgentRole, string>;
+  /** What a Lambda environment lacks for this spec (the AWS stack's functions validate it at cold start: lambdas/adapters/env.ts). */
+  lambdaEnvIssues(spec: SpecOf<K>, env: { OPENAI_BASE_URL?: string }): LambdaEnvIssue[];
+}
