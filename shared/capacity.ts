@@ -69,6 +69,12 @@ export const DEFAULT_THROTTLED_ATTEMPT_SECONDS = 0.2;
 export const DEFAULT_QUOTA_BURST_SECONDS = 60;
 
 /**
+ * Rounding allowance of a bucket's level: a refill computed as elapsed time × rate may fall short of
+ * a whole unit by a rounding error, and a wait for that error would not move the clock.
+ */
+const EPSILON = 1e-9;
+
+/**
  * A token bucket: holds at most `capacity`, refills at `ratePerSecond`, starts full. Times are
  * seconds on the caller's clock (modeled time, or real time scaled by the caller).
  */
@@ -89,10 +95,10 @@ export class TokenBucket {
       this.at = now;
     }
   }
-  /** Whether `amount` is available at `now` (nothing taken). */
+  /** Whether `amount` is available at `now` (nothing taken), within rounding ({@link EPSILON}). */
   has(now: number, amount: number): boolean {
     this.refill(now);
-    return this.level >= amount;
+    return this.level >= amount - EPSILON;
   }
   /** Take `amount` at `now` if the bucket holds it; false (nothing taken) otherwise. */
   take(now: number, amount: number): boolean {
@@ -100,10 +106,14 @@ export class TokenBucket {
     this.level -= amount;
     return true;
   }
-  /** Seconds from `now` until `amount` is available (0 when it is). */
-  secondsUntil(now: number, amount: number): number {
+  /**
+   * Take `amount` now or on credit: returns when it is available (now, or when the refill has
+   * covered it and every earlier reservation), the bucket owing it until then.
+   */
+  reserve(now: number, amount: number): number {
     this.refill(now);
-    return this.level >= amount ? 0 : (Math.min(amount, this.capacity) - this.level) / this.ratePerSecond;
+    this.level -= amount;
+    return this.level >= -EPSILON ? now : now - this.level / this.ratePerSecond;
   }
 }
 
@@ -278,12 +288,11 @@ export function simulateCapacity(scenario: CapacityScenario): CapacityResult {
         if (freeEnvironments > 0) {
           freeEnvironments -= 1;
           events.push(now, { kind: 'call', chunk: e.chunk });
-        } else if (environments < lambda.concurrency && scaling.take(now, 1)) {
+        } else if (environments < lambda.concurrency) {
+          // A new environment, as soon as the scaling rate allows one (in arrival order).
           environments += 1;
           stats.coldStarts += 1;
-          events.push(now + lambda.coldStartSeconds, { kind: 'call', chunk: e.chunk });
-        } else if (environments < lambda.concurrency) {
-          events.push(now + scaling.secondsUntil(now, 1), e);
+          events.push(scaling.reserve(now, 1) + lambda.coldStartSeconds, { kind: 'call', chunk: e.chunk });
         } else {
           waitingForEnvironment.push(e.chunk);
         }
