@@ -21,8 +21,10 @@
  * - the reasoning agent: its calls (the cost estimate's upper bound, shared/cost.ts) one after
  *   another after the seeking, each `reasonSeconds`, not throttled (few calls, often another model
  *   with its own quota).
- * Not modeled: Step Functions' own state transitions and Map Run start-up (tens of ms to seconds),
- * S3 and DynamoDB latency, Bedrock's latency growing under load, Lambda throttles' own backoff.
+ * - each seek's own work after its model call (`seekOverheadSeconds`: writing its message, the
+ *   child's end and the next one's start), holding the slot but not the quota.
+ * Not modeled: the Map Run's start-up, Bedrock's latency growing under load, Lambda throttles' own
+ * backoff.
  *
  * Bedrock does not document how it enforces a per-minute quota; {@link QuotaBuckets} assumes a token
  * bucket that holds `burstSeconds` of the quota (default 60: one minute's quota) and refills
@@ -64,6 +66,14 @@ export const LAMBDA_DEFAULTS: LambdaCapacity = { concurrency: 1_000, scalingPer1
 
 /** Seconds a throttled attempt takes before the task fails and the Retry waits: ASSUMED (an invocation and a 429 round trip). */
 export const DEFAULT_THROTTLED_ATTEMPT_SECONDS = 0.2;
+
+/**
+ * Seconds a seek holds its Map slot beyond its model call: the handler writing its message, the
+ * child's end and the next child's start. ASSUMED for AWS (0.1 s); the local check measures the
+ * local engine's own (test/support/capacity-check.ts). A throttled attempt takes
+ * {@link DEFAULT_THROTTLED_ATTEMPT_SECONDS} in all.
+ */
+export const DEFAULT_SEEK_OVERHEAD_SECONDS = 0.1;
 
 /** Seconds of quota {@link QuotaBuckets} holds by default: one minute's (an assumption: Bedrock does not document its algorithm). */
 export const DEFAULT_QUOTA_BURST_SECONDS = 60;
@@ -158,6 +168,8 @@ export interface CapacityScenario {
   lambda?: LambdaCapacity;
   /** Default {@link DEFAULT_THROTTLED_ATTEMPT_SECONDS}. */
   throttledAttemptSeconds?: number;
+  /** Seconds a seek holds its slot after its model call; default {@link DEFAULT_SEEK_OVERHEAD_SECONDS}. */
+  seekOverheadSeconds?: number;
   /** The workflow's Retry of a throttled call; default `MODEL_RETRY_POLICY` (shared/quota.ts). */
   retry?: typeof MODEL_RETRY_POLICY;
   /** More failed chunks than this percentage of a round's fail the run (run option, default 5). */
@@ -258,6 +270,7 @@ export function simulateCapacity(scenario: CapacityScenario): CapacityResult {
   const retry = scenario.retry ?? MODEL_RETRY_POLICY;
   const delays = retryDelaysSeconds(retry);
   const throttled = scenario.throttledAttemptSeconds ?? DEFAULT_THROTTLED_ATTEMPT_SECONDS;
+  const overhead = scenario.seekOverheadSeconds ?? DEFAULT_SEEK_OVERHEAD_SECONDS;
   const random = seededRandom(scenario.seed ?? 1);
   const buckets = new QuotaBuckets(quota, scenario.quotaBurstSeconds ?? DEFAULT_QUOTA_BURST_SECONDS);
   const scaling = new TokenBucket(lambda.scalingPer10Seconds, lambda.scalingPer10Seconds / 10);
@@ -304,7 +317,7 @@ export function simulateCapacity(scenario: CapacityScenario): CapacityResult {
           inFlight += 1;
           stats.peakInFlight = Math.max(stats.peakInFlight, inFlight);
         }
-        events.push(now + (admitted ? seek.seconds : throttled), { kind: 'end', chunk: e.chunk, admitted });
+        events.push(now + (admitted ? seek.seconds + overhead : throttled), { kind: 'end', chunk: e.chunk, admitted });
       } else {
         // The environment is free again: a waiting attempt takes it.
         const waiting = waitingForEnvironment.shift();

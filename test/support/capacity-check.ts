@@ -11,19 +11,20 @@
  * timeScale`, and the Retry's 2 s … 60 s become 2 × timeScale … 60 × timeScale real seconds. The
  * measured seeking time runs from the first seek attempt to the last one settled, on the model's side
  * of the port, so the local stack's start, Prepare and reasoning are not in it; the local engine's own
- * work per attempt (a Lambda handler, DynamoDB writes) is, and the capacity model has no term for it.
+ * work per seek (the handler's DynamoDB writes, the Map's bookkeeping) is, and is measured for the
+ * model by a calibration run ({@link runCapacityCheck}).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { resolveCorpus } from '../../local/engine/corpus';
+import { resolveCorpus, type CorpusFile } from '../../local/engine/corpus';
 import { runLocal } from '../../local/engine/run';
 import { DEFAULT_THROTTLED_ATTEMPT_SECONDS, QuotaBuckets, simulateCapacity, type CapacityResult } from '../../shared/capacity';
 import { ModelThrottledError } from '../../shared/errors';
 import type { AgentModel } from '../../shared/ports';
-import type { ModelQuota } from '../../shared/types';
+import type { ModelQuota, RunResult } from '../../shared/types';
 import { hundredNotes, scriptedModel, writeCorpus } from './corpus';
 
 /** One check's scenario. Seconds are modeled seconds. */
@@ -50,6 +51,8 @@ export interface CapacityCheckResult {
   scenario: CapacityCheckScenario;
   /** The Map's MaxConcurrency the run used (its result's `concurrency.concurrency`). */
   mapConcurrency: number;
+  /** The local engine's own seconds per seek (modeled seconds), measured by the calibration run. */
+  seekOverheadSeconds: number;
   measured: { seekingSeconds: number; throttles: number; reportedThrottles: number; failedChunks: number; wallSeconds: number };
   modeled: { seekingSeconds: number; throttles: number; failedChunks: number; runs: CapacityResult[] };
 }
@@ -97,12 +100,62 @@ const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / M
 /**
  * Run the scenario through the local workflow (one round, every failed chunk tolerated so the run
  * ends) and through the capacity model (mean of `modelRuns` seeds, no Lambda limits or cold starts:
- * the local engine has none).
+ * the local engine has none). The model's `seekOverheadSeconds` is the local engine's own, measured
+ * after it by a run on the same Map with seeks that take no time and no quota enforced: its seeking
+ * time divided by its waves (ceil(chunks / MaxConcurrency)) less one, so that a slower machine's
+ * engine is in the model too.
  */
 export async function runCapacityCheck(scenario: CapacityCheckScenario): Promise<CapacityCheckResult> {
   const dir = mkdtempSync(path.join(tmpdir(), 'extagents-capacity-'));
   try {
     const files = await resolveCorpus([writeCorpus(dir, hundredNotes(scenario.chunks))]);
+    const { result, stats: s, wallSeconds } = await runThrough(files, scenario, path.join(dir, 'state'));
+    const mapConcurrency = result.concurrency?.concurrency ?? scenario.concurrency;
+    // The calibration: the same Map, seeks that take no time, no quota. From the first call to the
+    // last, (waves - 1) seeks' own work passed (the last wave's comes after the last call).
+    const calibration = await runThrough(files, { ...scenario, concurrency: mapConcurrency, stateQuota: false, quota: {}, seekSeconds: 0 }, path.join(dir, 'calibration'));
+    const waves = Math.ceil(calibration.result.chunks / mapConcurrency);
+    const seekOverheadSeconds = waves > 1 ? Math.max(0, calibration.stats.last - calibration.stats.first) / (waves - 1) : 0;
+    const runs = Array.from({ length: scenario.modelRuns }, (_, i) =>
+      simulateCapacity({
+        chunks: result.chunks,
+        rounds: 1,
+        seek: { seconds: scenario.seekSeconds, tokens: 0 },
+        reason: { calls: 0, seconds: 0 },
+        quota: scenario.quota,
+        quotaBurstSeconds: scenario.burstSeconds,
+        mapConcurrency,
+        lambda: { concurrency: Number.POSITIVE_INFINITY, scalingPer10Seconds: Number.POSITIVE_INFINITY, coldStartSeconds: 0 },
+        seekOverheadSeconds,
+        toleratedFailurePercentage: 100,
+        seed: i + 1,
+      }),
+    );
+    return {
+      scenario,
+      mapConcurrency,
+      seekOverheadSeconds,
+      measured: {
+        seekingSeconds: s.last - s.first,
+        throttles: s.throttles,
+        reportedThrottles: result.concurrency?.throttledCalls ?? 0,
+        failedChunks: result.failedChunks.length,
+        wallSeconds,
+      },
+      modeled: {
+        seekingSeconds: mean(runs.map((r) => r.seekingSeconds)),
+        throttles: mean(runs.map((r) => r.throttles)),
+        failedChunks: mean(runs.map((r) => r.failedChunks)),
+        runs,
+      },
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** One run of the scenario through `runLocal` with the throttling model. */
+async function runThrough(files: CorpusFile[], scenario: CapacityCheckScenario, stateDir: string): Promise<{ result: RunResult; stats: ReturnType<ReturnType<typeof throttlingModel>['stats']>; wallSeconds: number }> {
     const { model, stats } = throttlingModel(scenario);
     const started = performance.now();
     const result = await runLocal({
@@ -121,43 +174,7 @@ export async function runCapacityCheck(scenario: CapacityCheckScenario): Promise
       },
       model,
       retryTimeScale: scenario.timeScale,
-      stateDir: path.join(dir, 'state'),
+      stateDir,
     });
-    const wallSeconds = (performance.now() - started) / 1000;
-    const s = stats();
-    const mapConcurrency = result.concurrency?.concurrency ?? scenario.concurrency;
-    const runs = Array.from({ length: scenario.modelRuns }, (_, i) =>
-      simulateCapacity({
-        chunks: result.chunks,
-        rounds: 1,
-        seek: { seconds: scenario.seekSeconds, tokens: 0 },
-        reason: { calls: 0, seconds: 0 },
-        quota: scenario.quota,
-        quotaBurstSeconds: scenario.burstSeconds,
-        mapConcurrency,
-        lambda: { concurrency: Number.POSITIVE_INFINITY, scalingPer10Seconds: Number.POSITIVE_INFINITY, coldStartSeconds: 0 },
-        toleratedFailurePercentage: 100,
-        seed: i + 1,
-      }),
-    );
-    return {
-      scenario,
-      mapConcurrency,
-      measured: {
-        seekingSeconds: s.last - s.first,
-        throttles: s.throttles,
-        reportedThrottles: result.concurrency?.throttledCalls ?? 0,
-        failedChunks: result.failedChunks.length,
-        wallSeconds,
-      },
-      modeled: {
-        seekingSeconds: mean(runs.map((r) => r.seekingSeconds)),
-        throttles: mean(runs.map((r) => r.throttles)),
-        failedChunks: mean(runs.map((r) => r.failedChunks)),
-        runs,
-      },
-    };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+    return { result, stats: stats(), wallSeconds: (performance.now() - started) / 1000 };
 }

@@ -18,6 +18,7 @@ const scenario = (extra: Partial<CapacityScenario> = {}): CapacityScenario => ({
   mapConcurrency: 10,
   lambda: { concurrency: 1000, scalingPer10Seconds: 1000, coldStartSeconds: 0 },
   toleratedFailurePercentage: 0,
+  seekOverheadSeconds: 0,
   ...extra,
 });
 
@@ -58,6 +59,10 @@ describe('simulateCapacity', () => {
       [21, 10],
       [20, 0],
     ]);
+  });
+
+  it("adds each seek's own work to the time it holds its slot", () => {
+    expect(simulateCapacity(scenario({ seekOverheadSeconds: 0.5 })).rounds[0].seekingSeconds).toBe(25);
   });
 
   it("holds the seeks to Lambda's account concurrency when the Map allows more", () => {
@@ -118,8 +123,9 @@ describe('scenarioOfRun', () => {
     const s = scenarioOfRun(estimate, plan, options);
     expect(s).toMatchObject({ chunks: 1250, rounds: 2, seek: { seconds: plan.seekLatencySeconds, tokens: plan.tokensPerSeek }, mapConcurrency: plan.concurrency, quota: { tokensPerMinute: 2_000_000 } });
     expect(s.reason.calls).toBe(estimate.reasoner.calls);
-    // At the quota-aware concurrency the model predicts the plan's seeking time and no throttles.
-    const result = simulateCapacity(s);
+    // At the quota-aware concurrency the model predicts the plan's seeking time (which has no term for
+    // a seek's own work beyond its call) and no throttles.
+    const result = simulateCapacity({ ...s, seekOverheadSeconds: 0 });
     expect(result.throttles).toBe(0);
     expect(result.seekingSeconds).toBeCloseTo(plan.seekingSeconds ?? 0, -1);
   });
