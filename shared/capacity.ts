@@ -391,3 +391,46 @@ export function scenarioOfRun(
     toleratedFailurePercentage: options.toleratedFailurePercentage,
   };
 }
+
+/** What `ask --estimate` prints beside the cost: the model's time to the answer (see {@link forecastRun}). */
+export interface TimeForecast {
+  /** Seconds of seeking per round (modeled). */
+  seekingSecondsPerRound: number[];
+  /** Seconds of reasoning, at most (every KAR step of the estimate, one after another). */
+  reasoningSeconds: number;
+  /** Seconds from the first seek to the answer (modeled). */
+  totalSeconds: number;
+  /** Throttled attempts expected. */
+  throttles: number;
+  failedChunks: number;
+  /** The round whose failed chunks would fail the run, if one would. */
+  failedRound?: number;
+  /** The assumptions the figures rest on, one line. */
+  assumptions: string;
+}
+
+/**
+ * The expected time of a run on the AWS path: {@link scenarioOfRun} of its estimate and seeking plan,
+ * simulated once (seed 1), with Lambda's defaults and the assumed cold start, seek overhead and quota
+ * bucket of this file. Deterministic.
+ */
+export function forecastRun(
+  estimate: RunEstimate,
+  plan: { concurrency: number; tokensPerSeek: number; seekLatencySeconds: number; quota: ModelQuota },
+  options: { rounds: number; toleratedFailurePercentage: number },
+): TimeForecast {
+  const scenario = scenarioOfRun(estimate, plan, options);
+  const result = simulateCapacity(scenario);
+  const r1 = (v: number): number => Math.round(v * 10) / 10;
+  return {
+    seekingSecondsPerRound: result.rounds.map((r) => r1(r.seekingSeconds)),
+    reasoningSeconds: r1(result.reasoningSeconds),
+    totalSeconds: r1(result.totalSeconds),
+    throttles: result.throttles,
+    failedChunks: result.failedChunks,
+    ...(result.failedRound !== undefined && { failedRound: result.failedRound }),
+    assumptions:
+      `a seek ${plan.seekLatencySeconds} s + ${DEFAULT_SEEK_OVERHEAD_SECONDS} s, a reasoning call ${scenario.reason.seconds} s, ` +
+      `MaxConcurrency ${plan.concurrency}, Lambda cold start ${LAMBDA_DEFAULTS.coldStartSeconds} s, the quota a bucket of ${DEFAULT_QUOTA_BURST_SECONDS} s (docs/CAPACITY.md)`,
+  };
+}
