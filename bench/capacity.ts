@@ -18,20 +18,30 @@
  * (the mean and range of 20 seeds), once with the quota unknown to the run and once stated to it.
  *
  * Usage: npx tsx bench/capacity.ts [--quotas 800:300000,2000:2000000,10000:20000000] [--concurrency 10000]
- *   [--unaware] [--seed 1] [--model <spec>] [--json] [--check-local] [--time-scale 0.05]
+ *   [--seek-reserved 100] [--unaware] [--seed 1] [--model <spec>] [--json] [--check-local] [--time-scale 0.05]
  */
 import { parseRunOptions } from '../shared/config';
 import { estimateRun, formatUsd, priceEstimate } from '../shared/cost';
 import { DEFAULT_LATENCY_MODEL } from '../shared/eval/latency';
 import { DEFAULT_MODEL_SPEC, parseModelSpec } from '../shared/llm/model-spec';
 import { checkQuota, describeQuota, planRunConcurrency } from '../shared/quota';
-import { DEFAULT_QUOTA_BURST_SECONDS, DEFAULT_THROTTLED_ATTEMPT_SECONDS, LAMBDA_DEFAULTS, scenarioOfRun, simulateCapacity, type CapacityResult } from '../shared/capacity';
+import {
+  DEFAULT_QUOTA_BURST_SECONDS,
+  DEFAULT_SEEK_OVERHEAD_SECONDS,
+  DEFAULT_SEEK_RESERVED_CONCURRENCY,
+  DEFAULT_THROTTLED_ATTEMPT_SECONDS,
+  LAMBDA_DEFAULTS,
+  scenarioOfRun,
+  simulateCapacity,
+  type CapacityResult,
+  type LambdaCapacity,
+} from '../shared/capacity';
 import type { ModelQuota } from '../shared/types';
 import { LOCAL_CHECK, runCapacityCheck, type CapacityCheckResult } from '../test/support/capacity-check';
 import { benchArgs, usageError } from './support/args';
 
 const USAGE = `Usage: npx tsx bench/capacity.ts [--quotas 800:300000,2000:2000000,10000:20000000] [--concurrency 10000]
-  [--unaware] [--seed 1] [--model <spec>] [--json] [--check-local] [--time-scale 0.05]
+  [--seek-reserved 100] [--unaware] [--seed 1] [--model <spec>] [--json] [--check-local] [--time-scale 0.05]
 
 The capacity model of the AWS path (shared/capacity.ts: the seeking Distributed Map's MaxConcurrency,
 Lambda's concurrency, scaling rate and cold starts, the model's latency per token, its quota, the
@@ -49,6 +59,8 @@ Options:
                       Quotas console, "On-demand InvokeModel requests/tokens per minute for <model>")
   --concurrency N     the run's concurrency option: the most seeks at once, the quota deciding below
                       it (default 10000, the Distributed Map's maximum)
+  --seek-reserved N   the Seek function's concurrency: the deployment's seekReservedConcurrency
+                      (default ${DEFAULT_SEEK_RESERVED_CONCURRENCY}), at most the account's (1,000 by default)
   --unaware           also model the Map at --concurrency ignoring the quota (a fixed concurrency)
   --seed N            seed of the retries' jitter (default 1)
   --model SPEC        model spec for the prices (default ${DEFAULT_MODEL_SPEC})
@@ -61,6 +73,7 @@ Options:
 const { values } = benchArgs(USAGE, {
   quotas: { type: 'string', default: '800:300000,2000:2000000,10000:20000000' },
   concurrency: { type: 'string', default: '10000' },
+  'seek-reserved': { type: 'string', default: String(DEFAULT_SEEK_RESERVED_CONCURRENCY) },
   unaware: { type: 'boolean', default: false },
   seed: { type: 'string', default: '1' },
   model: { type: 'string', default: DEFAULT_MODEL_SPEC },
@@ -99,7 +112,7 @@ interface Row {
   usd?: number;
 }
 
-function tableRows(quotas: ModelQuota[], requested: number, seed: number, unaware: boolean): Row[] {
+function tableRows(quotas: ModelQuota[], requested: number, seed: number, unaware: boolean, lambda: LambdaCapacity): Row[] {
   const spec = parseModelSpec(values.model);
   const options = parseRunOptions({ concurrency: requested });
   const rows: Row[] = [];
@@ -111,7 +124,7 @@ function tableRows(quotas: ModelQuota[], requested: number, seed: number, unawar
       const check = checkQuota(plan);
       const modes: Array<[Row['mode'], number]> = [['quota-aware', plan.concurrency], ...(unaware ? [['unaware', requested] as [Row['mode'], number]] : [])];
       for (const [mode, mapConcurrency] of modes) {
-        const model = simulateCapacity({ ...scenarioOfRun(estimate, { ...plan, concurrency: mapConcurrency }, options), seed });
+        const model = simulateCapacity({ ...scenarioOfRun(estimate, { ...plan, concurrency: mapConcurrency }, options), lambda, seed });
         rows.push({
           corpusTokens,
           quota,
@@ -134,7 +147,7 @@ function tableRows(quotas: ModelQuota[], requested: number, seed: number, unawar
   return rows;
 }
 
-function printTable(rows: Row[], requested: number, seed: number): void {
+function printTable(rows: Row[], requested: number, seed: number, lambda: LambdaCapacity): void {
   const first = rows[0];
   const latency = DEFAULT_LATENCY_MODEL.roles;
   process.stdout.write(
@@ -142,8 +155,8 @@ function printTable(rows: Row[], requested: number, seed: number): void {
       `Capacity of the AWS path, modeled (shared/capacity.ts, seed ${seed}); model ${values.model}; default run options (chunks of 8,000 tokens, 2 rounds, 5% failed chunks tolerated); the run asks for concurrency ${n(requested)}.`,
       `Assumed: a seek ${first?.seekLatencySeconds ?? '?'} s (${latency.seeker.fixedMs} ms + ${latency.seeker.perInputTokenMs} ms/input token + ${latency.seeker.perOutputTokenMs} ms/output token), ` +
         `a reasoning call ${latency.reasoner.fixedMs} ms + ${latency.reasoner.perInputTokenMs} ms/input token + ${latency.reasoner.perOutputTokenMs} ms/output token; ` +
-        `Lambda ${n(LAMBDA_DEFAULTS.concurrency)} concurrent, +${n(LAMBDA_DEFAULTS.scalingPer10Seconds)} environments per 10 s, cold start ${LAMBDA_DEFAULTS.coldStartSeconds} s; ` +
-        `the quota a token bucket of ${DEFAULT_QUOTA_BURST_SECONDS} s of it; a throttled attempt ${DEFAULT_THROTTLED_ATTEMPT_SECONDS} s. Calls, tokens and cost are the estimate's upper bound (every KAR step).`,
+        `a seek's own work ${DEFAULT_SEEK_OVERHEAD_SECONDS} s; the Seek function ${n(lambda.concurrency)} concurrent, +${n(lambda.scalingPer10Seconds)} environments per 10 s, cold start ${lambda.coldStartSeconds} s; ` +
+        `the quota a token bucket of ${DEFAULT_QUOTA_BURST_SECONDS} s of it; a throttled attempt ${DEFAULT_THROTTLED_ATTEMPT_SECONDS} s. Calls, tokens and cost are the estimate's upper bound (every KAR step); cost is the model's only.`,
       '',
       '| corpus | quota (requests/min, tokens/min) | Map | MaxConcurrency | seeking per round | time to answer | calls | tokens in / out | throttled attempts | failed chunks | model cost |',
       '|---|---|---|---|---|---|---|---|---|---|---|',
@@ -194,9 +207,10 @@ async function main(): Promise<void> {
     if (rpm === undefined || tpm === undefined) usageError(USAGE, `--quotas takes requests:tokens pairs (got '${pair}')`);
     return { requestsPerMinute: positive('quotas', rpm), tokensPerMinute: positive('quotas', tpm) };
   });
-  const rows = tableRows(quotas, requested, seed, values.unaware);
+  const lambda = { ...LAMBDA_DEFAULTS, concurrency: Math.round(positive('seek-reserved', values['seek-reserved'])) };
+  const rows = tableRows(quotas, requested, seed, values.unaware, lambda);
   if (values.json) for (const r of rows) process.stdout.write(`${JSON.stringify({ ...r, model: { ...r.model, rounds: r.model.rounds } })}\n`);
-  else printTable(rows, requested, seed);
+  else printTable(rows, requested, seed, lambda);
 }
 
 main().catch((error: unknown) => {

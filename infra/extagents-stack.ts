@@ -23,6 +23,7 @@ import { OperationsDashboard } from './dashboard';
 import { UploadTriggers, uploadTriggerSettingProblems } from './ingest';
 import { SurveyWorkflows, surveySettingProblems } from './survey';
 import { acknowledge, acknowledgeStackFindings } from './nag';
+import { DEFAULT_SEEK_RESERVED_CONCURRENCY } from '../shared/capacity';
 import { ConfigurationError, InvalidInputError } from '../shared/errors';
 import { RELEVANCE_INDEX_NAME } from '../shared/pool';
 import { DEFAULT_MODEL_SPEC, foundationModelIdOf, isInferenceProfileId, parseModelSpec, type ModelSpec } from '../shared/llm/model-spec';
@@ -36,11 +37,8 @@ export { DEFAULT_MODEL_SPEC };
  */
 export const NONCURRENT_VERSION_DAYS = 30;
 
-/**
- * Reserved concurrency of the Seek function unless `seekReservedConcurrency` says otherwise: 100
- * seeking agents at once over all runs (the default run concurrency is 8, a job runs 4 questions).
- */
-export const DEFAULT_SEEK_RESERVED_CONCURRENCY = 100;
+/** Reserved concurrency of the Seek function unless `seekReservedConcurrency` says otherwise (defined in shared/capacity.ts, whose model of the AWS path reads it). */
+export { DEFAULT_SEEK_RESERVED_CONCURRENCY };
 
 /** The concurrency bound of the workflow's handlers other than Seek (checkov CKV_AWS_115, infra/nag.ts). */
 const WORKFLOW_STATE_CONCURRENCY = {

@@ -9,10 +9,12 @@
  *   MaxConcurrency, at most {@link DISTRIBUTED_MAP_MAX_CONCURRENCY}), each one seeking one chunk and
  *   holding its slot through its retries; the next chunk starts when a slot frees;
  * - Lambda: each attempt of a Seek task runs in an execution environment; a free one is reused
- *   (warm), else a new one is created, paying `coldStartSeconds`, within the account's concurrency
- *   and the function's scaling rate (a bucket of 1,000 new environments refilled continuously over
- *   10 s) ({@link LAMBDA_DEFAULTS}); an attempt that finds neither waits for one (the service would
- *   answer 429 and the workflow's Lambda retry would back off: approximated by a wait);
+ *   (warm), else a new one is created, paying `coldStartSeconds`, within the Seek function's
+ *   concurrency (its reserved concurrency, 100 by default, under the account's 1,000) and its scaling
+ *   rate (a bucket of 1,000 new environments refilled continuously over 10 s) ({@link LAMBDA_DEFAULTS});
+ *   an attempt that finds none waits for one. On AWS Lambda answers it 429 and the workflow's Lambda
+ *   retry (`LAMBDA_SERVICE_RETRY`, 5 attempts up to 20 s) backs off, and a chunk can fail that way:
+ *   the wait is optimistic for a MaxConcurrency far above the function's concurrency;
  * - the model's quota (requests and tokens per minute): {@link QuotaBuckets}; a seek that finds the
  *   quota spent is throttled (`throttledAttemptSeconds`), and the workflow's Retry
  *   (shared/quota.ts `MODEL_RETRY_POLICY`, the policy infra/extagents-workflow.ts is built from)
@@ -47,9 +49,20 @@ import type { ModelQuota, RunEstimate } from './types';
 /** The most child executions a Distributed Map runs at once (its MaxConcurrency's upper bound, and the default when unset). */
 export const DISTRIBUTED_MAP_MAX_CONCURRENCY = 10_000;
 
+/**
+ * Reserved concurrency of the Seek function unless the deployment's `seekReservedConcurrency` says
+ * otherwise (infra/extagents-stack.ts): 100 seeking agents at once over all runs (the default run
+ * concurrency is 8, a job runs 4 questions).
+ */
+export const DEFAULT_SEEK_RESERVED_CONCURRENCY = 100;
+
 /** Lambda's defaults (see the file comment for the sources). */
 export interface LambdaCapacity {
-  /** Concurrent executions of the account in the Region (1,000 by default; a quota increase raises it). */
+  /**
+   * Concurrent executions of the Seek function: its reserved concurrency (the deployment's
+   * `seekReservedConcurrency`, default {@link DEFAULT_SEEK_RESERVED_CONCURRENCY}), at most the
+   * account's concurrency in the Region (1,000 by default; a quota increase raises it).
+   */
   concurrency: number;
   /** New execution environments a function may create per 10 s (1,000), refilled continuously. */
   scalingPer10Seconds: number;
@@ -61,8 +74,8 @@ export interface LambdaCapacity {
   coldStartSeconds: number;
 }
 
-/** Lambda's documented defaults and an assumed cold start (see {@link LambdaCapacity}). */
-export const LAMBDA_DEFAULTS: LambdaCapacity = { concurrency: 1_000, scalingPer10Seconds: 1_000, coldStartSeconds: 1 };
+/** The Seek function of the default deployment: 100 reserved, Lambda's documented scaling rate, an assumed cold start (see {@link LambdaCapacity}). */
+export const LAMBDA_DEFAULTS: LambdaCapacity = { concurrency: DEFAULT_SEEK_RESERVED_CONCURRENCY, scalingPer10Seconds: 1_000, coldStartSeconds: 1 };
 
 /** Seconds a throttled attempt takes before the task fails and the Retry waits: ASSUMED (an invocation and a 429 round trip). */
 export const DEFAULT_THROTTLED_ATTEMPT_SECONDS = 0.2;
