@@ -15,7 +15,8 @@
  * a scripted model that enforces a request quota and throttles above it (ModelThrottledError, as the
  * Bedrock adapter raises), through runLocal with the workflow's retry policy on a clock
  * `--time-scale` times as fast; printed side by side: seeking time and throttles, measured and modeled
- * (the mean and range of 20 seeds), once with the quota unknown to the run and once stated to it.
+ * (the mean and range of 20 seeds, and the means with no and with twice the local engine's calibrated
+ * work per seek), once with the quota unknown to the run and once stated to it.
  *
  * Usage: npx tsx bench/capacity.ts [--quotas 800:300000,2000:2000000,10000:20000000] [--concurrency 10000]
  *   [--seek-reserved 100] [--unaware] [--seed 1] [--model <spec>] [--json] [--check-local] [--time-scale 0.05]
@@ -178,8 +179,21 @@ function printCheck(results: CapacityCheckResult[]): void {
     const throttles = r.modeled.runs.map((x) => x.throttles);
     const line = {
       scenario: `${s.chunks} chunks, ${describeQuota(s.quota)} enforced (bucket of ${s.burstSeconds} s), seek ${s.seekSeconds} s, quota ${s.stateQuota ? 'stated to the run' : 'unknown to the run'}, MaxConcurrency ${r.mapConcurrency}, time x${s.timeScale}`,
-      seekingSeconds: { measured: round1(r.measured.seekingSeconds), modeledMean: round1(r.modeled.seekingSeconds), modeledRange: [round1(Math.min(...times)), round1(Math.max(...times))], ratio: round2(r.measured.seekingSeconds / r.modeled.seekingSeconds) },
-      throttles: { measured: r.measured.throttles, reportedByRun: r.measured.reportedThrottles, modeledMean: round1(r.modeled.throttles), modeledRange: [Math.min(...throttles), Math.max(...throttles)] },
+      seekingSeconds: {
+        measured: round1(r.measured.seekingSeconds),
+        modeledMean: round1(r.modeled.seekingSeconds),
+        modeledRange: [round1(Math.min(...times)), round1(Math.max(...times))],
+        ratio: round2(r.measured.seekingSeconds / r.modeled.seekingSeconds),
+        modeledMeanAtNoAndTwiceOverhead: [round1(r.bounds.noOverhead.seekingSeconds), round1(r.bounds.doubleOverhead.seekingSeconds)],
+      },
+      throttles: {
+        measured: r.measured.throttles,
+        reportedByRun: r.measured.reportedThrottles,
+        modeledMean: round1(r.modeled.throttles),
+        modeledRange: [Math.min(...throttles), Math.max(...throttles)],
+        modeledMeanAtTwiceAndNoOverhead: [round1(r.bounds.doubleOverhead.throttles), round1(r.bounds.noOverhead.throttles)],
+      },
+      seekOverheadSeconds: round2(r.seekOverheadSeconds),
       failedChunks: { measured: r.measured.failedChunks, modeledMean: round1(r.modeled.failedChunks) },
       wallSeconds: round1(r.measured.wallSeconds),
     };

@@ -54,7 +54,14 @@ export interface CapacityCheckResult {
   /** The local engine's own seconds per seek (modeled seconds), measured by the calibration run. */
   seekOverheadSeconds: number;
   measured: { seekingSeconds: number; throttles: number; reportedThrottles: number; failedChunks: number; wallSeconds: number };
+  /** The model's means at the calibrated overhead, with its runs (seeds 1..n). */
   modeled: { seekingSeconds: number; throttles: number; failedChunks: number; runs: CapacityResult[] };
+  /**
+   * The model's means at no overhead and at twice the calibrated one: the local engine's own work
+   * varies with the machine's load from one run to the next (the calibration is one sample), and it
+   * moves the throttle count (slots that come back sooner find the quota spent more often).
+   */
+  bounds: { noOverhead: { seekingSeconds: number; throttles: number }; doubleOverhead: { seekingSeconds: number; throttles: number } };
 }
 
 /**
@@ -101,9 +108,8 @@ const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / M
  * Run the scenario through the local workflow (one round, every failed chunk tolerated so the run
  * ends) and through the capacity model (mean of `modelRuns` seeds, no Lambda limits or cold starts:
  * the local engine has none). The model's `seekOverheadSeconds` is the local engine's own, measured
- * after it by a run on the same Map with seeks that take no time and no quota enforced: its seeking
- * time divided by its waves (ceil(chunks / MaxConcurrency)) less one, so that a slower machine's
- * engine is in the model too.
+ * after it by a run of one seek at a time with seeks that take no time and no quota enforced: its
+ * seeking time divided by its chunks less one, so that a slower machine's engine is in the model too.
  */
 export async function runCapacityCheck(scenario: CapacityCheckScenario): Promise<CapacityCheckResult> {
   const dir = mkdtempSync(path.join(tmpdir(), 'extagents-capacity-'));
@@ -111,26 +117,33 @@ export async function runCapacityCheck(scenario: CapacityCheckScenario): Promise
     const files = await resolveCorpus([writeCorpus(dir, hundredNotes(scenario.chunks))]);
     const { result, stats: s, wallSeconds } = await runThrough(files, scenario, path.join(dir, 'state'));
     const mapConcurrency = result.concurrency?.concurrency ?? scenario.concurrency;
-    // The calibration: the same Map, seeks that take no time, no quota. From the first call to the
-    // last, (waves - 1) seeks' own work passed (the last wave's comes after the last call).
-    const calibration = await runThrough(files, { ...scenario, concurrency: mapConcurrency, stateQuota: false, quota: {}, seekSeconds: 0 }, path.join(dir, 'calibration'));
-    const waves = Math.ceil(calibration.result.chunks / mapConcurrency);
-    const seekOverheadSeconds = waves > 1 ? Math.max(0, calibration.stats.last - calibration.stats.first) / (waves - 1) : 0;
-    const runs = Array.from({ length: scenario.modelRuns }, (_, i) =>
-      simulateCapacity({
-        chunks: result.chunks,
-        rounds: 1,
-        seek: { seconds: scenario.seekSeconds, tokens: 0 },
-        reason: { calls: 0, seconds: 0 },
-        quota: scenario.quota,
-        quotaBurstSeconds: scenario.burstSeconds,
-        mapConcurrency,
-        lambda: { concurrency: Number.POSITIVE_INFINITY, scalingPer10Seconds: Number.POSITIVE_INFINITY, coldStartSeconds: 0 },
-        seekOverheadSeconds,
-        toleratedFailurePercentage: 100,
-        seed: i + 1,
-      }),
-    );
+    // The calibration: one seek at a time, seeks that take no time, no quota. From the first call to
+    // the last, (chunks - 1) seeks' own work passed (the last one's comes after the last call). One
+    // at a time: seeks that end together queue for the local DynamoDB (one process), which seeks
+    // ending at staggered times, as under a quota, mostly do not.
+    const calibration = await runThrough(files, { ...scenario, concurrency: 1, stateQuota: false, quota: {}, seekSeconds: 0 }, path.join(dir, 'calibration'));
+    const seekOverheadSeconds = calibration.result.chunks > 1 ? Math.max(0, calibration.stats.last - calibration.stats.first) / (calibration.result.chunks - 1) : 0;
+    const model = (overhead: number): CapacityResult[] =>
+      Array.from({ length: scenario.modelRuns }, (_, i) =>
+        simulateCapacity({
+          chunks: result.chunks,
+          rounds: 1,
+          seek: { seconds: scenario.seekSeconds, tokens: 0 },
+          reason: { calls: 0, seconds: 0 },
+          quota: scenario.quota,
+          quotaBurstSeconds: scenario.burstSeconds,
+          mapConcurrency,
+          lambda: { concurrency: Number.POSITIVE_INFINITY, scalingPer10Seconds: Number.POSITIVE_INFINITY, coldStartSeconds: 0 },
+          seekOverheadSeconds: overhead,
+          toleratedFailurePercentage: 100,
+          seed: i + 1,
+        }),
+      );
+    const runs = model(seekOverheadSeconds);
+    const means = (results: CapacityResult[]): { seekingSeconds: number; throttles: number } => ({
+      seekingSeconds: mean(results.map((r) => r.seekingSeconds)),
+      throttles: mean(results.map((r) => r.throttles)),
+    });
     return {
       scenario,
       mapConcurrency,
@@ -148,6 +161,7 @@ export async function runCapacityCheck(scenario: CapacityCheckScenario): Promise
         failedChunks: mean(runs.map((r) => r.failedChunks)),
         runs,
       },
+      bounds: { noOverhead: means(model(0)), doubleOverhead: means(model(2 * seekOverheadSeconds)) },
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -156,25 +170,25 @@ export async function runCapacityCheck(scenario: CapacityCheckScenario): Promise
 
 /** One run of the scenario through `runLocal` with the throttling model. */
 async function runThrough(files: CorpusFile[], scenario: CapacityCheckScenario, stateDir: string): Promise<{ result: RunResult; stats: ReturnType<ReturnType<typeof throttlingModel>['stats']>; wallSeconds: number }> {
-    const { model, stats } = throttlingModel(scenario);
-    const started = performance.now();
-    const result = await runLocal({
-      files,
-      question: 'What is the answer?',
-      options: {
-        chunkTokens: 64,
-        rounds: 1,
-        concurrency: scenario.concurrency,
-        toleratedFailurePercentage: 100,
-        ...(scenario.stateQuota && {
-          quotaRequestsPerMinute: scenario.quota.requestsPerMinute,
-          quotaTokensPerMinute: scenario.quota.tokensPerMinute,
-          seekLatencySeconds: scenario.seekSeconds,
-        }),
-      },
-      model,
-      retryTimeScale: scenario.timeScale,
-      stateDir,
-    });
-    return { result, stats: stats(), wallSeconds: (performance.now() - started) / 1000 };
+  const { model, stats } = throttlingModel(scenario);
+  const started = performance.now();
+  const result = await runLocal({
+    files,
+    question: 'What is the answer?',
+    options: {
+      chunkTokens: 64,
+      rounds: 1,
+      concurrency: scenario.concurrency,
+      toleratedFailurePercentage: 100,
+      ...(scenario.stateQuota && {
+        quotaRequestsPerMinute: scenario.quota.requestsPerMinute,
+        quotaTokensPerMinute: scenario.quota.tokensPerMinute,
+        seekLatencySeconds: scenario.seekSeconds,
+      }),
+    },
+    model,
+    retryTimeScale: scenario.timeScale,
+    stateDir,
+  });
+  return { result, stats: stats(), wallSeconds: (performance.now() - started) / 1000 };
 }
