@@ -297,7 +297,7 @@ export class ExtAgentsStack extends Stack {
     this.stateMachine = workflow.stateMachine;
 
     // The HTTP API (infra/api.ts, docs/API.md): API Gateway REST API, IAM (SigV4) on every route.
-    const api = new ExtAgentsApi(this, 'Api', { bucket: this.bucket, table: this.table, stateMachine: this.stateMachine, logRetention, serviceName: SERVICE_NAME, modelSpec: modelSpecText });
+    const api = new ExtAgentsApi(this, 'Api', { bucket: this.bucket, table: this.table, stateMachine: this.stateMachine, logRetention, serviceName: SERVICE_NAME, modelSpec: modelSpecText, ...(props.seekQuota && { seekQuota: props.seekQuota }) });
     new CfnOutput(this, 'ApiUrl', { value: api.url, description: 'ExtAgents API base URL (docs/API.md); requests need SigV4 (execute-api)' });
 
     // Upload triggers (docs/UPLOADS.md) and the operations baseline: alarms, reviewed nag findings.

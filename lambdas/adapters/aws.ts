@@ -8,6 +8,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HandlerDeps } from '../handlers';
+import { seekQuotaOf } from './lambda-env';
 import type { AgentModel } from '../../shared/ports';
 import { createBedrockClient } from './bedrock';
 import { DynamoMessageStore } from './dynamo-message-store';
@@ -53,10 +54,7 @@ export const awsDeps: HandlerDeps = {
   // Each agent call's usage becomes metrics; each Bedrock call a trace subsegment.
   model: () => (model ??= withUsageMetrics(createAgentModel(env.MODEL_SPEC, (): BedrockRuntimeClient => tracer.captureAWSv3Client(createBedrockClient()), openAiOptions, openAiApiKey))),
   modelSpec: parseModelSpec(env.MODEL_SPEC),
-  quota: {
-    ...(env.SEEK_QUOTA_REQUESTS_PER_MINUTE !== undefined && { requestsPerMinute: env.SEEK_QUOTA_REQUESTS_PER_MINUTE }),
-    ...(env.SEEK_QUOTA_TOKENS_PER_MINUTE !== undefined && { tokensPerMinute: env.SEEK_QUOTA_TOKENS_PER_MINUTE }),
-  },
+  quota: seekQuotaOf(env),
   logger,
   metrics: runMetrics,
 };
