@@ -20,6 +20,7 @@ const handlers = makeSurveyHandlers({
   store: awsDeps.store,
   model: () => (model ??= createSurveyModels(env.MODEL_SPEC, () => createBedrockClient(), openAiOptions, openAiApiKey).model),
   logger,
+  quota: awsDeps.quota,
 });
 
 export const prepareHandler = withLambdaContext(handlers.prepare);
