@@ -20,9 +20,9 @@
  *   (shared/quota.ts `MODEL_RETRY_POLICY`, the policy infra/extagents-workflow.ts is built from)
  *   waits a uniform draw in [0, delay] (full jitter) before the next attempt; after the last attempt
  *   the chunk fails, and more than `toleratedFailurePercentage` failed chunks fail the run;
- * - the reasoning agent: its calls (the cost estimate's upper bound, shared/cost.ts) one after
- *   another after the seeking, each `reasonSeconds`, not throttled (few calls, often another model
- *   with its own quota).
+ * - the reasoning agent: its calls (the cost estimate's upper bound, shared/cost.ts), an equal share
+ *   after each round's seeking, one after another, each `reason.seconds`, not throttled (few calls,
+ *   often another model with its own quota);
  * - each seek's own work after its model call (`seekOverheadSeconds`: writing its message, the
  *   child's end and the next one's start), holding the slot but not the quota.
  * Not modeled: the Map Run's start-up, Bedrock's latency growing under load, Lambda throttles' own
