@@ -219,6 +219,7 @@ export function prepareLocalExecution(options: LocalEngineOptions): PreparedExec
       else if (state.TimeoutSeconds !== undefined) state.TimeoutSeconds = clampSeconds(state.TimeoutSeconds);
     }
   }
+  if (options.retryTimeScale !== undefined && !(options.retryTimeScale > 0 && Number.isFinite(options.retryTimeScale))) problems.push(`retryTimeScale must be a positive number, got ${options.retryTimeScale}`);
   if (options.libraryValidated !== true) problems.push(...libraryRejectionsOfLocalized(definition, distributedMaps, parallels));
   if (problems.length > 0) throw new ConfigurationError(`The definition cannot run locally:\n- ${problems.join('\n- ')}`);
   // After the library's validation, which takes only whole seconds.
