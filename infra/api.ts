@@ -39,6 +39,7 @@ import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES } from '../shared/api/problem';
 import { API_ROUTES } from '../shared/api/routes';
 import { requestRegistry } from '../shared/api/schemas';
 import { exactlyOneJsonSchemaOverride } from '../shared/validation';
+import type { ModelQuota } from '../shared/types';
 import { ExtAgentsFunction } from './extagents-function';
 import { grantObjectRead, grantObjectWrite } from './grants';
 import { acknowledge, acknowledgeRule } from './nag';
@@ -76,6 +77,8 @@ export interface ExtAgentsApiProps {
   readonly serviceName?: string;
   /** The workflow's model spec (`MODEL_SPEC`): prices a run's estimate, so `maxCostUsd` over an ingested corpus is a 422 up front. @default none (Prepare checks the limit) */
   readonly modelSpec?: string;
+  /** The deployment's quota of the seeking model (`SEEK_QUOTA_*`): a run it cannot carry over an ingested corpus is a 422 up front. @default none (Prepare checks the run's own) */
+  readonly seekQuota?: ModelQuota;
 }
 
 /** The API Gateway REST API of ExtAgents with its Lambda function. */
@@ -106,6 +109,8 @@ export class ExtAgentsApi extends Construct {
         POWERTOOLS_SERVICE_NAME: props.serviceName ?? 'extagents',
         NODE_OPTIONS: '--enable-source-maps',
         ...(props.modelSpec !== undefined && { MODEL_SPEC: props.modelSpec }),
+        ...(props.seekQuota?.requestsPerMinute !== undefined && { SEEK_QUOTA_REQUESTS_PER_MINUTE: String(props.seekQuota.requestsPerMinute) }),
+        ...(props.seekQuota?.tokensPerMinute !== undefined && { SEEK_QUOTA_TOKENS_PER_MINUTE: String(props.seekQuota.tokensPerMinute) }),
       },
       logRetention,
       concurrency: {

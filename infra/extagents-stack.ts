@@ -23,6 +23,7 @@ import { OperationsDashboard } from './dashboard';
 import { UploadTriggers, uploadTriggerSettingProblems } from './ingest';
 import { SurveyWorkflows, surveySettingProblems } from './survey';
 import { acknowledge, acknowledgeStackFindings } from './nag';
+import { DEFAULT_SEEK_RESERVED_CONCURRENCY } from '../shared/capacity';
 import { ConfigurationError, InvalidInputError } from '../shared/errors';
 import { RELEVANCE_INDEX_NAME } from '../shared/pool';
 import { DEFAULT_MODEL_SPEC, foundationModelIdOf, isInferenceProfileId, parseModelSpec, type ModelSpec } from '../shared/llm/model-spec';
@@ -36,11 +37,8 @@ export { DEFAULT_MODEL_SPEC };
  */
 export const NONCURRENT_VERSION_DAYS = 30;
 
-/**
- * Reserved concurrency of the Seek function unless `seekReservedConcurrency` says otherwise: 100
- * seeking agents at once over all runs (the default run concurrency is 8, a job runs 4 questions).
- */
-export const DEFAULT_SEEK_RESERVED_CONCURRENCY = 100;
+/** Reserved concurrency of the Seek function unless `seekReservedConcurrency` says otherwise (defined in shared/capacity.ts, whose model of the AWS path reads it). */
+export { DEFAULT_SEEK_RESERVED_CONCURRENCY };
 
 /** The concurrency bound of the workflow's handlers other than Seek (checkov CKV_AWS_115, infra/nag.ts). */
 const WORKFLOW_STATE_CONCURRENCY = {
@@ -299,7 +297,7 @@ export class ExtAgentsStack extends Stack {
     this.stateMachine = workflow.stateMachine;
 
     // The HTTP API (infra/api.ts, docs/API.md): API Gateway REST API, IAM (SigV4) on every route.
-    const api = new ExtAgentsApi(this, 'Api', { bucket: this.bucket, table: this.table, stateMachine: this.stateMachine, logRetention, serviceName: SERVICE_NAME, modelSpec: modelSpecText });
+    const api = new ExtAgentsApi(this, 'Api', { bucket: this.bucket, table: this.table, stateMachine: this.stateMachine, logRetention, serviceName: SERVICE_NAME, modelSpec: modelSpecText, ...(props.seekQuota && { seekQuota: props.seekQuota }) });
     new CfnOutput(this, 'ApiUrl', { value: api.url, description: 'ExtAgents API base URL (docs/API.md); requests need SigV4 (execute-api)' });
 
     // Upload triggers (docs/UPLOADS.md) and the operations baseline: alarms, reviewed nag findings.

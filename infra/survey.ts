@@ -15,7 +15,7 @@
  *   in outline order: WriteSection, each told the sentences already written) -> SurveyAssemble
  *   (Markdown + metadata to surveys/<topic-slug>/<date>/).
  *   Errors: SurveyPrepare's InvalidInputError / ConfigurationError / EmptyCorpusError /
- *   NotFoundError -> SurveyRejected; a seeking Map Run over its tolerated failures (or failed) ->
+ *   NotFoundError / QuotaExceededError -> SurveyRejected; a seeking Map Run over its tolerated failures (or failed) ->
  *   SeekingFailed; Outline's NoEvidenceError -> NoEvidence. Transient model errors are retried as
  *   in the QA workflow (MODEL_RETRY).
  *
@@ -59,7 +59,7 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { STEPFUNCTIONS_USE_DISTRIBUTED_MAP_RESULT_WRITER_V2 } from 'aws-cdk-lib/cx-api';
 import { Construct } from 'constructs';
-import { ConfigurationError, EmptyCorpusError, InvalidInputError, NotFoundError } from '../shared/errors';
+import { ConfigurationError, EmptyCorpusError, InvalidInputError, NotFoundError, QuotaExceededError } from '../shared/errors';
 import { NoEvidenceError } from '../shared/survey/errors';
 import { ExtAgentsFunction, type ExtAgentsFunctionProps } from './extagents-function';
 import { grantObjectRead, grantObjectWrite } from './grants';
@@ -99,7 +99,7 @@ export const BULK_STATE_NAMES = {
 } as const;
 
 /** Errors of SurveyPrepare that reject the survey. */
-export const SURVEY_PREPARE_ERRORS = [InvalidInputError.name, ConfigurationError.name, EmptyCorpusError.name, NotFoundError.name] as const;
+export const SURVEY_PREPARE_ERRORS = [InvalidInputError.name, ConfigurationError.name, EmptyCorpusError.name, NotFoundError.name, QuotaExceededError.name] as const;
 /** Errors of PlanSurveys that reject the schedule (invalid, or no `surveys/schedule.json`). */
 export const PLAN_SURVEYS_ERRORS = [InvalidInputError.name, NotFoundError.name] as const;
 

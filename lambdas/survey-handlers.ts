@@ -20,6 +20,7 @@ import { logged, type HandlerLogger } from './logged';
 import { parseEvent } from '../shared/pipeline/state';
 import type { BlobStore, MessageStore } from '../shared/ports';
 import type { SurveyModel } from '../shared/survey/ports';
+import type { ModelQuota } from '../shared/types';
 import { planSurveys, writeSurveyIndex, type BulkPlan } from '../shared/survey/schedule';
 import {
   SurveyExecutionInputSchema,
@@ -58,6 +59,8 @@ export interface SurveyHandlerDeps {
   now?: () => Date;
   /** Structured logger (Powertools in AWS); absent = no logging (local runs). Same wrapper as the QA handlers (`logged`). */
   logger?: HandlerLogger;
+  /** The deployment's quota of the seeking model (CDK context; shared/quota.ts), which a survey's options override. */
+  quota?: ModelQuota;
 }
 
 /** The survey state machine's handlers. */

@@ -19,6 +19,7 @@ const handlers = makeSurveyHandlers({
   store: awsDeps.store,
   model: () => (model ??= surveyModel(env.MODEL_SPEC, { openai: openAiOptions, openaiApiKey: openAiApiKey })),
   logger,
+  quota: awsDeps.quota,
 });
 
 export const prepareHandler = withLambdaContext(handlers.prepare);

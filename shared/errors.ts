@@ -3,6 +3,8 @@
  * that name (a Lambda error's `errorType` is the thrown error's `name`), so these names are part of
  * the workflow contract: see `RETRYABLE_ERRORS` and infra/extagents-workflow.ts.
  */
+import type { SeekingPlan } from './types';
+
 export class ExtAgentsError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -52,7 +54,15 @@ export interface CostLimitEstimate {
  * the quota than the retries of a throttled call wait. Refused in Prepare before any model call, the
  * message with the numbers. A kind of InvalidInputError.
  */
-export class QuotaExceededError extends InvalidInputError {}
+export class QuotaExceededError extends InvalidInputError {
+  /** The refused plan (shared/quota.ts: MaxConcurrency, the quota, tokens and seconds per seek, the reasoning), when known. */
+  readonly plan?: SeekingPlan;
+
+  constructor(message: string, options?: { cause?: unknown; plan?: SeekingPlan }) {
+    super(message, options?.cause !== undefined ? { cause: options.cause } : undefined);
+    if (options?.plan) this.plan = options.plan;
+  }
+}
 
 /** The corpus has no usable text after skipping unusable documents (raised before any model call). */
 export class EmptyCorpusError extends ExtAgentsError {}

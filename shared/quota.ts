@@ -19,7 +19,8 @@
  * concurrency (the rates are then overestimated).
  */
 import { DEFAULT_LATENCY_MODEL } from './eval/latency';
-import type { ConcurrencyPlan, ModelQuota, RunEstimate } from './types';
+import { QuotaExceededError } from './errors';
+import type { ConcurrencyPlan, ModelQuota, RunEstimate, SeekingPlan } from './types';
 
 export type { ConcurrencyPlan, ModelQuota, SeekingPlan } from './types';
 
@@ -211,6 +212,19 @@ export function checkQuota(plan: ConcurrencyPlan): QuotaCheck {
     );
   }
   return { warnings };
+}
+
+/**
+ * The pre-flight check of a plan, enforced: the plan with its warnings, or the refusal. Prepare runs
+ * it before any model call, and the HTTP API before it starts a run whose corpus it already knows
+ * (shared/api/core.ts), so both refuse the same runs with the same message.
+ * @throws QuotaExceededError `Refused before any model call: <refusal>`, with the plan.
+ */
+export function enforceQuota(plan: ConcurrencyPlan): SeekingPlan {
+  const check = checkQuota(plan);
+  const checked: SeekingPlan = { ...plan, warnings: check.warnings };
+  if (check.refusal !== undefined) throw new QuotaExceededError(`Refused before any model call: ${check.refusal}`, { plan: checked });
+  return checked;
 }
 
 /** `600 requests/min, 300,000 tokens/min`. */

@@ -14,7 +14,7 @@ import { S3BlobStore } from './s3-blob-store';
 import { S3IdempotencyStore } from './s3-idempotency-store';
 import { S3Presigner, createPresigningS3Client } from './s3-presigner';
 import { SfnRunLauncher } from './sfn-run-launcher';
-import { StateMachineArnSchema, loadLambdaEnv } from './lambda-env';
+import { SEEK_QUOTA_ENV, StateMachineArnSchema, loadLambdaEnv, seekQuotaOf } from './lambda-env';
 import { modelPricing } from '../../models';
 
 const ApiEnvSchema = z.object({
@@ -26,6 +26,8 @@ const ApiEnvSchema = z.object({
   STATE_MACHINE_ARN: StateMachineArnSchema,
   /** The workflow's model spec: prices a run's estimate for `maxCostUsd` (absent: Prepare checks the limit). */
   MODEL_SPEC: z.string().min(1).optional(),
+  /** The deployment's quota of the seeking model: a run it cannot carry over an ingested corpus is a 422 up front (absent: Prepare checks the run's own). */
+  ...SEEK_QUOTA_ENV,
 });
 
 export type ApiEnv = z.infer<typeof ApiEnvSchema>;
@@ -51,4 +53,5 @@ export const apiDeps: ApiDeps = {
   presigner: new S3Presigner(createPresigningS3Client(), env.BUCKET_NAME),
   idempotency: new S3IdempotencyStore(s3, env.BUCKET_NAME),
   ...(env.MODEL_SPEC !== undefined && { pricing: modelPricing(env.MODEL_SPEC) }),
+  quota: seekQuotaOf(env),
 };

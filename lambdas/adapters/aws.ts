@@ -9,6 +9,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HandlerDeps } from '../handlers';
+import { seekQuotaOf } from './lambda-env';
 import type { AgentModel } from '../../shared/ports';
 import { agentModel, modelPricing } from '../../models';
 import { createBedrockClient } from '../../models/bedrock/bedrock';
@@ -56,10 +57,7 @@ export const awsDeps: HandlerDeps = {
       agentModel(env.MODEL_SPEC, { bedrockClient: () => tracer.captureAWSv3Client(createBedrockClient()), openai: openAiOptions, openaiApiKey: openAiApiKey }),
     )),
   pricing: modelPricing(env.MODEL_SPEC),
-  quota: {
-    ...(env.SEEK_QUOTA_REQUESTS_PER_MINUTE !== undefined && { requestsPerMinute: env.SEEK_QUOTA_REQUESTS_PER_MINUTE }),
-    ...(env.SEEK_QUOTA_TOKENS_PER_MINUTE !== undefined && { tokensPerMinute: env.SEEK_QUOTA_TOKENS_PER_MINUTE }),
-  },
+  quota: seekQuotaOf(env),
   logger,
   metrics: runMetrics,
 };

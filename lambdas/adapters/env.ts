@@ -3,7 +3,7 @@
  */
 import { z } from 'zod';
 import { lambdaEnvIssues } from '../../models';
-import { loadLambdaEnv } from './lambda-env';
+import { SEEK_QUOTA_ENV, loadLambdaEnv } from './lambda-env';
 
 const EnvSchema = z
   .object({
@@ -15,12 +15,8 @@ const EnvSchema = z
     MODEL_SPEC: z.string().min(1),
     /** Days run data is kept (DynamoDB TTL). */
     RUN_RETENTION_DAYS: z.coerce.number().positive().default(30),
-    /**
-     * The deployment's quota of the seeking model, requests and tokens per minute (CDK context
-     * `quotaRequestsPerMinute`, `quotaTokensPerMinute`; shared/quota.ts): absent = none stated.
-     */
-    SEEK_QUOTA_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().optional(),
-    SEEK_QUOTA_TOKENS_PER_MINUTE: z.coerce.number().int().positive().optional(),
+    /** The deployment's quota of the seeking model (lambda-env.ts `SEEK_QUOTA_ENV`). */
+    ...SEEK_QUOTA_ENV,
     /** API root of the OpenAI-compatible server (required with an `openai:` spec; CDK context openaiBaseUrl). */
     OPENAI_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
     /**

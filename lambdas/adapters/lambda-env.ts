@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { ConfigurationError } from '../../shared/errors';
 import { issuesText } from '../../shared/validation';
+import type { ModelQuota } from '../../shared/types';
 
 /**
  * A Standard state machine's ARN: `arn:<partition>:states:<region>:<account>:stateMachine:<name>`
@@ -27,4 +28,23 @@ export function loadLambdaEnv<T>(schema: z.ZodType<T>, source: NodeJS.ProcessEnv
   const result = schema.safeParse(source);
   if (!result.success) throw new ConfigurationError(`Invalid ${what} environment: ${issuesText(result.error)}`);
   return result.data;
+}
+
+/**
+ * The deployment's quota of the seeking model, requests and tokens per minute (CDK context
+ * `quotaRequestsPerMinute`, `quotaTokensPerMinute`; shared/quota.ts), on the workflow's functions
+ * (Prepare derives each run's MaxConcurrency from it) and the API's (which refuses with 422 a run
+ * the quota cannot carry): absent = none stated.
+ */
+export const SEEK_QUOTA_ENV = {
+  SEEK_QUOTA_REQUESTS_PER_MINUTE: z.coerce.number().int().positive().optional(),
+  SEEK_QUOTA_TOKENS_PER_MINUTE: z.coerce.number().int().positive().optional(),
+};
+
+/** The quota of {@link SEEK_QUOTA_ENV}'s variables (an empty object when neither is set). */
+export function seekQuotaOf(env: { SEEK_QUOTA_REQUESTS_PER_MINUTE?: number; SEEK_QUOTA_TOKENS_PER_MINUTE?: number }): ModelQuota {
+  return {
+    ...(env.SEEK_QUOTA_REQUESTS_PER_MINUTE !== undefined && { requestsPerMinute: env.SEEK_QUOTA_REQUESTS_PER_MINUTE }),
+    ...(env.SEEK_QUOTA_TOKENS_PER_MINUTE !== undefined && { tokensPerMinute: env.SEEK_QUOTA_TOKENS_PER_MINUTE }),
+  };
 }

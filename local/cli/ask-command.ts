@@ -50,7 +50,7 @@ export function addAskCommand(program: Command): void {
         .choices([...RANKING_MODES])
         .default(DEFAULT_RANKING),
     )
-    .option('--estimate', 'print what the run would cost at most (calls, tokens, USD per role; README, "Cost before spending") and the seeking concurrency its quota allows (README, "Quota-aware fan-out"), and exit, before any model call', false)
+    .option('--estimate', 'print what the run would cost at most (calls, tokens, USD per role; README, "Cost before spending"), the seeking concurrency its quota allows (README, "Quota-aware fan-out") and its expected time on the AWS path (docs/CAPACITY.md), and exit, before any model call', false)
     .option('--max-cost <usd>', schemaHelp('refuse the run before any model call when its estimate is over this many USD, or its model has no price', RunOptionsSchema, 'maxCostUsd'), schemaFlag('--max-cost', RunOptionsSchema, 'maxCostUsd'))
     .option('--run-id <id>', 'run id (default: generated); with an explicit id the run is kept under --state-dir and the same id resumes it (chunks already sought are not sent to the model again)')
     .option('--state-dir <dir>', 'where local runs keep their objects', '.extagents')
@@ -95,8 +95,8 @@ export function addAskCommand(program: Command): void {
       validateAsk(opts, options);
       const files = await resolveCorpusFlag(opts.corpus, opts.stateDir);
       if (opts.estimate) {
-        const { estimate, corpus, concurrency } = await engine().estimateLocal({ files, question: opts.question, options, model });
-        process.stdout.write(opts.json ? `${JSON.stringify({ ...estimate, corpus, concurrency })}\n` : `${formatEstimate(estimate, corpus, concurrency)}\n`);
+        const { estimate, corpus, concurrency, time } = await engine().estimateLocal({ files, question: opts.question, options, model });
+        process.stdout.write(opts.json ? `${JSON.stringify({ ...estimate, corpus, concurrency, time })}\n` : `${formatEstimate(estimate, corpus, concurrency, time)}\n`);
         return;
       }
       const progress = progressReporter(opts.progress && !opts.json);

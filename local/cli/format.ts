@@ -3,6 +3,7 @@
  */
 import { formatUsd, type PricedEstimate } from '../../shared/cost';
 import type { RunResult, SeekingPlan, Usage } from '../../shared/types';
+import type { TimeForecast } from '../../shared/capacity';
 
 const n = (x: number): string => x.toLocaleString('en-US');
 /** "1 call", "2 calls". */
@@ -103,7 +104,7 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
  * A priced estimate (`ask --estimate`), e.g.
  * `seeker: at most 558 calls, 5,581,050 input / 326,988 output tokens, $1.30 (bedrock:…, $0.22 / $0.22 per 1M tokens, 2026-11-30, unverified)`.
  */
-export function formatEstimate(priced: PricedEstimate, corpus: { chunks: number; tokens: number; rounds: number }, concurrency?: SeekingPlan & { refusal?: string }): string {
+export function formatEstimate(priced: PricedEstimate, corpus: { chunks: number; tokens: number; rounds: number }, concurrency?: SeekingPlan & { refusal?: string }, time?: TimeForecast): string {
   const lines = [`Estimate before any model call (an upper bound): ${count(corpus.chunks, 'chunk')}, ${n(corpus.tokens)} tokens, ${corpus.rounds} round(s)`];
   for (const role of ['seeker', 'reasoner'] as const) {
     const e = priced[role];
@@ -120,7 +121,29 @@ export function formatEstimate(priced: PricedEstimate, corpus: { chunks: number;
     lines.push(...formatConcurrency(concurrency));
     if (concurrency.refusal !== undefined) lines.push(`  the run would be refused (QuotaExceededError): ${concurrency.refusal}`);
   }
+  if (time) lines.push(...formatTimeForecast(time));
   return lines.join('\n');
+}
+
+/** `12 s`, `4.2 min`, `2.1 h`. */
+function duration(seconds: number): string {
+  return seconds < 90 ? `${Math.round(seconds)} s` : seconds < 5400 ? `${(seconds / 60).toFixed(1)} min` : `${(seconds / 3600).toFixed(1)} h`;
+}
+
+/**
+ * The expected time beside the cost (shared/capacity.ts `forecastRun`), e.g.
+ * `Expected time on the AWS path (modeled): about 5.1 min to the answer (seeking 51 s + 50 s, reasoning at most 3.5 min)`.
+ */
+export function formatTimeForecast(time: TimeForecast): string[] {
+  const seeking = time.seekingSecondsPerRound.map(duration).join(' + ');
+  const lines = [
+    time.failedRound !== undefined
+      ? `Expected time on the AWS path (modeled): the run would fail in round ${time.failedRound}: ${n(time.failedChunks)} chunk(s) out of retries after ${n(time.throttles)} throttled attempts`
+      : `Expected time on the AWS path (modeled): about ${duration(time.totalSeconds)} to the answer (seeking ${seeking}, reasoning at most ${duration(time.reasoningSeconds)})` +
+        (time.throttles > 0 ? `, ${n(time.throttles)} throttled attempts` : ''),
+    `  assumed: ${time.assumptions}`,
+  ];
+  return lines;
 }
 
 /**

@@ -26,6 +26,9 @@ interface SurveyCommandOptions {
   chunkTokens?: number;
   rounds?: number;
   concurrency?: number;
+  quotaRpm?: number;
+  quotaTpm?: number;
+  seekLatency?: number;
   progress: boolean;
   json: boolean;
 }
@@ -82,6 +85,9 @@ export function addSurveyCommand(program: Command): Command {
     .option('--chunk-tokens <n>', schemaHelp('maximum tokens per chunk', SurveyOptionsSchema, 'chunkTokens', { showDefault: true }), schemaFlag('--chunk-tokens', SurveyOptionsSchema, 'chunkTokens'))
     .option('--rounds <n>', schemaHelp('1 = no synchronized seeking round for thin sections', SurveyOptionsSchema, 'rounds', { showDefault: true }), schemaFlag('--rounds', SurveyOptionsSchema, 'rounds'))
     .option('--concurrency <n>', schemaHelp('seeking agents at once (the run option concurrency, as ask --concurrency)', SurveyOptionsSchema, 'concurrency', { showDefault: true }), schemaFlag('--concurrency', SurveyOptionsSchema, 'concurrency'))
+    .option('--quota-rpm <n>', schemaHelp("the seeking model's quota of requests per minute, as ask --quota-rpm: --concurrency becomes the cap and the quota sets the seeking Maps' MaxConcurrency below it", SurveyOptionsSchema, 'quotaRequestsPerMinute'), schemaFlag('--quota-rpm', SurveyOptionsSchema, 'quotaRequestsPerMinute'))
+    .option('--quota-tpm <n>', schemaHelp("the seeking model's quota of tokens per minute, input + output, as ask --quota-tpm", SurveyOptionsSchema, 'quotaTokensPerMinute'), schemaFlag('--quota-tpm', SurveyOptionsSchema, 'quotaTokensPerMinute'))
+    .option('--seek-latency <seconds>', schemaHelp("expected seconds per seek for the quota's concurrency, as ask --seek-latency", SurveyOptionsSchema, 'seekLatencySeconds'), schemaFlag('--seek-latency', SurveyOptionsSchema, 'seekLatencySeconds'))
     .option('--no-progress', 'no progress lines on stderr')
     .option('--json', 'print the survey (paths, execution, metadata) or the schedule index as one JSON object on stdout (no progress on stderr)', false)
     .addOption(structuredOption());
@@ -128,6 +134,9 @@ export function addSurveyCommand(program: Command): Command {
         ...(opts.chunkTokens !== undefined && { chunkTokens: opts.chunkTokens }),
         ...(opts.rounds !== undefined && { rounds: opts.rounds }),
         ...(opts.concurrency !== undefined && { concurrency: opts.concurrency }),
+        ...(opts.quotaRpm !== undefined && { quotaRequestsPerMinute: opts.quotaRpm }),
+        ...(opts.quotaTpm !== undefined && { quotaTokensPerMinute: opts.quotaTpm }),
+        ...(opts.seekLatency !== undefined && { seekLatencySeconds: opts.seekLatency }),
       };
       progress.line(`survey: ${opts.topic}`);
       const { markdownPath, metadataPath, metadata: m, execution } = await runLocalSurvey({ corpus: files ?? [], topic: opts.topic ?? '', options, output: opts.output, onProgress }, stack);

@@ -98,6 +98,12 @@ export interface LocalEngineOptions {
    * IntervalSeconds / BackoffRate / MaxDelaySeconds / JitterStrategy.
    */
   retryIntervalMs?: number;
+  /**
+   * Multiply every retrier's IntervalSeconds and MaxDelaySeconds by this factor, keeping its
+   * BackoffRate, MaxAttempts and JitterStrategy: the workflow's real retry policy on a faster clock
+   * (the capacity check, test/support/capacity-check.ts). Ignored when `retryIntervalMs` is set.
+   */
+  retryTimeScale?: number;
   /** Replace every Wait state's duration by this pause, ms. Default: the definition's. */
   waitTimeMs?: number;
   /** ARN reported in Map Run ARNs and result files. Default `arn:aws:states:local:000000000000:stateMachine:local`. */
@@ -213,8 +219,21 @@ export function prepareLocalExecution(options: LocalEngineOptions): PreparedExec
       else if (state.TimeoutSeconds !== undefined) state.TimeoutSeconds = clampSeconds(state.TimeoutSeconds);
     }
   }
+  if (options.retryTimeScale !== undefined && !(options.retryTimeScale > 0 && Number.isFinite(options.retryTimeScale))) problems.push(`retryTimeScale must be a positive number, got ${options.retryTimeScale}`);
   if (options.libraryValidated !== true) problems.push(...libraryRejectionsOfLocalized(definition, distributedMaps, parallels));
   if (problems.length > 0) throw new ConfigurationError(`The definition cannot run locally:\n- ${problems.join('\n- ')}`);
+  // After the library's validation, which takes only whole seconds.
+  const scale = options.retryTimeScale;
+  if (scale !== undefined && options.retryIntervalMs === undefined) {
+    for (const [, machine] of machines) {
+      for (const [, state] of allStates(machine)) {
+        for (const retrier of state.Retry ?? []) {
+          retrier.IntervalSeconds = (retrier.IntervalSeconds ?? 1) * scale;
+          if (retrier.MaxDelaySeconds !== undefined) retrier.MaxDelaySeconds *= scale;
+        }
+      }
+    }
+  }
 
   const prepared: PreparedExecution = {
     definition,

@@ -11,15 +11,17 @@ import type { ModelSpec } from '../../shared/llm/model-spec';
 import { modelPricing } from '../../models';
 import { decodeAndChunk } from '../../shared/pipeline/ingest';
 import { checkQuota, planRunConcurrency, type SeekingPlan } from '../../shared/quota';
+import { forecastRun, type TimeForecast } from '../../shared/capacity';
 import type { CorpusFile } from './corpus';
 
 /**
  * @returns the priced estimate, the corpus it was computed for (chunks, tokens, rounds) and the
  *   seeking concurrency Prepare would derive (shared/quota.ts), with `refusal` when its pre-flight
- *   check would refuse the run.
+ *   check would refuse the run, and the run's expected time on the AWS path (shared/capacity.ts
+ *   `forecastRun`: modeled, with Bedrock-class latencies; a local `llama:` model is slower).
  * @throws InvalidRunOptionsError for invalid options; EmptyCorpusError when no file has usable text.
  */
-export async function estimateLocal(request: { files: CorpusFile[]; question: string; options?: RunOptionsInput; model: ModelSpec }): Promise<{ estimate: PricedEstimate; corpus: { chunks: number; tokens: number; rounds: number }; concurrency: SeekingPlan & { refusal?: string } }> {
+export async function estimateLocal(request: { files: CorpusFile[]; question: string; options?: RunOptionsInput; model: ModelSpec }): Promise<{ estimate: PricedEstimate; corpus: { chunks: number; tokens: number; rounds: number }; concurrency: SeekingPlan & { refusal?: string }; time: TimeForecast }> {
   const options = parseRunOptions(request.options);
   const objects = await Promise.all(request.files.map(async (f) => ({ id: f.id, bytes: new Uint8Array(await fs.readFile(f.path)) })));
   const corpus = await decodeAndChunk(objects, options.chunkTokens, false);
@@ -33,5 +35,6 @@ export async function estimateLocal(request: { files: CorpusFile[]; question: st
     estimate,
     corpus: { chunks: corpus.chunks.length, tokens, rounds: options.rounds },
     concurrency: { ...plan, warnings: check.warnings, ...(check.refusal !== undefined && { refusal: check.refusal }) },
+    time: forecastRun(estimate, plan, options),
   };
 }

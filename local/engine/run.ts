@@ -58,6 +58,8 @@ export interface LocalRunRequest {
   onProgress?: (progress: LocalProgress) => void;
   /** Replace every Retry backoff by this pause, ms (tests). */
   retryIntervalMs?: number;
+  /** Multiply every Retry's intervals by this factor, keeping its doubling and jitter (the capacity check). */
+  retryTimeScale?: number;
   /** Use this model instead of the one the spec names (tests: a scripted or fault-injecting model). */
   model?: AgentModel;
   /**
@@ -100,6 +102,7 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
     modelSpec: request.modelSpec,
     model: request.model,
     retryIntervalMs: request.retryIntervalMs,
+    retryTimeScale: request.retryTimeScale,
     persistent,
     llamaSequences: Math.min(options.concurrency, MAX_LLAMA_SEQUENCES),
   });

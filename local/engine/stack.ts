@@ -59,6 +59,8 @@ export interface LocalStackOptions {
   lockCommand?: string;
   /** Replace every Retry backoff by this pause, ms (tests). */
   retryIntervalMs?: number;
+  /** Multiply every Retry's intervals by this factor, keeping its doubling and jitter (local/engine/engine.ts; tests and benches). */
+  retryTimeScale?: number;
   /**
    * Parallel sequences of a `llama:` model's context (seeking agents evaluated in one batch); default
    * 1. The CLI passes the run's concurrency, capped at `MAX_LLAMA_SEQUENCES`.
@@ -231,6 +233,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         handlers: byArn,
         blobStore: blobs,
         retryIntervalMs: options.retryIntervalMs,
+        retryTimeScale: options.retryTimeScale,
         onMapRunStarted: callbacks.onMapRunStarted,
         onItemDone: callbacks.onItemDone,
       });

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import pLimit from 'p-limit';
 import { parseRunOptions, type RunOptions, type RunOptionsInput } from '../config';
 import { enforceCostLimit, estimateRun, priceEstimate, type ModelPricing } from '../cost';
+import { enforceQuota, planRunConcurrency } from '../quota';
 import { getCorpusIngestion } from '../pipeline/ingest';
 import { corpusPrefix, resolveCorpusRef, type CorpusSelection } from '../corpus';
 import { InvalidInputError, NotFoundError, RunNotCancellableError } from '../errors';
@@ -16,7 +17,7 @@ import { resultKey, runRecordKey } from '../pipeline/layout';
 import type { RunRecord } from '../pipeline/run-record';
 import type { PrepareEvent } from '../pipeline/state';
 import type { BlobStore, MessageStore } from '../ports';
-import type { RunResult } from '../types';
+import type { ModelQuota, RunResult } from '../types';
 import { readIngestedCounts } from './corpus-index';
 import { idempotencyKeyHash, idempotentRunId, requestHash, sha256Hex } from './idempotency';
 import { corpusRecordKey } from './layout';
@@ -70,6 +71,13 @@ export interface ApiDeps {
    * @param options the run's options, defaults filled.
    */
   runOptionProblems?: (options: RunOptions) => Array<{ option: string; detail: string }>;
+  /**
+   * The deployment's default quota of the seeking model (as Prepare's, which a run's options
+   * override): with a quota stated here or in the run's options, a run its ingested corpus makes
+   * impossible under that quota is refused with 422 before it starts (else Prepare refuses it).
+   * Absent: only the run's own options state one.
+   */
+  quota?: ModelQuota;
 }
 
 /** Who calls and where the API is, for idempotency scoping and links. */
@@ -119,8 +127,9 @@ export class ApiCore {
    *   then the schema's.
    * @throws RequestValidationError when the corpus has no object (id, prefix), a key is missing,
    *   or the execution input would exceed 256 KiB; UnfitRunOptionsError (422) when the model cannot
-   *   run the options (`ApiDeps.runOptionProblems`); IdempotencyConflictError when the key was first
-   *   used with a different request.
+   *   run the options (`ApiDeps.runOptionProblems`); CostLimitExceededError / QuotaExceededError (422)
+   *   when an ingested corpus already shows that Prepare would refuse the run; IdempotencyConflictError
+   *   when the key was first used with a different request.
    */
   async createRun(body: CreateRunRequest, idempotencyKey: string | undefined, ctx: CallContext): Promise<{ response: CreateRunResponse; replayed: boolean }> {
     const corpus = resolveCorpus(body.corpus);
@@ -159,7 +168,7 @@ export class ApiCore {
         replayed = true;
       } else {
         await this.checkCorpusExists(body.corpus, corpus);
-        await this.checkCostLimit(body, options);
+        await this.checkBeforeStart(body, options);
         const raced = await this.deps.idempotency.claim({ ...record, createdAt: this.now().toISOString() });
         if (raced) {
           assertSameRequest(raced, record.requestHash);
@@ -168,7 +177,7 @@ export class ApiCore {
       }
     } else {
       await this.checkCorpusExists(body.corpus, corpus);
-      await this.checkCostLimit(body, options);
+      await this.checkBeforeStart(body, options);
     }
 
     const { started } = await this.deps.launcher.start(runId, input);
@@ -411,18 +420,24 @@ export class ApiCore {
 
   /** Fail with MissingCorpusError (404) naming the corpus field when it has no object (id, prefix) or a key is missing. */
   /**
-   * Refuse (422) a run whose `maxCostUsd` its corpus already exceeds, when that can be known before
-   * Prepare: a corpus id ingested with the run's chunk size (the ingestion summary counts its chunks
-   * and tokens). Any other corpus is checked by Prepare itself, before any model call.
-   * @throws CostLimitExceededError with the estimate.
+   * Refuse (422) a run that Prepare would refuse before any model call, when that can be known
+   * before Prepare: a corpus id ingested with the run's chunk size (the ingestion summary counts its
+   * chunks and tokens). Refused are a run whose `maxCostUsd` its corpus already exceeds (with the
+   * deployment's model known) and a run its quota cannot carry (a quota stated in its options or the
+   * deployment's, `ApiDeps.quota`; shared/quota.ts `enforceQuota`, as Prepare). Any other corpus is
+   * checked by Prepare itself, before any model call.
+   * @throws CostLimitExceededError with the estimate; QuotaExceededError with the refused plan.
    */
-  private async checkCostLimit(body: CreateRunRequest, options: RunOptions): Promise<void> {
-    if (options.maxCostUsd === undefined || body.corpus.id === undefined || !this.deps.pricing) return;
+  private async checkBeforeStart(body: CreateRunRequest, options: RunOptions): Promise<void> {
+    const costLimit = options.maxCostUsd !== undefined && this.deps.pricing !== undefined;
+    const quota = [options.quotaRequestsPerMinute, options.quotaTokensPerMinute, this.deps.quota?.requestsPerMinute, this.deps.quota?.tokensPerMinute].some((v) => v !== undefined);
+    if ((!costLimit && !quota) || body.corpus.id === undefined) return;
     const ingestion = await getCorpusIngestion(this.deps.blobs, body.corpus.id);
     if (!ingestion || ingestion.chunkTokens !== options.chunkTokens || ingestion.totals.chunks === 0) return;
     // The chunks' tokens: the documents' tokens (a chunk holds whole pieces of documents; separators are not counted).
     const estimate = estimateRun({ chunks: ingestion.totals.chunks, chunkTokensTotal: ingestion.totals.tokens, question: body.question, options }, this.deps.pricing);
-    enforceCostLimit(priceEstimate(estimate, this.deps.pricing), options.maxCostUsd);
+    if (costLimit && this.deps.pricing && options.maxCostUsd !== undefined) enforceCostLimit(priceEstimate(estimate, this.deps.pricing), options.maxCostUsd);
+    if (quota) enforceQuota(planRunConcurrency(estimate, options, this.deps.quota));
   }
 
   private async checkCorpusExists(ref: CreateRunRequest['corpus'], corpus: CorpusSelection): Promise<void> {

@@ -32,7 +32,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   409: 'POST /v1/runs: the Idempotency-Key was first used with a different request. POST /v1/runs/{runId}/cancel: the run has already ended (SUCCEEDED, FAILED, TIMED_OUT), or locally another process runs it.',
   413: 'The body exceeds 1 MiB.',
   415: 'The body is not sent as application/json.',
-  422: 'The run would cost more than `options.maxCostUsd` allows (estimated before any model call from the ingested corpus), or its model has no price: `estimate` says what was refused; or (local server with a small-context model) `options.chunkTokens` is larger than the model\'s context holds: `errors` points at it.',
+  422: 'The run would cost more than `options.maxCostUsd` allows (estimated before any model call from the ingested corpus), or its model has no price: `estimate` says what was refused; or the stated quota of the model (`options.quotaRequestsPerMinute` / `quotaTokensPerMinute`, or the deployment\'s) cannot carry its seeks over the ingested corpus: `concurrency` holds the refused plan with its numbers; or (local server with a small-context model) `options.chunkTokens` is larger than the model\'s context holds: `errors` points at it.',
 };
 
 /** A schema converted for the document (no `$schema` / `$id`: the document sets the dialect). */

@@ -9,7 +9,7 @@
  * RFC 9457 section 4.2.1); otherwise a `tag:` URI (RFC 4151: a stable, non-resolvable identifier,
  * listed in docs/API.md).
  */
-import { CostLimitExceededError, ExtAgentsError, InvalidInputError, NotFoundError, RunNotCancellableError } from '../errors';
+import { CostLimitExceededError, ExtAgentsError, InvalidInputError, NotFoundError, QuotaExceededError, RunNotCancellableError } from '../errors';
 import {
   IdempotencyConflictError,
   MissingCorpusError,
@@ -37,6 +37,8 @@ export const PROBLEM_TYPES = {
   idempotencyConflict: 'tag:extagents,2026:idempotency-conflict',
   /** The run's cost estimate is over its `options.maxCostUsd` (or its model has no price); `estimate` says what was refused. */
   costLimitExceeded: 'tag:extagents,2026:cost-limit-exceeded',
+  /** The model's stated quota cannot carry the run's seeks (shared/quota.ts); `concurrency` holds the refused plan with its numbers. */
+  quotaExceeded: 'tag:extagents,2026:quota-exceeded',
   /** The run's options are valid but the server's model cannot run them (a chunk size its context cannot hold); `errors` points at each option. */
   optionsUnfit: 'tag:extagents,2026:options-unfit-for-model',
   /** `POST /v1/runs/{runId}/cancel` of a run that has already ended (or, locally, that another process runs). */
@@ -93,6 +95,7 @@ function problemErrorsOf(issues: readonly RequestIssue[]): NonNullable<Problem['
  * | PayloadTooLargeError | 413 | about:blank |
  * | UnsupportedMediaTypeError | 415 | about:blank |
  * | CostLimitExceededError | 422 | cost-limit-exceeded (with `estimate`) |
+ * | QuotaExceededError | 422 | quota-exceeded (with `concurrency`, the refused plan) |
  * | UnfitRunOptionsError | 422 | options-unfit-for-model (with `errors`) |
  * | other InvalidInputError | 400 | invalid-request |
  * | MissingCorpusError | 404 | corpus-not-found (with `errors`) |
@@ -117,6 +120,9 @@ export function problemOf(error: unknown): Problem {
   }
   if (error instanceof CostLimitExceededError) {
     return { type: PROBLEM_TYPES.costLimitExceeded, title: 'The run would cost more than maxCostUsd allows', status: 422, detail: error.message, ...(error.estimate && { estimate: error.estimate }) };
+  }
+  if (error instanceof QuotaExceededError) {
+    return { type: PROBLEM_TYPES.quotaExceeded, title: "The model's quota cannot carry the run", status: 422, detail: error.message, ...(error.plan && { concurrency: error.plan }) };
   }
   if (error instanceof UnfitRunOptionsError) {
     return { type: PROBLEM_TYPES.optionsUnfit, title: "The server's model cannot run these options", status: 422, detail: error.message, errors: problemErrorsOf(error.issues) };

@@ -498,6 +498,9 @@ export const ProblemSchema = z
       .object({ seeker: RoleEstimateSchema, reasoner: RoleEstimateSchema, totalUsd: z.number().optional(), maxCostUsd: z.number() })
       .optional()
       .describe('cost-limit-exceeded: the refused estimate (at most, per role; USD when the model has a price) and the limit'),
+    concurrency: ConcurrencySchema.omit({ throttledCalls: true, throttleWaitSeconds: true })
+      .optional()
+      .describe('quota-exceeded: the refused plan (MaxConcurrency, the quota, tokens and seconds per seek, each step of the derivation; README, "Quota-aware fan-out")'),
   })
   .register(responseRegistry, { id: 'Problem', description: 'An error (RFC 9457 problem details).' });
 

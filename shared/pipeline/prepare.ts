@@ -13,9 +13,9 @@
  */
 import pLimit from 'p-limit';
 import { parseRunOptions } from '../config';
-import { CostLimitExceededError, EmptyCorpusError, InvalidInputError, QuotaExceededError } from '../errors';
+import { CostLimitExceededError, EmptyCorpusError, InvalidInputError } from '../errors';
 import { enforceCostLimit, estimateRun, priceEstimate, type ModelPricing } from '../cost';
-import { checkQuota, planRunConcurrency, type ModelQuota } from '../quota';
+import { enforceQuota, planRunConcurrency, type ModelQuota } from '../quota';
 import type { BlobStore } from '../ports';
 import { TOKENIZER_NAME } from '../tokenizer';
 import type { SkippedDocument } from '../types';
@@ -68,9 +68,7 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
   }
   // The seeking Map's MaxConcurrency under the model's quota (shared/quota.ts), refused here when
   // the quota cannot carry the seeks at all.
-  const plan = planRunConcurrency(estimate, options, deps.quota);
-  const check = checkQuota(plan);
-  if (check.refusal !== undefined) throw new QuotaExceededError(`Refused before any model call: ${check.refusal}`);
+  const plan = enforceQuota(planRunConcurrency(estimate, options, deps.quota));
   const chunkCount = entry.chunks;
   const record: RunRecord = {
     runId: event.runId,
@@ -86,7 +84,7 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
     chunksFrom: cacheKey,
     ...(event.corpus.prefix !== undefined && { corpusPrefix: event.corpus.prefix }),
     estimate,
-    concurrency: { ...plan, warnings: check.warnings },
+    concurrency: plan,
   };
   await blobs.put(runRecordKey(event.runId), JSON.stringify(record), 'application/json');
   // The manifest is written last: its presence means the run's chunks are all in place.

@@ -17,6 +17,11 @@ export const SurveyOptionsSchema = z
     chunkTokens: z.number().int().min(64).max(200_000).default(1200),
     // Seeking agents at once: the run option's meaning, so its range and default (one place).
     concurrency: RunOptionsSchema.shape.concurrency,
+    // The seeking model's quota and seek latency: the run options' meaning (shared/quota.ts), so the
+    // survey's seeking Maps are quota-aware as the QA run's.
+    quotaRequestsPerMinute: RunOptionsSchema.shape.quotaRequestsPerMinute,
+    quotaTokensPerMinute: RunOptionsSchema.shape.quotaTokensPerMinute,
+    seekLatencySeconds: RunOptionsSchema.shape.seekLatencySeconds,
     sectionConcurrency: z.number().int().min(1).max(20).default(2),
     outlineBudgetTokens: z.number().int().min(100).max(1_000_000).default(16_000),
     writerBudgetTokens: z.number().int().min(100).max(1_000_000).default(8_000),

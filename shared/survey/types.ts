@@ -35,8 +35,14 @@ export interface SurveyOptions {
   maxSections: number;
   /** Maximum tokens per chunk (L). Papers are never split unless one alone exceeds L. */
   chunkTokens: number;
-  /** Seeking agents at once. */
+  /** Seeking agents at once: the cap; a stated quota sets the seeking Maps' MaxConcurrency below it (shared/quota.ts). */
   concurrency: number;
+  /** The seeking model's quota of requests per minute (run option `quotaRequestsPerMinute`); absent: the deployment's, if any. */
+  quotaRequestsPerMinute?: number;
+  /** The seeking model's quota of tokens per minute, input + output (run option `quotaTokensPerMinute`). */
+  quotaTokensPerMinute?: number;
+  /** Expected seconds per seek for the quota's concurrency (run option `seekLatencySeconds`). */
+  seekLatencySeconds?: number;
   /** Sections drafted at once. */
   sectionConcurrency: number;
   /** Evidence tokens the reasoning agent reads per outline (KAR) step. */

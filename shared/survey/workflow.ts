@@ -23,14 +23,17 @@
  */
 import pLimit from 'p-limit';
 import { z } from 'zod';
+import { parseRunOptions } from '../config';
 import { CORPORA_PREFIX, CorpusRefSchema, resolveCorpusRef } from '../corpus';
+import { estimateRun } from '../cost';
 import { EmptyCorpusError, InvalidInputError } from '../errors';
 import { nextK } from '../kar';
 import { IO_CONCURRENCY } from '../pipeline/ingest';
 import { chunkKey, manifestKey, runPrefix, seekQueryKey, syncKey } from '../pipeline/layout';
 import type { SeekQuery } from '../pipeline/run-record';
 import { RunIdSchema } from '../pipeline/state';
-import type { Message, RoleUsage } from '../types';
+import { enforceQuota, planRunConcurrency } from '../quota';
+import type { Message, ModelQuota, RoleUsage } from '../types';
 import type { BlobStore, MessageStore } from '../ports';
 import { chunkSources } from './chunking';
 import { RECORD_FILE, parseSurveyCorpus, type CorpusFileText } from './corpus';
@@ -232,11 +235,14 @@ function modelOf(deps: SurveyStepDeps): SurveyModel {
  * SurveyPrepare: read the corpus (every object under the prefix, or the keys), parse it into sources
  * (shared/survey/corpus.ts), pack them into chunks that never split a paper across chunks unless it
  * alone exceeds L (shared/survey/chunking.ts), write the chunks, the manifest, the sources, the
- * survey record and round 1's query (the topic).
+ * survey record and round 1's query (the topic). The seeking Maps' MaxConcurrency (`config.concurrency`)
+ * is the survey's `concurrency` or, with a stated quota (the options', else `deps.quota`, the
+ * deployment's), what the quota carries (shared/quota.ts, as the QA run's Prepare).
  * @throws ConfigurationError for invalid options; InvalidInputError for a missing key or an empty
- *   prefix; EmptyCorpusError when no record is usable; NotFoundError for an object gone since listed.
+ *   prefix; EmptyCorpusError when no record is usable; QuotaExceededError when the stated quota
+ *   cannot carry the seeks (nothing written); NotFoundError for an object gone since listed.
  */
-export async function prepareSurvey(input: z.output<typeof SurveyExecutionInputSchema>, deps: Pick<SurveyStepDeps, 'blobs' | 'now'>): Promise<SurveyState> {
+export async function prepareSurvey(input: z.output<typeof SurveyExecutionInputSchema>, deps: Pick<SurveyStepDeps, 'blobs' | 'now'> & { quota?: ModelQuota }): Promise<SurveyState> {
   const { blobs } = deps;
   const options = parseSurveyOptions(input.options);
   const runId = input.surveyId;
@@ -273,6 +279,17 @@ export async function prepareSurvey(input: z.output<typeof SurveyExecutionInputS
     throw new EmptyCorpusError(`The survey corpus has no usable source (${corpus.skipped.slice(0, 5).map((s) => `${s.where}: ${s.reason}`).join('; ')})`);
   }
   const chunks = chunkSources(corpus.sources, options.chunkTokens);
+  // The seeking Maps' MaxConcurrency under the model's quota, as the QA run's Prepare derives it
+  // (shared/quota.ts; a seek's tokens from the cost estimate of one round over these chunks, the
+  // topic as the query), and refused here, before anything is written, when the quota cannot carry
+  // the seeks at all.
+  const estimate = estimateRun({
+    chunks: chunks.length,
+    chunkTokensTotal: chunks.reduce((sum, c) => sum + c.tokens, 0),
+    question: input.topic,
+    options: parseRunOptions({ rounds: 1, chunkTokens: options.chunkTokens }),
+  });
+  const plan = enforceQuota(planRunConcurrency(estimate, { ...options, rounds: 1 }, deps.quota));
   await Promise.all(chunks.map((chunk) => limit(() => blobs.put(chunkKey(runId, chunk.index), json(chunk), 'application/json'))));
   await blobs.put(manifestKey(runId), json(chunks.map((c) => ({ chunk: c.index }))), 'application/json');
   await blobs.put(surveySourcesKey(runId), json(corpus.sources), 'application/json');
@@ -307,7 +324,7 @@ export async function prepareSurvey(input: z.output<typeof SurveyExecutionInputS
     syncManifestKey: null,
     outputPrefix,
     config: {
-      concurrency: options.concurrency,
+      concurrency: plan.concurrency,
       sectionConcurrency: options.sectionConcurrency,
       toleratedFailurePercentage: SURVEY_TOLERATED_FAILURE_PERCENTAGE,
       rounds: options.rounds,

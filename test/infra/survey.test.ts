@@ -151,7 +151,7 @@ describe('the survey state machine', () => {
   });
 
   it('rejects bad input at SurveyRejected with the handler error', () => {
-    expect(asl.States[S.SurveyPrepare].Catch).toEqual([{ ErrorEquals: ['InvalidInputError', 'ConfigurationError', 'EmptyCorpusError', 'NotFoundError'], Next: S.SurveyRejected }]);
+    expect(asl.States[S.SurveyPrepare].Catch).toEqual([{ ErrorEquals: ['InvalidInputError', 'ConfigurationError', 'EmptyCorpusError', 'NotFoundError', 'QuotaExceededError'], Next: S.SurveyRejected }]);
     expect(asl.States[S.SurveyRejected]).toMatchObject({ Type: 'Fail', ErrorPath: '$.Error', CausePath: '$.Cause' });
   });
 

@@ -86,12 +86,26 @@ describe('extagents ask --estimate', () => {
     } finally {
       jest.restoreAllMocks();
     }
-    const estimate = JSON.parse(out.join('')) as { seeker: { calls: number }; totalUsd: number; corpus: { chunks: number }; prices: { seeker: { priced: boolean } } };
+    const estimate = JSON.parse(out.join('')) as {
+      seeker: { calls: number };
+      totalUsd: number;
+      corpus: { chunks: number };
+      prices: { seeker: { priced: boolean } };
+      concurrency: { concurrency: number; seekLatencySeconds: number };
+      time: { seekingSecondsPerRound: number[]; reasoningSeconds: number; totalSeconds: number; throttles: number };
+    };
 
     expect(process.exitCode ?? 0).toBe(0);
     expect(estimate.seeker.calls).toBe(estimate.corpus.chunks * 2);
     expect(estimate.prices.seeker.priced).toBe(true);
     expect(estimate.totalUsd).toBeGreaterThan(0);
+    // The expected time beside the cost (shared/capacity.ts): each round's chunks in waves of the
+    // seeking concurrency, each wave a seek's latency at least; no quota stated, no throttles.
+    const waves = Math.ceil(estimate.corpus.chunks / estimate.concurrency.concurrency);
+    expect(estimate.time.seekingSecondsPerRound).toHaveLength(2);
+    for (const seconds of estimate.time.seekingSecondsPerRound) expect(seconds).toBeGreaterThanOrEqual(waves * estimate.concurrency.seekLatencySeconds);
+    expect(estimate.time.totalSeconds).toBeCloseTo(estimate.time.seekingSecondsPerRound[0] + estimate.time.seekingSecondsPerRound[1] + estimate.time.reasoningSeconds, 0);
+    expect(estimate.time.throttles).toBe(0);
   });
 });
 

@@ -97,6 +97,20 @@ describe('the survey state machine steps', () => {
     await expect(survey.prepare({ surveyId: 's2', topic: ' ', corpus: 'planning' })).rejects.toMatchObject({ name: 'InvalidInputError', message: expect.stringContaining('topic') });
   });
 
+  it("sets the seeking Maps' MaxConcurrency from a stated quota, as the QA run's Prepare, and refuses one that cannot carry a seek before writing anything", async () => {
+    const survey = makeSurveyHandlers({ blobs, store, model: () => new ExtractiveSurveyModel(), now: NOW, quota: { requestsPerMinute: 60 } });
+    // The deployment's 60 requests a minute × 5 s a seek / 60 = 5 seeks in flight, under the survey's 50.
+    const byDeployment = await survey.prepare({ surveyId: 'quota-1', topic: 'LLM planning', corpus: 'planning', options: { concurrency: 50, seekLatencySeconds: 5 } });
+    // The survey's own quota overrides the deployment's: 12 requests a minute -> 1.
+    const byOptions = await survey.prepare({ surveyId: 'quota-2', topic: 'LLM planning', corpus: 'planning', options: { concurrency: 50, seekLatencySeconds: 5, quotaRequestsPerMinute: 12 } });
+    const refused = survey.prepare({ surveyId: 'quota-3', topic: 'LLM planning', corpus: 'planning', options: { quotaTokensPerMinute: 100 } });
+
+    expect(byDeployment.config.concurrency).toBe(5);
+    expect(byOptions.config.concurrency).toBe(1);
+    await expect(refused).rejects.toMatchObject({ name: 'QuotaExceededError', message: expect.stringMatching(/^Refused before any model call: one seek counts [\d,]+ tokens against a quota of 100 tokens per minute/) });
+    expect(await blobs.list('runs/quota-3/')).toEqual([]);
+  });
+
   it('plans the schedule into named executions and indexes successes and failures', async () => {
     // Arrange
     await blobs.put(

@@ -118,7 +118,7 @@ const presigner: Presigner = {
   },
 };
 
-function setup(options: { maxContentLength?: number; modelSpec?: string } = {}) {
+function setup(options: { maxContentLength?: number; modelSpec?: string; quota?: { requestsPerMinute?: number; tokensPerMinute?: number } } = {}) {
   const blobs = new MemoryBlobs();
   const store = new MemoryStore();
   const launcher = new FakeLauncher();
@@ -134,6 +134,7 @@ function setup(options: { maxContentLength?: number; modelSpec?: string } = {}) 
       now: () => new Date('2026-01-02T03:04:05Z'),
       randomHex: (bytes) => String(++counter).padStart(bytes * 2, '0'),
       ...(options.modelSpec !== undefined && { pricing: modelPricing(options.modelSpec) }),
+      ...(options.quota !== undefined && { quota: options.quota }),
     },
     { onInternalError: (error) => internalErrors.push(error) },
   );
@@ -196,6 +197,26 @@ describe('POST /v1/runs', () => {
     expect(refused.estimate).toMatchObject({ seeker: { calls: 120 }, maxCostUsd: 0.01, totalUsd: expect.any(Number) });
     expect(refused.estimate!.totalUsd!).toBeGreaterThan(0.01);
     expect(within.status).toBe(202);
+    expect(launcher.starts).toHaveLength(1);
+  });
+
+  it('answers 422 with the refused plan when the stated quota cannot carry the seeks of an ingested corpus, as Prepare would, and starts nothing', async () => {
+    const { blobs, launcher, call } = setup({ quota: { tokensPerMinute: 5000 } });
+    corpusFiles(blobs);
+    // 60 chunks of about 6,700 tokens: one seek counts more than 5,000 tokens a minute.
+    const ingestion = { corpusId: 'c1', prefix: 'corpora/c1/', chunkTokens: 8000, files: [], skipped: [], totals: { files: 2, bytes: 29, documents: 2, tokens: 400_000, chunks: 60 }, ingestedAt: '2026-01-02T03:00:00.000Z' };
+    await blobs.put('cache/corpora/c1/ingestion.json', JSON.stringify(ingestion));
+
+    const byDeployment = problemOf(await call(startRun({ question: 'Who?', corpus: { id: 'c1' } })), 422);
+    const byRun = problemOf(await call(startRun({ question: 'Who?', corpus: { id: 'c1' }, options: { quotaTokensPerMinute: 6000 } })), 422);
+    const carried = await call(startRun({ question: 'Who?', corpus: { id: 'c1' }, options: { quotaTokensPerMinute: 2_000_000 } }));
+
+    expect(byDeployment.type).toBe('tag:extagents,2026:quota-exceeded');
+    expect(byDeployment.detail).toMatch(/^Refused before any model call: one seek counts [\d,]+ tokens against a quota of 5,000 tokens per minute/);
+    expect(byDeployment.concurrency).toMatchObject({ concurrency: 1, boundBy: 'minimum', quota: { tokensPerMinute: 5000 }, tokensPerSeek: expect.any(Number) });
+    expect(byDeployment.concurrency!.tokensPerSeek).toBeGreaterThan(5000);
+    expect(byRun.detail).toMatch(/against a quota of 6,000 tokens per minute/);
+    expect(carried.status).toBe(202);
     expect(launcher.starts).toHaveLength(1);
   });
 
