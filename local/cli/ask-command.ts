@@ -4,13 +4,13 @@
  */
 import { DEFAULT_RANKING, RANKING_MODES, type RankingMode } from '../../shared/ranking';
 import { Option, type Command } from 'commander';
-import { Progress, type ProgressTask } from './progress';
+import { Progress, RunProgressReporter } from './progress';
 import { ExtAgentsError } from '../../shared/errors';
 import { issueMessages } from '../../shared/validation';
 import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../../shared/config';
 import { PrepareEventSchema, RunIdSchema } from '../../shared/pipeline/state';
 import { formatEstimate, formatResult } from './format';
-import type { LocalProgress } from '../engine/run';
+import type { RunProgressEvent } from '../../shared/progress';
 import { MAX_LLAMA_SEQUENCES } from '../engine/defaults';
 import { schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
 import { applyStructured, checkLocalModelFiles, CORPUS_OPTION_HELP, handleInterrupts, MODEL_OPTION_HELP, parseModelFlag, resolveCorpusFlag, structuredOption, UsageError, writableStateDir } from './common';
@@ -99,11 +99,11 @@ export function addAskCommand(program: Command): void {
         process.stdout.write(opts.json ? `${JSON.stringify({ ...estimate, corpus, concurrency })}\n` : `${formatEstimate(estimate, corpus, concurrency)}\n`);
         return;
       }
-      const progress = progressReporter(opts.progress && !opts.json);
+      const progress = new RunProgressReporter(new Progress(opts.progress && !opts.json));
       // Ctrl-C / SIGTERM: one line naming the run to resume (the generated id once the run named it).
       let runId = opts.runId;
-      const onProgress = (p: LocalProgress): void => {
-        if (p.phase === 'info' && p.runId !== undefined) runId = p.runId;
+      const onProgress = (p: RunProgressEvent): void => {
+        if (p.type === 'info' && p.runId !== undefined) runId = p.runId;
         progress.onProgress(p);
       };
       const unhandle = handleInterrupts(opts.json, () => {
@@ -177,26 +177,4 @@ function validateAsk(opts: AskOptions, options: RunOptionsInput): void {
     throw error;
   }
   writableStateDir(opts.stateDir);
-}
-
-/** The run's progress (local/cli/progress.ts): each round's seeking agents as a counted task, other events as lines. */
-function progressReporter(enabled: boolean): { onProgress: (p: LocalProgress) => void; stop: () => void } {
-  const progress = new Progress(enabled);
-  let task: ProgressTask | undefined;
-  let round = 0;
-  return {
-    onProgress: (p) => {
-      if (p.phase !== 'seek') {
-        task = undefined;
-        progress.line(p.message);
-        return;
-      }
-      if (!task || p.round !== round) {
-        round = p.round;
-        task = progress.task(`round ${p.round} seeking agents${p.speculative ? ' (speculative, beside the KAR steps)' : ''}`, p.total, 'chunks');
-      }
-      task.update(p.done, p.failed > 0 ? `${p.failed} failed` : undefined);
-    },
-    stop: () => progress.stop(),
-  };
 }

@@ -28,6 +28,7 @@ import type { RunResult } from '../../shared/types';
 import type { ExecutionStatus } from '../../shared/executions';
 import { FsBlobStore } from './fs-blob-store';
 import { executionRecordKey, LocalExecutions } from './executions';
+import { runLiveness, type RunLiveness } from './run-heartbeat';
 
 /** One run of a state directory. */
 export interface StoredRun {
@@ -39,10 +40,16 @@ export interface StoredRun {
   /**
    * The run's status in the API's words (`GET /v1/runs/{runId}`, the page): the execution record's
    * of a `serve` or `job` run (`RUNNING`, `SUCCEEDED`, `FAILED`, `ABORTED`: a RUNNING one whose
-   * process is gone is `ABORTED`); else `SUCCEEDED` once Finalize wrote the result, and `ABORTED` for
-   * an `ask` that stopped before it (interrupted or failed; `ask --run-id` resumes it).
+   * process is gone is `ABORTED`); else `SUCCEEDED` once Finalize wrote the result, `RUNNING` for an
+   * `ask` still going (its heartbeat, local/engine/run-heartbeat.ts), and `ABORTED` for an `ask` that
+   * stopped before it (interrupted or failed; `ask --run-id` resumes it).
    */
   status: ExecutionStatus;
+  /**
+   * An `ask` run without a result that has a heartbeat file: `running` (its process lives and beats),
+   * `interrupted` (killed: it left the file), with its process id and latest progress.
+   */
+  live?: RunLiveness;
   /** `answered` / `refused` once Finalize wrote the result. */
   outcome?: 'answered' | 'refused';
   chunks?: number;
@@ -92,12 +99,14 @@ export async function describeRun(stateDir: string, runId: string): Promise<Stor
   if (files.length === 0 && execution === undefined) throw new NotFoundError(`No run ${JSON.stringify(runId)} in ${path.resolve(stateDir)} (see 'extagents runs ls')`);
   const record = await readJson<RunRecord>(blobs, runRecordKey(runId));
   const result = await readJson<RunResult>(blobs, resultKey(runId));
-  const createdAt = record?.createdAt ?? execution?.startedAt;
+  const live = result === undefined && execution === undefined ? await runLiveness(blobs, runId) : undefined;
+  const createdAt = record?.createdAt ?? execution?.startedAt ?? live?.heartbeat.startedAt;
   return {
     runId,
     ...(record && { question: record.question, chunks: record.chunks }),
     ...(createdAt !== undefined && { createdAt }),
-    status: execution?.status ?? (result !== undefined ? 'SUCCEEDED' : 'ABORTED'),
+    status: execution?.status ?? (result !== undefined ? 'SUCCEEDED' : live?.state === 'running' ? 'RUNNING' : 'ABORTED'),
+    ...(live && { live }),
     ...(result !== undefined && { outcome: result.answerable ? 'answered' : 'refused' }),
     bytes: files.reduce((sum, f) => sum + f.size, 0),
   };

@@ -40,6 +40,7 @@ import { createApiHandler, isPublicRequest, type ApiHandler } from '../../shared
 import { ApiCore } from '../../shared/api/core';
 import { RunIdSchema } from '../../shared/pipeline/state';
 import { formatSse, RunEventHub } from './run-events';
+import { RunProgressTracker } from '../engine/run-progress';
 import { recordWebRun, serveStatic, WebEndpoints } from './web';
 import { MAX_BODY_BYTES, MAX_FILE_BYTES } from '../../shared/api/schemas';
 import { MAX_LAST_EVENT_ID_CHARS } from '../../shared/api/openapi';
@@ -202,13 +203,13 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
   const launcher = new LocalExecutions({
     execute: async (input, signal) => {
       await recordWebRun(stack.blobs, input, new Date());
+      // The run's progress events (local/engine/run-progress.ts), which the event hub streams.
+      const tracker = new RunProgressTracker({ runId: input.runId, question: input.question, store: stack.store, blobs: stack.blobs, emit: () => events.changed(input.runId) });
+      events.track(input.runId, tracker);
       try {
-        return await stack.execute(input, {
-          signal,
-          onMapRunStarted: (event) => events.mapStarted(input.runId, event.totalItems),
-          onItemDone: (_index, ok) => events.itemDone(input.runId, ok),
-        });
+        return await stack.execute(input, { signal, ...tracker.callbacks });
       } finally {
+        await tracker.flush();
         events.executionEnded(input.runId);
       }
     },
