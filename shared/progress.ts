@@ -128,6 +128,25 @@ export const RUN_EVENT_REQUIRED: Readonly<Record<(typeof RUN_EVENT_TYPES)[number
 };
 
 /**
+ * What an event names, so that a later event with the same key replaces it (every event but `info`
+ * carries the whole state of what it names): `status`, `seek:<round>`, `sync:<round>`, `kar:<seq>`,
+ * `end`; an `info` event is its own (its message).
+ */
+export function progressEventKey(event: RunProgressEvent): string {
+  switch (event.type) {
+    case 'seek':
+    case 'sync':
+      return `${event.type}:${event.round}`;
+    case 'kar':
+      return `kar:${event.seq}`;
+    case 'info':
+      return `info:${event.message}`;
+    default:
+      return event.type;
+  }
+}
+
+/**
  * Milliseconds left for `total - done` items at the pace of the `measured` items that took
  * `elapsedMs` (items that did real work: a resumed run's chunks skipped at once would make the pace
  * look far faster than it is, so the caller leaves them out of `measured`).

@@ -1,7 +1,8 @@
 /**
  * Whether a local `ask` run is still going: `runs/<runId>/live.json` in the state directory's bucket,
- * written when the run starts, rewritten every {@link HEARTBEAT_MS} with the run's latest progress
- * (its `status` and current `seek` event, shared/progress.ts), and deleted when the run ends (answered,
+ * written when the run starts, rewritten at each change of phase (and as a round's seeking starts)
+ * and every {@link HEARTBEAT_MS} with the run's latest progress (its `status` and current `seek`
+ * event, shared/progress.ts), and deleted when the run ends (answered,
  * refused, failed or aborted). A process killed at any point (SIGKILL, a crash, the machine
  * stopped) leaves the file behind, so a reader decides from its content: the run is `running` while
  * its process lives (same host, the pid answers signal 0) and its heartbeat is younger than
@@ -51,18 +52,19 @@ export interface RunLiveness {
 }
 
 /**
- * Write the run's heartbeat now and every {@link HEARTBEAT_MS} until `stop` (timers unref'd: they
- * never keep a process alive). A failed write is retried at the next beat (progress never fails a run).
+ * Write the run's heartbeat now, every {@link HEARTBEAT_MS} and at each `beat()` (the caller beats
+ * when the run's phase changes) until `stop` (timers unref'd: they never keep a process alive). A failed write is retried at the next beat (progress never fails a run).
  * @param blobs the state directory's bucket (a directory: the file is deleted there).
  * @param progress the latest progress to record, read at each beat.
- * @returns `stop`: no more beats, and the file deleted (after any write in flight).
+ * @returns `beat`: write now (after any write in flight); `stop`: no more beats, and the file
+ *   deleted (after any write in flight).
  */
 export async function startHeartbeat(
   blobs: FsBlobStore,
   runId: string,
   progress: () => { status?: RunStatusEvent; seek?: RunSeekEvent },
   now: () => Date = () => new Date(),
-): Promise<{ stop: () => Promise<void> }> {
+): Promise<{ beat: () => void; stop: () => Promise<void> }> {
   const startedAt = now().toISOString();
   let writing: Promise<void> = Promise.resolve();
   let stopped = false;
@@ -76,6 +78,7 @@ export async function startHeartbeat(
   const timer = setInterval(() => void beat(), HEARTBEAT_MS);
   timer.unref();
   return {
+    beat: () => void beat(),
     stop: async () => {
       clearInterval(timer);
       stopped = true;

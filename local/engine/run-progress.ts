@@ -16,6 +16,7 @@ import { runRecordKey, syncKey } from '../../shared/pipeline/layout';
 import type { ReasonEvent, SeekEvent, SeekOutcome, WorkflowState } from '../../shared/pipeline/state';
 import {
   estimateRemainingMs,
+  progressEventKey,
   type RunEndEvent,
   type RunKarEvent,
   type RunPhase,
@@ -61,9 +62,8 @@ export class RunProgressTracker {
   private readonly rounds = new Map<number, RoundState>();
   /** The round each running Distributed Map seeks, by state name. */
   private readonly mapRounds = new Map<string, number>();
-  private readonly syncs = new Map<number, RunSyncEvent>();
-  private readonly steps = new Map<number, RunKarEvent>();
-  private endEvent: RunEndEvent | undefined;
+  /** The latest event emitted of each key, in the order of their latest emission. */
+  private readonly latest = new Map<string, RunProgressEvent>();
   private queue: Promise<void> = Promise.resolve();
   private readonly now: () => number;
 
@@ -121,21 +121,13 @@ export class RunProgressTracker {
     },
   };
 
-  /** The run's state so far as events, in workflow order: status; per round its sync, seek, KAR steps; then end. */
+  /**
+   * The run's state so far as events: the latest event of each key (`progressEventKey`: the status,
+   * each round's seeking counts, each synchronization and KAR step, the end), in the order of their
+   * latest emission, `info` events left out.
+   */
   current(): RunProgressEvent[] {
-    const events: RunProgressEvent[] = [{ ...this.status }];
-    const rounds = [...new Set([...this.rounds.keys(), ...[...this.syncs.keys()].map((r) => r + 1), ...[...this.steps.values()].map((s) => s.round)])].sort((a, b) => a - b);
-    const forced: RunKarEvent[] = [];
-    for (const round of rounds) {
-      const sync = this.syncs.get(round - 1);
-      if (sync) events.push({ ...sync });
-      const seek = this.rounds.get(round)?.event;
-      if (seek) events.push({ ...seek });
-      for (const step of [...this.steps.values()].filter((s) => s.round === round).sort((a, b) => a.seq - b.seq)) (step.forced ? forced : events).push({ ...step });
-    }
-    events.push(...forced);
-    if (this.endEvent) events.push({ ...this.endEvent });
-    return events;
+    return [...this.latest.values()].map((event) => ({ ...event }));
   }
 
   /**
@@ -144,8 +136,7 @@ export class RunProgressTracker {
    */
   end(end: Omit<RunEndEvent, 'type'>): void {
     this.setStatus({ phase: 'finished', status: end.status });
-    this.endEvent = { type: 'end', ...end };
-    this.push(this.endEvent);
+    this.push({ type: 'end', ...end });
   }
 
   /** Resolves once every event so far was emitted (the reads they wait for done or failed). */
@@ -155,8 +146,10 @@ export class RunProgressTracker {
 
   private setStatus(change: { phase: RunPhase; round?: number; k?: number; status?: RunStatusEvent['status'] }): void {
     const { round: _round, k: _k, ...rest } = this.status;
-    this.status = { ...rest, ...change };
-    this.push(this.status);
+    const status = { ...rest, ...change };
+    this.status = status;
+    // The corpus's size as known when the event is emitted (the run record's tokens are read after Prepare).
+    this.queue = this.queue.then(() => this.send({ ...status, chunks: this.status.chunks, tokens: this.status.tokens }));
   }
 
   private prepared(state: WorkflowState): void {
@@ -191,7 +184,6 @@ export class RunProgressTracker {
         outcome: step.outcome,
         ...(step.forced !== undefined && { forced: step.forced }),
       };
-      this.steps.set(kar.seq, kar);
       return kar;
     });
   }
@@ -200,7 +192,6 @@ export class RunProgressTracker {
     this.later(async () => {
       const snapshot = JSON.parse(await this.options.blobs.getText(syncKey(this.options.runId, after.round))) as unknown;
       const sync: RunSyncEvent = { type: 'sync', round: before.round, ...(Array.isArray(snapshot) && { messages: snapshot.length }) };
-      this.syncs.set(sync.round, sync);
       return sync;
     });
   }
@@ -213,6 +204,11 @@ export class RunProgressTracker {
 
   /** A consumer that throws loses that event, never the run nor the events after it. */
   private send(event: RunProgressEvent): void {
+    if (event.type !== 'info') {
+      const key = progressEventKey(event);
+      this.latest.delete(key); // to the end: the order of the latest emissions
+      this.latest.set(key, event);
+    }
     try {
       this.options.emit(event);
     } catch {

@@ -123,6 +123,8 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
       return await execute(stack, request, runId, previous, contentHash, report, (event) => {
         if (event.type === 'status') latest = { ...latest, status: event };
         else if (event.type === 'seek') latest = { ...latest, seek: event };
+        // A new phase, or a round's seeking that starts: `runs show` sees it at once (else within a beat).
+        if (event.type === 'status' || (event.type === 'seek' && event.done === 0)) heartbeat.beat();
       });
     } catch (error) {
       await heartbeat.stop();

@@ -30,7 +30,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { ApiCore } from '../../shared/api/core';
 import type { RunStatus } from '../../shared/api/schemas';
 import type { MessageStore } from '../../shared/ports';
-import type { RunProgressEvent } from '../../shared/progress';
+import { progressEventKey, type RunProgressEvent } from '../../shared/progress';
 import type { RunProgressTracker } from '../engine/run-progress';
 
 /** Pause between two reads of a run's state while a stream is open, ms. */
@@ -190,18 +190,19 @@ export class RunEventHub {
       log.sent.set(key, json);
       log.events.push({ id: `${this.epoch}.${runEventTag(runId)}.${log.events.length + 1}`, type, data });
     };
-    const tracker = this.trackers.get(runId);
     const running = status.status === 'RUNNING';
-    const tracked = tracker?.current();
+    const tracked = this.trackers.get(runId)?.current();
     const { progress } = status;
     const stored: RunProgressEvent = { type: 'status', runId, status: status.status, phase: progress.phase, question: status.question ?? null, chunks: progress.chunks, tokens: progress.tokens };
-    // While running the status leads (the tracker's, with the phase it is in); once finished it
-    // follows the last counts and steps, before `end`.
-    if (running) append(tracked?.find((e) => e.type === 'status') ?? stored, 'status');
-    for (const event of tracked ?? (await this.storedEvents(runId, status))) {
-      if (event.type === 'seek') append(event, `seek:${event.round}`);
-      else if (event.type === 'sync') append(event, `sync:${event.round}`);
-      else if (event.type === 'kar') append(event, `kar:${event.seq}`);
+    if (running && tracked) {
+      // The tracker's events in the order they last changed, the status first in a new log.
+      const first = log.events.length === 0 ? tracked.find((e) => e.type === 'status') : undefined;
+      if (first) append(first, 'status');
+      for (const event of tracked) if (event.type !== 'end') append(event, progressEventKey(event));
+    } else {
+      // While running the status leads; once finished it follows the last counts and steps, before `end`.
+      if (running) append(stored, 'status');
+      for (const event of tracked ?? (await this.storedEvents(runId, status))) if (event.type !== 'status' && event.type !== 'end') append(event, progressEventKey(event));
     }
     if (!running) {
       append(stored, 'status');
