@@ -9,7 +9,7 @@
  */
 import type { SingleBar } from 'cli-progress';
 import type { RunProgressEvent, RunSeekEvent, RunStatusEvent } from '../../shared/progress';
-import { formatProgressTime } from './progress-time';
+import { formatDurationMs, formatProgressTime } from './progress-time';
 
 // cli-progress is loaded when a bar is drawn (a terminal), not for lines, `--no-progress` or `--json`.
 const cliProgress = (): typeof import('cli-progress') => require('cli-progress') as typeof import('cli-progress');
@@ -42,8 +42,12 @@ export class Progress {
     this.stream.write(`${text}\n`);
   }
 
-  /** Start a counted task of `total` items, `done` of them already finished (closes the previous task's bar). */
-  task(label: string, total: number, unit: string, done = 0): ProgressTask {
+  /**
+   * Start a counted task of `total` items (closes the previous task's bar); `start`: how far it is
+   * already (`done` items, with the `detail` and `etaMs` of {@link ProgressTask.update}).
+   */
+  task(label: string, total: number, unit: string, start: { done?: number; detail?: string; etaMs?: number | null } = {}): ProgressTask {
+    const done = start.done ?? 0;
     if (!this.enabled) return { update: () => undefined };
     this.stop();
     if (this.stream.isTTY) {
@@ -57,7 +61,7 @@ export class Progress {
         },
         Presets.shades_classic,
       );
-      bar.start(total, done, { detail: '' });
+      bar.start(total, done, { detail: start.detail ?? '' });
       this.bar = bar;
       return { update: (done, detail) => (this.bar === bar ? bar.update(done, { detail: detail ?? '' }) : undefined) };
     }
@@ -66,11 +70,11 @@ export class Progress {
       const decile = total === 0 ? 10 : Math.floor((10 * done) / total);
       if (decile === lastDecile) return;
       lastDecile = decile;
-      const eta = etaMs !== undefined && etaMs !== null && done < total ? `ETA ${formatProgressTime(etaMs / 1000, {}, 1)}` : undefined;
+      const eta = etaMs !== undefined && etaMs !== null && done < total ? `ETA ${formatDurationMs(etaMs)}` : undefined;
       const parts = [detail, eta].filter(Boolean).join(', ');
       this.stream.write(`${label}: ${done}/${total} ${unit}${parts ? ` (${parts})` : ''}\n`);
     };
-    write(done);
+    write(done, start.detail, start.etaMs);
     return { update: write };
   }
 
@@ -147,9 +151,8 @@ export class RunProgressReporter {
       const { label, detail } = seekTask(event);
       if (!this.task || this.round !== label) {
         this.round = label;
-        this.task = this.progress.task(label, event.total, 'chunks', event.done);
-      }
-      this.task.update(event.done, detail, event.etaMs);
+        this.task = this.progress.task(label, event.total, 'chunks', { done: event.done, detail, etaMs: event.etaMs });
+      } else this.task.update(event.done, detail, event.etaMs);
       return;
     }
     const line = progressLine(event);
@@ -174,7 +177,7 @@ export function progressSummary(latest: { status?: RunStatusEvent; seek?: RunSee
   const { status, seek } = latest;
   if (seek && (status === undefined || status.phase === 'seeking')) {
     const { label, detail } = seekTask(seek);
-    const eta = seek.etaMs !== null && seek.done < seek.total ? `, ETA ${formatProgressTime(seek.etaMs / 1000, {}, 1)}` : '';
+    const eta = seek.etaMs !== null && seek.done < seek.total ? `, ETA ${formatDurationMs(seek.etaMs)}` : '';
     return `${label}: ${seek.done}/${seek.total} chunks (${detail}${eta})`;
   }
   return status ? progressLine(status) : undefined;
