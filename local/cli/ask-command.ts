@@ -55,7 +55,7 @@ export function addAskCommand(program: Command): void {
     .option('--run-id <id>', 'run id (default: generated); with an explicit id the run is kept under --state-dir and the same id resumes it (chunks already sought are not sent to the model again)')
     .option('--state-dir <dir>', 'where local runs keep their objects', '.extagents')
     .option('--json', 'print the result as one JSON object on stdout', false)
-    .option('--no-progress', 'no progress bar on stderr')
+    .option('--no-progress', "no progress on stderr (by default: a bar of each round's seeking agents, a line for every other phase: KAR steps, synchronization, best-effort answer, finalize)")
     .option('--fail-on-refusal', `exit with status ${REFUSAL_EXIT_STATUS} when the answer is NO ANSWER (for scripts; the result is printed as always)`, false)
     .addOption(structuredOption())
     .action(async (opts: AskOptions, command: Command) => {
