@@ -30,6 +30,7 @@ import { parseRunOptions, type RunOptions, type RunOptionsInput } from '../../sh
 import type { AgentModel, BlobStore } from '../../shared/ports';
 import { runRecordKey } from '../../shared/pipeline/layout';
 import { ExecutionFailedError } from './engine';
+import { LocalExecutions } from './executions';
 import { CorpusHasher, chunkCacheKey, hashCorpusObjects, IO_CONCURRENCY, type CorpusIngestion } from '../../shared/pipeline/ingest';
 import { bucketOf, LOCAL_CORPUS_ID_PREFIX, removeRun, runCorpusKey } from './runs';
 import { RunProgressTracker } from './run-progress';
@@ -120,12 +121,16 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
     let latest: { status?: RunStatusEvent; seek?: RunSeekEvent } = {};
     const heartbeat = await startHeartbeat(bucketOf(request.stateDir), runId, () => latest);
     try {
-      return await execute(stack, request, runId, previous, contentHash, report, (event) => {
-        if (event.type === 'status') latest = { ...latest, status: event };
-        else if (event.type === 'seek') latest = { ...latest, seek: event };
-        // A new phase, or a round's seeking that starts: `runs show` sees it at once (else within a beat).
-        if (event.type === 'status' || (event.type === 'seek' && event.done === 0)) heartbeat.beat();
-      });
+      // Recorded as an execution of the state directory's one registry (local/engine/executions.ts),
+      // as `serve`'s and a job's runs are: `runs ls`, `serve`'s run list and its page show it alike.
+      return await new LocalExecutions({ blobs: stack.blobs }).record(runId, () =>
+        execute(stack, request, runId, previous, contentHash, report, (event) => {
+          if (event.type === 'status') latest = { ...latest, status: event };
+          else if (event.type === 'seek') latest = { ...latest, seek: event };
+          // A new phase, or a round's seeking that starts: `runs show` sees it at once (else within a beat).
+          if (event.type === 'status' || (event.type === 'seek' && event.done === 0)) heartbeat.beat();
+        }),
+      );
     } catch (error) {
       await heartbeat.stop();
       // Refused before it began (Prepare wrote no run record: an empty corpus, a cost limit, bad
