@@ -8,6 +8,7 @@ export const {
   startLocalStack,
   resolveCorpus,
   NO_ANSWER,
+  RUN_PHASES,
   ExtAgentsError,
   ConfigurationError,
   InvalidInputError,

@@ -18,7 +18,8 @@ import type { ModelSpecInput } from '../shared/llm/model-spec';
 import type { SurveyOptionsInput } from '../shared/survey/options';
 import type { RunResult } from '../shared/types';
 import { resolveCorpus, type CorpusFile } from './engine/corpus';
-import { runLocal, type LocalProgress } from './engine/run';
+import { runLocal } from './engine/run';
+import type { RunProgressEvent } from '../shared/progress';
 import { startLocalStack } from './engine/stack';
 import { runLocalSurvey, type LocalSurveyOutput, type LocalSurveyProgress } from './engine/survey';
 
@@ -46,6 +47,17 @@ export type { RunOptionsInput } from '../shared/config';
 export type { ModelSpec, ModelSpecInput } from '../shared/llm/model-spec';
 export type { SurveyOptionsInput } from '../shared/survey/options';
 export type { LocalProgress } from './engine/run';
+export type {
+  RunProgressEvent,
+  RunStatusEvent,
+  RunSeekEvent,
+  RunSyncEvent,
+  RunKarEvent,
+  RunEndEvent,
+  RunInfoEvent,
+  RunPhase,
+} from '../shared/progress';
+export { RUN_PHASES } from '../shared/progress';
 export { resolveCorpus, type CorpusFile, type ResolveCorpusOptions } from './engine/corpus';
 export type { LocalSurveyOutput, LocalSurveyProgress } from './engine/survey';
 
@@ -68,7 +80,14 @@ export interface AskRequest {
   runId?: string;
   /** Directory the corpus arguments are relative to. @default process.cwd() */
   cwd?: string;
-  onProgress?: (progress: LocalProgress) => void;
+  /**
+   * Gets the run's progress, in order (`RunProgressEvent`, the vocabulary of the CLI's progress and
+   * of `serve`'s server-sent events; README, "Progress"): `info` lines, `status` at each phase
+   * (preparing, seeking round r, synchronizing, a KAR step with its k, the best-effort answer,
+   * finalizing, finished), `seek` as each chunk ends (done, failed, total, messages, etaMs), `sync`,
+   * `kar` after each KAR step (k, messages read, outcome), `end` last.
+   */
+  onProgress?: (progress: RunProgressEvent) => void;
   /** Aborting stops the run (no new seeking agent starts). */
   signal?: AbortSignal;
 }

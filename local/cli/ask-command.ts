@@ -4,13 +4,13 @@
  */
 import { DEFAULT_RANKING, RANKING_MODES, type RankingMode } from '../../shared/ranking';
 import { Option, type Command } from 'commander';
-import { Progress, type ProgressTask } from './progress';
+import { Progress, RunProgressReporter } from './progress';
 import { ExtAgentsError } from '../../shared/errors';
 import { issueMessages } from '../../shared/validation';
 import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../../shared/config';
 import { PrepareEventSchema, RunIdSchema } from '../../shared/pipeline/state';
 import { formatEstimate, formatResult } from './format';
-import type { LocalProgress } from '../engine/run';
+import type { RunProgressEvent } from '../../shared/progress';
 import { MAX_LLAMA_SEQUENCES } from '../engine/defaults';
 import { schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
 import { applyStructured, checkLocalModelFiles, CORPUS_OPTION_HELP, handleInterrupts, MODEL_OPTION_HELP, parseModelFlag, resolveCorpusFlag, structuredOption, UsageError, writableStateDir } from './common';
@@ -55,7 +55,7 @@ export function addAskCommand(program: Command): void {
     .option('--run-id <id>', 'run id (default: generated); with an explicit id the run is kept under --state-dir and the same id resumes it (chunks already sought are not sent to the model again)')
     .option('--state-dir <dir>', 'where local runs keep their objects', '.extagents')
     .option('--json', 'print the result as one JSON object on stdout', false)
-    .option('--no-progress', 'no progress bar on stderr')
+    .option('--no-progress', "no progress on stderr (by default: a bar of each round's seeking agents, a line for every other phase: KAR steps, synchronization, best-effort answer, finalize)")
     .option('--fail-on-refusal', `exit with status ${REFUSAL_EXIT_STATUS} when the answer is NO ANSWER (for scripts; the result is printed as always)`, false)
     .addOption(structuredOption())
     .action(async (opts: AskOptions, command: Command) => {
@@ -99,11 +99,11 @@ export function addAskCommand(program: Command): void {
         process.stdout.write(opts.json ? `${JSON.stringify({ ...estimate, corpus, concurrency, time })}\n` : `${formatEstimate(estimate, corpus, concurrency, time)}\n`);
         return;
       }
-      const progress = progressReporter(opts.progress && !opts.json);
+      const progress = new RunProgressReporter(new Progress(opts.progress && !opts.json));
       // Ctrl-C / SIGTERM: one line naming the run to resume (the generated id once the run named it).
       let runId = opts.runId;
-      const onProgress = (p: LocalProgress): void => {
-        if (p.phase === 'info' && p.runId !== undefined) runId = p.runId;
+      const onProgress = (p: RunProgressEvent): void => {
+        if (p.type === 'info' && p.runId !== undefined) runId = p.runId;
         progress.onProgress(p);
       };
       const unhandle = handleInterrupts(opts.json, () => {
@@ -177,26 +177,4 @@ function validateAsk(opts: AskOptions, options: RunOptionsInput): void {
     throw error;
   }
   writableStateDir(opts.stateDir);
-}
-
-/** The run's progress (local/cli/progress.ts): each round's seeking agents as a counted task, other events as lines. */
-function progressReporter(enabled: boolean): { onProgress: (p: LocalProgress) => void; stop: () => void } {
-  const progress = new Progress(enabled);
-  let task: ProgressTask | undefined;
-  let round = 0;
-  return {
-    onProgress: (p) => {
-      if (p.phase !== 'seek') {
-        task = undefined;
-        progress.line(p.message);
-        return;
-      }
-      if (!task || p.round !== round) {
-        round = p.round;
-        task = progress.task(`round ${p.round} seeking agents${p.speculative ? ' (speculative, beside the KAR steps)' : ''}`, p.total, 'chunks');
-      }
-      task.update(p.done, p.failed > 0 ? `${p.failed} failed` : undefined);
-    },
-    stop: () => progress.stop(),
-  };
 }

@@ -7,6 +7,7 @@ import { InvalidInputError, NotFoundError } from '../../shared/errors';
 import { numberFlag } from './cli-numbers';
 import { UsageError, writableStateDir } from './common';
 import { formatResult } from './format';
+import { progressSummary } from './progress';
 import { describeRun, keepsTableData, listRuns, removeRun, runResult, type StoredRun } from '../engine/runs';
 
 /** Bytes in KiB/MiB for the listing. */
@@ -21,6 +22,32 @@ function asUsage(error: unknown): never {
   if (error instanceof InvalidInputError || error instanceof NotFoundError) throw new UsageError(error.message, { cause: error });
   throw error;
 }
+
+/**
+ * What `runs show` says of a run without a result: `running` (an `ask` whose process still beats, or
+ * a `serve`/`job` execution), with its process and latest progress; `interrupted` (an `ask` killed:
+ * its heartbeat file outlived it), with when and where it stopped; else that it stopped before it
+ * ended. Each but a running one says how to resume it.
+ * @param now the time heartbeat ages are measured from.
+ */
+export function describeUnfinished(run: StoredRun, now: Date = new Date()): string {
+  const known = `${run.chunks ?? 0} chunks${run.question ? `; question: ${run.question}` : ''}`;
+  const resume = `resume it with 'extagents ask ... --run-id ${run.runId}'`;
+  const heartbeat = run.live?.heartbeat;
+  const doing = heartbeat ? progressSummary(heartbeat) : undefined;
+  if (run.status === 'RUNNING') {
+    if (!heartbeat) return `run ${run.runId}: running, no result yet (${known})`;
+    const age = Math.max(0, Math.round((now.getTime() - Date.parse(heartbeat.heartbeatAt)) / 1000));
+    return `run ${run.runId}: running in process ${heartbeat.pid} since ${utc(heartbeat.startedAt)}${doing ? `: ${doing}` : ''} (last heartbeat ${age} s ago; ${known})`;
+  }
+  if (run.live?.state === 'interrupted' && heartbeat) {
+    return `run ${run.runId}: interrupted: its process ${heartbeat.pid} stopped after ${utc(heartbeat.heartbeatAt)}${doing ? `, at ${doing}` : ''}; no result (${known}); ${resume}`;
+  }
+  return `run ${run.runId}: no result (it stopped before it ended${run.status === 'FAILED' ? ': it failed' : ''}; ${known}); ${resume}`;
+}
+
+/** An ISO time as `yyyy-mm-dd hh:mm:ss UTC`. */
+const utc = (iso: string): string => `${iso.slice(0, 19).replace('T', ' ')} UTC`;
 
 /** Add `runs` (with `ls`, `show`, `rm`) to the program. */
 export function addRunsCommand(program: Command): void {
@@ -51,7 +78,7 @@ export function addRunsCommand(program: Command): void {
 
   runs
     .command('show')
-    .description("Print a run's result (as `ask` prints it), or what is known of it while it has none.")
+    .description("Print a run's result (as `ask` prints it), or what is known of it while it has none: running (its process, its latest progress) or interrupted (and how to resume it).")
     .argument('<runId>', 'the run id (see `extagents runs ls`)')
     .option(...stateDirOption)
     .option('--json', 'the result (or the run description) as JSON', false)
@@ -60,7 +87,7 @@ export function addRunsCommand(program: Command): void {
       const result = await runResult(opts.stateDir, runId);
       if (opts.json) process.stdout.write(`${JSON.stringify(result ?? run)}\n`);
       else if (result) process.stdout.write(`${formatResult(result)}\n`);
-      else process.stdout.write(`run ${runId}: no result yet (${run.chunks ?? 0} chunks${run.question ? `; question: ${run.question}` : ''}); resume it with 'extagents ask ... --run-id ${runId}'\n`);
+      else process.stdout.write(`${describeUnfinished(run)}\n`);
     });
 
   runs

@@ -1,11 +1,12 @@
 /**
  * The local execution registry: Step Functions' named executions for one local bucket, the
- * RunLauncher and ExecutionLookup (shared/executions.ts) of every local command. `serve` starts its
- * runs with {@link LocalExecutions.start} (in the background, at most `maxConcurrentRuns` at once;
- * the others wait, reported RUNNING as a Step Functions execution would be), `job`/`upload` run a
- * job's questions with {@link LocalExecutions.run} (in the foreground), and both describe executions
- * from the same records, so a `serve` sees the questions of a `job` run beside it and the other way
- * round.
+ * RunLauncher and ExecutionLookup (shared/executions.ts) of every local command: the one registry of
+ * the runs of a state directory. `serve` starts its runs with {@link LocalExecutions.start} (in the
+ * background, at most `maxConcurrentRuns` at once; the others wait, reported RUNNING as a Step
+ * Functions execution would be), `job`/`upload` run a job's questions with {@link LocalExecutions.run}
+ * (in the foreground), `ask` (the CLI and the library) its run with {@link LocalExecutions.record},
+ * and all describe executions from the same records, so `serve` (its API's run list, the page) sees
+ * the runs of an `ask` or a `job` beside it, `runs ls` those of `serve`, each with the same status.
  *
  * Records: `runs/_executions/<name>.json` (an `ExecutionDescription` plus the pid of the process
  * that runs it), written at start and at the end, so that a name runs at most once per bucket across
@@ -17,7 +18,7 @@
  * versions of `serve` (`api/executions/<name>.json`) are still read.
  */
 import pLimit from 'p-limit';
-import { InvalidInputError, NotFoundError, RunNotCancellableError } from '../../shared/errors';
+import { ConfigurationError, InvalidInputError, NotFoundError, RunNotCancellableError } from '../../shared/errors';
 import { causeMessage, type ExecutionControl, type ExecutionDescription, type ExecutionPage, type RunLauncher, type StopReason } from '../../shared/executions';
 import type { PrepareEvent } from '../../shared/pipeline/state';
 import type { BlobStore } from '../../shared/ports';
@@ -166,6 +167,47 @@ export class LocalExecutions implements RunLauncher, ExecutionControl {
       this.startedCount += 1;
       this.options.onEnded?.({ ...description });
       return { started: true, status: description.status };
+    } finally {
+      claim.release();
+    }
+  }
+
+  /**
+   * Run `execute` in the foreground as the execution `name` whatever its record says (an `ask`: the
+   * same run id runs again to resume its run, after it ended, failed or was interrupted), and record
+   * it: RUNNING with this process's id, then how it ended. Unlike {@link run} the execution's error
+   * is recorded and thrown.
+   * @returns what `execute` returns.
+   * @throws ConfigurationError when another live process (or another call of this one) runs `name`;
+   *   the error of `execute`.
+   */
+  async record<T>(name: string, execute: () => Promise<T>): Promise<T> {
+    const running = (pid?: number): never => {
+      throw new ConfigurationError(`Run ${name} is running${pid === undefined ? ' in this process' : ` in process ${pid}`}: wait for it to end or stop it`);
+    };
+    const claim = (await this.claim(name)) ?? running();
+    try {
+      if (claim.existing?.status === 'RUNNING' && !isInterrupted(claim.existing)) running(claim.existing.pid);
+      const description: ExecutionDescription = { name, status: 'RUNNING', startedAt: this.now().toISOString() };
+      this.active.set(name, { description, done: Promise.resolve() });
+      try {
+        await this.persist(description);
+        let value: T;
+        try {
+          value = await execute();
+          description.status = 'SUCCEEDED';
+        } catch (error) {
+          Object.assign(description, failureOf(error));
+          description.stoppedAt = this.now().toISOString();
+          await this.persist(description).catch(() => undefined);
+          throw error;
+        }
+        description.stoppedAt = this.now().toISOString();
+        await this.persist(description);
+        return value;
+      } finally {
+        this.active.delete(name);
+      }
     } finally {
       claim.release();
     }

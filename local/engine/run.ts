@@ -29,8 +29,13 @@ import { InvalidInputError } from '../../shared/errors';
 import { parseRunOptions, type RunOptions, type RunOptionsInput } from '../../shared/config';
 import type { AgentModel, BlobStore } from '../../shared/ports';
 import { runRecordKey } from '../../shared/pipeline/layout';
+import { ExecutionFailedError } from './engine';
+import { LocalExecutions } from './executions';
 import { CorpusHasher, chunkCacheKey, hashCorpusObjects, IO_CONCURRENCY, type CorpusIngestion } from '../../shared/pipeline/ingest';
-import { LOCAL_CORPUS_ID_PREFIX, removeRun, runCorpusKey } from './runs';
+import { bucketOf, LOCAL_CORPUS_ID_PREFIX, removeRun, runCorpusKey } from './runs';
+import { RunProgressTracker } from './run-progress';
+import { startHeartbeat } from './run-heartbeat';
+import type { RunProgressEvent, RunSeekEvent, RunStatusEvent } from '../../shared/progress';
 import type { RunRecord } from '../../shared/pipeline/run-record';
 import { RunIdSchema, parseEvent, type FinalizeOutput } from '../../shared/pipeline/state';
 import { corpusPrefix } from '../../shared/corpus';
@@ -39,11 +44,12 @@ import type { RunResult } from '../../shared/types';
 import type { CorpusFile } from './corpus';
 import { MAX_LLAMA_SEQUENCES, startLocalStack, type LocalStack } from './stack';
 
-/** Progress of a local run, for a progress bar. */
-export type LocalProgress =
-  | { phase: 'seek'; round: number; done: number; failed: number; total: number; speculative?: boolean }
-  /** `runId`: the run's id (the first info line names it: a generated one is known from then on). */
-  | { phase: 'info'; message: string; runId?: string };
+/**
+ * Progress of a local run: the events of shared/progress.ts (one vocabulary for the CLI, the
+ * library's `onProgress` and `serve`'s server-sent events).
+ * @deprecated the name of earlier versions; use `RunProgressEvent`.
+ */
+export type LocalProgress = RunProgressEvent;
 
 export interface LocalRunRequest {
   files: CorpusFile[];
@@ -55,7 +61,12 @@ export interface LocalRunRequest {
   stateDir: string;
   /** Default: `run-<UTC time>-<random>`. Reusing the id of an unfinished run resumes it (see the file comment). */
   runId?: string;
-  onProgress?: (progress: LocalProgress) => void;
+  /**
+   * Gets the run's progress events in order (shared/progress.ts): `info` lines, `status` at each
+   * phase, `seek` per chunk ended, `sync`, `kar` per step, `end` last. A callback that throws loses
+   * that event, not the run.
+   */
+  onProgress?: (progress: RunProgressEvent) => void;
   /** Replace every Retry backoff by this pause, ms (tests). */
   retryIntervalMs?: number;
   /** Multiply every Retry's intervals by this factor, keeping its doubling and jitter (the capacity check). */
@@ -72,9 +83,6 @@ export interface LocalRunRequest {
   /** Aborting stops the execution: no new seeking agent starts, those in flight finish and are recorded. */
   signal?: AbortSignal;
 }
-
-/** The Distributed Map state of a speculative round (infra/extagents-workflow.ts `STATE_NAMES.SpeculativeSeekChunks`). */
-const SPECULATIVE_SEEK_CHUNKS = 'SpeculativeSeekChunks';
 
 /** A fresh run id: `run-<UTC yyyymmddThhmmss>-<6 hex>`. */
 export function newRunId(now: Date = new Date()): string {
@@ -112,60 +120,85 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
     stack.checkRunOptions(options);
     const contentHash = await hashFiles(request.files);
     const previous = await previousRun(stack, runId, request, options, contentHash);
-    const prefix = await placeCorpus(stack.blobs, request.files, contentHash);
-    await stack.blobs.put(runCorpusKey(runId), JSON.stringify({ prefix }), 'application/json');
-    if (previous === undefined) {
-      report({ phase: 'info', runId, message: `run ${runId}: ${request.files.length} corpus file(s), model ${formatModelSpec(toModelSpec(request.modelSpec ?? 'extractive'))}` });
-    } else {
-      const later = previous.sought.slice(1).map((n, i) => `, ${n} in round ${i + 2}`).join('');
-      report({
-        phase: 'info',
-        runId,
-        message:
-          `resuming run ${runId}: ${previous.sought[0]} of ${previous.chunks} chunk(s) already sought in round 1${later} ` +
-          `(their seeking agents are not called again; recorded KAR steps are reused), model ${formatModelSpec(toModelSpec(request.modelSpec ?? 'extractive'))}`,
-      });
-    }
-    let round = 0;
-    let done = 0;
-    let failed = 0;
-    let total = 0;
-    let speculative = false;
-    const execution = stack.execute(
-      { runId, question: request.question, corpus: { prefix }, options: request.options ?? {} },
-      {
-        signal: request.signal,
-        onMapRunStarted: (event) => {
-          // The map's input is the workflow state: its round (a speculative round's, or round r+1
-          // sought again after its speculative seeking failed).
-          const inputRound = (event.input as { round?: unknown } | null)?.round;
-          round = typeof inputRound === 'number' ? inputRound : round + 1;
-          speculative = event.stateName === SPECULATIVE_SEEK_CHUNKS;
-          done = 0;
-          failed = 0;
-          total = event.totalItems;
-          report({ phase: 'seek', round, done, failed, total, ...(speculative && { speculative }) });
-        },
-        onItemDone: (_index, ok) => {
-          done += 1;
-          if (!ok) failed += 1;
-          report({ phase: 'seek', round, done, failed, total, ...(speculative && { speculative }) });
-        },
-      },
-    );
-    let output: FinalizeOutput;
+    // The latest status and seeking counts, for the heartbeat that tells `runs show` this run is going.
+    let latest: { status?: RunStatusEvent; seek?: RunSeekEvent } = {};
+    const heartbeat = await startHeartbeat(bucketOf(request.stateDir), runId, () => latest);
     try {
-      output = (await execution) as FinalizeOutput;
+      // Recorded as an execution of the state directory's one registry (local/engine/executions.ts),
+      // as `serve`'s and a job's runs are: `runs ls`, `serve`'s run list and its page show it alike.
+      return await new LocalExecutions({ blobs: stack.blobs }).record(runId, () =>
+        execute(stack, request, runId, previous, contentHash, report, (event) => {
+          if (event.type === 'status') latest = { ...latest, status: event };
+          else if (event.type === 'seek') latest = { ...latest, seek: event };
+          // A new phase, or a round's seeking that starts: `runs show` sees it at once (else within a beat).
+          if (event.type === 'status' || (event.type === 'seek' && event.done === 0)) heartbeat.beat();
+        }),
+      );
     } catch (error) {
+      await heartbeat.stop();
       // Refused before it began (Prepare wrote no run record: an empty corpus, a cost limit, bad
       // input): a run with a generated id has nothing to resume, so its corpus copy goes too.
       if (request.runId === undefined && !(await stack.blobs.exists(runRecordKey(runId)))) await removeRun(request.stateDir, runId).catch(() => undefined);
       throw error;
+    } finally {
+      await heartbeat.stop();
     }
-    return JSON.parse(await stack.blobs.getText(output.resultKey)) as RunResult;
   } finally {
     await stack.stop();
   }
+}
+
+/**
+ * The run itself, once its run id is checked: the corpus placed, the execution, its result; the
+ * progress events to `report`, and to `observe` first.
+ */
+async function execute(
+  stack: LocalStack,
+  request: LocalRunRequest,
+  runId: string,
+  previous: { chunks: number; sought: number[] } | undefined,
+  contentHash: string,
+  report: (event: RunProgressEvent) => void,
+  observe: (event: RunProgressEvent) => void,
+): Promise<RunResult> {
+  const prefix = await placeCorpus(stack.blobs, request.files, contentHash);
+  await stack.blobs.put(runCorpusKey(runId), JSON.stringify({ prefix }), 'application/json');
+  if (previous === undefined) {
+    report({ type: 'info', runId, message: `run ${runId}: ${request.files.length} corpus file(s), model ${formatModelSpec(toModelSpec(request.modelSpec ?? 'extractive'))}` });
+  } else {
+    const later = previous.sought.slice(1).map((n, i) => `, ${n} in round ${i + 2}`).join('');
+    report({
+      type: 'info',
+      runId,
+      message:
+        `resuming run ${runId}: ${previous.sought[0]} of ${previous.chunks} chunk(s) already sought in round 1${later} ` +
+        `(their seeking agents are not called again; recorded KAR steps are reused), model ${formatModelSpec(toModelSpec(request.modelSpec ?? 'extractive'))}`,
+    });
+  }
+  const tracker = new RunProgressTracker({
+    runId,
+    question: request.question,
+    store: stack.store,
+    blobs: stack.blobs,
+    emit: (event) => {
+      observe(event);
+      report(event);
+    },
+  });
+  let output: FinalizeOutput;
+  try {
+    output = (await stack.execute({ runId, question: request.question, corpus: { prefix }, options: request.options ?? {} }, { signal: request.signal, ...tracker.callbacks })) as FinalizeOutput;
+  } catch (error) {
+    const failed = error instanceof Error ? error : new Error(String(error));
+    const aborted = failed instanceof ExecutionFailedError && failed.error === 'ExecutionAborted';
+    tracker.end({ status: aborted ? 'ABORTED' : 'FAILED', error: { name: failed instanceof ExecutionFailedError ? failed.error : failed.name, message: failed.message } });
+    await tracker.flush();
+    throw error;
+  }
+  const result = JSON.parse(await stack.blobs.getText(output.resultKey)) as RunResult;
+  tracker.end({ status: 'SUCCEEDED', answer: result.answer, answerable: result.answerable });
+  await tracker.flush();
+  return result;
 }
 
 /**

@@ -28,6 +28,7 @@ import type { RunResult } from '../../shared/types';
 import type { ExecutionStatus } from '../../shared/executions';
 import { FsBlobStore } from './fs-blob-store';
 import { executionRecordKey, LocalExecutions } from './executions';
+import { runLiveness, type RunLiveness } from './run-heartbeat';
 
 /** One run of a state directory. */
 export interface StoredRun {
@@ -37,12 +38,18 @@ export interface StoredRun {
   /** ISO-8601 time of Prepare (else of the execution's start, for a run stopped before Prepare ended). */
   createdAt?: string;
   /**
-   * The run's status in the API's words (`GET /v1/runs/{runId}`, the page): the execution record's
-   * of a `serve` or `job` run (`RUNNING`, `SUCCEEDED`, `FAILED`, `ABORTED`: a RUNNING one whose
-   * process is gone is `ABORTED`); else `SUCCEEDED` once Finalize wrote the result, and `ABORTED` for
-   * an `ask` that stopped before it (interrupted or failed; `ask --run-id` resumes it).
+   * The run's status in the API's words (`GET /v1/runs/{runId}`, `GET /v1/runs`, the page): its
+   * execution record's (local/engine/executions.ts: an `ask`, a `serve` or a `job` run; `RUNNING`,
+   * `SUCCEEDED`, `FAILED`, `ABORTED`: a RUNNING one whose process is gone, or whose heartbeat went
+   * stale, is `ABORTED`); for a run without one (an `ask` of an earlier version) `SUCCEEDED` once
+   * Finalize wrote the result, `RUNNING` while its heartbeat is live, else `ABORTED`.
    */
   status: ExecutionStatus;
+  /**
+   * An `ask` run without a result that has a heartbeat file: `running` (its process lives and beats),
+   * `interrupted` (killed: it left the file), with its process id and latest progress.
+   */
+  live?: RunLiveness;
   /** `answered` / `refused` once Finalize wrote the result. */
   outcome?: 'answered' | 'refused';
   chunks?: number;
@@ -92,12 +99,16 @@ export async function describeRun(stateDir: string, runId: string): Promise<Stor
   if (files.length === 0 && execution === undefined) throw new NotFoundError(`No run ${JSON.stringify(runId)} in ${path.resolve(stateDir)} (see 'extagents runs ls')`);
   const record = await readJson<RunRecord>(blobs, runRecordKey(runId));
   const result = await readJson<RunResult>(blobs, resultKey(runId));
-  const createdAt = record?.createdAt ?? execution?.startedAt;
+  const live = result === undefined ? await runLiveness(blobs, runId) : undefined;
+  const createdAt = record?.createdAt ?? execution?.startedAt ?? live?.heartbeat.startedAt;
+  // A heartbeat gone stale says more than a pid that answers (the system may have given it to another process).
+  const recorded = execution?.status === 'RUNNING' && live?.state === 'interrupted' ? 'ABORTED' : execution?.status;
   return {
     runId,
     ...(record && { question: record.question, chunks: record.chunks }),
     ...(createdAt !== undefined && { createdAt }),
-    status: execution?.status ?? (result !== undefined ? 'SUCCEEDED' : 'ABORTED'),
+    status: recorded ?? (result !== undefined ? 'SUCCEEDED' : live?.state === 'running' ? 'RUNNING' : 'ABORTED'),
+    ...(live && { live }),
     ...(result !== undefined && { outcome: result.answerable ? 'answered' : 'refused' }),
     bytes: files.reduce((sum, f) => sum + f.size, 0),
   };

@@ -81,9 +81,14 @@ export interface ExecutionCallbacks {
   onMapRunStarted?: (event: MapRunStartedEvent) => void;
   onItemDone?: (index: number, ok: boolean, stateName: string) => void;
   /**
-   * Called when a Lambda task's handler returns (not for the Seek function, which runs once per chunk
-   * and round: see `onItemDone`): the function's name (`prepare`, `reason`, … as in
-   * `ExtAgentsStack.functions`; `SurveyPrepare`, `SurveySteps`, `SurveyAssemble`), its event and result.
+   * Called when a Lambda task's handler is called (the state entered its task): the function's name
+   * (`prepare`, `seek`, `reason`, `synchronize`, `finalize` as in `ExtAgentsStack.functions`;
+   * `SurveyPrepare`, `SurveySteps`, `SurveyAssemble`) and its event.
+   */
+  onTaskStarted?: (functionName: string, event: unknown) => void;
+  /**
+   * Called when a Lambda task's handler returns (not when it throws): the function's name (as for
+   * `onTaskStarted`; `seek` once per chunk and round, beside `onItemDone`), its event and result.
    */
   onTaskDone?: (functionName: string, event: unknown, result: unknown) => void;
   signal?: AbortSignal;
@@ -215,13 +220,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const preparedFor = (definition: AslDefinition, callbacks: ExecutionCallbacks): PreparedExecution => {
       const byArn: Record<string, LocalLambdaHandler> = {};
-      const onTaskDone = callbacks.onTaskDone;
+      const { onTaskStarted, onTaskDone } = callbacks;
       for (const { name, arn, handler } of bound) {
         byArn[arn] =
-          onTaskDone && name !== 'seek'
+          onTaskStarted || onTaskDone
             ? async (event) => {
+                onTaskStarted?.(name, event);
                 const result = await handler(event);
-                onTaskDone(name, event, result);
+                onTaskDone?.(name, event, result);
                 return result;
               }
             : handler;

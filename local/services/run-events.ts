@@ -1,9 +1,12 @@
 /**
  * Live events of a run for `GET /v1/runs/{runId}/events` (server-sent events, local server only;
- * the deployed API keeps polling `GET /v1/runs/{runId}`). Events come from the workflow itself: the
- * local engine's Distributed Map callbacks (chunks done and failed per round, as they happen) and
- * reads of the run table and bucket (messages per round, KAR steps, the status and result), polled
- * every {@link POLL_MS} while someone listens.
+ * the deployed API keeps polling `GET /v1/runs/{runId}`). The events are those of shared/progress.ts,
+ * the one vocabulary of the CLI's progress and the library's `onProgress`: the SSE `event:` is an
+ * event's `type`, `data:` its other members. For a run this server runs, they come from the run's
+ * progress tracker (local/engine/run-progress.ts: the workflow's tasks and Distributed Map items as
+ * they happen); for any other run (a `job`'s, an `ask`'s, one of an earlier server process) from reads
+ * of the run table and bucket (`getRun`: rounds sought, messages per round, KAR steps, the status and
+ * result), polled every {@link POLL_MS} while someone listens.
  *
  * Each run has one event log in memory, numbered from 1; an event's SSE id is `<epoch>.<run>.<n>`,
  * where the epoch names this server process and `run` the run (12 hex digits of SHA-256 of its id).
@@ -14,11 +17,12 @@
  * by its `seq`, the run's status). A finished run's stream always ends with its `end` event: an id
  * at or past it gets `end` again.
  *
- * Event types (the `event:` field; `data:` is one JSON object):
- * - `status`: `{runId, status, phase, question, chunks, tokens}` on every change of status or phase;
- * - `seek`: `{round, done, failed, total, messages}` chunks sought (done), failed permanently, of
- *   `total`, and messages found in that round;
- * - `sync`: `{round}` the pool of rounds 1..round was synchronized and round+1 starts;
+ * Event types (the `event:` field; `data:` is one JSON object; shared/progress.ts has every member):
+ * - `status`: `{runId, status, phase, question, chunks, tokens, round?, k?}` on every change of
+ *   status or phase (preparing, seeking, synchronizing, reasoning, answering, finalizing, finished);
+ * - `seek`: `{round, done, failed, total, messages, etaMs, speculative?}` chunks sought (done), failed
+ *   permanently, of `total`, messages found in that round, the time left (ms; null when unknown);
+ * - `sync`: `{round, messages?}` the pool of rounds 1..round was synchronized and round+1 starts;
  * - `kar`: one KAR step `{seq, round, k, messagesUsed, evidenceTokens, outcome, forced?}`;
  * - `end`: `{status, answer?, answerable?, error?}`, last; the stream closes after it.
  */
@@ -26,6 +30,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { ApiCore } from '../../shared/api/core';
 import type { RunStatus } from '../../shared/api/schemas';
 import type { MessageStore } from '../../shared/ports';
+import { progressEventKey, type RunProgressEvent } from '../../shared/progress';
+import type { RunProgressTracker } from '../engine/run-progress';
 
 /** Pause between two reads of a run's state while a stream is open, ms. */
 export const POLL_MS = 250;
@@ -36,16 +42,10 @@ const MAX_LOGS = 200;
 export interface RunEvent {
   /** `<epoch>.<run tag>.<n>`, n from 1 (see {@link runEventTag}). */
   id: string;
-  type: 'status' | 'seek' | 'sync' | 'kar' | 'end';
+  /** The progress event's `type` (shared/progress.ts). */
+  type: Exclude<RunProgressEvent['type'], 'info'>;
+  /** The progress event's other members. */
   data: Record<string, unknown>;
-}
-
-/** Live Distributed Map counters of one running run, from the engine's callbacks. */
-interface LiveRound {
-  round: number;
-  done: number;
-  failed: number;
-  total: number;
 }
 
 interface RunLog {
@@ -67,38 +67,34 @@ export interface RunEventSources {
 }
 
 /**
- * The event logs of the runs of one server, fed by the engine's callbacks ({@link mapStarted},
- * {@link itemDone}) and by reads of the run's state while a client listens.
+ * The event logs of the runs of one server, fed by the progress trackers of the runs it runs
+ * ({@link track}) and by reads of the run's state while a client listens.
  */
 export class RunEventHub {
   /** This process's epoch in event ids (12 hex digits). */
   readonly epoch = randomBytes(6).toString('hex');
-  private readonly live = new Map<string, LiveRound>();
+  /** The progress trackers of the runs this server ran, kept after their end (as many as the logs). */
+  private readonly trackers = new Map<string, RunProgressTracker>();
   private readonly logs = new Map<string, RunLog>();
   private closed = false;
 
   constructor(private readonly sources: RunEventSources) {}
 
-  /** Engine callback: a Distributed Map run of `runId` started (one per seeking round). */
-  mapStarted(runId: string, totalItems: number): void {
-    const previous = this.live.get(runId);
-    this.live.set(runId, { round: (previous?.round ?? 0) + 1, done: 0, failed: 0, total: totalItems });
+  /** The run `runId` starts in this server: its events come from `tracker` (which calls {@link changed}). */
+  track(runId: string, tracker: RunProgressTracker): void {
+    this.trackers.delete(runId);
+    this.trackers.set(runId, tracker);
+    while (this.trackers.size > MAX_LOGS) this.trackers.delete(this.trackers.keys().next().value as string);
     this.poke(runId);
   }
 
-  /** Engine callback: one chunk of the current round ended (`ok` false: failed after its retries). */
-  itemDone(runId: string, ok: boolean): void {
-    const live = this.live.get(runId);
-    if (!live) return;
-    live.done += 1;
-    if (!ok) live.failed += 1;
+  /** A tracker emitted an event of `runId` (read it soon). */
+  changed(runId: string): void {
     this.poke(runId);
   }
 
-  /** Engine callback: the execution of `runId` ended (its counters are no longer needed once read). */
+  /** The execution of `runId` ended (its status is read from now on; its tracker's last counts are kept). */
   executionEnded(runId: string): void {
-    // From now on the stored result has the final counts (failures included).
-    this.live.delete(runId);
     this.poke(runId);
   }
 
@@ -186,42 +182,59 @@ export class RunEventHub {
   /** Read the run's state and append the events of what changed. */
   private async read(runId: string, log: RunLog): Promise<void> {
     const status = await this.sources.getRun(runId, { principal: 'local', baseUrl: '' });
-    const append = (type: RunEvent['type'], key: string, data: Record<string, unknown>): void => {
+    const append = (event: RunProgressEvent, key: string): void => {
+      if (event.type === 'info') return;
+      const { type, ...data } = event;
       const json = JSON.stringify(data);
       if (log.sent.get(key) === json) return;
       log.sent.set(key, json);
       log.events.push({ id: `${this.epoch}.${runEventTag(runId)}.${log.events.length + 1}`, type, data });
     };
+    const running = status.status === 'RUNNING';
+    const tracked = this.trackers.get(runId)?.current();
     const { progress } = status;
-    const statusData = { runId, status: status.status, phase: progress.phase, question: status.question ?? null, chunks: progress.chunks, tokens: progress.tokens };
-    // While running the status leads; once finished it follows the last counts and steps, before `end`.
-    if (status.status === 'RUNNING') append('status', 'status', statusData);
-    const live = this.live.get(runId);
+    const stored: RunProgressEvent = { type: 'status', runId, status: status.status, phase: progress.phase, question: status.question ?? null, chunks: progress.chunks, tokens: progress.tokens };
+    if (running && tracked) {
+      // The tracker's events in the order they last changed, the status first in a new log.
+      const first = log.events.length === 0 ? tracked.find((e) => e.type === 'status') : undefined;
+      if (first) append(first, 'status');
+      for (const event of tracked) if (event.type !== 'end') append(event, progressEventKey(event));
+    } else {
+      // While running the status leads; once finished it follows the last counts and steps, before `end`.
+      if (running) append(stored, 'status');
+      for (const event of tracked ?? (await this.storedEvents(runId, status))) if (event.type !== 'status' && event.type !== 'end') append(event, progressEventKey(event));
+    }
+    if (!running) {
+      append(stored, 'status');
+      const result = status.result;
+      append(
+        {
+          type: 'end',
+          status: status.status,
+          ...(result && { answer: result.answer, answerable: result.answerable }),
+          ...(status.error && { error: status.error }),
+        },
+        'end',
+      );
+      log.ended = true;
+    }
+  }
+
+  /** The progress events of a run this server does not track, from its stored state (`getRun`, the pool per round). */
+  private async storedEvents(runId: string, status: RunStatus): Promise<RunProgressEvent[]> {
+    const events: RunProgressEvent[] = [];
     let before = 0;
-    const rounds = [...progress.rounds];
-    // A round whose Map has started before any of its chunks was recorded.
-    if (live && status.status === 'RUNNING' && live.round > (rounds.at(-1)?.round ?? 0)) rounds.push({ round: live.round, sought: 0, total: live.total });
-    for (const round of rounds) {
+    for (const round of status.progress.rounds) {
       const pool = await this.sources.store.poolSize(runId, round.round);
-      const isLive = live !== undefined && live.round === round.round;
-      const failed = isLive ? live.failed : failedIn(status, round.round);
-      const done = isLive ? Math.max(live.done, round.sought) : round.sought;
-      if (round.round > 1) append('sync', `sync:${round.round - 1}`, { round: round.round - 1 });
-      append('seek', `seek:${round.round}`, { round: round.round, done, failed, total: round.total, messages: pool - before });
+      if (round.round > 1) events.push({ type: 'sync', round: round.round - 1 });
+      const failed = failedIn(status, round.round);
+      // `done`: chunks that ended, sought or failed for good.
+      const done = Math.min(round.total, round.sought + failed);
+      events.push({ type: 'seek', round: round.round, done, failed, total: round.total, messages: pool - before, etaMs: done >= round.total ? 0 : null });
       before = pool;
     }
-    for (const step of progress.karSteps) append('kar', `kar:${step.seq}`, { ...step });
-    if (status.status !== 'RUNNING') {
-      append('status', 'status', statusData);
-      const result = status.result;
-      append('end', 'end', {
-        status: status.status,
-        ...(result && { answer: result.answer, answerable: result.answerable }),
-        ...(status.error && { error: status.error }),
-      });
-      log.ended = true;
-      this.live.delete(runId);
-    }
+    for (const step of status.progress.karSteps) events.push({ type: 'kar', ...step });
+    return events;
   }
 }
 

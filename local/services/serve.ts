@@ -41,6 +41,8 @@ import { ApiCore } from '../../shared/api/core';
 import { modelPricing } from '../../models';
 import { RunIdSchema } from '../../shared/pipeline/state';
 import { formatSse, RunEventHub } from './run-events';
+import { RunProgressTracker } from '../engine/run-progress';
+import { LOCAL_CORPUS_ID_PREFIX } from '../engine/runs';
 import { recordWebRun, serveStatic, WebEndpoints } from './web';
 import { MAX_BODY_BYTES, MAX_FILE_BYTES } from '../../shared/api/schemas';
 import { MAX_LAST_EVENT_ID_CHARS } from '../../shared/api/openapi';
@@ -203,13 +205,13 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
   const launcher = new LocalExecutions({
     execute: async (input, signal) => {
       await recordWebRun(stack.blobs, input, new Date());
+      // The run's progress events (local/engine/run-progress.ts), which the event hub streams.
+      const tracker = new RunProgressTracker({ runId: input.runId, question: input.question, store: stack.store, blobs: stack.blobs, emit: () => events.changed(input.runId) });
+      events.track(input.runId, tracker);
       try {
-        return await stack.execute(input, {
-          signal,
-          onMapRunStarted: (event) => events.mapStarted(input.runId, event.totalItems),
-          onItemDone: (_index, ok) => events.itemDone(input.runId, ok),
-        });
+        return await stack.execute(input, { signal, ...tracker.callbacks });
       } finally {
+        await tracker.flush();
         events.executionEnded(input.runId);
       }
     },
@@ -734,14 +736,17 @@ class LocalIngestion {
    * Queue the ingestion of every corpus with a file that its summary does not list at its current
    * size: what a server stopped (or killed) in the middle of ingesting, or stopped before it could
    * ingest an upload, left undone. The upload trigger's queue keeps such events in AWS; locally this
-   * runs at every start.
+   * runs at every start. The content-addressed corpora of `ask` (`corpora/local-<content hash>/`,
+   * local/engine/run.ts) are not among them: nobody uploads into them, their files never change (the
+   * id is their content's hash) and no ingestion was asked for them (`ask`'s Prepare caches their
+   * chunks itself).
    * @returns the corpus ids queued.
    */
   async resumeStale(): Promise<string[]> {
     const byCorpus = new Map<string, Array<{ key: string; size: number }>>();
     for (const object of await this.blobs.list(CORPORA_PREFIX)) {
       const id = object.key.slice(CORPORA_PREFIX.length).split('/')[0];
-      if (!CorpusIdSchema.safeParse(id).success || object.key === `${CORPORA_PREFIX}${id}`) continue;
+      if (!CorpusIdSchema.safeParse(id).success || object.key === `${CORPORA_PREFIX}${id}` || id.startsWith(LOCAL_CORPUS_ID_PREFIX)) continue;
       byCorpus.set(id, [...(byCorpus.get(id) ?? []), object]);
     }
     const queued: string[] = [];

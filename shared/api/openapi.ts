@@ -11,6 +11,7 @@ import { PROBLEM_CONTENT_TYPE } from './problem';
 import { API_ROUTES, type RouteSpec } from './routes';
 import { exactlyOneJsonSchemaOverride } from '../validation';
 import { API_VERSION, requestRegistry, responseRegistry } from './schemas';
+import { RUN_EVENT_REQUIRED, RUN_EVENT_TYPES, RUN_PHASES } from '../progress';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -156,18 +157,20 @@ const RUN_EVENT_SCHEMA: JsonObject = {
   required: ['event', 'data'],
   properties: {
     id: { type: 'string', pattern: '^[0-9a-f]{12}\\.[0-9a-f]{12}\\.[1-9][0-9]*$', description: '`<epoch>.<run>.<n>`: the server process, a 12-hex-digit tag of the run, the event number from 1.' },
-    event: { type: 'string', enum: ['status', 'seek', 'sync', 'kar', 'end'] },
+    event: { type: 'string', enum: [...RUN_EVENT_TYPES], description: 'The progress event\'s `type` (shared/progress.ts; the vocabulary of the CLI\'s progress and the library\'s onProgress).' },
     data: { type: 'string', description: 'One JSON object; its members depend on `event` (docs/API.md, "Live events").' },
     retry: { type: 'integer', minimum: 0 },
   },
-  oneOf: [
-    { properties: { event: { const: 'status' }, data: eventData(['runId', 'status', 'phase', 'question', 'chunks', 'tokens']) } },
-    { properties: { event: { const: 'seek' }, data: eventData(['round', 'done', 'failed', 'total', 'messages']) } },
-    { properties: { event: { const: 'sync' }, data: eventData(['round']) } },
-    { properties: { event: { const: 'kar' }, data: eventData(['seq', 'round']) } },
-    { properties: { event: { const: 'end' }, data: eventData(['status'], { status: { type: 'string' } }) } },
-  ],
-  examples: [{ id: '3f9a0c1d2e4b.8c1e5a7b9d20.7', event: 'seek', data: '{"round":1,"done":12,"failed":0,"total":40,"messages":3}' }],
+  oneOf: RUN_EVENT_TYPES.map((type) => ({
+    properties: {
+      event: { const: type },
+      data: eventData([...RUN_EVENT_REQUIRED[type]], {
+        ...(type === 'status' && { phase: { type: 'string', enum: [...RUN_PHASES] } }),
+        ...(type === 'end' && { status: { type: 'string' } }),
+      }),
+    },
+  })),
+  examples: [{ id: '3f9a0c1d2e4b.8c1e5a7b9d20.7', event: 'seek', data: '{"round":1,"done":12,"failed":0,"total":40,"messages":3,"etaMs":41000}' }],
 };
 
 /**
@@ -181,7 +184,7 @@ function runEventsOperation(): JsonObject {
     '200': {
       description:
         'A text/event-stream (server-sent events). Each event has `id: <epoch>.<run>.<n>` (the server process, a 12-hex-digit tag of the run, the event number from 1), `event:` one of `status`, `seek`, `sync`, `kar`, `end`, ' +
-        'and `data:` one JSON object (docs/API.md, "Live events"). A finished run\'s stream always ends with `end`; the stream closes after it.',
+        'and `data:` one JSON object (docs/API.md, "Live events"): the progress events of the CLI and the library\'s onProgress, `event:` their `type`. A finished run\'s stream always ends with `end`; the stream closes after it.',
       content: { 'text/event-stream': { schema: RUN_EVENT_SCHEMA } },
     },
     '400': problemResponse(PROBLEM_DESCRIPTIONS[400]),

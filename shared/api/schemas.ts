@@ -15,6 +15,7 @@ import { CorpusIdSchema, CorpusRefSchema, keyLike } from '../corpus';
 import { QuestionSchema, RunIdSchema } from '../pipeline/state';
 import type { ChunkFailure, Citation, KarStep, Message, RetryReport, RunResult, SkippedDocument } from '../types';
 import { EXECUTION_STATUSES } from '../executions';
+import { RUN_PHASES } from '../progress';
 
 /** Schema metadata of the registries below: the component name in the OpenAPI document. */
 export interface SchemaMeta {
@@ -343,7 +344,11 @@ export type CreateRunResponse = z.infer<typeof CreateRunResponseSchema>;
 
 /** Progress of a run while (and after) it runs. */
 export const RunProgressSchema = z.object({
-  phase: z.enum(['preparing', 'seeking', 'reasoning', 'finished']),
+  phase: z
+    .enum(RUN_PHASES)
+    .describe(
+      'What the run is doing (the phases of the progress events, docs/API.md "Live events"); read from the stored run: preparing, seeking, reasoning or finished (the live events of `extagents serve` also say synchronizing, answering and finalizing)',
+    ),
   chunks: z.number().int().nullable().describe('Chunks of the corpus; null until Prepare is done'),
   tokens: z.number().int().nullable().describe('Tokens of all chunks; null until Prepare is done'),
   rounds: z

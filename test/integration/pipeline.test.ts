@@ -50,7 +50,7 @@ describe('pipelined rounds (pipelineRounds)', () => {
       stateDir: path.join(dir, `state-${pipelineRounds}`),
       model: withLatency(twoHopAnsweringModel(), latency, calls),
       onProgress: (p) => {
-        if (p.phase === 'seek') seekRounds.add(`${p.round}${p.speculative ? ' speculative' : ''}`);
+        if (p.type === 'seek') seekRounds.add(`${p.round}${p.speculative ? ' speculative' : ''}`);
       },
     });
     return { result, calls, seekRounds: [...seekRounds] };
@@ -177,7 +177,7 @@ describe('pipelined rounds (pipelineRounds)', () => {
         stateDir: path.join(dir, stateDir),
         model,
         onProgress: (p) => {
-          const label = p.phase === 'seek' ? `${p.round}${p.speculative ? ' speculative' : ''}` : undefined;
+          const label = p.type === 'seek' ? `${p.round}${p.speculative ? ' speculative' : ''}` : undefined;
           if (label !== undefined && seekings[seekings.length - 1] !== label) seekings.push(label);
         },
       });

@@ -62,7 +62,7 @@ describe('resuming a local run with the same run id', () => {
       stateDir,
       runId: 'r1',
       model: second,
-      onProgress: (p: LocalProgress) => p.phase === 'info' && infos.push(p.message),
+      onProgress: (p: LocalProgress) => p.type === 'info' && infos.push(p.message),
     });
 
     // Assert: only the other chunks were sought; one message per chunk, none lost or doubled

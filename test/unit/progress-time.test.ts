@@ -1,7 +1,7 @@
-/** The progress bars' time format: cli-progress's own, but "--" for an ETA not known yet (not "NFs"). */
+/** The progress bars' time format: cli-progress's own, but "--" for an ETA not known yet (not "NFs"); the lines' time left. */
 import { Presets, SingleBar } from 'cli-progress';
 import { Writable } from 'node:stream';
-import { formatProgressTime } from '../../local/cli/progress-time';
+import { formatDurationMs, formatProgressTime } from '../../local/cli/progress-time';
 
 describe('formatProgressTime', () => {
   it('shows an unknown ETA as -- and known ones as cli-progress does', () => {
@@ -19,5 +19,15 @@ describe('formatProgressTime', () => {
     bar.stop();
     expect(written).toContain('ETA --');
     expect(written).not.toContain('NFs');
+  });
+});
+
+describe('formatDurationMs', () => {
+  it('says a time left in seconds, minutes and seconds, or hours and minutes', () => {
+    expect(formatDurationMs(0)).toBe('0s');
+    expect(formatDurationMs(44_600)).toBe('45s');
+    expect(formatDurationMs(185_000)).toBe('3m05s');
+    expect(formatDurationMs(3_720_000)).toBe('1h02m');
+    expect(formatDurationMs(-5)).toBe('0s');
   });
 });

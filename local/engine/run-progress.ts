@@ -1,0 +1,231 @@
+/**
+ * The progress events of one local question-answering run (shared/progress.ts), made from the
+ * workflow as the local engine runs it: the Lambda tasks as they start and end (Prepare, each Seek,
+ * each Reason — a KAR step, or the best-effort answer —, Synchronize, Finalize) and the Distributed
+ * Map's items, with a few reads of the run's own state for what a task's result does not carry (a KAR
+ * step's messages and tokens, the synchronized snapshot's size, the run's token count, a round's
+ * messages once it is done). One tracker per execution; `ask` (local/engine/run.ts, the library's
+ * `onProgress` and the CLI) and `serve` (its server-sent events, local/services/run-events.ts) use it
+ * alike.
+ *
+ * Events are emitted in the order their causes happened: every emission goes through one queue, so
+ * an event that needs a read (a KAR step) is never overtaken by a later one.
+ */
+import type { BlobStore, MessageStore } from '../../shared/ports';
+import { runRecordKey, syncKey } from '../../shared/pipeline/layout';
+import type { ReasonEvent, SeekEvent, SeekOutcome, WorkflowState } from '../../shared/pipeline/state';
+import {
+  estimateRemainingMs,
+  progressEventKey,
+  type RunEndEvent,
+  type RunKarEvent,
+  type RunPhase,
+  type RunProgressEvent,
+  type RunSeekEvent,
+  type RunStatusEvent,
+  type RunSyncEvent,
+} from '../../shared/progress';
+import type { ExecutionCallbacks } from './stack';
+
+/** The Distributed Map state of a speculative round (infra/extagents-workflow.ts `STATE_NAMES.SpeculativeSeekChunks`). */
+const SPECULATIVE_SEEK_CHUNKS = 'SpeculativeSeekChunks';
+
+/** Options of {@link RunProgressTracker}. */
+export interface RunProgressTrackerOptions {
+  runId: string;
+  question: string;
+  /** The run table: KAR steps and pool sizes are read from it. */
+  store: Pick<MessageStore, 'getSteps' | 'poolSize'>;
+  /** The bucket: the run record (tokens) and synchronization snapshots are read from it. */
+  blobs: Pick<BlobStore, 'getText'>;
+  /** Gets every event, in order. */
+  emit: (event: RunProgressEvent) => void;
+  /** Clock, ms (tests). @default Date.now */
+  now?: () => number;
+}
+
+/** A round's seeking counts, and what its ETA needs. */
+interface RoundState {
+  event: RunSeekEvent;
+  /** When its Map started, ms. */
+  startedAt: number;
+  /** Chunks that ended at once, sought before this execution (a resumed run): left out of the pace. */
+  skipped: number;
+}
+
+/**
+ * Follows one execution through {@link RunProgressTracker.callbacks} and emits its progress events;
+ * {@link RunProgressTracker.current} is the state so far as events (what `serve` streams).
+ */
+export class RunProgressTracker {
+  private status: RunStatusEvent;
+  private readonly rounds = new Map<number, RoundState>();
+  /** The round each running Distributed Map seeks, by state name. */
+  private readonly mapRounds = new Map<string, number>();
+  /** The latest event emitted of each key, in the order of their latest emission. */
+  private readonly latest = new Map<string, RunProgressEvent>();
+  private queue: Promise<void> = Promise.resolve();
+  private readonly now: () => number;
+
+  constructor(private readonly options: RunProgressTrackerOptions) {
+    this.now = options.now ?? Date.now;
+    this.status = { type: 'status', runId: options.runId, status: 'RUNNING', phase: 'preparing', question: options.question.trim(), chunks: null, tokens: null };
+  }
+
+  /** The engine's callbacks of the execution (local/engine/stack.ts `execute`). */
+  readonly callbacks: Required<Pick<ExecutionCallbacks, 'onTaskStarted' | 'onTaskDone' | 'onMapRunStarted' | 'onItemDone'>> = {
+    onTaskStarted: (name, event) => {
+      if (name === 'prepare') this.setStatus({ phase: 'preparing' });
+      else if (name === 'reason') {
+        const { state, force } = event as ReasonEvent;
+        this.setStatus({ phase: force ? 'answering' : 'reasoning', round: state.round, k: state.k });
+      } else if (name === 'synchronize') this.setStatus({ phase: 'synchronizing', round: (event as WorkflowState).round });
+      else if (name === 'finalize') this.setStatus({ phase: 'finalizing' });
+    },
+    onTaskDone: (name, event, result) => {
+      if (name === 'prepare') this.prepared(result as WorkflowState);
+      else if (name === 'seek') this.sought(event as SeekEvent, result as SeekOutcome);
+      else if (name === 'reason') this.reasoned(event as ReasonEvent, result as WorkflowState);
+      else if (name === 'synchronize') this.synchronized(event as WorkflowState, result as WorkflowState);
+    },
+    onMapRunStarted: (event) => {
+      // The map's input is the workflow state: its round (a speculative round's, or round r+1 sought
+      // again after its speculative seeking failed).
+      const inputRound = (event.input as { round?: unknown } | null)?.round;
+      const round = typeof inputRound === 'number' ? inputRound : Math.max(0, ...this.rounds.keys()) + 1;
+      const speculative = event.stateName === SPECULATIVE_SEEK_CHUNKS;
+      this.mapRounds.set(event.stateName, round);
+      const seek: RunSeekEvent = { type: 'seek', round, done: 0, failed: 0, total: event.totalItems, messages: 0, etaMs: event.totalItems === 0 ? 0 : null, ...(speculative && { speculative }) };
+      this.rounds.set(round, { event: seek, startedAt: this.now(), skipped: 0 });
+      // A speculative round is sought beside round r's KAR steps, which stay what the run is doing.
+      if (!speculative) this.setStatus({ phase: 'seeking', round });
+      this.push(seek);
+    },
+    onItemDone: (_index, ok, stateName) => {
+      const round = this.mapRounds.get(stateName);
+      const state = round === undefined ? undefined : this.rounds.get(round);
+      if (!state) return;
+      const seek = state.event;
+      seek.done += 1;
+      if (!ok) seek.failed += 1;
+      seek.etaMs = estimateRemainingMs({ elapsedMs: this.now() - state.startedAt, measured: seek.done - state.skipped, done: seek.done, total: seek.total });
+      this.push(seek);
+      // Chunks sought before this execution (a resumed run) found messages this one did not see: the
+      // round's count is read once it is done.
+      if (seek.done === seek.total) this.later(async () => {
+        const messages = (await this.options.store.poolSize(this.options.runId, seek.round)) - (seek.round > 1 ? await this.options.store.poolSize(this.options.runId, seek.round - 1) : 0);
+        if (messages === seek.messages) return undefined;
+        seek.messages = messages;
+        return { ...seek };
+      });
+    },
+  };
+
+  /**
+   * The run's state so far as events: the latest event of each key (`progressEventKey`: the status,
+   * each round's seeking counts, each synchronization and KAR step, the end), in the order of their
+   * latest emission, `info` events left out.
+   */
+  current(): RunProgressEvent[] {
+    return [...this.latest.values()].map((event) => ({ ...event }));
+  }
+
+  /**
+   * The execution ended: `status` (finished) and `end`, after every event before them.
+   * @param end the run's status and answer (SUCCEEDED) or error.
+   */
+  end(end: Omit<RunEndEvent, 'type'>): void {
+    this.setStatus({ phase: 'finished', status: end.status });
+    this.push({ type: 'end', ...end });
+  }
+
+  /** Resolves once every event so far was emitted (the reads they wait for done or failed). */
+  flush(): Promise<void> {
+    return this.queue;
+  }
+
+  private setStatus(change: { phase: RunPhase; round?: number; k?: number; status?: RunStatusEvent['status'] }): void {
+    const { round: _round, k: _k, ...rest } = this.status;
+    const status = { ...rest, ...change };
+    this.status = status;
+    // The corpus's size as known when the event is emitted (the run record's tokens are read after Prepare).
+    this.queue = this.queue.then(() => this.send({ ...status, chunks: this.status.chunks, tokens: this.status.tokens }));
+  }
+
+  private prepared(state: WorkflowState): void {
+    this.status = { ...this.status, chunks: state.chunks };
+    this.later(async () => {
+      const record = JSON.parse(await this.options.blobs.getText(runRecordKey(this.options.runId))) as { tokens?: unknown };
+      if (typeof record.tokens === 'number') this.status = { ...this.status, tokens: record.tokens };
+      return undefined;
+    });
+  }
+
+  private sought(event: SeekEvent, outcome: SeekOutcome): void {
+    const state = this.rounds.get(event.round);
+    if (!state) return;
+    if (outcome.outcome === 'message') state.event.messages += 1;
+    else if (outcome.outcome === 'already-done') state.skipped += 1;
+  }
+
+  private reasoned(event: ReasonEvent, state: WorkflowState): void {
+    // No step is recorded when the pool is empty (the round refuses at once).
+    if (state.seq <= event.state.seq) return;
+    this.later(async () => {
+      const step = (await this.options.store.getSteps(this.options.runId)).find((s) => s.seq === state.seq);
+      if (!step) return undefined;
+      const kar: RunKarEvent = {
+        type: 'kar',
+        seq: step.seq,
+        round: step.round,
+        k: step.k,
+        messagesUsed: step.messagesUsed,
+        evidenceTokens: step.evidenceTokens,
+        outcome: step.outcome,
+        ...(step.forced !== undefined && { forced: step.forced }),
+      };
+      return kar;
+    });
+  }
+
+  private synchronized(before: WorkflowState, after: WorkflowState): void {
+    this.later(async () => {
+      const snapshot = JSON.parse(await this.options.blobs.getText(syncKey(this.options.runId, after.round))) as unknown;
+      const sync: RunSyncEvent = { type: 'sync', round: before.round, ...(Array.isArray(snapshot) && { messages: snapshot.length }) };
+      return sync;
+    });
+  }
+
+  /** Emit a copy of `event` after every event before it. */
+  private push(event: RunProgressEvent): void {
+    const copy = { ...event };
+    this.queue = this.queue.then(() => this.send(copy));
+  }
+
+  /** A consumer that throws loses that event, never the run nor the events after it. */
+  private send(event: RunProgressEvent): void {
+    if (event.type !== 'info') {
+      const key = progressEventKey(event);
+      this.latest.delete(key); // to the end: the order of the latest emissions
+      this.latest.set(key, event);
+    }
+    try {
+      this.options.emit(event);
+    } catch {
+      // ignored: see above
+    }
+  }
+
+  /** Run `read` after every event before it, and emit what it returns (nothing when it fails: progress never fails a run). */
+  private later(read: () => Promise<RunProgressEvent | undefined>): void {
+    this.queue = this.queue.then(async () => {
+      let event: RunProgressEvent | undefined;
+      try {
+        event = await read();
+      } catch {
+        return;
+      }
+      if (event) this.send({ ...event });
+    });
+  }
+}

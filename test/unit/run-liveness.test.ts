@@ -1,0 +1,58 @@
+/**
+ * Telling a running `ask` from an interrupted one (local/engine/run-heartbeat.ts): a heartbeat is live
+ * while it is fresh and, on this host, its process runs; and what `runs show` says of each
+ * (local/cli/runs-command.ts `describeUnfinished`).
+ */
+import { spawnSync } from 'node:child_process';
+import os from 'node:os';
+import { describeUnfinished } from '../../local/cli/runs-command';
+import { isLive, STALE_MS, type RunHeartbeat } from '../../local/engine/run-heartbeat';
+import type { StoredRun } from '../../local/engine/runs';
+
+const now = new Date('2026-12-03T12:00:00Z');
+const ago = (ms: number): string => new Date(now.getTime() - ms).toISOString();
+/** The pid of a process that has ended. */
+const deadPid = (): number => spawnSync(process.execPath, ['-e', '0']).pid as number;
+
+describe('isLive', () => {
+  it('is true for a fresh heartbeat of a process that runs here, or of another host', () => {
+    expect(isLive({ pid: process.pid, host: os.hostname(), heartbeatAt: ago(1000) }, now)).toBe(true);
+    expect(isLive({ pid: 1, host: `not-${os.hostname()}`, heartbeatAt: ago(1000) }, now)).toBe(true);
+  });
+
+  it('is false once the process is gone (killed) or the heartbeat is stale (the pid may be another process now)', () => {
+    expect(isLive({ pid: deadPid(), host: os.hostname(), heartbeatAt: ago(1000) }, now)).toBe(false);
+    expect(isLive({ pid: process.pid, host: os.hostname(), heartbeatAt: ago(STALE_MS + 1) }, now)).toBe(false);
+    expect(isLive({ pid: 1, host: `not-${os.hostname()}`, heartbeatAt: ago(STALE_MS + 1) }, now)).toBe(false);
+    expect(isLive({ pid: process.pid, host: os.hostname(), heartbeatAt: 'garbled' }, now)).toBe(false);
+  });
+});
+
+describe('runs show of a run without a result', () => {
+  const heartbeat: RunHeartbeat = {
+    pid: 4242,
+    host: 'h',
+    startedAt: '2026-12-03T11:50:00.000Z',
+    heartbeatAt: ago(4000),
+    status: { type: 'status', runId: 'r1', status: 'RUNNING', phase: 'seeking', question: 'q?', chunks: 40, tokens: 9000, round: 2 },
+    seek: { type: 'seek', round: 2, done: 10, failed: 1, total: 40, messages: 3, etaMs: 185_000 },
+  };
+  const run = (extra: Partial<StoredRun>): StoredRun => ({ runId: 'r1', question: 'q?', chunks: 40, status: 'ABORTED', bytes: 1, ...extra });
+
+  it('says running, in which process, since when and what it does', () => {
+    expect(describeUnfinished(run({ status: 'RUNNING', live: { state: 'running', heartbeat } }), now)).toBe(
+      'run r1: running in process 4242 since 2026-12-03 11:50:00 UTC: round 2 seeking agents: 10/40 chunks (3 messages, 1 failed, ETA 3m05s) (last heartbeat 4 s ago; 40 chunks; question: q?)',
+    );
+    const reasoning = { ...heartbeat, status: { ...heartbeat.status!, phase: 'reasoning' as const, k: 4 } };
+    expect(describeUnfinished(run({ status: 'RUNNING', live: { state: 'running', heartbeat: reasoning } }), now)).toMatch(/: round 2: KAR step with k=4 /);
+    // a served or job run (an execution record, no heartbeat)
+    expect(describeUnfinished(run({ status: 'RUNNING' }), now)).toBe('run r1: running, no result yet (40 chunks; question: q?)');
+  });
+
+  it('says interrupted, when and where, and how to resume; else that it stopped', () => {
+    expect(describeUnfinished(run({ live: { state: 'interrupted', heartbeat } }), now)).toBe(
+      `run r1: interrupted: its process 4242 stopped after ${ago(4000).slice(0, 19).replace('T', ' ')} UTC, at round 2 seeking agents: 10/40 chunks (3 messages, 1 failed, ETA 3m05s); no result (40 chunks; question: q?); resume it with 'extagents ask ... --run-id r1'`,
+    );
+    expect(describeUnfinished(run({}), now)).toBe("run r1: no result (it stopped before it ended; 40 chunks; question: q?); resume it with 'extagents ask ... --run-id r1'");
+  });
+});
