@@ -288,6 +288,12 @@ export const RunResultSchema = z
     question: z.string(),
     answer: z.string().describe('The answer, or exactly "NO ANSWER"'),
     answerable: z.boolean(),
+    answerBasis: z
+      .string()
+      .optional()
+      .describe(
+        'What the answer (or refusal) is when no language model wrote it: the offline extractive reader\'s "extractive: a sentence chosen by word overlap, covering 72% of the question\'s weighted words (it answers from 50%)"',
+      ),
     citations: z.array(CitationSchema),
     trace: z.array(KarStepSchema).describe('One entry per knowledge-accumulating reasoning step'),
     usage: UsageSchema,
