@@ -154,7 +154,7 @@ describe('precedence on the command line: flag > environment > file > built-in',
     const result = await run('ask', '-c', path.join(dir, 'town'), '-q', 'x');
 
     expect(result.status).toBe(2);
-    expect(result.stderr.split('\n')[0]).toBe(`extagents: ${process.env.EXTAGENTS_CONFIG}: "max-cost": --max-cost must be a number 0-1000000 (decimal digits only; got "-1")`);
+    expect(result.stderr.split('\n')[0]).toBe(`extagents: ${process.env.EXTAGENTS_CONFIG}: "max-cost": --max-cost must be a number 0-1000000; got -1, below 0`);
   });
 
   it('lists its variables in each command\'s --help, which a bad value does not stop', async () => {
