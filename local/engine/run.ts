@@ -31,6 +31,7 @@ import type { AgentModel, BlobStore } from '../../shared/ports';
 import { runRecordKey } from '../../shared/pipeline/layout';
 import { CorpusHasher, chunkCacheKey, hashCorpusObjects, IO_CONCURRENCY, type CorpusIngestion } from '../../shared/pipeline/ingest';
 import { LOCAL_CORPUS_ID_PREFIX, removeRun, runCorpusKey } from './runs';
+import { clearRefusal, recordRefusal } from './run-refusal';
 import type { RunRecord } from '../../shared/pipeline/run-record';
 import { RunIdSchema, parseEvent, type FinalizeOutput } from '../../shared/pipeline/state';
 import { corpusPrefix } from '../../shared/corpus';
@@ -111,6 +112,7 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
     const previous = await previousRun(stack, runId, request, options, contentHash);
     const prefix = await placeCorpus(stack.blobs, request.files, contentHash);
     await stack.blobs.put(runCorpusKey(runId), JSON.stringify({ prefix }), 'application/json');
+    await clearRefusal(request.stateDir, runId);
     if (previous === undefined) {
       report({ phase: 'info', runId, message: `run ${runId}: ${request.files.length} corpus file(s), model ${formatModelSpec(toModelSpec(request.modelSpec ?? 'extractive'))}` });
     } else {
@@ -155,8 +157,12 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
       output = (await execution) as FinalizeOutput;
     } catch (error) {
       // Refused before it began (Prepare wrote no run record: an empty corpus, a cost limit, bad
-      // input): a run with a generated id has nothing to resume, so its corpus copy goes too.
-      if (request.runId === undefined && !(await stack.blobs.exists(runRecordKey(runId)))) await removeRun(request.stateDir, runId).catch(() => undefined);
+      // input): a run with a generated id has nothing to resume, so its corpus copy goes too; one
+      // with its own id keeps why, for `runs show` (local/engine/run-refusal.ts).
+      if (!(await stack.blobs.exists(runRecordKey(runId)))) {
+        if (request.runId === undefined) await removeRun(request.stateDir, runId).catch(() => undefined);
+        else await recordRefusal(stack.blobs, runId, error);
+      }
       throw error;
     }
     return JSON.parse(await stack.blobs.getText(output.resultKey)) as RunResult;
