@@ -343,6 +343,9 @@ export class ExtractiveReader implements AgentModel {
    * order when the question asks for the earlier (or later) one (this assumes a corpus in
    * chronological order, as the State of the Union addresses are), otherwise the best-supported one.
    *
+   * A question asking who ("Who …", "By whom …") is answered only by sentences that name someone
+   * the question does not (a capitalised word that is not a number).
+   *
    * Otherwise it refuses: `answerable` false, `answer` exactly "NO ANSWER" (`NO_ANSWER`), no
    * citations, so that KAR widens k. With `force` it answers with the best-covering sentence anyway
    * (or the first message's evidence when nothing matches). `citedMessageIds` = the messages whose
@@ -384,6 +387,11 @@ export class ExtractiveReader implements AgentModel {
     }
     const support = this.assessSupport(analysis, candidates);
     const covers = `${percent(support.coverage)} of the question's weighted words`;
+    // A question asking who: word overlap found the topic, but an answer names someone.
+    const nobody = support.sufficient && ASKS_WHO.test(request.question) && !namesSomeone(support.sentences, analysis.query);
+    if (nobody && !request.force) {
+      return refuse(`${EXTRACTIVE_BASIS}: asked who, but the sentence(s) with the most word overlap (covering ${covers}) name no one the question does not`);
+    }
     if (support.sufficient) {
       const what = support.sentences.length === 1 ? 'a sentence' : `${support.sentences.length} sentences`;
       const rule = {
@@ -564,6 +572,18 @@ export class ExtractiveReader implements AgentModel {
     const text = chosen.alternative.text.replace(/(^|\s)['"‘“]+/g, '$1').replace(/['"’”]+(?=\s|$)/g, '');
     return { text, used: supported.flatMap((s) => s.best.used) };
   }
+}
+
+/** A question asking for a person: "Who …", "Whom …", "By whom …". */
+const ASKS_WHO = /^\s*(?:(?:by|to|from|with|for|of)\s+)?(?:who|whom)\b/i;
+
+/**
+ * Does one of the sentences name someone the question does not: a capitalised word (not a number,
+ * not the sentence's first word: `AnalyzedSentence.names`) absent from the question's terms?
+ */
+function namesSomeone(used: readonly Candidate[], query: WeightedQuery): boolean {
+  const asked = new Set(query.terms.map((t) => t.term));
+  return used.some((c) => [...c.sentence.names].some((name) => !/\d/.test(name) && !asked.has(name)));
 }
 
 /** Evidence chosen from one chunk and its calibrated relevance (0-1). */

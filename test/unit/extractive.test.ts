@@ -325,6 +325,25 @@ describe('ExtractiveReader.reason (reasoning agent)', () => {
     expect(result.answerBasis).toMatch(/^extractive: 2 sentences chosen by word overlap/);
   });
 
+  it('refuses a question asking who when the best sentences name no one the question does not', async () => {
+    // Arrange: the school's opening year shares "first", "Millbrook" and "school" with the question
+    const reader = new ExtractiveReader();
+    const messages = [makeMessage(0, 'Millbrook was founded in 1842. The first Millbrook school opened in 1905.', 60)];
+
+    // Act
+    const who = await reader.reason({ question: 'Who was the first principal of Millbrook school?', messages, force: false });
+    const named = await reader.reason({
+      question: 'Who was the first principal of Millbrook school?',
+      messages: [makeMessage(1, 'The first principal of the Millbrook school was Ruth Ames.', 60)],
+      force: false,
+    });
+
+    // Assert
+    expect(who).toMatchObject({ answerable: false, answer: NO_ANSWER });
+    expect(who.answerBasis).toMatch(/^extractive: asked who, but the sentence\(s\) with the most word overlap \(covering \d+% of the question's weighted words\) name no one the question does not$/);
+    expect(named).toMatchObject({ answerable: true, answer: 'The first principal of the Millbrook school was Ruth Ames.' });
+  });
+
   it('says why it refuses: no sentence covers the threshold, with the best coverage', async () => {
     // Arrange
     const reader = new ExtractiveReader();
