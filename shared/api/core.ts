@@ -387,7 +387,9 @@ export class ApiCore {
 
   private async progressOf(runId: string, status: ExecutionStatus, record: RunRecord | undefined): Promise<RunProgress> {
     const finished = status !== 'RUNNING';
-    if (!record) return { phase: finished ? 'finished' : 'preparing', chunks: null, tokens: null, rounds: [], karSteps: [] };
+    // A run that stopped says how: finished (SUCCEEDED), aborted (cancelled, or its process stopped), failed.
+    const stopped: RunProgress['phase'] = status === 'SUCCEEDED' ? 'finished' : status === 'ABORTED' ? 'aborted' : 'failed';
+    if (!record) return { phase: finished ? stopped : 'preparing', chunks: null, tokens: null, rounds: [], karSteps: [] };
     const rounds: RunProgress['rounds'] = [];
     for (let round = 1; round <= record.options.rounds; round++) {
       const sought = (await this.deps.store.soughtChunks(runId, round)).length;
@@ -405,7 +407,7 @@ export class ApiCore {
       ...(s.forced !== undefined && { forced: s.forced }),
     }));
     const current = rounds.at(-1)?.round ?? 1;
-    const phase = finished ? 'finished' : karSteps.some((s) => s.round === current) ? 'reasoning' : 'seeking';
+    const phase = finished ? stopped : karSteps.some((s) => s.round === current) ? 'reasoning' : 'seeking';
     return { phase, chunks: record.chunks, tokens: record.tokens, rounds, karSteps };
   }
 

@@ -349,7 +349,9 @@ export type CreateRunResponse = z.infer<typeof CreateRunResponseSchema>;
 
 /** Progress of a run while (and after) it runs. */
 export const RunProgressSchema = z.object({
-  phase: z.enum(['preparing', 'seeking', 'reasoning', 'finished']),
+  phase: z
+    .enum(['preparing', 'seeking', 'reasoning', 'finished', 'aborted', 'failed'])
+    .describe('What the run is doing; once stopped, how it stopped: finished (SUCCEEDED), aborted (ABORTED: cancelled, or its process stopped), failed (FAILED, TIMED_OUT)'),
   chunks: z.number().int().nullable().describe('Chunks of the corpus; null until Prepare is done'),
   tokens: z.number().int().nullable().describe('Tokens of all chunks; null until Prepare is done'),
   rounds: z
