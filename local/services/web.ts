@@ -200,7 +200,8 @@ export class WebEndpoints {
       let name = id;
       let bundled = id in BUNDLED_CORPORA;
       if (id.startsWith(LOCAL_CORPUS_ID_PREFIX)) {
-        const same = [...bundledFiles].find(([, names]) => names.length === files.length && names.every((n) => files.includes(n)))?.[0];
+        const held = new Set(files);
+        const same = [...bundledFiles].find(([, names]) => names.length === held.size && names.every((n) => held.has(n)))?.[0];
         // A copy of a bundled corpus that is also imported under its own name: listed once, as that.
         if (same !== undefined && byId.has(same)) continue;
         name = same ?? describeFiles(files);

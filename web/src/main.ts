@@ -592,7 +592,7 @@ function Inspect({ status, pool, steps }: { status: RunStatus; pool?: { messages
               ${(pool?.messages ?? []).slice(0, 5).map((m) => html`<li><${MessageCard} message=${m} onOpen=${open} /></li>`)}
             </ol>`}
           </div>`}
-      ${result.answerBasis !== undefined && html`<p class="meta basis" data-testid="answer-basis"><strong>Answered by</strong> ${result.answerBasis}</p>`}
+      ${result.answerBasis !== undefined && html`<p class="meta basis" data-testid="answer-basis"><strong>${result.answerable ? 'Answered by' : 'Refused by'}</strong> ${result.answerBasis}</p>`}
       ${result.citations.length > 0 &&
       html`<ol class="citations" data-testid="citations">
         ${result.citations.map(
