@@ -59,6 +59,13 @@ export interface ReasonResult {
   citedMessageIds: string[];
   usage: RoleUsage;
   warnings: string[];
+  /**
+   * What the answer (or refusal) is, when it is not a language model's own reply: the extractive
+   * reader's "extractive: a sentence chosen by word overlap, covering 72% of the question's weighted
+   * words (it answers from 50%)" (shared/extractive/reader.ts). Recorded with the KAR step and
+   * given as `RunResult.answerBasis`. Absent for language models.
+   */
+  answerBasis?: string;
 }
 
 /**
@@ -203,8 +210,8 @@ export const MAX_FAILURE_MESSAGE_CHARS = 1000;
 /** How many warning texts a run keeps (the count is always exact). */
 export const MAX_STORED_WARNINGS = 100;
 
-/** A recorded KAR step: the step, its sequence number and the reasoning agent's output. */
-export type StoredStep = KarStep & { seq: number; answer: string; citedMessageIds: string[] };
+/** A recorded KAR step: the step, its sequence number and the reasoning agent's output (with its `answerBasis`, when the reader states one). */
+export type StoredStep = KarStep & { seq: number; answer: string; citedMessageIds: string[]; answerBasis?: string };
 
 /**
  * The message pool and run records (DynamoDB in AWS and locally through dynalite).

@@ -24,9 +24,18 @@ import type { KarStep } from './types';
 /**
  * The phases of a run, in workflow order: Prepare (`preparing`), the seeking Map (`seeking`),
  * Synchronize (`synchronizing`), a KAR step (`reasoning`), AnswerBestEffort (`answering`), Finalize
- * (`finalizing`), and `finished` once the execution ended (whatever its status).
+ * (`finalizing`); once the execution ended, how: `finished` (SUCCEEDED), `aborted` (ABORTED: cancelled,
+ * or its process stopped) or `failed` (FAILED, TIMED_OUT).
  */
-export const RUN_PHASES = ['preparing', 'seeking', 'synchronizing', 'reasoning', 'answering', 'finalizing', 'finished'] as const;
+export const RUN_PHASES = ['preparing', 'seeking', 'synchronizing', 'reasoning', 'answering', 'finalizing', 'finished', 'aborted', 'failed'] as const;
+
+/**
+ * The phase of a run whose execution ended, by its status: `finished` (SUCCEEDED), `aborted`
+ * (ABORTED: cancelled, or its process stopped) or `failed` (FAILED, TIMED_OUT).
+ */
+export function stoppedPhase(status: Exclude<ExecutionStatus, 'RUNNING'>): RunPhase {
+  return status === 'SUCCEEDED' ? 'finished' : status === 'ABORTED' ? 'aborted' : 'failed';
+}
 
 /** One of {@link RUN_PHASES}. */
 export type RunPhase = (typeof RUN_PHASES)[number];

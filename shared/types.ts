@@ -275,6 +275,13 @@ export interface RunResult {
   /** The answer, or exactly "NO ANSWER" when the run refuses. */
   answer: string;
   answerable: boolean;
+  /**
+   * What the answer (or refusal) is, when it is not a language model's reply: the extractive
+   * reader's "extractive: a sentence chosen by word overlap, covering 72% of the question's weighted
+   * words (it answers from 50%)". Absent for language models and for a refusal no KAR step made
+   * (an empty pool).
+   */
+  answerBasis?: string;
   citations: Citation[];
   /** KAR steps of the execution that produced this result (a resumed run re-runs KAR from k = 1). */
   trace: KarStep[];

@@ -30,6 +30,9 @@ const built = await esbuild.build({
   legalComments: 'none',
   outfile: path.join(dist, 'assets', 'app.js'),
   logLevel: 'warning',
+  // Inputs keep their node_modules/ path when node_modules is a symbolic link (a git worktree's), so
+  // the check below still tells packages from server code.
+  preserveSymlinks: true,
 });
 // The page may import the API's types from shared/ (type-only, erased); never server code itself.
 const root = path.dirname(here);

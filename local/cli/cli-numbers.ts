@@ -36,7 +36,8 @@ const DECIMAL = /^-?\d+(?:\.\d+)?$/;
  * @param flag the flag as typed (`--chunk-tokens`), for the error.
  * @returns the parser: the number, or an InvalidArgumentError (commander prints it and exits 1;
  *   the commands turn it into a usage error, exit 2) such as
- *   `--chunk-tokens must be a whole number 64-200000 (decimal digits only; got "0x40")`.
+ *   `--chunk-tokens must be a whole number 64-200000 (decimal digits only; got "0x40")` for a value
+ *   in another form, and `--rounds must be a whole number 1-10; got 11, above 10` for one out of range.
  */
 export function numberFlag(flag: string, range: NumberRange): (value: string) => number {
   const integer = range.integer ?? true;
@@ -44,8 +45,10 @@ export function numberFlag(flag: string, range: NumberRange): (value: string) =>
   const forms = range.tokens ? TOKEN_COUNT_FORMS : 'decimal digits only';
   return (value: string): number => {
     const parsed = range.tokens ? (parseTokenCount(value) ?? Number.NaN) : (integer ? INTEGER : DECIMAL).test(value) ? Number(value) : Number.NaN;
-    if (!Number.isFinite(parsed) || parsed < range.min || (range.max !== undefined && parsed > range.max)) {
-      throw new InvalidArgumentError(`${flag} must be ${kind} ${rangeText(range)} (${forms}; got "${value}")`);
+    // A value in the right form but out of range is told the range only; a value in another form, the forms too.
+    if (!Number.isFinite(parsed)) throw new InvalidArgumentError(`${flag} must be ${kind} ${rangeText(range)} (${forms}; got "${value}")`);
+    if (parsed < range.min || (range.max !== undefined && parsed > range.max)) {
+      throw new InvalidArgumentError(`${flag} must be ${kind} ${rangeText(range)}; got ${value}, ${parsed < range.min ? `below ${range.min}` : `above ${range.max}`}`);
     }
     return parsed;
   };

@@ -40,7 +40,8 @@ export const COMMANDS: readonly CommandEntry[] = [
     name: 'ingest',
     summary:
       'Put files under corpora/<id>/ of the local bucket and ingest the corpus once: decode, count and chunk it and cache the chunks, ' +
-      'so runs on it with the same --chunk-tokens skip chunking (what an upload to corpora/<id>/ does in AWS).',
+      'so runs on it with the same --chunk-tokens skip chunking (what an upload to corpora/<id>/ does in AWS). ' +
+      'An id that already holds files keeps them: the new files are added (one of the same name replaced), as uploads to a corpus are.',
     term: 'ingest [options]',
     register: (program) => (require('./uploads-command') as typeof import('./uploads-command')).addUploadCommands(program),
   },

@@ -59,7 +59,7 @@ export const CORPUS_OPTION_HELP =
 
 /** `--help` text of every command's `-m, --model <spec>` (parsed by shared/llm/model-spec.ts). */
 export const MODEL_OPTION_HELP =
-  'model: "extractive" (offline BM25 extractive reader, not an LLM), "bedrock:<seekerId>[,<reasonerId>]" (Amazon Bedrock Converse API; needs AWS credentials), "openai:<model>[,<reasonerModel>]" (OpenAI\'s API, or an OpenAI-compatible server such as vLLM, Ollama, llama.cpp at OPENAI_BASE_URL; default https://api.openai.com/v1, which needs OPENAI_API_KEY) or "llama:<model.gguf>[,<reasoner.gguf>]" (a GGUF model run in-process on the CPU)';
+  'model: "extractive" (offline BM25 extractive reader, not an LLM: answers with sentences chosen by word overlap, and says so), "bedrock:<seekerId>[,<reasonerId>]" (Amazon Bedrock Converse API; needs AWS credentials), "openai:<model>[,<reasonerModel>]" (OpenAI\'s API, or an OpenAI-compatible server such as vLLM, Ollama, llama.cpp at OPENAI_BASE_URL; default https://api.openai.com/v1, which needs OPENAI_API_KEY) or "llama:<model.gguf>[,<reasoner.gguf>]" (a GGUF model run in-process on the CPU)';
 
 /** `--help` text of every command's `--structured <mode>` (the OpenAI-compatible adapter's structured-output mode). */
 export const STRUCTURED_OPTION_HELP =

@@ -59,6 +59,8 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
   lines.push(`Answer: ${result.answer}`);
   const forced = result.trace.some((s) => s.forced && s.outcome === 'answered');
   lines.push(`Answerable: ${result.answerable ? (forced ? 'best effort (no KAR step could answer; forced answer from the best evidence)' : 'yes') : 'no'}`);
+  // What the answer is when no language model wrote it (the extractive reader: a sentence chosen by word overlap).
+  if (result.answerBasis !== undefined) lines.push(`${result.answerable ? 'Answered by' : 'Refused by'}: ${result.answerBasis}`);
   lines.push('');
   lines.push(result.answerable ? 'Citations:' : 'Best evidence found:');
   if (result.citations.length === 0) lines.push('  (none)');

@@ -8,7 +8,20 @@ import { numberFlag } from './cli-numbers';
 import { UsageError, writableStateDir } from './common';
 import { formatResult } from './format';
 import { progressSummary } from './progress';
-import { describeRun, keepsTableData, listRuns, removeRun, runResult, type StoredRun } from '../engine/runs';
+import { bucketOf, describeRun, keepsTableData, listRuns, removeRun, runResult, type StoredRun } from '../engine/runs';
+import { readRefusal, type RunRefusal } from '../engine/run-refusal';
+
+/**
+ * What `runs show` says of a run Prepare refused before any model call: the error, and that
+ * resuming cannot help (Prepare would refuse the same input again): change what the error names
+ * and ask again, under the same run id or another.
+ */
+export function describeRefusal(runId: string, refusal: RunRefusal): string {
+  return (
+    `run ${runId}: refused before any model call at ${refusal.at.slice(0, 19).replace('T', ' ')} UTC: ${refusal.error}: ${refusal.message}\n` +
+    `resuming cannot help (the same input is refused again): change what the error names (options, quota, corpus) and ask again, with --run-id ${runId} or without`
+  );
+}
 
 /** Bytes in KiB/MiB for the listing. */
 function size(bytes: number): string {
@@ -78,15 +91,17 @@ export function addRunsCommand(program: Command): void {
 
   runs
     .command('show')
-    .description("Print a run's result (as `ask` prints it), or what is known of it while it has none: running (its process, its latest progress) or interrupted (and how to resume it).")
+    .description("Print a run's result (as `ask` prints it), or what is known of it while it has none: running (its process, its latest progress), interrupted (and how to resume it), or refused before any model call (quota, cost limit, empty corpus: why and what to change).")
     .argument('<runId>', 'the run id (see `extagents runs ls`)')
     .option(...stateDirOption)
     .option('--json', 'the result (or the run description) as JSON', false)
     .action(async (runId: string, opts: { stateDir: string; json: boolean }) => {
       const run = await describeRun(opts.stateDir, runId).catch(asUsage);
       const result = await runResult(opts.stateDir, runId);
-      if (opts.json) process.stdout.write(`${JSON.stringify(result ?? run)}\n`);
+      const refusal = result === undefined ? await readRefusal(bucketOf(opts.stateDir), runId) : undefined;
+      if (opts.json) process.stdout.write(`${JSON.stringify(result ?? (refusal ? { ...run, refusal } : run))}\n`);
       else if (result) process.stdout.write(`${formatResult(result)}\n`);
+      else if (refusal) process.stdout.write(`${describeRefusal(runId, refusal)}\n`);
       else process.stdout.write(`${describeUnfinished(run)}\n`);
     });
 

@@ -6,9 +6,12 @@
  * EXTAGENTS_CONFIG names, else `extagents.config.json` in the current directory when there is one),
  * then the built-in default (the schema's).
  *
- * Validated once, at load, every value of both sources (not only the running command's), with the
- * parser of the flag, and a bad value is a usage error naming its source
- * (`EXTAGENTS_CHUNK_TOKENS: --chunk-tokens must be …`, `/p/extagents.config.json: "rounds": …`).
+ * Validated once, at load, every value of both sources, with the parser of the flag; a bad value is
+ * a usage error naming its source (`EXTAGENTS_CHUNK_TOKENS: --chunk-tokens must be …`,
+ * `/p/extagents.config.json: "rounds": …`) for the commands that take that option and are not given
+ * the flag, and nothing to the others (a bad EXTAGENTS_CHUNK_TOKENS does not stop `runs ls`). A file
+ * that cannot be read as a whole (missing, not JSON, an unknown key) stops every command that takes
+ * settings.
  *
  * Only the options below, in the commands where they mean the same thing: `--concurrency` is
  * seeking agents at once in `ask` and `survey` only (`job` and `eval` count runs), `--rounds` is
@@ -130,8 +133,16 @@ export interface SettingValue {
   from: string;
 }
 
+/** A setting whose value its flag's parser refused: the usage error, raised only where the option is used. */
+export interface BadSetting {
+  /** The error naming the source and the rule, e.g. `EXTAGENTS_CHUNK_TOKENS: --chunk-tokens must be …`. */
+  problem: UsageError;
+  source: 'env' | 'config';
+  from: string;
+}
+
 /** Every setting the environment and the defaults file give, validated; the environment wins. */
-export type Settings = Partial<Record<SettingName, SettingValue>>;
+export type Settings = Partial<Record<SettingName, SettingValue | BadSetting>>;
 
 const isSetting = (name: string): name is SettingName => Object.hasOwn(SETTINGS, name);
 
@@ -139,8 +150,10 @@ const isSetting = (name: string): name is SettingName => Object.hasOwn(SETTINGS,
  * Load and validate the defaults of both sources, once.
  * @param env the environment (EXTAGENTS_CONFIG, EXTAGENTS_<OPTION>).
  * @param cwd where `extagents.config.json` is looked for.
- * @throws UsageError naming the file or the variable of the first bad value: a file EXTAGENTS_CONFIG
- *   names that is missing, a file that is not a JSON object, an unknown key, a bad value.
+ * @returns each setting's value, or for a bad value the {@link BadSetting} that
+ *   {@link applySettings} raises in the commands that use it.
+ * @throws UsageError naming the file: a file EXTAGENTS_CONFIG names that is missing, a file that is
+ *   not a JSON object, an unknown key, a value that is not a string, number or boolean.
  */
 export function loadSettings(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): Settings {
   const settings: Settings = {};
@@ -158,30 +171,32 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, cwd: string =
     for (const [key, raw] of Object.entries(parsed)) {
       if (!isSetting(key)) throw new UsageError(`${file}: unknown option "${key}" (options a file may set: ${Object.keys(SETTINGS).join(', ')})`);
       if (!['string', 'number', 'boolean'].includes(typeof raw)) throw new UsageError(`${file}: "${key}" must be a string, number or boolean`);
-      settings[key] = { value: parsedOrUsage(key, raw as RawValue, `${file}: "${key}"`), source: 'config', from: file };
+      settings[key] = checked(key, raw as RawValue, `${file}: "${key}"`, 'config', file);
     }
   }
   for (const key of Object.keys(SETTINGS) as SettingName[]) {
     const variable = settingVariable(key);
     const raw = env[variable];
     if (raw === undefined || raw === '') continue;
-    settings[key] = { value: parsedOrUsage(key, raw, variable), source: 'env', from: variable };
+    settings[key] = checked(key, raw, variable, 'env', variable);
   }
   return settings;
 }
 
-function parsedOrUsage(name: SettingName, raw: RawValue, where: string): string | number | boolean {
+function checked(name: SettingName, raw: RawValue, where: string, source: 'env' | 'config', from: string): SettingValue | BadSetting {
   try {
-    return parseSetting(name, raw);
+    return { value: parseSetting(name, raw), source, from };
   } catch (error) {
-    throw new UsageError(`${where}: ${(error as Error).message}`, { cause: error });
+    return { problem: new UsageError(`${where}: ${(error as Error).message}`, { cause: error }), source, from };
   }
 }
 
 /**
  * Give a command, before it parses its arguments, the defaults of {@link loadSettings} for the
- * options it takes that mean that setting (a flag given then wins: commander's 'cli' source).
+ * options it takes that mean that setting (a flag given then wins: commander's 'cli' source). A bad
+ * value of such an option stops the command before its action, unless the flag is given.
  * @param top the top-level command's name (`runs` for `runs ls`).
+ * @throws (from the command's preAction hook) the {@link BadSetting}'s UsageError.
  */
 export function applySettings(command: Command, top: string, settings: Settings): void {
   for (const option of command.options) {
@@ -190,6 +205,13 @@ export function applySettings(command: Command, top: string, settings: Settings)
     if (!(SETTINGS[name] as readonly string[]).includes(top)) continue;
     const setting = settings[name];
     if (setting === undefined) continue;
+    if ('problem' in setting) {
+      const attribute = option.attributeName();
+      command.hook('preAction', () => {
+        if (command.getOptionValueSource(attribute) !== 'cli') throw setting.problem;
+      });
+      continue;
+    }
     command.setOptionValueWithSource(option.attributeName(), setting.value, setting.source);
   }
 }

@@ -12,7 +12,7 @@ import { type Command, Option } from 'commander';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import { ExtAgentsError, InvalidInputError } from '../../shared/errors';
-import { parseCorpusId } from '../../shared/corpus';
+import { corpusPrefix, parseCorpusId } from '../../shared/corpus';
 import { jobNameOfKey, jobSummaryKey } from '../../shared/pipeline/jobs';
 import { applyStructured, checkLocalModelFiles, CORPUS_OPTION_HELP, handleInterrupts, MODEL_OPTION_HELP, parseModelFlag, resolveCorpusFlag, structuredOption, UsageError, writableStateDir } from './common';
 import { FsBlobStore } from '../engine/fs-blob-store';
@@ -76,6 +76,10 @@ export function addUploadCommands(program: Command): Command {
       writableStateDir(opts.stateDir);
       const files = await resolveCorpusFlag(opts.corpus, opts.stateDir);
       const blobs = new FsBlobStore(path.join(path.resolve(opts.stateDir), 'bucket'));
+      // Ingesting under an id that holds files adds to them (as uploads to the API's corpora do): said, not silent.
+      const prefix = corpusPrefix(opts.id);
+      const given = new Set(files.map((f) => prefix + f.id));
+      const kept = (await blobs.list(prefix)).filter((o) => !given.has(o.key)).length;
       const outcome = await ingestLocalCorpus(blobs, opts.id, files, { chunkTokens: opts.chunkTokens });
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(outcome)}\n`);
@@ -92,6 +96,12 @@ export function addUploadCommands(program: Command): Command {
           `${t.tokens} tokens, ${t.chunks} chunk(s) of at most ${ingestion.chunkTokens} tokens (cache ${ingestion.cacheKey.slice(0, 12)}…)\n`,
       );
       for (const s of ingestion.skipped) process.stdout.write(`  skipped ${s.documentId}: ${s.reason}\n`);
+      if (kept > 0) {
+        process.stdout.write(
+          `  note: corpus ${opts.id} already held ${kept} other file(s), kept: ingest adds files to a corpus (a file of the same name is replaced); ` +
+            `to start it afresh, delete ${path.join(opts.stateDir, 'bucket', 'corpora', opts.id)} first, or ingest under a new id\n`,
+        );
+      }
     });
 
   program

@@ -17,6 +17,7 @@ import type { ReasonEvent, SeekEvent, SeekOutcome, WorkflowState } from '../../s
 import {
   estimateRemainingMs,
   progressEventKey,
+  stoppedPhase,
   type RunEndEvent,
   type RunKarEvent,
   type RunPhase,
@@ -131,11 +132,11 @@ export class RunProgressTracker {
   }
 
   /**
-   * The execution ended: `status` (finished) and `end`, after every event before them.
+   * The execution ended: `status` (finished, aborted or failed: `stoppedPhase`) and `end`, after every event before them.
    * @param end the run's status and answer (SUCCEEDED) or error.
    */
   end(end: Omit<RunEndEvent, 'type'>): void {
-    this.setStatus({ phase: 'finished', status: end.status });
+    this.setStatus({ phase: end.status === 'RUNNING' ? 'finished' : stoppedPhase(end.status), status: end.status });
     this.push({ type: 'end', ...end });
   }
 

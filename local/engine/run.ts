@@ -36,6 +36,7 @@ import { bucketOf, LOCAL_CORPUS_ID_PREFIX, removeRun, runCorpusKey } from './run
 import { RunProgressTracker } from './run-progress';
 import { startHeartbeat } from './run-heartbeat';
 import type { RunProgressEvent, RunSeekEvent, RunStatusEvent } from '../../shared/progress';
+import { clearRefusal, recordRefusal } from './run-refusal';
 import type { RunRecord } from '../../shared/pipeline/run-record';
 import { RunIdSchema, parseEvent, type FinalizeOutput } from '../../shared/pipeline/state';
 import { corpusPrefix } from '../../shared/corpus';
@@ -137,8 +138,12 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
     } catch (error) {
       await heartbeat.stop();
       // Refused before it began (Prepare wrote no run record: an empty corpus, a cost limit, bad
-      // input): a run with a generated id has nothing to resume, so its corpus copy goes too.
-      if (request.runId === undefined && !(await stack.blobs.exists(runRecordKey(runId)))) await removeRun(request.stateDir, runId).catch(() => undefined);
+      // input): a run with a generated id has nothing to resume, so its corpus copy goes too; one
+      // with its own id keeps why, for `runs show` (local/engine/run-refusal.ts).
+      if (!(await stack.blobs.exists(runRecordKey(runId)))) {
+        if (request.runId === undefined) await removeRun(request.stateDir, runId).catch(() => undefined);
+        else await recordRefusal(stack.blobs, runId, error);
+      }
       throw error;
     } finally {
       await heartbeat.stop();
@@ -163,6 +168,7 @@ async function execute(
 ): Promise<RunResult> {
   const prefix = await placeCorpus(stack.blobs, request.files, contentHash);
   await stack.blobs.put(runCorpusKey(runId), JSON.stringify({ prefix }), 'application/json');
+  await clearRefusal(request.stateDir, runId);
   if (previous === undefined) {
     report({ type: 'info', runId, message: `run ${runId}: ${request.files.length} corpus file(s), model ${formatModelSpec(toModelSpec(request.modelSpec ?? 'extractive'))}` });
   } else {

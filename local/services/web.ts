@@ -28,6 +28,7 @@ import type { BlobStore } from '../../shared/ports';
 import type { RunResult } from '../../shared/types';
 import type { ExecutionLookup } from '../../shared/executions';
 import { BUNDLED_CORPORA } from '../engine/corpus';
+import { LOCAL_CORPUS_ID_PREFIX } from '../engine/runs';
 
 /** Folder of the built page (web/build.mjs writes it; `npm ci` runs the build through `prepare`). */
 export const WEB_DIST_DIR = path.resolve(__dirname, '..', '..', 'web', 'dist');
@@ -104,6 +105,7 @@ export interface StaticResponse {
 /** The page's data endpoints (`/_web/…`, authenticated by the caller). */
 export class WebEndpoints {
   private readonly documents = new Map<string, { text: string; format?: string; locations?: RunRecord['documents'][number]['locations'] }>();
+  private bundledFileNames: Promise<Map<string, string[]>> | undefined;
 
   constructor(private readonly deps: WebDeps) {}
 
@@ -172,20 +174,60 @@ export class WebEndpoints {
     );
   }
 
-  /** The corpora under `corpora/` (files, bytes) and the bundled ones not imported yet. */
-  async listCorpora(): Promise<Array<{ id: string; files: number; bytes: number; bundled: boolean; imported: boolean }>> {
+  /**
+   * The corpora of the bucket for the page's picker, one entry per corpus, by name, sorted by name:
+   * a corpus under its own id (`ingest --id mill`, an upload) is named by its id; a content-addressed
+   * copy an `ask` made (`local-<64 hex>`, local/engine/run.ts) is named by what it holds: the
+   * bundled corpus whose files it is (`sotu`), else its files ("town.txt", "a.txt, b.txt", "a.txt and
+   * 4 more files"), with the start of its id when two copies would read alike. A bundled corpus is
+   * listed once: its import under its own name when there is one (its copies are then left out),
+   * else the copy an `ask` made (asked in place, nothing imported), else the bundled entry itself
+   * (`imported: false`: imported on first use, `POST /_web/corpora/<name>`).
+   */
+  async listCorpora(): Promise<CorpusListEntry[]> {
     const objects = await this.deps.blobs.list(CORPORA_PREFIX);
-    const byId = new Map<string, { files: number; bytes: number }>();
+    const byId = new Map<string, { files: string[]; bytes: number }>();
     for (const o of objects) {
-      const id = o.key.slice(CORPORA_PREFIX.length).split('/')[0];
-      const entry = byId.get(id) ?? { files: 0, bytes: 0 };
-      entry.files += 1;
+      const [id, ...rest] = o.key.slice(CORPORA_PREFIX.length).split('/');
+      const entry = byId.get(id) ?? { files: [], bytes: 0 };
+      entry.files.push(rest.join('/'));
       entry.bytes += o.size;
       byId.set(id, entry);
     }
-    const out = [...byId.entries()].map(([id, e]) => ({ id, ...e, bundled: id in BUNDLED_CORPORA, imported: true }));
-    for (const name of Object.keys(BUNDLED_CORPORA)) if (!byId.has(name)) out.push({ id: name, files: 0, bytes: 0, bundled: true, imported: false });
-    return out.sort((a, b) => a.id.localeCompare(b.id));
+    const bundledFiles = await this.bundledFiles();
+    const out: CorpusListEntry[] = [];
+    for (const [id, { files, bytes }] of byId) {
+      let name = id;
+      let bundled = id in BUNDLED_CORPORA;
+      if (id.startsWith(LOCAL_CORPUS_ID_PREFIX)) {
+        const held = new Set(files);
+        const same = [...bundledFiles].find(([, names]) => names.length === held.size && names.every((n) => held.has(n)))?.[0];
+        // A copy of a bundled corpus that is also imported under its own name: listed once, as that.
+        if (same !== undefined && byId.has(same)) continue;
+        name = same ?? describeFiles(files);
+        bundled = same !== undefined;
+      }
+      out.push({ id, name, files: files.length, bytes, bundled, imported: true });
+    }
+    for (const name of Object.keys(BUNDLED_CORPORA)) {
+      if (!out.some((c) => c.bundled && c.name === name)) out.push({ id: name, name, files: 0, bytes: 0, bundled: true, imported: false });
+    }
+    // Names that read alike (two copies of one file name with other bytes, or a copy of a bundled corpus twice): the id's start tells them apart.
+    const counts = new Map<string, number>();
+    for (const c of out) counts.set(c.name, (counts.get(c.name) ?? 0) + 1);
+    for (const c of out) if ((counts.get(c.name) ?? 0) > 1 && c.id !== c.name) c.name = `${c.name} (${c.id.slice(0, LOCAL_CORPUS_ID_PREFIX.length + 8)})`;
+    return out.sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+  }
+
+  /** The file names of each bundled corpus (read once per server). */
+  private bundledFiles(): Promise<Map<string, string[]>> {
+    this.bundledFileNames ??= Promise.all(
+      Object.entries(BUNDLED_CORPORA).map(async ([name, bundled]) => {
+        const { dir, pattern } = bundled();
+        return [name, await fg(pattern, { cwd: dir, onlyFiles: true })] as const;
+      }),
+    ).then((entries) => new Map(entries));
+    return this.bundledFileNames;
   }
 
   /**
@@ -303,6 +345,28 @@ export class WebEndpoints {
       throw error;
     }
   }
+}
+
+/** One corpus of the page's picker (`GET /_web/corpora`). */
+export interface CorpusListEntry {
+  /** The corpus id a run names (`{"corpus": {"id": …}}`). */
+  id: string;
+  /** What the picker shows: the id, or for a content-addressed `local-…` copy what it holds (`sotu`, `town.txt`). */
+  name: string;
+  files: number;
+  /** Sum of the files' sizes, bytes. */
+  bytes: number;
+  /** Whether it is (a copy of) a bundled corpus. */
+  bundled: boolean;
+  /** False for a bundled corpus not in the bucket yet (imported on first use). */
+  imported: boolean;
+}
+
+/** What a content-addressed corpus holds, in a few words: "town.txt", "a.txt, b.txt", "a.txt and 4 more files". */
+export function describeFiles(files: readonly string[]): string {
+  const sorted = [...files].sort();
+  if (sorted.length <= 2) return sorted.join(', ');
+  return `${sorted[0]} and ${sorted.length - 1} more files`;
 }
 
 /** A request of the page's endpoints with a bad parameter (400). */

@@ -19,6 +19,7 @@ import type { PrepareEvent } from '../pipeline/state';
 import type { BlobStore, MessageStore } from '../ports';
 import type { ModelQuota, RunResult } from '../types';
 import { readIngestedCounts } from './corpus-index';
+import { stoppedPhase } from '../progress';
 import { idempotencyKeyHash, idempotentRunId, requestHash, sha256Hex } from './idempotency';
 import { corpusRecordKey } from './layout';
 import type { ExecutionControl, ExecutionDescription, ExecutionStatus, RunLauncher, StopReason } from '../executions';
@@ -396,7 +397,9 @@ export class ApiCore {
 
   private async progressOf(runId: string, status: ExecutionStatus, record: RunRecord | undefined): Promise<RunProgress> {
     const finished = status !== 'RUNNING';
-    if (!record) return { phase: finished ? 'finished' : 'preparing', chunks: null, tokens: null, rounds: [], karSteps: [] };
+    // A run that stopped says how: finished (SUCCEEDED), aborted (cancelled, or its process stopped), failed.
+    const stopped = status === 'RUNNING' ? 'finished' : stoppedPhase(status);
+    if (!record) return { phase: finished ? stopped : 'preparing', chunks: null, tokens: null, rounds: [], karSteps: [] };
     const rounds: RunProgress['rounds'] = [];
     for (let round = 1; round <= record.options.rounds; round++) {
       const sought = (await this.deps.store.soughtChunks(runId, round)).length;
@@ -414,7 +417,7 @@ export class ApiCore {
       ...(s.forced !== undefined && { forced: s.forced }),
     }));
     const current = rounds.at(-1)?.round ?? 1;
-    const phase = finished ? 'finished' : karSteps.some((s) => s.round === current) ? 'reasoning' : 'seeking';
+    const phase = finished ? stopped : karSteps.some((s) => s.round === current) ? 'reasoning' : 'seeking';
     return { phase, chunks: record.chunks, tokens: record.tokens, rounds, karSteps };
   }
 

@@ -289,6 +289,12 @@ export const RunResultSchema = z
     question: z.string(),
     answer: z.string().describe('The answer, or exactly "NO ANSWER"'),
     answerable: z.boolean(),
+    answerBasis: z
+      .string()
+      .optional()
+      .describe(
+        'What the answer (or refusal) is when no language model wrote it: the offline extractive reader\'s "extractive: a sentence chosen by word overlap, covering 72% of the question\'s weighted words (it answers from 50%)"',
+      ),
     citations: z.array(CitationSchema),
     trace: z.array(KarStepSchema).describe('One entry per knowledge-accumulating reasoning step'),
     usage: UsageSchema,
@@ -347,7 +353,7 @@ export const RunProgressSchema = z.object({
   phase: z
     .enum(RUN_PHASES)
     .describe(
-      'What the run is doing (the phases of the progress events, docs/API.md "Live events"); read from the stored run: preparing, seeking, reasoning or finished (the live events of `extagents serve` also say synchronizing, answering and finalizing)',
+      'What the run is doing (the phases of the progress events, docs/API.md "Live events"); read from the stored run: preparing, seeking, reasoning, and once it stopped how: finished (SUCCEEDED), aborted (ABORTED: cancelled, or its process stopped) or failed (FAILED, TIMED_OUT) (the live events of `extagents serve` also say synchronizing, answering and finalizing)',
     ),
   chunks: z.number().int().nullable().describe('Chunks of the corpus; null until Prepare is done'),
   tokens: z.number().int().nullable().describe('Tokens of all chunks; null until Prepare is done'),

@@ -63,8 +63,18 @@ export interface ExtractiveReaderOptions {
   nonAdjacentDiscount: number;
   /** Below this calibrated relevance (0-1) the seeking agent reports "no information". */
   minSeekRelevance: number;
-  /** The reasoning agent answers from one sentence covering at least this much of the question. */
+  /**
+   * The reader's confidence threshold: the reasoning agent answers from one sentence covering at
+   * least this much of the question's weighted terms, and below it refuses (`answerable: false`,
+   * "NO ANSWER") unless a multi-hop rule holds; every reply states its coverage (`answerBasis`).
+   */
   answerCoverage: number;
+  /**
+   * ... and only when that sentence also covers at least this share of the weight of the question's
+   * ordinary terms (those lighter than `rareTermWeight`): a sentence that shares only the question's
+   * names ("Millbrook was founded in 1842." for "When did the library of Millbrook open?") is no answer.
+   */
+  minOrdinaryCoverage: number;
   /** ... or from up to `maxAnswerSentences` sentences covering at least this much together. */
   combinedAnswerCoverage: number;
   /** Each sentence of a combined (multi-hop) answer must cover at least this much on its own. */
@@ -105,6 +115,7 @@ export const DEFAULT_READER_OPTIONS: ExtractiveReaderOptions = {
   nonAdjacentDiscount: 0.5,
   minSeekRelevance: 0.15,
   answerCoverage: 0.5,
+  minOrdinaryCoverage: 0.25,
   combinedAnswerCoverage: 0.6,
   minHopCoverage: 0.25,
   partCoverage: 0.35,
@@ -115,6 +126,17 @@ export const DEFAULT_READER_OPTIONS: ExtractiveReaderOptions = {
   alternativeCoverage: 0.6,
   expansion: DEFAULT_EXPANSION,
 };
+
+/**
+ * How every answer and refusal of the reader begins its `answerBasis` (shared/ports.ts
+ * `ReasonResult`), e.g. "extractive: a sentence chosen by word overlap, covering 72% of the
+ * question's weighted words (it answers from 50%)": the answer is a sentence of the corpus, not a
+ * reply written by a language model.
+ */
+export const EXTRACTIVE_BASIS = 'extractive';
+
+/** A share 0-1 as a whole percentage, rounded down so that a share under a threshold never reads as the threshold ("49%", not "50%"). */
+const percent = (share: number): string => `${Math.floor(100 * share + 1e-9)}%`;
 
 /** Separator between non-adjacent evidence sentences in a message (a line break). */
 const EVIDENCE_SEPARATOR = '\n';
@@ -135,6 +157,12 @@ interface Support {
   coverage: number;
   /** Whether the support is strong enough to answer. */
   sufficient: boolean;
+  /** Rare question terms (stems) the sentences lack: each one makes the support insufficient. */
+  missingRare: string[];
+  /** True when the best sentence covers enough of the question only through its names (`minOrdinaryCoverage`). */
+  ordinaryOnly?: boolean;
+  /** The rule of `assessSupport` that chose the sentences: 1 `single`, 2 `combined`, 3 `parts`. */
+  rule: 'single' | 'combined' | 'parts';
 }
 
 /**
@@ -315,11 +343,16 @@ export class ExtractiveReader implements AgentModel {
    * order when the question asks for the earlier (or later) one (this assumes a corpus in
    * chronological order, as the State of the Union addresses are), otherwise the best-supported one.
    *
+   * A question asking who ("Who …", "By whom …") is answered only by sentences that name someone
+   * the question does not (a capitalised word that is not a number).
+   *
    * Otherwise it refuses: `answerable` false, `answer` exactly "NO ANSWER" (`NO_ANSWER`), no
    * citations, so that KAR widens k. With `force` it answers with the best-covering sentence anyway
    * (or the first message's evidence when nothing matches). `citedMessageIds` = the messages whose
-   * sentences the answer uses. Usage: one call; input = question + messages, output = the answer.
-   * Never throws.
+   * sentences the answer uses. Every reply says what it is in `answerBasis`, beginning "extractive":
+   * which rule chose the sentences and how much of the question's weighted terms they cover, or why
+   * it refused (e.g. "extractive: no sentence covers 50% of the question's weighted words (the best
+   * covers 31%)"). Usage: one call; input = question + messages, output = the answer. Never throws.
    */
   async reason(request: ReasonRequest): Promise<ReasonResult> {
     const analysis = analyzeQuestion(request.question);
@@ -334,30 +367,57 @@ export class ExtractiveReader implements AgentModel {
         candidates.push({ message, sentence, order: candidates.length });
       }
     }
-    const answer = (text: string, used: Candidate[], warnings: string[] = []): ReasonResult => {
+    const answer = (text: string, used: Candidate[], answerBasis: string, warnings: string[] = []): ReasonResult => {
       usage.outputTokens = countTokens(text);
       const cited = [...new Set([...used].sort((a, b) => a.order - b.order).map((c) => c.message.id))];
-      return { answerable: true, answer: text, citedMessageIds: cited, usage, warnings };
+      return { answerable: true, answer: text, citedMessageIds: cited, usage, warnings, answerBasis };
     };
+    const refuse = (answerBasis: string, warnings: string[] = []): ReasonResult => {
+      usage.outputTokens = countTokens(NO_ANSWER);
+      return { answerable: false, answer: NO_ANSWER, citedMessageIds: [], usage, warnings, answerBasis };
+    };
+    const o = this.options;
 
     if (analysis.alternatives.length > 0) {
       const chosen = this.chooseAlternative(analysis, candidates);
-      if (chosen !== undefined) return answer(chosen.text, chosen.used);
+      if (chosen !== undefined) {
+        const how = analysis.order === null ? 'the best-supported one' : `the one whose evidence comes ${analysis.order} in corpus order`;
+        return answer(chosen.text, chosen.used, `${EXTRACTIVE_BASIS}: the question's alternatives were each found in the evidence by word overlap; the answer is ${how}`);
+      }
     }
     const support = this.assessSupport(analysis, candidates);
-    if (support.sufficient) return answer(sentencesText(support.sentences), support.sentences);
+    const covers = `${percent(support.coverage)} of the question's weighted words`;
+    // A question asking who: word overlap found the topic, but an answer names someone.
+    const nobody = support.sufficient && ASKS_WHO.test(request.question) && !namesSomeone(support.sentences, analysis.query);
+    if (nobody && !request.force) {
+      return refuse(`${EXTRACTIVE_BASIS}: asked who, but the sentence(s) with the most word overlap (covering ${covers}) name no one the question does not`);
+    }
+    if (support.sufficient) {
+      const what = support.sentences.length === 1 ? 'a sentence' : `${support.sentences.length} sentences`;
+      const rule = {
+        single: `(it answers from ${percent(o.answerCoverage)})`,
+        combined: `together (it answers from ${percent(o.combinedAnswerCoverage)} together)`,
+        parts: `(one for each sentence of the question, each covering at least ${percent(o.partCoverage)} of it, linked by a name)`,
+      }[support.rule];
+      return answer(sentencesText(support.sentences), support.sentences, `${EXTRACTIVE_BASIS}: ${what} chosen by word overlap, covering ${covers} ${rule}`);
+    }
+    const rareWords = support.missingRare.map((t) => JSON.stringify(t)).join(', ');
+    const missing = support.missingRare.length > 0 ? `; it lacks the question's rare word(s) ${rareWords} (names the answer must contain)` : '';
     if (!request.force) {
-      usage.outputTokens = countTokens(NO_ANSWER);
-      return { answerable: false, answer: NO_ANSWER, citedMessageIds: [], usage, warnings: [] };
+      return refuse(
+        support.ordinaryOnly === true
+          ? `${EXTRACTIVE_BASIS}: the best sentence covers ${covers}, but through its names only (under ${percent(o.minOrdinaryCoverage)} of its other words; no sentence covers ${percent(o.answerCoverage)} of them)`
+          : support.coverage >= o.answerCoverage && support.missingRare.length > 0
+          ? `${EXTRACTIVE_BASIS}: the best sentence covers ${covers} but lacks the question's rare word(s) ${rareWords} (names the answer must contain)`
+          : `${EXTRACTIVE_BASIS}: no sentence covers ${percent(o.answerCoverage)} of the question's weighted words (the best covers ${percent(support.coverage)})`,
+      );
     }
     if (support.sentences.length > 0) {
-      return answer(sentencesText(support.sentences.slice(0, 1)), support.sentences.slice(0, 1), ['weak support; best sentence given']);
+      const best = support.sentences.slice(0, 1);
+      return answer(sentencesText(best), best, `${EXTRACTIVE_BASIS}, best effort: the sentence with the most word overlap, covering ${covers}${support.coverage < o.answerCoverage ? `, below the ${percent(o.answerCoverage)} it answers from` : ''}${missing}`, ['weak support; best sentence given']);
     }
     const first = request.messages[0];
-    if (first === undefined) {
-      usage.outputTokens = countTokens(NO_ANSWER);
-      return { answerable: false, answer: NO_ANSWER, citedMessageIds: [], usage, warnings: ['no messages to answer from'] };
-    }
+    if (first === undefined) return refuse(`${EXTRACTIVE_BASIS}: no evidence to answer from`, ['no messages to answer from']);
     usage.outputTokens = countTokens(first.evidence);
     return {
       answerable: true,
@@ -365,12 +425,16 @@ export class ExtractiveReader implements AgentModel {
       citedMessageIds: [first.id],
       usage,
       warnings: ['no sentence matches the question; the best message given'],
+      answerBasis: `${EXTRACTIVE_BASIS}, best effort: no sentence shares a word with the question; the best message's evidence given`,
     };
   }
 
   /**
    * How well the candidate sentences support the question (first rule that holds):
-   * 1. one sentence covers at least `answerCoverage`;
+   * 1. one sentence covers at least `answerCoverage`, and at least `minOrdinaryCoverage` of the
+   *    question's ordinary terms; when the best one covers it only through the question's names, the
+   *    best sentence covering `answerCoverage` of the ordinary terms on its own, with its message's
+   *    sentence that holds the names, if together they cover `answerCoverage`;
    * 2. multi-hop: greedily combined sentences (at most `maxAnswerSentences`), each covering at least
    *    `minHopCoverage` alone and adding at least `minHopTerms` question terms, cover at least
    *    `combinedAnswerCoverage` together;
@@ -386,24 +450,38 @@ export class ExtractiveReader implements AgentModel {
     const query = analysis.query;
     const value = (terms: ReadonlySet<string>): number => coverage(terms, query).question;
     const rare = query.terms.filter((t) => t.origin === 'question' && t.weight >= o.rareTermWeight).map((t) => t.term);
-    const conclude = (chosen: Candidate[], enough: boolean): Support => {
+    const conclude = (chosen: Candidate[], enough: boolean, rule: Support['rule']): Support => {
       const used = withRareContext(chosen, candidates, rare);
       const covered = unionTerms(used.map((c) => c.sentence.terms));
-      return {
-        sentences: used,
-        coverage: value(covered),
-        sufficient: enough && rare.every((t) => covered.has(t)),
-      };
+      const missingRare = rare.filter((t) => !covered.has(t));
+      return { sentences: used, coverage: value(covered), sufficient: enough && missingRare.length === 0, missingRare, rule };
     };
+
+    // The question's ordinary (not rare) terms: a sentence sharing only its names is no answer.
+    const ordinary = query.terms.filter((t) => t.origin === 'question' && t.weight < o.rareTermWeight);
+    const ordinaryWeight = ordinary.reduce((sum, t) => sum + t.weight, 0);
+    const ordinaryValue = (terms: ReadonlySet<string>): number =>
+      ordinaryWeight === 0 ? 1 : ordinary.filter((t) => terms.has(t.term)).reduce((sum, t) => sum + t.weight, 0) / ordinaryWeight;
 
     const ordered = candidates
       .map((c) => ({ c, v: value(c.sentence.terms), a: hasAnswerCandidate(c.sentence, query) ? 1 : 0 }))
       .filter((x) => x.v > 0)
       .sort((x, y) => y.v - x.v || y.a - x.a || x.c.order - y.c.order);
-    if (ordered.length === 0) return { sentences: [], coverage: 0, sufficient: false };
+    if (ordered.length === 0) return { sentences: [], coverage: 0, sufficient: false, missingRare: rare, rule: 'single' };
     const first = ordered[0];
-    const single = conclude([first.c], first.v >= o.answerCoverage);
+    const single = conclude([first.c], first.v >= o.answerCoverage && ordinaryValue(first.c.sentence.terms) >= o.minOrdinaryCoverage, 'single');
     if (single.sufficient) return single;
+    // 1b. The best sentence shares only the question's names: the best one that covers `answerCoverage`
+    // of the question's ordinary terms on its own, with the sentence of its own message that names
+    // what it refers to (rare context), when both together cover `answerCoverage` of the question.
+    if (first.v >= o.answerCoverage && single.missingRare.length === 0) {
+      const named = ordered.find((x) => ordinaryValue(x.c.sentence.terms) >= o.answerCoverage);
+      if (named !== undefined) {
+        const withContext = conclude([named.c], true, 'single');
+        if (withContext.sufficient && withContext.coverage >= o.answerCoverage) return withContext;
+      }
+      return { ...single, ordinaryOnly: true };
+    }
 
     // 2. Multi-hop combination of strong sentences (a short question is answered by one sentence:
     // with few terms, two partial matches cover it by chance).
@@ -426,7 +504,7 @@ export class ExtractiveReader implements AgentModel {
         chosen.push(pick.h);
         covered = unionTerms([covered, pick.h.c.sentence.terms]);
         if (value(covered) >= o.combinedAnswerCoverage) {
-          const combined = conclude(chosen.map((x) => x.c), true);
+          const combined = conclude(chosen.map((x) => x.c), true, 'combined');
           if (combined.sufficient) return combined;
           break;
         }
@@ -438,7 +516,7 @@ export class ExtractiveReader implements AgentModel {
       const chain = bridgedChain(analysis, candidates, o.partCoverage);
       if (chain !== undefined) {
         // The sentence answering the last part (where the question asks its "what") comes first.
-        const parts = conclude([...new Set(chain)].reverse(), true);
+        const parts = conclude([...new Set(chain)].reverse(), true, 'parts');
         if (parts.sufficient) return parts;
       }
     }
@@ -494,6 +572,18 @@ export class ExtractiveReader implements AgentModel {
     const text = chosen.alternative.text.replace(/(^|\s)['"‘“]+/g, '$1').replace(/['"’”]+(?=\s|$)/g, '');
     return { text, used: supported.flatMap((s) => s.best.used) };
   }
+}
+
+/** A question asking for a person: "Who …", "Whom …", "By whom …". */
+const ASKS_WHO = /^\s*(?:(?:by|to|from|with|for|of)\s+)?(?:who|whom)\b/i;
+
+/**
+ * Does one of the sentences name someone the question does not: a capitalised word (not a number,
+ * not the sentence's first word: `AnalyzedSentence.names`) absent from the question's terms?
+ */
+function namesSomeone(used: readonly Candidate[], query: WeightedQuery): boolean {
+  const asked = new Set(query.terms.map((t) => t.term));
+  return used.some((c) => [...c.sentence.names].some((name) => !/\d/.test(name) && !asked.has(name)));
 }
 
 /** Evidence chosen from one chunk and its calibrated relevance (0-1). */

@@ -73,11 +73,15 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
   if (counters.warningCount > counters.warnings.length) {
     warnings.push(`… and ${counters.warningCount - counters.warnings.length} more warning(s)`);
   }
+  // What the answer is, when the reader says (the extractive reader): that of the answering step, or
+  // of the last step of a refusal.
+  const basis = answerable ? answeredStep.answerBasis : steps.findLast((s) => s.answerBasis !== undefined)?.answerBasis;
   const result: RunResult = {
     runId: state.runId,
     question: record.question,
     answer: answerable ? answeredStep.answer : NO_ANSWER,
     answerable,
+    ...(basis !== undefined && { answerBasis: basis }),
     citations,
     trace: steps.map(({ round, k, messagesUsed, evidenceTokens, outcome, forced }) => ({
       round,

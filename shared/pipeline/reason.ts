@@ -92,6 +92,7 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
     ...(force ? { forced: true } : {}),
     answer: result.answer,
     citedMessageIds: result.citedMessageIds,
+    ...(result.answerBasis !== undefined && { answerBasis: result.answerBasis }),
   };
   await store.putStep(state.runId, stored);
   // Budget-bound: the token budget dropped or trimmed messages it was given, so a wider k would give

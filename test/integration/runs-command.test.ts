@@ -111,6 +111,25 @@ describe('extagents runs', () => {
     expect((JSON.parse(await cli('runs', 'ls', '--state-dir', stateDir, '--json')) as Array<{ runId: string }>).map((r) => r.runId)).toEqual(['killed', 'cut']);
   });
 
+  it('shows a run the quota check refused as refused, saying what to change, not to resume it; asked again under its id, it answers', async () => {
+    const stateDir = path.join(dir, 'state');
+    const corpus = writeCorpus(dir, { 'eiffel.txt': 'The Eiffel Tower was completed in 1889 for the World Fair in Paris.' });
+    const question = 'When was the Eiffel Tower completed?';
+    await cli('ask', '-c', corpus, '-q', question, '--state-dir', stateDir, '--no-progress', '--run-id', 'quota-1', '--quota-tpm', '100');
+    expect(process.exitCode).toBe(1);
+
+    const shown = await cli('runs', 'show', 'quota-1', '--state-dir', stateDir);
+    const json = JSON.parse(await cli('runs', 'show', 'quota-1', '--state-dir', stateDir, '--json')) as { refusal?: { error: string } };
+    await cli('ask', '-c', corpus, '-q', question, '--state-dir', stateDir, '--no-progress', '--run-id', 'quota-1');
+    const answered = await cli('runs', 'show', 'quota-1', '--state-dir', stateDir);
+
+    expect(shown).toMatch(/^run quota-1: refused before any model call at .* UTC: QuotaExceededError: Refused before any model call: one seek counts [\d,]+ tokens against a quota of 100 tokens per minute/);
+    expect(shown).toContain('resuming cannot help');
+    expect(shown).not.toContain('resume it with');
+    expect(json.refusal?.error).toBe('QuotaExceededError');
+    expect(answered).toMatch(/^Question: When was the Eiffel Tower completed\?\nAnswer: .*1889/);
+  });
+
   it('refuses a run id that is not one, a run that does not exist, and rm with neither ids nor --older-than (exit 2)', async () => {
     const stateDir = path.join(dir, 'state');
     for (const args of [['runs', 'rm', '../x'], ['runs', 'show', 'nosuch'], ['runs', 'rm']]) {

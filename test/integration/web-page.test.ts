@@ -3,7 +3,8 @@
  * Chromium driven by playwright-core, over one local server and one browser for the whole file.
  * Ask a question and see a citation highlighted in its document; watch the seeking progress change
  * live; a refused run with its best evidence; a failed run with its error; upload a corpus with the
- * progress bar; a wrong token brings the login back. Each view is photographed at 1440 and 360 px
+ * progress bar; a wrong token brings the login back; the run's tables keep every header word whole at
+ * 390 and 1280 px; the corpus picker names corpora. Each view is photographed at 1440 and 360 px
  * into `$EXTAGENTS_SCREENSHOT_DIR` (default: a temporary folder), and no view may log a JavaScript
  * error. Without Chromium the file fails with CI=true and is skipped with one line otherwise.
  */
@@ -164,6 +165,67 @@ maybe('ask over a small corpus, see the answer, open a citation highlighted in i
   await page.getByTestId('runs').waitFor();
   await expect(page.getByTestId('runs').locator('li').first().textContent()).resolves.toContain(QUESTION);
   await photograph(page, 'runs');
+  await page.close();
+});
+
+/**
+ * Every table header of the page, measured in the browser: the longest word of each header cell
+ * (canvas measureText in the cell's own font) must fit the cell's content box, i.e. no header wraps
+ * inside a word; and the page itself must not be wider than the window.
+ * @returns the headers whose longest word does not fit, with both widths, and the page's overflow, px.
+ */
+async function tableLayout(page: Page): Promise<{ tables: number; headers: number; squeezed: string[]; overflow: number }> {
+  return page.evaluate<{ tables: number; headers: number; squeezed: string[]; overflow: number }>(`(() => {
+    const context = document.createElement('canvas').getContext('2d');
+    const squeezed = [];
+    const headers = [...document.querySelectorAll('table th')];
+    for (const th of headers) {
+      const style = getComputedStyle(th);
+      context.font = style.font;
+      const longest = Math.max(...th.textContent.trim().split(/\\s+/).map((w) => context.measureText(w).width));
+      const box = th.getBoundingClientRect().width - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+      if (box + 0.5 < longest) squeezed.push(th.textContent.trim() + ': ' + box.toFixed(1) + ' < ' + longest.toFixed(1));
+    }
+    return {
+      tables: document.querySelectorAll('table').length,
+      headers: headers.length,
+      squeezed,
+      overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    };
+  })()`);
+}
+
+maybe('a finished run\'s tables are readable on a phone (390 px) and a laptop (1280 px); the extractive answer says what it is', async () => {
+  const page = await newPage(1280);
+  await login(page);
+  await ask(page, 'small', QUESTION);
+  await page.getByTestId('answer').waitFor();
+  await page.getByTestId('pool').locator('tbody tr').first().waitFor();
+  await expect(page.getByTestId('answer-basis').textContent()).resolves.toMatch(/^Answered by extractive: a sentence chosen by word overlap, covering \d+% of the question's weighted words/);
+  for (const width of [390, 1280]) {
+    await page.setViewportSize({ width, height: 900 });
+    const layout = await tableLayout(page);
+    // the KAR steps, the message pool and the usage
+    expect(layout.tables).toBe(3);
+    expect(layout.headers).toBe(6 + 5 + 6);
+    expect({ width, squeezed: layout.squeezed }).toEqual({ width, squeezed: [] });
+    expect({ width, overflow: layout.overflow }).toEqual({ width, overflow: 0 });
+    await page.screenshot({ path: path.join(shots, `tables-${width}.png`), fullPage: true });
+  }
+  await page.close();
+});
+
+maybe('the corpus picker names each corpus once: a copy an ask made by what it holds, never by its hash', async () => {
+  await server.stack.blobs.put(`corpora/local-${'e'.repeat(64)}/town.txt`, 'Millbrook was founded in 1842. Its library opened in 1903.');
+  const page = await newPage(390);
+  await login(page);
+  await page.locator('#corpus option', { hasText: 'town.txt' }).waitFor({ state: 'attached' });
+  const options = await page.locator('#corpus option').allTextContents();
+  expect(options.some((o) => /[0-9a-f]{64}/.test(o))).toBe(false);
+  expect(options.filter((o) => o.startsWith('sotu '))).toHaveLength(1);
+  expect(options).toContain('town.txt — 1 file, 58 B');
+  await page.locator('#corpus').selectOption({ label: 'town.txt — 1 file, 58 B' });
+  await expect(page.locator('#corpus').inputValue()).resolves.toBe(`local-${'e'.repeat(64)}`);
   await page.close();
 });
 

@@ -67,6 +67,8 @@ describe('the workflow run locally', () => {
     expect(result.trace[0]).toMatchObject({ round: 1, k: 1 });
     expect(result.trace.at(-1)?.outcome).toBe('answered');
     expect(result.usage.seeker.calls).toBe(result.chunks);
+    // the extractive reader's answer says what it is, through the workflow into the result
+    expect(result.answerBasis).toMatch(/^extractive: a sentence chosen by word overlap, covering \d+% of the question's weighted words/);
   });
 
   it('refuses with NO ANSWER when the corpus does not answer the question', async () => {
@@ -84,6 +86,9 @@ describe('the workflow run locally', () => {
     expect(result.answerable).toBe(false);
     expect(result.answer).toBe(NO_ANSWER);
     expect(result.trace.every((s) => s.outcome === 'refused')).toBe(true);
+    // no seeking agent found anything: no KAR step ran, so there is no reader's reason to give
+    expect(result.poolSize).toBe(0);
+    expect(result.answerBasis).toBeUndefined();
   });
 
   it('runs a second round with the synchronized messages when the first round cannot answer a multi-hop question', async () => {
@@ -118,6 +123,7 @@ describe('the workflow run locally', () => {
     const result = await runLocal({ files, question: 'On which river lies the city where the treaty was signed?', options: { chunkTokens: 64 }, stateDir, model });
 
     expect(result.answer).toBe('the Scheldt');
+    expect(result.answerBasis).toBeUndefined(); // a model that states no basis: its own reply
     expect(result.rounds).toBe(2);
     expect(result.trace.filter((s) => s.round === 1).every((s) => s.outcome === 'refused')).toBe(true);
     expect(result.trace.at(-1)).toMatchObject({ round: 2, outcome: 'answered' });

@@ -491,6 +491,7 @@ describe('POST /v1/runs/{runId}/cancel', () => {
     expect(RunSummarySchema.parse(response.json)).toMatchObject({ runId: 'r1', status: 'ABORTED', stoppedAt: '2026-01-02T03:05:00.000Z' });
     expect(run.status).toBe('ABORTED');
     expect(run.error?.name).toBe('RunCancelled');
+    expect(run.progress.phase).toBe('aborted'); // not "finished"
   });
 
   it('answers 202 again for an ABORTED run, without stopping anything', async () => {

@@ -1,7 +1,7 @@
 /**
  * Option defaults from the environment and the defaults file (local/cli/settings.ts): flag >
  * EXTAGENTS_<OPTION> > extagents.config.json (or EXTAGENTS_CONFIG) > built-in, each value validated
- * at load with the flag's own parser, a bad one named by its source.
+ * at load with the flag's own parser, a bad one named by its source to the commands that use it.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -82,12 +82,25 @@ describe('loadSettings', () => {
   });
 
   it.each([
-    [{ EXTAGENTS_CHUNK_TOKENS: '8q' }, undefined, 'EXTAGENTS_CHUNK_TOKENS: --chunk-tokens must be a whole number of tokens 64-200000'],
-    [{ EXTAGENTS_CONCURRENCY: '0' }, undefined, 'EXTAGENTS_CONCURRENCY: --concurrency must be a whole number 1-10000'],
-    [{ EXTAGENTS_PIPELINE: 'maybe' }, undefined, 'EXTAGENTS_PIPELINE: --pipeline must be true or false'],
-    [{ EXTAGENTS_MODEL: 'gpt' }, undefined, 'EXTAGENTS_MODEL: Invalid model spec "gpt"'],
-    [{}, { rounds: 11 }, '"rounds": --rounds must be a whole number 1-10'],
-    [{}, { ranking: 'best' }, '"ranking": --ranking must be one of score, hybrid, retrieval'],
+    [{ EXTAGENTS_CHUNK_TOKENS: '8q' }, undefined, 'chunk-tokens', 'EXTAGENTS_CHUNK_TOKENS: --chunk-tokens must be a whole number of tokens 64-200000'],
+    [{ EXTAGENTS_CONCURRENCY: '0' }, undefined, 'concurrency', 'EXTAGENTS_CONCURRENCY: --concurrency must be a whole number 1-10000'],
+    [{ EXTAGENTS_PIPELINE: 'maybe' }, undefined, 'pipeline', 'EXTAGENTS_PIPELINE: --pipeline must be true or false'],
+    [{ EXTAGENTS_MODEL: 'gpt' }, undefined, 'model', 'EXTAGENTS_MODEL: Invalid model spec "gpt"'],
+    [{}, { rounds: 11 }, 'rounds', '"rounds": --rounds must be a whole number 1-10'],
+    [{}, { ranking: 'best' }, 'ranking', '"ranking": --ranking must be one of score, hybrid, retrieval'],
+  ] as const)('keeps the problem of %j / file %j for the commands that use %s, naming the source', (env, file, name, message) => {
+    const where = file === undefined ? undefined : defaultsFile(file);
+
+    const setting = loadSettings(env, dir)[name];
+
+    expect(setting !== undefined && 'problem' in setting).toBe(true);
+    const problem = (setting as { problem: Error }).problem;
+    expect(problem).toBeInstanceOf(UsageError);
+    expect(problem.message).toContain(message);
+    if (where !== undefined) expect(problem.message.startsWith(`${where}: `)).toBe(true);
+  });
+
+  it.each([
     [{}, { chunkTokens: 4000 }, 'unknown option "chunkTokens" (options a file may set: model, state-dir, chunk-tokens'],
     [{}, ['model'], 'must be a JSON object of option names and values'],
   ])('refuses %j / file %j, naming the source', (env, file, message) => {
@@ -123,6 +136,7 @@ describe('loadSettings', () => {
 });
 
 describe('precedence on the command line: flag > environment > file > built-in', () => {
+  const ingestStatus = async (...flags: string[]): Promise<number> => (await run('ingest', '--id', 'town', '-c', path.join(dir, 'town'), '--json', ...flags)).status;
   const ingest = async (...flags: string[]): Promise<number> => {
     const result = await run('ingest', '--id', 'town', '-c', path.join(dir, 'town'), '--json', ...flags);
     expect(result.status).toBe(0);
@@ -154,7 +168,20 @@ describe('precedence on the command line: flag > environment > file > built-in',
     const result = await run('ask', '-c', path.join(dir, 'town'), '-q', 'x');
 
     expect(result.status).toBe(2);
-    expect(result.stderr.split('\n')[0]).toBe(`extagents: ${process.env.EXTAGENTS_CONFIG}: "max-cost": --max-cost must be a number 0-1000000 (decimal digits only; got "-1")`);
+    expect(result.stderr.split('\n')[0]).toBe(`extagents: ${process.env.EXTAGENTS_CONFIG}: "max-cost": --max-cost must be a number 0-1000000; got -1, below 0`);
+  });
+
+  it('stops only the commands that use a bad EXTAGENTS_<OPTION>, and not when its flag is given', async () => {
+    process.env.EXTAGENTS_CHUNK_TOKENS = '8q';
+
+    const ask = await run('ask', '-c', path.join(dir, 'town'), '-q', 'x', '--state-dir', stateDir);
+    const runs = await run('runs', 'ls', '--state-dir', stateDir);
+    const ingest = await ingestStatus('--chunk-tokens', '4k', '--state-dir', stateDir);
+
+    expect(ask.status).toBe(2);
+    expect(ask.stderr.split('\n')[0]).toBe('extagents: EXTAGENTS_CHUNK_TOKENS: --chunk-tokens must be a whole number of tokens 64-200000 (digits, or with a suffix k = 1,000 or M = 1,000,000: 8k, 1.5M; got "8q")');
+    expect(runs.status).toBe(0);
+    expect(ingest).toBe(0);
   });
 
   it('lists its variables in each command\'s --help, which a bad value does not stop', async () => {

@@ -118,12 +118,12 @@ describe('extagents job', () => {
   });
 });
 
-describe('numeric flags take decimal digits only and say their real range', () => {
+describe('numeric flags take decimal digits only and say their real range (a number out of range: the range alone)', () => {
   it.each([
     [['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '0x40'], '--chunk-tokens must be a whole number of tokens 64-200000 (digits, or with a suffix k = 1,000 or M = 1,000,000: 8k, 1.5M; got "0x40")'],
     [['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '1e3'], '--chunk-tokens must be a whole number of tokens 64-200000 (digits, or with a suffix k = 1,000 or M = 1,000,000: 8k, 1.5M; got "1e3")'],
-    [['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '10'], '--chunk-tokens must be a whole number of tokens 64-200000 (digits, or with a suffix k = 1,000 or M = 1,000,000: 8k, 1.5M; got "10")'],
-    [['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '1M'], '--chunk-tokens must be a whole number of tokens 64-200000 (digits, or with a suffix k = 1,000 or M = 1,000,000: 8k, 1.5M; got "1M")'],
+    [['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '10'], '--chunk-tokens must be a whole number of tokens 64-200000; got 10, below 64'],
+    [['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '1M'], '--chunk-tokens must be a whole number of tokens 64-200000; got 1M, above 200000'],
     [['ask', '-c', 'x', '-q', 'y', '--reasoner-budget', '64.0'], '--reasoner-budget must be a whole number of tokens 256-1000000 (digits, or with a suffix k = 1,000 or M = 1,000,000: 8k, 1.5M; got "64.0")'],
     [['ask', '-c', 'x', '-q', 'y', '--rounds', '2.0'], '--rounds must be a whole number 1-10 (decimal digits only; got "2.0")'],
     [['ask', '-c', 'x', '-q', 'y', '--tolerated-failure', '1e1'], '--tolerated-failure must be a number 0-100 (decimal digits only; got "1e1")'],
@@ -132,10 +132,10 @@ describe('numeric flags take decimal digits only and say their real range', () =
     [['serve', '--port', '8e3'], '--port must be a whole number 0-65535 (decimal digits only; got "8e3")'],
     [['job', 'x.json', '--concurrency', ' 4'], '--concurrency must be a whole number 1-64 (decimal digits only; got " 4")'],
     // Runs at once: one range for job, eval and serve (local/engine/defaults.ts RUNS_AT_ONCE); eval had none.
-    [['eval', '--concurrency', '65'], '--concurrency must be a whole number 1-64 (decimal digits only; got "65")'],
-    [['serve', '--max-concurrent-runs', '65'], '--max-concurrent-runs must be a whole number 1-64 (decimal digits only; got "65")'],
+    [['eval', '--concurrency', '65'], '--concurrency must be a whole number 1-64; got 65, above 64'],
+    [['serve', '--max-concurrent-runs', '65'], '--max-concurrent-runs must be a whole number 1-64; got 65, above 64'],
     // Seeking agents at once: one range for ask and survey, the run option's (survey's was 1-1000).
-    [['survey', '-c', 'x', '-t', 'y', '--concurrency', '10001'], '--concurrency must be a whole number 1-10000 (decimal digits only; got "10001")'],
+    [['survey', '-c', 'x', '-t', 'y', '--concurrency', '10001'], '--concurrency must be a whole number 1-10000; got 10001, above 10000'],
   ])('%j exits 2: %s', async (args, message) => {
     const result = await run(...args, '--state-dir', stateDir);
 

@@ -284,6 +284,79 @@ describe('ExtractiveReader.reason (reasoning agent)', () => {
     });
   });
 
+  it('says what its answer is: a sentence chosen by word overlap, with the share of the question it covers and the threshold', async () => {
+    // Arrange
+    const reader = new ExtractiveReader();
+    const messages = [makeMessage(0, CHEROKEE_SENTENCE, 25)];
+
+    // Act
+    const result = await reader.reason({ question: CHEROKEE_QUESTION, messages, force: false });
+
+    // Assert
+    expect(result.answerable).toBe(true);
+    expect(result.answerBasis).toMatch(/^extractive: a sentence chosen by word overlap, covering (\d+)% of the question's weighted words \(it answers from 50%\)$/);
+    expect(Number(/covering (\d+)%/.exec(result.answerBasis ?? '')?.[1])).toBeGreaterThanOrEqual(50);
+  });
+
+  it('refuses a sentence that shares only the names of the question, and says so', async () => {
+    // Arrange: "Millbrook" weighs more than half of the question; the sentence has nothing else of it.
+    const reader = new ExtractiveReader();
+    const messages = [makeMessage(0, 'Millbrook was founded in 1842. The school opened in 1903.', 60)];
+
+    // Act
+    const result = await reader.reason({ question: 'When did the library of Millbrook open?', messages, force: false });
+
+    // Assert
+    expect(result).toMatchObject({ answerable: false, answer: NO_ANSWER, citedMessageIds: [] });
+    expect(result.answerBasis).toMatch(/^extractive: the best sentence covers \d+% of the question's weighted words, but through its names only/);
+  });
+
+  it('answers from the sentence that covers the question\'s other words, with the sentence of its message that names the place', async () => {
+    // Arrange: the README's town.txt
+    const reader = new ExtractiveReader();
+    const messages = [makeMessage(0, 'Millbrook was founded in 1842. Its library opened in 1903; the first librarian was Edward Pike.', 60)];
+
+    // Act
+    const result = await reader.reason({ question: 'When did the library of Millbrook open?', messages, force: false });
+
+    // Assert
+    expect(result.answerable).toBe(true);
+    expect(result.answer).toMatch(/^Its library opened in 1903/);
+    expect(result.answerBasis).toMatch(/^extractive: 2 sentences chosen by word overlap/);
+  });
+
+  it('refuses a question asking who when the best sentences name no one the question does not', async () => {
+    // Arrange: the school's opening year shares "first", "Millbrook" and "school" with the question
+    const reader = new ExtractiveReader();
+    const messages = [makeMessage(0, 'Millbrook was founded in 1842. The first Millbrook school opened in 1905.', 60)];
+
+    // Act
+    const who = await reader.reason({ question: 'Who was the first principal of Millbrook school?', messages, force: false });
+    const named = await reader.reason({
+      question: 'Who was the first principal of Millbrook school?',
+      messages: [makeMessage(1, 'The first principal of the Millbrook school was Ruth Ames.', 60)],
+      force: false,
+    });
+
+    // Assert
+    expect(who).toMatchObject({ answerable: false, answer: NO_ANSWER });
+    expect(who.answerBasis).toMatch(/^extractive: asked who, but the sentence\(s\) with the most word overlap \(covering \d+% of the question's weighted words\) name no one the question does not$/);
+    expect(named).toMatchObject({ answerable: true, answer: 'The first principal of the Millbrook school was Ruth Ames.' });
+  });
+
+  it('says why it refuses: no sentence covers the threshold, with the best coverage', async () => {
+    // Arrange
+    const reader = new ExtractiveReader();
+    const messages = [makeMessage(1, 'The Navy has completed two new frigates, which are now in service.', 20)];
+
+    // Act
+    const result = await reader.reason({ question: 'How many lives were lost when the steamer struck the rocks and sank?', messages, force: false });
+
+    // Assert
+    expect(result.answerable).toBe(false);
+    expect(result.answerBasis).toMatch(/^extractive: no sentence covers 50% of the question's weighted words \(the best covers \d+%\)$/);
+  });
+
   it('refuses with NO ANSWER when the messages do not cover the question', async () => {
     // Arrange
     const reader = new ExtractiveReader();
@@ -336,6 +409,20 @@ describe('ExtractiveReader.reason (reasoning agent)', () => {
     expect(result.answerable).toBe(true);
     expect(result.answer).toContain('Many lives were lost');
     expect(result.citedMessageIds).toEqual(['r1-c2']);
+  });
+
+  it('says a forced answer below its threshold is a best effort', async () => {
+    // Arrange: the messages of the refusal above
+    const reader = new ExtractiveReader();
+    const messages = [makeMessage(2, 'Many lives were lost when the steamer struck the rocks off the coast and sank.', 40)];
+    const question = 'How many lives did a president say were lost when the Titanic struck an iceberg and sank?';
+
+    // Act
+    const result = await reader.reason({ question, messages, force: true });
+
+    // Assert
+    expect(result.answerable).toBe(true);
+    expect(result.answerBasis).toMatch(/^extractive, best effort: the sentence with the most word overlap, covering \d+% of the question's weighted words, below the 50% it answers from$/);
   });
 
   it('answers a two-part question from sentences linked by the entity the first part identifies', async () => {

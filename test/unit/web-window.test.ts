@@ -2,10 +2,13 @@
  * The page's document window (`GET /_web/runs/<runId>/document`, local/services/web.ts
  * `WebEndpoints.documentWindow`): its edges fall on grapheme cluster boundaries, so a window whose
  * asked edge lies inside a surrogate pair (or an emoji sequence) never holds half a character.
+ * The page's corpus picker (`GET /_web/corpora`): corpora by name, one entry per corpus.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import fg from 'fast-glob';
+import { BUNDLED_CORPORA } from '../../local/engine/corpus';
 import { FsBlobStore } from '../../local/engine/fs-blob-store';
 import { WebEndpoints } from '../../local/services/web';
 import { graphemeBoundary } from '../../shared/chunking';
@@ -89,5 +92,66 @@ describe('cut messages keep whole characters', () => {
     const { warnings } = parseJsonLines(`{${'😀'.repeat(40)}\n`, 'f.jsonl');
     expect(warnings).toHaveLength(1);
     expect(wellFormed(warnings[0].message)).toBe(true);
+  });
+});
+
+describe("the page's corpus picker (GET /_web/corpora)", () => {
+  let dir: string;
+  let blobs: FsBlobStore;
+  let web: WebEndpoints;
+  const hex = (c: string): string => c.repeat(64);
+  const sotuFiles = (): string[] => {
+    const { dir: sotu, pattern } = BUNDLED_CORPORA.sotu();
+    return fg.sync(pattern, { cwd: sotu, onlyFiles: true });
+  };
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'web-corpora-'));
+    blobs = new FsBlobStore(dir);
+    web = new WebEndpoints({ blobs, executions: {} as never, modelSpec: { kind: 'extractive' } as never, runOptionDefaults: {} });
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const list = async (): Promise<Array<{ id: string; name: string; files: number; bundled: boolean; imported: boolean }>> => {
+    const response = await web.handle('GET', '/_web/corpora', new URLSearchParams());
+    return (JSON.parse(response.body) as { corpora: Array<{ id: string; name: string; files: number; bundled: boolean; imported: boolean }> }).corpora;
+  };
+
+  it('names the copies an ask made by what they hold, never by their hash, and lists sotu once (the copy, asked in place)', async () => {
+    // Arrange: `ask -c sotu`, `ask -c town.txt` (twice, the file changed between), `ask -c docs/`, `ingest --id mill`
+    for (const file of sotuFiles()) await blobs.put(`corpora/local-${hex('a')}/${file}`, 'x');
+    await blobs.put(`corpora/local-${hex('b')}/town.txt`, 'Millbrook was founded in 1842.');
+    await blobs.put(`corpora/local-${hex('c')}/town.txt`, 'Millbrook was founded in 1843.');
+    for (const file of ['a.md', 'b.md', 'c.md']) await blobs.put(`corpora/local-${hex('d')}/${file}`, 'x');
+    await blobs.put('corpora/mill/notes.txt', 'x');
+
+    // Act
+    const corpora = await list();
+
+    // Assert
+    expect(corpora.map((c) => [c.name, c.id])).toEqual([
+      ['a.md and 2 more files', `local-${hex('d')}`],
+      ['mill', 'mill'],
+      ['sotu', `local-${hex('a')}`],
+      [`town.txt (local-bbbbbbbb)`, `local-${hex('b')}`],
+      [`town.txt (local-cccccccc)`, `local-${hex('c')}`],
+    ]);
+    expect(corpora.find((c) => c.name === 'sotu')).toMatchObject({ bundled: true, imported: true, files: sotuFiles().length });
+    expect(corpora.some((c) => /[0-9a-f]{64}/.test(c.name))).toBe(false);
+  });
+
+  it('lists sotu once when it is also imported under its own name, and as not imported when the bucket has no copy', async () => {
+    // Arrange
+    expect((await list()).filter((c) => c.name === 'sotu')).toEqual([{ id: 'sotu', name: 'sotu', files: 0, bytes: 0, bundled: true, imported: false }]);
+    for (const file of sotuFiles()) {
+      await blobs.put(`corpora/local-${hex('a')}/${file}`, 'x');
+      await blobs.put(`corpora/sotu/${file}`, 'x');
+    }
+
+    // Act
+    const corpora = await list();
+
+    // Assert
+    expect(corpora.map((c) => [c.name, c.id])).toEqual([['sotu', 'sotu']]);
   });
 });

@@ -253,7 +253,7 @@ function AskView({ info }: { info: ServerInfo }) {
         <div class="row">
           <select id="corpus" value=${corpus} onChange=${(e: Event) => setCorpus((e.target as HTMLSelectElement).value)} required>
             ${corpora.map(
-              (c) => html`<option value=${c.id} selected=${c.id === corpus}>${c.id} — ${c.bundled && !c.imported ? 'bundled, imported on first use' : `${c.files} file${c.files === 1 ? '' : 's'}, ${formatBytes(c.bytes)}`}</option>`,
+              (c) => html`<option value=${c.id} selected=${c.id === corpus}>${c.name} — ${c.bundled && !c.imported ? 'bundled, imported on first use' : `${c.files} file${c.files === 1 ? '' : 's'}, ${formatBytes(c.bytes)}`}</option>`,
             )}
           </select>
           <label class="button secondary" for="files">Upload files…</label>
@@ -297,7 +297,7 @@ function AskView({ info }: { info: ServerInfo }) {
           })}
         </div>
       </details>
-      <p class="hint">Model: <strong>${info.model}</strong>${info.extractive ? ' — the offline extractive reader (selects sentences; not a language model)' : ''}</p>
+      <p class="hint">Model: <strong>${info.model}</strong>${info.extractive ? ' — the offline extractive reader: it answers with sentences of the corpus chosen by word overlap, and refuses when they cover under half of the question (not a language model)' : ''}</p>
       ${error && html`<div class="error" role="alert">${error}</div>`}
       <button type="submit" disabled=${busy || corpus === '' || question.trim() === ''}>${busy ? 'Starting…' : 'Ask'}</button>
     </form>
@@ -592,6 +592,7 @@ function Inspect({ status, pool, steps }: { status: RunStatus; pool?: { messages
               ${(pool?.messages ?? []).slice(0, 5).map((m) => html`<li><${MessageCard} message=${m} onOpen=${open} /></li>`)}
             </ol>`}
           </div>`}
+      ${result.answerBasis !== undefined && html`<p class="meta basis" data-testid="answer-basis"><strong>${result.answerable ? 'Answered by' : 'Refused by'}</strong> ${result.answerBasis}</p>`}
       ${result.citations.length > 0 &&
       html`<ol class="citations" data-testid="citations">
         ${result.citations.map(

@@ -25,8 +25,11 @@ export interface ServerInfo {
   bundledCorpora: string[];
 }
 
+/** One corpus of `GET /_web/corpora` (local/services/web.ts `CorpusListEntry`). */
 export interface CorpusEntry {
   id: string;
+  /** What the picker shows: the id, or what a content-addressed copy holds (`sotu`, `town.txt`). */
+  name: string;
   files: number;
   bytes: number;
   bundled: boolean;

@@ -1,0 +1,39 @@
+/**
+ * The CLI's text output of a result (local/cli/format.ts): what the answer is, when the reader says.
+ */
+import { formatResult } from '../../local/cli/format';
+import { NO_ANSWER, type RunResult } from '../../shared/types';
+
+const base: RunResult = {
+  runId: 'run-1',
+  question: 'When did the library of Millbrook open?',
+  answer: 'Its library opened in 1903.',
+  answerable: true,
+  citations: [],
+  trace: [{ round: 1, k: 1, messagesUsed: 1, evidenceTokens: 20, outcome: 'answered' }],
+  usage: { seeker: { calls: 1, inputTokens: 30, outputTokens: 10 }, reasoner: { calls: 1, inputTokens: 20, outputTokens: 8 } },
+  rounds: 1,
+  chunks: 1,
+  poolSize: 1,
+  skipped: [],
+  failedChunks: [],
+  chunkFailures: [],
+  retries: { total: 0, byRole: { seeker: 0, reasoner: 0 }, byError: {} },
+  warnings: [],
+};
+
+describe('formatResult', () => {
+  it('says under the answer what it is, or why the reader refused, and nothing for a model that does not say', () => {
+    const answered = formatResult({ ...base, answerBasis: "extractive: a sentence chosen by word overlap, covering 100% of the question's weighted words (it answers from 50%)" });
+    const refused = formatResult({ ...base, answer: NO_ANSWER, answerable: false, answerBasis: "extractive: no sentence covers 50% of the question's weighted words (the best covers 31%)" });
+    const llm = formatResult(base);
+
+    expect(answered.split('\n').slice(1, 4)).toEqual([
+      'Answer: Its library opened in 1903.',
+      'Answerable: yes',
+      "Answered by: extractive: a sentence chosen by word overlap, covering 100% of the question's weighted words (it answers from 50%)",
+    ]);
+    expect(refused.split('\n')[3]).toBe("Refused by: extractive: no sentence covers 50% of the question's weighted words (the best covers 31%)");
+    expect(llm).not.toMatch(/Answered by|Refused by/);
+  });
+});
