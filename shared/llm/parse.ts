@@ -580,14 +580,16 @@ function foldedWords(text: string): string {
  * - `preamble`: only "The answer is" (or "Answer:"), nothing after it;
  * - `question`: the question itself, restated (case, spaces and punctuation ignored);
  * - `loop`: a phrase repeated until the output ran out ("No, no, no, …", "the answer is that the
- *   answer is that …"): at least 9 words, and at most a third of its 3-word sequences distinct.
+ *   answer is that …"): at least 9 words, and at most a third of its 3-word sequences distinct;
+ * - `markup`: nothing but markup tags and punctuation (`<messages>`: the prompt's own delimiter).
  * (An answer that repeats the prompt's own instructions is found by `echoesPrompt` in prompts.ts.)
  * A pure function.
  * @param answer the parsed answer (not a refusal); @param question the run's question.
  */
-export function junkAnswer(answer: string, question: string): 'preamble' | 'question' | 'loop' | undefined {
+export function junkAnswer(answer: string, question: string): 'preamble' | 'question' | 'loop' | 'markup' | undefined {
   const trimmed = answer.trim();
   if (PREAMBLE_ONLY.test(trimmed)) return 'preamble';
+  if (/<[^<>]*>/.test(trimmed) && foldedWords(trimmed.replace(/<[^<>]*>/g, ' ')) === '') return 'markup';
   const words = foldedWords(trimmed);
   if (words !== '' && words === foldedWords(question)) return 'question';
   const list = words.split(' ');

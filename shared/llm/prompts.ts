@@ -240,6 +240,7 @@ const JUNK_DONE = {
   preamble: 'was only "The answer is"',
   question: 'repeated the question',
   loop: 'repeated a phrase in a loop',
+  markup: 'was only markup such as "<messages>"',
   prompt: 'repeated these instructions',
 } as const;
 
@@ -321,11 +322,14 @@ const REASON_PROSE_FORCE_SYSTEM_PROMPT = [
 
 /**
  * Build the prose reasoner's prompt for one KAR step (`reasonerReply: 'prose'`): the messages'
- * evidence as numbered passages between escaped delimiters, then the question and "Answer:".
+ * evidence as passages (a paragraph each, best first) between escaped delimiters, then the question
+ * and "Answer:".
  * @param request as for `buildReasonPrompt`.
  */
 export function buildProseReasonPrompt(request: ReasonRequest): PromptPair {
-  const passages = request.messages.map((m, i) => `[${i + 1}] ${escapeUntrusted(m.evidence)}`).join('\n');
+  // Unnumbered, one paragraph each, as a plain prompt shows passages (numbered, the test model
+  // answered with a passage's number).
+  const passages = request.messages.map((m) => escapeUntrusted(m.evidence)).join('\n\n');
   const user = ['Passages:', `<messages>\n${passages}\n</messages>`, '', `Question: ${escapeUntrusted(request.question)}`, 'Answer:'].join('\n');
   return { system: request.force ? REASON_PROSE_FORCE_SYSTEM_PROMPT : REASON_PROSE_SYSTEM_PROMPT, user };
 }

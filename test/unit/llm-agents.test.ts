@@ -467,7 +467,7 @@ describe('LlmAgents.reason: prose replies (reasonerReply "prose")', () => {
   ];
   const prose = (reasoner: ChatModel): LlmAgents => new LlmAgents({ seeker: reasoner, reasoner, maxOutputTokens: { seek: 300, reason: 100 }, reasonerReply: 'prose' });
 
-  it('asks for the answer alone, with no schema, the passages numbered between delimiters and the question last', async () => {
+  it('asks for the answer alone, with no schema, the passages a paragraph each between delimiters and the question last', async () => {
     const reasoner = new ScriptedChatModel('m', [{ text: 'Joseph Strauss' }]);
 
     await prose(reasoner).reason({ question: 'Who was the chief engineer?', messages, force: false });
@@ -476,7 +476,7 @@ describe('LlmAgents.reason: prose replies (reasonerReply "prose")', () => {
     expect(request.schema).toBeUndefined();
     expect(request.system).toMatch(/answer only/);
     expect(request.system).toContain(NO_ANSWER);
-    expect(request.messages[0].text).toMatch(/^Passages:\n<messages>\n\[1\] The bridge opened in May 1937\.\n\[2\] Joseph Strauss/);
+    expect(request.messages[0].text).toMatch(/^Passages:\n<messages>\nThe bridge opened in May 1937\.\n\nJoseph Strauss/);
     expect(request.messages[0].text.trimEnd()).toMatch(/Question: Who was the chief engineer\?\nAnswer:$/);
   });
 

@@ -459,6 +459,8 @@ describe('junkAnswer: answers that answer nothing, by shape, in any language', (
     ['深水埗关帝庙最初的名称是什么？', '深水埗关帝庙最初的名称是什么?', 'question'],
     ['No, no, no, no, no, no, no, no, no, no, no, no', 'Is it?', 'loop'],
     ['The answer is that the answer is that the answer is that the answer is that', 'Which one?', 'loop'],
+    ['<messages>', 'Who wrote it?', 'markup'],
+    ['</messages> .', '谁写的？', 'markup'],
   ])('%j (question %j) is %s', (answer, question, reason) => {
     expect(junkAnswer(answer, question)).toBe(reason);
   });
@@ -471,6 +473,8 @@ describe('junkAnswer: answers that answer nothing, by shape, in any language', (
     ['The answer is Telemann', 'Who composed it?'],
     ['The W. H. Shipman House is in Hilo, Hawaii, which is the largest settlement on the island', 'Where is the house?'],
     ['Jonny Craig and Pete Doherty have been a part of more bands than Pete Doherty', 'Who has been in more bands?'],
+    ['<b>Telemann</b>', 'Who composed it?'],
+    ['2 < 3', 'Is two less than three?'],
   ])('%j (question %j) may be an answer', (answer, question) => {
     expect(junkAnswer(answer, question)).toBeUndefined();
   });
