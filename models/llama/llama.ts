@@ -29,6 +29,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigurationError, ContextOverflowError, ModelConfigurationError, ModelError } from '../../shared/errors';
 import type { AgentModel, ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
+import type { ReasonerReply } from '../../shared/llm/prompts';
 import { LlmAgents } from '../../shared/llm/agents';
 import { largestChunkTokens } from '../context';
 import { formatModelSpec, toModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
@@ -385,6 +386,13 @@ export interface LlamaModels {
   contextTokens: number;
 }
 
+/**
+ * How the reasoning agent of a `llama:` model replies (shared/llm/prompts.ts `REASONER_REPLIES`):
+ * `prose`, chosen by measurement (docs/EVAL.md, "Fidelity"); Bedrock and OpenAI-compatible models
+ * reply in JSON (`json`), which cites messages by id.
+ */
+export const LLAMA_REASONER_REPLY: ReasonerReply = 'prose';
+
 /** The loaded models of each spec (by its text), for the provider's synchronous builders (models/llama/index.ts). */
 const opened = new Map<string, LlamaModels>();
 
@@ -398,7 +406,10 @@ export async function loadLlamaModels(spec: ModelSpecInput, options: LlamaOption
   const seeker = await LlamaChatModel.load(parsed.seekerModelId, options);
   const reasoner = parsed.reasonerModelId === parsed.seekerModelId ? seeker : await LlamaChatModel.load(parsed.reasonerModelId, options);
   const models: LlamaModels = {
-    agents: new LlmAgents({ seeker, reasoner }),
+    // The reasoning agent replies in prose (the answer alone, as a plain prompt asks for it): the
+    // in-process models are small, and measured with the test model, a JSON reply kept less of what
+    // the model answers from a plain prompt, in Chinese almost nothing (docs/EVAL.md, "Fidelity").
+    agents: new LlmAgents({ seeker, reasoner, reasonerReply: LLAMA_REASONER_REPLY }),
     survey: new LlmSurveyModel({ reasoner }),
     seeker,
     reasoner,
