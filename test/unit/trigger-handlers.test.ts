@@ -258,6 +258,32 @@ describe('the upload trigger handlers', () => {
     ]);
   });
 
+  it('ingests the corpora of a batch one at a time, in the order the batch first names them', async () => {
+    // Arrange
+    await blobs.put('corpora/reports/a.txt', 'The harbour was dredged and the quay repaired before the winter storms.');
+    await blobs.put('corpora/letters/c.txt', 'Dear Anna, the orchard is in bloom and the bees are back.');
+    const store = new FsBlobStore(dir);
+    const list = store.list.bind(store);
+    const started: string[] = [];
+    let running = 0;
+    let most = 0;
+    store.list = async (prefix: string) => {
+      started.push(prefix);
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      running -= 1;
+      return list(prefix);
+    };
+    const ingest = makeIngestBatchHandler({ blobs: store, chunkTokens: 64 });
+    // Act
+    const response = await ingest(batch([objectCreated('corpora/letters/c.txt'), objectCreated('corpora/reports/a.txt'), objectCreated('corpora/letters/c.txt')]));
+    // Assert
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(started).toEqual(['corpora/letters/', 'corpora/reports/']);
+    expect(most).toBe(1);
+  });
+
   it('refuses an event that is not an SQS batch, naming the field', async () => {
     // Arrange
     const ingest = makeIngestBatchHandler({ blobs, chunkTokens: 64 });
