@@ -40,7 +40,7 @@ export interface OpenAiOptions {
 export const STRUCTURED_MODES = ['auto', 'schema', 'json', 'off'] as const;
 export type StructuredMode = (typeof STRUCTURED_MODES)[number];
 
-/** Reads an `openai:` server's API key (Secrets Manager in the Lambdas: models/openai/openai-key.ts); resolves to the same key on every call once it has been read. */
+/** Reads an `openai:` server's API key (Secrets Manager in the Lambdas: models/openai/openai-key.ts, cached for a few minutes, then read again). */
 export type ApiKeyProvider = () => Promise<string>;
 
 /** The model kinds: the scheme of a model spec (`extractive`, `bedrock`, `openai`, `llama`). */

@@ -5,6 +5,11 @@
  * Shape (abridged): `{"source": "aws.s3", "detail-type": "Object Created", "detail": {"bucket":
  * {"name"}, "object": {"key", "size", "etag", "version-id"?, "sequencer"}, "reason": "PutObject"}}`.
  * Source: https://docs.aws.amazon.com/AmazonS3/latest/userguide/ev-events.html
+ *
+ * Not Powertools parser's `S3EventNotificationEventBridgeSchema`: it also requires fields the
+ * triggers never read (`request-id`, `requester`, an ISO `time`) and accepts only an IPv4
+ * `source-ip-address`, so an upload over S3's dual-stack (IPv6) endpoints would be refused
+ * (docs/ARCHITECTURE.md, "Powertools for AWS Lambda").
  */
 import { z } from 'zod';
 import { InvalidInputError } from '../errors';

@@ -7,12 +7,13 @@ import {
   InternalServiceError,
   ResourceNotFoundException,
   SecretsManagerClient,
+  SecretsManagerServiceException,
 } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { ConfigurationError, ModelUnavailableError } from '../../shared/errors';
 import { loadEnv } from '../../lambdas/adapters/env';
 import { createOpenAiChatModel, KeyedOpenAiChatModel } from '../../models/openai/keyed';
-import { openAiApiKeyProvider, readOpenAiApiKey } from '../../models/openai/openai-key';
+import { OPENAI_API_KEY_MAX_AGE_SECONDS, openAiApiKeyProvider, readOpenAiApiKey } from '../../models/openai/openai-key';
 
 const SECRET_ID = 'extagents/openai-api-key';
 const KEY = 'sk-test-0123456789';
@@ -20,6 +21,9 @@ const secrets = mockClient(SecretsManagerClient);
 
 beforeEach(() => {
   secrets.reset();
+});
+afterEach(() => {
+  jest.useRealTimers();
 });
 
 describe('reading the OpenAI API key from Secrets Manager', () => {
@@ -62,6 +66,28 @@ describe('reading the OpenAI API key from Secrets Manager', () => {
     await expect(read).rejects.toThrow(/ResourceNotFoundException/);
   });
 
+  it('refuses a binary secret, naming the secret', async () => {
+    // Arrange
+    secrets.on(GetSecretValueCommand).resolves({ SecretBinary: new TextEncoder().encode(KEY) });
+    // Act
+    const read = readOpenAiApiKey(new SecretsManagerClient({}), SECRET_ID);
+    // Assert
+    await expect(read).rejects.toThrow(ConfigurationError);
+    await expect(read).rejects.toThrow(/"extagents\/openai-api-key" \(OPENAI_API_KEY_SECRET\) holds no API key/);
+  });
+
+  it('turns throttling into a ModelUnavailableError naming the SDK error, with the SDK error as its cause', async () => {
+    // Arrange
+    const throttled = new SecretsManagerServiceException({ name: 'ThrottlingException', $fault: 'client', message: 'Rate exceeded', $metadata: {} });
+    secrets.on(GetSecretValueCommand).rejects(throttled);
+    // Act
+    const error = await readOpenAiApiKey(new SecretsManagerClient({}), SECRET_ID).catch((e: unknown) => e);
+    // Assert
+    expect(error).toBeInstanceOf(ModelUnavailableError);
+    expect((error as Error).message).toBe('OpenAI-compatible model: could not read the API key secret "extagents/openai-api-key" (OPENAI_API_KEY_SECRET) from Secrets Manager: ThrottlingException');
+    expect((error as Error).cause).toBe(throttled);
+  });
+
   it('turns a Secrets Manager failure into a ModelUnavailableError (retried by the workflow)', async () => {
     // Arrange
     secrets.on(GetSecretValueCommand).rejects(new InternalServiceError({ message: 'internal', $metadata: {} }));
@@ -80,6 +106,24 @@ describe('the key provider of a container', () => {
     // Assert
     expect(keys).toEqual([KEY, KEY, KEY]);
     expect(secrets.commandCalls(GetSecretValueCommand)).toHaveLength(1);
+  });
+
+  it('keeps the key for the max age, then reads the secret again (a rotated key is used)', async () => {
+    // Arrange
+    const rotated = 'sk-test-rotated';
+    secrets.on(GetSecretValueCommand).resolvesOnce({ SecretString: KEY }).resolves({ SecretString: rotated });
+    // Only the clock is faked (Powertools' cache compares Date times); timers and ticks run as usual.
+    jest.useFakeTimers({ now: Date.parse('2025-01-01T00:00:00Z'), doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    const provider = openAiApiKeyProvider(new SecretsManagerClient({}), SECRET_ID);
+    // Act
+    const first = await provider();
+    jest.setSystemTime(Date.now() + (OPENAI_API_KEY_MAX_AGE_SECONDS - 1) * 1000);
+    const cached = await provider();
+    jest.setSystemTime(Date.now() + 2000);
+    const refreshed = await provider();
+    // Assert
+    expect([first, cached, refreshed]).toEqual([KEY, KEY, rotated]);
+    expect(secrets.commandCalls(GetSecretValueCommand)).toHaveLength(2);
   });
 
   it('reads again after a failed read instead of keeping the failure', async () => {

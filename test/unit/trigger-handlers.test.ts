@@ -150,9 +150,22 @@ describe('the upload trigger handlers', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  /** The ingest queue's batch: one SQS message per event, the EventBridge event as its body. */
+  /**
+   * The ingest queue's batch as the SQS event source mapping delivers it ("Using Lambda with Amazon
+   * SQS", example event): one message per event, the EventBridge event as its body.
+   */
   const batch = (bodies: unknown[]) => ({
-    Records: bodies.map((body, i) => ({ messageId: `m${i}`, receiptHandle: `h${i}`, body: typeof body === 'string' ? body : JSON.stringify(body), attributes: {}, eventSource: 'aws:sqs' })),
+    Records: bodies.map((body, i) => ({
+      messageId: `m${i}`,
+      receiptHandle: `h${i}`,
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+      attributes: { ApproximateReceiveCount: '1', SentTimestamp: '1735689600000', SenderId: 'AIDAEXAMPLE', ApproximateFirstReceiveTimestamp: '1735689600001' },
+      messageAttributes: {},
+      md5OfBody: '0123456789abcdef0123456789abcdef',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:us-west-2:123456789012:IngestQueue',
+      awsRegion: 'us-west-2',
+    })),
   });
 
   /** The bucket, counting how often each corpus is listed (once per ingestion of it). */
@@ -201,6 +214,74 @@ describe('the upload trigger handlers', () => {
     expect(response.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['m1', 'm2', 'm3', 'm4']);
     expect(await blobs.exists('cache/corpora/reports/ingestion.json')).toBe(true);
     expect(await blobs.exists('cache/corpora/letters/ingestion.json')).toBe(false);
+  });
+
+  it('reports every message of an all-failed batch instead of throwing, and logs each rejection and each failed corpus once', async () => {
+    // Arrange
+    await blobs.put('corpora/letters/c.txt', 'Dear Anna, the orchard is in bloom and the bees are back.');
+    const { store, listings } = countingBlobs('corpora/letters/');
+    const logs = captureLogs();
+    const logger = new Logger({ serviceName: 'extagents-test', logLevel: 'INFO' });
+    const ingest = makeIngestBatchHandler({ blobs: store, chunkTokens: 64, logger });
+    // Act
+    let response: Awaited<ReturnType<typeof ingest>>;
+    try {
+      response = await ingest(batch([objectCreated('corpora/letters/c.txt'), 'not json {', objectCreated('corpora/letters/d.txt')]));
+    } finally {
+      logs.restore();
+    }
+    // Assert
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'm0' }, { itemIdentifier: 'm1' }, { itemIdentifier: 'm2' }] });
+    expect(Object.fromEntries(listings)).toEqual({ 'corpora/letters/': 1 });
+    expect(logs.lines()).toEqual([
+      expect.objectContaining({ level: 'ERROR', message: 'Ingest rejected a queued message: not an S3 Object Created event', task: 'Ingest', messageId: 'm1', error: expect.stringMatching(/^SyntaxError: /) }),
+      expect.objectContaining({ level: 'ERROR', message: 'Ingest failed; its events will be received again', task: 'Ingest', corpusId: 'letters', events: 2, error: 'Error: SlowDown: please reduce your request rate' }),
+    ]);
+  });
+
+  it('logs one outcome per corpus with the number of its events in the batch', async () => {
+    // Arrange
+    await blobs.put('corpora/reports/a.txt', 'The harbour was dredged and the quay repaired before the winter storms.');
+    const logs = captureLogs();
+    const logger = new Logger({ serviceName: 'extagents-test', logLevel: 'INFO' });
+    const ingest = makeIngestBatchHandler({ blobs, chunkTokens: 64, logger });
+    // Act
+    try {
+      await ingest(batch([objectCreated('corpora/reports/a.txt'), objectCreated('corpora/reports/a.txt'), objectCreated('loose.txt')]));
+    } finally {
+      logs.restore();
+    }
+    // Assert
+    expect(logs.lines()).toEqual([
+      expect.objectContaining({ level: 'INFO', message: 'Ingest ignored the object', result: expect.objectContaining({ outcome: 'ignored', key: 'loose.txt' }) }),
+      expect.objectContaining({ level: 'INFO', message: 'Ingest ingested', task: 'Ingest', result: expect.objectContaining({ corpusId: 'reports', events: 2, chunks: 1 }) }),
+    ]);
+  });
+
+  it('ingests the corpora of a batch one at a time, in the order the batch first names them', async () => {
+    // Arrange
+    await blobs.put('corpora/reports/a.txt', 'The harbour was dredged and the quay repaired before the winter storms.');
+    await blobs.put('corpora/letters/c.txt', 'Dear Anna, the orchard is in bloom and the bees are back.');
+    const store = new FsBlobStore(dir);
+    const list = store.list.bind(store);
+    const started: string[] = [];
+    let running = 0;
+    let most = 0;
+    store.list = async (prefix: string) => {
+      started.push(prefix);
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      running -= 1;
+      return list(prefix);
+    };
+    const ingest = makeIngestBatchHandler({ blobs: store, chunkTokens: 64 });
+    // Act
+    const response = await ingest(batch([objectCreated('corpora/letters/c.txt'), objectCreated('corpora/reports/a.txt'), objectCreated('corpora/letters/c.txt')]));
+    // Assert
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(started).toEqual(['corpora/letters/', 'corpora/reports/']);
+    expect(most).toBe(1);
   });
 
   it('refuses an event that is not an SQS batch, naming the field', async () => {
