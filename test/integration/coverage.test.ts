@@ -12,7 +12,7 @@ import { runLocal } from '../../local/engine/run';
 import type { RunOptionsInput } from '../../shared/config';
 import type { AgentModel, ReasonRequest, SeekRequest } from '../../shared/ports';
 import type { RunResult } from '../../shared/types';
-import { writeCorpus } from '../support/corpus';
+import { hundredNotes, scriptedModel, writeCorpus } from '../support/corpus';
 import { BIRTH_QUESTION, TWO_HOP_QUESTION, twoHopAnsweringModel, twoHopCorpus } from '../support/two-hop';
 
 jest.setTimeout(120_000);
@@ -124,6 +124,55 @@ describe('coverage that grows only when needed (coverage grow)', () => {
     expect(grow.result.coverage).toEqual({ mode: 'grow', covered: 2, cap: 2, tranches: 2 });
     expect(grow.result.failedChunks).toEqual([]);
     expect(grow.result.poolSize).toBe(4);
+  });
+
+  it('on 100 one-chunk notes: 4 seeks instead of 100 when BM25 ranks the answer first; when it ranks it last, every chunk and more KAR steps', async () => {
+    // Arrange: the scripted model of test/support/corpus.ts (the answer is in the last note only; every
+    // other chunk gives a low-scored filler message, so KAR reads a pool at each tranche), its seeking
+    // calls counted with their chunk's tokens (the input a real seeking agent pays for)
+    const notes = await resolveCorpus([writeCorpus(path.join(dir, 'notes'), hundredNotes())]);
+    const measure = async (name: string, question: string, extra: RunOptionsInput) => {
+      const inner = scriptedModel({ everyChunk: true });
+      let seeks = 0;
+      let seekTokens = 0;
+      let reasons = 0;
+      const model: AgentModel = {
+        description: inner.description,
+        seek: (req) => {
+          seeks += 1;
+          seekTokens += req.chunk.tokens;
+          return inner.seek(req);
+        },
+        reason: (req) => {
+          reasons += 1;
+          return inner.reason(req);
+        },
+      };
+      const result = await runLocal({ files: notes, question, options: { chunkTokens: 64, rounds: 1, concurrency: 4, ...extra }, stateDir: path.join(dir, `state-${name}`), model });
+      return { answer: result.answer, seeks, seekTokens, reasons };
+    };
+    const grow = { coverage: 'grow' as const };
+
+    // Act: "answer" is a word of the answering note only; "roads", "repaired", "valley" are words of every note but that one
+    const ranksFirst = 'What is the answer?';
+    const ranksLast = 'Which roads were repaired in the valley?';
+    const firstFull = await measure('first-full', ranksFirst, {});
+    const firstGrow = await measure('first-grow', ranksFirst, grow);
+    const lastFull = await measure('last-full', ranksLast, {});
+    const lastGrow = await measure('last-grow', ranksLast, grow);
+    process.stderr.write(`coverage grow on 100 notes: ${JSON.stringify({ firstFull, firstGrow, lastFull, lastGrow })}\n`);
+
+    // Assert: the same answers; the first tranche (4 chunks) suffices when the retriever is right
+    expect([firstFull.answer, firstGrow.answer, lastFull.answer, lastGrow.answer]).toEqual(['saffron', 'saffron', 'saffron', 'saffron']);
+    expect([firstFull.seeks, firstGrow.seeks]).toEqual([100, 4]);
+    expect(firstGrow.seekTokens * 25).toBeLessThanOrEqual(firstFull.seekTokens + 100);
+    expect([firstFull.reasons, firstGrow.reasons]).toEqual([1, 1]);
+    // Where it loses: the answer's chunk comes last, so every tranche is sought (4, 8, …, 100: each chunk
+    // once) and each refused tranche adds its KAR steps: k = 1, 2, 4 over 4 chunks, …, 1 … 64 over 64
+    // (3 + 4 + 5 + 6 + 7 = 25), then k = 1 over 100 answers
+    expect([lastFull.seeks, lastGrow.seeks]).toEqual([100, 100]);
+    expect(lastGrow.seekTokens).toBe(lastFull.seekTokens);
+    expect([lastFull.reasons, lastGrow.reasons]).toEqual([1, 26]);
   });
 
   it('refuses a grow option without coverage grow, before any model call', async () => {
