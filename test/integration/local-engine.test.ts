@@ -495,6 +495,7 @@ describe('local engine on the real ExtAgents stack', () => {
         STATE_NAMES.Reason,
         STATE_NAMES.AnswerBestEffort,
         STATE_NAMES.Synchronize,
+        STATE_NAMES.GrowCoverage,
         STATE_NAMES.Finalize,
         STATE_NAMES.PipelinedReason,
         STATE_NAMES.SpeculativeSynchronize,
