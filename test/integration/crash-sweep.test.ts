@@ -165,7 +165,7 @@ describe('crash-point sweep: a run killed at any point resumes to the same resul
     const growPhase = (label: string, i: number): string => {
       if (/^put runs\/sweep\/coverage\/(order\.json|items-0-1\.json)/.test(label)) return 'Prepare';
       if (/^put runs\/sweep\/coverage\/items-[1-9]/.test(label)) return 'GrowCoverage';
-      if (/^put runs\/sweep\/coverage\/items-0-/.test(label)) return 'Synchronize';
+      if (label.startsWith('put runs/sweep/coverage/items-0-')) return 'Synchronize';
       return phaseOf(label, syncAt >= 0 && i > syncAt);
     };
     const phases = baseEvents.map((e, i) => growPhase(e.label, i));
