@@ -41,8 +41,11 @@ export interface PrepareDeps {
 }
 
 /**
- * Prepare a run.
- * @returns the initial workflow state: round 1, k = 1, no outcome yet.
+ * Prepare a run. With the run option `coverage: 'grow'` (shared/coverage.ts) it also ranks the
+ * chunks by BM25 against the question (reading each chunk once; no model call), writes that order
+ * and the first tranche's Map items, and returns a state that seeks only that tranche.
+ * @returns the initial workflow state: round 1, k = 1, no outcome yet; `covered` = the chunks the
+ *   first Map seeks (every chunk for `full`), `config.coverageCap` = the most a round covers.
  * @throws ConfigurationError for invalid options; CostLimitExceededError over `maxCostUsd`;
  *   QuotaExceededError when the stated quota cannot carry the seeks (shared/quota.ts `checkQuota`); InvalidInputError when the corpus keys/prefix
  *   match no object or point into `runs/`; EmptyCorpusError when no document has usable text (before
