@@ -6,11 +6,12 @@
  *
  * Payloads each handler receives (Lambda `event`):
  *   Prepare            the execution input `{runId, question, corpus: {keys?, prefix?}, options?}`
- *   Seek               `{runId, round, chunk}` (ItemSelector of SeekChunks; chunk = chunk index;
+ *   Seek               `{runId, round, chunk, covered}` (ItemSelector of SeekChunks; chunk = chunk index;
  *                      `speculative: true` added by SpeculativeSeekChunks)
  *   Reason             `{state: <workflow state>, force: false}`
  *   AnswerBestEffort   `{state: <workflow state>, force: true}` (the Reason function)
  *   Synchronize        the workflow state
+ *   GrowCoverage       `{growCoverage: <workflow state>}` (the Synchronize function; coverage 'grow')
  *   Finalize           the workflow state
  * Each handler's returned object becomes the state (`payloadResponseOnly`, ResultPath `$`), except
  * Seek, whose results go to S3 through the ResultWriter (SeekChunks discards them from the state).
@@ -46,6 +47,7 @@ export const STATE_NAMES = {
   Reason: 'Reason',
   Answered: 'Answered?',
   Synchronize: 'Synchronize',
+  GrowCoverage: 'GrowCoverage',
   AnswerBestEffort: 'AnswerBestEffort',
   Finalize: 'Finalize',
   // Pipelined rounds (run option pipelineRounds; paper 2B "Parallelism"):
@@ -159,11 +161,12 @@ export interface ExtAgentsWorkflowProps {
  *
  *   Prepare -> SeekChunks (Distributed Map over the manifest; Seek per chunk) -> Reason -> Answered?
  *   Answered?: answered -> Finalize | not exhausted -> Reason (k doubled)
+ *            | covered < coverageCap -> GrowCoverage -> SeekChunks (the next tranche; coverage 'grow')
  *            | round < rounds and pool non-empty -> Synchronize -> SeekChunks (next round)
  *            | bestEffort -> AnswerBestEffort -> Finalize | otherwise -> Finalize (refusal)
  *
- * Between SeekChunks and Reason, the Choice Pipelined?: with the run option pipelineRounds and
- * round < rounds, PipelinedRound (Parallel) runs KAR of round r (branch A) beside Synchronize +
+ * Between SeekChunks and Reason, the Choice Pipelined?: with the run option pipelineRounds,
+ * round < rounds and the coverage final (covered >= coverageCap), PipelinedRound (Parallel) runs KAR of round r (branch A) beside Synchronize +
  * SpeculativeSeekChunks of round r+1 (branch B); A fails with SpeculationStopped when round r needs
  * no next round (answered, or an empty pool), which stops B and is caught to Answered?; when both
  * end, round r+1 is adopted (AdoptSpeculativeRound -> Pipelined?) or, if its seeking failed, sought
@@ -214,6 +217,8 @@ export class ExtAgentsWorkflow extends Construct {
           runId: sfn.JsonPath.stringAt('$.runId'),
           round: sfn.JsonPath.numberAt('$.round'),
           chunk: sfn.JsonPath.numberAt('$$.Map.Item.Value.chunk'),
+          // The coverage the chunk is sought at: recorded with its message, bounds the pool's reads.
+          covered: sfn.JsonPath.numberAt('$.covered'),
           ...(speculative && { speculative: true }),
         },
         maxConcurrencyPath: '$.config.concurrency',
@@ -246,13 +251,18 @@ export class ExtAgentsWorkflow extends Construct {
     const answerBestEffort = invoke(this, STATE_NAMES.AnswerBestEffort, functions.reason, { force: true });
     answerBestEffort.addRetry(MODEL_RETRY);
     const synchronize = invoke(this, STATE_NAMES.Synchronize, functions.synchronize);
+    // Coverage that grows (run option coverage 'grow'; shared/coverage.ts): the next tranche of the
+    // BM25 order, sought in the same round. The Synchronize function: light bookkeeping between a
+    // refusal and the next seeking, as Synchronize is.
+    const growCoverage = invoke(this, STATE_NAMES.GrowCoverage, functions.synchronize, { payload: { growCoverage: sfn.JsonPath.entirePayload } });
     const finalize = invoke(this, STATE_NAMES.Finalize, functions.finalize);
 
     const answered = new sfn.Choice(this, STATE_NAMES.Answered, {
-      comment: 'After one KAR step: finish, widen k, synchronize for the next round, or answer best-effort.',
+      comment: 'After one KAR step: finish, widen k, grow the coverage, synchronize for the next round, or answer best-effort.',
     })
       .when(sfn.Condition.stringEquals('$.outcome', 'answered'), finalize)
       .when(sfn.Condition.booleanEquals('$.exhausted', false), reason)
+      .when(sfn.Condition.numberLessThanJsonPath('$.covered', '$.config.coverageCap'), growCoverage)
       .when(
         sfn.Condition.and(
           sfn.Condition.numberLessThanJsonPath('$.round', '$.config.rounds'),
@@ -268,7 +278,7 @@ export class ExtAgentsWorkflow extends Construct {
     // speculatively, Synchronize + seeking of round r+1 (branch B) at once. Round r's KAR steps read
     // only rounds 1..r (the top-k's round bound), so round r+1's messages cannot change them.
     const pipelined = new sfn.Choice(this, STATE_NAMES.Pipelined, {
-      comment: 'With pipelineRounds and a next round: KAR of this round beside the next round seeking speculatively; else plain KAR.',
+      comment: 'With pipelineRounds, a next round and the coverage final: KAR of this round beside the next round seeking speculatively; else plain KAR.',
     });
     const pipelinedRound = new sfn.Parallel(this, STATE_NAMES.PipelinedRound, {
       comment: 'A: KAR of round r. B: Synchronize + SeekChunks of round r+1, speculatively. A ends B by failing with SpeculationStopped when it answers.',
@@ -349,6 +359,8 @@ export class ExtAgentsWorkflow extends Construct {
         sfn.Condition.and(
           sfn.Condition.booleanEquals('$.config.pipelineRounds', true),
           sfn.Condition.numberLessThanJsonPath('$.round', '$.config.rounds'),
+          // A grow run's refusal grows the coverage before any next round: speculate only once it is final.
+          sfn.Condition.numberGreaterThanEqualsJsonPath('$.covered', '$.config.coverageCap'),
         ),
         pipelinedRound,
       )
@@ -358,6 +370,7 @@ export class ExtAgentsWorkflow extends Construct {
     seekChunks.next(pipelined);
     reason.next(answered);
     synchronize.next(seekChunks);
+    growCoverage.next(seekChunks);
     answerBestEffort.next(finalize);
 
     this.logGroup = new logs.LogGroup(this, 'Logs', {
@@ -376,8 +389,8 @@ export class ExtAgentsWorkflow extends Construct {
 
 /**
  * A LambdaInvoke whose output is the function's returned object (`payloadResponseOnly`: the Task
- * resource is the function ARN, no `Payload` envelope). Without `reasonForce` the payload is the
- * state itself; with it, `{"state.$": "$", "force": <reasonForce.force>}`. The default Lambda retry
+ * resource is the function ARN, no `Payload` envelope). Without `input` the payload is the state
+ * itself; with `{force}`, `{"state.$": "$", "force": <force>}` (Reason); with `{payload}`, that object. The default Lambda retry
  * of CDK is replaced by {@link LAMBDA_SERVICE_RETRY} (adds full jitter, a delay cap and
  * Lambda.TooManyRequestsException).
  */
@@ -385,14 +398,14 @@ function invoke(
   scope: Construct,
   stateName: StateName,
   fn: lambda.IFunction,
-  reasonForce?: { force: boolean },
+  input?: { force: boolean } | { payload: Record<string, unknown> },
 ): tasks.LambdaInvoke {
   const task = new tasks.LambdaInvoke(scope, stateName, {
     lambdaFunction: fn,
     payloadResponseOnly: true,
     retryOnServiceExceptions: false,
-    ...(reasonForce && {
-      payload: sfn.TaskInput.fromObject({ state: sfn.JsonPath.entirePayload, force: reasonForce.force }),
+    ...(input && {
+      payload: sfn.TaskInput.fromObject('force' in input ? { state: sfn.JsonPath.entirePayload, force: input.force } : input.payload),
     }),
   });
   task.addRetry(LAMBDA_SERVICE_RETRY);

@@ -17,6 +17,7 @@ import {
   PrepareEventSchema,
   ReasonEventSchema,
   SeekEventSchema,
+  SynchronizeEventSchema,
   WorkflowStateSchema,
   parseEvent,
   type FinalizeOutput,
@@ -24,6 +25,7 @@ import {
   type WorkflowState,
 } from '../shared/pipeline/state';
 import { synchronizeRound } from '../shared/pipeline/synchronize';
+import { growCoverage } from '../shared/pipeline/grow-coverage';
 
 export interface HandlerDeps {
   blobs: BlobStore;
@@ -70,7 +72,11 @@ export function makeHandlers(deps: HandlerDeps): WorkflowHandlers {
       deps.metrics?.karStep();
       return state;
     }),
-    synchronize: logged(logger, 'Synchronize', 'info', async (event) => synchronizeRound(parseEvent(WorkflowStateSchema, event, 'Synchronize'), { blobs, store })),
+    // The Synchronize task (the state) and the GrowCoverage task (`{growCoverage: state}`).
+    synchronize: logged(logger, 'Synchronize', 'info', async (event) => {
+      const parsed = parseEvent(SynchronizeEventSchema, event, 'Synchronize');
+      return 'growCoverage' in parsed ? growCoverage(parsed.growCoverage, { blobs }) : synchronizeRound(parsed, { blobs, store });
+    }),
     finalize: logged(logger, 'Finalize', 'info', async (event) => {
       const { result, ...output } = await finalizeRun(parseEvent(WorkflowStateSchema, event, 'Finalize'), { blobs, store });
       deps.metrics?.runFinished(result);

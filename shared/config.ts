@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { InvalidRunOptionsError } from './errors';
+import { COVERAGE_MODES } from './coverage';
 import { DEFAULT_RANKING, RANKING_MODES } from './ranking';
 import { issuesText } from './validation';
 
@@ -60,6 +61,21 @@ export const RunOptionsSchema = z
      * `defaultSeekLatency`, about 3 s over 8,000-token chunks (SOTU: 3.1 s)). Shorter is safer (fewer in flight).
      */
     seekLatencySeconds: z.number().min(0.1).max(900).optional(),
+    /**
+     * Which chunks the seeking agents read (shared/coverage.ts; README, "Coverage that grows only when
+     * needed"): `full`, every chunk in every round (the paper); `grow`, an extension of the method:
+     * first the `coverageFirstChunks` chunks a BM25 retriever ranks highest for the question (no model
+     * call), then, each time the reasoning agent refuses at every k, twice as many, up to
+     * `coverageMaxChunks`; rounds >= 2 read the chunks covered.
+     */
+    coverage: z.enum(COVERAGE_MODES).default('full'),
+    /** With `coverage: 'grow'`: chunks sought first (the first tranche), in chunks. */
+    coverageFirstChunks: z.number().int().min(1).max(100_000).default(4),
+    /**
+     * With `coverage: 'grow'`: the most chunks sought per round, in chunks. Absent = every chunk, so
+     * the worst case reads what `full` reads.
+     */
+    coverageMaxChunks: z.number().int().min(1).max(1_000_000).optional(),
     /** Share of chunks whose seeking agent may fail permanently before the run fails (percent). */
     toleratedFailurePercentage: z.number().min(0).max(100).default(5),
     /**
@@ -68,7 +84,16 @@ export const RunOptionsSchema = z
      */
     maxCostUsd: z.number().min(0).max(1_000_000).optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((options, ctx) => {
+    // Every problem of the coverage options at once (zod runs this only when the fields are valid).
+    if (options.coverageMaxChunks !== undefined && options.coverage !== 'grow') {
+      ctx.addIssue({ code: 'custom', path: ['coverageMaxChunks'], message: "only with coverage 'grow' (a full read covers every chunk)" });
+    }
+    if (options.coverageMaxChunks !== undefined && options.coverageMaxChunks < options.coverageFirstChunks) {
+      ctx.addIssue({ code: 'custom', path: ['coverageMaxChunks'], message: `must be at least coverageFirstChunks (${options.coverageFirstChunks})` });
+    }
+  });
 
 /** Validated run options (all fields present). */
 export type RunOptions = z.infer<typeof RunOptionsSchema>;

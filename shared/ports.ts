@@ -191,6 +191,11 @@ export interface SeekRecord {
   usage: RoleUsage;
   /** Warnings of the task, each already naming its chunk and round. */
   warnings: string[];
+  /**
+   * The run's coverage when the chunk was sought (`SeekEvent.covered`; shared/coverage.ts): reads of
+   * the pool bounded by a smaller coverage leave the message out. Absent: in every read.
+   */
+  covered?: number;
 }
 
 /** The last error recorded for one chunk in one round by `recordSeekFailure`. */
@@ -244,10 +249,13 @@ export interface MessageStore {
    * earlier round's KAR steps and synchronization snapshot (docs/ARCHITECTURE.md, "Resume").
    * @param k messages wanted (>= 0); fewer come back when the pool is smaller.
    * @param maxRound last round (1-based) whose messages count.
+   * @param maxCovered when given, only messages recorded at a coverage of at most this many chunks
+   *   count (`SeekRecord.covered`; a grow run's tranches, shared/coverage.ts): the same resume rule
+   *   as the round bound, for a replay of an earlier tranche.
    */
-  topK(runId: string, k: number, maxRound: number): Promise<Message[]>;
-  /** Number of messages in the pool of rounds 1..`maxRound` (see `topK`). */
-  poolSize(runId: string, maxRound: number): Promise<number>;
+  topK(runId: string, k: number, maxRound: number, maxCovered?: number): Promise<Message[]>;
+  /** Number of messages in the pool of rounds 1..`maxRound` (and coverage <= `maxCovered`; see `topK`). */
+  poolSize(runId: string, maxRound: number, maxCovered?: number): Promise<number>;
   /** Messages by id (for citations). */
   getMessages(runId: string, ids: string[]): Promise<Message[]>;
   /**

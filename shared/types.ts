@@ -303,6 +303,8 @@ export interface RunResult {
   rounds: number;
   chunks: number;
   poolSize: number;
+  /** Runs with `coverage: 'grow'` only: how many chunks each round sought (shared/coverage.ts). */
+  coverage?: CoverageReport;
   skipped: SkippedDocument[];
   /** Chunks whose seeking agent failed permanently in the last round (tolerated by the Distributed Map). */
   failedChunks: number[];
@@ -311,6 +313,20 @@ export interface RunResult {
   /** Transient model errors, each retried by the workflow (see `RetryReport`). */
   retries: RetryReport;
   warnings: string[];
+}
+
+/**
+ * What a run with `coverage: 'grow'` covered (shared/coverage.ts; README, "Coverage that grows only
+ * when needed"). Counts are chunks.
+ */
+export interface CoverageReport {
+  mode: 'grow';
+  /** Chunks sought in each round: the first `covered` chunks of the BM25 order. */
+  covered: number;
+  /** The most it could cover: min(`coverageMaxChunks`, chunks). */
+  cap: number;
+  /** Tranches sought in round 1 (1 = only the first). */
+  tranches: number;
 }
 
 /** The exact refusal marker of the method. */

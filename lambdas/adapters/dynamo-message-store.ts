@@ -91,6 +91,15 @@ function addUsageInto(total: RoleUsage, more: RoleUsage): void {
   for (const field of OPTIONAL_USAGE) if (more[field] !== undefined) total[field] = (total[field] ?? 0) + (more[field] ?? 0);
 }
 
+/**
+ * The coverage bound of a pool read (`MessageStore.topK`): messages recorded at a coverage of at
+ * most `maxCovered` chunks, or without one (full runs, older items). Empty without a bound.
+ */
+function coverageBound(maxCovered: number | undefined): { filter: string; names: Record<string, string>; values: Record<string, number> } {
+  if (maxCovered === undefined) return { filter: '', names: {}, values: {} };
+  return { filter: ' AND (attribute_not_exists(#covered) OR #covered <= :maxCovered)', names: { '#covered': 'covered' }, values: { ':maxCovered': maxCovered } };
+}
+
 export interface DynamoMessageStoreOptions {
   tableName: string;
   /** Run data expires this many days after it is written (DynamoDB TTL attribute `ttl`). */
@@ -140,6 +149,8 @@ export class DynamoMessageStore implements MessageStore {
         // Projected into the GSI (projection ALL): topK's round bound filters on it.
         round: message.round,
         message: JSON.stringify(message),
+        // Projected into the GSI too: the coverage bound of topK and poolSize (grow runs).
+        ...(record.covered !== undefined && { covered: record.covered }),
       }),
       ...(message ? {} : { outcome: 'none' }),
       ...usageAttributes(usage),
@@ -180,8 +191,9 @@ export class DynamoMessageStore implements MessageStore {
     return [...chunks].sort((a, b) => a - b);
   }
 
-  async topK(runId: string, k: number, maxRound: number): Promise<Message[]> {
+  async topK(runId: string, k: number, maxRound: number, maxCovered?: number): Promise<Message[]> {
     if (k <= 0) return [];
+    const bound = coverageBound(maxCovered);
     // The round bound is a FilterExpression: DynamoDB applies Limit before the filter, so queryAll
     // pages on until it has k messages or the index partition ends. Messages of a later round
     // exist only while a resumed run replays an earlier round, so the filter rarely drops any.
@@ -191,9 +203,9 @@ export class DynamoMessageStore implements MessageStore {
         IndexName: RELEVANCE_INDEX_NAME,
         KeyConditionExpression: 'gsi1pk = :p',
         // Items written before the attribute existed have no round: kept (never dropped unseen).
-        FilterExpression: 'attribute_not_exists(#round) OR #round <= :maxRound',
-        ExpressionAttributeNames: { '#round': 'round' },
-        ExpressionAttributeValues: { ':p': poolPk(runId), ':maxRound': maxRound },
+        FilterExpression: `(attribute_not_exists(#round) OR #round <= :maxRound)${bound.filter}`,
+        ExpressionAttributeNames: { '#round': 'round', ...bound.names },
+        ExpressionAttributeValues: { ':p': poolPk(runId), ':maxRound': maxRound, ...bound.values },
         ScanIndexForward: false,
         Limit: k,
       },
@@ -202,8 +214,9 @@ export class DynamoMessageStore implements MessageStore {
     return items.slice(0, k).map((item) => JSON.parse(item.message as string) as Message);
   }
 
-  async poolSize(runId: string, maxRound: number): Promise<number> {
+  async poolSize(runId: string, maxRound: number, maxCovered?: number): Promise<number> {
     if (maxRound < 1) return 0;
+    const bound = coverageBound(maxCovered);
     let count = 0;
     let start: Record<string, unknown> | undefined;
     do {
@@ -212,7 +225,9 @@ export class DynamoMessageStore implements MessageStore {
           TableName: this.tableName,
           // Message sort keys are MSG#<round:02>#<chunk:07>: rounds 1..maxRound are one key range.
           KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
-          ExpressionAttributeValues: { ':pk': runPk(runId), ':first': `MSG#${pad(1, 2)}#`, ':last': `MSG#${pad(maxRound, 2)}#~` },
+          ExpressionAttributeValues: { ':pk': runPk(runId), ':first': `MSG#${pad(1, 2)}#`, ':last': `MSG#${pad(maxRound, 2)}#~`, ...bound.values },
+          // Count counts the items the filter keeps (paging on LastEvaluatedKey as before).
+          ...(bound.filter !== '' && { FilterExpression: bound.filter.replace(/^ AND /, ''), ExpressionAttributeNames: bound.names }),
           Select: 'COUNT',
           ConsistentRead: true,
           ExclusiveStartKey: start,

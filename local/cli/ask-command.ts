@@ -4,6 +4,7 @@
  */
 import { DEFAULT_RANKING, RANKING_MODES, type RankingMode } from '../../shared/ranking';
 import { Option, type Command } from 'commander';
+import { COVERAGE_MODES, type CoverageMode } from '../../shared/coverage';
 import { Progress, RunProgressReporter } from './progress';
 import { ExtAgentsError } from '../../shared/errors';
 import { issueMessages } from '../../shared/validation';
@@ -46,6 +47,13 @@ export function addAskCommand(program: Command): void {
     .option('--best-effort', 'answer from the best evidence after the last round instead of refusing', false)
     .option('--pipeline', "pipelined rounds (run option pipelineRounds): seek round r+1 speculatively while round r's KAR runs; faster when round r+1 is needed, extra seeking calls (usage.speculative) when it is not", false)
     .addOption(
+      new Option('--coverage <mode>', 'which chunks the seeking agents read (run option coverage; README, "Coverage that grows only when needed"): full = every chunk (the paper); grow = first the chunks BM25 ranks highest for the question, twice as many after each refusal at every k (an extension of the method)')
+        .choices([...COVERAGE_MODES])
+        .default(RunOptionsSchema.shape.coverage.parse(undefined)),
+    )
+    .option('--coverage-first <n>', schemaHelp('with --coverage grow: chunks sought first (run option coverageFirstChunks)', RunOptionsSchema, 'coverageFirstChunks'), schemaFlag('--coverage-first', RunOptionsSchema, 'coverageFirstChunks'), schemaDefault(RunOptionsSchema, 'coverageFirstChunks'))
+    .option('--coverage-max <n>', schemaHelp('with --coverage grow: the most chunks sought per round (run option coverageMaxChunks; default every chunk, so the worst case is the full read)', RunOptionsSchema, 'coverageMaxChunks'), schemaFlag('--coverage-max', RunOptionsSchema, 'coverageMaxChunks'))
+    .addOption(
       new Option('--ranking <mode>', 'how the message pool is ranked (run option ranking; README, "Evidence and ranking"): score = the seeking agents\' scores (the paper), hybrid = their mean with a lexical prior of the cited sentences, retrieval = the lexical prior alone')
         .choices([...RANKING_MODES])
         .default(DEFAULT_RANKING),
@@ -75,6 +83,9 @@ export function addAskCommand(program: Command): void {
           bestEffort: given('bestEffort'),
           pipelineRounds: given('pipeline'),
           ranking: given('ranking'),
+          coverage: given('coverage'),
+          coverageFirstChunks: given('coverageFirst'),
+          coverageMaxChunks: opts.coverageMax,
           maxCostUsd: opts.maxCost,
           quotaRequestsPerMinute: opts.quotaRpm,
           quotaTokensPerMinute: opts.quotaTpm,
@@ -144,6 +155,9 @@ interface AskOptions {
   bestEffort: boolean;
   pipeline: boolean;
   ranking: RankingMode;
+  coverage: CoverageMode;
+  coverageFirst: number;
+  coverageMax?: number;
   estimate: boolean;
   maxCost?: number;
   quotaRpm?: number;

@@ -73,6 +73,10 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
   for (const line of formatTrace(result)) lines.push(`  ${line}`);
   lines.push('');
   lines.push(`Corpus: ${count(result.chunks, 'chunk')}; pool: ${count(result.poolSize, 'message')}; rounds run: ${result.rounds}`);
+  if (result.coverage) {
+    const { covered, cap, tranches } = result.coverage;
+    lines.push(`Coverage (grow): ${count(covered, 'chunk')} of ${result.chunks} sought per round, in ${count(tranches, 'tranche')} (at most ${cap})`);
+  }
   lines.push('Usage:');
   for (const line of formatUsage(result.usage)) lines.push(`  ${line}`);
   if (result.estimate) {

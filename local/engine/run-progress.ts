@@ -80,14 +80,16 @@ export class RunProgressTracker {
       else if (name === 'reason') {
         const { state, force } = event as ReasonEvent;
         this.setStatus({ phase: force ? 'answering' : 'reasoning', round: state.round, k: state.k });
-      } else if (name === 'synchronize') this.setStatus({ phase: 'synchronizing', round: (event as WorkflowState).round });
+      } else if (name === 'synchronize' && isGrowCoverage(event)) this.setStatus({ phase: 'seeking', round: event.growCoverage.round });
+      else if (name === 'synchronize') this.setStatus({ phase: 'synchronizing', round: (event as WorkflowState).round });
       else if (name === 'finalize') this.setStatus({ phase: 'finalizing' });
     },
     onTaskDone: (name, event, result) => {
       if (name === 'prepare') this.prepared(result as WorkflowState);
       else if (name === 'seek') this.sought(event as SeekEvent, result as SeekOutcome);
       else if (name === 'reason') this.reasoned(event as ReasonEvent, result as WorkflowState);
-      else if (name === 'synchronize') this.synchronized(event as WorkflowState, result as WorkflowState);
+      // GrowCoverage (the Synchronize function) writes no snapshot: its tranche's Map reports the seeks.
+      else if (name === 'synchronize' && !isGrowCoverage(event)) this.synchronized(event as WorkflowState, result as WorkflowState);
     },
     onMapRunStarted: (event) => {
       // The map's input is the workflow state: its round (a speculative round's, or round r+1 sought
@@ -229,4 +231,9 @@ export class RunProgressTracker {
       if (event) this.send({ ...event });
     });
   }
+}
+
+/** Is this event of the Synchronize function a GrowCoverage task's (`{growCoverage: state}`; coverage 'grow')? */
+function isGrowCoverage(event: unknown): event is { growCoverage: WorkflowState } {
+  return typeof event === 'object' && event !== null && 'growCoverage' in event;
 }

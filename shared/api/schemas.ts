@@ -306,6 +306,15 @@ export const RunResultSchema = z
     rounds: z.number().int(),
     chunks: z.number().int(),
     poolSize: z.number().int(),
+    coverage: z
+      .object({
+        mode: z.literal('grow'),
+        covered: z.number().int().describe('Chunks sought in each round: the first `covered` chunks of the BM25 order'),
+        cap: z.number().int().describe('The most it could cover: min(coverageMaxChunks, chunks)'),
+        tranches: z.number().int().describe('Tranches sought in round 1 (1 = only the first)'),
+      })
+      .optional()
+      .describe('Runs with coverage "grow" only (README, "Coverage that grows only when needed"): the chunks covered'),
     skipped: z.array(SkippedDocumentSchema),
     failedChunks: z.array(z.number().int()).describe('Chunks whose seeking agent failed permanently in the last round'),
     chunkFailures: z.array(ChunkFailureSchema).describe('One entry per failedChunks entry: the error that failed it'),

@@ -6,8 +6,9 @@
  */
 import { ModelThrottledError } from '../errors';
 import type { BlobStore, MessageStore, StoredStep } from '../ports';
-import { NO_ANSWER, type RoleUsage, type ChunkFailure, type Citation, type Message, type RetryReport, type RunResult } from '../types';
-import { resultKey, runChunkKey } from './layout';
+import { coverageSchedule } from '../coverage';
+import { NO_ANSWER, type CoverageReport, type RoleUsage, type ChunkFailure, type Citation, type Message, type RetryReport, type RunResult } from '../types';
+import { coverageOrderKey, resultKey, runChunkKey } from './layout';
 import { loadRunRecord } from './run-record';
 import type { Chunk } from '../types';
 import { locationAt, type DocumentLocation } from '../readers/types';
@@ -46,7 +47,7 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
 
   const citedIds = answerable
     ? answeredStep.citedMessageIds
-    : (await store.topK(state.runId, BEST_EVIDENCE_ON_REFUSAL, state.round)).map((m) => m.id);
+    : (await store.topK(state.runId, BEST_EVIDENCE_ON_REFUSAL, state.round, state.covered)).map((m) => m.id);
   const messages = await store.getMessages(state.runId, citedIds);
   const byId = new Map(messages.map((m) => [m.id, m]));
   const citations: Citation[] = [];
@@ -57,8 +58,12 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
   }
 
   const soughtSet = new Set(sought);
-  const failedChunks: number[] = [];
-  for (let i = 0; i < record.chunks; i++) if (!soughtSet.has(i)) failedChunks.push(i);
+  // The chunks the last round was to seek: every chunk, or those a grow run covered (shared/coverage.ts).
+  const grow = record.options.coverage === 'grow';
+  const expected = grow
+    ? (JSON.parse(await blobs.getText(coverageOrderKey(state.runId))) as number[]).slice(0, state.covered).sort((a, b) => a - b)
+    : Array.from({ length: record.chunks }, (_, i) => i);
+  const failedChunks = expected.filter((i) => !soughtSet.has(i));
   const failureOf = new Map(failures.map((f) => [f.chunk, f]));
   const chunkFailures: ChunkFailure[] = failedChunks.map((chunk) => {
     const failure = failureOf.get(chunk);
@@ -96,7 +101,8 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
     ...(record.concurrency && { concurrency: { ...record.concurrency, throttledCalls: byError[ModelThrottledError.name] ?? 0, throttleWaitSeconds: Math.round(counters.throttleWaitMs / 100) / 10 } }),
     rounds: state.round,
     chunks: record.chunks,
-    poolSize: await store.poolSize(state.runId, state.round),
+    poolSize: await store.poolSize(state.runId, state.round, state.covered),
+    ...(grow && { coverage: coverageReport(state, record.options.coverageFirstChunks) }),
     skipped: record.skipped,
     failedChunks,
     chunkFailures,
@@ -106,6 +112,12 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
   const key = resultKey(state.runId);
   await blobs.put(key, JSON.stringify(result, null, 2), 'application/json');
   return { runId: state.runId, answerable, resultKey: key, result };
+}
+
+/** What a grow run covered (`RunResult.coverage`). */
+function coverageReport(state: WorkflowState, first: number): CoverageReport {
+  const cap = state.config.coverageCap;
+  return { mode: 'grow', covered: state.covered, cap, tranches: coverageSchedule(first, Math.max(cap, 1)).indexOf(state.covered) + 1 };
 }
 
 /**

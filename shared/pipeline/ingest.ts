@@ -430,9 +430,10 @@ function summaryOf(corpusId: string, manifest: ChunkCacheManifest, now: string):
 
 /** chunkTokens validated by the run options' own rule (one source of truth for the range). */
 function parseChunkTokens(chunkTokens: number | undefined): number {
-  const result = RunOptionsSchema.pick({ chunkTokens: true }).safeParse({ chunkTokens });
+  // The field's own schema (RunOptionsSchema has cross-field rules, so zod refuses to `.pick` it).
+  const result = RunOptionsSchema.shape.chunkTokens.safeParse(chunkTokens);
   if (!result.success) {
     throw new ConfigurationError(`Invalid ingestion chunkTokens ${String(chunkTokens)}: ${issueMessages(result.error)}`);
   }
-  return result.data.chunkTokens;
+  return result.data;
 }

@@ -33,3 +33,11 @@ export const mapResultsPrefix = (runId: string): string => `${runPrefix(runId)}m
  * section's query in its synchronized round); read by Seek when its event says `task: "survey"`.
  */
 export const seekQueryKey = (runId: string, round: number): string => `${runPrefix(runId)}queries/round-${round}.json`;
+/** The coverage order of a grow run (shared/coverage.ts): every chunk index once, best first (BM25 against the question). */
+export const coverageOrderKey = (runId: string): string => `${runPrefix(runId)}coverage/order.json`;
+/**
+ * The Distributed Map's items (`[{"chunk": i}, …]`) of the chunks at positions `from`..`to`-1 of a
+ * grow run's coverage order: a tranche (`from` = the coverage before it) or, for rounds >= 2, the
+ * whole coverage (`from` = 0).
+ */
+export const coverageItemsKey = (runId: string, from: number, to: number): string => `${runPrefix(runId)}coverage/items-${from}-${to}.json`;

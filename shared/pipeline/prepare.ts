@@ -20,7 +20,10 @@ import type { BlobStore } from '../ports';
 import { TOKENIZER_NAME } from '../tokenizer';
 import type { SkippedDocument } from '../types';
 import { IO_CONCURRENCY, chunkCacheKey, chunkIntoCache, hashCorpusObjects, loadChunkCache } from './ingest';
-import { manifestKey, runRecordKey } from './layout';
+import { cachedChunkKey, coverageItemsKey, coverageOrderKey, manifestKey, runRecordKey } from './layout';
+import { coverageItems } from '../coverage';
+import { ChunkRetriever } from '../retrieval';
+import type { Chunk } from '../types';
 import type { RunRecord } from './run-record';
 import type { PrepareEvent, WorkflowState } from './state';
 
@@ -38,8 +41,11 @@ export interface PrepareDeps {
 }
 
 /**
- * Prepare a run.
- * @returns the initial workflow state: round 1, k = 1, no outcome yet.
+ * Prepare a run. With the run option `coverage: 'grow'` (shared/coverage.ts) it also ranks the
+ * chunks by BM25 against the question (reading each chunk once; no model call), writes that order
+ * and the first tranche's Map items, and returns a state that seeks only that tranche.
+ * @returns the initial workflow state: round 1, k = 1, no outcome yet; `covered` = the chunks the
+ *   first Map seeks (every chunk for `full`), `config.coverageCap` = the most a round covers.
  * @throws ConfigurationError for invalid options; CostLimitExceededError over `maxCostUsd`;
  *   QuotaExceededError when the stated quota cannot carry the seeks (shared/quota.ts `checkQuota`); InvalidInputError when the corpus keys/prefix
  *   match no object or point into `runs/`; EmptyCorpusError when no document has usable text (before
@@ -87,14 +93,24 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
     concurrency: plan,
   };
   await blobs.put(runRecordKey(event.runId), JSON.stringify(record), 'application/json');
+  // A grow run seeks first the best chunks of its coverage order (shared/coverage.ts).
+  const grow = options.coverage === 'grow';
+  const coverageCap = grow ? Math.min(options.coverageMaxChunks ?? chunkCount, chunkCount) : chunkCount;
+  const covered = grow ? Math.min(options.coverageFirstChunks, coverageCap) : chunkCount;
+  if (grow) {
+    const order = await coverageOrder(blobs, record.question, cacheKey, chunkCount);
+    await blobs.put(coverageOrderKey(event.runId), JSON.stringify(order), 'application/json');
+    await blobs.put(coverageItemsKey(event.runId, 0, covered), JSON.stringify(coverageItems(order, 0, covered)), 'application/json');
+  }
   // The manifest is written last: its presence means the run's chunks are all in place.
   const manifest = JSON.stringify(Array.from({ length: chunkCount }, (_, chunk) => ({ chunk })));
   await blobs.put(manifestKey(event.runId), manifest, 'application/json');
 
   return {
     runId: event.runId,
-    manifestKey: manifestKey(event.runId),
+    manifestKey: grow ? coverageItemsKey(event.runId, 0, covered) : manifestKey(event.runId),
     chunks: chunkCount,
+    covered,
     round: 1,
     k: 1,
     seq: 0,
@@ -107,8 +123,28 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
       toleratedFailurePercentage: options.toleratedFailurePercentage,
       bestEffort: options.bestEffort,
       pipelineRounds: options.pipelineRounds,
+      coverageCap,
     },
   };
+}
+
+/**
+ * The coverage order of a grow run: every chunk index once, by BM25 of the chunk texts against the
+ * question (shared/retrieval.ts; no model call), read from the cache entry IO_CONCURRENCY at a time;
+ * each chunk's text is dropped once indexed (the index keeps only the question's terms). Deterministic: a replayed
+ * Prepare writes the same order.
+ */
+async function coverageOrder(blobs: BlobStore, question: string, cacheKey: string, chunks: number): Promise<number[]> {
+  const retriever = new ChunkRetriever(question);
+  const indices = Array.from({ length: chunks }, (_, i) => i);
+  // Read IO_CONCURRENCY chunks at once, added in index order: minisearch's running averages then
+  // see the same sequence on every replay, so equal corpora give equal scores to the last bit.
+  for (let from = 0; from < chunks; from += IO_CONCURRENCY) {
+    const batch = indices.slice(from, from + IO_CONCURRENCY);
+    const texts = await Promise.all(batch.map(async (i) => (JSON.parse(await blobs.getText(cachedChunkKey(cacheKey, i))) as Chunk).text));
+    batch.forEach((index, j) => retriever.add({ index, text: texts[j] }));
+  }
+  return retriever.order(indices);
 }
 
 function emptyCorpus(objects: number, skipped: SkippedDocument[]): EmptyCorpusError {

@@ -38,14 +38,14 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
   const record = await loadRunRecord(blobs, state.runId);
   // The pool only changes between rounds: count it at a round's first step, reuse it after.
   // The pool of rounds 1..state.round only: a resumed run replaying an earlier round must not read
-  // messages a later round recorded before the kill.
-  const poolSize = state.outcome === null || state.poolSize === 0 ? await store.poolSize(state.runId, state.round) : state.poolSize;
+  // messages a later round recorded before the kill, nor (a grow run) messages of a later tranche.
+  const poolSize = state.outcome === null || state.poolSize === 0 ? await store.poolSize(state.runId, state.round, state.covered) : state.poolSize;
 
   if (poolSize === 0) {
     return { ...state, outcome: 'refused', exhausted: true, poolSize };
   }
   const k = Math.min(state.k, poolSize);
-  const top = await store.topK(state.runId, force ? Math.min(poolSize, FORCED_MAX_MESSAGES) : k, state.round);
+  const top = await store.topK(state.runId, force ? Math.min(poolSize, FORCED_MAX_MESSAGES) : k, state.round, state.covered);
   let fitted = fitForReasoning(top, record.options.reasonerBudgetTokens);
   const recorded = await recordedStep(store, state, k, force);
   if (recorded) {

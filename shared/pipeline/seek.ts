@@ -127,6 +127,7 @@ async function seekOnce(event: SeekEvent, deps: SeekDeps & { model: AgentModel }
     ...(message && { message }),
     usage: result.usage,
     warnings: allWarnings.map((w) => `chunk ${index}, round ${round}: ${w}`),
+    ...(event.covered !== undefined && { covered: event.covered }),
   });
   const outcome: SeekOutcome['outcome'] = written === 'already-recorded' ? 'already-done' : message ? 'message' : 'none';
   return { chunk: index, outcome };

@@ -31,6 +31,12 @@ export const WorkflowConfigSchema = z
     bestEffort: z.boolean(),
     /** Run option `pipelineRounds`: seek round r+1 speculatively while KAR of round r runs. */
     pipelineRounds: z.boolean(),
+    /**
+     * The most chunks a round covers (shared/coverage.ts): the chunk count for `coverage: 'full'`,
+     * min(`coverageMaxChunks`, chunks) for `grow`. `covered < coverageCap` after a refusal at every k
+     * grows the coverage (GrowCoverage).
+     */
+    coverageCap: z.number().int().min(0),
   })
   .strict();
 
@@ -42,6 +48,11 @@ export const WorkflowStateSchema = z
     manifestKey: z.string().min(1),
     /** Number of chunks. */
     chunks: z.number().int().min(0),
+    /**
+     * Chunks each round seeks so far: the first `covered` chunks of the coverage order (all of them,
+     * `chunks`, for `coverage: 'full'`). Every read of the pool is bounded by it (resume).
+     */
+    covered: z.number().int().min(0),
     /** Current round, 1-based. */
     round: z.number().int().min(1),
     /** k of the next KAR step (1, 2, 4, …). */
@@ -113,6 +124,12 @@ export const SeekEventSchema = z
      * and Finalize reports the rounds sought after the run's last one as `RunResult.usage.speculative`.
      */
     speculative: z.boolean().optional(),
+    /**
+     * The run's coverage when this chunk is sought (the state's `covered`; absent for survey runs):
+     * recorded with the chunk's message, so that the pool's reads at a smaller coverage (a resumed
+     * grow run replaying an earlier tranche) leave it out.
+     */
+    covered: z.number().int().min(1).optional(),
   })
   .strict();
 
@@ -133,6 +150,21 @@ export const ReasonEventSchema = z
   .strict();
 
 export type ReasonEvent = z.infer<typeof ReasonEventSchema>;
+
+/**
+ * Input of the GrowCoverage task (the Synchronize function, infra/extagents-workflow.ts): the state
+ * after a refusal at every k with `covered < config.coverageCap`.
+ */
+export const GrowCoverageEventSchema = z
+  .object({
+    growCoverage: WorkflowStateSchema,
+  })
+  .strict();
+
+/** Input of the Synchronize function: the state (the Synchronize task), or a GrowCoverage event. */
+export const SynchronizeEventSchema = z.union([GrowCoverageEventSchema, WorkflowStateSchema]);
+
+export type SynchronizeEvent = z.infer<typeof SynchronizeEventSchema>;
 
 /** Output of Finalize (the execution output). */
 export interface FinalizeOutput {

@@ -6,7 +6,8 @@
  */
 import { synchronizationSnapshot } from '../method';
 import type { BlobStore, MessageStore } from '../ports';
-import { syncKey } from './layout';
+import { coverageItemsKey, coverageOrderKey, syncKey } from './layout';
+import { coverageItems } from '../coverage';
 import { loadRunRecord } from './run-record';
 import type { WorkflowState } from './state';
 
@@ -17,14 +18,22 @@ export interface SynchronizeDeps {
 
 /**
  * Snapshot the global top-K messages (K <= `syncMaxMessages`, fitted to `syncBudgetTokens`) for the
- * next round and return the state of that round (round + 1, k = 1, no outcome yet).
+ * next round and return the state of that round (round + 1, k = 1, no outcome yet). A grow run
+ * (`coverage: 'grow'`, whose coverage is final here: the workflow grows it before any next round)
+ * seeks in the next round the chunks it covers, `runs/<runId>/coverage/items-0-<covered>.json`.
  */
 export async function synchronizeRound(state: WorkflowState, deps: SynchronizeDeps): Promise<WorkflowState> {
   const record = await loadRunRecord(deps.blobs, state.runId);
   const { syncMaxMessages, syncBudgetTokens } = record.options;
-  const top = syncMaxMessages > 0 && syncBudgetTokens > 0 ? await deps.store.topK(state.runId, syncMaxMessages, state.round) : [];
+  const top = syncMaxMessages > 0 && syncBudgetTokens > 0 ? await deps.store.topK(state.runId, syncMaxMessages, state.round, state.covered) : [];
   const fitted = synchronizationSnapshot(top, { syncMaxMessages, syncBudgetTokens });
   const round = state.round + 1;
   await deps.blobs.put(syncKey(state.runId, round), JSON.stringify(fitted), 'application/json');
-  return { ...state, round, k: 1, outcome: null, exhausted: false, poolSize: 0 };
+  let { manifestKey } = state;
+  if (record.options.coverage === 'grow') {
+    const order = JSON.parse(await deps.blobs.getText(coverageOrderKey(state.runId))) as number[];
+    manifestKey = coverageItemsKey(state.runId, 0, state.covered);
+    await deps.blobs.put(manifestKey, JSON.stringify(coverageItems(order, 0, state.covered)), 'application/json');
+  }
+  return { ...state, manifestKey, round, k: 1, outcome: null, exhausted: false, poolSize: 0 };
 }

@@ -149,6 +149,8 @@ describe('the workflow definition', () => {
         'Reason',
         'Answered?',
         'Synchronize',
+        // coverage that grows (run option coverage 'grow')
+        'GrowCoverage',
         'AnswerBestEffort',
         'Finalize',
         // pipelined rounds (run option pipelineRounds)
@@ -187,11 +189,12 @@ describe('the workflow definition', () => {
     });
   });
 
-  it('gives each seeking agent the run, the round and its chunk index', () => {
+  it('gives each seeking agent the run, the round, its chunk index and the coverage it is sought at', () => {
     expect(asl.States.SeekChunks.ItemSelector).toEqual({
       'runId.$': '$.runId',
       'round.$': '$.round',
       'chunk.$': '$$.Map.Item.Value.chunk',
+      'covered.$': '$.covered',
     });
   });
 
@@ -255,7 +258,7 @@ describe('the workflow definition', () => {
     });
   });
 
-  it('decides after each KAR step: answered, widen k, synchronize, best effort, else refuse', () => {
+  it('decides after each KAR step: answered, widen k, grow the coverage, synchronize, best effort, else refuse', () => {
     // Assert
     expect(asl.States['Answered?']).toEqual({
       Type: 'Choice',
@@ -263,6 +266,7 @@ describe('the workflow definition', () => {
       Choices: [
         { Variable: '$.outcome', StringEquals: 'answered', Next: 'Finalize' },
         { Variable: '$.exhausted', BooleanEquals: false, Next: 'Reason' },
+        { Variable: '$.covered', NumericLessThanPath: '$.config.coverageCap', Next: 'GrowCoverage' },
         {
           And: [
             { Variable: '$.round', NumericLessThanPath: '$.config.rounds' },
@@ -284,7 +288,11 @@ describe('the workflow definition', () => {
     expect(asl.States.Finalize.Parameters).toBeUndefined();
   });
 
-  it('runs plain KAR after seeking unless pipelineRounds is set and a next round exists', () => {
+  it('grows the coverage with the Synchronize function and seeks the next tranche in the same round', () => {
+    expect(asl.States.GrowCoverage).toMatchObject({ Type: 'Task', Resource: fnArn('Synchronize'), Parameters: { 'growCoverage.$': '$' }, Next: 'SeekChunks' });
+  });
+
+  it('runs plain KAR after seeking unless pipelineRounds is set, a next round exists and the coverage is final', () => {
     expect(asl.States['Pipelined?']).toEqual({
       Type: 'Choice',
       Comment: expect.any(String),
@@ -293,6 +301,7 @@ describe('the workflow definition', () => {
           And: [
             { Variable: '$.config.pipelineRounds', BooleanEquals: true },
             { Variable: '$.round', NumericLessThanPath: '$.config.rounds' },
+            { Variable: '$.covered', NumericGreaterThanEqualsPath: '$.config.coverageCap' },
           ],
           Next: 'PipelinedRound',
         },
@@ -366,7 +375,7 @@ describe('the workflow definition', () => {
     // Arrange
     const tasks = Object.entries(asl.States).filter(([, state]) => state.Type === 'Task');
     // Assert
-    expect(tasks.map(([name]) => name).sort()).toEqual(['AnswerBestEffort', 'Finalize', 'Prepare', 'Reason', 'Synchronize']);
+    expect(tasks.map(([name]) => name).sort()).toEqual(['AnswerBestEffort', 'Finalize', 'GrowCoverage', 'Prepare', 'Reason', 'Synchronize']);
     for (const [, state] of tasks) {
       expect(state.Resource).toMatch(/^\$\{\w+Function\w*\.Arn\}$/);
       expect(state).not.toHaveProperty('ResultSelector');

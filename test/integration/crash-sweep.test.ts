@@ -154,6 +154,60 @@ describe('crash-point sweep: a run killed at any point resumes to the same resul
     );
   });
 
+  it('resumes a grow run (coverage grow) killed at any of 12+ points, GrowCoverage and every tranche included, to the uninterrupted result, with no chunk sought twice', async () => {
+    // Arrange: the uninterrupted grow run: coverage 1, 2, 4, 7 in round 1, then round 2 over the 7
+    const baseLog = path.join(dir, 'grow-base.log');
+    const base = finished(await runChild(corpus, path.join(dir, 'grow-base-state'), 0, baseLog, 'grow'));
+    expect(base.result.answer).toBe('Fredville');
+    expect(base.result.coverage).toEqual({ mode: 'grow', covered: 7, cap: 7, tranches: 4 });
+    const baseEvents = events(baseLog);
+    const syncAt = baseEvents.findIndex((e) => e.label.startsWith('put runs/sweep/sync/'));
+    const growPhase = (label: string, i: number): string => {
+      if (/^put runs\/sweep\/coverage\/(order\.json|items-0-1\.json)/.test(label)) return 'Prepare';
+      if (/^put runs\/sweep\/coverage\/items-[1-9]/.test(label)) return 'GrowCoverage';
+      if (label.startsWith('put runs/sweep/coverage/items-0-')) return 'Synchronize';
+      return phaseOf(label, syncAt >= 0 && i > syncAt);
+    };
+    const phases = baseEvents.map((e, i) => growPhase(e.label, i));
+    const spread = Array.from({ length: 12 }, (_, i) => 1 + Math.round((i * (base.events - 1)) / 11));
+    // The first event of each phase, and the first write of each GrowCoverage (a kill right after a tranche is written).
+    const firsts = [...new Set(phases)].map((phase) => phases.indexOf(phase) + 1);
+    const grows = phases.flatMap((phase, i) => (phase === 'GrowCoverage' ? [i + 1] : []));
+    const points = [...new Set([...spread, ...firsts, ...grows])].sort((a, b) => a - b);
+
+    // Act
+    const limit = pLimit(2);
+    const outcomes = await Promise.all(
+      points.map((point) =>
+        limit(async () => {
+          const stateDir = path.join(dir, `grow-state-${point}`);
+          const log = path.join(dir, `grow-kill-${point}.log`);
+          const killed = await runChild(corpus, stateDir, point, log, 'grow');
+          const resumed = finished(await runChild(corpus, stateDir, 0, log, 'grow'));
+          return { point, killed, resumed, log };
+        }),
+      ),
+    );
+
+    // Assert
+    let duplicateSeeks = 0;
+    for (const { point, killed, resumed, log } of outcomes) {
+      expect({ point, signal: killed.signal }).toEqual({ point, signal: 'SIGKILL' });
+      expect({ point, result: comparable(resumed.result), coverage: resumed.result.coverage }).toEqual({ point, result: comparable(base.result), coverage: base.result.coverage });
+      const seen = new Set<string>();
+      for (const { label } of events(log)) {
+        const sought = /^sought (r\d+ c\d+)( with message)?$/.exec(label);
+        if (sought) seen.add(sought[1]);
+        const call = /^call seek (r\d+ c\d+)$/.exec(label);
+        if (call && seen.has(call[1])) duplicateSeeks += 1;
+      }
+    }
+    expect(duplicateSeeks).toBe(0);
+    expect(new Set(points.map((p) => phases[p - 1]))).toEqual(
+      new Set(['AnswerBestEffort', 'Finalize', 'GrowCoverage', 'KAR steps', 'Prepare', 'Synchronize', 'round-1 seeking', 'round-2 seeking']),
+    );
+  });
+
   it('resumes a pipelined run (pipelineRounds) killed at any of 10 points to the uninterrupted result, with no chunk sought twice', async () => {
     // Arrange: the uninterrupted pipelined run (the event order of its parallel branches varies from run to run)
     const base = finished(await runChild(corpus, path.join(dir, 'pipe-base-state'), 0, path.join(dir, 'pipe-base.log'), 'pipeline'));

@@ -71,6 +71,23 @@ describe('DynamoMessageStore against dynalite', () => {
     expect([await store.poolSize(run, 1), await store.poolSize(run, 2), await store.poolSize(run, 3), await store.poolSize(run, 0)]).toEqual([3, 5, 6, 0]);
   });
 
+  it('bounds the pool by coverage: messages sought at a larger coverage stay out of a smaller one\'s top-k and count', async () => {
+    // Arrange: a grow run's second tranche (coverage 2) holds the best message; a message without a coverage (a full run's) counts everywhere
+    const run = 'coverage';
+    const at = (m: Message, covered?: number) =>
+      store.recordSeek(run, { round: m.round, chunkIndex: m.chunkIndex, message: m, usage: NO_USAGE, warnings: [], ...(covered !== undefined && { covered }) });
+    await at(message(1, 4, 30), 1);
+    await at(message(1, 6, 95), 2);
+    await at(message(1, 1, 90), 4);
+    await at(message(1, 2, 10));
+
+    // Act / Assert
+    expect((await store.topK(run, 5, 1, 1)).map((m) => m.id)).toEqual(['r1-c4', 'r1-c2']);
+    expect((await store.topK(run, 1, 1, 2)).map((m) => m.id)).toEqual(['r1-c6']);
+    expect((await store.topK(run, 5, 1)).map((m) => m.id)).toEqual(['r1-c6', 'r1-c1', 'r1-c4', 'r1-c2']);
+    expect([await store.poolSize(run, 1, 1), await store.poolSize(run, 1, 2), await store.poolSize(run, 1, 4), await store.poolSize(run, 1)]).toEqual([2, 3, 4, 4]);
+  });
+
   it('records a seek at most once per run, round and chunk: the first record stands, message or not', async () => {
     const run = 'once';
     expect(await put(store, run, message(1, 3, 50))).toBe('recorded');

@@ -495,6 +495,7 @@ describe('local engine on the real ExtAgents stack', () => {
         STATE_NAMES.Reason,
         STATE_NAMES.AnswerBestEffort,
         STATE_NAMES.Synchronize,
+        STATE_NAMES.GrowCoverage,
         STATE_NAMES.Finalize,
         STATE_NAMES.PipelinedReason,
         STATE_NAMES.SpeculativeSynchronize,
@@ -515,8 +516,8 @@ describe('local engine on the real ExtAgents stack', () => {
         const manifestKey = `runs/${runId}/manifest.json`;
         await blobStore.put(manifestKey, JSON.stringify([{ chunk: 0 }, { chunk: 1 }, { chunk: 2 }]));
         return {
-          runId, manifestKey, chunks: 3, round: 1, k: 1, seq: 0, outcome: null, exhausted: false, poolSize: 0,
-          config: { rounds: 2, concurrency: 2, toleratedFailurePercentage: 5, bestEffort: false, pipelineRounds: false },
+          runId, manifestKey, chunks: 3, covered: 3, round: 1, k: 1, seq: 0, outcome: null, exhausted: false, poolSize: 0,
+          config: { rounds: 2, concurrency: 2, toleratedFailurePercentage: 5, bestEffort: false, pipelineRounds: false, coverageCap: 3 },
         };
       },
       [functionArnOf.seek]: async (event) => {

@@ -67,13 +67,14 @@ describe('payloads of a 100,000-chunk run', () => {
       runId,
       manifestKey: manifestKey(runId),
       chunks: CHUNKS,
+      covered: CHUNKS,
       round: 1,
       k: 1,
       seq: 0,
       outcome: null,
       exhausted: false,
       poolSize: 0,
-      config: { rounds: 2, concurrency: 1000, toleratedFailurePercentage: 5, bestEffort: false, pipelineRounds: false },
+      config: { rounds: 2, concurrency: 1000, toleratedFailurePercentage: 5, bestEffort: false, pipelineRounds: false, coverageCap: CHUNKS },
     });
     const handlers: Record<string, LocalLambdaHandler> = {
       [arnOf('prepare')]: measured('Prepare', async (event) => {

@@ -11,8 +11,9 @@
  * The hooks wrap the prototypes of the local stack's own adapters (FsBlobStore, DynamoMessageStore):
  * test code only, nothing in the product knows about them.
  *
- * Usage: node -r tsx/cjs test/support/crash-run.ts <corpusDir> <stateDir> <runId> <killAt> <logFile> [pipeline]
- * (`pipeline`: with the run option pipelineRounds.)
+ * Usage: node -r tsx/cjs test/support/crash-run.ts <corpusDir> <stateDir> <runId> <killAt> <logFile> [pipeline|grow]
+ * (`pipeline`: with the run option pipelineRounds; `grow`: with coverage 'grow' from one chunk, so
+ * the run grows its coverage three times before round 2.)
  */
 import { appendFileSync } from 'node:fs';
 import { resolveCorpus } from '../../local/engine/corpus';
@@ -20,7 +21,7 @@ import { FsBlobStore } from '../../local/engine/fs-blob-store';
 import { runLocal } from '../../local/engine/run';
 import { DynamoMessageStore } from '../../lambdas/adapters/dynamo-message-store';
 import type { AgentModel } from '../../shared/ports';
-import { TWO_HOP_OPTIONS, TWO_HOP_QUESTION, twoHopModel } from './two-hop';
+import { TWO_HOP_GROW, TWO_HOP_OPTIONS, TWO_HOP_QUESTION, twoHopModel } from './two-hop';
 
 const [corpusDir, stateDir, runId, killAtText, logFile, mode] = process.argv.slice(2);
 const killAt = Number(killAtText);
@@ -68,7 +69,7 @@ async function main(): Promise<void> {
   const result = await runLocal({
     files: await resolveCorpus([corpusDir]),
     question: TWO_HOP_QUESTION,
-    options: mode === 'pipeline' ? { ...TWO_HOP_OPTIONS, pipelineRounds: true } : TWO_HOP_OPTIONS,
+    options: mode === 'pipeline' ? { ...TWO_HOP_OPTIONS, pipelineRounds: true } : mode === 'grow' ? { ...TWO_HOP_OPTIONS, ...TWO_HOP_GROW } : TWO_HOP_OPTIONS,
     stateDir,
     runId,
     model,

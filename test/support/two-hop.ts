@@ -16,6 +16,8 @@ import { note } from './corpus';
 
 export const TWO_HOP_QUESTION = 'What is the capital of the country where Ada Quill was born?';
 export const TWO_HOP_OPTIONS = { chunkTokens: 64, rounds: 2, concurrency: 2, bestEffort: true, syncMaxMessages: 4 } as const;
+/** The coverage options of the sweep's grow run: one chunk first, so the run grows its coverage 1, 2, 4, 7 before round 2. */
+export const TWO_HOP_GROW = { coverage: 'grow', coverageFirstChunks: 1 } as const;
 
 const BIRTH = 'Ada Quill was born in Freedonia.';
 const CAPITAL = 'The capital of Freedonia is Fredville.';

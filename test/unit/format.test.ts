@@ -36,4 +36,11 @@ describe('formatResult', () => {
     expect(refused.split('\n')[3]).toBe("Refused by: extractive: no sentence covers 50% of the question's weighted words (the best covers 31%)");
     expect(llm).not.toMatch(/Answered by|Refused by/);
   });
+
+  it('says how many chunks a grow run sought, and nothing of coverage for a full read', () => {
+    const grow = formatResult({ ...base, chunks: 100, coverage: { mode: 'grow', covered: 8, cap: 100, tranches: 2 } });
+
+    expect(grow).toMatch(/^Coverage \(grow\): 8 chunks of 100 sought per round, in 2 tranches \(at most 100\)$/m);
+    expect(formatResult(base)).not.toMatch(/Coverage/);
+  });
 });

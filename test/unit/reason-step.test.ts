@@ -44,8 +44,8 @@ describe('one knowledge-accumulating reasoning step', () => {
   let dir: string;
   let blobs: FsBlobStore;
   const state: WorkflowState = {
-    runId: 'r', manifestKey: 'runs/r/manifest.json', chunks: 8, round: 1, k: 2, seq: 0, outcome: null, exhausted: false, poolSize: 0,
-    config: { rounds: 1, concurrency: 1, toleratedFailurePercentage: 0, bestEffort: false, pipelineRounds: false },
+    runId: 'r', manifestKey: 'runs/r/manifest.json', chunks: 8, covered: 8, round: 1, k: 2, seq: 0, outcome: null, exhausted: false, poolSize: 0,
+    config: { rounds: 1, concurrency: 1, toleratedFailurePercentage: 0, bestEffort: false, pipelineRounds: false, coverageCap: 8 },
   };
 
   beforeEach(async () => {

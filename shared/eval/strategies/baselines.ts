@@ -5,8 +5,7 @@
  * Mapping onto the `AgentModel` port: ONE `reason` call (stage 0), forced when `bestEffort`. The
  * retrieval of `rag` is not a model call (BM25, minisearch) and costs nothing in the records.
  */
-import MiniSearch from 'minisearch';
-import { contentTerms } from '../../extractive/text';
+import { rankChunks } from '../../retrieval';
 import { fitToBudget } from '../../pool';
 import type { Chunk, Message } from '../../types';
 import { countTokens } from '../../tokenizer';
@@ -101,21 +100,6 @@ export async function runRag(input: StrategyInput): Promise<StrategyResult> {
     return m.evidence.length < chunk.text.length ? { ...chunkMessage(chunk, 0, m.evidence.length), tokens: m.tokens } : m;
   });
   return reasonOnce(input, messages, []);
-}
-
-/** Chunks by BM25 score against the question (ties and unmatched chunks in corpus order). */
-export function rankChunks(question: string, chunks: readonly Chunk[]): Chunk[] {
-  const index = new MiniSearch<{ id: number; terms: string }>({
-    fields: ['terms'],
-    idField: 'id',
-    tokenize: (text) => (text.length === 0 ? [] : text.split(' ')),
-    processTerm: (term) => term,
-  });
-  index.addAll(chunks.map((c) => ({ id: c.index, terms: contentTerms(c.text).join(' ') })));
-  const scores = new Map<number, number>();
-  const terms = [...new Set(contentTerms(question))];
-  if (terms.length > 0) for (const r of index.search(terms.join(' '), { combineWith: 'OR' })) scores.set(r.id as number, r.score);
-  return [...chunks].sort((a, b) => (scores.get(b.index) ?? 0) - (scores.get(a.index) ?? 0) || a.index - b.index);
 }
 
 /** One reasoning call over `messages` (stage 0). */
