@@ -197,6 +197,8 @@ export function echoesPrompt(text: string, source: string): boolean {
           REASON_FORCE_SYSTEM_PROMPT,
           buildReasonPrompt({ question: '', messages: [], force: false }).user,
           buildReasonPrompt({ question: '', messages: [], force: true }).user,
+          ...Object.keys(JUNK_DONE).map((reason) => junkReminder(reason as JunkReason)),
+          brevityReminder(100),
           REASON_PROSE_SYSTEM_PROMPT,
           REASON_PROSE_FORCE_SYSTEM_PROMPT,
           buildProseReasonPrompt({ question: '', messages: [], force: false }).user,

@@ -427,6 +427,16 @@ describe('LlmAgents.reason', () => {
     expect(reasoner.requests[1].messages[0].text).toMatch(/Your previous answer repeated these instructions: that is not an answer/);
   });
 
+  it('counts an answer that copies the retry\'s own reminder as a refusal (prose, Chinese question)', async () => {
+    const question = '于乐的职业是什么？';
+    const reasoner = new ScriptedChatModel('m', [{ text: question }, { text: 'Your previous answer repeated the question: that is not an answer.' }]);
+
+    const result = await new LlmAgents({ seeker: reasoner, reasoner, reasonerReply: 'prose' }).reason({ question, messages, force: false });
+
+    expect(result).toMatchObject({ answerable: false, answer: NO_ANSWER });
+    expect(result.warnings).toEqual(["reasoning agent's answer repeated these instructions (first reply: repeated the question); counted as a refusal"]);
+  });
+
   it('counts an answer that restates the question twice (any language) as a refusal, naming both', async () => {
     const question = '深水埗关帝庙最初的名称是什么？';
     const reasoner = new ScriptedChatModel('m', [{ text: `{"answer": "${question}", "cited": []}` }, { text: '{"answer": "The answer is", "cited": []}' }]);
