@@ -10,8 +10,10 @@ phases and every negative case keep their generated corpus.
 
 One rule of the API has no JSON Schema form: the paths of `POST /v1/corpora` `files` must be unique
 (`uniqueItems` only forbids identical items, and two files with one path but different sizes are not
-identical). A "schema-valid request rejected" (ST202) failure is dropped only when the request really
-repeats a path and the server's only complaint is that rule; every other failure stays.
+identical). Nor do the cross-field rules of the run options' coverage (shared/config.ts): `coverageMaxChunks`
+only with `coverage: 'grow'`, and not below `coverageFirstChunks`. A "schema-valid request rejected"
+(ST202) failure is dropped only when the request really breaks one of these rules and the server's only
+complaints are those rules; every other failure stays.
 This is test configuration, not product code.
 """
 
@@ -59,6 +61,26 @@ def _only_cursor_rule(problem, messages) -> bool:
     )
 
 
+# The coverage rules' messages (shared/config.ts RunOptionsSchema) and the default first tranche they
+# compare with when the request gives none (`coverageFirstChunks` default 4, the same file).
+COVERAGE_RULES = ("only with coverage 'grow'", "must be at least coverageFirstChunks")
+COVERAGE_FIRST_DEFAULT = 4
+
+
+def _number(value) -> bool:
+    # JSON numbers reach the hook as int or float (103.0); a bool is not one.
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _breaks_a_coverage_rule(body) -> bool:
+    options = body.get("options") if isinstance(body, dict) else None
+    if not isinstance(options, dict) or not _number(options.get("coverageMaxChunks")):
+        return False
+    cap = options["coverageMaxChunks"]
+    first = options.get("coverageFirstChunks", COVERAGE_FIRST_DEFAULT)
+    return options.get("coverage") != "grow" or (_number(first) and cap < first)
+
+
 def _repeats_a_path(body) -> bool:
     files = body.get("files") if isinstance(body, dict) else None
     if not isinstance(files, list):
@@ -79,6 +101,9 @@ def filter_failure(context, failure, case, response) -> bool:
     if case.operation.label in CURSOR_ERRORS:
         messages = CURSOR_ERRORS[case.operation.label]
         return not (_only_cursor_rule(problem, messages) and (case.query or {}).get("cursor") is not None)
+    if case.operation.label == "POST /v1/runs":
+        only_coverage = bool(details) and all(isinstance(d, str) and any(rule in d for rule in COVERAGE_RULES) for d in details)
+        return not (only_coverage and _breaks_a_coverage_rule(case.body))
     if case.operation.label != "POST /v1/corpora":
         return True
     return not (details == {DUPLICATE_PATHS} and _repeats_a_path(case.body))
