@@ -11,7 +11,7 @@ import { agentModel, recordModelIds } from '../../models';
 import { contextFittedRunOptionDefaults } from '../../models/context';
 import { ExtAgentsError } from '../../shared/errors';
 import { buildReport } from '../../shared/eval/report';
-import { type EvalRecord, STRATEGIES, type StrategyName } from '../../shared/eval/records';
+import { EVAL_STRATEGIES, type EvalRecord, RANKING_ABLATIONS, STRATEGIES, type StrategyName } from '../../shared/eval/records';
 import { defaultDataRoot } from '../../shared/eval/datasets';
 import { checkLengths, DATASET_NAMES, parseDatasetSpec, parseLengths, readRecords, recordsFile, runEval } from '../../shared/eval/runner';
 import { parseModelSpec } from '../../shared/llm/model-spec';
@@ -41,15 +41,16 @@ interface EvalOptions {
   report: boolean;
   progress: boolean;
   bestEffort: boolean;
+  reuseCalls: boolean;
 }
 
 
-/** Parse `--strategies` ("all" or a comma list of `STRATEGIES`). @throws InvalidArgumentError naming the unknown one. */
+/** Parse `--strategies` ("all" = `STRATEGIES`, or a comma list of `EVAL_STRATEGIES`). @throws InvalidArgumentError naming the unknown one. */
 export function parseStrategies(value: string): StrategyName[] {
   if (value.trim() === 'all') return [...STRATEGIES];
   return value.split(',').map((s) => {
     const name = s.trim();
-    if (!(STRATEGIES as readonly string[]).includes(name)) throw new InvalidArgumentError(`unknown strategy "${name}" (expected all or ${STRATEGIES.join(', ')})`);
+    if (!(EVAL_STRATEGIES as readonly string[]).includes(name)) throw new InvalidArgumentError(`unknown strategy "${name}" (expected all or ${EVAL_STRATEGIES.join(', ')})`);
     return name as StrategyName;
   });
 }
@@ -59,7 +60,7 @@ export function addEvalCommand(program: Command): void {
   program
     .command('eval')
     .option('-d, --dataset <name>', DATASET_NAMES, 'hotpotqa')
-    .option('-s, --strategies <list>', `"all" or a comma list of ${STRATEGIES.join(', ')}`, 'all')
+    .option('-s, --strategies <list>', `"all" (${STRATEGIES.join(', ')}) or a comma list of those and the ranking ablations ${RANKING_ABLATIONS.join(', ')} (extagents with the run option ranking score / retrieval)`, 'all')
     .option('-l, --lengths <list>', 'HotpotQA target lengths in tokens, e.g. 8k,128k,1M (default 8k,128k); other data sets: full')
     .option('--limit <n>', 'first n examples of the data set (per length; >= 1)', numberFlag('--limit', { min: 1 }))
     .option('--seed <seed>', 'seed of the long-context construction', '0')
@@ -71,6 +72,7 @@ export function addEvalCommand(program: Command): void {
     )
     .option('-m, --model <spec>', MODEL_OPTION_HELP, 'extractive')
     .option('--chunk-tokens <n>', schemaHelp('maximum tokens per chunk (L), the same for every strategy', RunOptionsSchema, 'chunkTokens'), schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), schemaDefault(RunOptionsSchema, 'chunkTokens'))
+    .option('--reuse-calls', "answer a model call from memory when another strategy of the same example already sent the same request (round-1 seeks of extagents and its ablations): the same records for a deterministic model, less model time; the records count them (reusedCalls) and their wallMs excludes them", false)
     .option('--no-best-effort', 'let the strategies refuse ("NO ANSWER") instead of answering from the best evidence')
     .option('--out-dir <dir>', 'output directory (records.jsonl, the report)', 'eval-out')
     // Before the CLI's flags had one meaning each, eval's output directory was -o/--out (-o is a file elsewhere).
@@ -138,6 +140,7 @@ export function addEvalCommand(program: Command): void {
           modelIds,
           chunkTokens,
           strategyOptions: { ...contextOptions, bestEffort: opts.bestEffort },
+          reuseCalls: opts.reuseCalls,
           // extagents and extagents-no-sync run the product's workflow, as `ask` does.
           workflow: localWorkflowRunner,
           outDir,
@@ -189,11 +192,11 @@ export interface SummaryRow {
   failed: number;
 }
 
-/** The summary rows of the records, by dataset, target length and strategy (in STRATEGIES order). */
+/** The summary rows of the records, by dataset, target length and strategy (in EVAL_STRATEGIES order). */
 export function summaryRows(records: readonly EvalRecord[]): SummaryRow[] {
   const groups = new Map<string, EvalRecord[]>();
   for (const r of records) {
-    const key = JSON.stringify([r.dataset, r.targetTokens, STRATEGIES.indexOf(r.strategy)]);
+    const key = JSON.stringify([r.dataset, r.targetTokens, EVAL_STRATEGIES.indexOf(r.strategy)]);
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
   const mean = (xs: number[]): number => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);

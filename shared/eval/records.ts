@@ -29,7 +29,18 @@ export const STRATEGIES = [
   'chain-of-agents',
   'mapreduce',
 ] as const;
-export type StrategyName = (typeof STRATEGIES)[number];
+
+/**
+ * Ablations of the pool's ranking (run option `ranking`, shared/ranking.ts), each `extagents` through
+ * the workflow with one other mode: `score` (the seeking agents' scores alone, the paper's ranking)
+ * and `retrieval` (the lexical prior alone). `extagents` itself runs the default, `hybrid`. Not in
+ * "all" (`STRATEGIES`, the paper's comparison); named explicitly (docs/EVAL.md, "Ablations").
+ */
+export const RANKING_ABLATIONS = ['extagents-rank-score', 'extagents-rank-retrieval'] as const;
+
+/** Every strategy the eval can run: `STRATEGIES`, then `RANKING_ABLATIONS` (report order). */
+export const EVAL_STRATEGIES = [...STRATEGIES, ...RANKING_ABLATIONS] as const;
+export type StrategyName = (typeof EVAL_STRATEGIES)[number];
 
 /** The result of one strategy on one example. */
 export interface EvalRecord {
@@ -57,6 +68,12 @@ export interface EvalRecord {
   calls: EvalCall[];
   /** Wall time of this example in this process, ms (measured, not modeled). */
   wallMs: number;
+  /**
+   * Calls of `calls` answered from the example's call memo (`runEval`'s `reuseCalls`): the same
+   * request another strategy of the example already sent, so `wallMs` excludes their model time.
+   * Absent when calls were not reused.
+   */
+  reusedCalls?: number;
   /** Set when the strategy failed on this example (then scores are 0). */
   error?: string;
 }

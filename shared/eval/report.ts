@@ -26,7 +26,7 @@ import { type DataWarning, formatWarning, parseJsonLines } from './jsonl';
 import { DEFAULT_LATENCY_MODEL, type LatencyModel, modeledLatency, modeledPipelinedLatency } from './latency';
 import { DEFAULT_STRATEGY_OPTIONS } from './strategies/types';
 import { costUsd, loadPriceTable, type ModelPrice, type PriceTable, priceOf } from '../prices';
-import { type EvalRecord, STRATEGIES, type StrategyName } from './records';
+import { type EvalRecord, EVAL_STRATEGIES, type StrategyName } from './records';
 import { issuesText } from '../validation';
 
 const ROLES: readonly AgentRole[] = ['seeker', 'reasoner'];
@@ -41,7 +41,7 @@ const EvalCallSchema = z.object({
 /** Runtime schema of `EvalRecord` (shared/eval/records.ts). */
 export const EvalRecordSchema = z.object({
   dataset: z.string().min(1),
-  strategy: z.enum(STRATEGIES),
+  strategy: z.enum(EVAL_STRATEGIES),
   targetTokens: z.number().nonnegative(),
   inputTokens: z.number().nonnegative(),
   exampleId: z.string(),
@@ -55,6 +55,7 @@ export const EvalRecordSchema = z.object({
   models: z.object({ seeker: z.string(), reasoner: z.string() }),
   calls: z.array(EvalCallSchema),
   wallMs: z.number().nonnegative(),
+  reusedCalls: z.number().int().nonnegative().optional(),
   error: z.string().optional(),
 });
 
@@ -187,7 +188,7 @@ export interface UncertaintyRow {
 export function uncertaintyRows(records: readonly EvalRecord[]): UncertaintyRow[] {
   const cells = new Map<string, EvalRecord[]>();
   for (const r of records) {
-    const key = JSON.stringify([r.dataset, STRATEGIES.indexOf(r.strategy), r.targetTokens]);
+    const key = JSON.stringify([r.dataset, EVAL_STRATEGIES.indexOf(r.strategy), r.targetTokens]);
     cells.set(key, [...(cells.get(key) ?? []), r]);
   }
   const rows: UncertaintyRow[] = [];
@@ -246,7 +247,7 @@ export interface ReportOptions {
 const mean = (values: readonly number[]): number => (values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length);
 
 /**
- * Aggregate records into rows, ordered by dataset, `STRATEGIES` order, then target length.
+ * Aggregate records into rows, ordered by dataset, `EVAL_STRATEGIES` order, then target length.
  * @param prices price table for the cost; @param latency latency model for the modeled figures.
  */
 export function aggregateRecords(
@@ -314,7 +315,7 @@ export function aggregateRecords(
       measuredWallMs: mean(list.map((r) => r.wallMs)),
     });
   }
-  const order = (s: StrategyName): number => STRATEGIES.indexOf(s);
+  const order = (s: StrategyName): number => EVAL_STRATEGIES.indexOf(s);
   return rows.sort((a, b) => a.dataset.localeCompare(b.dataset) || order(a.strategy) - order(b.strategy) || a.targetTokens - b.targetTokens);
 }
 

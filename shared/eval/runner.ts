@@ -48,6 +48,7 @@ import { evidenceRecall } from './evidence';
 import { formatWarning } from './jsonl';
 import { type EvalRecord, STRATEGIES, type StrategyName } from './records';
 import { scoreAnswer, type ScorerKind } from './score';
+import { CallMemo } from './strategies/memo';
 import { DEFAULT_STRATEGY_OPTIONS, STRATEGY_FUNCTIONS, type StrategyOptions, type WorkflowRunner } from './strategies';
 
 /** Data sets the runner knows (the `--dataset` argument). */
@@ -178,6 +179,12 @@ export interface RunEvalOptions {
    * it when given (the eval command always gives it), else in memory.
    */
   workflow?: WorkflowRunner;
+  /**
+   * Answer a call from memory when another strategy of the same example sent the same request
+   * (`CallMemo`, one per example): the same records for a deterministic model, less model time.
+   * Records then carry `reusedCalls`. Default false.
+   */
+  reuseCalls?: boolean;
   /** Output directory (created). */
   outDir: string;
   /** The shared data directory. Default `defaultDataRoot()`. */
@@ -332,8 +339,11 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunSummary> 
         const docs: SourceDocument[] = documents.map((d) => ({ id: d.id, text: d.text, title: d.title }));
         const chunks = chunksOf(docs);
         const inputTokens = documents.reduce((sum, d) => sum + (d.tokens ?? countTokens(d.text)), 0);
+        const memo = options.reuseCalls ? new CallMemo(options.model) : undefined;
         for (const strategy of todo) {
           const t0 = Date.now();
+          const hitsBefore = memo?.hits ?? 0;
+          const reused = (): { reusedCalls?: number } => (memo ? { reusedCalls: memo.hits - hitsBefore } : {});
           let record: EvalRecord;
           const base = {
             dataset: item.dataset,
@@ -350,7 +360,7 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunSummary> 
               question: example.question,
               documents: docs,
               chunks,
-              model: options.model,
+              model: memo ?? options.model,
               options: strategyOptions,
               chunkTokens,
               ...(options.workflow ? { workflow: options.workflow } : {}),
@@ -365,6 +375,7 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunSummary> 
               evidenceRecall: evidenceRecall(example.evidence, result.finalContext),
               calls: result.calls,
               wallMs: Date.now() - t0,
+              ...reused(),
             };
           } catch (error) {
             failed++;
@@ -377,6 +388,7 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunSummary> 
               evidenceRecall: example.evidence.length > 0 ? 0 : null,
               calls: [],
               wallMs: Date.now() - t0,
+              ...reused(),
               error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
             };
           }
@@ -403,6 +415,7 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunSummary> 
       model: options.model.description,
       modelIds: options.modelIds,
       concurrency: options.concurrency ?? 2,
+      reuseCalls: options.reuseCalls ?? false,
       written,
       skipped,
       failed,

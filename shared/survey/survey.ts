@@ -10,7 +10,7 @@
  * `writeSections`, `assembleSurvey`) so that a workflow can run them as separate tasks; `runSurvey`
  * runs them in-process (the local CLI and the benchmark).
  */
-import { DEFAULT_RANKING } from '../ranking';
+import { DEFAULT_RANKING, type RankingMode } from '../ranking';
 import pLimit from 'p-limit';
 import type { AgentModel } from '../ports';
 import { compareMessages, fitToBudget } from '../pool';
@@ -100,12 +100,13 @@ export interface SeekRoundResult {
  * One seeking round over all chunks: each chunk's seeking agent reads the query (and the
  * synchronized messages in round 2) and may return a message; its `sources` are the ids of the
  * sources its quotes lie in (the chunk's sources when it has no quotes).
- * @param idPrefix prefix of the message ids (`<prefix>c<chunk>`), unique per round and section.
+ * @param idPrefix prefix of the message ids (`<prefix>c<chunk>`), unique per round and section;
+ *   `ranking` how the messages' pool scores are made (default `DEFAULT_RANKING`).
  * @throws the seeker's typed errors unchanged.
  */
 export async function seekRound(
   chunks: Chunk[],
-  request: { query: string; round: number; synchronized: Message[]; idPrefix: string; concurrency: number },
+  request: { query: string; round: number; synchronized: Message[]; idPrefix: string; concurrency: number; ranking?: RankingMode },
   seeker: AgentModel,
   onChunk?: () => void,
 ): Promise<SeekRoundResult> {
@@ -119,7 +120,7 @@ export async function seekRound(
         usage.calls += result.usage.calls;
         usage.inputTokens += result.usage.inputTokens;
         usage.outputTokens += result.usage.outputTokens;
-        const { message, warnings: cuts } = buildMessage(chunk, request.round, `${request.idPrefix}c${chunk.index}`, result, { question: request.query, mode: DEFAULT_RANKING });
+        const { message, warnings: cuts } = buildMessage(chunk, request.round, `${request.idPrefix}c${chunk.index}`, result, { question: request.query, mode: request.ranking ?? DEFAULT_RANKING });
         warnings.push(...[...result.warnings, ...cuts].map((w) => `chunk ${chunk.index}: ${w}`));
         onChunk?.();
         return message;

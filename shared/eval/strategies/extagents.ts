@@ -15,15 +15,17 @@
  * - after the last round: refuse ("NO ANSWER"), or with `bestEffort` one forced `reason` over the
  *   best messages that fit the budget.
  * Ablations: `extagents-no-sync` = 1 round; `extagents-no-kar` = one `reason` per round over ALL
- * messages of the pool, trimmed to the budget (no k schedule).
+ * messages of the pool, trimmed to the budget (no k schedule); `extagents-rank-score` and
+ * `extagents-rank-retrieval` = the pool ranked by another `ranking` mode (shared/ranking.ts).
  *
  * With `input.workflow` (the eval command always gives it), `extagents` and `extagents-no-sync` run
  * through the product's workflow instead (`runExtAgentsWorkflow`: the local stack, the synthesized
- * state machine, as `extagents ask` runs it), so the eval measures what users run. The no-KAR
- * ablation is not a product behaviour and always runs here.
+ * state machine, as `extagents ask` runs it), so the eval measures what users run. So do the ranking
+ * ablations (a run option). The no-KAR ablation is not a product behaviour and always runs here.
  */
 import { FORCED_MAX_MESSAGES, afterRefusal, fitForReasoning, synchronizationSnapshot } from '../../method';
 import { compareMessages } from '../../pool';
+import { DEFAULT_RANKING, type RankingMode } from '../../ranking';
 import { seekRound } from '../../survey/survey';
 import { NO_ANSWER, type Message } from '../../types';
 import { CallRecorder } from './recorder';
@@ -36,6 +38,8 @@ export interface ExtAgentsVariant {
   rounds: number;
   /** false = the no-KAR ablation: one reasoning call per round over all messages. */
   kar: boolean;
+  /** How the pool is ranked (the run option `ranking`). Default `DEFAULT_RANKING`. */
+  ranking?: RankingMode;
 }
 
 /**
@@ -58,7 +62,7 @@ export async function runExtAgents(input: StrategyInput, variant: ExtAgentsVaria
     first = false;
     const sought = await seekRound(
       chunks,
-      { query: question, round, synchronized, idPrefix: `r${round}-`, concurrency: options.callConcurrency },
+      { query: question, round, synchronized, idPrefix: `r${round}-`, concurrency: options.callConcurrency, ranking: variant.ranking ?? DEFAULT_RANKING },
       model,
     );
     warnings.push(...sought.warnings.map((w) => `round ${round}: ${w}`));
@@ -136,12 +140,13 @@ class WorkflowCallRecorder extends CallRecorder {
 }
 
 /**
- * ExtAgents with `rounds` rounds through the product's workflow (`input.workflow`): the run's answer,
+ * ExtAgents with `rounds` rounds and the pool ranked by `ranking` (the run option; default the
+ * product's default) through the product's workflow (`input.workflow`): the run's answer,
  * every model call with its stage, and the last reasoning step's messages as the final context
  * (their documents named as in the eval's corpus).
  * @throws Error when `input.workflow` is missing; the workflow's errors unchanged.
  */
-export async function runExtAgentsWorkflow(input: StrategyInput, rounds: number): Promise<StrategyResult> {
+export async function runExtAgentsWorkflow(input: StrategyInput, rounds: number, ranking: RankingMode = DEFAULT_RANKING): Promise<StrategyResult> {
   if (!input.workflow) throw new Error('runExtAgentsWorkflow needs input.workflow');
   const { options } = input;
   const model = new WorkflowCallRecorder(input.model);
@@ -157,6 +162,7 @@ export async function runExtAgentsWorkflow(input: StrategyInput, rounds: number)
       syncMaxMessages: options.syncMaxMessages,
       bestEffort: options.bestEffort,
       concurrency: options.callConcurrency,
+      ranking,
     },
   });
   const finalContext = (model.lastReason?.messages ?? []).map((m) => ({
