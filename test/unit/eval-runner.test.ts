@@ -110,6 +110,52 @@ describe('evaluation runner', () => {
     expect(readFileSync(path.join(out, 'runs.jsonl'), 'utf8').trim().split('\n')).toHaveLength(1);
   });
 
+  test('--reuse-calls: the same records as without, with the repeated requests answered from memory and counted', async () => {
+    const strategies = ['extagents', 'extagents-no-sync', 'extagents-no-kar', 'extagents-rank-score'] as const;
+    const counting = (): CapitalModel & { sent: number } => {
+      const model = Object.assign(new CapitalModel(), { sent: 0 });
+      const seek = model.seek.bind(model);
+      const reason = model.reason.bind(model);
+      model.seek = (r) => ((model.sent += 1), seek(r));
+      model.reason = (r) => ((model.sent += 1), reason(r));
+      return model;
+    };
+    const go = async (dir: string, reuseCalls: boolean, model: CapitalModel) => {
+      await runEval({
+        dataset: parseDatasetSpec('hotpotqa:' + path.join(root, 'hotpotqa', 'q.json'), root),
+        dataRoot: root,
+        strategies,
+        lengths: [400],
+        model,
+        modelIds: { seeker: 's', reasoner: 'r' },
+        chunkTokens: 64,
+        outDir: dir,
+        reuseCalls,
+      });
+      return readRecords(recordsFile(dir)).records;
+    };
+    const plainModel = counting();
+    const reusedModel = counting();
+    const plain = await go(out, false, plainModel);
+    const other = mkdtempSync(path.join(os.tmpdir(), 'eval-out-'));
+    try {
+      const reused = await go(other, true, reusedModel);
+      const strip = (rs: EvalRecord[]) => rs.map(({ wallMs: _w, reusedCalls: _r, ...rest }) => rest).sort((a, b) => `${a.strategy}${a.exampleId}`.localeCompare(`${b.strategy}${b.exampleId}`));
+      expect(strip(reused)).toEqual(strip(plain));
+      expect(plain.every((r) => r.reusedCalls === undefined)).toBe(true);
+      // The first strategy of each example sends everything; the round-1 seeks of the others are reused.
+      const firsts = reused.filter((r) => r.strategy === 'extagents');
+      expect(firsts.every((r) => r.reusedCalls === 0)).toBe(true);
+      const later = reused.filter((r) => r.strategy !== 'extagents');
+      expect(later.every((r) => (r.reusedCalls ?? 0) > 0)).toBe(true);
+      const reusedTotal = reused.reduce((n, r) => n + (r.reusedCalls ?? 0), 0);
+      expect(reusedModel.sent).toBe(plainModel.sent - reusedTotal);
+      expect(JSON.parse(readFileSync(path.join(other, 'runs.jsonl'), 'utf8').trim())).toMatchObject({ reuseCalls: true });
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
+
   test('a second run appends nothing; a torn last line is ignored and the rest resumed', async () => {
     await run();
     const before = readFileSync(recordsFile(out), 'utf8');

@@ -4,7 +4,7 @@ import { evidenceRecall } from '../../shared/eval/evidence';
 import { scoreAnswer } from '../../shared/eval/score';
 import { DEFAULT_STRATEGY_OPTIONS, STRATEGY_FUNCTIONS, type StrategyInput, type StrategyOptions } from '../../shared/eval/strategies';
 import { confidenceOf } from '../../shared/eval/strategies/mapreduce';
-import { STRATEGIES, type EvalCall } from '../../shared/eval/records';
+import { EVAL_STRATEGIES, STRATEGIES, type EvalCall } from '../../shared/eval/records';
 import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
 import { countTokens } from '../../shared/tokenizer';
 import { NO_ANSWER, type Chunk, type SourceDocument } from '../../shared/types';
@@ -181,7 +181,7 @@ describe('evaluation strategies on a scripted two-hop corpus', () => {
   });
 
   test('every strategy name has an implementation', () => {
-    expect(Object.keys(STRATEGY_FUNCTIONS).sort()).toEqual([...STRATEGIES].sort());
+    expect(Object.keys(STRATEGY_FUNCTIONS).sort()).toEqual([...EVAL_STRATEGIES].sort());
   });
 });
 
