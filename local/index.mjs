@@ -14,6 +14,7 @@ export const {
   InvalidInputError,
   InvalidRunOptionsError,
   CostLimitExceededError,
+  QuotaExceededError,
   EmptyCorpusError,
   ModelError,
   ModelConfigurationError,
@@ -24,5 +25,6 @@ export const {
   SeekingFailedError,
   StorageError,
   NotFoundError,
+  NoEvidenceError,
 } = library;
 export default library;

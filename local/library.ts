@@ -24,12 +24,15 @@ import { startLocalStack } from './engine/stack';
 import { runLocalSurvey, type LocalSurveyOutput, type LocalSurveyProgress } from './engine/survey';
 
 export { startLocalStack, type LocalStack, type LocalStackOptions } from './engine/stack';
+// Every class of ERROR_CLASSES (shared/errors.ts), and the survey's NoEvidenceError: test/integration/library.test.ts
+// checks that this list and local/index.mjs's name them all.
 export {
   ExtAgentsError,
   ConfigurationError,
   InvalidInputError,
   InvalidRunOptionsError,
   CostLimitExceededError,
+  QuotaExceededError,
   EmptyCorpusError,
   ModelError,
   ModelConfigurationError,
@@ -41,6 +44,7 @@ export {
   StorageError,
   NotFoundError,
 } from '../shared/errors';
+export { NoEvidenceError } from '../shared/survey/errors';
 export { NO_ANSWER } from '../shared/types';
 export type { Citation, KarStep, RunResult, SkippedDocument, Usage } from '../shared/types';
 export type { RunOptionsInput } from '../shared/config';

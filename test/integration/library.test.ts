@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as library from '../../local/library';
 import { InvalidInputError, ask, resolveCorpus } from '../../local/library';
+import { ERROR_CLASSES } from '../../shared/errors';
+import { NoEvidenceError } from '../../shared/survey/errors';
 
 jest.setTimeout(60_000);
 
@@ -62,5 +64,11 @@ describe('the package entries', () => {
     const values = Object.entries(library).filter(([, value]) => value !== undefined).map(([name]) => name);
 
     expect([...listed].sort()).toEqual([...values].sort());
+  });
+
+  it('export every typed error a run can fail with (ERROR_CLASSES, and the survey\'s NoEvidenceError), as the same classes', () => {
+    const exported = library as unknown as Record<string, unknown>;
+    for (const [name, ErrorClass] of Object.entries(ERROR_CLASSES)) expect([name, exported[name]]).toEqual([name, ErrorClass]);
+    expect(exported.NoEvidenceError).toBe(NoEvidenceError);
   });
 });
