@@ -37,36 +37,9 @@ import type { HandlerName } from './extagents-function';
 import { MODEL_RETRY_POLICY } from '../shared/quota';
 import { EXCEED_TOLERATED_FAILURE_THRESHOLD, WorkflowStateSchema } from '../shared/pipeline/state';
 
-/** State names of the workflow. They are a contract: local overrides and docs are keyed by them. */
-export const STATE_NAMES = {
-  Prepare: 'Prepare',
-  PrepareFailed: 'PrepareFailed',
-  SeekChunks: 'SeekChunks',
-  Seek: 'Seek',
-  SeekingFailed: 'SeekingFailed',
-  Reason: 'Reason',
-  Answered: 'Answered?',
-  Synchronize: 'Synchronize',
-  GrowCoverage: 'GrowCoverage',
-  AnswerBestEffort: 'AnswerBestEffort',
-  Finalize: 'Finalize',
-  // Pipelined rounds (run option pipelineRounds; paper 2B "Parallelism"):
-  Pipelined: 'Pipelined?',
-  PipelinedRound: 'PipelinedRound',
-  PipelinedReason: 'PipelinedReason',
-  PipelinedAnswered: 'PipelinedAnswered?',
-  KarRefused: 'KarRefused',
-  StopSpeculation: 'StopSpeculation',
-  SpeculationStopped: 'SpeculationStopped',
-  SpeculativeSynchronize: 'SpeculativeSynchronize',
-  SpeculativeSeekChunks: 'SpeculativeSeekChunks',
-  SpeculativeSeek: 'SpeculativeSeek',
-  SpeculationFailed: 'SpeculationFailed',
-  StoppedState: 'StoppedState',
-  SpeculativeRoundSought: 'SpeculativeRoundSought?',
-  KarState: 'KarState',
-  AdoptSpeculativeRound: 'AdoptSpeculativeRound',
-} as const;
+// The state names live in shared/ (no aws-cdk-lib) so that local progress and docs read them too.
+export { STATE_NAMES, type StateName } from '../shared/pipeline/state-names';
+import { STATE_NAMES, type StateName } from '../shared/pipeline/state-names';
 
 /**
  * Error of the Fail state that ends the KAR branch of `PipelinedRound` when KAR of round r answered
@@ -76,8 +49,6 @@ export const STATE_NAMES = {
  */
 export const SPECULATION_STOPPED = 'SpeculationStopped';
 
-/** One of the workflow's state names. */
-export type StateName = (typeof STATE_NAMES)[keyof typeof STATE_NAMES];
 
 /**
  * Lambda service errors worth retrying (throttling of the function's concurrency, transient service

@@ -26,10 +26,9 @@ import {
   type RunStatusEvent,
   type RunSyncEvent,
 } from '../../shared/progress';
+import { STATE_NAMES } from '../../shared/pipeline/state-names';
 import type { ExecutionCallbacks } from './stack';
 
-/** The Distributed Map state of a speculative round (infra/extagents-workflow.ts `STATE_NAMES.SpeculativeSeekChunks`). */
-const SPECULATIVE_SEEK_CHUNKS = 'SpeculativeSeekChunks';
 
 /** Options of {@link RunProgressTracker}. */
 export interface RunProgressTrackerOptions {
@@ -96,7 +95,7 @@ export class RunProgressTracker {
       // again after its speculative seeking failed).
       const inputRound = (event.input as { round?: unknown } | null)?.round;
       const round = typeof inputRound === 'number' ? inputRound : Math.max(0, ...this.rounds.keys()) + 1;
-      const speculative = event.stateName === SPECULATIVE_SEEK_CHUNKS;
+      const speculative = event.stateName === STATE_NAMES.SpeculativeSeekChunks;
       this.mapRounds.set(event.stateName, round);
       const seek: RunSeekEvent = { type: 'seek', round, done: 0, failed: 0, total: event.totalItems, messages: 0, etaMs: event.totalItems === 0 ? 0 : null, ...(speculative && { speculative }) };
       this.rounds.set(round, { event: seek, startedAt: this.now(), skipped: 0 });

@@ -1,0 +1,38 @@
+/**
+ * The state names of the ExtAgents workflow (infra/extagents-workflow.ts builds the states; this file
+ * holds only their names, without aws-cdk-lib, so that local progress (local/engine/run-progress.ts)
+ * and tests read the same names). They are a contract: local overrides, progress and docs
+ * (docs/ARCHITECTURE.md) are keyed by them.
+ */
+export const STATE_NAMES = {
+  Prepare: 'Prepare',
+  PrepareFailed: 'PrepareFailed',
+  SeekChunks: 'SeekChunks',
+  Seek: 'Seek',
+  SeekingFailed: 'SeekingFailed',
+  Reason: 'Reason',
+  Answered: 'Answered?',
+  Synchronize: 'Synchronize',
+  GrowCoverage: 'GrowCoverage',
+  AnswerBestEffort: 'AnswerBestEffort',
+  Finalize: 'Finalize',
+  // Pipelined rounds (run option pipelineRounds; paper 2B "Parallelism"):
+  Pipelined: 'Pipelined?',
+  PipelinedRound: 'PipelinedRound',
+  PipelinedReason: 'PipelinedReason',
+  PipelinedAnswered: 'PipelinedAnswered?',
+  KarRefused: 'KarRefused',
+  StopSpeculation: 'StopSpeculation',
+  SpeculationStopped: 'SpeculationStopped',
+  SpeculativeSynchronize: 'SpeculativeSynchronize',
+  SpeculativeSeekChunks: 'SpeculativeSeekChunks',
+  SpeculativeSeek: 'SpeculativeSeek',
+  SpeculationFailed: 'SpeculationFailed',
+  StoppedState: 'StoppedState',
+  SpeculativeRoundSought: 'SpeculativeRoundSought?',
+  KarState: 'KarState',
+  AdoptSpeculativeRound: 'AdoptSpeculativeRound',
+} as const;
+
+/** One of the workflow's state names. */
+export type StateName = (typeof STATE_NAMES)[keyof typeof STATE_NAMES];
