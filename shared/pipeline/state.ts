@@ -40,31 +40,45 @@ export const WorkflowConfigSchema = z
   })
   .strict();
 
+/**
+ * The fields the run's and the survey's state share: the run, the seeking Map's items, and the KAR
+ * loop (shared/kar.ts `nextK`) over the pool. One definition, spread into `WorkflowStateSchema` and
+ * the survey's `SurveyStateSchema` (shared/survey/workflow.ts).
+ */
+export const ROUND_STATE_FIELDS = {
+  runId: RunIdSchema,
+  /** Key of the Distributed Map's ItemReader object (a JSON array of `{chunk}` items). */
+  manifestKey: z.string().min(1),
+  /** Number of chunks. */
+  chunks: z.number().int().min(0),
+};
+
+/** The KAR loop's fields of a state (see {@link ROUND_STATE_FIELDS}). */
+export const KAR_LOOP_FIELDS = {
+  /** Current round, 1-based. */
+  round: z.number().int().min(1),
+  /** k of the next KAR step (1, 2, 4, …). */
+  k: z.number().int().min(1),
+  /** Number of KAR steps recorded so far (all rounds). */
+  seq: z.number().int().min(0),
+  /** Messages in the pool at the last KAR step (0 before the first step of a round). */
+  poolSize: z.number().int().min(0),
+};
+
 /** The state carried between the workflow's states. */
 export const WorkflowStateSchema = z
   .object({
-    runId: RunIdSchema,
-    /** Key of the Distributed Map's ItemReader object (a JSON array of `{chunk}` items). */
-    manifestKey: z.string().min(1),
-    /** Number of chunks. */
-    chunks: z.number().int().min(0),
+    ...ROUND_STATE_FIELDS,
     /**
      * Chunks each round seeks so far: the first `covered` chunks of the coverage order (all of them,
      * `chunks`, for `coverage: 'full'`). Every read of the pool is bounded by it (resume).
      */
     covered: z.number().int().min(0),
-    /** Current round, 1-based. */
-    round: z.number().int().min(1),
-    /** k of the next KAR step (1, 2, 4, …). */
-    k: z.number().int().min(1),
-    /** Number of KAR steps recorded so far (all rounds). */
-    seq: z.number().int().min(0),
+    ...KAR_LOOP_FIELDS,
     /** Outcome of the last KAR step, null before the first step of a round. */
     outcome: z.enum(['answered', 'refused']).nullable(),
     /** True when the last KAR step already covered the whole pool (or all the budget allows). */
     exhausted: z.boolean(),
-    /** Messages in the pool at the last KAR step (0 before the first step of a round). */
-    poolSize: z.number().int().min(0),
     config: WorkflowConfigSchema,
   })
   .strict();

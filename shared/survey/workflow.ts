@@ -31,7 +31,7 @@ import { nextK } from '../kar';
 import { IO_CONCURRENCY } from '../pipeline/ingest';
 import { chunkKey, manifestKey, runPrefix, seekQueryKey, syncKey } from '../pipeline/layout';
 import type { SeekQuery } from '../pipeline/run-record';
-import { RunIdSchema } from '../pipeline/state';
+import { KAR_LOOP_FIELDS, ROUND_STATE_FIELDS, RunIdSchema } from '../pipeline/state';
 import { enforceQuota, planRunConcurrency } from '../quota';
 import type { Message, ModelQuota, RoleUsage } from '../types';
 import type { BlobStore, MessageStore } from '../ports';
@@ -133,18 +133,10 @@ export const SurveyConfigSchema = z
 /** The state carried between the survey's states (a few hundred bytes whatever the corpus). */
 export const SurveyStateSchema = z
   .object({
-    runId: RunIdSchema,
-    /** ItemReader object of SeekSources (`[{chunk}]`). */
-    manifestKey: z.string().min(1),
-    chunks: z.number().int().min(0),
-    /** The seeking round of SeekSources (always 1). */
-    round: z.number().int().min(1),
-    /** k of the next outline KAR step. */
-    k: z.number().int().min(1),
-    /** Outline KAR steps recorded so far. */
-    seq: z.number().int().min(0),
-    /** Messages in the pool at the last outline step. */
-    poolSize: z.number().int().min(0),
+    // runId, manifestKey (ItemReader object of SeekSources), chunks; round (of SeekSources, always 1),
+    // k, seq and poolSize of the outline's KAR steps: the run's own fields (shared/pipeline/state.ts).
+    ...ROUND_STATE_FIELDS,
+    ...KAR_LOOP_FIELDS,
     /** Set once the outline is drafted: ends the outline loop. */
     outlineKey: z.string().nullable(),
     /** Sections of the outline (0 before it is drafted). */
