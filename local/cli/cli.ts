@@ -33,7 +33,12 @@ export function buildProgram(argv?: readonly string[]): Command {
     // A usage error is one line with the CLI's prefix, then a hint where the help is (not the help);
     // with --json, one JSON line (errorJson) and no hint.
     .configureOutput({
-      outputError: (text, write) => write(json ? errorJson('UsageError', text.replace(/^error: /, '').trim(), 2) : text.replace(/^error: /, 'extagents: ')),
+      outputError: (text, write) => {
+        // commander prefixes a parser's error with the flag and value ("option '--rounds <n>' argument
+        // '0' is invalid. --rounds must be …"): ours already names both, so the prefix goes.
+        const said = text.replace(/^error: option '[^']*' argument '[^']*' is invalid\. (?=--)/, 'error: ');
+        write(json ? errorJson('UsageError', said.replace(/^error: /, '').trim(), 2) : said.replace(/^error: /, 'extagents: '));
+      },
     })
     .showHelpAfterError(json ? false : "(see 'extagents --help')")
     // The listing of a command that is not loaded comes from its table entry.
@@ -118,7 +123,9 @@ export async function main(argv: string[] = process.argv): Promise<void> {
     }
     if (error instanceof UsageError) {
       const path = commandPath(argv);
-      report('UsageError', error.message, 2, `extagents: ${error.message}\n${path ? `(see 'extagents ${path} --help')\n` : ''}`);
+      // One hint: a message that already names where to look (`(see 'extagents runs ls')`) gets no second one.
+      const hint = path && !/\(see '[^']+'\)/.test(error.message) ? `(see 'extagents ${path} --help')\n` : '';
+      report('UsageError', error.message, 2, `extagents: ${error.message}\n${hint}`);
       return;
     }
     // A full disk or an unwritable state directory mid-run: one line naming the error and the path.

@@ -140,7 +140,10 @@ async function nothingMatched(arg: string, abs: string, stateDir: string | undef
   else if (!CorpusIdSchema.safeParse(arg).success) tried.push('a corpus id (it cannot be one: 1-128 of A-Z a-z 0-9 . _ -)');
   else {
     const ids = await corpusIdsIn(stateDir);
-    tried.push(`a corpus ingested into ${stateDir} (${ids.length === 0 ? 'it holds none' : `it holds ${ids.join(', ')}`}; extagents ingest --id ${arg} makes one)`);
+    const held = ids.length === 0 ? 'no corpus is ingested there' : `the ingested ones are ${ids.join(', ')}`;
+    // A name with a file extension was meant as a file: suggesting it as a corpus id would mislead.
+    const make = /\.[A-Za-z0-9]{1,5}$/.test(arg) ? '' : `; \`extagents ingest <files> --id ${arg}\` makes one`;
+    tried.push(`a corpus id in ${stateDir} (${held}${make})`);
   }
   tried.push('a glob pattern (no file matches)');
   return `Corpus argument "${arg}" matches nothing; tried ${tried.join(', ')}`;
