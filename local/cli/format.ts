@@ -124,7 +124,8 @@ export function formatEstimate(priced: PricedEstimate, corpus: { chunks: number;
   // The table's caveat where a price from it was used.
   if ([priced.prices.seeker, priced.prices.reasoner].some((p) => p.priced && p.usd > 0)) lines.push(`Prices of ${priced.priceTable.writtenOn}: ${priced.priceTable.warning}`);
   if (concurrency) {
-    lines.push(...formatConcurrency(concurrency));
+    // One estimate of the seeking time: the capacity model's (below) when there is one.
+    lines.push(...formatConcurrency(concurrency, { seekingTime: !time }));
     if (concurrency.refusal !== undefined) lines.push(`  the run would be refused (QuotaExceededError): ${concurrency.refusal}`);
   }
   if (time) lines.push(...formatTimeForecast(time));
@@ -154,11 +155,12 @@ export function formatTimeForecast(time: TimeForecast): string[] {
 
 /**
  * The seeking concurrency and its reasoning (shared/quota.ts), e.g.
- * `Seeking concurrency: 5 (set by tokensPerMinute; about 6 min of seeking)` then one line per step.
+ * `Seeking concurrency: 5 (set by tokensPerMinute; seeking about 6.0 min, modeled)` then one line per
+ * step; without the seeking time when `seekingTime` is false (the caller prints the capacity model's).
  */
-export function formatConcurrency(plan: SeekingPlan): string[] {
+export function formatConcurrency(plan: SeekingPlan, options: { seekingTime?: boolean } = {}): string[] {
   const by = plan.boundBy === 'concurrency' ? '--concurrency' : plan.boundBy === 'minimum' ? 'the minimum of 1' : plan.boundBy;
-  const time = plan.seekingSeconds !== undefined ? `; seeking about ${plan.seekingSeconds < 120 ? `${plan.seekingSeconds} s` : `${(plan.seekingSeconds / 60).toFixed(1)} min`}, modeled` : '';
+  const time = options.seekingTime !== false && plan.seekingSeconds !== undefined ? `; seeking about ${plan.seekingSeconds < 120 ? `${plan.seekingSeconds} s` : `${(plan.seekingSeconds / 60).toFixed(1)} min`}, modeled` : '';
   const lines = [`Seeking concurrency: ${plan.concurrency} (set by ${by}${time})`];
   for (const step of plan.reasoning) lines.push(`  ${step}`);
   for (const warning of plan.warnings) lines.push(`  warning: ${warning}`);
