@@ -8,6 +8,10 @@ module.exports = {
   // 30 s per test unless a file sets more (a global option: projects ignore it): a loaded CI machine
   // must not turn a slow test into a red one (speed is measured by bench/, never by a timeout).
   testTimeout: 30_000,
+  // Two test files at once (jest's default on 2 cores is 1): most files wait on I/O, child processes
+  // and timers as much as they compute. The real-model files run their model with one thread each
+  // (test/support/real-model.ts). Every test's timeout leaves room for a machine twice as slow.
+  maxWorkers: 2,
   // jest's own output, then one plain closing line `tests: N passed, N failed, N skipped` (CI reads it).
   reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],
   projects: [
