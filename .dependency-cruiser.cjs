@@ -41,7 +41,7 @@ module.exports = {
       name: 'one-table-of-providers',
       severity: 'error',
       comment:
-        'a provider is reached through the table (models/index.ts), never by importing another provider\'s folder: a provider folder ' +
+        "a provider is reached through the table (models/index.ts), never by importing another provider's folder: a provider folder " +
         'imports only its own files, the port and the shared model helpers (models/*.ts)',
       from: { path: '^models/([^/]+)/' },
       to: { path: '^models/([^/]+)/', pathNot: '^models/$1/' },
@@ -72,14 +72,14 @@ module.exports = {
       severity: 'error',
       comment:
         'the web page (browser code) talks to serve over HTTP: it never imports server code; web/src/types.ts alone imports ' +
-        'the API\'s types (type-only: web/build.mjs fails when server code reaches the bundle; swc marks no import type-only)',
+        "the API's types (type-only: web/build.mjs fails when server code reaches the bundle; swc marks no import type-only)",
       from: { path: '^web/' },
       to: { path: '^(shared|models|lambdas|infra|local)/', pathNot: '^shared/(types|api/schemas)\\.ts$' },
     },
     {
       name: 'web-types-only-from-the-api',
       severity: 'error',
-      comment: 'only web/src/types.ts may import the API\'s types',
+      comment: "only web/src/types.ts may import the API's types",
       from: { path: '^web/', pathNot: '^web/src/types\\.ts$' },
       to: { path: '^shared/' },
     },

@@ -48,5 +48,7 @@ process.stdout.write(`dataset\ttarget\tn\t${ours} calls/q\t${theirs} calls/q\tca
 for (const [key, pairs] of groups) {
   const [a, b] = [mean(pairs.map(([x]) => x.calls.length)), mean(pairs.map(([, y]) => y.calls.length))];
   const [ta, tb] = [mean(pairs.map(([x]) => tokens(x))), mean(pairs.map(([, y]) => tokens(y)))];
-  process.stdout.write(`${key}\t${pairs.length}\t${a.toFixed(1)}\t${b.toFixed(1)}\t${(a / b).toFixed(2)}\t${Math.round(ta)}\t${Math.round(tb)}\t${(ta / tb).toFixed(2)}\n`);
+  process.stdout.write(
+    `${key}\t${pairs.length}\t${a.toFixed(1)}\t${b.toFixed(1)}\t${(a / b).toFixed(2)}\t${Math.round(ta)}\t${Math.round(tb)}\t${(ta / tb).toFixed(2)}\n`,
+  );
 }

@@ -106,7 +106,8 @@ async function runQuestion(reader: ExtractiveReader, chunks: Chunk[], q: DevQues
     if (verbose) {
       console.log(`  round ${round}: pool ${pool.length}, first message with the gold answer at rank ${goldRank}`);
       for (const m of pool.slice(0, verbose ? 5 : 3)) console.log(`    ${m.id} score ${m.score}: ${m.evidence.slice(0, 160).replace(/\n/g, ' | ')}`);
-      if (goldRank >= 3) console.log(`    gold ${pool[goldRank].id} score ${pool[goldRank].score}: ${pool[goldRank].evidence.slice(0, 200).replace(/\n/g, ' | ')}`);
+      if (goldRank >= 3)
+        console.log(`    gold ${pool[goldRank].id} score ${pool[goldRank].score}: ${pool[goldRank].evidence.slice(0, 200).replace(/\n/g, ' | ')}`);
     }
     const t1 = performance.now();
     // Knowledge-accumulating reasoning: k = 1, 2, 4, ... up to the pool size (shared/kar.ts).
@@ -130,8 +131,16 @@ async function runQuestion(reader: ExtractiveReader, chunks: Chunk[], q: DevQues
     synchronized = fitToBudget(pool.slice(0, options.syncMaxMessages), options.syncBudgetTokens).messages;
   }
   return {
-    id: q.id, hit: gold.length === 0, answerable: false, round: options.rounds, k: 0, answer: NO_ANSWER,
-    seekMs, reasonMs, poolSize: pool.length, goldRank,
+    id: q.id,
+    hit: gold.length === 0,
+    answerable: false,
+    round: options.rounds,
+    k: 0,
+    answer: NO_ANSWER,
+    seekMs,
+    reasonMs,
+    poolSize: pool.length,
+    goldRank,
   };
 }
 
@@ -144,14 +153,26 @@ async function main(): Promise<void> {
   const verbose = values.verbose;
   const only = values.only !== undefined ? new Set(values.only.split(',')) : undefined;
   const questionsFile = values.questions !== undefined ? resolve(values.questions) : QUESTIONS;
-  const questions = readFileSync(questionsFile, 'utf8').split('\n').filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as DevQuestion).filter((q) => only === undefined || only.has(q.id));
-  const documents: SourceDocument[] = readdirSync(CORPUS).filter((f) => f.endsWith('.txt')).sort()
-    .map((f) => ({ id: f, text: readFileSync(join(CORPUS, f), 'utf8').replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n') }));
+  const questions = readFileSync(questionsFile, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as DevQuestion)
+    .filter((q) => only === undefined || only.has(q.id));
+  const documents: SourceDocument[] = readdirSync(CORPUS)
+    .filter((f) => f.endsWith('.txt'))
+    .sort()
+    .map((f) => ({
+      id: f,
+      text: readFileSync(join(CORPUS, f), 'utf8')
+        .replace(/^\uFEFF/, '')
+        .replace(/\r\n?/g, '\n'),
+    }));
   const t0 = performance.now();
   const chunks = chunkCorpus(documents, { chunkTokens: parseRunOptions({}).chunkTokens });
   const corpusTokens = chunks.reduce((s, c) => s + c.tokens, 0);
-  console.log(`corpus: ${documents.length} documents, ${corpusTokens} tokens, ${chunks.length} chunks (chunked in ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+  console.log(
+    `corpus: ${documents.length} documents, ${corpusTokens} tokens, ${chunks.length} chunks (chunked in ${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+  );
   const reader = new ExtractiveReader();
   console.log(`model: ${reader.description}`);
   const outcomes: QuestionOutcome[] = [];
@@ -162,7 +183,7 @@ async function main(): Promise<void> {
     const where = o.answerable ? `round ${o.round}, k=${o.k}` : 'refused';
     console.log(
       `${o.id} ${o.hit ? 'HIT ' : 'MISS'} ${q.type.padEnd(12)} ${where.padEnd(16)} pool ${String(o.poolSize).padStart(3)}  ` +
-      `seek ${(o.seekMs / 1000).toFixed(2)} s, reason ${(o.reasonMs / 1000).toFixed(2)} s  | ${o.answer.slice(0, 110).replace(/\n/g, ' ')}`,
+        `seek ${(o.seekMs / 1000).toFixed(2)} s, reason ${(o.reasonMs / 1000).toFixed(2)} s  | ${o.answer.slice(0, 110).replace(/\n/g, ' ')}`,
     );
   }
   const hits = outcomes.filter((o) => o.hit).length;

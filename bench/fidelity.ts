@@ -121,7 +121,10 @@ interface BenchRecord {
 const PLAIN_SYSTEM = 'You answer questions from the given passages. Reply with the answer only: a word or a short phrase.';
 
 function plainUser(q: BenchQuestion): string {
-  const passages = q.paragraphs.filter((p) => p.gold).map((p) => `${p.title}\n${p.text}`).join('\n\n');
+  const passages = q.paragraphs
+    .filter((p) => p.gold)
+    .map((p) => `${p.title}\n${p.text}`)
+    .join('\n\n');
   return `Passages:\n${passages}\n\nQuestion: ${q.question}\nAnswer:`;
 }
 
@@ -162,7 +165,13 @@ function loadQuestions(dataset: string, offset: number, limit: number): BenchQue
     for (const article of raw.data) {
       for (const p of article.paragraphs) {
         const qa = p.qas[0];
-        if (qa) out.push({ id: qa.id, question: qa.question, answers: qa.answers.map((a) => a.text), paragraphs: [{ title: article.title ?? '', text: p.context, gold: true }] });
+        if (qa)
+          out.push({
+            id: qa.id,
+            question: qa.question,
+            answers: qa.answers.map((a) => a.text),
+            paragraphs: [{ title: article.title ?? '', text: p.context, gold: true }],
+          });
       }
     }
     return out.slice(offset, offset + limit);
@@ -182,7 +191,12 @@ function loadQuestions(dataset: string, offset: number, limit: number): BenchQue
 }
 
 /** The workflow over `documents` (one corpus file each), as `extagents ask` runs it. */
-async function viaWorkflow(model: AgentModel, documents: Array<{ name: string; text: string }>, question: string, options: RunOptionsInput): Promise<RunResult> {
+async function viaWorkflow(
+  model: AgentModel,
+  documents: Array<{ name: string; text: string }>,
+  question: string,
+  options: RunOptionsInput,
+): Promise<RunResult> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'extagents-fidelity-'));
   try {
     const corpus = path.join(dir, 'corpus');
@@ -210,15 +224,18 @@ async function main(): Promise<void> {
     json: { type: 'boolean', default: false },
   });
   if (!values.model?.startsWith('llama:')) usageError(USAGE, '--model llama:<gguf file> is required');
-  if (!['hotpotqa', 'hotpot-train', 'cmrc'].includes(values.dataset)) usageError(USAGE, `--dataset: one of hotpotqa, hotpot-train, cmrc; got ${values.dataset}`);
+  if (!['hotpotqa', 'hotpot-train', 'cmrc'].includes(values.dataset))
+    usageError(USAGE, `--dataset: one of hotpotqa, hotpot-train, cmrc; got ${values.dataset}`);
   const conditions = values.conditions.split(',').map((c) => c.trim()) as Condition[];
   for (const c of conditions) if (!CONDITIONS.includes(c)) throw new Error(`unknown condition ${c}; one of ${CONDITIONS.join(', ')}`);
   if (values.ranking !== undefined && !RANKING_MODES.includes(values.ranking as RankingMode)) throw new Error(`--ranking: one of ${RANKING_MODES.join(', ')}`);
   const reply = values['reasoner-reply'];
-  if (reply !== undefined && !REASONER_REPLIES.includes(reply as ReasonerReply)) usageError(USAGE, `--reasoner-reply: one of ${REASONER_REPLIES.join(', ')}; got ${reply}`);
+  if (reply !== undefined && !REASONER_REPLIES.includes(reply as ReasonerReply))
+    usageError(USAGE, `--reasoner-reply: one of ${REASONER_REPLIES.join(', ')}; got ${reply}`);
   // Token counts as the CLI reads them (shared/token-count.ts): 8000, 8k.
   const chunkTokens = values['chunk-tokens'] === undefined ? undefined : parseTokenCount(values['chunk-tokens']);
-  if (values['chunk-tokens'] !== undefined && chunkTokens === undefined) usageError(USAGE, `--chunk-tokens: ${TOKEN_COUNT_FORMS}; got ${values['chunk-tokens']}`);
+  if (values['chunk-tokens'] !== undefined && chunkTokens === undefined)
+    usageError(USAGE, `--chunk-tokens: ${TOKEN_COUNT_FORMS}; got ${values['chunk-tokens']}`);
   const paddedLength = parseTokenCount(values.length);
   if (paddedLength === undefined) usageError(USAGE, `--length: ${TOKEN_COUNT_FORMS}; got ${values.length}`);
   const dataset = values.dataset;
@@ -254,7 +271,9 @@ async function main(): Promise<void> {
       const record = await runCondition(condition, q, dataset, llama.reasoner, agents, options, filler, paddedLength);
       records.push(record);
       if (values.records) appendFileSync(values.records, `${JSON.stringify(record)}\n`);
-      process.stderr.write(`[${i + 1}/${questions.length}] ${condition.padEnd(6)} f1=${record.f1.toFixed(2)} ${record.answered ? '' : '(refused) '}${JSON.stringify(record.answer).slice(0, 60)} gold=${JSON.stringify(q.answers[0])} ${Math.round(record.ms)} ms\n`);
+      process.stderr.write(
+        `[${i + 1}/${questions.length}] ${condition.padEnd(6)} f1=${record.f1.toFixed(2)} ${record.answered ? '' : '(refused) '}${JSON.stringify(record.answer).slice(0, 60)} gold=${JSON.stringify(q.answers[0])} ${Math.round(record.ms)} ms\n`,
+      );
     }
   }
   report(records, conditions, values.json);
@@ -272,14 +291,31 @@ async function runCondition(
 ): Promise<BenchRecord> {
   const started = performance.now();
   if (condition === 'plain') {
-    const response = await chat.complete({ role: 'reasoner', system: PLAIN_SYSTEM, messages: [{ role: 'user', text: plainUser(q) }], maxTokens: 64, temperature: 0 });
+    const response = await chat.complete({
+      role: 'reasoner',
+      system: PLAIN_SYSTEM,
+      messages: [{ role: 'user', text: plainUser(q) }],
+      maxTokens: 64,
+      temperature: 0,
+    });
     const answer = response.text.trim().split('\n')[0].trim();
     const answered = answer !== '' && !isRefusal(answer);
-    return { id: q.id, condition, answer, answered, ...score(dataset, answer, answered, q.answers), calls: 1, inputTokens: response.inputTokens, outputTokens: response.outputTokens, ms: performance.now() - started };
+    return {
+      id: q.id,
+      condition,
+      answer,
+      answered,
+      ...score(dataset, answer, answered, q.answers),
+      calls: 1,
+      inputTokens: response.inputTokens,
+      outputTokens: response.outputTokens,
+      ms: performance.now() - started,
+    };
   }
   let documents: Array<{ name: string; text: string; gold: boolean }>;
   if (condition === 'gold') documents = q.paragraphs.filter((p) => p.gold).map((p, i) => ({ name: `p${i}.txt`, text: `${p.title}\n${p.text}`, gold: true }));
-  else if (condition === 'own') documents = q.paragraphs.map((p, i) => ({ name: `p${String(i).padStart(2, '0')}.txt`, text: `${p.title}\n${p.text}`, gold: p.gold }));
+  else if (condition === 'own')
+    documents = q.paragraphs.map((p, i) => ({ name: `p${String(i).padStart(2, '0')}.txt`, text: `${p.title}\n${p.text}`, gold: p.gold }));
   else {
     if (!q.hotpot) throw new Error('the padded condition needs a HotpotQA dataset');
     const built = buildHotpotLongContext(q.hotpot, filler, { targetTokens: length });
@@ -296,7 +332,10 @@ async function runCondition(
   const exact = result.citations.filter(slices).length;
   if (process.env.FIDELITY_DEBUG) {
     for (const c of result.citations) {
-      if (!slices(c)) console.error(`inexact citation ${c.documentId} [${c.start}, ${c.end}): quote ${JSON.stringify(c.quote)} slice ${JSON.stringify(texts.get(c.documentId)?.slice(c.start, c.end))}`);
+      if (!slices(c))
+        console.error(
+          `inexact citation ${c.documentId} [${c.start}, ${c.end}): quote ${JSON.stringify(c.quote)} slice ${JSON.stringify(texts.get(c.documentId)?.slice(c.start, c.end))}`,
+        );
     }
   }
   let recall: number | undefined;

@@ -96,13 +96,21 @@ async function rates(): Promise<void> {
     let started = performance.now();
     const one = await model.complete(request);
     prefill.push(one.inputTokens / ((performance.now() - started) / 1000));
-    const gen: ChatRequest = { role: 'seeker', system: `Story ${i}.`, messages: [{ role: 'user', text: `Write a long story about a library, number ${i}.` }], maxTokens: Number(values['gen-tokens']), temperature: 0 };
+    const gen: ChatRequest = {
+      role: 'seeker',
+      system: `Story ${i}.`,
+      messages: [{ role: 'user', text: `Write a long story about a library, number ${i}.` }],
+      maxTokens: Number(values['gen-tokens']),
+      temperature: 0,
+    };
     started = performance.now();
     const reply = await model.complete(gen);
     const ms = performance.now() - started;
     generation.push(reply.outputTokens / (ms / 1000));
   }
-  process.stdout.write(`${JSON.stringify({ measure: 'rates', model: path.basename(modelPath), prefillTokensPerSecond: Math.round(median(prefill)), generationTokensPerSecond: Math.round(median(generation)) })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ measure: 'rates', model: path.basename(modelPath), prefillTokensPerSecond: Math.round(median(prefill)), generationTokensPerSecond: Math.round(median(generation)) })}\n`,
+  );
 }
 
 async function askShare(corpusFile: string, question: string, parallel: number): Promise<void> {

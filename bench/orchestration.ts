@@ -139,7 +139,14 @@ function chunkPhase(files: CorpusFile[]): PhaseResult {
   }
   const chunks = chunkCorpus(docs, { chunkTokens: 8000 });
   const ms = performance.now() - t0;
-  return { ms, cpuMs: cpuMsSince(c0), chunks: chunks.length, tokens: chunks.reduce((sum, c) => sum + c.tokens, 0), maxRssMiB: process.resourceUsage().maxRSS / 1024, heapUsedMiB: process.memoryUsage().heapUsed / MiB };
+  return {
+    ms,
+    cpuMs: cpuMsSince(c0),
+    chunks: chunks.length,
+    tokens: chunks.reduce((sum, c) => sum + c.tokens, 0),
+    maxRssMiB: process.resourceUsage().maxRSS / 1024,
+    heapUsedMiB: process.memoryUsage().heapUsed / MiB,
+  };
 }
 
 /** Child: Prepare alone over a directory bucket that holds the corpus (cold chunk cache). */
@@ -152,11 +159,21 @@ async function preparePhase(files: CorpusFile[]): Promise<PhaseResult> {
     const rssBefore = process.memoryUsage().rss / MiB;
     const c0 = process.cpuUsage();
     const t0 = performance.now();
-    const state = await prepareRun({ runId: 'bench', question: 'What does the corpus say?', corpus: { prefix: 'corpora/bench/' }, options: { rounds: 1 } }, { blobs });
+    const state = await prepareRun(
+      { runId: 'bench', question: 'What does the corpus say?', corpus: { prefix: 'corpora/bench/' }, options: { rounds: 1 } },
+      { blobs },
+    );
     const ms = performance.now() - t0;
     const cpuMs = cpuMsSince(c0);
     global.gc?.(); // with --expose-gc: the heap Prepare leaves behind, garbage collected
-    return { ms, cpuMs, chunks: state.chunks, rssBeforeMiB: rssBefore, maxRssMiB: process.resourceUsage().maxRSS / 1024, heapUsedMiB: process.memoryUsage().heapUsed / MiB };
+    return {
+      ms,
+      cpuMs,
+      chunks: state.chunks,
+      rssBeforeMiB: rssBefore,
+      maxRssMiB: process.resourceUsage().maxRSS / 1024,
+      heapUsedMiB: process.memoryUsage().heapUsed / MiB,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -181,7 +198,14 @@ async function runPhase(files: CorpusFile[], warm: boolean): Promise<PhaseResult
     const t0 = performance.now();
     const result = await ask();
     const ms = performance.now() - t0;
-    const cold = { ms, cpuMs: cpuMsSince(c0), chunks: result.chunks, seekerCalls: result.usage.seeker.calls, maxRssMiB: process.resourceUsage().maxRSS / 1024, heapUsedMiB: process.memoryUsage().heapUsed / MiB };
+    const cold = {
+      ms,
+      cpuMs: cpuMsSince(c0),
+      chunks: result.chunks,
+      seekerCalls: result.usage.seeker.calls,
+      maxRssMiB: process.resourceUsage().maxRSS / 1024,
+      heapUsedMiB: process.memoryUsage().heapUsed / MiB,
+    };
     if (!warm) return cold;
     const coldStateBytes = treeBytes(stateDir);
     const c1 = process.cpuUsage();
@@ -197,12 +221,16 @@ async function runPhase(files: CorpusFile[], warm: boolean): Promise<PhaseResult
 /** Run one phase in a fresh child process (the same loader flags as this process). */
 function child(phase: 'floor' | 'chunk' | 'prepare' | 'run' | 'tiny', filesJson: string, cpuProfDir?: string, warm = false): PhaseResult {
   const profile = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`, `--cpu-prof-name=${phase}-${path.basename(filesJson, '.json')}.cpuprofile`] : [];
-  const out = execFileSync(process.execPath, [...process.execArgv, ...profile, __filename, '--phase', phase, '--files', filesJson, ...(warm ? ['--warm'] : [])], {
-    encoding: 'utf8',
-    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-    maxBuffer: 64 * MiB,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const out = execFileSync(
+    process.execPath,
+    [...process.execArgv, ...profile, __filename, '--phase', phase, '--files', filesJson, ...(warm ? ['--warm'] : [])],
+    {
+      encoding: 'utf8',
+      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+      maxBuffer: 64 * MiB,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const line = out.trim().split('\n').at(-1) ?? '';
   return JSON.parse(line) as PhaseResult;
 }
@@ -214,7 +242,11 @@ async function prepare(names: string[], scratch: string): Promise<Map<string, Co
   for (const name of names) {
     if (name === 'sotu') out.set(name, sotu);
     else if (name === 'hotpot1m') {
-      const set = hotpotLongContextSet(path.join(defaultDataRoot(), 'hotpotqa', 'hotpot_dev_distractor_100.reflexion.json'), { targetTokens: 1_000_000, limit: 1, seed: '0' });
+      const set = hotpotLongContextSet(path.join(defaultDataRoot(), 'hotpotqa', 'hotpot_dev_distractor_100.reflexion.json'), {
+        targetTokens: 1_000_000,
+        limit: 1,
+        seed: '0',
+      });
       const doc = set.documents[0];
       const file = path.join(scratch, `${doc.id}.txt`);
       writeFileSync(file, doc.text);
@@ -249,7 +281,13 @@ async function main(): Promise<void> {
   if (values.phase) {
     const files = JSON.parse(readFileSync(values.files ?? '', 'utf8')) as CorpusFile[];
     const result =
-      values.phase === 'floor' ? floorPhase(files) : values.phase === 'chunk' ? chunkPhase(files) : values.phase === 'prepare' ? await preparePhase(files) : await runPhase(values.phase === 'tiny' ? files.slice(0, 1) : files, values.warm);
+      values.phase === 'floor'
+        ? floorPhase(files)
+        : values.phase === 'chunk'
+          ? chunkPhase(files)
+          : values.phase === 'prepare'
+            ? await preparePhase(files)
+            : await runPhase(values.phase === 'tiny' ? files.slice(0, 1) : files, values.warm);
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return;
   }

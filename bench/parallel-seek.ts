@@ -72,7 +72,8 @@ async function main(): Promise<void> {
   const levels = values.concurrency.split(',').map(Number);
   if (!Number.isInteger(chunks) || chunks < 1) usageError(USAGE, `--chunks must be a positive integer, got ${values.chunks}`);
   if (!(latencyMs >= 0)) usageError(USAGE, `--latency-ms must be a number >= 0, got ${values['latency-ms']}`);
-  if (levels.some((c) => !Number.isInteger(c) || c < 1)) usageError(USAGE, `--concurrency must be positive integers separated by commas, got ${values.concurrency}`);
+  if (levels.some((c) => !Number.isInteger(c) || c < 1))
+    usageError(USAGE, `--concurrency must be positive integers separated by commas, got ${values.concurrency}`);
   const dir = mkdtempSync(path.join(tmpdir(), 'extagents-parallel-'));
   try {
     const files = Array.from({ length: chunks }, (_, i) => {

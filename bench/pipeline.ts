@@ -124,7 +124,8 @@ async function main(): Promise<void> {
       }
       const p = plain[0].result;
       const q = pipelined[0].result;
-      if (p.answer !== q.answer || JSON.stringify(p.trace) !== JSON.stringify(q.trace)) throw new Error(`${label}: the pipelined run differs: ${q.answer} vs ${p.answer}`);
+      if (p.answer !== q.answer || JSON.stringify(p.trace) !== JSON.stringify(q.trace))
+        throw new Error(`${label}: the pipelined run differs: ${q.answer} vs ${p.answer}`);
       const modeled = modeledPipelinedLatency(evalCalls(plain[0].calls), rounds, model);
       const plainMs = median(plain.map((m) => m.ms));
       const pipelinedMs = median(pipelined.map((m) => m.ms));

@@ -49,7 +49,8 @@ async function main(): Promise<void> {
     limit: { type: 'string' },
     data: { type: 'string', default: path.resolve(__dirname, '../../shared/data/sotu/dev.jsonl') },
   });
-  if (values.limit !== undefined && !(Number.isInteger(Number(values.limit)) && Number(values.limit) >= 1)) usageError(USAGE, `--limit must be a positive integer, got ${values.limit}`);
+  if (values.limit !== undefined && !(Number.isInteger(Number(values.limit)) && Number(values.limit) >= 1))
+    usageError(USAGE, `--limit must be a positive integer, got ${values.limit}`);
   const questions = readFileSync(values.data, 'utf8')
     .split('\n')
     .filter((line) => line.trim() !== '')
@@ -89,7 +90,9 @@ async function main(): Promise<void> {
   const n = questions.length;
   console.log(`\nhits: ${hits}/${n}`);
   console.log(`time per question: mean ${(totalMs / n / 1000).toFixed(1)} s, max ${(maxMs / 1000).toFixed(1)} s (one process; the stack is synthesized once)`);
-  console.log(`per question: ${(seekerCalls / n).toFixed(0)} seeker calls, ${(reasonerCalls / n).toFixed(1)} reasoner calls, ${Math.round(inputTokens / n).toLocaleString('en-US')} input tokens`);
+  console.log(
+    `per question: ${(seekerCalls / n).toFixed(0)} seeker calls, ${(reasonerCalls / n).toFixed(1)} reasoner calls, ${Math.round(inputTokens / n).toLocaleString('en-US')} input tokens`,
+  );
 }
 
 void main();

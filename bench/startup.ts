@@ -70,12 +70,18 @@ try {
   const commands: Array<[string, string[], (() => string[]) | undefined]> = [
     ['extagents --version', [bin, '--version'], undefined],
     ['extagents ask --help', [bin, 'ask', '--help'], undefined],
-    ['extagents ask (1 KB, extractive)', [bin, 'ask', '-c', corpus, '-q', 'Who was the keeper of the lighthouse?', '--no-progress'], () => ['--state-dir', path.join(dir, `state-${state++}`)]],
+    [
+      'extagents ask (1 KB, extractive)',
+      [bin, 'ask', '-c', corpus, '-q', 'Who was the keeper of the lighthouse?', '--no-progress'],
+      () => ['--state-dir', path.join(dir, `state-${state++}`)],
+    ],
   ];
   process.stdout.write(`${JSON.stringify({ command: 'node -e 0', medianMs: floor.medianMs, runsMs: floor.runsMs })}\n`);
   // The tokenizer's first count as shared/tokenizer.ts makes it (the o200k ranks, the encoder, one count), in a fresh process.
   const tokenizer = time(['-e', "require('gpt-tokenizer').countTokens('The harvest was abundant.', { disallowedSpecial: new Set() })"]);
-  process.stdout.write(`${JSON.stringify({ command: 'tokenizer first count', medianMs: tokenizer.medianMs, ratioToNode: Number((tokenizer.medianMs / floor.medianMs).toFixed(1)), runsMs: tokenizer.runsMs })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ command: 'tokenizer first count', medianMs: tokenizer.medianMs, ratioToNode: Number((tokenizer.medianMs / floor.medianMs).toFixed(1)), runsMs: tokenizer.runsMs })}\n`,
+  );
   for (const [name, args, fresh] of commands) {
     for (const mode of ['prebuilt', 'source'] as const) {
       const measured = time(args, fresh, mode === 'source' ? { EXTAGENTS_CLI: 'source' } : {});

@@ -135,7 +135,10 @@ async function main(): Promise<void> {
     const file = path.join(DATA, corpus.file);
     const { sources, skipped } = parseSurveyCorpus([{ id: corpus.file, text: await fs.readFile(file, 'utf8') }]);
     const started = Date.now();
-    const result = await runSurvey({ topic: corpus.topic, sources, skipped: skipped.length }, { seeker: new ExtractiveReader(), model: new ExtractiveSurveyModel() });
+    const result = await runSurvey(
+      { topic: corpus.topic, sources, skipped: skipped.length },
+      { seeker: new ExtractiveReader(), model: new ExtractiveSurveyModel() },
+    );
     const seconds = (Date.now() - started) / 1000;
     await fs.writeFile(path.join(out, `${corpus.name}.md`), result.markdown);
     await fs.writeFile(path.join(out, `${corpus.name}.json`), JSON.stringify(result.metadata, null, 2));

@@ -73,7 +73,11 @@ export class OperationsAlarms extends Construct {
     const period = Duration.minutes(5);
     for (const [name, machine] of Object.entries(props.stateMachines)) {
       add(`${name}ExecutionsFailed`, machine.metricFailed({ period, statistic: 'Sum' }), `${name}: an execution failed (ExecutionsFailed >= 1 in 5 minutes).`);
-      add(`${name}ExecutionsThrottled`, machine.metricThrottled({ period, statistic: 'Sum' }), `${name}: an execution was throttled (ExecutionThrottled >= 1 in 5 minutes).`);
+      add(
+        `${name}ExecutionsThrottled`,
+        machine.metricThrottled({ period, statistic: 'Sum' }),
+        `${name}: an execution was throttled (ExecutionThrottled >= 1 in 5 minutes).`,
+      );
     }
     for (const [name, fn] of Object.entries(props.functions)) {
       add(`${name}Throttles`, fn.metricThrottles({ period, statistic: 'Sum' }), `${name}: invocations were throttled (Throttles >= 1 in 5 minutes).`);

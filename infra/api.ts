@@ -223,10 +223,19 @@ export class ExtAgentsApi extends Construct {
 
     acknowledge(this.restApi.deploymentStage, {
       checkov: ['CKV_AWS_120'],
-      reason: 'No stage cache: run status, messages and results change while a run progresses, so a cached GET would answer stale progress; POSTs are not cacheable.',
+      reason:
+        'No stage cache: run status, messages and results change while a run progresses, so a cached GET would answer stale progress; POSTs are not cacheable.',
     });
-    acknowledgeRule(this.restApi, 'AwsSolutions-APIG3', 'No AWS WAF web ACL: every method requires IAM (SigV4) authorization and the stage is throttled; attach a web ACL per deployment if the account uses WAF.');
-    acknowledgeRule(this.restApi, 'AwsSolutions-COG4', 'Methods use IAM (SigV4) authorization, not a Cognito user pool authorizer (the API serves AWS principals, not end users).');
+    acknowledgeRule(
+      this.restApi,
+      'AwsSolutions-APIG3',
+      'No AWS WAF web ACL: every method requires IAM (SigV4) authorization and the stage is throttled; attach a web ACL per deployment if the account uses WAF.',
+    );
+    acknowledgeRule(
+      this.restApi,
+      'AwsSolutions-COG4',
+      'Methods use IAM (SigV4) authorization, not a Cognito user pool authorizer (the API serves AWS principals, not end users).',
+    );
     acknowledgeRule(
       this.restApi,
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',

@@ -98,9 +98,16 @@ try {
 } catch (error) {
   if (!(error instanceof ConfigurationError)) throw error;
   // The stack's own list ("N invalid settings:" then "- …" lines), or its one line.
-  problems.push(...error.message.split('\n').filter((line) => !/^\d+ invalid settings:$/.test(line)).map((line) => line.replace(/^- /, '')));
+  problems.push(
+    ...error.message
+      .split('\n')
+      .filter((line) => !/^\d+ invalid settings:$/.test(line))
+      .map((line) => line.replace(/^- /, '')),
+  );
 }
 if (problems.length > 0) {
-  console.error(problems.length === 1 ? `extagents: ${problems[0]}` : `extagents: ${problems.length} invalid settings:\n${problems.map((p) => `- ${p}`).join('\n')}`);
+  console.error(
+    problems.length === 1 ? `extagents: ${problems[0]}` : `extagents: ${problems.length} invalid settings:\n${problems.map((p) => `- ${p}`).join('\n')}`,
+  );
   process.exit(1);
 }

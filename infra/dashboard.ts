@@ -29,7 +29,14 @@ export class OperationsDashboard extends Construct {
     super(scope, id);
     const period = Duration.minutes(5);
     const metric = (name: string, dimensions: Record<string, string> = {}, label?: string) =>
-      new cloudwatch.Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap: { service: props.serviceName, ...dimensions }, statistic: 'Sum', period, ...(label && { label }) });
+      new cloudwatch.Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: name,
+        dimensionsMap: { service: props.serviceName, ...dimensions },
+        statistic: 'Sum',
+        period,
+        ...(label && { label }),
+      });
     const perRole = (name: string) => ['seeker', 'reasoner'].map((role) => metric(name, { [ROLE_DIMENSION]: role }, `${role} ${name}`));
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       defaultInterval: Duration.hours(6),

@@ -130,6 +130,7 @@ export class ExtAgentsFunction extends nodejs.NodejsFunction {
       },
     });
     this.logGroupResource = logGroup;
-    if ('boundBy' in props.concurrency) acknowledge(this, { checkov: ['CKV_AWS_115'], resourceTypes: ['AWS::Lambda::Function'], reason: props.concurrency.boundBy });
+    if ('boundBy' in props.concurrency)
+      acknowledge(this, { checkov: ['CKV_AWS_115'], resourceTypes: ['AWS::Lambda::Function'], reason: props.concurrency.boundBy });
   }
 }

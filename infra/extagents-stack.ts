@@ -42,7 +42,8 @@ export { DEFAULT_SEEK_RESERVED_CONCURRENCY };
 
 /** The concurrency bound of the workflow's handlers other than Seek (checkov CKV_AWS_115, infra/nag.ts). */
 const WORKFLOW_STATE_CONCURRENCY = {
-  boundBy: 'A state of the workflow outside its Distributed Map (Prepare, the KAR steps, Synchronize, Finalize run one at a time): at most one invocation per running execution.',
+  boundBy:
+    'A state of the workflow outside its Distributed Map (Prepare, the KAR steps, Synchronize, Finalize run one at a time): at most one invocation per running execution.',
 } as const;
 
 /** Name of the GSI that orders a run's messages by relevance score (shared/pool.ts; docs/ARCHITECTURE.md). */
@@ -186,10 +187,15 @@ export class ExtAgentsStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
       lifecycleRules: [{ id: 'ExpireAccessLogs', expiration: Duration.days(365) }],
     });
-    acknowledge(accessLogs, { nag: ['AwsSolutions-S1'], checkov: ['CKV_AWS_18'], reason: 'This is the access log bucket: logging its own accesses into itself would loop.' });
+    acknowledge(accessLogs, {
+      nag: ['AwsSolutions-S1'],
+      checkov: ['CKV_AWS_18'],
+      reason: 'This is the access log bucket: logging its own accesses into itself would loop.',
+    });
     acknowledge(accessLogs, {
       checkov: ['CKV_AWS_21'],
-      reason: 'Access log objects are written once under unique keys by the logging service and never overwritten; versioning would only keep expired logs longer.',
+      reason:
+        'Access log objects are written once under unique keys by the logging service and never overwritten; versioning would only keep expired logs longer.',
     });
     this.bucket = new s3.Bucket(this, 'Bucket', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
@@ -240,7 +246,10 @@ export class ExtAgentsStack extends Stack {
     const seekConcurrency =
       seekReserved > 0
         ? { reserved: seekReserved }
-        : { boundBy: 'seekReservedConcurrency=0: no reservation by choice; each run\'s Distributed Map MaxConcurrency (the run\'s concurrency) and the account quota bound it.' };
+        : {
+            boundBy:
+              "seekReservedConcurrency=0: no reservation by choice; each run's Distributed Map MaxConcurrency (the run's concurrency) and the account quota bound it.",
+          };
 
     const environment: Record<string, string> = {
       TABLE_NAME: this.table.tableName,
@@ -297,7 +306,15 @@ export class ExtAgentsStack extends Stack {
     this.stateMachine = workflow.stateMachine;
 
     // The HTTP API (infra/api.ts, docs/API.md): API Gateway REST API, IAM (SigV4) on every route.
-    const api = new ExtAgentsApi(this, 'Api', { bucket: this.bucket, table: this.table, stateMachine: this.stateMachine, logRetention, serviceName: SERVICE_NAME, modelSpec: modelSpecText, ...(props.seekQuota && { seekQuota: props.seekQuota }) });
+    const api = new ExtAgentsApi(this, 'Api', {
+      bucket: this.bucket,
+      table: this.table,
+      stateMachine: this.stateMachine,
+      logRetention,
+      serviceName: SERVICE_NAME,
+      modelSpec: modelSpecText,
+      ...(props.seekQuota && { seekQuota: props.seekQuota }),
+    });
     new CfnOutput(this, 'ApiUrl', { value: api.url, description: 'ExtAgents API base URL (docs/API.md); requests need SigV4 (execute-api)' });
 
     // Upload triggers (docs/UPLOADS.md) and the operations baseline: alarms, reviewed nag findings.
@@ -321,7 +338,8 @@ export class ExtAgentsStack extends Stack {
         if (this.modelSpec.kind === 'bedrock') grantInvokeModel(this, grantee, this.modelSpec.reasonerModelId);
         if (openai) {
           // The key's secret name travels in the environment, so the grantee must be a function.
-          if (!(grantee instanceof lambda.Function)) throw new ConfigurationError('An openai: model spec needs the survey reasoner grantee to be a Lambda function');
+          if (!(grantee instanceof lambda.Function))
+            throw new ConfigurationError('An openai: model spec needs the survey reasoner grantee to be a Lambda function');
           grantOpenAiApiKey(grantee, openai);
         }
       },
@@ -331,7 +349,12 @@ export class ExtAgentsStack extends Stack {
       scheduleCron: props.surveyScheduleCron ?? stringContextOf(this, 'surveyScheduleCron'),
     });
     this.alarms = new OperationsAlarms(this, 'Alarms', {
-      stateMachines: { Workflow: this.stateMachine, Jobs: this.triggers.jobsStateMachine, Survey: this.surveys.surveyStateMachine, BulkSurveys: this.surveys.bulkStateMachine },
+      stateMachines: {
+        Workflow: this.stateMachine,
+        Jobs: this.triggers.jobsStateMachine,
+        Survey: this.surveys.surveyStateMachine,
+        BulkSurveys: this.surveys.bulkStateMachine,
+      },
       functions: {
         ...Object.fromEntries(HANDLER_NAMES.map((name) => [capitalize(name), functions[name]])),
         Ingest: this.triggers.ingestFunction,
@@ -348,7 +371,11 @@ export class ExtAgentsStack extends Stack {
       topic: props.alarmTopic,
       alarmEmail: props.alarmEmail,
     });
-    this.dashboard = new OperationsDashboard(this, 'Dashboard', { stateMachine: this.stateMachine, alarms: Object.values(this.alarms.alarms), serviceName: SERVICE_NAME });
+    this.dashboard = new OperationsDashboard(this, 'Dashboard', {
+      stateMachine: this.stateMachine,
+      alarms: Object.values(this.alarms.alarms),
+      serviceName: SERVICE_NAME,
+    });
     acknowledgeStackFindings(this);
 
     new CfnOutput(this, 'BucketName', { value: this.bucket.bucketName, description: 'Project bucket (corpora/, runs/)' });
@@ -388,12 +415,21 @@ function stackSettingProblems(stack: Stack, modelSpecText: string, props: ExtAge
   const retentionDays = props.retentionDays ?? 30;
   if (!Number.isInteger(retentionDays) || retentionDays < 1) problems.push(`retentionDays must be a positive integer, got ${retentionDays}`);
   const seekReserved = props.seekReservedConcurrency ?? DEFAULT_SEEK_RESERVED_CONCURRENCY;
-  if (!Number.isInteger(seekReserved) || seekReserved < 0) problems.push(`seekReservedConcurrency must be a non-negative integer (0: no reservation), got ${seekReserved}`);
-  for (const [key, value] of [['quotaRequestsPerMinute', props.seekQuota?.requestsPerMinute], ['quotaTokensPerMinute', props.seekQuota?.tokensPerMinute]] as const) {
+  if (!Number.isInteger(seekReserved) || seekReserved < 0)
+    problems.push(`seekReservedConcurrency must be a non-negative integer (0: no reservation), got ${seekReserved}`);
+  for (const [key, value] of [
+    ['quotaRequestsPerMinute', props.seekQuota?.requestsPerMinute],
+    ['quotaTokensPerMinute', props.seekQuota?.tokensPerMinute],
+  ] as const) {
     if (value !== undefined && (!Number.isInteger(value) || value < 1)) problems.push(`${key} must be a positive integer (per minute), got ${value}`);
   }
   problems.push(...uploadTriggerSettingProblems(props));
-  problems.push(...surveySettingProblems({ surveyConcurrency: props.surveyConcurrency, scheduleCron: props.surveyScheduleCron ?? stringContextOf(stack, 'surveyScheduleCron') }));
+  problems.push(
+    ...surveySettingProblems({
+      surveyConcurrency: props.surveyConcurrency,
+      scheduleCron: props.surveyScheduleCron ?? stringContextOf(stack, 'surveyScheduleCron'),
+    }),
+  );
   return problems;
 }
 
@@ -480,7 +516,9 @@ function openAiSettings(stack: Stack, modelSpecText: string, props: ExtAgentsSta
   const secretName = (props.openaiApiKeySecretName ?? stringContextOf(stack, 'openaiApiKeySecretName'))?.trim();
   if (secretName === undefined || secretName === '') return { baseUrl };
   if (secretName.startsWith('arn:')) {
-    throw new ConfigurationError(`CDK context openaiApiKeySecretName must be the secret's name (in the stack's account and region), not an ARN: got "${secretName}"`);
+    throw new ConfigurationError(
+      `CDK context openaiApiKeySecretName must be the secret's name (in the stack's account and region), not an ARN: got "${secretName}"`,
+    );
   }
   return { baseUrl, secretName };
 }

@@ -49,7 +49,6 @@ import { STATE_NAMES, type StateName } from '../shared/pipeline/state-names';
  */
 export const SPECULATION_STOPPED = 'SpeculationStopped';
 
-
 /**
  * Lambda service errors worth retrying (throttling of the function's concurrency, transient service
  * faults). With a plain function ARN as Task resource, Step Functions reports them under these names.
@@ -235,10 +234,7 @@ export class ExtAgentsWorkflow extends Construct {
       .when(sfn.Condition.booleanEquals('$.exhausted', false), reason)
       .when(sfn.Condition.numberLessThanJsonPath('$.covered', '$.config.coverageCap'), growCoverage)
       .when(
-        sfn.Condition.and(
-          sfn.Condition.numberLessThanJsonPath('$.round', '$.config.rounds'),
-          sfn.Condition.numberGreaterThan('$.poolSize', 0),
-        ),
+        sfn.Condition.and(sfn.Condition.numberLessThanJsonPath('$.round', '$.config.rounds'), sfn.Condition.numberGreaterThan('$.poolSize', 0)),
         synchronize,
       )
       .when(sfn.Condition.booleanEquals('$.config.bestEffort', true), answerBestEffort)
@@ -282,7 +278,10 @@ export class ExtAgentsWorkflow extends Construct {
     })
       .when(sfn.Condition.stringEquals('$.outcome', 'answered'), stopSpeculation)
       .when(sfn.Condition.booleanEquals('$.exhausted', false), pipelinedReason)
-      .when(sfn.Condition.numberGreaterThan('$.poolSize', 0), new sfn.Succeed(this, STATE_NAMES.KarRefused, { comment: 'Round r refused: the speculative round is used.' }))
+      .when(
+        sfn.Condition.numberGreaterThan('$.poolSize', 0),
+        new sfn.Succeed(this, STATE_NAMES.KarRefused, { comment: 'Round r refused: the speculative round is used.' }),
+      )
       .otherwise(stopSpeculation);
     pipelinedReason.next(pipelinedAnswered);
     // Branch B: round r+1, speculatively.

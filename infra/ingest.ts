@@ -49,8 +49,10 @@ export const INGEST_BATCH_SIZE = 1000;
 export function uploadTriggerSettingProblems(props: { ingestChunkTokens?: number; jobConcurrency?: number }): string[] {
   const problems: string[] = [];
   const { ingestChunkTokens = 8000, jobConcurrency = 4 } = props;
-  if (!Number.isInteger(ingestChunkTokens) || ingestChunkTokens < 64 || ingestChunkTokens > 200_000) problems.push(`ingestChunkTokens must be an integer from 64 to 200000, got ${ingestChunkTokens}`);
-  if (!Number.isInteger(jobConcurrency) || jobConcurrency < 1 || jobConcurrency > 1000) problems.push(`jobConcurrency must be an integer from 1 to 1000, got ${jobConcurrency}`);
+  if (!Number.isInteger(ingestChunkTokens) || ingestChunkTokens < 64 || ingestChunkTokens > 200_000)
+    problems.push(`ingestChunkTokens must be an integer from 64 to 200000, got ${ingestChunkTokens}`);
+  if (!Number.isInteger(jobConcurrency) || jobConcurrency < 1 || jobConcurrency > 1000)
+    problems.push(`jobConcurrency must be an integer from 1 to 1000, got ${jobConcurrency}`);
   return problems;
 }
 
@@ -164,7 +166,8 @@ export class UploadTriggers extends Construct {
     for (const queue of [this.ingestQueue, this.ingestDeadLetterQueue]) {
       acknowledge(queue, {
         checkov: ['CKV_AWS_27'],
-        reason: 'Encrypted at rest with SSE-SQS (SqsManagedSseEnabled: true); checkov 3.3 CKV_AWS_27 recognises only KmsMasterKeyId. Messages are S3 event notifications (bucket and key names).',
+        reason:
+          'Encrypted at rest with SSE-SQS (SqsManagedSseEnabled: true); checkov 3.3 CKV_AWS_27 recognises only KmsMasterKeyId. Messages are S3 event notifications (bucket and key names).',
       });
     }
     this.ingestFunction.addEventSource(

@@ -81,7 +81,10 @@ export class IntrinsicResolver {
         return scalarToString(this.resolve(text, where), where).split(separator);
       }
       if (key === 'Fn::Sub') return this.sub(arg, where);
-      if (key.startsWith('Fn::')) throw new ConfigurationError(`Intrinsic function ${key} at ${where} is not supported ${this.values.label === 'local' ? 'locally' : `(${this.values.label} values)`}`);
+      if (key.startsWith('Fn::'))
+        throw new ConfigurationError(
+          `Intrinsic function ${key} at ${where} is not supported ${this.values.label === 'local' ? 'locally' : `(${this.values.label} values)`}`,
+        );
     }
     const out: Record<string, unknown> = {};
     for (const [k, v] of entries) out[k] = this.resolve(v, `${where}.${k}`);

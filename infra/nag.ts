@@ -40,7 +40,8 @@ export interface Acknowledgment {
 /** Acknowledge one reviewed finding on a construct and everything below it (see {@link Acknowledgment}). */
 export function acknowledge(scope: IConstruct, acknowledgment: Acknowledgment): void {
   for (const id of acknowledgment.nag ?? []) Validations.of(scope).acknowledge({ id, reason: acknowledgment.reason });
-  if ((acknowledgment.checkov ?? []).length > 0) Aspects.of(scope).add(new CheckovSkip(acknowledgment.checkov ?? [], acknowledgment.reason, acknowledgment.resourceTypes));
+  if ((acknowledgment.checkov ?? []).length > 0)
+    Aspects.of(scope).add(new CheckovSkip(acknowledgment.checkov ?? [], acknowledgment.reason, acknowledgment.resourceTypes));
 }
 
 /** Acknowledge one cdk-nag rule (or one finding, `RuleId[finding]`) on a construct and everything below it. */
@@ -185,7 +186,7 @@ export const PARLIAMENT_ACCEPTED: readonly AcceptedMismatch[] = [
     // The API's GET /v1/runs: the workflow's state machine, nothing wider.
     resources: /^arn:aws:states:[a-z0-9-]+:\d{12}:stateMachine:[^:*]+$/,
     reason:
-      'ListExecutions takes a state machine (its executions) or a Map Run (its child executions); the Service Authorization Reference marks both resource types required, meaning either, and parliament 1.6 wants a resource of each. The API lists the workflow\'s executions: its state machine is granted, no Map Run.',
+      "ListExecutions takes a state machine (its executions) or a Map Run (its child executions); the Service Authorization Reference marks both resource types required, meaning either, and parliament 1.6 wants a resource of each. The API lists the workflow's executions: its state machine is granted, no Map Run.",
   },
   {
     action: 'bedrock:InvokeModel',
@@ -205,21 +206,22 @@ export function acknowledgeStackFindings(stack: Stack): void {
   acknowledgeIamWildcards(stack, [
     {
       finding: /^Resource::(<Bucket[A-Za-z0-9]+\.Arn>|arn:<AWS::Partition>:s3:::<Bucket[A-Za-z0-9]+>)\/([A-Za-z0-9_./-]*\/)?\*$/,
-      reason: 'Objects of the project bucket only, scoped to the key prefixes the function uses where it uses few (runs/, corpora/, cache/, …); object keys are chosen at run time (run ids, corpus files).',
+      reason:
+        'Objects of the project bucket only, scoped to the key prefixes the function uses where it uses few (runs/, corpora/, cache/, …); object keys are chosen at run time (run ids, corpus files).',
     },
     {
       finding: /^Resource::<Table[A-Za-z0-9]+\.Arn>\/index\/\*$/,
-      reason: 'The run table\'s own global secondary indexes (byRelevance): CDK table grants name them with a wildcard.',
+      reason: "The run table's own global secondary indexes (byRelevance): CDK table grants name them with a wildcard.",
     },
     {
       finding: /^Resource::<[A-Za-z0-9]+\.Arn>:\*$/,
       actions: /^lambda:InvokeFunction$/,
-      reason: 'Versions and aliases of the project\'s own Lambda functions (the CDK LambdaInvoke grant), nothing else.',
+      reason: "Versions and aliases of the project's own Lambda functions (the CDK LambdaInvoke grant), nothing else.",
     },
     {
       finding: /^Resource::arn:<AWS::Partition>:states:.+:(execution|mapRun):.+\*$/,
       actions: /^states:(DescribeExecution|StopExecution|RedriveExecution|StartExecution|DescribeMapRun|UpdateMapRun|ListMapRuns)$/,
-      reason: 'Executions (and Map Runs) of the project\'s own state machines: their names are chosen at run time (Distributed Map children, job questions).',
+      reason: "Executions (and Map Runs) of the project's own state machines: their names are chosen at run time (Distributed Map children, job questions).",
     },
     {
       finding: /^Resource::arn:<AWS::Partition>:bedrock:\*::foundation-model\/.+$/,
@@ -228,7 +230,8 @@ export function acknowledgeStackFindings(stack: Stack): void {
     },
     {
       finding: /^Resource::\*$/,
-      actions: /^(xray:(PutTraceSegments|PutTelemetryRecords|GetSamplingRules|GetSamplingTargets)|logs:(CreateLogDelivery|GetLogDelivery|UpdateLogDelivery|DeleteLogDelivery|ListLogDeliveries|PutResourcePolicy|DescribeResourcePolicies|DescribeLogGroups))$/,
+      actions:
+        /^(xray:(PutTraceSegments|PutTelemetryRecords|GetSamplingRules|GetSamplingTargets)|logs:(CreateLogDelivery|GetLogDelivery|UpdateLogDelivery|DeleteLogDelivery|ListLogDeliveries|PutResourcePolicy|DescribeResourcePolicies|DescribeLogGroups))$/,
       reason: 'X-Ray tracing and CloudWatch Logs vended log delivery support no resource-level permissions (Resource must be *).',
     },
   ]);

@@ -99,7 +99,13 @@ export const BULK_STATE_NAMES = {
 } as const;
 
 /** Errors of SurveyPrepare that reject the survey. */
-export const SURVEY_PREPARE_ERRORS = [InvalidInputError.name, ConfigurationError.name, EmptyCorpusError.name, NotFoundError.name, QuotaExceededError.name] as const;
+export const SURVEY_PREPARE_ERRORS = [
+  InvalidInputError.name,
+  ConfigurationError.name,
+  EmptyCorpusError.name,
+  NotFoundError.name,
+  QuotaExceededError.name,
+] as const;
 /** Errors of PlanSurveys that reject the schedule (invalid, or no `surveys/schedule.json`). */
 export const PLAN_SURVEYS_ERRORS = [InvalidInputError.name, NotFoundError.name] as const;
 
@@ -110,7 +116,8 @@ export const PLAN_SURVEYS_ERRORS = [InvalidInputError.name, NotFoundError.name] 
 export function surveySettingProblems(props: { surveyConcurrency?: number; scheduleCron?: string }): string[] {
   const problems: string[] = [];
   const surveyConcurrency = props.surveyConcurrency ?? 2;
-  if (!Number.isInteger(surveyConcurrency) || surveyConcurrency < 1 || surveyConcurrency > 100) problems.push(`surveyConcurrency must be an integer from 1 to 100, got ${surveyConcurrency}`);
+  if (!Number.isInteger(surveyConcurrency) || surveyConcurrency < 1 || surveyConcurrency > 100)
+    problems.push(`surveyConcurrency must be an integer from 1 to 100, got ${surveyConcurrency}`);
   if (props.scheduleCron !== undefined) {
     try {
       scheduleCronExpression(props.scheduleCron);
@@ -127,10 +134,15 @@ export function surveySettingProblems(props: { surveyConcurrency?: number; sched
  * @throws ConfigurationError when it does not have six fields.
  */
 export function scheduleCronExpression(cron: string): string {
-  const inner = cron.trim().replace(/^cron\((.*)\)$/s, '$1').trim();
+  const inner = cron
+    .trim()
+    .replace(/^cron\((.*)\)$/s, '$1')
+    .trim();
   const fields = inner.split(/\s+/);
   if (fields.length !== 6 || fields.some((f) => f === '')) {
-    throw new ConfigurationError(`surveyScheduleCron must be an EventBridge Scheduler cron expression of six fields (minutes hours day-of-month month day-of-week year), e.g. "0 6 ? * MON *"; got ${JSON.stringify(cron)}`);
+    throw new ConfigurationError(
+      `surveyScheduleCron must be an EventBridge Scheduler cron expression of six fields (minutes hours day-of-month month day-of-week year), e.g. "0 6 ? * MON *"; got ${JSON.stringify(cron)}`,
+    );
   }
   return `cron(${fields.join(' ')})`;
 }
@@ -181,7 +193,9 @@ export class SurveyWorkflows extends Construct {
     // --- Functions (least privilege per step) -------------------------------------------------
     // Concurrency: each function is a state of a survey execution, and the bulk state machine runs
     // surveyConcurrency surveys at once (a schedule or a bulk start); the Seek function reserves its own.
-    const perSurvey = (what: string) => ({ boundBy: `${what} of a survey execution; bulk runs start surveyConcurrency (${surveyConcurrency}) surveys at once.` });
+    const perSurvey = (what: string) => ({
+      boundBy: `${what} of a survey execution; bulk runs start surveyConcurrency (${surveyConcurrency}) surveys at once.`,
+    });
     const fn = (
       name: string,
       exportName: string,
@@ -189,8 +203,16 @@ export class SurveyWorkflows extends Construct {
       sizing: { memorySize: number; timeout: Duration },
       environment: Record<string, string>,
       concurrency: ExtAgentsFunctionProps['concurrency'],
-    ): ExtAgentsFunction => new ExtAgentsFunction(this, name, { handler: entry, exportName, sizing, environment, logRetention: props.logRetention, concurrency });
-    this.prepareFunction = fn('SurveyPrepareFunction', 'prepareHandler', 'survey', { memorySize: 2048, timeout: Duration.minutes(15) }, props.environment, perSurvey('One invocation (the first state)'));
+    ): ExtAgentsFunction =>
+      new ExtAgentsFunction(this, name, { handler: entry, exportName, sizing, environment, logRetention: props.logRetention, concurrency });
+    this.prepareFunction = fn(
+      'SurveyPrepareFunction',
+      'prepareHandler',
+      'survey',
+      { memorySize: 2048, timeout: Duration.minutes(15) },
+      props.environment,
+      perSurvey('One invocation (the first state)'),
+    );
     grantObjectRead(bucket, this.prepareFunction, 'corpora/*');
     grantObjectWrite(bucket, this.prepareFunction, 'runs/*');
     // One model call per invocation at most (an outline step or a section), bounded like Reason.
@@ -200,13 +222,22 @@ export class SurveyWorkflows extends Construct {
       'survey',
       { memorySize: 1024, timeout: Duration.minutes(10) },
       props.environment,
-      perSurvey('One step at a time (outline KAR steps, section plan, sections written one by one), or sectionConcurrency (at most 20) section evidence steps at once,'),
+      perSurvey(
+        'One step at a time (outline KAR steps, section plan, sections written one by one), or sectionConcurrency (at most 20) section evidence steps at once,',
+      ),
     );
     grantObjectRead(bucket, this.stepsFunction, 'runs/*');
     grantObjectWrite(bucket, this.stepsFunction, 'runs/*');
     table.grantReadData(this.stepsFunction);
     props.grantReasonerModel(this.stepsFunction);
-    this.assembleFunction = fn('SurveyAssembleFunction', 'assembleHandler', 'survey', { memorySize: 1024, timeout: Duration.minutes(5) }, props.environment, perSurvey('One invocation (the last state)'));
+    this.assembleFunction = fn(
+      'SurveyAssembleFunction',
+      'assembleHandler',
+      'survey',
+      { memorySize: 1024, timeout: Duration.minutes(5) },
+      props.environment,
+      perSurvey('One invocation (the last state)'),
+    );
     grantObjectRead(bucket, this.assembleFunction, 'runs/*');
     table.grantReadData(this.assembleFunction);
     grantObjectWrite(bucket, this.assembleFunction, 'surveys/*');
@@ -255,7 +286,11 @@ export class SurveyWorkflows extends Construct {
     const outline = lambdaTask(this, SURVEY_STATE_NAMES.Outline, this.stepsFunction, { step: 'outline', state: sfn.JsonPath.entirePayload });
     outline.addRetry(MODEL_RETRY);
     outline.addCatch(
-      new sfn.Fail(this, SURVEY_STATE_NAMES.NoEvidence, { comment: 'Nothing in the corpus is relevant to the topic, or no outline was drafted.', errorPath: '$.Error', causePath: '$.Cause' }),
+      new sfn.Fail(this, SURVEY_STATE_NAMES.NoEvidence, {
+        comment: 'Nothing in the corpus is relevant to the topic, or no outline was drafted.',
+        errorPath: '$.Error',
+        causePath: '$.Cause',
+      }),
       { errors: [NoEvidenceError.name] },
     );
     const planSections = lambdaTask(this, SURVEY_STATE_NAMES.PlanSections, this.stepsFunction, { step: 'planSections', state: sfn.JsonPath.entirePayload });
@@ -293,7 +328,9 @@ export class SurveyWorkflows extends Construct {
     const outlined = new sfn.Choice(this, SURVEY_STATE_NAMES.Outlined, { comment: 'Outline drafted? Otherwise the next KAR step (k doubled).' })
       .when(sfn.Condition.isString('$.outlineKey'), planSections)
       .otherwise(outline);
-    const sectionRounds = new sfn.Choice(this, SURVEY_STATE_NAMES.SectionRounds, { comment: 'Any section with thin evidence gets its synchronized seeking round.' })
+    const sectionRounds = new sfn.Choice(this, SURVEY_STATE_NAMES.SectionRounds, {
+      comment: 'Any section with thin evidence gets its synchronized seeking round.',
+    })
       .when(sfn.Condition.numberGreaterThan('$.syncItems', 0), seekSections)
       .otherwise(sections);
     prepare.next(seekSources);
@@ -320,9 +357,16 @@ export class SurveyWorkflows extends Construct {
     });
     grantObjectRead(bucket, this.planSurveysFunction, 'surveys/schedule.json');
     grantObjectWrite(bucket, this.planSurveysFunction, 'runs/_surveys/*');
-    this.writeIndexFunction = fn('WriteSurveyIndexFunction', 'indexHandler', 'survey-schedule', { memorySize: 512, timeout: Duration.minutes(5) }, bulkEnvironment, {
-      boundBy: 'One invocation per bulk execution (its last state); bulk executions start from the schedule or by hand.',
-    });
+    this.writeIndexFunction = fn(
+      'WriteSurveyIndexFunction',
+      'indexHandler',
+      'survey-schedule',
+      { memorySize: 512, timeout: Duration.minutes(5) },
+      bulkEnvironment,
+      {
+        boundBy: 'One invocation per bulk execution (its last state); bulk executions start from the schedule or by hand.',
+      },
+    );
     grantObjectRead(bucket, this.writeIndexFunction, 'runs/_surveys/*');
     grantObjectRead(bucket, this.writeIndexFunction, 'surveys/*');
     grantObjectWrite(bucket, this.writeIndexFunction, 'surveys/index.json');
@@ -330,7 +374,11 @@ export class SurveyWorkflows extends Construct {
 
     const planSurveys = lambdaTask(this, BULK_STATE_NAMES.PlanSurveys, this.planSurveysFunction);
     planSurveys.addCatch(
-      new sfn.Fail(this, BULK_STATE_NAMES.ScheduleRejected, { comment: 'surveys/schedule.json is missing or invalid: error and cause of PlanSurveys.', errorPath: '$.Error', causePath: '$.Cause' }),
+      new sfn.Fail(this, BULK_STATE_NAMES.ScheduleRejected, {
+        comment: 'surveys/schedule.json is missing or invalid: error and cause of PlanSurveys.',
+        errorPath: '$.Error',
+        causePath: '$.Cause',
+      }),
       { errors: [...PLAN_SURVEYS_ERRORS] },
     );
     const runSurvey = new tasks.StepFunctionsStartExecution(this, BULK_STATE_NAMES.RunSurvey, {
@@ -343,13 +391,26 @@ export class SurveyWorkflows extends Construct {
       associateWithParent: false,
       resultSelector: { 'status.$': '$.Status' },
     });
-    runSurvey.addRetry({ errors: [EXECUTION_LIMIT_EXCEEDED], interval: Duration.seconds(10), backoffRate: 2, maxAttempts: 6, maxDelay: Duration.minutes(5), jitterStrategy: sfn.JitterType.FULL });
+    runSurvey.addRetry({
+      errors: [EXECUTION_LIMIT_EXCEEDED],
+      interval: Duration.seconds(10),
+      backoffRate: 2,
+      maxAttempts: 6,
+      maxDelay: Duration.minutes(5),
+      jitterStrategy: sfn.JitterType.FULL,
+    });
     runSurvey.addCatch(
-      new sfn.Pass(this, BULK_STATE_NAMES.AlreadyStarted, { comment: 'Started before (a second delivery the same day): WriteSurveyIndex reads its outcome.', result: sfn.Result.fromObject({ status: 'ALREADY_STARTED' }) }),
+      new sfn.Pass(this, BULK_STATE_NAMES.AlreadyStarted, {
+        comment: 'Started before (a second delivery the same day): WriteSurveyIndex reads its outcome.',
+        result: sfn.Result.fromObject({ status: 'ALREADY_STARTED' }),
+      }),
       { errors: [EXECUTION_ALREADY_EXISTS] },
     );
     runSurvey.addCatch(
-      new sfn.Pass(this, BULK_STATE_NAMES.SurveyFailed, { comment: 'The survey failed; WriteSurveyIndex records its error. The others go on.', result: sfn.Result.fromObject({ status: 'FAILED' }) }),
+      new sfn.Pass(this, BULK_STATE_NAMES.SurveyFailed, {
+        comment: 'The survey failed; WriteSurveyIndex records its error. The others go on.',
+        result: sfn.Result.fromObject({ status: 'FAILED' }),
+      }),
       { errors: [sfn.Errors.ALL] },
     );
     const runSurveys = new sfn.DistributedMap(this, BULK_STATE_NAMES.RunSurveys, {

@@ -51,7 +51,6 @@ export interface RunMetrics {
   runFinished(result: RunResult): void;
 }
 
-
 /** The five task handlers of the workflow, keyed like `ExtAgentsWorkflow.functions`. */
 export interface WorkflowHandlers {
   prepare(event: unknown): Promise<WorkflowState>;
@@ -65,7 +64,9 @@ export interface WorkflowHandlers {
 export function makeHandlers(deps: HandlerDeps): WorkflowHandlers {
   const { blobs, store, logger } = deps;
   return {
-    prepare: logged(logger, 'Prepare', 'info', async (event) => prepareRun(parseEvent(PrepareEventSchema, event, 'Prepare'), { blobs, pricing: deps.pricing, quota: deps.quota })),
+    prepare: logged(logger, 'Prepare', 'info', async (event) =>
+      prepareRun(parseEvent(PrepareEventSchema, event, 'Prepare'), { blobs, pricing: deps.pricing, quota: deps.quota }),
+    ),
     seek: logged(logger, 'Seek', 'debug', async (event) => seekChunk(parseEvent(SeekEventSchema, event, 'Seek'), { blobs, store, model: deps.model })),
     reason: logged(logger, 'Reason', 'info', async (event) => {
       const state = await reasonStep(parseEvent(ReasonEventSchema, event, 'Reason'), { blobs, store, model: deps.model() });

@@ -16,7 +16,12 @@ export type HandlerLogger = Pick<Logger, 'appendPersistentKeys' | 'removePersist
  * the error's name when it fails. The error is rethrown unchanged. The one logging wrapper of the
  * workflow's, the survey's and the bulk survey's handlers (lambdas/survey-handlers.ts).
  */
-export function logged<T>(logger: HandlerLogger | undefined, task: string, level: 'debug' | 'info', handler: (event: unknown) => Promise<T>): (event: unknown) => Promise<T> {
+export function logged<T>(
+  logger: HandlerLogger | undefined,
+  task: string,
+  level: 'debug' | 'info',
+  handler: (event: unknown) => Promise<T>,
+): (event: unknown) => Promise<T> {
   if (!logger) return handler;
   return async (event) => {
     // A warm container keeps persistent keys: replace the previous invocation's (an undefined

@@ -104,7 +104,12 @@ export interface SurveyScheduleHandlers {
 }
 
 /** Build the bulk handlers (PlanSurveys, WriteSurveyIndex). */
-export function makeSurveyScheduleHandlers(deps: { blobs: BlobStore; executions: ExecutionLookup; now?: () => Date; logger?: HandlerLogger }): SurveyScheduleHandlers {
+export function makeSurveyScheduleHandlers(deps: {
+  blobs: BlobStore;
+  executions: ExecutionLookup;
+  now?: () => Date;
+  logger?: HandlerLogger;
+}): SurveyScheduleHandlers {
   return {
     plan: logged(deps.logger, 'PlanSurveys', 'info', async (event) => planSurveys(event, deps)),
     index: logged(deps.logger, 'WriteSurveyIndex', 'info', async (event) => writeSurveyIndex(parseEvent(BulkPlanSchema, event, 'WriteSurveyIndex'), deps)),

@@ -179,7 +179,8 @@ async function corpusFiles(corpus: unknown, cwd: string | undefined, stateDir: s
   if (!Array.isArray(corpus)) throw new InvalidInputError(`${expected}; got ${corpus === null ? 'null' : typeof corpus}`);
   if (corpus.length === 0) throw new InvalidInputError('ask: corpus is empty (give at least one path)');
   if (corpus.every((c): c is string => typeof c === 'string')) return resolveCorpus([...corpus], cwd, { stateDir });
-  const isFile = (c: unknown): c is CorpusFile => typeof c === 'object' && c !== null && typeof (c as CorpusFile).id === 'string' && typeof (c as CorpusFile).path === 'string';
+  const isFile = (c: unknown): c is CorpusFile =>
+    typeof c === 'object' && c !== null && typeof (c as CorpusFile).id === 'string' && typeof (c as CorpusFile).path === 'string';
   if (!corpus.every(isFile)) throw new InvalidInputError(expected);
   return [...corpus];
 }

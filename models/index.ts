@@ -35,7 +35,8 @@ export function providerOf(spec: ModelSpecInput): { provider: ModelProvider<Mode
   // Typed specs always have a provider (the table's type); a spec object built around the types (a
   // cast, JavaScript) gets an error, never another provider.
   const provider = Object.hasOwn(PROVIDERS, parsed.kind) ? (PROVIDERS[parsed.kind] as () => ModelProvider<ModelKind>)() : undefined;
-  if (provider === undefined) throw new ConfigurationError(`no model provider for the kind "${String(parsed.kind)}" (models/index.ts lists ${Object.keys(PROVIDERS).join(', ')})`);
+  if (provider === undefined)
+    throw new ConfigurationError(`no model provider for the kind "${String(parsed.kind)}" (models/index.ts lists ${Object.keys(PROVIDERS).join(', ')})`);
   return { provider, spec: parsed };
 }
 

@@ -70,13 +70,19 @@ function parseArgs(argv: string[]): Options {
     if (arg === '--only') {
       const names = (argv[++i] ?? '').split(',').filter(Boolean);
       const unknown = names.filter((n) => !(CHECKS as readonly string[]).includes(n));
-      if (names.length === 0 || unknown.length > 0) throw new UsageError(`--only takes a comma-separated list of ${CHECKS.join(', ')}; got ${JSON.stringify(argv[i] ?? '')}`);
+      if (names.length === 0 || unknown.length > 0)
+        throw new UsageError(`--only takes a comma-separated list of ${CHECKS.join(', ')}; got ${JSON.stringify(argv[i] ?? '')}`);
       options.only = new Set(names as CheckName[]);
     } else if (arg === '--keep') {
       options.keep = argv[++i];
       if (!options.keep) throw new UsageError('--keep takes a directory');
     } else if (arg === '--help' || arg === '-h') {
-      process.stdout.write(readFileSync(__filename, 'utf8').split('*/')[0].replace(/^\/\*\*\n?/, '').replace(/^ \* ?/gm, ''));
+      process.stdout.write(
+        readFileSync(__filename, 'utf8')
+          .split('*/')[0]
+          .replace(/^\/\*\*\n?/, '')
+          .replace(/^ \* ?/gm, ''),
+      );
       process.exit(0);
     } else {
       throw new UsageError(`unknown argument ${JSON.stringify(arg)} (see --help)`);
@@ -90,12 +96,17 @@ function toolsBin(): string {
   const venv = process.env.EXTAGENTS_DEPLOY_VENV ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'extagents', 'deploy-venv');
   const bin = path.join(venv, 'bin');
   for (const tool of ['cfn-lint', 'checkov', 'parliament', 'schemathesis']) {
-    if (!existsSync(path.join(bin, tool))) throw new UsageError(`${tool} is not installed in ${venv}: run scripts/install-deploy-tools.sh (or set EXTAGENTS_DEPLOY_VENV)`);
+    if (!existsSync(path.join(bin, tool)))
+      throw new UsageError(`${tool} is not installed in ${venv}: run scripts/install-deploy-tools.sh (or set EXTAGENTS_DEPLOY_VENV)`);
   }
   return bin;
 }
 
-function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): { status: number; stdout: string; stderr: string } {
+function run(
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
+): { status: number; stdout: string; stderr: string } {
   const result = spawnSync(command, args, {
     cwd: options.cwd ?? ROOT,
     env: options.env ?? process.env,
@@ -105,7 +116,9 @@ function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv
     ...(options.timeoutMs !== undefined && { timeout: options.timeoutMs }),
   });
   if ((result.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT') {
-    throw new Error(`${path.basename(command)} did not finish in ${(options.timeoutMs ?? 0) / 1000} s (stopped); its output so far:\n${(result.stdout ?? '').slice(-1500)}`);
+    throw new Error(
+      `${path.basename(command)} did not finish in ${(options.timeoutMs ?? 0) / 1000} s (stopped); its output so far:\n${(result.stdout ?? '').slice(-1500)}`,
+    );
   }
   if (result.error) throw result.error;
   return { status: result.status ?? 1, stdout: result.stdout, stderr: result.stderr };
@@ -128,7 +141,9 @@ function cfnLint(bin: string, templates: string[]): string[] {
   const ignored = CFN_LINT_IGNORED.map((i) => i.rule);
   const result = run(path.join(bin, 'cfn-lint'), ['--format', 'json', '--ignore-checks', ...ignored, '--', ...templates]);
   const matches = JSON.parse(result.stdout || '[]') as Array<{ Rule: { Id: string }; Message: string; Filename: string; Location: { Path?: unknown[] } }>;
-  console.log(`cfn-lint: ${matches.length} finding(s) on ${templates.length} template(s); ignored: ${ignored.join(', ')} (reasons in infra/nag.ts CFN_LINT_IGNORED)`);
+  console.log(
+    `cfn-lint: ${matches.length} finding(s) on ${templates.length} template(s); ignored: ${ignored.join(', ')} (reasons in infra/nag.ts CFN_LINT_IGNORED)`,
+  );
   if (result.status !== 0 && matches.length === 0) return [`cfn-lint exited ${result.status}: ${result.stderr.slice(-500)}`];
   return matches.map((m) => `cfn-lint ${m.Rule.Id} ${path.basename(path.dirname(m.Filename))}: ${m.Message} (${(m.Location.Path ?? []).join('/')})`);
 }
@@ -147,9 +162,13 @@ function checkov(bin: string, templates: string[]): string[] {
   let passed = 0;
   let skipped = 0;
   for (const template of templates) {
-    const result = run(path.join(bin, 'checkov'), ['--framework', 'cloudformation', '--skip-download', '--quiet', '--compact', '--output', 'json', '--file', template], {
-      env: { ...process.env, BC_SKIP_MAPPING: 'TRUE', CHECKOV_RUN_SCA_PACKAGE_SCAN_V2: 'false' },
-    });
+    const result = run(
+      path.join(bin, 'checkov'),
+      ['--framework', 'cloudformation', '--skip-download', '--quiet', '--compact', '--output', 'json', '--file', template],
+      {
+        env: { ...process.env, BC_SKIP_MAPPING: 'TRUE', CHECKOV_RUN_SCA_PACKAGE_SCAN_V2: 'false' },
+      },
+    );
     const parsed = JSON.parse(result.stdout) as CheckovReport | CheckovReport[];
     const reports = Array.isArray(parsed) ? parsed : [parsed];
     const config = path.basename(path.dirname(template));
@@ -158,7 +177,8 @@ function checkov(bin: string, templates: string[]): string[] {
       skipped += report.summary.skipped;
       for (const f of report.results.failed_checks) failures.push(`checkov ${f.check_id} ${config} ${f.resource}: ${f.check_name}`);
       for (const s of report.results.skipped_checks ?? []) {
-        if (!s.suppress_comment || s.suppress_comment.trim().length < 20) failures.push(`checkov ${s.check_id} ${config} ${s.resource}: skipped without a reason`);
+        if (!s.suppress_comment || s.suppress_comment.trim().length < 20)
+          failures.push(`checkov ${s.check_id} ${config} ${s.resource}: skipped without a reason`);
       }
     }
   }
@@ -186,7 +206,10 @@ function parliament(bin: string, templates: string[], workDir: string): string[]
       const details = finding.issue === 'RESOURCE_MISMATCH' && Array.isArray(finding.detail) ? (finding.detail as ResourceMismatch[]) : undefined;
       const unaccepted = (details ?? [undefined]).filter((detail) => detail === undefined || !isAcceptedMismatch(detail, document, PARLIAMENT_ACCEPTED));
       if (unaccepted.length === 0) accepted += 1;
-      else failures.push(`parliament ${finding.issue} ${config} ${source}: ${JSON.stringify(unaccepted.length === 1 && unaccepted[0] === undefined ? finding.detail : unaccepted)}`);
+      else
+        failures.push(
+          `parliament ${finding.issue} ${config} ${source}: ${JSON.stringify(unaccepted.length === 1 && unaccepted[0] === undefined ? finding.detail : unaccepted)}`,
+        );
     }
     if (result.status !== 0 && result.stdout.trim() === '') failures.push(`parliament exited ${result.status}: ${result.stderr.slice(-500)}`);
   }
@@ -196,7 +219,15 @@ function parliament(bin: string, templates: string[], workDir: string): string[]
 
 function bundles(template: string): string[] {
   const smokes: BundleSmoke[] = lambdaBundles(JSON.parse(readFileSync(template, 'utf8')) as Template, path.dirname(template)).map(smokeTestBundle);
-  const rows = smokes.map((s) => [s.functionId, s.exportName, (s.bytes / 1e6).toFixed(2), s.importMs?.toFixed(0) ?? '-', s.rssBytes === undefined ? '-' : (s.rssBytes / 1e6).toFixed(0), s.tokenizerRanks ? 'yes' : 'no', s.error ?? 'ok']);
+  const rows = smokes.map((s) => [
+    s.functionId,
+    s.exportName,
+    (s.bytes / 1e6).toFixed(2),
+    s.importMs?.toFixed(0) ?? '-',
+    s.rssBytes === undefined ? '-' : (s.rssBytes / 1e6).toFixed(0),
+    s.tokenizerRanks ? 'yes' : 'no',
+    s.error ?? 'ok',
+  ]);
   const header = ['function', 'export', 'MB', 'import ms', 'RSS MB', 'tokenizer ranks', 'result'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   console.log(`bundles: ${smokes.length} functions, each imported alone in a fresh Node ${process.version} process (Lambda runs nodejs24.x)`);
@@ -287,7 +318,11 @@ async function runsByStatus(url: string, token: string): Promise<Record<string, 
  */
 function schemathesisSummary(stdout: string, status: number): string {
   const lines = stdout.split('\n').map((l) => l.trim());
-  const after = (prefix: string): string | undefined => lines.find((l) => l.startsWith(prefix))?.slice(prefix.length).trim();
+  const after = (prefix: string): string | undefined =>
+    lines
+      .find((l) => l.startsWith(prefix))
+      ?.slice(prefix.length)
+      .trim();
   const cases = after('Test cases:');
   const generated = lines.find((l) => /^\d+ generated/.test(l));
   const tested = after('Tested:');
@@ -394,7 +429,9 @@ async function main(): Promise<number> {
       for (const config of CONFIGURATIONS) {
         const t0 = Date.now();
         templates.push(synthesize(path.join(workDir, config.name), config.context));
-        console.log(`cdk synth ${config.name}${Object.keys(config.context).length > 0 ? ` (${Object.keys(config.context).join(', ')})` : ''}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+        console.log(
+          `cdk synth ${config.name}${Object.keys(config.context).length > 0 ? ` (${Object.keys(config.context).join(', ')})` : ''}: ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+        );
       }
     }
     const step = async (name: CheckName, check: () => string[] | Promise<string[]>): Promise<void> => {
@@ -412,7 +449,9 @@ async function main(): Promise<number> {
   } finally {
     if (options.keep === undefined) rmSync(workDir, { recursive: true, force: true });
   }
-  console.log(`check:deploy: ${failures.length === 0 ? 'all checks passed' : `${failures.length} failure(s)`} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  console.log(
+    `check:deploy: ${failures.length === 0 ? 'all checks passed' : `${failures.length} failure(s)`} in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  );
   for (const failure of failures) console.log(`  FAIL ${failure}`);
   return failures.length === 0 ? 0 : 1;
 }

@@ -150,7 +150,8 @@ export class QuotaBuckets {
   private readonly requests?: TokenBucket;
   private readonly tokens?: TokenBucket;
   constructor(quota: ModelQuota, burstSeconds = DEFAULT_QUOTA_BURST_SECONDS, start = 0) {
-    if (quota.requestsPerMinute !== undefined) this.requests = new TokenBucket((quota.requestsPerMinute * burstSeconds) / 60, quota.requestsPerMinute / 60, start);
+    if (quota.requestsPerMinute !== undefined)
+      this.requests = new TokenBucket((quota.requestsPerMinute * burstSeconds) / 60, quota.requestsPerMinute / 60, start);
     if (quota.tokensPerMinute !== undefined) this.tokens = new TokenBucket((quota.tokensPerMinute * burstSeconds) / 60, quota.tokensPerMinute / 60, start);
   }
   /** Admit one request of `tokens` at `now` (taken from the quota), or refuse it (throttled, nothing taken). */
@@ -277,7 +278,8 @@ type SeekEvent = { kind: 'invoke'; chunk: number } | { kind: 'call'; chunk: numb
  */
 export function simulateCapacity(scenario: CapacityScenario): CapacityResult {
   const { chunks, rounds, seek, quota } = scenario;
-  if (!(chunks >= 1 && rounds >= 1 && scenario.mapConcurrency >= 1)) throw new RangeError(`A capacity scenario needs chunks, rounds and mapConcurrency of at least 1 (got ${chunks}, ${rounds}, ${scenario.mapConcurrency})`);
+  if (!(chunks >= 1 && rounds >= 1 && scenario.mapConcurrency >= 1))
+    throw new RangeError(`A capacity scenario needs chunks, rounds and mapConcurrency of at least 1 (got ${chunks}, ${rounds}, ${scenario.mapConcurrency})`);
   if (!(seek.seconds >= 0 && scenario.reason.seconds >= 0)) throw new RangeError('A capacity scenario needs non-negative seek and reason seconds');
   const lambda = scenario.lambda ?? LAMBDA_DEFAULTS;
   const retry = scenario.retry ?? MODEL_RETRY_POLICY;

@@ -149,12 +149,7 @@ export const CorpusRefSchema = z
   .object({
     id: CorpusIdSchema.optional(),
     prefix: keyLike('prefix', MAX_KEY_CHARS).optional().describe('Every object whose key starts with this prefix (not `runs/`, `api/`, `cache/`).'),
-    keys: z
-      .array(keyLike('key', MAX_KEY_CHARS))
-      .min(1)
-      .max(MAX_RUN_KEYS)
-      .optional()
-      .describe('Object keys of the project bucket.'),
+    keys: z.array(keyLike('key', MAX_KEY_CHARS)).min(1).max(MAX_RUN_KEYS).optional().describe('Object keys of the project bucket.'),
   })
   .strict()
   .refine((c) => [c.id, c.prefix, c.keys].filter((v) => v !== undefined).length === 1, 'corpus needs exactly one of id, prefix or keys')

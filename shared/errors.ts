@@ -117,11 +117,7 @@ export class RunNotCancellableError extends ExtAgentsError {
 }
 
 /** Error names that the workflow retries with bounded, jittered backoff. */
-export const RETRYABLE_ERRORS = [
-  ModelThrottledError.name,
-  ModelUnavailableError.name,
-  ModelTimeoutError.name,
-] as const;
+export const RETRYABLE_ERRORS = [ModelThrottledError.name, ModelUnavailableError.name, ModelTimeoutError.name] as const;
 
 /** A storage operation could not complete after its bounded retries (e.g. unprocessed batch keys). */
 export class StorageError extends ExtAgentsError {}

@@ -174,7 +174,9 @@ export function boundMessageText(evidence: string, quotes: Quote[]): { evidence:
       kept.push({ ...quote, end: quote.start + cut, text: quote.text.slice(0, cut) });
       warnings.push(`quote of ${quote.documentId} [${quote.start}, ${quote.end}) cut to its first ${cut} characters (MAX_STORED_QUOTE_CHARS)`);
     } else {
-      warnings.push(`quote of ${quote.documentId} [${quote.start}, ${quote.end}) not stored: the message's quotes already hold ${MAX_STORED_QUOTE_CHARS} characters (MAX_STORED_QUOTE_CHARS)`);
+      warnings.push(
+        `quote of ${quote.documentId} [${quote.start}, ${quote.end}) not stored: the message's quotes already hold ${MAX_STORED_QUOTE_CHARS} characters (MAX_STORED_QUOTE_CHARS)`,
+      );
     }
     room -= cut;
   }

@@ -128,7 +128,7 @@ export type RunProgressEvent = RunStatusEvent | RunSeekEvent | RunSyncEvent | Ru
 export const RUN_EVENT_TYPES = ['status', 'seek', 'sync', 'kar', 'end'] as const;
 
 /** Members every event of a type has (besides `type`): what docs/openapi.yaml requires of an SSE's `data`. */
-export const RUN_EVENT_REQUIRED: Readonly<Record<(typeof RUN_EVENT_TYPES)[number], readonly string[]> > = {
+export const RUN_EVENT_REQUIRED: Readonly<Record<(typeof RUN_EVENT_TYPES)[number], readonly string[]>> = {
   status: ['runId', 'status', 'phase', 'question', 'chunks', 'tokens'],
   seek: ['round', 'done', 'failed', 'total', 'messages', 'etaMs'],
   sync: ['round'],

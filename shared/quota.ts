@@ -133,7 +133,11 @@ export function deriveConcurrency(input: ConcurrencyInput): ConcurrencyPlan {
       boundBy = 'minimum';
       reasoning.push('below 1: one seek at a time, and the quota will still throttle it (the workflow retries throttled calls)');
     } else {
-      reasoning.push(boundBy === 'concurrency' ? `the quota allows more: the run's concurrency, ${requested}` : `MaxConcurrency ${concurrency} (the run's concurrency, ${requested}, is the cap)`);
+      reasoning.push(
+        boundBy === 'concurrency'
+          ? `the quota allows more: the run's concurrency, ${requested}`
+          : `MaxConcurrency ${concurrency} (the run's concurrency, ${requested}, is the cap)`,
+      );
     }
   }
   const perMinute = (concurrency / latency) * 60;
@@ -252,10 +256,15 @@ export interface QuotaOptions {
  */
 export function planRunConcurrency(estimate: RunEstimate, options: QuotaOptions, deploymentQuota: ModelQuota = {}): ConcurrencyPlan {
   const quota: ModelQuota = {
-    ...((options.quotaRequestsPerMinute ?? deploymentQuota.requestsPerMinute) !== undefined && { requestsPerMinute: options.quotaRequestsPerMinute ?? deploymentQuota.requestsPerMinute }),
-    ...((options.quotaTokensPerMinute ?? deploymentQuota.tokensPerMinute) !== undefined && { tokensPerMinute: options.quotaTokensPerMinute ?? deploymentQuota.tokensPerMinute }),
+    ...((options.quotaRequestsPerMinute ?? deploymentQuota.requestsPerMinute) !== undefined && {
+      requestsPerMinute: options.quotaRequestsPerMinute ?? deploymentQuota.requestsPerMinute,
+    }),
+    ...((options.quotaTokensPerMinute ?? deploymentQuota.tokensPerMinute) !== undefined && {
+      tokensPerMinute: options.quotaTokensPerMinute ?? deploymentQuota.tokensPerMinute,
+    }),
   };
-  const latency = options.seekLatencySeconds !== undefined ? { seconds: options.seekLatencySeconds, source: 'run option seekLatencySeconds' } : defaultSeekLatency(estimate);
+  const latency =
+    options.seekLatencySeconds !== undefined ? { seconds: options.seekLatencySeconds, source: 'run option seekLatencySeconds' } : defaultSeekLatency(estimate);
   return deriveConcurrency({
     quota,
     requested: options.concurrency,

@@ -155,7 +155,10 @@ export function decodeDocument(id: string, bytes: Uint8Array): DecodeResult {
   if (id.length === 0) throw new InvalidInputError('A document id must not be empty');
   if (bytes.length === 0) return skip(id, 'empty file');
   if (bytes.length > MAX_DOCUMENT_BYTES) {
-    return skip(id, `too large (${bytes.length} bytes; a document is read as one string of at most ${MAX_DOCUMENT_BYTES} bytes, 500 MiB): split it into smaller files`);
+    return skip(
+      id,
+      `too large (${bytes.length} bytes; a document is read as one string of at most ${MAX_DOCUMENT_BYTES} bytes, 500 MiB): split it into smaller files`,
+    );
   }
 
   for (const signature of SIGNATURES) {

@@ -13,8 +13,7 @@ import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants'
 // command that never counts (`--help`, `runs ls`, `doctor`, …) would pay (issue 11, item 1).
 let library: typeof GptTokenizer | undefined;
 const gpt = (): typeof GptTokenizer => (library ??= require('gpt-tokenizer') as typeof GptTokenizer);
-const o200kRanks = (): Array<string | number[]> =>
-  (require('gpt-tokenizer/bpeRanks/o200k_base') as { default: Array<string | number[]> }).default;
+const o200kRanks = (): Array<string | number[]> => (require('gpt-tokenizer/bpeRanks/o200k_base') as { default: Array<string | number[]> }).default;
 
 /**
  * Number of tokens of `text` (o200k_base), exactly as gpt-tokenizer counts it, in O(n log n) also for
@@ -408,7 +407,16 @@ function hasLongRun(text: string): boolean {
       blanks = space ? blanks + 1 : 0;
     } else {
       // Every non-ASCII character of \s (ECMAScript WhiteSpace and LineTerminator).
-      const space = c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+      const space =
+        c === 0xa0 ||
+        c === 0x1680 ||
+        (c >= 0x2000 && c <= 0x200a) ||
+        c === 0x2028 ||
+        c === 0x2029 ||
+        c === 0x202f ||
+        c === 0x205f ||
+        c === 0x3000 ||
+        c === 0xfeff;
       letters = space ? 0 : letters + 1;
       symbols = space ? 0 : symbols + 1;
       blanks = space ? blanks + 1 : 0;
@@ -572,8 +580,7 @@ function tokenBoundariesLinear(text: string): TokenBoundary[] {
   let tokens = 0;
   for (const [piece] of text.matchAll(O200K_TOKEN_SPLIT_REGEX)) {
     const bytes = Buffer.from(piece, 'utf8');
-    const ends =
-      t.byText.has(piece) || bytes.length <= 1 ? [bytes.length] : [...mergeBytePairs(bytes, t).slice(1), bytes.length];
+    const ends = t.byText.has(piece) || bytes.length <= 1 ? [bytes.length] : [...mergeBytePairs(bytes, t).slice(1), bytes.length];
     // Walk the pre-token's code points, emitting a boundary where a token end meets one.
     let byte = 0;
     let unit = 0;
@@ -590,4 +597,3 @@ function tokenBoundariesLinear(text: string): TokenBoundary[] {
   }
   return boundaries;
 }
-

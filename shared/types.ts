@@ -166,7 +166,12 @@ export interface DocumentSummary {
 
 /** The summary of a read document (see {@link DocumentSummary}). */
 export function documentSummary(doc: SourceDocument): DocumentSummary {
-  return { id: doc.id, chars: doc.text.length, ...(doc.format && doc.format !== 'text' && { format: doc.format }), ...(doc.locations && { locations: doc.locations }) };
+  return {
+    id: doc.id,
+    chars: doc.text.length,
+    ...(doc.format && doc.format !== 'text' && { format: doc.format }),
+    ...(doc.locations && { locations: doc.locations }),
+  };
 }
 
 /** The estimate of one role. */

@@ -52,7 +52,12 @@ export function exactlyOneJsonSchemaOverride(ctx: { zodSchema: unknown; jsonSche
   if (!EXACTLY_ONE_PROPERTY.has(ctx.zodSchema as z.ZodType)) return;
   const schema = ctx.jsonSchema;
   const properties = (schema.properties ?? {}) as Record<string, unknown>;
-  schema.anyOf = Object.entries(properties).map(([name, property]) => ({ type: 'object', properties: { [name]: property }, required: [name], additionalProperties: false }));
+  schema.anyOf = Object.entries(properties).map(([name, property]) => ({
+    type: 'object',
+    properties: { [name]: property },
+    required: [name],
+    additionalProperties: false,
+  }));
   delete schema.type;
   delete schema.properties;
   delete schema.additionalProperties;

@@ -57,12 +57,15 @@ export function lambdaBundles(template: Template, assemblyDir: string): LambdaBu
     const key = (properties.Code as { S3Key?: unknown } | undefined)?.S3Key;
     const hash = typeof key === 'string' ? /^([0-9a-f]{64})\.zip$/.exec(key)?.[1] : undefined;
     const file = hash === undefined ? undefined : path.join(assemblyDir, `asset.${hash}`, 'index.js');
-    if (file === undefined || !existsSync(file)) throw new Error(`${functionId}: no bundled asset for Code.S3Key ${JSON.stringify(key)} in ${assemblyDir} (synthesize with bundling)`);
+    if (file === undefined || !existsSync(file))
+      throw new Error(`${functionId}: no bundled asset for Code.S3Key ${JSON.stringify(key)} in ${assemblyDir} (synthesize with bundling)`);
     const handler = String(properties.Handler ?? '');
     const exportName = /^index\.([A-Za-z_$][\w$]*)$/.exec(handler)?.[1];
     if (exportName === undefined) throw new Error(`${functionId}: handler ${JSON.stringify(handler)} is not index.<export>`);
     const variables = ((properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {}) as Record<string, unknown>;
-    const environment = Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, String(resolveIntrinsics(template, value, `${functionId} ${name}`))]));
+    const environment = Object.fromEntries(
+      Object.entries(variables).map(([name, value]) => [name, String(resolveIntrinsics(template, value, `${functionId} ${name}`))]),
+    );
     bundles.push({ functionId, file, exportName, environment });
   }
   return bundles;
@@ -106,7 +109,8 @@ export function smokeTestBundle(bundle: LambdaBundle): BundleSmoke {
       return { functionId: bundle.functionId, exportName: bundle.exportName, bytes, tokenizerRanks, error: `import failed: ${reason}` };
     }
     const probed = JSON.parse(result.stdout) as { importMs: number; type: string; rssBytes: number } | { thrown: string };
-    if ('thrown' in probed) return { functionId: bundle.functionId, exportName: bundle.exportName, bytes, tokenizerRanks, error: `import failed: ${probed.thrown}` };
+    if ('thrown' in probed)
+      return { functionId: bundle.functionId, exportName: bundle.exportName, bytes, tokenizerRanks, error: `import failed: ${probed.thrown}` };
     return {
       functionId: bundle.functionId,
       exportName: bundle.exportName,

@@ -78,7 +78,11 @@ function countersAttribute(role: AgentRole, field: string): string {
 
 function usageOf(item: Record<string, unknown>, role?: AgentRole): RoleUsage {
   const name = (field: UsageField): string => (role ? countersAttribute(role, field) : field);
-  const usage: RoleUsage = { calls: Number(item[name('calls')] ?? 0), inputTokens: Number(item[name('inputTokens')] ?? 0), outputTokens: Number(item[name('outputTokens')] ?? 0) };
+  const usage: RoleUsage = {
+    calls: Number(item[name('calls')] ?? 0),
+    inputTokens: Number(item[name('inputTokens')] ?? 0),
+    outputTokens: Number(item[name('outputTokens')] ?? 0),
+  };
   for (const field of OPTIONAL_USAGE) if (item[name(field)] !== undefined) usage[field] = Number(item[name(field)]);
   return usage;
 }
@@ -97,7 +101,11 @@ function addUsageInto(total: RoleUsage, more: RoleUsage): void {
  */
 function coverageBound(maxCovered: number | undefined): { filter: string; names: Record<string, string>; values: Record<string, number> } {
   if (maxCovered === undefined) return { filter: '', names: {}, values: {} };
-  return { filter: ' AND (attribute_not_exists(#covered) OR #covered <= :maxCovered)', names: { '#covered': 'covered' }, values: { ':maxCovered': maxCovered } };
+  return {
+    filter: ' AND (attribute_not_exists(#covered) OR #covered <= :maxCovered)',
+    names: { '#covered': 'covered' },
+    values: { ':maxCovered': maxCovered },
+  };
 }
 
 export interface DynamoMessageStoreOptions {
@@ -113,7 +121,10 @@ export class DynamoMessageStore implements MessageStore {
   private readonly retentionSeconds: number;
   private readonly now: () => number;
 
-  constructor(private readonly client: DynamoDBDocumentClient, options: DynamoMessageStoreOptions) {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    options: DynamoMessageStoreOptions,
+  ) {
     this.tableName = options.tableName;
     this.retentionSeconds = Math.round((options.retentionDays ?? 30) * 86_400);
     this.now = options.now ?? Date.now;
@@ -240,10 +251,12 @@ export class DynamoMessageStore implements MessageStore {
   }
 
   async getMessages(runId: string, ids: string[]): Promise<Message[]> {
-    const keys = [...new Set(ids)].map((id) => {
-      const match = /^r(\d+)-c(\d+)$/.exec(id);
-      return match ? { pk: runPk(runId), sk: messageSk(Number(match[1]), Number(match[2])) } : undefined;
-    }).filter((key): key is { pk: string; sk: string } => key !== undefined);
+    const keys = [...new Set(ids)]
+      .map((id) => {
+        const match = /^r(\d+)-c(\d+)$/.exec(id);
+        return match ? { pk: runPk(runId), sk: messageSk(Number(match[1]), Number(match[2])) } : undefined;
+      })
+      .filter((key): key is { pk: string; sk: string } => key !== undefined);
     const found = (await this.batchGet(keys)).map((item) => JSON.parse(item.message as string) as Message);
     const order = new Map(ids.map((id, i) => [id, i]));
     return found.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
@@ -271,9 +284,7 @@ export class DynamoMessageStore implements MessageStore {
       let pending: Array<Record<string, unknown>> = keys.slice(i, i + BATCH_GET_MAX);
       for (let attempt = 0; pending.length > 0; attempt++) {
         if (attempt >= BATCH_GET_ROUNDS) throw new StorageError(`BatchGetItem left ${pending.length} keys unprocessed after ${BATCH_GET_ROUNDS} attempts`);
-        const out = await this.client.send(
-          new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }),
-        );
+        const out = await this.client.send(new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: true } } }));
         found.push(...((out.Responses?.[this.tableName] ?? []) as Array<Record<string, unknown>>));
         pending = (out.UnprocessedKeys?.[this.tableName]?.Keys as Array<Record<string, unknown>> | undefined) ?? [];
         if (pending.length > 0) await new Promise((r) => setTimeout(r, Math.random() * 50 * 2 ** attempt));
@@ -329,17 +340,30 @@ export class DynamoMessageStore implements MessageStore {
 
   async recordSeekFailure(runId: string, round: number, chunkIndex: number, failure: { error: string; message: string; at?: number }): Promise<void> {
     const message =
-      failure.message.length <= MAX_FAILURE_MESSAGE_CHARS ? failure.message : `${Array.from(failure.message).slice(0, MAX_FAILURE_MESSAGE_CHARS - 1).join('')}…`;
+      failure.message.length <= MAX_FAILURE_MESSAGE_CHARS
+        ? failure.message
+        : `${Array.from(failure.message)
+            .slice(0, MAX_FAILURE_MESSAGE_CHARS - 1)
+            .join('')}…`;
     await this.client.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { pk: runPk(runId), sk: failureSk(round, chunkIndex), error: failure.error, message, ...(failure.at !== undefined && { at: failure.at }), ttl: this.ttl() },
+        Item: {
+          pk: runPk(runId),
+          sk: failureSk(round, chunkIndex),
+          error: failure.error,
+          message,
+          ...(failure.at !== undefined && { at: failure.at }),
+          ttl: this.ttl(),
+        },
       }),
     );
   }
 
   async lastSeekFailure(runId: string, round: number, chunkIndex: number): Promise<SeekFailure | undefined> {
-    const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: { pk: runPk(runId), sk: failureSk(round, chunkIndex) }, ConsistentRead: true }));
+    const out = await this.client.send(
+      new GetCommand({ TableName: this.tableName, Key: { pk: runPk(runId), sk: failureSk(round, chunkIndex) }, ConsistentRead: true }),
+    );
     return out.Item === undefined ? undefined : failureOf(chunkIndex, out.Item);
   }
 
@@ -497,7 +521,8 @@ export class DynamoMessageStore implements MessageStore {
     for (let i = 0; i < keys.length; i += BATCH_WRITE_SIZE) {
       let pending = keys.slice(i, i + BATCH_WRITE_SIZE).map((Key) => ({ DeleteRequest: { Key } }));
       for (let attempt = 1; pending.length > 0; attempt++) {
-        if (attempt > BATCH_GET_ROUNDS) throw new StorageError(`BatchWriteItem left ${pending.length} deletes of run ${runId} unprocessed after ${BATCH_GET_ROUNDS} attempts`);
+        if (attempt > BATCH_GET_ROUNDS)
+          throw new StorageError(`BatchWriteItem left ${pending.length} deletes of run ${runId} unprocessed after ${BATCH_GET_ROUNDS} attempts`);
         const out = await this.client.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: pending } }));
         pending = (out.UnprocessedItems?.[this.tableName] as typeof pending | undefined) ?? [];
       }

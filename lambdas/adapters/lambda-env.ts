@@ -17,7 +17,10 @@ import type { ModelQuota } from '../../shared/types';
  */
 export const StateMachineArnSchema = z
   .string()
-  .regex(/^arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}:stateMachine:[A-Za-z0-9_-]{1,80}$/, 'must be a state machine ARN (arn:aws:states:<region>:<account>:stateMachine:<name>)');
+  .regex(
+    /^arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}:stateMachine:[A-Za-z0-9_-]{1,80}$/,
+    'must be a state machine ARN (arn:aws:states:<region>:<account>:stateMachine:<name>)',
+  );
 
 /**
  * Read and validate an environment.

@@ -49,10 +49,7 @@ export class S3BlobStore implements BlobStore {
 
   async list(prefix: string): Promise<Array<{ key: string; size: number }>> {
     const out: Array<{ key: string; size: number }> = [];
-    for await (const page of paginateListObjectsV2(
-      { client: this.client, pageSize: this.options.listPageSize },
-      { Bucket: this.bucket, Prefix: prefix },
-    )) {
+    for await (const page of paginateListObjectsV2({ client: this.client, pageSize: this.options.listPageSize }, { Bucket: this.bucket, Prefix: prefix })) {
       for (const o of page.Contents ?? []) if (o.Key && !o.Key.endsWith('/')) out.push({ key: o.Key, size: o.Size ?? 0 });
     }
     return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -81,7 +78,12 @@ export class S3BlobStore implements BlobStore {
       await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
       return true;
     } catch (error) {
-      if (error instanceof NotFound || (error as Error).name === 'NotFound' || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return false;
+      if (
+        error instanceof NotFound ||
+        (error as Error).name === 'NotFound' ||
+        (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404
+      )
+        return false;
       throw error;
     }
   }

@@ -95,9 +95,16 @@ export class SfnRunLauncher implements RunLauncher, ExecutionControl {
   async list(options: { limit: number; after?: string }): Promise<ExecutionPage> {
     let out;
     try {
-      out = await this.client.send(new ListExecutionsCommand({ stateMachineArn: this.stateMachineArn, maxResults: options.limit, ...(options.after !== undefined && { nextToken: options.after }) }));
+      out = await this.client.send(
+        new ListExecutionsCommand({
+          stateMachineArn: this.stateMachineArn,
+          maxResults: options.limit,
+          ...(options.after !== undefined && { nextToken: options.after }),
+        }),
+      );
     } catch (error) {
-      if (error instanceof InvalidToken || (error as Error).name === 'InvalidToken') throw new InvalidInputError('Not a position of the execution list (expired or altered)', { cause: error });
+      if (error instanceof InvalidToken || (error as Error).name === 'InvalidToken')
+        throw new InvalidInputError('Not a position of the execution list (expired or altered)', { cause: error });
       throw error;
     }
     const executions = (out.executions ?? []).map(

@@ -14,7 +14,18 @@ import { formatEstimate, formatResult } from './format';
 import type { RunProgressEvent } from '../../shared/progress';
 import { MAX_LLAMA_SEQUENCES } from '../engine/defaults';
 import { schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
-import { applyStructured, checkLocalModelFiles, CORPUS_OPTION_HELP, handleInterrupts, MODEL_OPTION_HELP, parseModelFlag, resolveCorpusFlag, structuredOption, UsageError, writableStateDir } from './common';
+import {
+  applyStructured,
+  checkLocalModelFiles,
+  CORPUS_OPTION_HELP,
+  handleInterrupts,
+  MODEL_OPTION_HELP,
+  parseModelFlag,
+  resolveCorpusFlag,
+  structuredOption,
+  UsageError,
+  writableStateDir,
+} from './common';
 
 // The engine loads when `ask` runs, not for `ask --help` (issue 11: start-up).
 const engine = () => ({
@@ -32,38 +43,131 @@ export function addAskCommand(program: Command): void {
     .command('ask')
     .requiredOption('-c, --corpus <paths...>', CORPUS_OPTION_HELP)
     .requiredOption('-q, --question <text>', 'the question')
-    .addOption(
-      new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'),
+    .addOption(new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'))
+    .option(
+      '--chunk-tokens <n>',
+      schemaHelp('maximum tokens per chunk (L); llama: models default to 40% of their context', RunOptionsSchema, 'chunkTokens'),
+      schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'),
+      schemaDefault(RunOptionsSchema, 'chunkTokens'),
     )
-    .option('--chunk-tokens <n>', schemaHelp('maximum tokens per chunk (L); llama: models default to 40% of their context', RunOptionsSchema, 'chunkTokens'), schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), schemaDefault(RunOptionsSchema, 'chunkTokens'))
-    .option('--rounds <n>', schemaHelp('seeking rounds; 1 disables global knowledge synchronization', RunOptionsSchema, 'rounds'), schemaFlag('--rounds', RunOptionsSchema, 'rounds'), schemaDefault(RunOptionsSchema, 'rounds'))
-    .option('--concurrency <n>', schemaHelp('seeking agents run at once', RunOptionsSchema, 'concurrency'), schemaFlag('--concurrency', RunOptionsSchema, 'concurrency'), schemaDefault(RunOptionsSchema, 'concurrency'))
-    .option('--quota-rpm <n>', schemaHelp("the seeking model's quota of requests per minute (run option quotaRequestsPerMinute; Service Quotas: \"On-demand InvokeModel requests per minute for <model>\"): --concurrency becomes the cap and the quota sets MaxConcurrency below it", RunOptionsSchema, 'quotaRequestsPerMinute'), schemaFlag('--quota-rpm', RunOptionsSchema, 'quotaRequestsPerMinute'))
-    .option('--quota-tpm <n>', schemaHelp("the seeking model's quota of tokens per minute, input + output (run option quotaTokensPerMinute; \"On-demand InvokeModel tokens per minute for <model>\")", RunOptionsSchema, 'quotaTokensPerMinute'), schemaFlag('--quota-tpm', RunOptionsSchema, 'quotaTokensPerMinute'))
-    .option('--seek-latency <seconds>', schemaHelp("expected seconds per seek for the quota's concurrency (run option seekLatencySeconds; default: the eval's assumed seeker latency for the seek's tokens)", RunOptionsSchema, 'seekLatencySeconds'), schemaFlag('--seek-latency', RunOptionsSchema, 'seekLatencySeconds'))
-    .option('--reasoner-budget <tokens>', schemaHelp('token budget of the evidence the reasoning agent reads per step; llama: 55% of the context', RunOptionsSchema, 'reasonerBudgetTokens'), schemaFlag('--reasoner-budget', RunOptionsSchema, 'reasonerBudgetTokens'), schemaDefault(RunOptionsSchema, 'reasonerBudgetTokens'))
-    .option('--sync-budget <tokens>', schemaHelp('token budget of the synchronized messages each seeking agent reads in rounds >= 2; llama: 12% of the context', RunOptionsSchema, 'syncBudgetTokens'), schemaFlag('--sync-budget', RunOptionsSchema, 'syncBudgetTokens'), schemaDefault(RunOptionsSchema, 'syncBudgetTokens'))
-    .option('--tolerated-failure <percent>', schemaHelp('share of chunks whose seeking agent may fail before the run fails', RunOptionsSchema, 'toleratedFailurePercentage'), schemaFlag('--tolerated-failure', RunOptionsSchema, 'toleratedFailurePercentage'), schemaDefault(RunOptionsSchema, 'toleratedFailurePercentage'))
+    .option(
+      '--rounds <n>',
+      schemaHelp('seeking rounds; 1 disables global knowledge synchronization', RunOptionsSchema, 'rounds'),
+      schemaFlag('--rounds', RunOptionsSchema, 'rounds'),
+      schemaDefault(RunOptionsSchema, 'rounds'),
+    )
+    .option(
+      '--concurrency <n>',
+      schemaHelp('seeking agents run at once', RunOptionsSchema, 'concurrency'),
+      schemaFlag('--concurrency', RunOptionsSchema, 'concurrency'),
+      schemaDefault(RunOptionsSchema, 'concurrency'),
+    )
+    .option(
+      '--quota-rpm <n>',
+      schemaHelp(
+        'the seeking model\'s quota of requests per minute (run option quotaRequestsPerMinute; Service Quotas: "On-demand InvokeModel requests per minute for <model>"): --concurrency becomes the cap and the quota sets MaxConcurrency below it',
+        RunOptionsSchema,
+        'quotaRequestsPerMinute',
+      ),
+      schemaFlag('--quota-rpm', RunOptionsSchema, 'quotaRequestsPerMinute'),
+    )
+    .option(
+      '--quota-tpm <n>',
+      schemaHelp(
+        'the seeking model\'s quota of tokens per minute, input + output (run option quotaTokensPerMinute; "On-demand InvokeModel tokens per minute for <model>")',
+        RunOptionsSchema,
+        'quotaTokensPerMinute',
+      ),
+      schemaFlag('--quota-tpm', RunOptionsSchema, 'quotaTokensPerMinute'),
+    )
+    .option(
+      '--seek-latency <seconds>',
+      schemaHelp(
+        "expected seconds per seek for the quota's concurrency (run option seekLatencySeconds; default: the eval's assumed seeker latency for the seek's tokens)",
+        RunOptionsSchema,
+        'seekLatencySeconds',
+      ),
+      schemaFlag('--seek-latency', RunOptionsSchema, 'seekLatencySeconds'),
+    )
+    .option(
+      '--reasoner-budget <tokens>',
+      schemaHelp('token budget of the evidence the reasoning agent reads per step; llama: 55% of the context', RunOptionsSchema, 'reasonerBudgetTokens'),
+      schemaFlag('--reasoner-budget', RunOptionsSchema, 'reasonerBudgetTokens'),
+      schemaDefault(RunOptionsSchema, 'reasonerBudgetTokens'),
+    )
+    .option(
+      '--sync-budget <tokens>',
+      schemaHelp(
+        'token budget of the synchronized messages each seeking agent reads in rounds >= 2; llama: 12% of the context',
+        RunOptionsSchema,
+        'syncBudgetTokens',
+      ),
+      schemaFlag('--sync-budget', RunOptionsSchema, 'syncBudgetTokens'),
+      schemaDefault(RunOptionsSchema, 'syncBudgetTokens'),
+    )
+    .option(
+      '--tolerated-failure <percent>',
+      schemaHelp('share of chunks whose seeking agent may fail before the run fails', RunOptionsSchema, 'toleratedFailurePercentage'),
+      schemaFlag('--tolerated-failure', RunOptionsSchema, 'toleratedFailurePercentage'),
+      schemaDefault(RunOptionsSchema, 'toleratedFailurePercentage'),
+    )
     .option('--best-effort', 'answer from the best evidence after the last round instead of refusing', false)
-    .option('--pipeline', "pipelined rounds (run option pipelineRounds): seek round r+1 speculatively while round r's KAR runs; faster when round r+1 is needed, extra seeking calls (usage.speculative) when it is not", false)
+    .option(
+      '--pipeline',
+      "pipelined rounds (run option pipelineRounds): seek round r+1 speculatively while round r's KAR runs; faster when round r+1 is needed, extra seeking calls (usage.speculative) when it is not",
+      false,
+    )
     .addOption(
-      new Option('--coverage <mode>', 'which chunks the seeking agents read (run option coverage; README, "Coverage that grows only when needed"): full = every chunk (the paper); grow = first the chunks BM25 ranks highest for the question, twice as many after each refusal at every k (an extension of the method)')
+      new Option(
+        '--coverage <mode>',
+        'which chunks the seeking agents read (run option coverage; README, "Coverage that grows only when needed"): full = every chunk (the paper); grow = first the chunks BM25 ranks highest for the question, twice as many after each refusal at every k (an extension of the method)',
+      )
         .choices([...COVERAGE_MODES])
         .default(RunOptionsSchema.shape.coverage.parse(undefined)),
     )
-    .option('--coverage-first <n>', schemaHelp('with --coverage grow: chunks sought first (run option coverageFirstChunks)', RunOptionsSchema, 'coverageFirstChunks'), schemaFlag('--coverage-first', RunOptionsSchema, 'coverageFirstChunks'), schemaDefault(RunOptionsSchema, 'coverageFirstChunks'))
-    .option('--coverage-max <n>', schemaHelp('with --coverage grow: the most chunks sought per round (run option coverageMaxChunks; default every chunk, so the worst case is the full read)', RunOptionsSchema, 'coverageMaxChunks'), schemaFlag('--coverage-max', RunOptionsSchema, 'coverageMaxChunks'))
+    .option(
+      '--coverage-first <n>',
+      schemaHelp('with --coverage grow: chunks sought first (run option coverageFirstChunks)', RunOptionsSchema, 'coverageFirstChunks'),
+      schemaFlag('--coverage-first', RunOptionsSchema, 'coverageFirstChunks'),
+      schemaDefault(RunOptionsSchema, 'coverageFirstChunks'),
+    )
+    .option(
+      '--coverage-max <n>',
+      schemaHelp(
+        'with --coverage grow: the most chunks sought per round (run option coverageMaxChunks; default every chunk, so the worst case is the full read)',
+        RunOptionsSchema,
+        'coverageMaxChunks',
+      ),
+      schemaFlag('--coverage-max', RunOptionsSchema, 'coverageMaxChunks'),
+    )
     .addOption(
-      new Option('--ranking <mode>', 'how the message pool is ranked (run option ranking; README, "Evidence and ranking"): score = the seeking agents\' scores (the paper), hybrid = their mean with a lexical prior of the cited sentences, retrieval = the lexical prior alone')
+      new Option(
+        '--ranking <mode>',
+        'how the message pool is ranked (run option ranking; README, "Evidence and ranking"): score = the seeking agents\' scores (the paper), hybrid = their mean with a lexical prior of the cited sentences, retrieval = the lexical prior alone',
+      )
         .choices([...RANKING_MODES])
         .default(DEFAULT_RANKING),
     )
-    .option('--estimate', 'print what the run would cost at most (calls, tokens, USD per role; README, "Cost before spending"), the seeking concurrency its quota allows (README, "Quota-aware fan-out") and its expected time on the AWS path (docs/CAPACITY.md), and exit, before any model call', false)
-    .option('--max-cost <usd>', schemaHelp('refuse the run before any model call when its estimate is over this many USD, or its model has no price', RunOptionsSchema, 'maxCostUsd'), schemaFlag('--max-cost', RunOptionsSchema, 'maxCostUsd'))
-    .option('--run-id <id>', 'run id (default: generated); with an explicit id the run is kept under --state-dir and the same id resumes it (chunks already sought are not sent to the model again)')
+    .option(
+      '--estimate',
+      'print what the run would cost at most (calls, tokens, USD per role; README, "Cost before spending"), the seeking concurrency its quota allows (README, "Quota-aware fan-out") and its expected time on the AWS path (docs/CAPACITY.md), and exit, before any model call',
+      false,
+    )
+    .option(
+      '--max-cost <usd>',
+      schemaHelp('refuse the run before any model call when its estimate is over this many USD, or its model has no price', RunOptionsSchema, 'maxCostUsd'),
+      schemaFlag('--max-cost', RunOptionsSchema, 'maxCostUsd'),
+    )
+    .option(
+      '--run-id <id>',
+      'run id (default: generated); with an explicit id the run is kept under --state-dir and the same id resumes it (chunks already sought are not sent to the model again)',
+    )
     .option('--state-dir <dir>', 'where local runs keep their objects', '.extagents')
     .option('--json', 'print the result as one JSON object on stdout', false)
-    .option('--no-progress', "no progress on stderr (by default: a bar of each round's seeking agents, a line for every other phase: KAR steps, synchronization, best-effort answer, finalize)")
+    .option(
+      '--no-progress',
+      "no progress on stderr (by default: a bar of each round's seeking agents, a line for every other phase: KAR steps, synchronization, best-effort answer, finalize)",
+    )
     .option('--fail-on-refusal', `exit with status ${REFUSAL_EXIT_STATUS} when the answer is NO ANSWER (for scripts; the result is printed as always)`, false)
     .addOption(structuredOption())
     .action(async (opts: AskOptions, command: Command) => {
@@ -71,7 +175,8 @@ export function addAskCommand(program: Command): void {
       // Only the options the user gave: those left at their default are omitted, so the model's
       // own defaults (a llama: model's context, runOptionDefaultsForContext) or the configuration
       // defaults (shared/config.ts, the same values as the flags' defaults) apply.
-      const given = <K extends keyof AskOptions>(flag: K): AskOptions[K] | undefined => (command.getOptionValueSource(flag) === 'default' ? undefined : opts[flag]);
+      const given = <K extends keyof AskOptions>(flag: K): AskOptions[K] | undefined =>
+        command.getOptionValueSource(flag) === 'default' ? undefined : opts[flag];
       const options: RunOptionsInput = Object.fromEntries(
         Object.entries({
           chunkTokens: given('chunkTokens'),
@@ -107,7 +212,9 @@ export function addAskCommand(program: Command): void {
       const files = await resolveCorpusFlag(opts.corpus, opts.stateDir);
       if (opts.estimate) {
         const { estimate, corpus, concurrency, time } = await engine().estimateLocal({ files, question: opts.question, options, model });
-        process.stdout.write(opts.json ? `${JSON.stringify({ ...estimate, corpus, concurrency, time })}\n` : `${formatEstimate(estimate, corpus, concurrency, time)}\n`);
+        process.stdout.write(
+          opts.json ? `${JSON.stringify({ ...estimate, corpus, concurrency, time })}\n` : `${formatEstimate(estimate, corpus, concurrency, time)}\n`,
+        );
         return;
       }
       const progress = new RunProgressReporter(new Progress(opts.progress && !opts.json));

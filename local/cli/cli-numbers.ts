@@ -48,7 +48,9 @@ export function numberFlag(flag: string, range: NumberRange): (value: string) =>
     // A value in the right form but out of range is told the range only; a value in another form, the forms too.
     if (!Number.isFinite(parsed)) throw new InvalidArgumentError(`${flag} must be ${kind} ${rangeText(range)} (${forms}; got "${value}")`);
     if (parsed < range.min || (range.max !== undefined && parsed > range.max)) {
-      throw new InvalidArgumentError(`${flag} must be ${kind} ${rangeText(range)}; got ${value}, ${parsed < range.min ? `below ${range.min}` : `above ${range.max}`}`);
+      throw new InvalidArgumentError(
+        `${flag} must be ${kind} ${rangeText(range)}; got ${value}, ${parsed < range.min ? `below ${range.min}` : `above ${range.max}`}`,
+      );
     }
     return parsed;
   };

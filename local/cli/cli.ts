@@ -75,11 +75,13 @@ export function buildProgram(argv?: readonly string[]): Command {
   // its flags, so a flag wins. `runs` hands them on to its subcommands.
   let settings: Settings | undefined;
   const asksForHelp = argv !== undefined && (argv[2] === 'help' || argv.slice(2).some((arg) => arg === '--help' || arg === '-h'));
-  const giveSettings = (top: string) => (_parent: Command, command: Command): void => {
-    if (asksForHelp) return;
-    settings ??= loadSettings();
-    applySettings(command, top, settings);
-  };
+  const giveSettings =
+    (top: string) =>
+    (_parent: Command, command: Command): void => {
+      if (asksForHelp) return;
+      settings ??= loadSettings();
+      applySettings(command, top, settings);
+    };
   for (const command of program.commands) {
     const help = settingsHelp(command.name());
     if (help !== undefined && loaded.has(command.name())) command.addHelpText('after', help);

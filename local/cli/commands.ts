@@ -71,7 +71,8 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: 'doctor',
-    summary: 'Before a deploy: check the AWS region, credentials, the CDK bootstrap and Amazon Bedrock access to the model ids, each problem with the command that fixes it.',
+    summary:
+      'Before a deploy: check the AWS region, credentials, the CDK bootstrap and Amazon Bedrock access to the model ids, each problem with the command that fixes it.',
     term: 'doctor [options]',
     register: (program) => (require('./doctor-command') as typeof import('./doctor-command')).addDoctorCommand(program),
   },

@@ -101,7 +101,11 @@ export function parseModelFlag(text: string): ModelSpec {
  * @returns the model's context size (tokens) when it was loaded and has one.
  * @throws UsageError naming the file or setting and the problem.
  */
-export async function checkLocalModelFiles(spec: ModelSpecInput, load?: { sequences: number }, options: { estimate?: boolean } = {}): Promise<number | undefined> {
+export async function checkLocalModelFiles(
+  spec: ModelSpecInput,
+  load?: { sequences: number },
+  options: { estimate?: boolean } = {},
+): Promise<number | undefined> {
   let parsed;
   try {
     parsed = toModelSpec(spec);

@@ -44,13 +44,13 @@ interface EvalOptions {
   reuseCalls: boolean;
 }
 
-
 /** Parse `--strategies` ("all" = `STRATEGIES`, or a comma list of `EVAL_STRATEGIES`). @throws InvalidArgumentError naming the unknown one. */
 export function parseStrategies(value: string): StrategyName[] {
   if (value.trim() === 'all') return [...STRATEGIES];
   return value.split(',').map((s) => {
     const name = s.trim();
-    if (!(EVAL_STRATEGIES as readonly string[]).includes(name)) throw new InvalidArgumentError(`unknown strategy "${name}" (expected all or ${EVAL_STRATEGIES.join(', ')})`);
+    if (!(EVAL_STRATEGIES as readonly string[]).includes(name))
+      throw new InvalidArgumentError(`unknown strategy "${name}" (expected all or ${EVAL_STRATEGIES.join(', ')})`);
     return name as StrategyName;
   });
 }
@@ -60,7 +60,11 @@ export function addEvalCommand(program: Command): void {
   program
     .command('eval')
     .option('-d, --dataset <name>', DATASET_NAMES, 'hotpotqa')
-    .option('-s, --strategies <list>', `"all" (${STRATEGIES.join(', ')}) or a comma list of those and the ranking ablations ${RANKING_ABLATIONS.join(', ')} (extagents with the run option ranking score / retrieval)`, 'all')
+    .option(
+      '-s, --strategies <list>',
+      `"all" (${STRATEGIES.join(', ')}) or a comma list of those and the ranking ablations ${RANKING_ABLATIONS.join(', ')} (extagents with the run option ranking score / retrieval)`,
+      'all',
+    )
     .option('-l, --lengths <list>', 'HotpotQA target lengths in tokens, e.g. 8k,128k,1M (default 8k,128k); other data sets: full')
     .option('--limit <n>', 'first n examples of the data set (per length; >= 1)', numberFlag('--limit', { min: 1 }))
     .option('--seed <seed>', 'seed of the long-context construction', '0')
@@ -71,8 +75,17 @@ export function addEvalCommand(program: Command): void {
       2,
     )
     .option('-m, --model <spec>', MODEL_OPTION_HELP, 'extractive')
-    .option('--chunk-tokens <n>', schemaHelp('maximum tokens per chunk (L), the same for every strategy', RunOptionsSchema, 'chunkTokens'), schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), schemaDefault(RunOptionsSchema, 'chunkTokens'))
-    .option('--reuse-calls', "answer a model call from memory when another strategy of the same example already sent the same request (round-1 seeks of extagents and its ablations): the same records for a deterministic model, less model time; the records count them (reusedCalls) and their wallMs excludes them", false)
+    .option(
+      '--chunk-tokens <n>',
+      schemaHelp('maximum tokens per chunk (L), the same for every strategy', RunOptionsSchema, 'chunkTokens'),
+      schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'),
+      schemaDefault(RunOptionsSchema, 'chunkTokens'),
+    )
+    .option(
+      '--reuse-calls',
+      'answer a model call from memory when another strategy of the same example already sent the same request (round-1 seeks of extagents and its ablations): the same records for a deterministic model, less model time; the records count them (reusedCalls) and their wallMs excludes them',
+      false,
+    )
     .option('--no-best-effort', 'let the strategies refuse ("NO ANSWER") instead of answering from the best evidence')
     .option('--out-dir <dir>', 'output directory (records.jsonl, the report)', 'eval-out')
     // Before the CLI's flags had one meaning each, eval's output directory was -o/--out (-o is a file elsewhere).
@@ -116,7 +129,12 @@ export function addEvalCommand(program: Command): void {
       const chunkTokens = fitted && command.getOptionValueSource('chunkTokens') === 'default' ? fitted.chunkTokens : opts.chunkTokens;
       const contextOptions =
         fitted && contextTokens !== undefined
-          ? { reasonerBudgetTokens: fitted.reasonerBudgetTokens, syncBudgetTokens: fitted.syncBudgetTokens, contextWindowTokens: Math.floor(contextTokens * 0.75), promptReserveTokens: 1_000 }
+          ? {
+              reasonerBudgetTokens: fitted.reasonerBudgetTokens,
+              syncBudgetTokens: fitted.syncBudgetTokens,
+              contextWindowTokens: Math.floor(contextTokens * 0.75),
+              promptReserveTokens: 1_000,
+            }
           : {};
       // The records as one counted task (local/cli/progress.ts): a bar on a terminal, else lines.
       const progress = new Progress(showProgress);
@@ -150,7 +168,14 @@ export function addEvalCommand(program: Command): void {
           },
         });
         progress.stop();
-        run = { written: summary.written, skipped: summary.skipped, failed: summary.failed, recordsFile: summary.recordsFile, warnings: summary.warnings, wallMs: Date.now() - started };
+        run = {
+          written: summary.written,
+          skipped: summary.skipped,
+          failed: summary.failed,
+          recordsFile: summary.recordsFile,
+          warnings: summary.warnings,
+          wallMs: Date.now() - started,
+        };
         if (!opts.json) {
           for (const w of summary.warnings) process.stderr.write(`warning: ${w}\n`);
           process.stderr.write(

@@ -65,7 +65,9 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
   lines.push(result.answerable ? 'Citations:' : 'Best evidence found:');
   if (result.citations.length === 0) lines.push('  (none)');
   result.citations.forEach((c, i) => {
-    lines.push(`  [${i + 1}] ${c.documentId}${c.location ? ` (${c.location})` : ''} chars ${c.start}-${c.end} (chunk ${c.chunkIndex}, round ${c.round}, score ${c.score})`);
+    lines.push(
+      `  [${i + 1}] ${c.documentId}${c.location ? ` (${c.location})` : ''} chars ${c.start}-${c.end} (chunk ${c.chunkIndex}, round ${c.round}, score ${c.score})`,
+    );
     lines.push(`      "${c.quote}"`);
   });
   lines.push('');
@@ -81,7 +83,9 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
   for (const line of formatUsage(result.usage)) lines.push(`  ${line}`);
   if (result.estimate) {
     const e = result.estimate;
-    lines.push(`  estimated before the run, at most: seeker ${count(e.seeker.calls, 'call')}, ${n(e.seeker.inputTokens)} / ${n(e.seeker.outputTokens)} tokens; reasoner ${count(e.reasoner.calls, 'call')}, ${n(e.reasoner.inputTokens)} / ${n(e.reasoner.outputTokens)} tokens`);
+    lines.push(
+      `  estimated before the run, at most: seeker ${count(e.seeker.calls, 'call')}, ${n(e.seeker.inputTokens)} / ${n(e.seeker.outputTokens)} tokens; reasoner ${count(e.reasoner.calls, 'call')}, ${n(e.reasoner.inputTokens)} / ${n(e.reasoner.outputTokens)} tokens`,
+    );
   }
   if (result.skipped.length > 0) {
     lines.push(`Skipped documents (${result.skipped.length}):`);
@@ -96,7 +100,11 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
   // A stated quota: MaxConcurrency, its reasoning and the throttled calls (warnings follow below).
   if (result.concurrency && (result.concurrency.quota.requestsPerMinute !== undefined || result.concurrency.quota.tokensPerMinute !== undefined)) {
     const [head, ...steps] = formatConcurrency({ ...result.concurrency, warnings: [] });
-    lines.push(head, ...steps, `  throttled model calls: ${n(result.concurrency.throttledCalls)} (each retried); seeking agents waited ${result.concurrency.throttleWaitSeconds} s for the retries`);
+    lines.push(
+      head,
+      ...steps,
+      `  throttled model calls: ${n(result.concurrency.throttledCalls)} (each retried); seeking agents waited ${result.concurrency.throttleWaitSeconds} s for the retries`,
+    );
   }
   if (result.warnings.length > 0) {
     lines.push(`Warnings (${result.warnings.length}):`);
@@ -110,7 +118,12 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
  * A priced estimate (`ask --estimate`), e.g.
  * `seeker: at most 558 calls, 5,581,050 input / 326,988 output tokens, $1.30 (bedrock:…, $0.22 / $0.22 per 1M tokens, 2026-11-30, unverified)`.
  */
-export function formatEstimate(priced: PricedEstimate, corpus: { chunks: number; tokens: number; rounds: number }, concurrency?: SeekingPlan & { refusal?: string }, time?: TimeForecast): string {
+export function formatEstimate(
+  priced: PricedEstimate,
+  corpus: { chunks: number; tokens: number; rounds: number },
+  concurrency?: SeekingPlan & { refusal?: string },
+  time?: TimeForecast,
+): string {
   const lines = [`Estimate before any model call (an upper bound): ${count(corpus.chunks, 'chunk')}, ${n(corpus.tokens)} tokens, ${corpus.rounds} round(s)`];
   for (const role of ['seeker', 'reasoner'] as const) {
     const e = priced[role];
@@ -122,7 +135,8 @@ export function formatEstimate(priced: PricedEstimate, corpus: { chunks: number;
   }
   lines.push(priced.totalUsd !== undefined ? `  total: at most $${formatUsd(priced.totalUsd)}` : '  total: no price (a role has none)');
   // The table's caveat where a price from it was used.
-  if ([priced.prices.seeker, priced.prices.reasoner].some((p) => p.priced && p.usd > 0)) lines.push(`Prices of ${priced.priceTable.writtenOn}: ${priced.priceTable.warning}`);
+  if ([priced.prices.seeker, priced.prices.reasoner].some((p) => p.priced && p.usd > 0))
+    lines.push(`Prices of ${priced.priceTable.writtenOn}: ${priced.priceTable.warning}`);
   if (concurrency) {
     // One estimate of the seeking time: the capacity model's (below) when there is one.
     lines.push(...formatConcurrency(concurrency, { seekingTime: !time }));
@@ -160,7 +174,10 @@ export function formatTimeForecast(time: TimeForecast): string[] {
  */
 export function formatConcurrency(plan: SeekingPlan, options: { seekingTime?: boolean } = {}): string[] {
   const by = plan.boundBy === 'concurrency' ? '--concurrency' : plan.boundBy === 'minimum' ? 'the minimum of 1' : plan.boundBy;
-  const time = options.seekingTime !== false && plan.seekingSeconds !== undefined ? `; seeking about ${plan.seekingSeconds < 120 ? `${plan.seekingSeconds} s` : `${(plan.seekingSeconds / 60).toFixed(1)} min`}, modeled` : '';
+  const time =
+    options.seekingTime !== false && plan.seekingSeconds !== undefined
+      ? `; seeking about ${plan.seekingSeconds < 120 ? `${plan.seekingSeconds} s` : `${(plan.seekingSeconds / 60).toFixed(1)} min`}, modeled`
+      : '';
   const lines = [`Seeking concurrency: ${plan.concurrency} (set by ${by}${time})`];
   for (const step of plan.reasoning) lines.push(`  ${step}`);
   for (const warning of plan.warnings) lines.push(`  warning: ${warning}`);

@@ -69,7 +69,9 @@ export function addRunsCommand(program: Command): void {
 
   runs
     .command('ls')
-    .description('List the runs of the state directory, oldest first: run id, time, status (as the API says it: RUNNING, SUCCEEDED, FAILED, ABORTED), outcome (answered, refused), chunks, disk size, question.')
+    .description(
+      'List the runs of the state directory, oldest first: run id, time, status (as the API says it: RUNNING, SUCCEEDED, FAILED, ABORTED), outcome (answered, refused), chunks, disk size, question.',
+    )
     .option(...stateDirOption)
     .option('--json', 'one JSON array of the runs on stdout', false)
     .action(async (opts: { stateDir: string; json: boolean }) => {
@@ -82,7 +84,15 @@ export function addRunsCommand(program: Command): void {
         process.stdout.write(`no runs in ${opts.stateDir}\n`);
         return;
       }
-      const rows = list.map((r: StoredRun) => [r.runId, r.createdAt?.slice(0, 19).replace('T', ' ') ?? '-', r.status, r.outcome ?? '-', String(r.chunks ?? '-'), size(r.bytes), (r.question ?? '').slice(0, 60)]);
+      const rows = list.map((r: StoredRun) => [
+        r.runId,
+        r.createdAt?.slice(0, 19).replace('T', ' ') ?? '-',
+        r.status,
+        r.outcome ?? '-',
+        String(r.chunks ?? '-'),
+        size(r.bytes),
+        (r.question ?? '').slice(0, 60),
+      ]);
       const header = ['run id', 'created (UTC)', 'status', 'outcome', 'chunks', 'size', 'question'];
       const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
       for (const row of [header, ...rows]) process.stdout.write(`${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ')}\n`);
@@ -91,7 +101,9 @@ export function addRunsCommand(program: Command): void {
 
   runs
     .command('show')
-    .description("Print a run's result (as `ask` prints it), or what is known of it while it has none: running (its process, its latest progress), interrupted (and how to resume it), or refused before any model call (quota, cost limit, empty corpus: why and what to change).")
+    .description(
+      "Print a run's result (as `ask` prints it), or what is known of it while it has none: running (its process, its latest progress), interrupted (and how to resume it), or refused before any model call (quota, cost limit, empty corpus: why and what to change).",
+    )
     .argument('<runId>', 'the run id (see `extagents runs ls`)')
     .option(...stateDirOption)
     .option('--json', 'the result (or the run description) as JSON', false)
@@ -107,9 +119,13 @@ export function addRunsCommand(program: Command): void {
 
   runs
     .command('rm')
-    .description("Delete runs: their files, the corpus copy an ask made for them, and their table items. Corpora under other ids and the chunk cache stay.")
+    .description('Delete runs: their files, the corpus copy an ask made for them, and their table items. Corpora under other ids and the chunk cache stay.')
     .argument('[runIds...]', 'the run ids to delete')
-    .option('--older-than <days>', 'delete every run created more than this many days ago (0-36500; 0 = every run)', numberFlag('--older-than', { min: 0, max: 36_500 }))
+    .option(
+      '--older-than <days>',
+      'delete every run created more than this many days ago (0-36500; 0 = every run)',
+      numberFlag('--older-than', { min: 0, max: 36_500 }),
+    )
     .option(...stateDirOption)
     .action(async (ids: string[], opts: { stateDir: string; olderThan?: number }) => {
       if ((ids.length === 0) === (opts.olderThan === undefined)) throw new UsageError('runs rm: give run ids or --older-than <days>, not both and not neither');
@@ -118,7 +134,9 @@ export function addRunsCommand(program: Command): void {
       if (opts.olderThan !== undefined) {
         const cutoff = new Date(Date.now() - opts.olderThan * 86_400_000).toISOString();
         // 0 days: every run, those without a record (never prepared) too.
-        targets = (await listRuns(opts.stateDir)).filter((r) => opts.olderThan === 0 || (r.createdAt !== undefined && r.createdAt < cutoff)).map((r) => r.runId);
+        targets = (await listRuns(opts.stateDir))
+          .filter((r) => opts.olderThan === 0 || (r.createdAt !== undefined && r.createdAt < cutoff))
+          .map((r) => r.runId);
       } else {
         for (const id of ids) await describeRun(opts.stateDir, id).catch(asUsage);
       }
@@ -143,6 +161,4 @@ export function addRunsCommand(program: Command): void {
       }
       process.stdout.write(`${targets.length} run(s) deleted, ${size(bytes)} freed\n`);
     });
-
 }
-

@@ -46,12 +46,18 @@ export function addServeCommand(program: Command): Command {
     .command('serve')
     .option('--port <n>', 'port (0-65535; 0 = any free port)', numberFlag('--port', { min: 0, max: 65535 }), DEFAULT_PORT)
     .addOption(new Option('--host <address>', 'listen address').choices(['127.0.0.1']).default('127.0.0.1'))
-    .option('--token <token>', 'bearer token, at least 16 printable characters (default: $EXTAGENTS_TOKEN, else a new one generated and printed at every start)')
-    .option('--state-dir <dir>', 'where the local bucket and DynamoDB data are kept (persistent)', '.extagents')
-    .addOption(
-      new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'),
+    .option(
+      '--token <token>',
+      'bearer token, at least 16 printable characters (default: $EXTAGENTS_TOKEN, else a new one generated and printed at every start)',
     )
-    .option('--max-concurrent-runs <n>', `runs executed at once (${rangeText(RUNS_AT_ONCE)}; others wait); each run's seeking agents at once are its run option concurrency`, numberFlag('--max-concurrent-runs', RUNS_AT_ONCE), DEFAULT_MAX_CONCURRENT_RUNS)
+    .option('--state-dir <dir>', 'where the local bucket and DynamoDB data are kept (persistent)', '.extagents')
+    .addOption(new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'))
+    .option(
+      '--max-concurrent-runs <n>',
+      `runs executed at once (${rangeText(RUNS_AT_ONCE)}; others wait); each run's seeking agents at once are its run option concurrency`,
+      numberFlag('--max-concurrent-runs', RUNS_AT_ONCE),
+      DEFAULT_MAX_CONCURRENT_RUNS,
+    )
     .option('--json', 'print the start-up line (url, token, model, state directory) as one JSON object on stdout', false)
     .addOption(structuredOption())
     .action(async (opts: ServeCommandOptions & { structured?: string }) => {
@@ -69,10 +75,19 @@ export function addServeCommand(program: Command): Command {
         log: (line) => process.stderr.write(`${new Date().toISOString()} ${line}\n`),
       });
       if (opts.json) {
-        const startup = { url: server.url, model: formatModelSpec(model), stateDir: opts.stateDir, maxConcurrentRuns: opts.maxConcurrentRuns, tokenGenerated: server.tokenGenerated, ...(server.tokenGenerated && { token: server.token, pageUrl: `${server.url}/#token=${encodeURIComponent(server.token)}` }) };
+        const startup = {
+          url: server.url,
+          model: formatModelSpec(model),
+          stateDir: opts.stateDir,
+          maxConcurrentRuns: opts.maxConcurrentRuns,
+          tokenGenerated: server.tokenGenerated,
+          ...(server.tokenGenerated && { token: server.token, pageUrl: `${server.url}/#token=${encodeURIComponent(server.token)}` }),
+        };
         process.stdout.write(`${JSON.stringify(startup)}\n`);
       } else {
-        process.stdout.write(`extagents serve: ${server.url} (model ${formatModelSpec(model)}, state ${opts.stateDir}, at most ${opts.maxConcurrentRuns} run(s) at once)\n`);
+        process.stdout.write(
+          `extagents serve: ${server.url} (model ${formatModelSpec(model)}, state ${opts.stateDir}, at most ${opts.maxConcurrentRuns} run(s) at once)\n`,
+        );
         if (server.tokenGenerated) process.stdout.write(`token: ${server.token}   (new at every start; keep one with --token or EXTAGENTS_TOKEN)\n`);
         // The token rides in the fragment, which the browser never sends: the page keeps it for the tab and drops it from the address bar.
         const page = server.tokenGenerated ? `${server.url}/#token=${encodeURIComponent(server.token)}` : `${server.url}/#token=<token>`;

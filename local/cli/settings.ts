@@ -167,7 +167,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env, cwd: string =
     } catch (error) {
       throw new UsageError(`${file}: not JSON (${(error as Error).message})`, { cause: error });
     }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError(`${file}: must be a JSON object of option names and values`);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new UsageError(`${file}: must be a JSON object of option names and values`);
     for (const [key, raw] of Object.entries(parsed)) {
       if (!isSetting(key)) throw new UsageError(`${file}: unknown option "${key}" (options a file may set: ${Object.keys(SETTINGS).join(', ')})`);
       if (!['string', 'number', 'boolean'].includes(typeof raw)) throw new UsageError(`${file}: "${key}" must be a string, number or boolean`);

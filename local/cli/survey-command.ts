@@ -7,7 +7,19 @@ import { type Command, Option } from 'commander';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import { SurveyOptionsSchema, type SurveyOptionsInput } from '../../shared/survey/options';
-import { applyStructured, checkLocalModelFiles, CORPUS_OPTION_HELP, handleInterrupts, makeDirectories, MODEL_OPTION_HELP, parseModelFlag, resolveCorpusFlag, structuredOption, UsageError, writableStateDir } from './common';
+import {
+  applyStructured,
+  checkLocalModelFiles,
+  CORPUS_OPTION_HELP,
+  handleInterrupts,
+  makeDirectories,
+  MODEL_OPTION_HELP,
+  parseModelFlag,
+  resolveCorpusFlag,
+  structuredOption,
+  UsageError,
+  writableStateDir,
+} from './common';
 import { MAX_LLAMA_SEQUENCES, startLocalStack } from '../engine/stack';
 import { runLocalSchedule, runLocalSurvey, type LocalSurveyProgress } from '../engine/survey';
 import { schemaFlag, schemaHelp } from './cli-numbers';
@@ -80,14 +92,50 @@ export function addSurveyCommand(program: Command): Command {
     .option('--out-dir <dir>', 'output directory of --schedule', '.')
     .option('--state-dir <dir>', 'local bucket of the survey executions (corpora/<survey id>/, runs/<survey id>/, surveys/)', '.extagents')
     .addOption(new Option('-m, --model <spec>', `${MODEL_OPTION_HELP}; the extractive reader writes an extractive survey`).default('extractive'))
-    .option('--target-words <n>', schemaHelp('target length in words', SurveyOptionsSchema, 'targetWords', { showDefault: true }), schemaFlag('--target-words', SurveyOptionsSchema, 'targetWords'))
-    .option('--max-sections <n>', schemaHelp('at most this many sections', SurveyOptionsSchema, 'maxSections', { showDefault: true }), schemaFlag('--max-sections', SurveyOptionsSchema, 'maxSections'))
-    .option('--chunk-tokens <n>', schemaHelp('maximum tokens per chunk', SurveyOptionsSchema, 'chunkTokens', { showDefault: true }), schemaFlag('--chunk-tokens', SurveyOptionsSchema, 'chunkTokens'))
-    .option('--rounds <n>', schemaHelp('1 = no synchronized seeking round for thin sections', SurveyOptionsSchema, 'rounds', { showDefault: true }), schemaFlag('--rounds', SurveyOptionsSchema, 'rounds'))
-    .option('--concurrency <n>', schemaHelp('seeking agents at once (the run option concurrency, as ask --concurrency)', SurveyOptionsSchema, 'concurrency', { showDefault: true }), schemaFlag('--concurrency', SurveyOptionsSchema, 'concurrency'))
-    .option('--quota-rpm <n>', schemaHelp("the seeking model's quota of requests per minute, as ask --quota-rpm: --concurrency becomes the cap and the quota sets the seeking Maps' MaxConcurrency below it", SurveyOptionsSchema, 'quotaRequestsPerMinute'), schemaFlag('--quota-rpm', SurveyOptionsSchema, 'quotaRequestsPerMinute'))
-    .option('--quota-tpm <n>', schemaHelp("the seeking model's quota of tokens per minute, input + output, as ask --quota-tpm", SurveyOptionsSchema, 'quotaTokensPerMinute'), schemaFlag('--quota-tpm', SurveyOptionsSchema, 'quotaTokensPerMinute'))
-    .option('--seek-latency <seconds>', schemaHelp("expected seconds per seek for the quota's concurrency, as ask --seek-latency", SurveyOptionsSchema, 'seekLatencySeconds'), schemaFlag('--seek-latency', SurveyOptionsSchema, 'seekLatencySeconds'))
+    .option(
+      '--target-words <n>',
+      schemaHelp('target length in words', SurveyOptionsSchema, 'targetWords', { showDefault: true }),
+      schemaFlag('--target-words', SurveyOptionsSchema, 'targetWords'),
+    )
+    .option(
+      '--max-sections <n>',
+      schemaHelp('at most this many sections', SurveyOptionsSchema, 'maxSections', { showDefault: true }),
+      schemaFlag('--max-sections', SurveyOptionsSchema, 'maxSections'),
+    )
+    .option(
+      '--chunk-tokens <n>',
+      schemaHelp('maximum tokens per chunk', SurveyOptionsSchema, 'chunkTokens', { showDefault: true }),
+      schemaFlag('--chunk-tokens', SurveyOptionsSchema, 'chunkTokens'),
+    )
+    .option(
+      '--rounds <n>',
+      schemaHelp('1 = no synchronized seeking round for thin sections', SurveyOptionsSchema, 'rounds', { showDefault: true }),
+      schemaFlag('--rounds', SurveyOptionsSchema, 'rounds'),
+    )
+    .option(
+      '--concurrency <n>',
+      schemaHelp('seeking agents at once (the run option concurrency, as ask --concurrency)', SurveyOptionsSchema, 'concurrency', { showDefault: true }),
+      schemaFlag('--concurrency', SurveyOptionsSchema, 'concurrency'),
+    )
+    .option(
+      '--quota-rpm <n>',
+      schemaHelp(
+        "the seeking model's quota of requests per minute, as ask --quota-rpm: --concurrency becomes the cap and the quota sets the seeking Maps' MaxConcurrency below it",
+        SurveyOptionsSchema,
+        'quotaRequestsPerMinute',
+      ),
+      schemaFlag('--quota-rpm', SurveyOptionsSchema, 'quotaRequestsPerMinute'),
+    )
+    .option(
+      '--quota-tpm <n>',
+      schemaHelp("the seeking model's quota of tokens per minute, input + output, as ask --quota-tpm", SurveyOptionsSchema, 'quotaTokensPerMinute'),
+      schemaFlag('--quota-tpm', SurveyOptionsSchema, 'quotaTokensPerMinute'),
+    )
+    .option(
+      '--seek-latency <seconds>',
+      schemaHelp("expected seconds per seek for the quota's concurrency, as ask --seek-latency", SurveyOptionsSchema, 'seekLatencySeconds'),
+      schemaFlag('--seek-latency', SurveyOptionsSchema, 'seekLatencySeconds'),
+    )
     .option('--no-progress', 'no progress lines on stderr')
     .option('--json', 'print the survey (paths, execution, metadata) or the schedule index as one JSON object on stdout (no progress on stderr)', false)
     .addOption(structuredOption());
@@ -98,7 +146,10 @@ export function addSurveyCommand(program: Command): Command {
     applyStructured(opts.structured);
     writableStateDir(opts.stateDir);
     // The output's folder is made (or refused) now, not after the survey ran.
-    writableOutputDir(path.dirname(path.resolve(opts.schedule !== undefined ? path.join(opts.outDir, 'x') : opts.output)), opts.schedule !== undefined ? '--out-dir' : '--output');
+    writableOutputDir(
+      path.dirname(path.resolve(opts.schedule !== undefined ? path.join(opts.outDir, 'x') : opts.output)),
+      opts.schedule !== undefined ? '--out-dir' : '--output',
+    );
     const model = parseModelFlag(opts.model);
     await checkLocalModelFiles(model, { sequences: Math.min(opts.concurrency ?? 2, MAX_LLAMA_SEQUENCES) });
     // The corpus by the rule of every command (a corpus id of --state-dir too), before the stack starts.
@@ -121,9 +172,14 @@ export function addSurveyCommand(program: Command): Command {
           onSurvey: (i, total, topic) => progress.line(`survey ${i}/${total}: ${topic}`),
         });
         if (opts.json) process.stdout.write(`${JSON.stringify({ index, indexPath })}\n`);
-        else for (const e of index.surveys) {
-          process.stdout.write(e.status === 'succeeded' ? `ok      ${e.topic}: ${e.markdown} (${e.words} words, ${e.citations} citations)\n` : `FAILED  ${e.topic}: ${e.error?.name}: ${e.error?.message}\n`);
-        }
+        else
+          for (const e of index.surveys) {
+            process.stdout.write(
+              e.status === 'succeeded'
+                ? `ok      ${e.topic}: ${e.markdown} (${e.words} words, ${e.citations} citations)\n`
+                : `FAILED  ${e.topic}: ${e.error?.name}: ${e.error?.message}\n`,
+            );
+          }
         if (!opts.json) process.stdout.write(`index: ${indexPath}\n`);
         if (index.surveys.some((e) => e.status === 'failed')) process.exitCode = 1;
         return;
@@ -139,7 +195,12 @@ export function addSurveyCommand(program: Command): Command {
         ...(opts.seekLatency !== undefined && { seekLatencySeconds: opts.seekLatency }),
       };
       progress.line(`survey: ${opts.topic}`);
-      const { markdownPath, metadataPath, metadata: m, execution } = await runLocalSurvey({ corpus: files ?? [], topic: opts.topic ?? '', options, output: opts.output, onProgress }, stack);
+      const {
+        markdownPath,
+        metadataPath,
+        metadata: m,
+        execution,
+      } = await runLocalSurvey({ corpus: files ?? [], topic: opts.topic ?? '', options, output: opts.output, onProgress }, stack);
       if (opts.json) {
         process.stdout.write(`${JSON.stringify({ markdownPath, metadataPath, execution, metadata: m })}\n`);
         return;

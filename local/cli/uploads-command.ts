@@ -14,7 +14,18 @@ import path from 'node:path';
 import { ExtAgentsError, InvalidInputError } from '../../shared/errors';
 import { corpusPrefix, parseCorpusId } from '../../shared/corpus';
 import { jobNameOfKey, jobSummaryKey } from '../../shared/pipeline/jobs';
-import { applyStructured, checkLocalModelFiles, CORPUS_OPTION_HELP, handleInterrupts, MODEL_OPTION_HELP, parseModelFlag, resolveCorpusFlag, structuredOption, UsageError, writableStateDir } from './common';
+import {
+  applyStructured,
+  checkLocalModelFiles,
+  CORPUS_OPTION_HELP,
+  handleInterrupts,
+  MODEL_OPTION_HELP,
+  parseModelFlag,
+  resolveCorpusFlag,
+  structuredOption,
+  UsageError,
+  writableStateDir,
+} from './common';
 import { FsBlobStore } from '../engine/fs-blob-store';
 import { MAX_LLAMA_SEQUENCES, startLocalStack } from '../engine/stack';
 import { RUNS_AT_ONCE } from '../engine/defaults';
@@ -22,7 +33,6 @@ import { ingestLocalCorpus, planLocalJob, runJob, submitJobFile } from '../engin
 import { RunOptionsSchema } from '../../shared/config';
 import { numberFlag, rangeText, schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
 import { Progress, type ProgressTask } from './progress';
-
 
 /** Run `check`; an InvalidInputError / ConfigurationError becomes a UsageError (exit status 2) prefixed with `what`. */
 async function asUsage<T>(what: string, check: () => T | Promise<T>): Promise<T> {
@@ -68,7 +78,12 @@ export function addUploadCommands(program: Command): Command {
     .command('ingest')
     .requiredOption('--id <corpusId>', 'corpus id (A-Z a-z 0-9 . _ -)')
     .requiredOption('-c, --corpus <paths...>', CORPUS_OPTION_HELP)
-    .option('--chunk-tokens <n>', schemaHelp('maximum tokens per cached chunk (L)', RunOptionsSchema, 'chunkTokens'), schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'), schemaDefault(RunOptionsSchema, 'chunkTokens'))
+    .option(
+      '--chunk-tokens <n>',
+      schemaHelp('maximum tokens per cached chunk (L)', RunOptionsSchema, 'chunkTokens'),
+      schemaFlag('--chunk-tokens', RunOptionsSchema, 'chunkTokens'),
+      schemaDefault(RunOptionsSchema, 'chunkTokens'),
+    )
     .option('--state-dir <dir>', 'where the local bucket is kept', '.extagents')
     .option('--json', 'print the ingestion summary as JSON', false)
     .action(async (opts: IngestCommandOptions) => {
@@ -114,9 +129,7 @@ export function addUploadCommands(program: Command): Command {
       numberFlag('--concurrency', RUNS_AT_ONCE),
       4,
     )
-    .addOption(
-      new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'),
-    )
+    .addOption(new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'))
     .option('--state-dir <dir>', 'where the local bucket is kept', '.extagents')
     .option('--json', 'print the job summary as JSON', false)
     .option('--no-progress', 'no progress on stderr (the questions done, the latest named)')

@@ -221,11 +221,7 @@ export function localLambdaArn(logicalId: string, options: LocalResolveOptions =
  *   supported (`Fn::Join`, `Fn::Sub`, `Fn::Select`, `Ref`, `Fn::GetAtt` are), or when the resolved
  *   definition is not valid JSON.
  */
-export function resolveStateMachineDefinition(
-  template: object,
-  logicalIdOfStateMachine?: string,
-  options: LocalResolveOptions = {},
-): ResolvedStateMachine {
+export function resolveStateMachineDefinition(template: object, logicalIdOfStateMachine?: string, options: LocalResolveOptions = {}): ResolvedStateMachine {
   const cfn = template as CfnTemplate;
   const resources = cfn.Resources ?? {};
   const machines = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::StepFunctions::StateMachine');

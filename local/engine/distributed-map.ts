@@ -287,9 +287,7 @@ async function readItems(state: DistributedMapState, input: JsonValue, blobStore
     }
     items = parseItems(text, key, reader.ReaderConfig?.InputType ?? 'JSON');
     const maxItems =
-      reader.ReaderConfig?.MaxItemsPath !== undefined
-        ? await evaluatePath(reader.ReaderConfig.MaxItemsPath, input)
-        : reader.ReaderConfig?.MaxItems;
+      reader.ReaderConfig?.MaxItemsPath !== undefined ? await evaluatePath(reader.ReaderConfig.MaxItemsPath, input) : reader.ReaderConfig?.MaxItems;
     if (maxItems !== undefined && maxItems !== null) {
       if (typeof maxItems !== 'number' || !Number.isInteger(maxItems) || maxItems < 0) {
         throw new StatesError('States.Runtime', `ReaderConfig MaxItems must be a non-negative integer (got ${JSON.stringify(maxItems)})`);

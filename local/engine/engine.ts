@@ -52,12 +52,7 @@ import {
   type ParallelState,
 } from './definition';
 import { runParallel } from './parallel';
-import {
-  itemProcessorDefinition,
-  runDistributedMap,
-  unsupportedDistributedMapFeatures,
-  type MapRunStartedEvent,
-} from './distributed-map';
+import { itemProcessorDefinition, runDistributedMap, unsupportedDistributedMapFeatures, type MapRunStartedEvent } from './distributed-map';
 
 /** Task overrides of aws-local-stepfunctions, by state name (its types, derived: they are not exported). */
 type TaskHandlers = NonNullable<NonNullable<RunOptions['overrides']>['taskResourceLocalHandlers']>;
@@ -203,7 +198,8 @@ export function prepareLocalExecution(options: LocalEngineOptions): PreparedExec
 
   const machines: Array<[string, AslDefinition]> = [['the state machine', definition]];
   for (const [name, map] of Object.entries(distributedMaps)) machines.push([`Distributed Map '${name}'`, map.ItemProcessor]);
-  for (const [name, parallel] of Object.entries(parallels)) parallel.Branches.forEach((branch, i) => machines.push([`branch ${i + 1} of Parallel '${name}'`, branch]));
+  for (const [name, parallel] of Object.entries(parallels))
+    parallel.Branches.forEach((branch, i) => machines.push([`branch ${i + 1} of Parallel '${name}'`, branch]));
 
   if (options.definition.QueryLanguage === 'JSONata') problems.push('The definition uses JSONata; the local engine runs JSONPath only');
   for (const [name, map] of Object.entries(distributedMaps)) problems.push(...unsupportedDistributedMapFeatures(name, map));
@@ -219,7 +215,8 @@ export function prepareLocalExecution(options: LocalEngineOptions): PreparedExec
       else if (state.TimeoutSeconds !== undefined) state.TimeoutSeconds = clampSeconds(state.TimeoutSeconds);
     }
   }
-  if (options.retryTimeScale !== undefined && !(options.retryTimeScale > 0 && Number.isFinite(options.retryTimeScale))) problems.push(`retryTimeScale must be a positive number, got ${options.retryTimeScale}`);
+  if (options.retryTimeScale !== undefined && !(options.retryTimeScale > 0 && Number.isFinite(options.retryTimeScale)))
+    problems.push(`retryTimeScale must be a positive number, got ${options.retryTimeScale}`);
   if (options.libraryValidated !== true) problems.push(...libraryRejectionsOfLocalized(definition, distributedMaps, parallels));
   if (problems.length > 0) throw new ConfigurationError(`The definition cannot run locally:\n- ${problems.join('\n- ')}`);
   // After the library's validation, which takes only whole seconds.
@@ -306,8 +303,7 @@ function routeOf(
   if (key === undefined) {
     const known = Object.keys(handlers);
     problems.push(
-      `Task '${name}' invokes ${functionArn} but no local handler is registered for it ` +
-        `(registered: ${known.length ? known.join(', ') : 'none'})`,
+      `Task '${name}' invokes ${functionArn} but no local handler is registered for it ` + `(registered: ${known.length ? known.join(', ') : 'none'})`,
     );
     return undefined;
   }

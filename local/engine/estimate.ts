@@ -21,14 +21,25 @@ import type { CorpusFile } from './corpus';
  *   `forecastRun`: modeled, with Bedrock-class latencies; a local `llama:` model is slower).
  * @throws InvalidRunOptionsError for invalid options; EmptyCorpusError when no file has usable text.
  */
-export async function estimateLocal(request: { files: CorpusFile[]; question: string; options?: RunOptionsInput; model: ModelSpec }): Promise<{ estimate: PricedEstimate; corpus: { chunks: number; tokens: number; rounds: number }; concurrency: SeekingPlan & { refusal?: string }; time: TimeForecast }> {
+export async function estimateLocal(request: { files: CorpusFile[]; question: string; options?: RunOptionsInput; model: ModelSpec }): Promise<{
+  estimate: PricedEstimate;
+  corpus: { chunks: number; tokens: number; rounds: number };
+  concurrency: SeekingPlan & { refusal?: string };
+  time: TimeForecast;
+}> {
   const options = parseRunOptions(request.options);
   const objects = await Promise.all(request.files.map(async (f) => ({ id: f.id, bytes: new Uint8Array(await fs.readFile(f.path)) })));
   const corpus = await decodeAndChunk(objects, options.chunkTokens, false);
-  if (corpus.chunks.length === 0) throw new EmptyCorpusError(`No usable text in the ${request.files.length} corpus file(s): ${corpus.skipped.map((s) => `${s.documentId} (${s.reason})`).join('; ')}`);
+  if (corpus.chunks.length === 0)
+    throw new EmptyCorpusError(
+      `No usable text in the ${request.files.length} corpus file(s): ${corpus.skipped.map((s) => `${s.documentId} (${s.reason})`).join('; ')}`,
+    );
   const tokens = corpus.chunks.reduce((sum, c) => sum + c.tokens, 0);
   const pricing = modelPricing(request.model);
-  const estimate = priceEstimate(estimateRun({ chunks: corpus.chunks.length, chunkTokensTotal: tokens, question: request.question, options }, pricing), pricing);
+  const estimate = priceEstimate(
+    estimateRun({ chunks: corpus.chunks.length, chunkTokensTotal: tokens, question: request.question, options }, pricing),
+    pricing,
+  );
   const plan = planRunConcurrency(estimate, options);
   const check = checkQuota(plan);
   return {

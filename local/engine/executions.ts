@@ -276,7 +276,10 @@ export class LocalExecutions implements RunLauncher, ExecutionControl {
     }
     const description = await this.describe(name);
     if (description?.status === 'RUNNING') {
-      throw new RunNotCancellableError(`Run ${name} is run by another process (${entry ? 'in the foreground' : 'a job or another command'}); stop that process to stop it`, 'RUNNING');
+      throw new RunNotCancellableError(
+        `Run ${name} is run by another process (${entry ? 'in the foreground' : 'a job or another command'}); stop that process to stop it`,
+        'RUNNING',
+      );
     }
     return description;
   }

@@ -159,7 +159,8 @@ function checkKeyShape(key: string, what: 'key' | 'prefix'): void {
     if (segment === '.' || segment === '') invalid('empty or "." segment');
     // NAME_MAX of Linux file systems: each segment is a file or directory name of the local bucket.
     const bytes = Buffer.byteLength(segment, 'utf8');
-    if (bytes > MAX_SEGMENT_BYTES) invalid(`a path segment of ${bytes} bytes; the local bucket (a directory) holds names of at most ${MAX_SEGMENT_BYTES} bytes (UTF-8)`);
+    if (bytes > MAX_SEGMENT_BYTES)
+      invalid(`a path segment of ${bytes} bytes; the local bucket (a directory) holds names of at most ${MAX_SEGMENT_BYTES} bytes (UTF-8)`);
   }
 }
 

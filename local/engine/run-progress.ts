@@ -29,7 +29,6 @@ import {
 import { STATE_NAMES } from '../../shared/pipeline/state-names';
 import type { ExecutionCallbacks } from './stack';
 
-
 /** Options of {@link RunProgressTracker}. */
 export interface RunProgressTrackerOptions {
   runId: string;
@@ -69,7 +68,15 @@ export class RunProgressTracker {
 
   constructor(private readonly options: RunProgressTrackerOptions) {
     this.now = options.now ?? Date.now;
-    this.status = { type: 'status', runId: options.runId, status: 'RUNNING', phase: 'preparing', question: options.question.trim(), chunks: null, tokens: null };
+    this.status = {
+      type: 'status',
+      runId: options.runId,
+      status: 'RUNNING',
+      phase: 'preparing',
+      question: options.question.trim(),
+      chunks: null,
+      tokens: null,
+    };
   }
 
   /** The engine's callbacks of the execution (local/engine/stack.ts `execute`). */
@@ -97,7 +104,16 @@ export class RunProgressTracker {
       const round = typeof inputRound === 'number' ? inputRound : Math.max(0, ...this.rounds.keys()) + 1;
       const speculative = event.stateName === STATE_NAMES.SpeculativeSeekChunks;
       this.mapRounds.set(event.stateName, round);
-      const seek: RunSeekEvent = { type: 'seek', round, done: 0, failed: 0, total: event.totalItems, messages: 0, etaMs: event.totalItems === 0 ? 0 : null, ...(speculative && { speculative }) };
+      const seek: RunSeekEvent = {
+        type: 'seek',
+        round,
+        done: 0,
+        failed: 0,
+        total: event.totalItems,
+        messages: 0,
+        etaMs: event.totalItems === 0 ? 0 : null,
+        ...(speculative && { speculative }),
+      };
       this.rounds.set(round, { event: seek, startedAt: this.now(), skipped: 0 });
       // A speculative round is sought beside round r's KAR steps, which stay what the run is doing.
       if (!speculative) this.setStatus({ phase: 'seeking', round });
@@ -114,12 +130,15 @@ export class RunProgressTracker {
       this.push(seek);
       // Chunks sought before this execution (a resumed run) found messages this one did not see: the
       // round's count is read once it is done.
-      if (seek.done === seek.total) this.later(async () => {
-        const messages = (await this.options.store.poolSize(this.options.runId, seek.round)) - (seek.round > 1 ? await this.options.store.poolSize(this.options.runId, seek.round - 1) : 0);
-        if (messages === seek.messages) return undefined;
-        seek.messages = messages;
-        return { ...seek };
-      });
+      if (seek.done === seek.total)
+        this.later(async () => {
+          const messages =
+            (await this.options.store.poolSize(this.options.runId, seek.round)) -
+            (seek.round > 1 ? await this.options.store.poolSize(this.options.runId, seek.round - 1) : 0);
+          if (messages === seek.messages) return undefined;
+          seek.messages = messages;
+          return { ...seek };
+        });
     },
   };
 

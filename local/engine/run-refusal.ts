@@ -28,7 +28,14 @@ export interface RunRefusal {
  * not import: it loads the CDK). The names are the workflow's contract, so they do not drift apart silently:
  * test/unit/run-refusal.test.ts compares the two lists.
  */
-export const PREPARE_REFUSALS: readonly string[] = ['EmptyCorpusError', 'ConfigurationError', 'InvalidInputError', 'InvalidRunOptionsError', 'CostLimitExceededError', 'QuotaExceededError'];
+export const PREPARE_REFUSALS: readonly string[] = [
+  'EmptyCorpusError',
+  'ConfigurationError',
+  'InvalidInputError',
+  'InvalidRunOptionsError',
+  'CostLimitExceededError',
+  'QuotaExceededError',
+];
 
 /** Keep why Prepare refused the run, when `error` is one of its refusals. @returns whether it was one. */
 export async function recordRefusal(blobs: BlobStore, runId: string, error: unknown): Promise<boolean> {

@@ -170,9 +170,16 @@ async function execute(
   await stack.blobs.put(runCorpusKey(runId), JSON.stringify({ prefix }), 'application/json');
   await clearRefusal(request.stateDir, runId);
   if (previous === undefined) {
-    report({ type: 'info', runId, message: `run ${runId}: ${request.files.length} corpus file(s), model ${formatModelSpec(toModelSpec(request.modelSpec ?? 'extractive'))}` });
+    report({
+      type: 'info',
+      runId,
+      message: `run ${runId}: ${request.files.length} corpus file(s), model ${formatModelSpec(toModelSpec(request.modelSpec ?? 'extractive'))}`,
+    });
   } else {
-    const later = previous.sought.slice(1).map((n, i) => `, ${n} in round ${i + 2}`).join('');
+    const later = previous.sought
+      .slice(1)
+      .map((n, i) => `, ${n} in round ${i + 2}`)
+      .join('');
     report({
       type: 'info',
       runId,
@@ -193,11 +200,17 @@ async function execute(
   });
   let output: FinalizeOutput;
   try {
-    output = (await stack.execute({ runId, question: request.question, corpus: { prefix }, options: request.options ?? {} }, { signal: request.signal, ...tracker.callbacks })) as FinalizeOutput;
+    output = (await stack.execute(
+      { runId, question: request.question, corpus: { prefix }, options: request.options ?? {} },
+      { signal: request.signal, ...tracker.callbacks },
+    )) as FinalizeOutput;
   } catch (error) {
     const failed = error instanceof Error ? error : new Error(String(error));
     const aborted = failed instanceof ExecutionFailedError && failed.error === 'ExecutionAborted';
-    tracker.end({ status: aborted ? 'ABORTED' : 'FAILED', error: { name: failed instanceof ExecutionFailedError ? failed.error : failed.name, message: failed.message } });
+    tracker.end({
+      status: aborted ? 'ABORTED' : 'FAILED',
+      error: { name: failed instanceof ExecutionFailedError ? failed.error : failed.name, message: failed.message },
+    });
     await tracker.flush();
     throw error;
   }
@@ -239,7 +252,8 @@ async function placeCorpus(blobs: BlobStore, files: CorpusFile[], contentHash: s
     const ingestion = JSON.parse(await blobs.getText(key)) as CorpusIngestion;
     if (ingestion.contentHash !== contentHash) continue;
     const { exact } = await holdsExactly(ingestion.prefix);
-    if (exact && (await hashCorpusObjects(blobs, files.map((f) => ingestion.prefix + f.id).sort(compareKeys), ingestion.prefix)) === contentHash) return ingestion.prefix;
+    if (exact && (await hashCorpusObjects(blobs, files.map((f) => ingestion.prefix + f.id).sort(compareKeys), ingestion.prefix)) === contentHash)
+      return ingestion.prefix;
   }
   const prefix = corpusPrefix(`${LOCAL_CORPUS_ID_PREFIX}${contentHash}`);
   const { present } = await holdsExactly(prefix);
@@ -286,7 +300,9 @@ async function previousRun(
   const sameCorpus =
     record.chunkCache !== undefined
       ? record.chunkCache.key === chunkCacheKey(contentHash, options.chunkTokens)
-      : request.files.length === storedIds.size && request.files.every((f) => storedIds.has(f.id)) && (await sameBytes(stack.blobs, legacyPrefix, request.files));
+      : request.files.length === storedIds.size &&
+        request.files.every((f) => storedIds.has(f.id)) &&
+        (await sameBytes(stack.blobs, legacyPrefix, request.files));
   if (!sameCorpus) refuse('another corpus (files added, removed or changed)');
   const sought: number[] = [];
   for (let round = 1; round <= record.options.rounds; round++) sought.push((await stack.store.soughtChunks(runId, round)).length);
@@ -311,4 +327,3 @@ function canonical(value: unknown): string {
       : v,
   );
 }
-

@@ -96,7 +96,8 @@ export async function describeRun(stateDir: string, runId: string): Promise<Stor
   const blobs = bucketOf(stateDir);
   const files = [...(await blobs.list(runPrefix(runId))), ...(await blobs.list(corpusPrefix(runId)))];
   const execution = await new LocalExecutions({ blobs }).describe(runId);
-  if (files.length === 0 && execution === undefined) throw new NotFoundError(`No run ${JSON.stringify(runId)} in ${path.resolve(stateDir)} (see 'extagents runs ls')`);
+  if (files.length === 0 && execution === undefined)
+    throw new NotFoundError(`No run ${JSON.stringify(runId)} in ${path.resolve(stateDir)} (see 'extagents runs ls')`);
   const record = await readJson<RunRecord>(blobs, runRecordKey(runId));
   const result = await readJson<RunResult>(blobs, resultKey(runId));
   const live = result === undefined ? await runLiveness(blobs, runId) : undefined;
@@ -137,7 +138,8 @@ export async function removeRun(stateDir: string, runId: string, deleteItems?: (
   const { bytes } = await describeRun(stateDir, runId);
   const items = deleteItems ? await deleteItems(runId) : 0;
   const root = bucketOf(stateDir).root;
-  for (const prefix of [runPrefix(runId), corpusPrefix(runId) /* the corpus copy an `ask` of an earlier version made for its run, deleted with it */]) await rm(path.join(root, ...prefix.split('/').filter(Boolean)), { recursive: true, force: true });
+  for (const prefix of [runPrefix(runId), corpusPrefix(runId) /* the corpus copy an `ask` of an earlier version made for its run, deleted with it */])
+    await rm(path.join(root, ...prefix.split('/').filter(Boolean)), { recursive: true, force: true });
   await rm(path.join(root, ...executionRecordKey(runId).split('/')), { force: true });
   return { bytes: bytes + (await removeUnreadLocalCorpora(stateDir)), items };
 }

@@ -368,7 +368,6 @@ export function chunkFitProblem(chunkTokens: number, contextTokens: number, sett
   );
 }
 
-
 /**
  * Fail before the execution when the run's chunks cannot fit the model's context (`chunkFitProblem`).
  * @throws ConfigurationError naming the chunk size, the context size and the largest chunk size that fits.
@@ -403,7 +402,8 @@ async function seekingFailureOf(input: unknown, blobs: BlobStore, store: Message
     for (let round = record.options.rounds; round >= 1; round--) {
       const sought = new Set(await store.soughtChunks(runId, round));
       const failures = (await store.seekFailures(runId, round)).filter((f) => !sought.has(f.chunk));
-      if (failures.length > 0) return seekingFailureError(failures, { round, chunks: record.chunks, toleratedPercentage: record.options.toleratedFailurePercentage });
+      if (failures.length > 0)
+        return seekingFailureError(failures, { round, chunks: record.chunks, toleratedPercentage: record.options.toleratedFailurePercentage });
     }
     return undefined;
   } catch {
@@ -442,7 +442,11 @@ export function storageErrorOf(error: unknown): StorageError | undefined {
     }
     if (code === 'LEVEL_IO_ERROR') {
       // LevelDB (dynalite's store) failing to read or write its files: "IO error: <path>: <reason>".
-      const advice = /no space left/i.test(current.message) ? STORAGE_ADVICE.ENOSPC : /permission denied/i.test(current.message) ? STORAGE_ADVICE.EACCES : 'local storage failed';
+      const advice = /no space left/i.test(current.message)
+        ? STORAGE_ADVICE.ENOSPC
+        : /permission denied/i.test(current.message)
+          ? STORAGE_ADVICE.EACCES
+          : 'local storage failed';
       return new StorageError(`${current.message.split('\n')[0]} (the state directory's DynamoDB data): ${advice}`, { cause: current });
     }
     if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) && typeof syscall === 'string') {

@@ -140,10 +140,20 @@ function surveyCallbacks(onProgress: ((progress: LocalSurveyProgress) => void) |
           const before = (event as { state: SurveyState }).state;
           const after = result as SurveyState;
           sections = after.sections;
-          onProgress({ phase: 'outline', done: after.seq, total: after.seq, detail: `k=${before.k} (pool of ${after.poolSize}): ${after.outlineKey === null ? 'not yet covered' : `outline of ${after.sections} sections`}` });
+          onProgress({
+            phase: 'outline',
+            done: after.seq,
+            total: after.seq,
+            detail: `k=${before.k} (pool of ${after.poolSize}): ${after.outlineKey === null ? 'not yet covered' : `outline of ${after.sections} sections`}`,
+          });
         } else if (step === 'sectionEvidence') {
           const r = result as { section: number; relevant?: number; synchronized?: boolean };
-          onProgress({ phase: 'section', done: ++evidence, total: sections, detail: `section ${r.section + 1}: ${r.relevant ?? 0} relevant messages${r.synchronized ? ', synchronized round' : ''}` });
+          onProgress({
+            phase: 'section',
+            done: ++evidence,
+            total: sections,
+            detail: `section ${r.section + 1}: ${r.relevant ?? 0} relevant messages${r.synchronized ? ', synchronized round' : ''}`,
+          });
         } else if (step === 'writeSection') {
           const r = result as { section: number; words?: number };
           onProgress({ phase: 'write', done: ++written, total: sections, detail: `section ${r.section + 1}: ${r.words ?? 0} words` });
@@ -233,7 +243,14 @@ export async function runLocalSchedule(
         },
         stack,
       );
-      entries.push({ topic: entry.topic, status: 'succeeded', markdown: relative, metadata: relative.replace(/\.md$/, '.json'), words: metadata.words, citations: metadata.citations.kept });
+      entries.push({
+        topic: entry.topic,
+        status: 'succeeded',
+        markdown: relative,
+        metadata: relative.replace(/\.md$/, '.json'),
+        words: metadata.words,
+        citations: metadata.citations.kept,
+      });
     } catch (error) {
       const e = error instanceof Error ? error : new Error(String(error));
       entries.push({ topic: entry.topic, status: 'failed', error: { name: e.name, message: e.message } });

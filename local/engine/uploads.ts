@@ -71,7 +71,9 @@ export async function submitJobFile(blobs: BlobStore, file: string, name?: strin
 
 /** The ETag an upload event would give the object `key` (the MD5 of its bytes: an S3 single-part ETag). */
 async function localEtag(blobs: BlobStore, key: string): Promise<string> {
-  return createHash('md5').update(await blobs.get(key)).digest('hex');
+  return createHash('md5')
+    .update(await blobs.get(key))
+    .digest('hex');
 }
 
 /**
@@ -139,4 +141,3 @@ export async function runJob(stack: LocalStack, key: string, options: RunJobOpti
   const summary = await writeJobResults(state.jobId, { blobs, executions });
   return { jobId: state.jobId, started, alreadyStarted, summary };
 }
-

@@ -22,7 +22,15 @@ import { writeOrCheckGenerated } from './generated-file';
 /** Properties kept per resource type: what the local engine reads (definitions, tables, names). */
 const KEPT_PROPERTIES: Record<string, readonly string[]> = {
   'AWS::StepFunctions::StateMachine': ['DefinitionString', 'Definition', 'DefinitionSubstitutions'],
-  'AWS::DynamoDB::Table': ['TableName', 'KeySchema', 'AttributeDefinitions', 'GlobalSecondaryIndexes', 'LocalSecondaryIndexes', 'BillingMode', 'TimeToLiveSpecification'],
+  'AWS::DynamoDB::Table': [
+    'TableName',
+    'KeySchema',
+    'AttributeDefinitions',
+    'GlobalSecondaryIndexes',
+    'LocalSecondaryIndexes',
+    'BillingMode',
+    'TimeToLiveSpecification',
+  ],
   'AWS::S3::Bucket': ['BucketName'],
 };
 
@@ -34,11 +42,13 @@ export function buildLocalStackTemplate(): LocalStackTemplate {
   const resources: Record<string, CfnResource> = {};
   for (const [id, resource] of Object.entries(template.Resources)) {
     const kept = KEPT_PROPERTIES[resource.Type];
-    const properties = kept === undefined ? undefined : Object.fromEntries(kept.filter((k) => resource.Properties?.[k] !== undefined).map((k) => [k, resource.Properties?.[k]]));
+    const properties =
+      kept === undefined ? undefined : Object.fromEntries(kept.filter((k) => resource.Properties?.[k] !== undefined).map((k) => [k, resource.Properties?.[k]]));
     resources[id] = { Type: resource.Type, ...(properties !== undefined && Object.keys(properties).length > 0 && { Properties: properties }) };
   }
   return {
-    comment: 'Generated from the CDK app by `npx tsx local/generate/generate-stack-template.ts`; do not edit by hand. test/infra/stack-template.test.ts fails when it is out of date.',
+    comment:
+      'Generated from the CDK app by `npx tsx local/generate/generate-stack-template.ts`; do not edit by hand. test/infra/stack-template.test.ts fails when it is out of date.',
     logicalIds: {
       table: logicalId(stack.table),
       workflow: logicalId(stack.stateMachine),

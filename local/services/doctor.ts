@@ -14,12 +14,7 @@
  * https://docs.aws.amazon.com/bedrock/latest/APIReference/API_GetFoundationModelAvailability.html,
  * https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-support.html
  */
-import {
-  BedrockClient,
-  GetFoundationModelAvailabilityCommand,
-  GetFoundationModelCommand,
-  GetInferenceProfileCommand,
-} from '@aws-sdk/client-bedrock';
+import { BedrockClient, GetFoundationModelAvailabilityCommand, GetFoundationModelCommand, GetInferenceProfileCommand } from '@aws-sdk/client-bedrock';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { foundationModelIdOf, isInferenceProfileId, type ModelSpec } from '../../shared/llm/model-spec';
@@ -74,7 +69,12 @@ export async function runDoctor(spec: ModelSpec, clients: DoctorClients = defaul
   checks.push(
     region
       ? { name: 'region', status: 'ok', detail: region }
-      : { name: 'region', status: 'fail', detail: 'no AWS region found (AWS_REGION, or the profile\'s region)', fix: 'export AWS_REGION=us-east-1   (or: aws configure set region us-east-1)' },
+      : {
+          name: 'region',
+          status: 'fail',
+          detail: "no AWS region found (AWS_REGION, or the profile's region)",
+          fix: 'export AWS_REGION=us-east-1   (or: aws configure set region us-east-1)',
+        },
   );
 
   let account: string | undefined;
@@ -88,8 +88,18 @@ export async function runDoctor(spec: ModelSpec, clients: DoctorClients = defaul
     } catch (error) {
       checks.push(
         isNetworkError(error)
-          ? { name: 'credentials', status: 'fail', detail: `cannot reach AWS STS to check the credentials (${message(error)})`, fix: 'check the network, a proxy (HTTPS_PROXY) or a VPC endpoint, then run doctor again' }
-          : { name: 'credentials', status: 'fail', detail: `no working AWS credentials (${message(error)})`, fix: 'aws configure   (or: aws sso login --profile <profile>, then export AWS_PROFILE=<profile>)' },
+          ? {
+              name: 'credentials',
+              status: 'fail',
+              detail: `cannot reach AWS STS to check the credentials (${message(error)})`,
+              fix: 'check the network, a proxy (HTTPS_PROXY) or a VPC endpoint, then run doctor again',
+            }
+          : {
+              name: 'credentials',
+              status: 'fail',
+              detail: `no working AWS credentials (${message(error)})`,
+              fix: 'aws configure   (or: aws sso login --profile <profile>, then export AWS_PROFILE=<profile>)',
+            },
       );
     }
   }
@@ -104,21 +114,32 @@ export async function runDoctor(spec: ModelSpec, clients: DoctorClients = defaul
       checks.push(
         Number.isFinite(version) && version >= MIN_BOOTSTRAP_VERSION
           ? { name: 'cdk bootstrap', status: 'ok', detail: `version ${version} in ${account}/${region}` }
-          : { name: 'cdk bootstrap', status: 'fail', detail: `version ${out.Parameter?.Value ?? '?'} in ${account}/${region}; the stack needs ${MIN_BOOTSTRAP_VERSION} or later`, fix: bootstrap },
+          : {
+              name: 'cdk bootstrap',
+              status: 'fail',
+              detail: `version ${out.Parameter?.Value ?? '?'} in ${account}/${region}; the stack needs ${MIN_BOOTSTRAP_VERSION} or later`,
+              fix: bootstrap,
+            },
       );
     } catch (error) {
       const missing = (error as Error).name === 'ParameterNotFound';
       checks.push({
         name: 'cdk bootstrap',
         status: 'fail',
-        detail: missing ? `${account}/${region} is not bootstrapped (no ${BOOTSTRAP_VERSION_PARAMETER})` : `cannot read ${BOOTSTRAP_VERSION_PARAMETER} (${message(error)})`,
+        detail: missing
+          ? `${account}/${region} is not bootstrapped (no ${BOOTSTRAP_VERSION_PARAMETER})`
+          : `cannot read ${BOOTSTRAP_VERSION_PARAMETER} (${message(error)})`,
         fix: bootstrap,
       });
     }
   }
 
   if (spec.kind !== 'bedrock') {
-    checks.push({ name: 'model', status: 'skipped', detail: spec.kind === 'extractive' ? 'extractive: no model service' : `${spec.kind}: not an Amazon Bedrock model (nothing to check in AWS)` });
+    checks.push({
+      name: 'model',
+      status: 'skipped',
+      detail: spec.kind === 'extractive' ? 'extractive: no model service' : `${spec.kind}: not an Amazon Bedrock model (nothing to check in AWS)`,
+    });
     return checks;
   }
   for (const id of new Set([spec.seekerModelId, spec.reasonerModelId])) {
@@ -140,7 +161,12 @@ async function checkBedrockModel(bedrock: BedrockClient, id: string, region: str
     try {
       await bedrock.send(new GetInferenceProfileCommand({ inferenceProfileIdentifier: id }));
     } catch (error) {
-      return { name, status: 'fail', detail: `no inference profile ${id} in ${region} (${message(error)})`, fix: `aws bedrock list-inference-profiles --region ${region}   (and use one of its ids in the CDK context model)` };
+      return {
+        name,
+        status: 'fail',
+        detail: `no inference profile ${id} in ${region} (${message(error)})`,
+        fix: `aws bedrock list-inference-profiles --region ${region}   (and use one of its ids in the CDK context model)`,
+      };
     }
   } else {
     try {
@@ -148,13 +174,28 @@ async function checkBedrockModel(bedrock: BedrockClient, id: string, region: str
       // Bedrock lists INFERENCE_PROFILE (beyond the SDK's enum) for a model served only through profiles.
       const types: string[] = model.modelDetails?.inferenceTypesSupported ?? [];
       if (!types.includes('ON_DEMAND') && types.includes('INFERENCE_PROFILE')) {
-        return { name, status: 'fail', detail: `${id} is served only through a cross-region inference profile in ${region}`, fix: `use the profile id, e.g. -c model=bedrock:us.${id}` };
+        return {
+          name,
+          status: 'fail',
+          detail: `${id} is served only through a cross-region inference profile in ${region}`,
+          fix: `use the profile id, e.g. -c model=bedrock:us.${id}`,
+        };
       }
       if (!types.includes('ON_DEMAND')) {
-        return { name, status: 'fail', detail: `${id} is not served on demand in ${region} (inference types: ${types.join(', ') || 'none'})`, fix: `aws bedrock list-foundation-models --region ${region} --by-inference-type ON_DEMAND   (choose one of those)` };
+        return {
+          name,
+          status: 'fail',
+          detail: `${id} is not served on demand in ${region} (inference types: ${types.join(', ') || 'none'})`,
+          fix: `aws bedrock list-foundation-models --region ${region} --by-inference-type ON_DEMAND   (choose one of those)`,
+        };
       }
     } catch (error) {
-      return { name, status: 'fail', detail: `no foundation model ${id} in ${region} (${message(error)})`, fix: `aws bedrock list-foundation-models --region ${region}   (or choose a region that serves it)` };
+      return {
+        name,
+        status: 'fail',
+        detail: `no foundation model ${id} in ${region} (${message(error)})`,
+        fix: `aws bedrock list-foundation-models --region ${region}   (or choose a region that serves it)`,
+      };
     }
   }
   try {

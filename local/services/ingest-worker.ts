@@ -25,6 +25,10 @@ if (parentPort !== null) {
   ingestCorpus(job.corpusId, { blobs: new FsBlobStore(job.bucketDir) }).then(
     (result) => port.postMessage({ ok: true, outcome: result.outcome } satisfies IngestReply),
     (error: unknown) =>
-      port.postMessage({ ok: false, name: error instanceof Error ? error.name : 'Error', message: error instanceof Error ? error.message : String(error) } satisfies IngestReply),
+      port.postMessage({
+        ok: false,
+        name: error instanceof Error ? error.name : 'Error',
+        message: error instanceof Error ? error.message : String(error),
+      } satisfies IngestReply),
   );
 }

@@ -148,7 +148,8 @@ export class RunEventHub {
       log = { events: [], sent: new Map(), ended: false, listeners: new Set(), polling: false, dirty: false };
       this.logs.set(runId, log);
       if (this.logs.size > MAX_LOGS) {
-        const victim = [...this.logs.entries()].find(([, l]) => l.ended && l.listeners.size === 0) ?? [...this.logs.entries()].find(([, l]) => l.listeners.size === 0);
+        const victim =
+          [...this.logs.entries()].find(([, l]) => l.ended && l.listeners.size === 0) ?? [...this.logs.entries()].find(([, l]) => l.listeners.size === 0);
         if (victim) this.logs.delete(victim[0]);
       }
     }
@@ -193,7 +194,15 @@ export class RunEventHub {
     const running = status.status === 'RUNNING';
     const tracked = this.trackers.get(runId)?.current();
     const { progress } = status;
-    const stored: RunProgressEvent = { type: 'status', runId, status: status.status, phase: progress.phase, question: status.question ?? null, chunks: progress.chunks, tokens: progress.tokens };
+    const stored: RunProgressEvent = {
+      type: 'status',
+      runId,
+      status: status.status,
+      phase: progress.phase,
+      question: status.question ?? null,
+      chunks: progress.chunks,
+      tokens: progress.tokens,
+    };
     if (running && tracked) {
       // The tracker's events in the order they last changed, the status first in a new log.
       const first = log.events.length === 0 ? tracked.find((e) => e.type === 'status') : undefined;
@@ -202,7 +211,8 @@ export class RunEventHub {
     } else {
       // While running the status leads; once finished it follows the last counts and steps, before `end`.
       if (running) append(stored, 'status');
-      for (const event of tracked ?? (await this.storedEvents(runId, status))) if (event.type !== 'status' && event.type !== 'end') append(event, progressEventKey(event));
+      for (const event of tracked ?? (await this.storedEvents(runId, status)))
+        if (event.type !== 'status' && event.type !== 'end') append(event, progressEventKey(event));
     }
     if (!running) {
       append(stored, 'status');

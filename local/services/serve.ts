@@ -137,7 +137,9 @@ export async function loadUploadSecret(stateDir: string): Promise<Buffer> {
   }
   const text = (await readFile(file, 'utf8')).trim();
   if (!/^[0-9a-f]{64}$/.test(text)) {
-    throw new ConfigurationError(`${file} does not hold an upload secret (64 hex digits): delete it to have a new one generated (upload URLs issued before stop working)`);
+    throw new ConfigurationError(
+      `${file} does not hold an upload secret (64 hex digits): delete it to have a new one generated (upload URLs issued before stop working)`,
+    );
   }
   return Buffer.from(text, 'hex');
 }
@@ -206,7 +208,13 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
     execute: async (input, signal) => {
       await recordWebRun(stack.blobs, input, new Date());
       // The run's progress events (local/engine/run-progress.ts), which the event hub streams.
-      const tracker = new RunProgressTracker({ runId: input.runId, question: input.question, store: stack.store, blobs: stack.blobs, emit: () => events.changed(input.runId) });
+      const tracker = new RunProgressTracker({
+        runId: input.runId,
+        question: input.question,
+        store: stack.store,
+        blobs: stack.blobs,
+        emit: () => events.changed(input.runId),
+      });
       events.track(input.runId, tracker);
       try {
         return await stack.execute(input, { signal, ...tracker.callbacks });
@@ -221,7 +229,9 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
   });
   const ingestion = new LocalIngestion(stack.blobs, path.join(path.resolve(options.stateDir), 'bucket'), log);
   // Ingestions a previous server left undone (stopped or killed meanwhile) run again.
-  void ingestion.resumeStale().catch((error: unknown) => log(`could not check the corpora for ingestion: ${error instanceof Error ? error.message : String(error)}`));
+  void ingestion
+    .resumeStale()
+    .catch((error: unknown) => log(`could not check the corpora for ingestion: ${error instanceof Error ? error.message : String(error)}`));
   const boundPort = (server.address() as AddressInfo).port;
   const baseUrl = `http://${host}:${boundPort}`;
   const apiDeps = {
@@ -238,10 +248,9 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
   const core = new ApiCore(apiDeps);
   events = new RunEventHub({ getRun: (runId, call) => core.getRun(runId, call), store: stack.store });
   const web = new WebEndpoints({ blobs: stack.blobs, executions: launcher, modelSpec: stack.modelSpec, runOptionDefaults: stack.runOptionDefaults });
-  const handleApi = createApiHandler(
-    apiDeps,
-    { onInternalError: (error) => log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`) },
-  );
+  const handleApi = createApiHandler(apiDeps, {
+    onInternalError: (error) => log(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`),
+  });
   context = { handleApi, uploads, ingestion, blobs: stack.blobs, uploadTemp, expected: digest(token), baseUrl: () => baseUrl, events, web };
   ready();
 
@@ -297,7 +306,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
     return;
   }
   const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-  const detail = status === 431 ? 'The request headers exceed the server\'s limit (16 KiB)' : `The request is not valid HTTP (${error.code ?? 'parse error'})`;
+  const detail = status === 431 ? "The request headers exceed the server's limit (16 KiB)" : `The request is not valid HTTP (${error.code ?? 'parse error'})`;
   const problem = plainProblem(status, detail);
   const body = JSON.stringify(problem);
   socket.end(
@@ -323,7 +332,9 @@ async function serveRequest(req: IncomingMessage, res: ServerResponse, ctx: Serv
     } else if (!isPublicRequest(req.method ?? 'GET', url.pathname) && !authorized(req.headers.authorization, ctx.expected)) {
       // Every API route needs the token but those the route table marks `auth: "none"` (health, the OpenAPI document).
       const given = req.headers.authorization !== undefined;
-      const error = new UnauthorizedError(given ? 'The bearer token is not valid' : 'Send the token printed by `extagents serve` as "Authorization: Bearer <token>"');
+      const error = new UnauthorizedError(
+        given ? 'The bearer token is not valid' : 'Send the token printed by `extagents serve` as "Authorization: Bearer <token>"',
+      );
       response = problemResponse(problemOf(error), {
         'www-authenticate': given ? 'Bearer realm="extagents", error="invalid_token"' : 'Bearer realm="extagents"',
       });
@@ -378,7 +389,8 @@ async function streamEvents(req: IncomingMessage, res: ServerResponse, url: URL,
     res.end(response.body);
     return response.status;
   };
-  if (req.method !== 'GET') return send(problemResponse(plainProblem(405, `${req.method ?? '?'} is not allowed on ${url.pathname} (allowed: GET)`), { allow: 'GET' }));
+  if (req.method !== 'GET')
+    return send(problemResponse(plainProblem(405, `${req.method ?? '?'} is not allowed on ${url.pathname} (allowed: GET)`), { allow: 'GET' }));
   let runId: string;
   try {
     runId = RunIdSchema.parse(decodeURIComponent(EVENTS_PATH.exec(url.pathname)?.[1] ?? ''));
@@ -393,7 +405,12 @@ async function streamEvents(req: IncomingMessage, res: ServerResponse, url: URL,
   let heartbeat: NodeJS.Timeout | undefined;
   let stop: (() => void) | undefined;
   const startStream = (): void => {
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no', connection: 'keep-alive' });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-accel-buffering': 'no',
+      connection: 'keep-alive',
+    });
     res.write('retry: 1000\n\n');
     heartbeat = setInterval(() => res.write(': keep-alive\n\n'), SSE_HEARTBEAT_MS);
   };
@@ -520,7 +537,8 @@ async function handleUpload(req: IncomingMessage, url: URL, ctx: ServeContext): 
     return problemResponse(plainProblem(403, check.detail));
   }
   const max = ctx.uploads.maxContentLength;
-  const tooLarge = (): ApiResponse => problemResponse(plainProblem(413, `The upload exceeds ${max} bytes, the largest file the local server accepts`), { connection: 'close' });
+  const tooLarge = (): ApiResponse =>
+    problemResponse(plainProblem(413, `The upload exceeds ${max} bytes, the largest file the local server accepts`), { connection: 'close' });
   if (check.contentLength !== undefined && check.contentLength > max) {
     await drain(req);
     return tooLarge();
@@ -694,7 +712,9 @@ export class LocalUploadSigner {
   }
 
   private sign(key: string, expires: number, length: number | undefined, type: string | undefined): string {
-    return createHmac('sha256', this.secret).update(['PUT', key, String(expires), length ?? '', type ?? ''].join('\n')).digest('hex');
+    return createHmac('sha256', this.secret)
+      .update(['PUT', key, String(expires), length ?? '', type ?? ''].join('\n'))
+      .digest('hex');
   }
 }
 
@@ -777,7 +797,9 @@ function ingestInWorker(job: IngestJob): Promise<IngestReply> {
     let reply: IngestReply | undefined;
     worker.once('message', (message: IngestReply) => (reply = message));
     worker.once('error', (error) => (reply ??= { ok: false, name: error.name, message: error.message }));
-    worker.once('exit', (code) => resolve(reply ?? { ok: false, name: 'WorkerExit', message: `the ingestion worker exited with code ${code} without a result` }));
+    worker.once('exit', (code) =>
+      resolve(reply ?? { ok: false, name: 'WorkerExit', message: `the ingestion worker exited with code ${code} without a result` }),
+    );
   });
 }
 
@@ -785,10 +807,15 @@ function ingestInWorker(job: IngestJob): Promise<IngestReply> {
 function listenError(error: unknown, host: string, port: number): unknown {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'EADDRINUSE') {
-    return new ConfigurationError(`${host}:${port} is already in use (another extagents serve?): stop that process, or choose another port with --port <n> (0 = any free port)`, { cause: error });
+    return new ConfigurationError(
+      `${host}:${port} is already in use (another extagents serve?): stop that process, or choose another port with --port <n> (0 = any free port)`,
+      { cause: error },
+    );
   }
   if (code === 'EACCES') {
-    return new ConfigurationError(`Not permitted to listen on ${host}:${port} (ports below 1024 need privileges): choose another port with --port <n>`, { cause: error });
+    return new ConfigurationError(`Not permitted to listen on ${host}:${port} (ports below 1024 need privileges): choose another port with --port <n>`, {
+      cause: error,
+    });
   }
   return error;
 }

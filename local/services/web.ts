@@ -78,7 +78,10 @@ export async function serveStatic(pathname: string, distDir: string = WEB_DIST_D
   else return undefined;
   const full = path.join(distDir, file);
   if (!existsSync(full)) {
-    const problem = file === 'index.html' ? problemResponse(plainProblem(503, 'The web page is not built: run `npm run build:web` (npm ci runs it)')) : problemResponse(plainProblem(404, `No asset ${pathname}`));
+    const problem =
+      file === 'index.html'
+        ? problemResponse(plainProblem(503, 'The web page is not built: run `npm run build:web` (npm ci runs it)'))
+        : problemResponse(plainProblem(404, `No asset ${pathname}`));
     return { ...problem, body: Buffer.from(problem.body) };
   }
   const body = await readFile(full);
@@ -279,14 +282,29 @@ export class WebEndpoints {
     const end = Math.max(start, graphemeBoundary(doc.text, Math.min(Math.max(int('end', start), start), chars, start + MAX_DOCUMENT_WINDOW), 'before'));
     const context = Math.min(int('context', DEFAULT_DOCUMENT_CONTEXT), MAX_DOCUMENT_WINDOW);
     const windowStart = graphemeBoundary(doc.text, Math.max(0, start - context), 'before');
-    const windowEnd = Math.max(end, graphemeBoundary(doc.text, Math.min(chars, Math.max(end + context, windowStart), windowStart + MAX_DOCUMENT_WINDOW + (end - start)), 'before'));
-    return { runId, documentId: id, chars, ...(doc.format && { format: doc.format }), start, end, windowStart, windowEnd, text: doc.text.slice(windowStart, windowEnd) };
+    const windowEnd = Math.max(
+      end,
+      graphemeBoundary(doc.text, Math.min(chars, Math.max(end + context, windowStart), windowStart + MAX_DOCUMENT_WINDOW + (end - start)), 'before'),
+    );
+    return {
+      runId,
+      documentId: id,
+      chars,
+      ...(doc.format && { format: doc.format }),
+      start,
+      end,
+      windowStart,
+      windowEnd,
+      text: doc.text.slice(windowStart, windowEnd),
+    };
   }
 
   /** Survey results in the bucket (`surveys/…/survey.json`, written by `extagents survey` or the survey workflow). */
   async listSurveys(): Promise<Array<{ key: string; size: number }>> {
     const objects = await this.deps.blobs.list('surveys/');
-    return objects.filter((o) => o.key.endsWith('.json') && !o.key.endsWith('index.json') && !o.key.endsWith('schedule.json')).map((o) => ({ key: o.key, size: o.size }));
+    return objects
+      .filter((o) => o.key.endsWith('.json') && !o.key.endsWith('index.json') && !o.key.endsWith('schedule.json'))
+      .map((o) => ({ key: o.key, size: o.size }));
   }
 
   /** One survey under `surveys/`: its metadata (the `.json` object) and its Markdown (the `.md` beside it), when there. */

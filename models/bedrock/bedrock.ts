@@ -345,9 +345,7 @@ export class BedrockChatModel implements ChatModel {
     }
     const stopReason = output.stopReason ?? 'unknown';
     if (stopReason === 'model_context_window_exceeded') {
-      throw new ContextOverflowError(
-        `Bedrock Converse (model ${this.modelId}): input plus maxTokens (${request.maxTokens}) exceed the model's context window`,
-      );
+      throw new ContextOverflowError(`Bedrock Converse (model ${this.modelId}): input plus maxTokens (${request.maxTokens}) exceed the model's context window`);
     }
     const toolInput = tool ? toolInputOf(output.output?.message?.content) : undefined;
     return {

@@ -33,7 +33,10 @@ export const provider: ModelProvider<'bedrock'> = {
     try {
       await client.config.credentials();
     } catch (error) {
-      throw new ModelConfigurationError(`No AWS credentials for Amazon Bedrock (${(error as Error).message}): configure credentials (environment, profile or SSO) or use --model extractive`, { cause: error });
+      throw new ModelConfigurationError(
+        `No AWS credentials for Amazon Bedrock (${(error as Error).message}): configure credentials (environment, profile or SSO) or use --model extractive`,
+        { cause: error },
+      );
     } finally {
       client.destroy();
     }

@@ -69,7 +69,8 @@ export function llamaThreadsFromEnv(env: NodeJS.ProcessEnv = process.env): numbe
   const value = env.EXTAGENTS_LLAMA_THREADS?.trim();
   if (value === undefined || value === '') return undefined;
   const threads = /^\d+$/.test(value) ? Number(value) : Number.NaN; // decimal digits only: no 0x2, 2e0
-  if (!Number.isInteger(threads) || threads < 1 || threads > 256) throw new ConfigurationError(`EXTAGENTS_LLAMA_THREADS must be an integer 1-256 (got "${value}")`);
+  if (!Number.isInteger(threads) || threads < 1 || threads > 256)
+    throw new ConfigurationError(`EXTAGENTS_LLAMA_THREADS must be an integer 1-256 (got "${value}")`);
   return threads;
 }
 
@@ -173,7 +174,8 @@ const loaded = new Map<string, Promise<LoadedLlama>>();
 async function loadLlama(file: string, options: LlamaOptions): Promise<LoadedLlama> {
   const { realPath } = await checkGgufFile(file);
   const sequences = options.sequences ?? 1;
-  if (!Number.isInteger(sequences) || sequences < 1 || sequences > 64) throw new ConfigurationError(`llama: sequences must be an integer 1-64 (got ${sequences})`);
+  if (!Number.isInteger(sequences) || sequences < 1 || sequences > 64)
+    throw new ConfigurationError(`llama: sequences must be an integer 1-64 (got ${sequences})`);
   const threads = options.threads ?? llamaThreadsFromEnv();
   const key = `${realPath}#${sequences}#${options.contextTokens ?? ''}#${threads ?? ''}`;
   let entry = loaded.get(key);
@@ -196,7 +198,8 @@ async function loadLlama(file: string, options: LlamaOptions): Promise<LoadedLla
       }
       const trained = model.trainContextSize;
       const contextTokens = options.contextTokens ?? Math.min(trained, DEFAULT_LLAMA_CONTEXT_TOKENS);
-      if (!Number.isInteger(contextTokens) || contextTokens < 256) throw new ConfigurationError(`llama: context size must be an integer >= 256 tokens (got ${contextTokens})`);
+      if (!Number.isInteger(contextTokens) || contextTokens < 256)
+        throw new ConfigurationError(`llama: context size must be an integer >= 256 tokens (got ${contextTokens})`);
       let context: LlamaContext;
       try {
         context = await model.createContext({
@@ -206,12 +209,25 @@ async function loadLlama(file: string, options: LlamaOptions): Promise<LoadedLla
         });
       } catch (error) {
         await model.dispose();
-        throw new ModelConfigurationError(`llama: cannot create a ${contextTokens}-token context with ${sequences} sequences for ${file}: ${(error as Error).message}`, { cause: error });
+        throw new ModelConfigurationError(
+          `llama: cannot create a ${contextTokens}-token context with ${sequences} sequences for ${file}: ${(error as Error).message}`,
+          { cause: error },
+        );
       }
       const free: LlamaChat[] = [];
       for (let i = 0; i < sequences; i++) free.push(new lib.LlamaChat({ contextSequence: context.getSequence() }));
       const template = (model.fileInfo.metadata as { tokenizer?: { chat_template?: unknown } }).tokenizer?.chat_template;
-      return { file, model, context, lib, llama, hasChatTemplate: typeof template === 'string' && template.trim() !== '', free, waiting: [], grammars: new Map() };
+      return {
+        file,
+        model,
+        context,
+        lib,
+        llama,
+        hasChatTemplate: typeof template === 'string' && template.trim() !== '',
+        free,
+        waiting: [],
+        grammars: new Map(),
+      };
     })();
     loaded.set(key, entry);
     entry.catch(() => loaded.delete(key));

@@ -11,11 +11,7 @@
  * Sources: https://docs.aws.amazon.com/secretsmanager/latest/apireference/API_GetSecretValue.html,
  * https://docs.aws.amazon.com/powertools/typescript/latest/features/parameters/
  */
-import {
-  InternalServiceError,
-  type SecretsManagerClient,
-  SecretsManagerServiceException,
-} from '@aws-sdk/client-secrets-manager';
+import { InternalServiceError, type SecretsManagerClient, SecretsManagerServiceException } from '@aws-sdk/client-secrets-manager';
 import { GetParameterError } from '@aws-lambda-powertools/parameters';
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { ConfigurationError, ModelUnavailableError } from '../../shared/errors';
@@ -72,7 +68,10 @@ async function readKey(secrets: SecretsProvider, secretId: string, maxAge: numbe
     const sdkError = error instanceof GetParameterError && error.cause !== undefined ? error.cause : error;
     const name = sdkError instanceof Error ? sdkError.name : 'unknown error';
     if (isTransient(sdkError)) {
-      throw new ModelUnavailableError(`OpenAI-compatible model: could not read the API key secret "${secretId}" (OPENAI_API_KEY_SECRET) from Secrets Manager: ${name}`, { cause: sdkError });
+      throw new ModelUnavailableError(
+        `OpenAI-compatible model: could not read the API key secret "${secretId}" (OPENAI_API_KEY_SECRET) from Secrets Manager: ${name}`,
+        { cause: sdkError },
+      );
     }
     throw new ConfigurationError(
       `OpenAI-compatible model: cannot read the API key secret "${secretId}" (OPENAI_API_KEY_SECRET): ${name}. Check that the secret exists in this account and region and that the function may read it (CDK context openaiApiKeySecretName)`,

@@ -182,13 +182,7 @@ function errorDetail(body: string): { message: string; code?: string } {
  *
  * @param status HTTP status; `body` the response text; `retryAfter` the `Retry-After` header.
  */
-export function mapOpenAiHttpError(
-  status: number,
-  body: string,
-  retryAfter: string | null,
-  modelId: string,
-  baseUrl: string,
-): ExtAgentsError {
+export function mapOpenAiHttpError(status: number, body: string, retryAfter: string | null, modelId: string, baseUrl: string): ExtAgentsError {
   const where = `OpenAI-compatible chat completions (${baseUrl}, model ${modelId})`;
   const { message, code } = errorDetail(body);
   const detail = `HTTP ${status}${code ? ` ${code}` : ''}: ${message.length > 500 ? `${message.slice(0, 500)}…` : message}`;
@@ -207,7 +201,8 @@ export function mapOpenAiHttpError(
     return new ContextOverflowError(`${where}: input exceeds the model's context window. ${detail}`);
   }
   if (status === 401 || status === 403) return new ModelConfigurationError(`${where}: not authorized (check OPENAI_API_KEY). ${detail}`);
-  if (status === 404) return new ModelConfigurationError(`${where}: not found (check the model name and that OPENAI_BASE_URL ends with the API version, e.g. /v1). ${detail}`);
+  if (status === 404)
+    return new ModelConfigurationError(`${where}: not found (check the model name and that OPENAI_BASE_URL ends with the API version, e.g. /v1). ${detail}`);
   return new ModelError(`${where} rejected the request. ${detail}`);
 }
 
@@ -250,7 +245,9 @@ function contentText(content: unknown): string | undefined {
   if (content === null) return '';
   if (Array.isArray(content)) {
     return content
-      .map((part) => (typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : ''))
+      .map((part) =>
+        typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '',
+      )
       .join('');
   }
   return undefined;
@@ -403,7 +400,10 @@ export class OpenAiChatModel implements ChatModel {
       detection.mode = settled;
       if (said.length === 0) return reply;
       const outcome = settled === 'json' ? 'json_object replies' : 'prose replies';
-      return { ...reply, warnings: [`OpenAI-compatible server ${this.config.baseUrl} (model ${this.modelId}) ${said.join(', then ')}; ${outcome} for this process`] };
+      return {
+        ...reply,
+        warnings: [`OpenAI-compatible server ${this.config.baseUrl} (model ${this.modelId}) ${said.join(', then ')}; ${outcome} for this process`],
+      };
     }
   }
 
@@ -419,7 +419,9 @@ export class OpenAiChatModel implements ChatModel {
     const lower = (next: FixedMode, what: string): string[] => {
       if (detection.mode !== mode) return []; // another call lowered it already
       detection.mode = next;
-      return [`OpenAI-compatible server ${this.config.baseUrl} (model ${this.modelId}) ${what}; ${next === 'json' ? 'json_object replies' : 'prose replies'} for this process`];
+      return [
+        `OpenAI-compatible server ${this.config.baseUrl} (model ${this.modelId}) ${what}; ${next === 'json' ? 'json_object replies' : 'prose replies'} for this process`,
+      ];
     };
     if (status < 200 || status >= 300) {
       if (responseFormat && rejectsResponseFormat(status, text)) {
@@ -450,7 +452,10 @@ export class OpenAiChatModel implements ChatModel {
   }
 
   /** One POST of the request (with `responseFormat` when given). @throws the typed errors of `mapOpenAiFetchError`. */
-  private async send(request: ChatRequest, responseFormat: Record<string, unknown> | undefined): Promise<{ status: number; text: string; retryAfter: string | null }> {
+  private async send(
+    request: ChatRequest,
+    responseFormat: Record<string, unknown> | undefined,
+  ): Promise<{ status: number; text: string; retryAfter: string | null }> {
     const { baseUrl, apiKey, timeoutMs } = this.config;
     const body = {
       model: this.modelId,

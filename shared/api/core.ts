@@ -305,11 +305,18 @@ export class ApiCore {
       const tooLarge: RequestIssue[] = [];
       body.files.forEach((file, i) => {
         if (file.size !== undefined && file.size > max && tooLarge.length < MAX_LISTED_ISSUES) {
-          tooLarge.push({ location: 'body', name: `/files/${i}/size`, detail: `${file.path} is ${file.size} bytes; this server accepts uploads of at most ${max} bytes (${formatBytes(max)})` });
+          tooLarge.push({
+            location: 'body',
+            name: `/files/${i}/size`,
+            detail: `${file.path} is ${file.size} bytes; this server accepts uploads of at most ${max} bytes (${formatBytes(max)})`,
+          });
         }
       });
       if (tooLarge.length > 0) {
-        const listed = tooLarge.slice(0, 5).map((i) => `${i.name}: ${i.detail}`).join('; ');
+        const listed = tooLarge
+          .slice(0, 5)
+          .map((i) => `${i.name}: ${i.detail}`)
+          .join('; ');
         throw new RequestValidationError(`Invalid request: ${listed}${tooLarge.length > 5 ? `; and ${tooLarge.length - 5} more` : ''}`, tooLarge);
       }
     }
@@ -333,7 +340,11 @@ export class ApiCore {
     const record: CorpusRecord = {
       corpusId,
       createdAt: now.toISOString(),
-      files: body.files.map((f) => ({ path: f.path, ...(f.size !== undefined && { size: f.size }), ...(f.contentType !== undefined && { contentType: f.contentType }) })),
+      files: body.files.map((f) => ({
+        path: f.path,
+        ...(f.size !== undefined && { size: f.size }),
+        ...(f.contentType !== undefined && { contentType: f.contentType }),
+      })),
     };
     await this.deps.blobs.put(corpusRecordKey(corpusId), JSON.stringify(record), 'application/json');
     return { corpusId, prefix, uploads, links: { self: corpusLink(ctx, corpusId) } };
@@ -433,12 +444,17 @@ export class ApiCore {
    */
   private async checkBeforeStart(body: CreateRunRequest, options: RunOptions): Promise<void> {
     const costLimit = options.maxCostUsd !== undefined && this.deps.pricing !== undefined;
-    const quota = [options.quotaRequestsPerMinute, options.quotaTokensPerMinute, this.deps.quota?.requestsPerMinute, this.deps.quota?.tokensPerMinute].some((v) => v !== undefined);
+    const quota = [options.quotaRequestsPerMinute, options.quotaTokensPerMinute, this.deps.quota?.requestsPerMinute, this.deps.quota?.tokensPerMinute].some(
+      (v) => v !== undefined,
+    );
     if ((!costLimit && !quota) || body.corpus.id === undefined) return;
     const ingestion = await getCorpusIngestion(this.deps.blobs, body.corpus.id);
     if (!ingestion || ingestion.chunkTokens !== options.chunkTokens || ingestion.totals.chunks === 0) return;
     // The chunks' tokens: the documents' tokens (a chunk holds whole pieces of documents; separators are not counted).
-    const estimate = estimateRun({ chunks: ingestion.totals.chunks, chunkTokensTotal: ingestion.totals.tokens, question: body.question, options }, this.deps.pricing);
+    const estimate = estimateRun(
+      { chunks: ingestion.totals.chunks, chunkTokensTotal: ingestion.totals.tokens, question: body.question, options },
+      this.deps.pricing,
+    );
     if (costLimit && this.deps.pricing && options.maxCostUsd !== undefined) enforceCostLimit(priceEstimate(estimate, this.deps.pricing), options.maxCostUsd);
     if (quota) enforceQuota(planRunConcurrency(estimate, options, this.deps.quota));
   }
@@ -449,12 +465,17 @@ export class ApiCore {
       const limit = pLimit(IO_CONCURRENCY);
       const exists = await Promise.all(corpus.keys.map((key) => limit(() => this.deps.blobs.exists(key))));
       exists.forEach((ok, i) => {
-        if (!ok && issues.length < MAX_LISTED_ISSUES) issues.push({ location: 'body', name: `/corpus/keys/${i}`, detail: `no object with key ${JSON.stringify(corpus.keys?.[i])}` });
+        if (!ok && issues.length < MAX_LISTED_ISSUES)
+          issues.push({ location: 'body', name: `/corpus/keys/${i}`, detail: `no object with key ${JSON.stringify(corpus.keys?.[i])}` });
       });
     } else if ((await this.deps.blobs.list(corpus.prefix ?? '')).length === 0) {
       issues.push(
         ref.id !== undefined
-          ? { location: 'body', name: '/corpus/id', detail: `no corpus with id ${JSON.stringify(ref.id)} (nothing under ${corpus.prefix}); create one with POST /v1/corpora and upload its files` }
+          ? {
+              location: 'body',
+              name: '/corpus/id',
+              detail: `no corpus with id ${JSON.stringify(ref.id)} (nothing under ${corpus.prefix}); create one with POST /v1/corpora and upload its files`,
+            }
           : { location: 'body', name: '/corpus/prefix', detail: `no object under prefix ${JSON.stringify(corpus.prefix)}` },
       );
     }
@@ -528,7 +549,13 @@ function notCancellable(runId: string, status: ExecutionStatus): RunNotCancellab
 
 /** A run's summary (GET /v1/runs, the cancel's answer) from its execution. */
 function runSummary(d: ExecutionDescription, ctx: CallContext): RunSummary {
-  return { runId: d.name, status: d.status, startedAt: d.startedAt, ...(d.stoppedAt !== undefined && { stoppedAt: d.stoppedAt }), links: runLinks(ctx, d.name) };
+  return {
+    runId: d.name,
+    status: d.status,
+    startedAt: d.startedAt,
+    ...(d.stoppedAt !== undefined && { stoppedAt: d.stoppedAt }),
+    links: runLinks(ctx, d.name),
+  };
 }
 
 function assertSameRequest(existing: IdempotencyRecord, hash: string): void {
@@ -541,7 +568,11 @@ function assertSameRequest(existing: IdempotencyRecord, hash: string): void {
 
 /** Bytes in binary units for messages: `512 MiB`, `5 GiB`, else bytes. */
 function formatBytes(bytes: number): string {
-  for (const [unit, size] of [['GiB', 1024 ** 3], ['MiB', 1024 ** 2], ['KiB', 1024]] as const) {
+  for (const [unit, size] of [
+    ['GiB', 1024 ** 3],
+    ['MiB', 1024 ** 2],
+    ['KiB', 1024],
+  ] as const) {
     if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
   }
   return `${bytes} bytes`;

@@ -47,12 +47,7 @@ export async function readIngestedCounts(
   for (const file of summary.files) {
     const key = prefix + file.id;
     if (sizes.get(key) !== file.bytes) continue;
-    out.set(
-      key,
-      file.skipped === undefined
-        ? { tokens: file.tokens ?? 0, chars: file.chars ?? 0 }
-        : { tokens: 0, chars: 0, skipped: file.skipped },
-    );
+    out.set(key, file.skipped === undefined ? { tokens: file.tokens ?? 0, chars: file.chars ?? 0 } : { tokens: 0, chars: 0, skipped: file.skipped });
   }
   return out;
 }

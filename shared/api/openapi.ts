@@ -33,7 +33,7 @@ const PROBLEM_DESCRIPTIONS: Record<number, string> = {
   409: 'POST /v1/runs: the Idempotency-Key was first used with a different request. POST /v1/runs/{runId}/cancel: the run has already ended (SUCCEEDED, FAILED, TIMED_OUT), or locally another process runs it.',
   413: 'The body exceeds 1 MiB.',
   415: 'The body is not sent as application/json.',
-  422: 'The run would cost more than `options.maxCostUsd` allows (estimated before any model call from the ingested corpus), or its model has no price: `estimate` says what was refused; or the stated quota of the model (`options.quotaRequestsPerMinute` / `quotaTokensPerMinute`, or the deployment\'s) cannot carry its seeks over the ingested corpus: `concurrency` holds the refused plan with its numbers; or (local server with a small-context model) `options.chunkTokens` is larger than the model\'s context holds: `errors` points at it.',
+  422: "The run would cost more than `options.maxCostUsd` allows (estimated before any model call from the ingested corpus), or its model has no price: `estimate` says what was refused; or the stated quota of the model (`options.quotaRequestsPerMinute` / `quotaTokensPerMinute`, or the deployment's) cannot carry its seeks over the ingested corpus: `concurrency` holds the refused plan with its numbers; or (local server with a small-context model) `options.chunkTokens` is larger than the model's context holds: `errors` points at it.",
 };
 
 /** A schema converted for the document (no `$schema` / `$id`: the document sets the dialect). */
@@ -51,7 +51,13 @@ function componentSchemas(): JsonObject {
     [requestRegistry, 'input'],
     [responseRegistry, 'output'],
   ] as const) {
-    const { schemas } = z.toJSONSchema(registry, { io, target: 'draft-2020-12', uri: componentRef, unrepresentable: 'throw', override: exactlyOneJsonSchemaOverride }) as {
+    const { schemas } = z.toJSONSchema(registry, {
+      io,
+      target: 'draft-2020-12',
+      uri: componentRef,
+      unrepresentable: 'throw',
+      override: exactlyOneJsonSchemaOverride,
+    }) as {
       schemas: Record<string, JsonObject>;
     };
     for (const [id, schema] of Object.entries(schemas)) {
@@ -98,7 +104,10 @@ function operationOf(route: RouteSpec): JsonObject {
         headers: {
           Location: { description: 'URL of the created resource', schema: { type: 'string' } },
           ...(route.operationId === 'createRun' && {
-            'Idempotent-Replayed': { description: '`true` when an earlier request with the same Idempotency-Key started the run', schema: { type: 'string', enum: ['true'] } },
+            'Idempotent-Replayed': {
+              description: '`true` when an earlier request with the same Idempotency-Key started the run',
+              schema: { type: 'string', enum: ['true'] },
+            },
           }),
         },
       }),
@@ -156,8 +165,16 @@ const RUN_EVENT_SCHEMA: JsonObject = {
   description: 'One server-sent event (the stream is a sequence of them; `retry:` and `: keep-alive` comment lines carry no event).',
   required: ['event', 'data'],
   properties: {
-    id: { type: 'string', pattern: '^[0-9a-f]{12}\\.[0-9a-f]{12}\\.[1-9][0-9]*$', description: '`<epoch>.<run>.<n>`: the server process, a 12-hex-digit tag of the run, the event number from 1.' },
-    event: { type: 'string', enum: [...RUN_EVENT_TYPES], description: 'The progress event\'s `type` (shared/progress.ts; the vocabulary of the CLI\'s progress and the library\'s onProgress).' },
+    id: {
+      type: 'string',
+      pattern: '^[0-9a-f]{12}\\.[0-9a-f]{12}\\.[1-9][0-9]*$',
+      description: '`<epoch>.<run>.<n>`: the server process, a 12-hex-digit tag of the run, the event number from 1.',
+    },
+    event: {
+      type: 'string',
+      enum: [...RUN_EVENT_TYPES],
+      description: "The progress event's `type` (shared/progress.ts; the vocabulary of the CLI's progress and the library's onProgress).",
+    },
     data: { type: 'string', description: 'One JSON object; its members depend on `event` (docs/API.md, "Live events").' },
     retry: { type: 'integer', minimum: 0 },
   },
@@ -196,12 +213,18 @@ function runEventsOperation(): JsonObject {
     summary: 'Live events of a run (server-sent events; local server only)',
     description:
       'Served by `extagents serve` only: the deployed API (API Gateway) has no streaming route; poll `GET /v1/runs/{runId}` there. ' +
-      'Send the bearer token as the Authorization header (read the stream with fetch: the browser\'s EventSource cannot send headers). ' +
-      'With `Last-Event-ID` (an id of this server process and this run) only the later events come; any other id (another process or run, an event number this run never sent, a malformed id) replays the run\'s events from the start.',
+      "Send the bearer token as the Authorization header (read the stream with fetch: the browser's EventSource cannot send headers). " +
+      "With `Last-Event-ID` (an id of this server process and this run) only the later events come; any other id (another process or run, an event number this run never sent, a malformed id) replays the run's events from the start.",
     'x-extagents-local-only': true,
     parameters: [
       { name: 'runId', in: 'path', required: true, schema: jsonSchemaOf(runId, 'input') },
-      { name: 'Last-Event-ID', in: 'header', required: false, description: `The id of the last event received, to resume after it (at most ${MAX_LAST_EVENT_ID_CHARS} characters; a longer one is 400).`, schema: { type: 'string', maxLength: MAX_LAST_EVENT_ID_CHARS } },
+      {
+        name: 'Last-Event-ID',
+        in: 'header',
+        required: false,
+        description: `The id of the last event received, to resume after it (at most ${MAX_LAST_EVENT_ID_CHARS} characters; a longer one is 400).`,
+        schema: { type: 'string', maxLength: MAX_LAST_EVENT_ID_CHARS },
+      },
     ],
     responses,
   };

@@ -28,10 +28,7 @@ export interface Presigner {
    * @param options.contentLength when given, the upload must have exactly this many bytes.
    * @param options.contentType when given, the upload must send this `content-type`.
    */
-  presignPut(
-    key: string,
-    options: { expiresInSeconds: number; contentLength?: number; contentType?: string },
-  ): Promise<PresignedUpload>;
+  presignPut(key: string, options: { expiresInSeconds: number; contentLength?: number; contentType?: string }): Promise<PresignedUpload>;
 }
 
 /** What an `Idempotency-Key` was first used for. */

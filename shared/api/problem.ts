@@ -116,16 +116,40 @@ export function problemOf(error: unknown): Problem {
     };
   }
   if (error instanceof MissingCorpusError) {
-    return { type: PROBLEM_TYPES.corpusNotFound, title: 'The corpus has no object to read', status: 404, detail: error.message, errors: problemErrorsOf(error.issues) };
+    return {
+      type: PROBLEM_TYPES.corpusNotFound,
+      title: 'The corpus has no object to read',
+      status: 404,
+      detail: error.message,
+      errors: problemErrorsOf(error.issues),
+    };
   }
   if (error instanceof CostLimitExceededError) {
-    return { type: PROBLEM_TYPES.costLimitExceeded, title: 'The run would cost more than maxCostUsd allows', status: 422, detail: error.message, ...(error.estimate && { estimate: error.estimate }) };
+    return {
+      type: PROBLEM_TYPES.costLimitExceeded,
+      title: 'The run would cost more than maxCostUsd allows',
+      status: 422,
+      detail: error.message,
+      ...(error.estimate && { estimate: error.estimate }),
+    };
   }
   if (error instanceof QuotaExceededError) {
-    return { type: PROBLEM_TYPES.quotaExceeded, title: "The model's quota cannot carry the run", status: 422, detail: error.message, ...(error.plan && { concurrency: error.plan }) };
+    return {
+      type: PROBLEM_TYPES.quotaExceeded,
+      title: "The model's quota cannot carry the run",
+      status: 422,
+      detail: error.message,
+      ...(error.plan && { concurrency: error.plan }),
+    };
   }
   if (error instanceof UnfitRunOptionsError) {
-    return { type: PROBLEM_TYPES.optionsUnfit, title: "The server's model cannot run these options", status: 422, detail: error.message, errors: problemErrorsOf(error.issues) };
+    return {
+      type: PROBLEM_TYPES.optionsUnfit,
+      title: "The server's model cannot run these options",
+      status: 422,
+      detail: error.message,
+      errors: problemErrorsOf(error.issues),
+    };
   }
   if (error instanceof PayloadTooLargeError) return plainProblem(413, error.message);
   if (error instanceof UnsupportedMediaTypeError) return plainProblem(415, error.message);

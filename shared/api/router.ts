@@ -189,7 +189,10 @@ function parseRequest(route: CompiledRoute, request: ApiRequest): Parsed {
   }
 
   if (issues.length > 0) {
-    const summary = issues.slice(0, 5).map((i) => `${i.location === 'body' ? i.name || '(body)' : i.name}: ${i.detail}`).join('; ');
+    const summary = issues
+      .slice(0, 5)
+      .map((i) => `${i.location === 'body' ? i.name || '(body)' : i.name}: ${i.detail}`)
+      .join('; ');
     throw new RequestValidationError(`Invalid request: ${summary}${issues.length > 5 ? `; and ${issues.length - 5} more` : ''}`, issues);
   }
   return { params, query, headers: parsedHeaders, body };
@@ -206,7 +209,9 @@ function parseJsonBody(text: string | undefined, contentType: string | undefined
   const media = (contentType ?? '').split(';')[0].trim().toLowerCase();
   const charset = /;\s*charset=("?)([^";]+)\1/i.exec(contentType ?? '')?.[2]?.toLowerCase();
   if (!/^application\/(?:[\w.+-]+\+)?json$/.test(media) || (charset !== undefined && charset !== 'utf-8')) {
-    throw new UnsupportedMediaTypeError(`Send the body as JSON with "Content-Type: application/json" (got ${contentType === undefined ? 'no Content-Type' : JSON.stringify(contentType)})`);
+    throw new UnsupportedMediaTypeError(
+      `Send the body as JSON with "Content-Type: application/json" (got ${contentType === undefined ? 'no Content-Type' : JSON.stringify(contentType)})`,
+    );
   }
   if (text === undefined || text.trim() === '') return { ok: false, detail: 'a JSON body is required' };
   try {

@@ -89,9 +89,17 @@ export const API_ROUTES: readonly RouteSpec[] = [
       description: 'Started (or, for a repeated Idempotency-Key, already started).',
       location: true,
       links: {
-        GetRun: { operationId: 'getRun', parameters: { runId: '$response.body#/runId' }, description: 'The status (and, once done, the result) of the started run.' },
+        GetRun: {
+          operationId: 'getRun',
+          parameters: { runId: '$response.body#/runId' },
+          description: 'The status (and, once done, the result) of the started run.',
+        },
         ListRunMessages: { operationId: 'listRunMessages', parameters: { runId: '$response.body#/runId' }, description: "The started run's messages." },
-        StreamRunEvents: { operationId: 'streamRunEvents', parameters: { runId: '$response.body#/runId' }, description: "The started run's live events (local server only)." },
+        StreamRunEvents: {
+          operationId: 'streamRunEvents',
+          parameters: { runId: '$response.body#/runId' },
+          description: "The started run's live events (local server only).",
+        },
       },
     },
     problems: [400, 404, 409, 413, 415, 422],
@@ -102,8 +110,8 @@ export const API_ROUTES: readonly RouteSpec[] = [
     path: '/v1/runs',
     summary: 'The runs, newest first, paged',
     description:
-      'The workflow\'s executions (Step Functions ListExecutions on AWS; the state directory\'s execution registry locally), ' +
-      'newest first, each with its status and times; follow `nextCursor`. `GET /v1/runs/{runId}` has a run\'s progress and result.',
+      "The workflow's executions (Step Functions ListExecutions on AWS; the state directory's execution registry locally), " +
+      "newest first, each with its status and times; follow `nextCursor`. `GET /v1/runs/{runId}` has a run's progress and result.",
     pathParams: {},
     query: RunsQuerySchema,
     headers: {},
@@ -127,7 +135,11 @@ export const API_ROUTES: readonly RouteSpec[] = [
       description: 'The run.',
       links: {
         ListRunMessages: { operationId: 'listRunMessages', parameters: { runId: '$response.body#/runId' }, description: "The run's messages." },
-        StreamRunEvents: { operationId: 'streamRunEvents', parameters: { runId: '$response.body#/runId' }, description: "The run's events (local server only; a finished run's replay, then the stream closes)." },
+        StreamRunEvents: {
+          operationId: 'streamRunEvents',
+          parameters: { runId: '$response.body#/runId' },
+          description: "The run's events (local server only; a finished run's replay, then the stream closes).",
+        },
       },
     },
     problems: [400, 404],
@@ -138,7 +150,7 @@ export const API_ROUTES: readonly RouteSpec[] = [
     path: '/v1/runs/{runId}/cancel',
     summary: 'Cancel a running run',
     description:
-      'Stops the run\'s execution (Step Functions StopExecution on AWS; the local engine\'s abort locally): it ends ABORTED ' +
+      "Stops the run's execution (Step Functions StopExecution on AWS; the local engine's abort locally): it ends ABORTED " +
       '(error `RunCancelled`). Its state (messages, KAR steps, chunk cache) is kept, so it can be resumed as a killed run. ' +
       'Idempotent: an ABORTED run answers 202 again; a run that ended otherwise (SUCCEEDED, FAILED, TIMED_OUT) is 409. No body.',
     pathParams: { runId: RunIdSchema },
@@ -179,7 +191,13 @@ export const API_ROUTES: readonly RouteSpec[] = [
       schema: CreateCorpusResponseSchema,
       description: 'Created.',
       location: true,
-      links: { GetCorpus: { operationId: 'getCorpus', parameters: { corpusId: '$response.body#/corpusId' }, description: 'The files of the created corpus (uploaded so far).' } },
+      links: {
+        GetCorpus: {
+          operationId: 'getCorpus',
+          parameters: { corpusId: '$response.body#/corpusId' },
+          description: 'The files of the created corpus (uploaded so far).',
+        },
+      },
     },
     problems: [400, 413, 415],
   },

@@ -109,7 +109,9 @@ export const MessagesQuerySchema = z
       .max(512, { error: CURSOR_ERROR, abort: true })
       .regex(/^[A-Za-z0-9_-]+$/, CURSOR_ERROR)
       .optional()
-      .describe('`nextCursor` of the previous page. Opaque and bound to its run: only a `nextCursor` the server gave is valid; any other value is 400, even one of this length and alphabet.'),
+      .describe(
+        '`nextCursor` of the previous page. Opaque and bound to its run: only a `nextCursor` the server gave is valid; any other value is 400, even one of this length and alphabet.',
+      ),
   })
   .strict();
 
@@ -148,11 +150,15 @@ export const CorpusFileRequestSchema = z
       .int()
       .min(0)
       .max(MAX_FILE_BYTES, { error: `a file may have at most ${MAX_FILE_BYTES} bytes (500 MiB), the largest document the corpus readers decode` })
-      .optional().describe('Size in bytes; when given, the upload must have exactly this size.'),
+      .optional()
+      .describe('Size in bytes; when given, the upload must have exactly this size.'),
     contentType: z
       .string()
       .max(255)
-      .regex(/^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(?:\s*;\s*[A-Za-z0-9!#$&^_.+-]+=[A-Za-z0-9!#$&^_.+-]+)*$/, 'contentType must be a media type such as text/plain')
+      .regex(
+        /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(?:\s*;\s*[A-Za-z0-9!#$&^_.+-]+=[A-Za-z0-9!#$&^_.+-]+)*$/,
+        'contentType must be a media type such as text/plain',
+      )
       .optional()
       .describe('When given, the upload must send this Content-Type.'),
   })
@@ -200,9 +206,14 @@ export const MessageSchema = z
     id: z.string().describe('`r<round>-c<chunkIndex>`'),
     round: z.number().int(),
     chunkIndex: z.number().int(),
-    score: z.number().int().min(0).max(100).describe('Pool score 0-100: the seeking agent\'s score and the lexical prior combined by the run\'s ranking (README, "Evidence and ranking")'),
-    modelScore: z.number().int().min(0).max(100).optional().describe('The seeking agent\'s own relevance score 0-100'),
-    prior: z.number().int().min(0).max(100).optional().describe('Lexical prior 0-100: the share of the question\'s weighted terms in the cited text'),
+    score: z
+      .number()
+      .int()
+      .min(0)
+      .max(100)
+      .describe('Pool score 0-100: the seeking agent\'s score and the lexical prior combined by the run\'s ranking (README, "Evidence and ranking")'),
+    modelScore: z.number().int().min(0).max(100).optional().describe("The seeking agent's own relevance score 0-100"),
+    prior: z.number().int().min(0).max(100).optional().describe("Lexical prior 0-100: the share of the question's weighted terms in the cited text"),
     evidence: z.string(),
     tokens: z.number().int().describe('Tokens of `evidence`'),
     quotes: z.array(QuoteSchema),
@@ -244,11 +255,19 @@ const CitationSchema = z.object({
   start: z.number().int(),
   end: z.number().int(),
   quote: z.string(),
-  location: z.string().optional().describe('Where the quote is in the source: `page 3` of a PDF, or the heading path of an HTML, Markdown or DOCX document (`Introduction › History`)'),
+  location: z
+    .string()
+    .optional()
+    .describe('Where the quote is in the source: `page 3` of a PDF, or the heading path of an HTML, Markdown or DOCX document (`Introduction › History`)'),
   page: z.number().int().optional().describe('The 1-based PDF page of the quote'),
 });
 
-const RoleEstimateSchema = z.object({ calls: z.number().int(), inputTokens: z.number().int(), outputTokens: z.number().int(), cacheWriteInputTokens: z.number().int().optional() });
+const RoleEstimateSchema = z.object({
+  calls: z.number().int(),
+  inputTokens: z.number().int(),
+  outputTokens: z.number().int(),
+  cacheWriteInputTokens: z.number().int().optional(),
+});
 
 const SkippedDocumentSchema = z.object({ documentId: z.string(), reason: z.string() });
 
@@ -264,21 +283,23 @@ const RetryReportSchema = z
 
 const ConcurrencySchema = z
   .object({
-    concurrency: z.number().int().describe('The seeking Map\'s MaxConcurrency'),
+    concurrency: z.number().int().describe("The seeking Map's MaxConcurrency"),
     requested: z.number().int().describe('The run option concurrency: the cap'),
     boundBy: z.enum(['concurrency', 'requestsPerMinute', 'tokensPerMinute', 'minimum']),
-    quota: z.object({ requestsPerMinute: z.number().optional(), tokensPerMinute: z.number().optional() }).describe('The seeking model\'s stated quota, per minute'),
+    quota: z
+      .object({ requestsPerMinute: z.number().optional(), tokensPerMinute: z.number().optional() })
+      .describe("The seeking model's stated quota, per minute"),
     tokensPerSeek: z.number().int().describe('Tokens one seek counts against the token quota (input + output at its limit), average'),
     seekLatencySeconds: z.number().describe('Expected seconds per seek'),
-    byRequests: z.number().optional().describe('Little\'s law under the request quota, seeks in flight'),
-    byTokens: z.number().optional().describe('Little\'s law under the token quota, seeks in flight'),
+    byRequests: z.number().optional().describe("Little's law under the request quota, seeks in flight"),
+    byTokens: z.number().optional().describe("Little's law under the token quota, seeks in flight"),
     expectedRequestsPerMinute: z.number(),
     expectedTokensPerMinute: z.number(),
     seekingSeconds: z.number().optional().describe('Modeled seeking time of the run, seconds'),
     reasoning: z.array(z.string()),
     warnings: z.array(z.string()),
     throttledCalls: z.number().int().describe('Throttled model calls of the run, each retried by the workflow'),
-    throttleWaitSeconds: z.number().describe('Seconds the seeking agents waited for the workflow\'s Retry after throttled attempts, summed over chunks'),
+    throttleWaitSeconds: z.number().describe("Seconds the seeking agents waited for the workflow's Retry after throttled attempts, summed over chunks"),
   })
   .describe('The seeking concurrency derived from the model\'s quota (README, "Quota-aware fan-out")');
 
@@ -340,9 +361,7 @@ void schemasMatchTypes;
 // Responses of the API
 // ---------------------------------------------------------------------------------------------
 
-const ExecutionStatusSchema = z
-  .enum(EXECUTION_STATUSES)
-  .describe('Status of the run\'s Step Functions execution');
+const ExecutionStatusSchema = z.enum(EXECUTION_STATUSES).describe("Status of the run's Step Functions execution");
 
 const RunLinksSchema = z.object({ self: Url, messages: Url });
 
@@ -369,9 +388,7 @@ export const RunProgressSchema = z.object({
   rounds: z
     .array(z.object({ round: z.number().int(), sought: z.number().int().describe('Chunks sought so far'), total: z.number().int() }))
     .describe('Seeking progress per round that has started'),
-  karSteps: z
-    .array(KarStepSchema.extend({ seq: z.number().int() }))
-    .describe('Knowledge-accumulating reasoning steps so far'),
+  karSteps: z.array(KarStepSchema.extend({ seq: z.number().int() })).describe('Knowledge-accumulating reasoning steps so far'),
 });
 
 /** `200` of `GET /v1/runs/{runId}`. */
@@ -400,7 +417,7 @@ export const RunSummarySchema = z
     stoppedAt: IsoTime.optional(),
     links: RunLinksSchema,
   })
-  .register(responseRegistry, { id: 'RunSummary', description: 'A run\'s id, status and times (GET /v1/runs/{runId} has its progress and result).' });
+  .register(responseRegistry, { id: 'RunSummary', description: "A run's id, status and times (GET /v1/runs/{runId} has its progress and result)." });
 
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 
@@ -419,7 +436,7 @@ export type RunPageResponse = z.infer<typeof RunPageSchema>;
 export const HealthSchema = z
   .object({
     status: z.literal('ok'),
-    version: z.string().describe('Version of the API (the OpenAPI document\'s `info.version`)'),
+    version: z.string().describe("Version of the API (the OpenAPI document's `info.version`)"),
   })
   .register(responseRegistry, { id: 'Health', description: 'The API answers.' });
 
@@ -441,7 +458,7 @@ export const MessagePageSchema = z
     nextCursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page'),
     links: z.object({ self: Url, next: Url.optional() }),
   })
-  .register(responseRegistry, { id: 'MessagePage', description: 'One page of a run\'s scored messages.' });
+  .register(responseRegistry, { id: 'MessagePage', description: "One page of a run's scored messages." });
 
 export type MessagePageResponse = z.infer<typeof MessagePageSchema>;
 
@@ -520,7 +537,9 @@ export const ProblemSchema = z
       .describe('cost-limit-exceeded: the refused estimate (at most, per role; USD when the model has a price) and the limit'),
     concurrency: ConcurrencySchema.omit({ throttledCalls: true, throttleWaitSeconds: true })
       .optional()
-      .describe('quota-exceeded: the refused plan (MaxConcurrency, the quota, tokens and seconds per seek, each step of the derivation; README, "Quota-aware fan-out")'),
+      .describe(
+        'quota-exceeded: the refused plan (MaxConcurrency, the quota, tokens and seconds per seek, each step of the derivation; README, "Quota-aware fan-out")',
+      ),
   })
   .register(responseRegistry, { id: 'Problem', description: 'An error (RFC 9457 problem details).' });
 

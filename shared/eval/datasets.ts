@@ -302,7 +302,10 @@ export function buildHotpotLongContext(
   for (const p of own) budget -= countTokens(renderParagraph(p.title, p.text)) + 1;
   const picked: Array<{ title: string; text: string; own: boolean }> = [];
   let misses = 0;
-  for (const p of shuffled(filler.filter((f) => !isGoldCopy(f)), random)) {
+  for (const p of shuffled(
+    filler.filter((f) => !isGoldCopy(f)),
+    random,
+  )) {
     if (budget <= 0 || misses >= MAX_CONSECUTIVE_MISSES) break;
     const cost = countTokens(renderParagraph(p.title, p.text)) + 1;
     if (cost > budget) {
@@ -353,11 +356,13 @@ export function hotpotLongContextSet(
   options: LongContextOptions & { limit?: number; dataRoot?: string; filler?: readonly FillerParagraph[] },
 ): QaSet {
   const { questions, warnings } = readHotpotQa(file);
-  const filler = options.filler ?? (() => {
-    const read = readFillerParagraphs(options.dataRoot);
-    warnings.push(...read.warnings);
-    return read.paragraphs;
-  })();
+  const filler =
+    options.filler ??
+    (() => {
+      const read = readFillerParagraphs(options.dataRoot);
+      warnings.push(...read.warnings);
+      return read.paragraphs;
+    })();
   const documents: LongDocument[] = [];
   const examples: QaExample[] = [];
   for (const q of questions.slice(0, options.limit ?? questions.length)) {

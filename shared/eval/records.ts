@@ -19,16 +19,7 @@ export interface EvalCall {
 }
 
 /** Names of the strategies compared (docs/EVAL.md). */
-export const STRATEGIES = [
-  'extagents',
-  'extagents-no-sync',
-  'extagents-no-kar',
-  'official',
-  'direct',
-  'rag',
-  'chain-of-agents',
-  'mapreduce',
-] as const;
+export const STRATEGIES = ['extagents', 'extagents-no-sync', 'extagents-no-kar', 'official', 'direct', 'rag', 'chain-of-agents', 'mapreduce'] as const;
 
 /**
  * Ablations of the pool's ranking (run option `ranking`, shared/ranking.ts), each `extagents` through

@@ -78,7 +78,12 @@ export async function readEvalRecords(file: string): Promise<{ records: EvalReco
     const r = parsed.data;
     const key = JSON.stringify([r.dataset, r.strategy, r.targetTokens, r.exampleId]);
     const previous = byKey.get(key);
-    if (previous) warnings.push({ file, line, message: `repeats the record of line ${previous.line} (${r.strategy}, ${r.targetTokens}, ${r.exampleId}); the later one is kept` });
+    if (previous)
+      warnings.push({
+        file,
+        line,
+        message: `repeats the record of line ${previous.line} (${r.strategy}, ${r.targetTokens}, ${r.exampleId}); the later one is kept`,
+      });
     byKey.set(key, { line, record: r });
   }
   warnings.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
@@ -205,16 +210,32 @@ export function uncertaintyRows(records: readonly EvalRecord[]): UncertaintyRow[
       dataset,
       strategy,
       targetTokens,
-      em: bootstrapMeanInterval(rs.map((r) => r.em), `${seed}/em`),
-      f1: bootstrapMeanInterval(rs.map((r) => r.f1), `${seed}/f1`),
+      em: bootstrapMeanInterval(
+        rs.map((r) => r.em),
+        `${seed}/em`,
+      ),
+      f1: bootstrapMeanInterval(
+        rs.map((r) => r.f1),
+        `${seed}/f1`,
+      ),
       evidenceRecall: recalls.length === 0 ? null : bootstrapMeanInterval(recalls, `${seed}/recall`),
     };
     if (strategy !== 'extagents') {
-      const base = new Map(records.filter((r) => r.dataset === dataset && r.targetTokens === targetTokens && r.strategy === 'extagents').map((r) => [r.exampleId, r]));
+      const base = new Map(
+        records.filter((r) => r.dataset === dataset && r.targetTokens === targetTokens && r.strategy === 'extagents').map((r) => [r.exampleId, r]),
+      );
       const paired = rs.filter((r) => base.has(r.exampleId));
       if (paired.length > 0) {
-        row.f1VsExtAgents = pairedBootstrap(paired.map((r) => r.f1), paired.map((r) => base.get(r.exampleId)!.f1), `${seed}/paired-f1`);
-        row.emVsExtAgents = pairedBootstrap(paired.map((r) => r.em), paired.map((r) => base.get(r.exampleId)!.em), `${seed}/paired-em`);
+        row.f1VsExtAgents = pairedBootstrap(
+          paired.map((r) => r.f1),
+          paired.map((r) => base.get(r.exampleId)!.f1),
+          `${seed}/paired-f1`,
+        );
+        row.emVsExtAgents = pairedBootstrap(
+          paired.map((r) => r.em),
+          paired.map((r) => base.get(r.exampleId)!.em),
+          `${seed}/paired-em`,
+        );
       }
     }
     rows.push(row);
@@ -224,7 +245,9 @@ export function uncertaintyRows(records: readonly EvalRecord[]): UncertaintyRow[
 
 const fmtInterval = (m: MeanInterval): string => `${(100 * m.mean).toFixed(1)} [${(100 * m.low).toFixed(1)}, ${(100 * m.high).toFixed(1)}]`;
 const fmtPaired = (c: PairedComparison | undefined): string =>
-  c === undefined ? '–' : `${c.mean >= 0 ? '+' : ''}${(100 * c.mean).toFixed(1)} [${(100 * c.low).toFixed(1)}, ${(100 * c.high).toFixed(1)}], p=${c.p.toFixed(2)}`;
+  c === undefined
+    ? '–'
+    : `${c.mean >= 0 ? '+' : ''}${(100 * c.mean).toFixed(1)} [${(100 * c.low).toFixed(1)}, ${(100 * c.high).toFixed(1)}], p=${c.p.toFixed(2)}`;
 
 /** Options of `buildReport`. */
 export interface ReportOptions {
@@ -328,7 +351,10 @@ export function parseDataReadme(text: string): DataSource[] {
   const out: DataSource[] = [];
   for (const line of text.split('\n')) {
     if (!line.startsWith('|')) continue;
-    const cells = line.split('|').slice(1, -1).map((c) => c.trim());
+    const cells = line
+      .split('|')
+      .slice(1, -1)
+      .map((c) => c.trim());
     if (cells.length < 5 || cells[0] === 'path' || /^-+$/.test(cells[0])) continue;
     out.push({ path: cells[0], what: cells[1], source: cells[cells.length - 2], license: cells[cells.length - 1] });
   }
@@ -368,7 +394,8 @@ const fmtInt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const fmtPct = (n: number | null): string => (n === null ? '–' : (100 * n).toFixed(1));
 const fmtSec = (ms: number): string => (ms / 1000).toFixed(ms < 10_000 ? 2 : 1);
 const fmtUsd = (usd: number | null): string => (usd === null ? 'no price' : usd === 0 ? '0' : usd < 0.01 ? usd.toFixed(5) : usd.toFixed(4));
-const fmtLen = (tokens: number): string => (tokens >= 1_000_000 && tokens % 1_000_000 === 0 ? `${tokens / 1_000_000}M` : tokens >= 1000 && tokens % 1000 === 0 ? `${tokens / 1000}k` : fmtInt(tokens));
+const fmtLen = (tokens: number): string =>
+  tokens >= 1_000_000 && tokens % 1_000_000 === 0 ? `${tokens / 1_000_000}M` : tokens >= 1000 && tokens % 1000 === 0 ? `${tokens / 1000}k` : fmtInt(tokens);
 /** Escape a table cell. */
 const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
@@ -404,7 +431,16 @@ export function renderMarkdown(report: Report): string {
     out.push(
       table(
         ['strategy', 'target length', 'examples', 'mean input tokens', 'EM', 'F1', 'evidence recall', 'errors'],
-        rows.map((r) => [r.strategy, fmtLen(r.targetTokens), String(r.examples), fmtInt(r.meanInputTokens), fmtPct(r.em), fmtPct(r.f1), r.evidenceRecall === null ? '–' : `${fmtPct(r.evidenceRecall)} (n=${r.evidenceExamples})`, String(r.errors)]),
+        rows.map((r) => [
+          r.strategy,
+          fmtLen(r.targetTokens),
+          String(r.examples),
+          fmtInt(r.meanInputTokens),
+          fmtPct(r.em),
+          fmtPct(r.f1),
+          r.evidenceRecall === null ? '–' : `${fmtPct(r.evidenceRecall)} (n=${r.evidenceExamples})`,
+          String(r.errors),
+        ]),
       ),
       '',
     );
@@ -434,7 +470,18 @@ export function renderMarkdown(report: Report): string {
     out.push('### Calls, tokens and estimated cost per query', '');
     out.push(
       table(
-        ['strategy', 'target length', 'seeker calls', 'seeker input tok', 'seeker output tok', 'reasoner calls', 'reasoner input tok', 'reasoner output tok', 'est. cost (USD)', 'models (seeker / reasoner)'],
+        [
+          'strategy',
+          'target length',
+          'seeker calls',
+          'seeker input tok',
+          'seeker output tok',
+          'reasoner calls',
+          'reasoner input tok',
+          'reasoner output tok',
+          'est. cost (USD)',
+          'models (seeker / reasoner)',
+        ],
         rows.map((r) => [
           r.strategy,
           fmtLen(r.targetTokens),
@@ -485,7 +532,15 @@ export function renderMarkdown(report: Report): string {
   out.push(
     table(
       ['model id (as recorded)', 'table entry', 'input USD / 1M tok', 'output USD / 1M tok', 'as of', 'verified', 'source'],
-      report.prices.used.map((u) => [u.model, u.key, String(u.price.inputUsdPerMTok), String(u.price.outputUsdPerMTok), u.price.asOf, u.price.verified ? 'yes' : 'NO', u.price.source]),
+      report.prices.used.map((u) => [
+        u.model,
+        u.key,
+        String(u.price.inputUsdPerMTok),
+        String(u.price.outputUsdPerMTok),
+        u.price.asOf,
+        u.price.verified ? 'yes' : 'NO',
+        u.price.source,
+      ]),
     ),
     '',
   );
@@ -498,7 +553,9 @@ export function renderMarkdown(report: Report): string {
       '`perInputToken × input² / crossover` (attention). "Pipelined rounds" (extagents only; run option pipelineRounds) ' +
       "models the same calls with round r+1's seeking beside round r's KAR steps: seek(1) + Σ max(KAR(r), seek(r+1)) + KAR(last); " +
       "a run that stopped before its last round pays, off the critical path, the next round's seeks started before its KAR ended " +
-      '(modeled as its last round\'s seeks): the speculative seeks. Parameters: ' + lm.description + '.',
+      "(modeled as its last round's seeks): the speculative seeks. Parameters: " +
+      lm.description +
+      '.',
     '',
   );
   out.push(
@@ -547,7 +604,14 @@ async function writeCharts(outDir: string, dataset: string, rows: readonly Repor
   const charts: Array<[string, Parameters<typeof renderLineChartPng>[0]]> = [
     [
       'f1-vs-length',
-      { title: `F1 vs input length — ${dataset}`, subtitle: 'mean with 95% bootstrap interval', xTitle: 'target input length (tokens)', yTitle: 'F1 (mean)', yFormat: '.0%', points: withIntervals((u) => u.f1) },
+      {
+        title: `F1 vs input length — ${dataset}`,
+        subtitle: 'mean with 95% bootstrap interval',
+        xTitle: 'target input length (tokens)',
+        yTitle: 'F1 (mean)',
+        yFormat: '.0%',
+        points: withIntervals((u) => u.f1),
+      },
     ],
     ...(uncertainty.some((u) => u.evidenceRecall !== null)
       ? ([
@@ -566,11 +630,25 @@ async function writeCharts(outDir: string, dataset: string, rows: readonly Repor
       : []),
     [
       'latency-vs-length',
-      { title: `MODELED latency vs input length — ${dataset}`, subtitle: 'modeled from token counts (not measured); see the latency model', xTitle: 'target input length (tokens)', yTitle: 'modeled latency per query (s)', points: points((r) => r.modeledLatencyMs.mean / 1000) },
+      {
+        title: `MODELED latency vs input length — ${dataset}`,
+        subtitle: 'modeled from token counts (not measured); see the latency model',
+        xTitle: 'target input length (tokens)',
+        yTitle: 'modeled latency per query (s)',
+        points: points((r) => r.modeledLatencyMs.mean / 1000),
+      },
     ],
     [
       'tokens-vs-length',
-      { title: `Tokens per query vs input length — ${dataset}`, subtitle: 'input + output tokens of all model calls', xTitle: 'target input length (tokens)', yTitle: 'tokens per query', yFormat: '~s', logY: tokens.every((p) => p.y > 0), points: tokens },
+      {
+        title: `Tokens per query vs input length — ${dataset}`,
+        subtitle: 'input + output tokens of all model calls',
+        xTitle: 'target input length (tokens)',
+        yTitle: 'tokens per query',
+        yFormat: '~s',
+        logY: tokens.every((p) => p.y > 0),
+        points: tokens,
+      },
     ],
   ];
   const names: string[] = [];
@@ -588,7 +666,10 @@ async function writeCharts(outDir: string, dataset: string, rows: readonly Repor
  * @returns the paths written (charts as absolute paths).
  * @throws Error when the records file or the price table cannot be read.
  */
-export async function buildReport(outDir: string, options: ReportOptions = {}): Promise<{ markdownPath: string; jsonPath: string; charts: string[]; report: Report }> {
+export async function buildReport(
+  outDir: string,
+  options: ReportOptions = {},
+): Promise<{ markdownPath: string; jsonPath: string; charts: string[]; report: Report }> {
   const recordsFile = options.recordsFile ?? path.join(outDir, 'records.jsonl');
   const prices = options.prices ?? loadPriceTable();
   const latency = options.latency ?? DEFAULT_LATENCY_MODEL;
@@ -617,7 +698,15 @@ export async function buildReport(outDir: string, options: ReportOptions = {}): 
   const charts: string[] = [];
   if (options.charts ?? true) {
     const uncertain = uncertaintyRows(records);
-    for (const d of datasets) charts.push(...(await writeCharts(outDir, d, rows.filter((r) => r.dataset === d), uncertain.filter((u) => u.dataset === d))));
+    for (const d of datasets)
+      charts.push(
+        ...(await writeCharts(
+          outDir,
+          d,
+          rows.filter((r) => r.dataset === d),
+          uncertain.filter((u) => u.dataset === d),
+        )),
+      );
   }
 
   const report: Report = {
@@ -626,7 +715,12 @@ export async function buildReport(outDir: string, options: ReportOptions = {}): 
     records: records.length,
     warnings,
     rows,
-    prices: { writtenOn: prices.writtenOn, unit: prices.unit, warning: prices.warning, used: [...used.values()].sort((a, b) => a.model.localeCompare(b.model)) },
+    prices: {
+      writtenOn: prices.writtenOn,
+      unit: prices.unit,
+      warning: prices.warning,
+      used: [...used.values()].sort((a, b) => a.model.localeCompare(b.model)),
+    },
     latencyModel: latency,
     dataSources,
     charts,

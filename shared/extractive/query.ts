@@ -62,11 +62,7 @@ export function questionQuery(question: string): WeightedQuery {
  * second-hop sentence that names an entity found in round 1 (the person the first hop identified)
  * can now be found. Never throws.
  */
-export function expandQuery(
-  query: WeightedQuery,
-  synchronized: readonly Message[],
-  options: ExpansionOptions = DEFAULT_EXPANSION,
-): WeightedQuery {
+export function expandQuery(query: WeightedQuery, synchronized: readonly Message[], options: ExpansionOptions = DEFAULT_EXPANSION): WeightedQuery {
   if (synchronized.length === 0 || options.maxTerms <= 0) return query;
   const inQuestion = new Set(query.terms.map((t) => t.term));
   const salience = new Map<string, number>();
@@ -128,7 +124,9 @@ const LAST_WORDS = /\b(?:later|latest|last|after|more recent|most recent|newer|n
  */
 export function analyzeQuestion(question: string): QuestionAnalysis {
   const query = questionQuery(question);
-  const sentenceQueries = splitSentences(question).map((s) => questionQuery(s.text)).filter((q) => q.terms.length > 0);
+  const sentenceQueries = splitSentences(question)
+    .map((s) => questionQuery(s.text))
+    .filter((q) => q.terms.length > 0);
   const withParts = (analysis: Omit<QuestionAnalysis, 'parts'>): QuestionAnalysis => ({
     ...analysis,
     parts: sentenceQueries.length >= 2 ? sentenceQueries : [],
@@ -156,7 +154,10 @@ export function analyzeQuestion(question: string): QuestionAnalysis {
   const none = withParts({ query, alternatives: [], order: null });
   // Only a question asking which/who/what, whose alternatives close it within one clause.
   if (stem === undefined || tail === undefined || !WH_WORD.test(stem) || /;|[.!?]['"’”)]*\s+[A-Z]/.test(tail)) return none;
-  const parts = tail.split(/\s*,?\s+or\s+/i).map((p) => p.trim()).filter((p) => p.length > 0);
+  const parts = tail
+    .split(/\s*,?\s+or\s+/i)
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0);
   if (parts.length < 2 || parts.some((p) => p.split(/\s+/).length > MAX_ALTERNATIVE_WORDS)) return none;
   const stemQuery = questionQuery(stem);
   const alternatives = parts.map((text) => {

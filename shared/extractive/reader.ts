@@ -13,14 +13,7 @@ import { NotFoundError } from '../errors';
 import type { AgentModel, BlobStore, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../ports';
 import { countTokens } from '../tokenizer';
 import { NO_ANSWER, type Message, type RoleUsage } from '../types';
-import {
-  analyzeQuestion,
-  DEFAULT_EXPANSION,
-  type ExpansionOptions,
-  expandQuery,
-  type QuestionAnalysis,
-  type WeightedQuery,
-} from './query';
+import { analyzeQuestion, DEFAULT_EXPANSION, type ExpansionOptions, expandQuery, type QuestionAnalysis, type WeightedQuery } from './query';
 import {
   ANALYSIS_VERSION,
   type AnalyzedSentence,
@@ -230,8 +223,7 @@ export class ExtractiveReader implements AgentModel {
     const synchronized = request.round >= 2 ? request.synchronized : [];
     const usage: RoleUsage = {
       calls: 1,
-      inputTokens: countTokens(request.question) + request.chunk.tokens
-        + synchronized.reduce((sum, m) => sum + m.tokens, 0),
+      inputTokens: countTokens(request.question) + request.chunk.tokens + synchronized.reduce((sum, m) => sum + m.tokens, 0),
       outputTokens: 0,
     };
     const none: SeekResult = { evidence: null, score: 0, spans: [], usage, warnings: [] };
@@ -259,7 +251,10 @@ export class ExtractiveReader implements AgentModel {
     }
     if (best === undefined || best.relevance < this.options.minSeekRelevance) return none;
 
-    const spans = mergeAdjacent([...best.sentences].sort((a, b) => a.position - b.position), request.chunk.text);
+    const spans = mergeAdjacent(
+      [...best.sentences].sort((a, b) => a.position - b.position),
+      request.chunk.text,
+    );
     const evidence = spans.map((s) => request.chunk.text.slice(s.start, s.end)).join(EVIDENCE_SEPARATOR);
     usage.outputTokens = countTokens(evidence);
     return {
@@ -277,11 +272,7 @@ export class ExtractiveReader implements AgentModel {
    * then up to `maxEvidenceSentences - 1` further sentences that add coverage (neighbours preferred,
    * since they carry the context of the best sentence), within `maxEvidenceTokens`.
    */
-  private selectEvidence(
-    index: SentenceIndex,
-    isKnown: (sentence: AnalyzedSentence) => boolean,
-    query: WeightedQuery,
-  ): Selection | undefined {
+  private selectEvidence(index: SentenceIndex, isKnown: (sentence: AnalyzedSentence) => boolean, query: WeightedQuery): Selection | undefined {
     const o = this.options;
     const sentences = index.sentences;
     const ranked = index.rank(query, o.candidates, isKnown);
@@ -294,8 +285,7 @@ export class ExtractiveReader implements AgentModel {
     };
     const best = ranked
       .map((r) => ({ r, v: value(r.sentence.terms), a: hasAnswerCandidate(r.sentence, query) ? 1 : 0 }))
-      .sort((x, y) => y.v - x.v || y.a - x.a || y.r.bm25 - x.r.bm25 || x.r.sentence.position - y.r.sentence.position)[0]
-      .r.sentence;
+      .sort((x, y) => y.v - x.v || y.a - x.a || y.r.bm25 - x.r.bm25 || x.r.sentence.position - y.r.sentence.position)[0].r.sentence;
     const chosen: AnalyzedSentence[] = [best];
     let tokens = countTokens(best.text);
     const bestValue = value(best.terms);
@@ -382,7 +372,11 @@ export class ExtractiveReader implements AgentModel {
       const chosen = this.chooseAlternative(analysis, candidates);
       if (chosen !== undefined) {
         const how = analysis.order === null ? 'the best-supported one' : `the one whose evidence comes ${analysis.order} in corpus order`;
-        return answer(chosen.text, chosen.used, `${EXTRACTIVE_BASIS}: the question's alternatives were each found in the evidence by word overlap; the answer is ${how}`);
+        return answer(
+          chosen.text,
+          chosen.used,
+          `${EXTRACTIVE_BASIS}: the question's alternatives were each found in the evidence by word overlap; the answer is ${how}`,
+        );
       }
     }
     const support = this.assessSupport(analysis, candidates);
@@ -408,13 +402,18 @@ export class ExtractiveReader implements AgentModel {
         support.ordinaryOnly === true
           ? `${EXTRACTIVE_BASIS}: the best sentence covers ${covers}, but through its names only (under ${percent(o.minOrdinaryCoverage)} of its other words; no sentence covers ${percent(o.answerCoverage)} of them)`
           : support.coverage >= o.answerCoverage && support.missingRare.length > 0
-          ? `${EXTRACTIVE_BASIS}: the best sentence covers ${covers} but lacks the question's rare word(s) ${rareWords} (names the answer must contain)`
-          : `${EXTRACTIVE_BASIS}: no sentence covers ${percent(o.answerCoverage)} of the question's weighted words (the best covers ${percent(support.coverage)})`,
+            ? `${EXTRACTIVE_BASIS}: the best sentence covers ${covers} but lacks the question's rare word(s) ${rareWords} (names the answer must contain)`
+            : `${EXTRACTIVE_BASIS}: no sentence covers ${percent(o.answerCoverage)} of the question's weighted words (the best covers ${percent(support.coverage)})`,
       );
     }
     if (support.sentences.length > 0) {
       const best = support.sentences.slice(0, 1);
-      return answer(sentencesText(best), best, `${EXTRACTIVE_BASIS}, best effort: the sentence with the most word overlap, covering ${covers}${support.coverage < o.answerCoverage ? `, below the ${percent(o.answerCoverage)} it answers from` : ''}${missing}`, ['weak support; best sentence given']);
+      return answer(
+        sentencesText(best),
+        best,
+        `${EXTRACTIVE_BASIS}, best effort: the sentence with the most word overlap, covering ${covers}${support.coverage < o.answerCoverage ? `, below the ${percent(o.answerCoverage)} it answers from` : ''}${missing}`,
+        ['weak support; best sentence given'],
+      );
     }
     const first = request.messages[0];
     if (first === undefined) return refuse(`${EXTRACTIVE_BASIS}: no evidence to answer from`, ['no messages to answer from']);
@@ -504,7 +503,11 @@ export class ExtractiveReader implements AgentModel {
         chosen.push(pick.h);
         covered = unionTerms([covered, pick.h.c.sentence.terms]);
         if (value(covered) >= o.combinedAnswerCoverage) {
-          const combined = conclude(chosen.map((x) => x.c), true, 'combined');
+          const combined = conclude(
+            chosen.map((x) => x.c),
+            true,
+            'combined',
+          );
           if (combined.sufficient) return combined;
           break;
         }
@@ -530,10 +533,7 @@ export class ExtractiveReader implements AgentModel {
    * first or last, otherwise the best-supported. Returns undefined when some alternative lacks
    * support (KAR then widens k).
    */
-  private chooseAlternative(
-    analysis: QuestionAnalysis,
-    candidates: readonly Candidate[],
-  ): { text: string; used: Candidate[] } | undefined {
+  private chooseAlternative(analysis: QuestionAnalysis, candidates: readonly Candidate[]): { text: string; used: Candidate[] } | undefined {
     const supports = analysis.alternatives.map((alternative) => {
       let best: { used: Candidate[]; own: number; full: number } | undefined;
       for (const message of new Set(candidates.map((c) => c.message))) {

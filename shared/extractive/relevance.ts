@@ -134,10 +134,7 @@ export class SentenceIndex {
  * question terms present, divided by the sum of all question-term weights (0-1).
  * Expansion terms are counted in `expansion` (same denominator), not in `question`.
  */
-export function coverage(
-  terms: ReadonlySet<string>,
-  query: WeightedQuery,
-): { question: number; expansion: number } {
+export function coverage(terms: ReadonlySet<string>, query: WeightedQuery): { question: number; expansion: number } {
   if (query.questionWeight <= 0) return { question: 0, expansion: 0 };
   let question = 0;
   let expansion = 0;

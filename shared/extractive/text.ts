@@ -116,10 +116,7 @@ export function splitSentences(text: string): Sentence[] {
       !SENTENCE_END.test(previous.text) &&
       end - previous.start <= MAX_JOINED_SENTENCE_CHARS &&
       !LIST_ITEM_START.test(text.slice(start, Math.min(end, start + 16)));
-    if (
-      previous !== undefined &&
-      (joinsLine || (ABBREVIATION_END.test(previous.text) && !gap.includes('\n')))
-    ) {
+    if (previous !== undefined && (joinsLine || (ABBREVIATION_END.test(previous.text) && !gap.includes('\n')))) {
       previous.end = end;
       previous.text = text.slice(previous.start, end);
       continue;
@@ -139,9 +136,45 @@ function isSpace(code: number): boolean {
  */
 const STOP_WORDS: ReadonlySet<string> = new Set([
   ...ENGLISH_STOP_WORDS,
-  'whose', 'whom', 'when', 'why', 'does', 'done', 'doing', 'its', 'upon', 'shall', 'will', 'may', 'not', 'no',
-    'nor', 'yet', 'so', 'us', 'one', 'ones', 'which', 'what', 'who', 'whether', 'either', 'neither', 'per', 'via',
-    'let', 'thus', 'hence', 'also', 'however', 'therefore', 'whereas', 'been', 'being', 'became', 'become',
+  'whose',
+  'whom',
+  'when',
+  'why',
+  'does',
+  'done',
+  'doing',
+  'its',
+  'upon',
+  'shall',
+  'will',
+  'may',
+  'not',
+  'no',
+  'nor',
+  'yet',
+  'so',
+  'us',
+  'one',
+  'ones',
+  'which',
+  'what',
+  'who',
+  'whether',
+  'either',
+  'neither',
+  'per',
+  'via',
+  'let',
+  'thus',
+  'hence',
+  'also',
+  'however',
+  'therefore',
+  'whereas',
+  'been',
+  'being',
+  'became',
+  'become',
 ]);
 
 /** Word -> term (or null for a stop word) cache; bounded, words are few (tens of thousands). */
@@ -168,17 +201,41 @@ export function termOf(word: string): string | null {
  */
 const NUMBER_WORDS: ReadonlyMap<string, string> = new Map([
   // "one" is mostly a pronoun ("one of the"): it stays a stop word.
-  ['two', '2'], ['three', '3'], ['four', '4'], ['five', '5'], ['six', '6'], ['seven', '7'], ['eight', '8'],
-  ['nine', '9'], ['ten', '10'], ['eleven', '11'], ['twelve', '12'], ['thirteen', '13'], ['fourteen', '14'],
-  ['fifteen', '15'], ['sixteen', '16'], ['seventeen', '17'], ['eighteen', '18'], ['nineteen', '19'],
-  ['twenty', '20'], ['thirty', '30'], ['forty', '40'], ['fifty', '50'], ['sixty', '60'], ['seventy', '70'],
-  ['eighty', '80'], ['ninety', '90'],
+  ['two', '2'],
+  ['three', '3'],
+  ['four', '4'],
+  ['five', '5'],
+  ['six', '6'],
+  ['seven', '7'],
+  ['eight', '8'],
+  ['nine', '9'],
+  ['ten', '10'],
+  ['eleven', '11'],
+  ['twelve', '12'],
+  ['thirteen', '13'],
+  ['fourteen', '14'],
+  ['fifteen', '15'],
+  ['sixteen', '16'],
+  ['seventeen', '17'],
+  ['eighteen', '18'],
+  ['nineteen', '19'],
+  ['twenty', '20'],
+  ['thirty', '30'],
+  ['forty', '40'],
+  ['fifty', '50'],
+  ['sixty', '60'],
+  ['seventy', '70'],
+  ['eighty', '80'],
+  ['ninety', '90'],
 ]);
 
 function computeTerm(word: string): string | null {
   // A number keeps its decimal point ("25.5"); other words lose dots and apostrophes ("U.S" -> "us").
   if (/^[\p{N}.]+$/u.test(word)) return word;
-  const lower = word.toLowerCase().replace(/['’]s$/u, '').replace(/['’.]/gu, '');
+  const lower = word
+    .toLowerCase()
+    .replace(/['’]s$/u, '')
+    .replace(/['’.]/gu, '');
   const number = NUMBER_WORDS.get(lower);
   if (number !== undefined) return number;
   if (lower.length === 0 || STOP_WORDS.has(lower)) return null;
@@ -248,4 +305,3 @@ export function isNameOrNumber(text: string, start: number, end: number, sentenc
   }
   return start > sentenceStart && first > 127 && /\p{Lu}/u.test(text.charAt(start));
 }
-

@@ -18,21 +18,34 @@
  * Errors of the chat models (ModelThrottledError, ContextOverflowError, …) propagate unchanged:
  * Step Functions retries the transient ones by name, and the caller handles the others.
  */
-import type {
-  AgentModel,
-  ChatModel,
-  ChatRequest,
-  ChatResponse,
-  ReasonRequest,
-  ReasonResult,
-  SeekRequest,
-  SeekResult,
-} from '../ports';
+import type { AgentModel, ChatModel, ChatRequest, ChatResponse, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../ports';
 import { NO_ANSWER, type Message, type RoleUsage } from '../types';
 import { lexicalPrior } from '../extractive/prior';
 import { cutAt, junkAnswer, parseReasonReply, parseSeekReply, readScore, type ReasonParse, type SeekParse } from './parse';
-import { brevityReminder, buildProseReasonPrompt, buildReasonPrompt, buildSeekPrompt, echoesPrompt, junkDescription, junkReminder, type JunkReason, type ReasonerReply, SCORE_REASK_PROMPT, unescapeUntrusted } from './prompts';
-import { BUDGET_CHARS_PER_TOKEN, MAX_ANSWER_CHARS, MAX_CITED_SENTENCES, MAX_NOTE_CHARS, outputTokenBudget, reasonReplySchema, SCORE_REPLY, SEEK_REPLY, seekReplySchema } from './schemas';
+import {
+  brevityReminder,
+  buildProseReasonPrompt,
+  buildReasonPrompt,
+  buildSeekPrompt,
+  echoesPrompt,
+  junkDescription,
+  junkReminder,
+  type JunkReason,
+  type ReasonerReply,
+  SCORE_REASK_PROMPT,
+  unescapeUntrusted,
+} from './prompts';
+import {
+  BUDGET_CHARS_PER_TOKEN,
+  MAX_ANSWER_CHARS,
+  MAX_CITED_SENTENCES,
+  MAX_NOTE_CHARS,
+  outputTokenBudget,
+  reasonReplySchema,
+  SCORE_REPLY,
+  SEEK_REPLY,
+  seekReplySchema,
+} from './schemas';
 import { splitSentences } from '../extractive/text';
 import { citedText, MAX_UNIT_CHARS, sentenceUnits } from './sentences';
 
@@ -79,7 +92,9 @@ export const MAX_NOTE_UNITS = 2;
  * and synchronization prompts (the cost estimate) count a message at most this (or the seeking
  * agent's output limit, for a free-form reply).
  */
-export const MAX_CITED_EVIDENCE_TOKENS = Math.ceil(((MAX_CITED_SENTENCES + MAX_NOTE_UNITS) * (MAX_UNIT_CHARS + 3) + 7 + MAX_NOTE_CHARS) / BUDGET_CHARS_PER_TOKEN);
+export const MAX_CITED_EVIDENCE_TOKENS = Math.ceil(
+  ((MAX_CITED_SENTENCES + MAX_NOTE_UNITS) * (MAX_UNIT_CHARS + 3) + 7 + MAX_NOTE_CHARS) / BUDGET_CHARS_PER_TOKEN,
+);
 
 /** Shortest quote (characters, after trimming) that is located in the chunk; shorter ones match by chance. */
 export const MIN_QUOTE_CHARS = 8;
@@ -156,7 +171,12 @@ function seekUnusable(parsed: SeekParse, response: ChatResponse): boolean {
 
 /** The first non-empty line of a reply, trimmed ('' when there is none). */
 function firstLine(text: string): string {
-  return text.split('\n').map((line) => line.trim()).find((line) => line !== '') ?? '';
+  return (
+    text
+      .split('\n')
+      .map((line) => line.trim())
+      .find((line) => line !== '') ?? ''
+  );
 }
 
 /** Same rule for the reasoning agent. */
@@ -382,7 +402,9 @@ export class LlmAgents implements AgentModel {
     }
     const inRange = parsed.sentences.filter((id) => id <= units.length);
     if (inRange.length < parsed.sentences.length) {
-      warnings.push(`seeking agent cited sentence ids beyond the chunk's ${units.length}, dropped: ${parsed.sentences.filter((id) => id > units.length).join(', ')}`);
+      warnings.push(
+        `seeking agent cited sentence ids beyond the chunk's ${units.length}, dropped: ${parsed.sentences.filter((id) => id > units.length).join(', ')}`,
+      );
     }
     if (inRange.length > MAX_CITED_SENTENCES) warnings.push(`seeking agent cited ${inRange.length} sentences; the first ${MAX_CITED_SENTENCES} kept`);
     let note = parsed.note.trim();
@@ -405,7 +427,7 @@ export class LlmAgents implements AgentModel {
       note = cutAt(note, MAX_NOTE_CHARS);
     }
     if (note !== '' && echoesPrompt(note, `${request.question}\n${text}`)) {
-      warnings.push('seeking agent note repeats the prompt\'s own text; dropped');
+      warnings.push("seeking agent note repeats the prompt's own text; dropped");
       note = '';
     }
     return {
@@ -421,7 +443,9 @@ export class LlmAgents implements AgentModel {
    * of at least `MIN_QUOTE_CHARS` was located (the note says nothing the units do not).
    */
   private unitsOfCopiedNote(text: string, units: ReturnType<typeof sentenceUnits>, note: string): { ids: number[]; whole: boolean } {
-    const pieces = splitSentences(note).map((s) => s.text).filter((p) => p.length >= MIN_QUOTE_CHARS);
+    const pieces = splitSentences(note)
+      .map((s) => s.text)
+      .filter((p) => p.length >= MIN_QUOTE_CHARS);
     if (pieces.length === 0) return { ids: [], whole: false };
     let located = 0;
     const ids: number[] = [];
@@ -458,7 +482,12 @@ export class LlmAgents implements AgentModel {
       messages: [{ role: 'user', text: prompt.user }],
       maxTokens: this.maxTokens.reason,
       temperature: this.temperature,
-      ...(!prose && { schema: reasonReplySchema(request.messages.map((m) => m.id), { force: request.force }) }),
+      ...(!prose && {
+        schema: reasonReplySchema(
+          request.messages.map((m) => m.id),
+          { force: request.force },
+        ),
+      }),
     };
     // Text the answer may share with the prompt without echoing it: the question and the messages.
     const source = [request.question, ...request.messages.map((m) => m.evidence)].join('\n');
@@ -481,7 +510,9 @@ export class LlmAgents implements AgentModel {
       }
       const again = junkOf(parsed);
       if (again !== undefined) {
-        warnings.push(`reasoning agent's answer ${junkDescription(again)}${junk !== undefined ? ` (first reply: ${junkDescription(junk)})` : ''}; counted as a refusal`);
+        warnings.push(
+          `reasoning agent's answer ${junkDescription(again)}${junk !== undefined ? ` (first reply: ${junkDescription(junk)})` : ''}; counted as a refusal`,
+        );
         return refuse();
       }
     }

@@ -73,9 +73,7 @@ export function foundationModelIdOf(id: string): string {
  */
 function checkModelId(id: string, spec: string): void {
   if (id.startsWith('arn:')) {
-    throw new ConfigurationError(
-      `Invalid model spec "${spec}": "${id}" is an ARN; give a model id such as "us.meta.llama3-1-8b-instruct-v1:0"`,
-    );
+    throw new ConfigurationError(`Invalid model spec "${spec}": "${id}" is an ARN; give a model id such as "us.meta.llama3-1-8b-instruct-v1:0"`);
   }
   const prefix = id.slice(0, Math.max(0, id.indexOf('.')));
   const looksLikeProfile = (INFERENCE_PROFILE_PREFIXES as readonly string[]).includes(prefix);
@@ -111,9 +109,7 @@ export function parseModelSpec(spec: string): ModelSpec {
     .split(',')
     .map((id) => id.trim());
   if (ids.length > 2 || ids.some((id) => id === '')) {
-    throw new ConfigurationError(
-      `Invalid model spec "${spec}": expected one or two comma-separated Bedrock model ids after "bedrock:" (${SPEC_GRAMMAR})`,
-    );
+    throw new ConfigurationError(`Invalid model spec "${spec}": expected one or two comma-separated Bedrock model ids after "bedrock:" (${SPEC_GRAMMAR})`);
   }
   for (const id of ids) checkModelId(id, spec);
   const [seekerModelId, reasonerModelId = seekerModelId] = ids;
@@ -130,9 +126,7 @@ const OPENAI_MODEL_NAME = /^[^\s,]+$/;
 function parseOpenAiModels(spec: string, rest: string): ModelSpec {
   const names = rest.split(',').map((name) => name.trim());
   if (names.length > 2 || names.some((name) => name === '')) {
-    throw new ConfigurationError(
-      `Invalid model spec "${spec}": expected one or two comma-separated model names after "openai:" (${SPEC_GRAMMAR})`,
-    );
+    throw new ConfigurationError(`Invalid model spec "${spec}": expected one or two comma-separated model names after "openai:" (${SPEC_GRAMMAR})`);
   }
   for (const name of names) {
     if (!OPENAI_MODEL_NAME.test(name)) {

@@ -306,7 +306,10 @@ function truthy(value: unknown): boolean {
 
 function stringsOf(value: unknown): string[] {
   const items = Array.isArray(value) ? value : typeof value === 'string' ? [value] : [];
-  return items.filter((item): item is string => typeof item === 'string').map((item) => item.trim()).filter((item) => item.length > 0);
+  return items
+    .filter((item): item is string => typeof item === 'string')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
 }
 
 /** Leading labels of plain-text evidence ("Evidence:", "**Extracted information:**"). */
@@ -373,7 +376,8 @@ function parsePlainSeek(text: string, chunk: string | undefined): SeekParse {
   const reading = scoreLines.length > 0 ? readScore(scoreLines.join('\n')) : readScore(evidenceLines.filter((l) => !copiedFromChunk(l, chunk)).join('\n'));
   const ids = [...new Set(sentences)];
   const note = notes.join(' ');
-  if (ids.length > 0) return { kind: 'evidence', sentences: ids, note: isRefusal(note) ? '' : note, evidence: '', quotes, ...scoreFields(reading), truncated: false };
+  if (ids.length > 0)
+    return { kind: 'evidence', sentences: ids, note: isRefusal(note) ? '' : note, evidence: '', quotes, ...scoreFields(reading), truncated: false };
   const evidence = evidenceLines.join('\n').trim().replace(EVIDENCE_LABEL, '').trim();
   if (evidence === '' || (BARE_NUMBER.test(text.trim()) && reading.score !== null)) return { kind: 'empty', truncated: false };
   if (isRefusal(evidence)) return { kind: 'no_information' };
@@ -386,7 +390,11 @@ function scoreFields(reading: ScoreReading): { score: number | null; scoreWarnin
 
 /** Remove wrapping quotation marks: "…", “…”, '…'. */
 function stripQuoteMarks(text: string): string {
-  return text.trim().replace(/^["“”'‘’]+/, '').replace(/["“”'‘’]+$/, '').trim();
+  return text
+    .trim()
+    .replace(/^["“”'‘’]+/, '')
+    .replace(/["“”'‘’]+$/, '')
+    .trim();
 }
 
 /**

@@ -168,7 +168,7 @@ export function buildSeekPrompt(request: SeekRequest, units: readonly SentenceUn
 
 /** Words of at least 3 letters, lower-cased: the shingles `echoesPrompt` compares. */
 function promptWords(text: string): string[] {
-  return (text.toLowerCase().match(/[a-z]{3,}/g) ?? []);
+  return text.toLowerCase().match(/[a-z]{3,}/g) ?? [];
 }
 
 /** Consecutive words compared by `echoesPrompt`. */
@@ -221,9 +221,7 @@ function shingles(words: string[]): string[] {
  * reply, at most once per seek: see shared/llm/agents.ts).
  */
 export const SCORE_REASK_PROMPT =
-  'Your reply has no relevance score. Reply with only this JSON object: {"score": N}, where N is one of ' +
-  '0, 25, 50, 75, 100:\n' +
-  SCORE_RUBRIC;
+  'Your reply has no relevance score. Reply with only this JSON object: {"score": N}, where N is one of ' + '0, 25, 50, 75, 100:\n' + SCORE_RUBRIC;
 
 /**
  * Text appended to the user turn when the previous reply was cut off at the output-token limit.

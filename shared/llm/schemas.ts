@@ -140,7 +140,8 @@ export function reasonReplySchema(messageIds: readonly string[], options: { forc
   }
   return {
     name: 'reason_reply',
-    description: 'The short answer (NO ANSWER when the messages do not allow one), the ids of the messages it relies on, and whether the messages answer the question.',
+    description:
+      'The short answer (NO ANSWER when the messages do not allow one), the ids of the messages it relies on, and whether the messages answer the question.',
     schema: object({ answer, cited, answerable: { type: 'boolean' } }),
   };
 }

@@ -54,7 +54,8 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
   const locationsOf = new Map(record.documents.filter((d) => d.locations !== undefined).map((d) => [d.id, d.locations]));
   for (const id of citedIds) {
     const message = byId.get(id);
-    if (message) citations.push(...(await citationsOf(message, state.runId, blobs, record.chunksFrom)).map((c) => withLocation(c, locationsOf.get(c.documentId))));
+    if (message)
+      citations.push(...(await citationsOf(message, state.runId, blobs, record.chunksFrom)).map((c) => withLocation(c, locationsOf.get(c.documentId))));
   }
 
   const soughtSet = new Set(sought);
@@ -98,7 +99,13 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
     })),
     usage: record.options.pipelineRounds ? { ...counters.usage, speculative: unusedSpeculation(counters.seekerByRound, state.round) } : counters.usage,
     ...(record.estimate && { estimate: record.estimate }),
-    ...(record.concurrency && { concurrency: { ...record.concurrency, throttledCalls: byError[ModelThrottledError.name] ?? 0, throttleWaitSeconds: Math.round(counters.throttleWaitMs / 100) / 10 } }),
+    ...(record.concurrency && {
+      concurrency: {
+        ...record.concurrency,
+        throttledCalls: byError[ModelThrottledError.name] ?? 0,
+        throttleWaitSeconds: Math.round(counters.throttleWaitMs / 100) / 10,
+      },
+    }),
     rounds: state.round,
     chunks: record.chunks,
     poolSize: await store.poolSize(state.runId, state.round, state.covered),
@@ -162,5 +169,9 @@ function shorten(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   if (flat.length <= MAX_SHOWN_QUOTE_CHARS) return flat;
   // Cut on a code point boundary (Array.from iterates code points).
-  return Array.from(flat).slice(0, MAX_SHOWN_QUOTE_CHARS - 1).join('') + '…';
+  return (
+    Array.from(flat)
+      .slice(0, MAX_SHOWN_QUOTE_CHARS - 1)
+      .join('') + '…'
+  );
 }

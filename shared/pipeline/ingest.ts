@@ -137,9 +137,7 @@ export interface CorpusIngestion {
  * ingestion: no work beyond reading and hashing), `no-objects` (nothing under the prefix; nothing
  * written).
  */
-export type IngestOutcome =
-  | { outcome: 'ingested' | 'reused' | 'unchanged'; ingestion: CorpusIngestion }
-  | { outcome: 'no-objects'; corpusId: string };
+export type IngestOutcome = { outcome: 'ingested' | 'reused' | 'unchanged'; ingestion: CorpusIngestion } | { outcome: 'no-objects'; corpusId: string };
 
 /** Dependencies of {@link ingestCorpus}. */
 export interface IngestDeps {
@@ -180,9 +178,7 @@ export function corpusContentHash(objects: readonly CorpusObject[]): string {
 
 /** The chunk cache key (SHA-256 hex) of a content hash under the given chunk size and this tokenizer. */
 export function chunkCacheKey(contentHash: string, chunkTokens: number): string {
-  return createHash('sha256')
-    .update(`extagents-chunks-v1\n${contentHash}\n${TOKENIZER_NAME}\n${chunkTokens}\n${CHUNKING_VERSION}`)
-    .digest('hex');
+  return createHash('sha256').update(`extagents-chunks-v1\n${contentHash}\n${TOKENIZER_NAME}\n${chunkTokens}\n${CHUNKING_VERSION}`).digest('hex');
 }
 
 /**

@@ -69,7 +69,10 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
   // limit refuses it here, leaving no run objects behind (the cache entry is not the run's).
   const estimate = estimateRun({ chunks: entry.chunks, chunkTokensTotal: entry.chunkTokensTotal, question: event.question.trim(), options }, deps.pricing);
   if (options.maxCostUsd !== undefined) {
-    if (!deps.pricing) throw new CostLimitExceededError(`Refused before any model call: maxCostUsd ${options.maxCostUsd} cannot be checked: the deployment's model is not known to Prepare`);
+    if (!deps.pricing)
+      throw new CostLimitExceededError(
+        `Refused before any model call: maxCostUsd ${options.maxCostUsd} cannot be checked: the deployment's model is not known to Prepare`,
+      );
     enforceCostLimit(priceEstimate(estimate, deps.pricing), options.maxCostUsd);
   }
   // The seeking Map's MaxConcurrency under the model's quota (shared/quota.ts), refused here when

@@ -68,7 +68,9 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
     const shrunk = `its evidence shrunk from ${fitted.messages.length} message(s) (${fitted.tokens} tokens) to ${smaller.messages.length} (${smaller.tokens} tokens)`;
     const advice = `lower the reasoning budget (run option reasonerBudgetTokens, CLI --reasoner-budget; now ${record.options.reasonerBudgetTokens}) or use a reasoning model with a larger context window`;
     if (smaller.messages.length === 0) {
-      throw new ContextOverflowError(`${step} exceeds the reasoning model's context window and its evidence cannot be shrunk further: ${advice}`, { cause: error });
+      throw new ContextOverflowError(`${step} exceeds the reasoning model's context window and its evidence cannot be shrunk further: ${advice}`, {
+        cause: error,
+      });
     }
     try {
       result = await model.reason({ question: record.question, messages: smaller.messages, force });
@@ -80,7 +82,12 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
     fitted = smaller;
     warnings.push(`context window exceeded; sent once more with ${shrunk}`);
   }
-  await store.addUsage(state.runId, 'reasoner', result.usage, [...warnings, ...result.warnings].map((w) => `KAR step ${state.seq + 1}: ${w}`));
+  await store.addUsage(
+    state.runId,
+    'reasoner',
+    result.usage,
+    [...warnings, ...result.warnings].map((w) => `KAR step ${state.seq + 1}: ${w}`),
+  );
 
   const stored: StoredStep = {
     seq: state.seq + 1,

@@ -43,7 +43,9 @@ export function seekingFailureError(failures: SeekFailure[], at: { round: number
     group.chunks.push(failure.chunk);
     groups.set(key, group);
   }
-  const sorted = [...groups.values()].sort((a, b) => b.chunks.length - a.chunks.length || a.error.localeCompare(b.error) || Math.min(...a.chunks) - Math.min(...b.chunks));
+  const sorted = [...groups.values()].sort(
+    (a, b) => b.chunks.length - a.chunks.length || a.error.localeCompare(b.error) || Math.min(...a.chunks) - Math.min(...b.chunks),
+  );
   const ErrorClass = ERROR_CLASSES[sorted[0].error];
   if (sorted.length === 1 && ErrorClass !== undefined) {
     return new ErrorClass(`${sorted[0].message} (this error failed the seeking agents of ${where}; the run stopped)`);

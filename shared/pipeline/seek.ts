@@ -150,11 +150,7 @@ async function queryOf(event: SeekEvent, blobs: BlobStore): Promise<SeekQuery & 
  * @throws ContextOverflowError naming the chunk when nothing can be shrunk or the smaller request
  *   overflows too; any other error of the model unchanged.
  */
-async function seekShrinkingOnOverflow(
-  model: AgentModel,
-  request: SeekRequest,
-  chunkTokens: number,
-): Promise<{ result: SeekResult; warnings: string[] }> {
+async function seekShrinkingOnOverflow(model: AgentModel, request: SeekRequest, chunkTokens: number): Promise<{ result: SeekResult; warnings: string[] }> {
   const { chunk, round } = request;
   const what = `Chunk ${chunk.index} (round ${round}, ${chunk.tokens} tokens of corpus text)`;
   const advice = `use a smaller chunk size (run option chunkTokens, CLI --chunk-tokens; now ${chunkTokens}) or a model with a larger context window`;
@@ -182,4 +178,3 @@ async function seekShrinkingOnOverflow(
     }
   }
 }
-

@@ -194,9 +194,7 @@ export interface FinalizeOutput {
 export function parseEvent<T>(schema: z.ZodType<T>, event: unknown, what: string): T {
   const result = schema.safeParse(event);
   if (!result.success) {
-    const detail = result.error.issues
-      .map((issue) => `${issue.path.join('.') || '(event)'}: ${issue.message}`)
-      .join('; ');
+    const detail = result.error.issues.map((issue) => `${issue.path.join('.') || '(event)'}: ${issue.message}`).join('; ');
     throw new InvalidInputError(`Invalid ${what} event: ${detail}`);
   }
   return result.data;

@@ -41,7 +41,10 @@ export class TextBlocks {
 
   /** End the current block (a paragraph, a list item, a table row). */
   flush(): void {
-    const text = this.current.replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
+    const text = this.current
+      .replace(/[ \t]+\n/g, '\n')
+      .replace(/\n{3,}/g, '\n\n')
+      .trim();
     this.current = '';
     this.push(text);
   }

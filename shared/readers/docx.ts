@@ -30,8 +30,11 @@ export async function readDocx(bytes: Uint8Array): Promise<DocxText> {
   const limit = `at most ${MAX_DOCX_UNPACKED_BYTES / 1024 / 1024} MiB are read`;
   const measured = measureZip(bytes, MAX_DOCX_UNPACKED_BYTES);
   if (!measured.ok && measured.tooLarge) {
-    const declared = measured.declared === undefined ? undefined : Number.isFinite(measured.declared) ? `${(measured.declared / 1024 / 1024).toFixed(0)} MiB` : 'over 4 GiB';
-    return { problem: `DOCX too large unpacked (${declared ?? `over ${MAX_DOCX_UNPACKED_BYTES / 1024 / 1024} MiB, whatever its headers say,`} from ${bytes.length} bytes; ${limit})` };
+    const declared =
+      measured.declared === undefined ? undefined : Number.isFinite(measured.declared) ? `${(measured.declared / 1024 / 1024).toFixed(0)} MiB` : 'over 4 GiB';
+    return {
+      problem: `DOCX too large unpacked (${declared ?? `over ${MAX_DOCX_UNPACKED_BYTES / 1024 / 1024} MiB, whatever its headers say,`} from ${bytes.length} bytes; ${limit})`,
+    };
   }
   if (!measured.ok) return { problem: `not a readable DOCX (${measured.problem})` };
   // Loaded on first use, as the PDF reader: most corpora hold no DOCX.

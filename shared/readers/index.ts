@@ -31,11 +31,17 @@ const startsWith = (bytes: Uint8Array, signature: readonly number[]): boolean =>
 export function documentFormat(id: string, bytes: Uint8Array): DocumentFormat {
   const extension = extensionOf(id);
   if (extension === 'pdf' || startsWith(bytes, PDF_SIGNATURE)) return 'pdf';
-  if (extension === 'docx' || (startsWith(bytes, ZIP_SIGNATURE) && Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(DOCX_PART))) return 'docx';
+  if (extension === 'docx' || (startsWith(bytes, ZIP_SIGNATURE) && Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(DOCX_PART)))
+    return 'docx';
   if (extension === 'html' || extension === 'htm' || extension === 'xhtml') return 'html';
   if (extension === 'md' || extension === 'markdown' || extension === 'mdown' || extension === 'mkd') return 'markdown';
   // Sniff HTML saved under another name (the first non-blank characters).
-  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, 512)).toString('utf8').replace(/^\uFEFF/, '').trimStart().slice(0, 15).toLowerCase();
+  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, 512))
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
+    .trimStart()
+    .slice(0, 15)
+    .toLowerCase();
   if (head.startsWith('<!doctype html') || head.startsWith('<html')) return 'html';
   return 'text';
 }

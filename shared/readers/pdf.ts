@@ -34,7 +34,12 @@ export async function readPdf(bytes: Uint8Array): Promise<PdfText> {
     const kept: string[] = [];
     let length = 0;
     pages.forEach((pageText, i) => {
-      const text = joinPdfLines(pageText.replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim());
+      const text = joinPdfLines(
+        pageText
+          .replace(/[ \t]+\n/g, '\n')
+          .replace(/\n{3,}/g, '\n\n')
+          .trim(),
+      );
       if (text === '') return;
       const start = kept.length === 0 ? 0 : length + 2;
       locations.push({ start, label: `page ${i + 1}`, page: i + 1 });
@@ -42,7 +47,10 @@ export async function readPdf(bytes: Uint8Array): Promise<PdfText> {
       length = start + text.length;
     });
     if (kept.length === 0) return { problem: `PDF without a text layer (${pages.length} page(s) of images, e.g. a scan; no OCR is done)` };
-    const title = await getMeta(proxy).then((m) => (m.info as { Title?: unknown } | undefined)?.Title, () => undefined);
+    const title = await getMeta(proxy).then(
+      (m) => (m.info as { Title?: unknown } | undefined)?.Title,
+      () => undefined,
+    );
     return { text: kept.join('\n\n'), locations, ...(typeof title === 'string' && title.trim() !== '' && { title: title.trim() }) };
   } catch (error) {
     return { problem: `not a readable PDF (${(error as Error).message.replace(/\s+/g, ' ').trim()})` };
@@ -78,10 +86,10 @@ export function joinPdfLines(page: string): string {
     const line = lines[i];
     const wrapped = before.trim() !== '' && line.trim() !== '' && before.trim().length >= measure && !LIST_ITEM_START.test(line);
     if (wrapped && /\p{Ll}-$/u.test(before) && /^\p{Ll}/u.test(line)) out = `${out.slice(0, -1)}${line}`;
-    else if (wrapped && /[\p{L}\p{N}]-$/u.test(before) && /^[\p{L}\p{N}]/u.test(line)) out += line; // Anglo-/Saxon: a hyphen of the word
+    else if (wrapped && /[\p{L}\p{N}]-$/u.test(before) && /^[\p{L}\p{N}]/u.test(line))
+      out += line; // Anglo-/Saxon: a hyphen of the word
     else if (wrapped) out += ` ${line.trimStart()}`;
     else out += `\n${line}`;
   }
   return out;
 }
-

@@ -51,7 +51,8 @@ export function measureZip(bytes: Uint8Array, maxBytes: number): ZipMeasure {
   let at = view.getUint32(end + 16, true);
   let declared = 0;
   for (let i = 0; i < count; i++) {
-    if (at + 46 > bytes.length || view.getUint32(at, true) !== CENTRAL_FILE_HEADER) return damaged(`central directory entry ${i + 1} of ${count} out of bounds`);
+    if (at + 46 > bytes.length || view.getUint32(at, true) !== CENTRAL_FILE_HEADER)
+      return damaged(`central directory entry ${i + 1} of ${count} out of bounds`);
     const nameLength = view.getUint16(at + 28, true);
     const entry = {
       name: Buffer.from(bytes.buffer, bytes.byteOffset + at + 46, Math.min(nameLength, Math.max(0, bytes.length - at - 46))).toString('utf8'),

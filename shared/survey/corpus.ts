@@ -131,7 +131,10 @@ function derivedId(r: Record<string, unknown>): string | undefined {
   const first = authors.split(/\s+and\s+|;/)[0].trim();
   const surname = first.includes(',') ? first.split(',')[0] : (first.split(/\s+/).pop() ?? '');
   const word = /\p{L}{4,}/u.exec(title)?.[0] ?? '';
-  const id = `${surname}${year}${word}`.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]/g, '');
+  const id = `${surname}${year}${word}`
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]/g, '');
   return id.length > 4 ? id : undefined;
 }
 
@@ -139,7 +142,11 @@ function derivedId(r: Record<string, unknown>): string | undefined {
 function categoriesOf(value: unknown): string[] {
   let list: unknown[] = [];
   if (Array.isArray(value)) list = value;
-  else if (typeof value === 'string') list = value.replace(/^\s*\[|\]\s*$/g, '').split(',').map((s) => s.trim().replace(/^['"]|['"]$/g, ''));
+  else if (typeof value === 'string')
+    list = value
+      .replace(/^\s*\[|\]\s*$/g, '')
+      .split(',')
+      .map((s) => s.trim().replace(/^['"]|['"]$/g, ''));
   return [...new Set(list.filter((c): c is string => typeof c === 'string' && c.trim() !== '').map((c) => c.trim()))];
 }
 

@@ -184,7 +184,14 @@ export class ExtractiveSurveyModel implements SurveyModel {
   private nameOf(facet: Facet, facets: Facet[], taken: readonly string[], minSources: number): Facet {
     const needed = Math.max(minSources, Math.ceil(this.options.minNameShare * facet.sources.size));
     const longer = facets
-      .filter((f) => f.terms.length > facet.terms.length && f.sources.size >= needed && containsPhrase(f.terms, facet.terms) && readsAsName(f) && !sharesTerm(f.specific, taken))
+      .filter(
+        (f) =>
+          f.terms.length > facet.terms.length &&
+          f.sources.size >= needed &&
+          containsPhrase(f.terms, facet.terms) &&
+          readsAsName(f) &&
+          !sharesTerm(f.specific, taken),
+      )
       .sort((a, b) => b.sources.size - a.sources.size || b.terms.length - a.terms.length || b.weight - a.weight || (a.key < b.key ? -1 : 1));
     return longer[0] ?? facet;
   }
@@ -220,7 +227,7 @@ export class ExtractiveSurveyModel implements SurveyModel {
     return picked.map(surfaceOfFacet);
   }
 
-/**
+  /**
    * Section: corpus sentences of the messages' extracts (quotes, each attributed to its source),
    * ranked by weighted coverage of the section query (heading + scope) plus a share of the message's
    * relevance score, chosen greedily up to about `targetWords` (the last one only when it ends closer
@@ -249,7 +256,13 @@ export class ExtractiveSurveyModel implements SurveyModel {
           seen.add(key);
           const relevance = lexicalSupportOfQuery(query, text);
           if (relevance < o.minSentenceRelevance) continue;
-          candidates.push({ sourceId: extract.sourceId, text, start: extract.start + sentence.start, value: relevance + 0.25 * (message.score / 100), terms: new Set(contentTerms(text)) });
+          candidates.push({
+            sourceId: extract.sourceId,
+            text,
+            start: extract.start + sentence.start,
+            value: relevance + 0.25 * (message.score / 100),
+            terms: new Set(contentTerms(text)),
+          });
         }
       }
     }
@@ -273,7 +286,12 @@ export class ExtractiveSurveyModel implements SurveyModel {
     const ordered = [...chosen].sort((a, b) => sourceOrder.indexOf(a.sourceId) - sourceOrder.indexOf(b.sourceId) || a.start - b.start);
     const paragraphs: string[] = [];
     for (let i = 0; i < ordered.length; i += o.paragraphSentences) {
-      paragraphs.push(ordered.slice(i, i + o.paragraphSentences).map((c) => `${c.text} [${c.sourceId}]`).join(' '));
+      paragraphs.push(
+        ordered
+          .slice(i, i + o.paragraphSentences)
+          .map((c) => `${c.text} [${c.sourceId}]`)
+          .join(' '),
+      );
     }
     const text = paragraphs.join('\n\n');
     usage.outputTokens = countTokens(text);
@@ -299,21 +317,190 @@ function lexicalSupportOfQuery(query: string, text: string): number {
  * another list (shared/survey/focus.ts): they may be part of a phrase with a specific word.
  */
 const FILLER_WORDS = [
-  'use', 'using', 'used', 'propose', 'proposed', 'proposes', 'show', 'shows', 'shown', 'perform', 'performs', 'present', 'presents',
-  'demonstrate', 'demonstrates', 'novel', 'new', 'based', 'existing', 'significant', 'significantly', 'improve', 'improved', 'improves',
-  'improvement', 'evaluate', 'evaluated', 'evaluation', 'experiment', 'experiments', 'achieve', 'achieves', 'recent', 'recently', 'current',
-  'currently', 'various', 'different', 'however', 'well', 'also', 'including', 'make', 'made', 'effective', 'effectively', 'art', 'remarkable',
-  'promising', 'strong', 'potential', 'key', 'challenge', 'challenges', 'challenging', 'introduce', 'introduces', 'set', 'number', 'range',
-  'wide', 'way', 'ways', 'first', 'provide', 'provides', 'large', 'general', 'generally', 'success', 'successful', 'despite', 'often', 'many',
-  'several', 'whether', 'further', 'thus', 'common', 'like', 'help', 'helps', 'able', 'enable', 'enables', 'given', 'increasingly', 'rather',
-  'instead', 'yet', 'still', 'across', 'within', 'without', 'via', 'toward', 'towards', 'widely', 'highly', 'particularly', 'especially',
-  'typically', 'largely', 'directly', 'simply', 'even', 'much', 'less', 'such', 'remain', 'remains', 'advance', 'advances', 'advancement',
-  'advancements', 'leverage', 'leverages', 'leveraging', 'emerged', 'emerging', 'exhibit', 'exhibits', 'require', 'requires', 'allow',
-  'allows', 'address', 'addresses', 'explore', 'explores', 'investigate', 'investigates', 'develop', 'developed', 'aim', 'aims', 'focus',
-  'focuses', 'applied', 'apply', 'applying', 'integrate', 'integrating', 'integrated', 'generate', 'generates', 'generating', 'conduct',
-  'conducted', 'extensive', 'comprehensive', 'specific', 'specifically', 'complex', 'diverse', 'crucial', 'important', 'overall', 'respectively',
-  'notably', 'prior', 'previous', 'previously', 'outperform', 'outperforms', 'superior', 'better', 'best', 'high', 'low', 'lack',
-  'limited', 'limitation', 'limitations', 'need', 'needs', 'ensure', 'consider', 'considering', 'order', 'find', 'found', 'finding', 'findings',
+  'use',
+  'using',
+  'used',
+  'propose',
+  'proposed',
+  'proposes',
+  'show',
+  'shows',
+  'shown',
+  'perform',
+  'performs',
+  'present',
+  'presents',
+  'demonstrate',
+  'demonstrates',
+  'novel',
+  'new',
+  'based',
+  'existing',
+  'significant',
+  'significantly',
+  'improve',
+  'improved',
+  'improves',
+  'improvement',
+  'evaluate',
+  'evaluated',
+  'evaluation',
+  'experiment',
+  'experiments',
+  'achieve',
+  'achieves',
+  'recent',
+  'recently',
+  'current',
+  'currently',
+  'various',
+  'different',
+  'however',
+  'well',
+  'also',
+  'including',
+  'make',
+  'made',
+  'effective',
+  'effectively',
+  'art',
+  'remarkable',
+  'promising',
+  'strong',
+  'potential',
+  'key',
+  'challenge',
+  'challenges',
+  'challenging',
+  'introduce',
+  'introduces',
+  'set',
+  'number',
+  'range',
+  'wide',
+  'way',
+  'ways',
+  'first',
+  'provide',
+  'provides',
+  'large',
+  'general',
+  'generally',
+  'success',
+  'successful',
+  'despite',
+  'often',
+  'many',
+  'several',
+  'whether',
+  'further',
+  'thus',
+  'common',
+  'like',
+  'help',
+  'helps',
+  'able',
+  'enable',
+  'enables',
+  'given',
+  'increasingly',
+  'rather',
+  'instead',
+  'yet',
+  'still',
+  'across',
+  'within',
+  'without',
+  'via',
+  'toward',
+  'towards',
+  'widely',
+  'highly',
+  'particularly',
+  'especially',
+  'typically',
+  'largely',
+  'directly',
+  'simply',
+  'even',
+  'much',
+  'less',
+  'such',
+  'remain',
+  'remains',
+  'advance',
+  'advances',
+  'advancement',
+  'advancements',
+  'leverage',
+  'leverages',
+  'leveraging',
+  'emerged',
+  'emerging',
+  'exhibit',
+  'exhibits',
+  'require',
+  'requires',
+  'allow',
+  'allows',
+  'address',
+  'addresses',
+  'explore',
+  'explores',
+  'investigate',
+  'investigates',
+  'develop',
+  'developed',
+  'aim',
+  'aims',
+  'focus',
+  'focuses',
+  'applied',
+  'apply',
+  'applying',
+  'integrate',
+  'integrating',
+  'integrated',
+  'generate',
+  'generates',
+  'generating',
+  'conduct',
+  'conducted',
+  'extensive',
+  'comprehensive',
+  'specific',
+  'specifically',
+  'complex',
+  'diverse',
+  'crucial',
+  'important',
+  'overall',
+  'respectively',
+  'notably',
+  'prior',
+  'previous',
+  'previously',
+  'outperform',
+  'outperforms',
+  'superior',
+  'better',
+  'best',
+  'high',
+  'low',
+  'lack',
+  'limited',
+  'limitation',
+  'limitations',
+  'need',
+  'needs',
+  'ensure',
+  'consider',
+  'considering',
+  'order',
+  'find',
+  'found',
+  'finding',
+  'findings',
 ];
 const FILLER = new Set(FILLER_WORDS.map((w) => termOf(w)).filter((t): t is string => t !== null));
 
@@ -326,7 +513,10 @@ function topicLike(topic: ReadonlySet<string>, topicText: string): Set<string> {
   const words = topicText.split(/\s+/).filter((w) => termOf(w) !== null);
   for (let i = 0; i < words.length; i++) {
     for (let j = i + 2; j <= words.length; j++) {
-      const acronym = words.slice(i, j).map((w) => w.charAt(0).toLowerCase()).join('');
+      const acronym = words
+        .slice(i, j)
+        .map((w) => w.charAt(0).toLowerCase())
+        .join('');
       out.add(acronym);
       out.add(`${acronym}s`);
     }
@@ -362,7 +552,17 @@ function candidateFacets(messages: readonly Message[], topicTerms: ReadonlySet<s
           const key = terms.join(' ');
           let facet = facets.get(key);
           if (facet === undefined) {
-            facet = { key, terms, specific, surfaces: new Map(), sources: new Set(), weight: specific.reduce((s, t) => s + backgroundWeight(t), 0) / specific.length, occurrences: 0, next: new Map(), previous: new Map() };
+            facet = {
+              key,
+              terms,
+              specific,
+              surfaces: new Map(),
+              sources: new Set(),
+              weight: specific.reduce((s, t) => s + backgroundWeight(t), 0) / specific.length,
+              occurrences: 0,
+              next: new Map(),
+              previous: new Map(),
+            };
             facets.set(key, facet);
           }
           facet.sources.add(extract.sourceId);
@@ -370,7 +570,8 @@ function candidateFacets(messages: readonly Message[], topicTerms: ReadonlySet<s
           const next = occurrences[i + n];
           if (next !== undefined && /^[\s-]+$/.test(text.slice(last.end, next.start))) facet.next.set(next.term, (facet.next.get(next.term) ?? 0) + 1);
           const previous = occurrences[i - 1];
-          if (previous !== undefined && /^[\s-]+$/.test(text.slice(previous.end, occurrences[i].start))) facet.previous.set(previous.term, (facet.previous.get(previous.term) ?? 0) + 1);
+          if (previous !== undefined && /^[\s-]+$/.test(text.slice(previous.end, occurrences[i].start)))
+            facet.previous.set(previous.term, (facet.previous.get(previous.term) ?? 0) + 1);
           const surface = surfaceOf(text.slice(occurrences[i].start, last.end));
           facet.surfaces.set(surface, (facet.surfaces.get(surface) ?? 0) + 1);
         }
@@ -473,6 +674,10 @@ export function titleCase(text: string): string {
   return text
     .trim()
     .split(/\s+/)
-    .map((word, i) => (i > 0 && MINOR_WORDS.test(word) ? word : word.replace(/[^-]+/g, (part) => (part === part.toLowerCase() ? part.charAt(0).toUpperCase() + part.slice(1) : part))))
+    .map((word, i) =>
+      i > 0 && MINOR_WORDS.test(word)
+        ? word
+        : word.replace(/[^-]+/g, (part) => (part === part.toLowerCase() ? part.charAt(0).toUpperCase() + part.slice(1) : part)),
+    )
     .join(' ');
 }

@@ -135,7 +135,10 @@ export interface BucketIndex {
  * WriteSurveyIndex: each planned survey's status (succeeded when its metadata object exists,
  * otherwise failed with the error of its execution) written to `surveys/index.json`.
  */
-export async function writeSurveyIndex(plan: BulkPlan, deps: { blobs: BlobStore; executions: ExecutionLookup; now?: () => Date }): Promise<{ indexKey: string; succeeded: number; failed: number }> {
+export async function writeSurveyIndex(
+  plan: BulkPlan,
+  deps: { blobs: BlobStore; executions: ExecutionLookup; now?: () => Date },
+): Promise<{ indexKey: string; succeeded: number; failed: number }> {
   const { blobs } = deps;
   const items = JSON.parse(await blobs.getText(plan.itemsKey)) as SurveyItem[];
   const limit = pLimit(IO_CONCURRENCY);
@@ -150,13 +153,31 @@ export async function writeSurveyIndex(plan: BulkPlan, deps: { blobs: BlobStore;
           return { ...base, status: 'succeeded', markdown, metadata, words: m.words, citations: m.citations.kept };
         }
         const execution = await deps.executions.describe(item.executionName);
-        if (execution === undefined) return { ...base, status: 'failed', error: { name: 'ExecutionNotStarted', message: `The survey execution was never started, so it wrote no ${metadata}` } };
-        const error = execution.error !== undefined ? (errorFromFailure(execution.error, execution.cause ?? '') ?? { name: execution.error, message: execution.cause ?? '' }) : undefined;
-        return { ...base, status: 'failed', error: error ? { name: error.name, message: error.message } : { name: execution.status, message: `The survey execution ended ${execution.status} without writing ${metadata}` } };
+        if (execution === undefined)
+          return {
+            ...base,
+            status: 'failed',
+            error: { name: 'ExecutionNotStarted', message: `The survey execution was never started, so it wrote no ${metadata}` },
+          };
+        const error =
+          execution.error !== undefined
+            ? (errorFromFailure(execution.error, execution.cause ?? '') ?? { name: execution.error, message: execution.cause ?? '' })
+            : undefined;
+        return {
+          ...base,
+          status: 'failed',
+          error: error
+            ? { name: error.name, message: error.message }
+            : { name: execution.status, message: `The survey execution ended ${execution.status} without writing ${metadata}` },
+        };
       }),
     ),
   );
   const index: BucketIndex = { createdAt: (deps.now ?? (() => new Date()))().toISOString(), date: plan.date, surveys: entries };
   await blobs.put(INDEX_KEY, `${JSON.stringify(index, null, 2)}\n`, 'application/json');
-  return { indexKey: INDEX_KEY, succeeded: entries.filter((e) => e.status === 'succeeded').length, failed: entries.filter((e) => e.status === 'failed').length };
+  return {
+    indexKey: INDEX_KEY,
+    succeeded: entries.filter((e) => e.status === 'succeeded').length,
+    failed: entries.filter((e) => e.status === 'failed').length,
+  };
 }

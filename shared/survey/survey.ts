@@ -40,7 +40,6 @@ import type {
   SurveyUsage,
 } from './types';
 
-
 /** Tokens of synchronized messages (the outline first) each seeking agent reads in a section's round 2. */
 export const SECTION_SYNC_BUDGET_TOKENS = 4000;
 
@@ -120,7 +119,10 @@ export async function seekRound(
         usage.calls += result.usage.calls;
         usage.inputTokens += result.usage.inputTokens;
         usage.outputTokens += result.usage.outputTokens;
-        const { message, warnings: cuts } = buildMessage(chunk, request.round, `${request.idPrefix}c${chunk.index}`, result, { question: request.query, mode: request.ranking ?? DEFAULT_RANKING });
+        const { message, warnings: cuts } = buildMessage(chunk, request.round, `${request.idPrefix}c${chunk.index}`, result, {
+          question: request.query,
+          mode: request.ranking ?? DEFAULT_RANKING,
+        });
         warnings.push(...[...result.warnings, ...cuts].map((w) => `chunk ${chunk.index}: ${w}`));
         onChunk?.();
         return message;
@@ -273,7 +275,11 @@ export async function sectionEvidence(
   if (needsSectionRound(ranked, options, outline.sections.length)) {
     synchronized = true;
     const context = sectionSyncContext(outline, ranked);
-    const round = await seekRound(chunks, { query, round: 2, synchronized: context, idPrefix: `s${section + 1}-r2-`, concurrency: options.concurrency }, seeker);
+    const round = await seekRound(
+      chunks,
+      { query, round: 2, synchronized: context, idPrefix: `s${section + 1}-r2-`, concurrency: options.concurrency },
+      seeker,
+    );
     usage.calls += round.usage.calls;
     usage.inputTokens += round.usage.inputTokens;
     usage.outputTokens += round.usage.outputTokens;
@@ -545,7 +551,14 @@ export function assembleSurvey(input: AssembleInput): SurveyResult {
     '',
   );
   input.sections.forEach((s, i) => {
-    lines.push(`## ${i + 1}. ${s.heading}`, '', `*Scope: ${/[.!?]$/.test(s.scope.trim()) ? s.scope.trim() : `${s.scope.trim()}.`}*`, '', s.text.trim() === '' ? '_No evidence in the corpus matched this section._' : s.text, '');
+    lines.push(
+      `## ${i + 1}. ${s.heading}`,
+      '',
+      `*Scope: ${/[.!?]$/.test(s.scope.trim()) ? s.scope.trim() : `${s.scope.trim()}.`}*`,
+      '',
+      s.text.trim() === '' ? '_No evidence in the corpus matched this section._' : s.text,
+      '',
+    );
   });
   lines.push('## References', '');
   for (const id of [...cited].sort((a, b) => a.localeCompare(b))) {
@@ -561,7 +574,14 @@ export function assembleSurvey(input: AssembleInput): SurveyResult {
     model: input.model,
     createdAt: input.createdAt,
     options: input.options,
-    sections: input.sections.map((s) => ({ heading: s.heading, scope: s.scope, words: s.words, citations: s.cited.length, synchronized: s.synchronized, relevantMessages: s.relevantMessages })),
+    sections: input.sections.map((s) => ({
+      heading: s.heading,
+      scope: s.scope,
+      words: s.words,
+      citations: s.cited.length,
+      synchronized: s.synchronized,
+      relevantMessages: s.relevantMessages,
+    })),
     words,
     citations: input.citations,
     removedCitations: input.removed,

@@ -40,7 +40,20 @@ import { RECORD_FILE, parseSurveyCorpus, type CorpusFileText } from './corpus';
 import { readDocument } from '../readers';
 import { parseSurveyOptions } from './options';
 import type { SurveyModel } from './ports';
-import { assembleSurvey, countRelevant, needsSectionRound, noEvidenceError, noOutlineError, outlineStep, rerankForSection, sectionQuery, sectionSyncContext, wordsPerSection, writeSection, type WrittenSection } from './survey';
+import {
+  assembleSurvey,
+  countRelevant,
+  needsSectionRound,
+  noEvidenceError,
+  noOutlineError,
+  outlineStep,
+  rerankForSection,
+  sectionQuery,
+  sectionSyncContext,
+  wordsPerSection,
+  writeSection,
+  type WrittenSection,
+} from './survey';
 import type { CitationCounts, Outline, OutlineStep, SurveyOptions, SurveySource, SurveyUsage } from './types';
 
 /** Share of seeking agents (chunks) that may fail before a survey's seeking Map Run fails, percent. */
@@ -51,7 +64,13 @@ export const SURVEYS_PREFIX = 'surveys/';
 
 /** A topic as a path segment: lower case, letters and digits, hyphen-separated, at most 60 characters. */
 export function topicSlug(topic: string): string {
-  const slug = topic.toLowerCase().normalize('NFKD').replace(/[^\p{L}\p{N}]+/gu, '-').replace(/^-+|-+$/g, '').slice(0, 60).replace(/-+$/, '');
+  const slug = topic
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^\p{L}\p{N}]+/gu, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60)
+    .replace(/-+$/, '');
   return slug === '' ? 'survey' : slug;
 }
 
@@ -96,7 +115,13 @@ export const DateSchema = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'date must be 
  * string = a corpus id), restricted to `corpora/` (the survey functions may read nothing else).
  */
 export const SurveyCorpusSchema = z
-  .union([z.string().min(1).transform((id) => ({ id })), CorpusRefSchema])
+  .union([
+    z
+      .string()
+      .min(1)
+      .transform((id) => ({ id })),
+    CorpusRefSchema,
+  ])
   .pipe(CorpusRefSchema)
   .transform((ref) => resolveCorpusRef(ref))
   .refine(
@@ -234,7 +259,10 @@ function modelOf(deps: SurveyStepDeps): SurveyModel {
  *   prefix; EmptyCorpusError when no record is usable; QuotaExceededError when the stated quota
  *   cannot carry the seeks (nothing written); NotFoundError for an object gone since listed.
  */
-export async function prepareSurvey(input: z.output<typeof SurveyExecutionInputSchema>, deps: Pick<SurveyStepDeps, 'blobs' | 'now'> & { quota?: ModelQuota }): Promise<SurveyState> {
+export async function prepareSurvey(
+  input: z.output<typeof SurveyExecutionInputSchema>,
+  deps: Pick<SurveyStepDeps, 'blobs' | 'now'> & { quota?: ModelQuota },
+): Promise<SurveyState> {
   const { blobs } = deps;
   const options = parseSurveyOptions(input.options);
   const runId = input.surveyId;
@@ -268,7 +296,12 @@ export async function prepareSurvey(input: z.output<typeof SurveyExecutionInputS
   const parsed = parseSurveyCorpus(read.filter((f): f is CorpusFileText => f !== undefined));
   const corpus = { ...parsed, skipped: [...unreadable, ...parsed.skipped] };
   if (corpus.sources.length === 0) {
-    throw new EmptyCorpusError(`The survey corpus has no usable source (${corpus.skipped.slice(0, 5).map((s) => `${s.where}: ${s.reason}`).join('; ')})`);
+    throw new EmptyCorpusError(
+      `The survey corpus has no usable source (${corpus.skipped
+        .slice(0, 5)
+        .map((s) => `${s.where}: ${s.reason}`)
+        .join('; ')})`,
+    );
   }
   const chunks = chunkSources(corpus.sources, options.chunkTokens);
   // The seeking Maps' MaxConcurrency under the model's quota, as the QA run's Prepare derives it
@@ -414,7 +447,12 @@ export async function surveySectionEvidence(event: SectionEvent, deps: SurveySte
   const pool = await roundMessages(store, state.runId, SOURCES_ROUND);
   const own = round === null ? [] : await roundMessages(store, state.runId, round);
   const ranked = rerankForSection([...pool, ...own], sectionQuery(outline, section), record.topic);
-  const stored: StoredSectionEvidence = { messages: ranked.map((r) => r.message), relevant: countRelevant(ranked), synchronized: round !== null, roundMessages: own.length };
+  const stored: StoredSectionEvidence = {
+    messages: ranked.map((r) => r.message),
+    relevant: countRelevant(ranked),
+    synchronized: round !== null,
+    roundMessages: own.length,
+  };
   await blobs.put(sectionEvidenceKey(state.runId, section), json(stored), 'application/json');
   return { section, relevant: stored.relevant, synchronized: stored.synchronized };
 }
@@ -480,7 +518,13 @@ export async function assembleSurveyRun(state: SurveyState, deps: SurveyStepDeps
   const citations: CitationCounts = { kept: 0, removed: 0, fabricated: 0, unsupported: 0 };
   for (const w of written) for (const key of ['kept', 'removed', 'fabricated', 'unsupported'] as const) citations[key] += w.citations[key];
   const warnings = [...counters.warnings, ...steps.flatMap((s) => s.warnings), ...written.flatMap((w) => w.warnings)];
-  if (record.skipped.length > 0) warnings.unshift(`${record.skipped.length} corpus record(s) skipped, e.g. ${record.skipped.slice(0, 3).map((s) => `${s.where}: ${s.reason}`).join('; ')}`);
+  if (record.skipped.length > 0)
+    warnings.unshift(
+      `${record.skipped.length} corpus record(s) skipped, e.g. ${record.skipped
+        .slice(0, 3)
+        .map((s) => `${s.where}: ${s.reason}`)
+        .join('; ')}`,
+    );
   const result = assembleSurvey({
     topic: record.topic,
     outline,

@@ -105,8 +105,24 @@ describe('ExtAgentsApi in the ExtAgents stack', () => {
 
     expect(stage.Properties).toMatchObject({ StageName: 'prod', TracingEnabled: true });
     expect(stage.Properties.MethodSettings).toEqual([
-      { HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40, LoggingLevel: 'ERROR', DataTraceEnabled: false, MetricsEnabled: true },
-      { HttpMethod: 'POST', ResourcePath: '/~1v1~1runs', ThrottlingRateLimit: 2, ThrottlingBurstLimit: 5, LoggingLevel: 'ERROR', DataTraceEnabled: false, MetricsEnabled: true },
+      {
+        HttpMethod: '*',
+        ResourcePath: '/*',
+        ThrottlingRateLimit: 20,
+        ThrottlingBurstLimit: 40,
+        LoggingLevel: 'ERROR',
+        DataTraceEnabled: false,
+        MetricsEnabled: true,
+      },
+      {
+        HttpMethod: 'POST',
+        ResourcePath: '/~1v1~1runs',
+        ThrottlingRateLimit: 2,
+        ThrottlingBurstLimit: 5,
+        LoggingLevel: 'ERROR',
+        DataTraceEnabled: false,
+        MetricsEnabled: true,
+      },
     ]);
   });
 
@@ -118,10 +134,16 @@ describe('ExtAgentsApi in the ExtAgents stack', () => {
     expect(logGroup.Type).toBe('AWS::Logs::LogGroup');
     expect(logGroup.Properties.RetentionInDays).toBe(30);
     const format = JSON.parse(setting.Format) as Record<string, string>;
-    expect(format).toMatchObject({ requestId: '$context.requestId', caller: '$context.identity.caller', user: '$context.identity.user', status: '$context.status', resourcePath: '$context.resourcePath' });
+    expect(format).toMatchObject({
+      requestId: '$context.requestId',
+      caller: '$context.identity.caller',
+      user: '$context.identity.user',
+      status: '$context.status',
+      resourcePath: '$context.resourcePath',
+    });
   });
 
-  it('validates parameters and bodies, with the body models generated from the handlers\' zod schemas', () => {
+  it("validates parameters and bodies, with the body models generated from the handlers' zod schemas", () => {
     const [, validator] = only('AWS::ApiGateway::RequestValidator');
     expect(validator.Properties).toMatchObject({ ValidateRequestBody: true, ValidateRequestParameters: true });
 
@@ -130,11 +152,15 @@ describe('ExtAgentsApi in the ExtAgents stack', () => {
       const method = ofType('AWS::ApiGateway::Method').find(([, m]) => m.Properties.OperationName === route.operationId)?.[1];
       const modelId = (method?.Properties.RequestModels as Record<string, { Ref: string }> | undefined)?.['application/json']?.Ref ?? '';
       expect(models[modelId]).toMatchObject({ ContentType: 'application/json' });
-      expect(models[modelId].Schema).toEqual(z.toJSONSchema(route.body as z.ZodType, { target: 'draft-04', io: 'input', override: exactlyOneJsonSchemaOverride }));
+      expect(models[modelId].Schema).toEqual(
+        z.toJSONSchema(route.body as z.ZodType, { target: 'draft-04', io: 'input', override: exactlyOneJsonSchemaOverride }),
+      );
     }
     // The corpus as a JSON Schema union of one-property objects ("exactly one of id, prefix, keys").
     const createRun = ofType('AWS::ApiGateway::Model').find(([, m]) => m.Properties.Name === 'CreateRunRequest')?.[1];
-    const corpus = (createRun?.Properties.Schema as { properties: { corpus: { anyOf: Array<{ required: string[]; additionalProperties: boolean }> } } } | undefined)?.properties.corpus;
+    const corpus = (
+      createRun?.Properties.Schema as { properties: { corpus: { anyOf: Array<{ required: string[]; additionalProperties: boolean }> } } } | undefined
+    )?.properties.corpus;
     expect(corpus).toBeDefined();
     expect(corpus?.anyOf.map((branch) => [branch.required, branch.additionalProperties])).toEqual([
       [['id'], false],
@@ -143,11 +169,22 @@ describe('ExtAgentsApi in the ExtAgents stack', () => {
     ]);
   });
 
-  it('answers API Gateway\'s own errors (validation, authorization, throttling, unknown routes) as problem+json', () => {
+  it("answers API Gateway's own errors (validation, authorization, throttling, unknown routes) as problem+json", () => {
     const responses = ofType('AWS::ApiGateway::GatewayResponse').map(([, r]) => r.Properties);
     const types = responses.map((r) => r.ResponseType);
 
-    expect(types).toEqual(expect.arrayContaining(['BAD_REQUEST_BODY', 'BAD_REQUEST_PARAMETERS', 'ACCESS_DENIED', 'MISSING_AUTHENTICATION_TOKEN', 'INVALID_SIGNATURE', 'THROTTLED', 'DEFAULT_4XX', 'DEFAULT_5XX']));
+    expect(types).toEqual(
+      expect.arrayContaining([
+        'BAD_REQUEST_BODY',
+        'BAD_REQUEST_PARAMETERS',
+        'ACCESS_DENIED',
+        'MISSING_AUTHENTICATION_TOKEN',
+        'INVALID_SIGNATURE',
+        'THROTTLED',
+        'DEFAULT_4XX',
+        'DEFAULT_5XX',
+      ]),
+    );
     for (const response of responses) {
       expect(response.ResponseParameters).toEqual({ 'gatewayresponse.header.Content-Type': "'application/problem+json'" });
       const rendered = String((response.ResponseTemplates as Record<string, string>)['application/json'])
@@ -159,8 +196,11 @@ describe('ExtAgentsApi in the ExtAgents stack', () => {
     expect(responses.find((r) => r.ResponseType === 'THROTTLED')).toMatchObject({ StatusCode: '429' });
   });
 
-  it('grants the function least privilege: start, list, describe and stop the workflow\'s executions only, read the table, put only corpora/ and api/ objects', () => {
-    const [, policy] = Object.entries(resources).find(([id, r]) => r.Type === 'AWS::IAM::Policy' && id.startsWith('ApiHandlerRole')) ?? ['', { Properties: {} } as Resource];
+  it("grants the function least privilege: start, list, describe and stop the workflow's executions only, read the table, put only corpora/ and api/ objects", () => {
+    const [, policy] = Object.entries(resources).find(([id, r]) => r.Type === 'AWS::IAM::Policy' && id.startsWith('ApiHandlerRole')) ?? [
+      '',
+      { Properties: {} } as Resource,
+    ];
     const statements = (policy.Properties.PolicyDocument as { Statement: Array<{ Action: string | string[]; Resource: Json }> }).Statement;
     const actions = statements.flatMap((s) => [s.Action].flat());
     const [stateMachineId] = ofType('AWS::StepFunctions::StateMachine').find(([id]) => id.startsWith('WorkflowStateMachine')) ?? [''];
@@ -173,8 +213,17 @@ describe('ExtAgentsApi in the ExtAgents stack', () => {
     expect(stop).toHaveLength(1);
     expect(JSON.stringify(stop[0].Resource)).toContain(':execution:');
     expect(JSON.stringify(stop[0].Resource)).toContain('WorkflowStateMachine');
-    expect(actions.filter((a) => a.startsWith('states:')).sort()).toEqual(['states:DescribeExecution', 'states:ListExecutions', 'states:StartExecution', 'states:StopExecution']);
-    expect(actions.filter((a) => a.startsWith('dynamodb:')).every((a) => /^dynamodb:(BatchGetItem|GetRecords|GetShardIterator|Query|GetItem|Scan|ConditionCheckItem|DescribeTable)$/.test(a))).toBe(true);
+    expect(actions.filter((a) => a.startsWith('states:')).sort()).toEqual([
+      'states:DescribeExecution',
+      'states:ListExecutions',
+      'states:StartExecution',
+      'states:StopExecution',
+    ]);
+    expect(
+      actions
+        .filter((a) => a.startsWith('dynamodb:'))
+        .every((a) => /^dynamodb:(BatchGetItem|GetRecords|GetShardIterator|Query|GetItem|Scan|ConditionCheckItem|DescribeTable)$/.test(a)),
+    ).toBe(true);
     expect(actions.some((a) => a.startsWith('s3:Delete'))).toBe(false);
     const putResources = statements.filter((s) => [s.Action].flat().includes('s3:PutObject')).map((s) => JSON.stringify(s.Resource));
     expect(putResources).toHaveLength(2);
@@ -189,8 +238,10 @@ describe('ExtAgentsApi in the ExtAgents stack', () => {
     });
   });
 
-  it('skips checkov\'s authorization check only on the two unauthenticated methods, with the reason', () => {
-    const skipped = ofType('AWS::ApiGateway::Method').filter(([, m]) => JSON.stringify((m as unknown as { Metadata?: Json }).Metadata ?? {}).includes('CKV_AWS_59'));
+  it("skips checkov's authorization check only on the two unauthenticated methods, with the reason", () => {
+    const skipped = ofType('AWS::ApiGateway::Method').filter(([, m]) =>
+      JSON.stringify((m as unknown as { Metadata?: Json }).Metadata ?? {}).includes('CKV_AWS_59'),
+    );
 
     expect(skipped.map(([, m]) => m.Properties.OperationName).sort()).toEqual(['getHealth', 'getOpenApi']);
     expect(skipped.every(([, m]) => m.Properties.AuthorizationType === 'NONE')).toBe(true);

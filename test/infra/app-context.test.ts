@@ -12,7 +12,7 @@ const ROOT = path.resolve(__dirname, '..', '..');
 describe('the CDK app with invalid settings', () => {
   jest.setTimeout(60_000);
 
-  it('lists a wrong-typed context value and the stack\'s own problems together, exit 1, no template', () => {
+  it("lists a wrong-typed context value and the stack's own problems together, exit 1, no template", () => {
     const outdir = mkdtempSync(path.join(tmpdir(), 'extagents-app-'));
     try {
       const run = spawnSync(process.execPath, ['-r', 'tsx/cjs', path.join(ROOT, 'infra', 'app.ts')], {

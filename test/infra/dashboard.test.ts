@@ -64,7 +64,10 @@ describe('the metrics the handlers emit', () => {
       spy.mockRestore();
       process.env = saved;
     }
-    const emf = lines.flatMap((l) => l.split('\n')).filter((l) => l.includes('"_aws"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const emf = lines
+      .flatMap((l) => l.split('\n'))
+      .filter((l) => l.includes('"_aws"'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const seeker = Object.assign({}, ...emf.filter((m) => m.role === 'seeker')) as Record<string, unknown>;
     expect(seeker).toMatchObject({ ModelCalls: 2, InputTokens: 300, OutputTokens: 40 });
     expect(JSON.stringify((seeker._aws as { CloudWatchMetrics: unknown[] }).CloudWatchMetrics)).toContain(METRICS_NAMESPACE);

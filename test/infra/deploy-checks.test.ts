@@ -24,7 +24,11 @@ const template: Template = {
           Statement: [
             { Effect: 'Allow', Action: 's3:GetObject', Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': ['Bucket1', 'Arn'] }, '/runs/*']] } },
             { Effect: 'Allow', Action: 'states:StartExecution', Resource: { Ref: 'Machine1' } },
-            { Effect: 'Allow', Action: 'logs:PutLogEvents', Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:x:*' } },
+            {
+              Effect: 'Allow',
+              Action: 'logs:PutLogEvents',
+              Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:logs:${AWS::Region}:${AWS::AccountId}:log-group:x:*' },
+            },
           ],
         },
       },
@@ -47,7 +51,9 @@ describe('resolvePolicies (placeholders for parliament)', () => {
   it('names what it cannot resolve instead of guessing', () => {
     expect(() => resolveIntrinsics(template, { 'Fn::ImportValue': 'x' }, 'Env1')).toThrow(ConfigurationError);
     expect(() => resolveIntrinsics(template, { 'Fn::GetAtt': ['Missing', 'Arn'] }, 'Env1')).toThrow(/unknown logical id 'Missing' at Env1/);
-    expect(() => resolveIntrinsics(template, { 'Fn::GetAtt': ['Bucket1', 'WebsiteURL'] }, 'Env1')).toThrow(/Fn::GetAtt Bucket1\.WebsiteURL \(AWS::S3::Bucket\) at Env1 has no placeholder value/);
+    expect(() => resolveIntrinsics(template, { 'Fn::GetAtt': ['Bucket1', 'WebsiteURL'] }, 'Env1')).toThrow(
+      /Fn::GetAtt Bucket1\.WebsiteURL \(AWS::S3::Bucket\) at Env1 has no placeholder value/,
+    );
   });
 
   it('resolves every policy of the synthesized stack to plain strings', () => {
@@ -64,7 +70,10 @@ describe('the parliament acceptances (infra/nag.ts PARLIAMENT_ACCEPTED)', () => 
   const mismatch = { action: 'bedrock:InvokeModel', required_format: 'arn:*:bedrock:*::foundation-model/*' };
 
   it('accepts the colon-in-model-id mismatch for a grant of named models', () => {
-    const named = invoke(['arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.meta.llama3-1-8b-instruct-v1:0', 'arn:aws:bedrock:*::foundation-model/meta.llama3-1-8b-instruct-v1:0']);
+    const named = invoke([
+      'arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.meta.llama3-1-8b-instruct-v1:0',
+      'arn:aws:bedrock:*::foundation-model/meta.llama3-1-8b-instruct-v1:0',
+    ]);
 
     expect(isAcceptedMismatch(mismatch, named, PARLIAMENT_ACCEPTED)).toBe(true);
   });
@@ -74,7 +83,7 @@ describe('the parliament acceptances (infra/nag.ts PARLIAMENT_ACCEPTED)', () => 
     expect(isAcceptedMismatch({ action: 's3:GetObject', required_format: 'arn:*:s3:::*/*' }, invoke([]), PARLIAMENT_ACCEPTED)).toBe(false);
   });
 
-  it('accepts the Map Run mismatch of ListExecutions for the API\'s grant on the workflow\'s state machine only', () => {
+  it("accepts the Map Run mismatch of ListExecutions for the API's grant on the workflow's state machine only", () => {
     const list = (resource: string) => ({ Statement: [{ Effect: 'Allow', Action: 'states:ListExecutions', Resource: resource }] });
     const mapRun = { action: 'states:ListExecutions', required_format: 'arn:*:states:*:*:mapRun:*/*:*' };
     const stack = buildStack(createSynthesisApp(), {});

@@ -61,7 +61,9 @@ describe('the AwsSolutions nag pack', () => {
   });
 
   it('reports none either for an OpenAI-compatible model with its key in Secrets Manager', () => {
-    expect(nagFindings({ modelSpec: 'openai:llama3', openaiBaseUrl: 'https://llm.example.com/v1', openaiApiKeySecretName: 'extagents/openai-api-key' })).toEqual([]);
+    expect(
+      nagFindings({ modelSpec: 'openai:llama3', openaiBaseUrl: 'https://llm.example.com/v1', openaiApiKeySecretName: 'extagents/openai-api-key' }),
+    ).toEqual([]);
   });
 
   it('does report a resource nobody reviewed (the check is live)', () => {
@@ -124,7 +126,9 @@ describe('the checkov acknowledgments written into the template', () => {
 
   it('lets seekReservedConcurrency change the Seek reservation, 0 dropping it for the acknowledged bound', () => {
     const seekOf = (value: number): CfnResource | undefined =>
-      Object.entries(resourcesOf({ seekReservedConcurrency: value })).find(([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('SeekFunction'))?.[1];
+      Object.entries(resourcesOf({ seekReservedConcurrency: value })).find(
+        ([id, r]) => r.Type === 'AWS::Lambda::Function' && id.startsWith('SeekFunction'),
+      )?.[1];
     expect(seekOf(12)?.Properties?.ReservedConcurrentExecutions).toBe(12);
     expect(seekOf(0)?.Properties?.ReservedConcurrentExecutions).toBeUndefined();
     expect(skipsOf(seekOf(0) as CfnResource)).toContain('CKV_AWS_115');

@@ -98,7 +98,11 @@ describe('a deployed openai: model spec', () => {
     // Act
     const { template } = synth({ openaiBaseUrl: BASE_URL, openaiApiKeySecretName: SECRET_NAME });
     // Assert
-    expect(statements(template).flatMap(actionsOf).filter((a) => a.startsWith('bedrock:'))).toEqual([]);
+    expect(
+      statements(template)
+        .flatMap(actionsOf)
+        .filter((a) => a.startsWith('bedrock:')),
+    ).toEqual([]);
   });
 
   it('works without a key secret: no secret variable and no Secrets Manager access', () => {
@@ -107,7 +111,11 @@ describe('a deployed openai: model spec', () => {
     // Assert
     expect(environmentOf(stack, template, stack.functions.seek)).toEqual(expect.objectContaining({ OPENAI_BASE_URL: BASE_URL }));
     expect(environmentOf(stack, template, stack.functions.seek)).not.toHaveProperty('OPENAI_API_KEY_SECRET');
-    expect(statements(template).flatMap(actionsOf).filter((a) => a.startsWith('secretsmanager:'))).toEqual([]);
+    expect(
+      statements(template)
+        .flatMap(actionsOf)
+        .filter((a) => a.startsWith('secretsmanager:')),
+    ).toEqual([]);
   });
 
   it('refuses a missing base URL at synth', () => {

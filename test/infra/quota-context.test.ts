@@ -9,8 +9,8 @@ import { buildStack, createSynthesisApp } from '../../infra/extagents-stack';
 
 jest.setTimeout(60_000);
 
-describe('the seeking model\'s quota as a deployment setting', () => {
-  it('goes to the Prepare function\'s environment and the API function\'s (which refuses with 422 a run the quota cannot carry)', () => {
+describe("the seeking model's quota as a deployment setting", () => {
+  it("goes to the Prepare function's environment and the API function's (which refuses with 422 a run the quota cannot carry)", () => {
     const template = Template.fromStack(buildStack(createSynthesisApp(), { seekQuota: { requestsPerMinute: 800, tokensPerMinute: 600_000 } }));
 
     type Fn = { Properties: { Environment: { Variables: Record<string, unknown> } } };
@@ -24,12 +24,16 @@ describe('the seeking model\'s quota as a deployment setting', () => {
 
   it('is absent unless stated', () => {
     const template = Template.fromStack(buildStack(createSynthesisApp()));
-    const variables = Object.values(template.findResources('AWS::Lambda::Function')).map((r) => JSON.stringify((r as { Properties: { Environment?: unknown } }).Properties.Environment ?? {}));
+    const variables = Object.values(template.findResources('AWS::Lambda::Function')).map((r) =>
+      JSON.stringify((r as { Properties: { Environment?: unknown } }).Properties.Environment ?? {}),
+    );
 
     expect(variables.filter((v) => v.includes('SEEK_QUOTA_'))).toEqual([]);
   });
 
   it('refuses a quota that is not a positive whole number per minute', () => {
-    expect(() => buildStack(createSynthesisApp(), { seekQuota: { tokensPerMinute: 0 } })).toThrow(/quotaTokensPerMinute must be a positive integer \(per minute\), got 0/);
+    expect(() => buildStack(createSynthesisApp(), { seekQuota: { tokensPerMinute: 0 } })).toThrow(
+      /quotaTokensPerMinute must be a positive integer \(per minute\), got 0/,
+    );
   });
 });

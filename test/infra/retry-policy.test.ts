@@ -28,7 +28,7 @@ function modelTasks(): Record<string, Retrier[]> {
   const { definition } = resolveStateMachineDefinition(template, stack.getLogicalId(stack.stateMachine.node.defaultChild as sfn.CfnStateMachine));
   const byName = new Map<string, AslState>(allStates(definition));
   const names = [STATE_NAMES.Seek, STATE_NAMES.Reason, STATE_NAMES.AnswerBestEffort];
-  return Object.fromEntries(names.map((name) => [name, ((byName.get(name)?.Retry ?? []) as unknown as Retrier[])]));
+  return Object.fromEntries(names.map((name) => [name, (byName.get(name)?.Retry ?? []) as unknown as Retrier[]]));
 }
 
 /** Longest total wait of a retrier: the sum of its capped delays (full jitter only shortens them). */

@@ -31,7 +31,8 @@ describe('the generated stack template of the local stack', () => {
     const machines = Object.entries(bedrock.Resources).filter(([, r]) => r.Type === 'AWS::StepFunctions::StateMachine');
 
     expect(machines.length).toBe(4);
-    for (const [id, machine] of machines) expect([id, template.Resources[id]?.Properties?.DefinitionString]).toEqual([id, machine.Properties?.DefinitionString]);
+    for (const [id, machine] of machines)
+      expect([id, template.Resources[id]?.Properties?.DefinitionString]).toEqual([id, machine.Properties?.DefinitionString]);
   });
 
   it('holds definitions aws-local-stepfunctions accepts (the local stack skips that validation at run time)', () => {

@@ -17,7 +17,6 @@ import { ACCOUNT, REGION, resolveIntrinsics, type Json, type JsonObject, idStart
 
 const ENV = { account: ACCOUNT, region: REGION };
 
-
 interface AslState {
   Type: string;
   Next?: string;
@@ -44,9 +43,9 @@ interface Asl {
   States: Record<string, AslState>;
 }
 
-
 function synth(options: BuildStackOptions = {}, context: Record<string, unknown> = {}): Template {
-  const app = Object.keys(context).length === 0 ? createSynthesisApp() : new App({ ...SYNTHESIS_APP_PROPS, context: { ...SYNTHESIS_APP_PROPS.context, ...context } });
+  const app =
+    Object.keys(context).length === 0 ? createSynthesisApp() : new App({ ...SYNTHESIS_APP_PROPS, context: { ...SYNTHESIS_APP_PROPS.context, ...context } });
   return Template.fromStack(buildStack(app, { env: ENV, ...options }));
 }
 
@@ -87,14 +86,33 @@ describe('the survey state machine', () => {
     expect(asl.StartAt).toBe(S.SurveyPrepare);
     expect(asl.States[S.SurveyPrepare]).toMatchObject({ Type: 'Task', Resource: `\${${ids.prepare}.Arn}`, Next: S.SeekSources });
     expect(asl.States[S.SeekSources]).toMatchObject({ Type: 'Map', Next: S.Outline, ResultPath: null });
-    expect(asl.States[S.Outline]).toMatchObject({ Type: 'Task', Resource: `\${${ids.steps}.Arn}`, Parameters: { step: 'outline', 'state.$': '$' }, Next: S.Outlined });
+    expect(asl.States[S.Outline]).toMatchObject({
+      Type: 'Task',
+      Resource: `\${${ids.steps}.Arn}`,
+      Parameters: { step: 'outline', 'state.$': '$' },
+      Next: S.Outlined,
+    });
     expect(asl.States[S.PlanSections]).toMatchObject({ Type: 'Task', Parameters: { step: 'planSections', 'state.$': '$' }, Next: S.SectionRounds });
     expect(asl.States[S.SeekSections]).toMatchObject({ Type: 'Map', Next: S.Sections, ResultPath: null });
     expect(asl.States[S.Sections]).toMatchObject({ Type: 'Map', Next: S.WriteSections, ResultPath: null });
     expect(asl.States[S.WriteSections]).toMatchObject({ Type: 'Map', Next: S.SurveyAssemble, ResultPath: null });
     expect(asl.States[S.SurveyAssemble]).toMatchObject({ Type: 'Task', Resource: `\${${ids.assemble}.Arn}`, End: true });
     expect(Object.keys(asl.States).sort()).toEqual(
-      [S.SurveyPrepare, S.SurveyRejected, S.SeekSources, S.SeekingFailed, S.Outline, S.Outlined, S.NoEvidence, S.PlanSections, S.SectionRounds, S.SeekSections, S.Sections, S.WriteSections, S.SurveyAssemble].sort(),
+      [
+        S.SurveyPrepare,
+        S.SurveyRejected,
+        S.SeekSources,
+        S.SeekingFailed,
+        S.Outline,
+        S.Outlined,
+        S.NoEvidence,
+        S.PlanSections,
+        S.SectionRounds,
+        S.SeekSections,
+        S.Sections,
+        S.WriteSections,
+        S.SurveyAssemble,
+      ].sort(),
     );
   });
 
@@ -103,13 +121,19 @@ describe('the survey state machine', () => {
     const map = asl.States[S.SeekSources];
     // Assert
     expect(map.ItemProcessor?.ProcessorConfig).toEqual({ Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' });
-    expect(map.ItemReader).toEqual({ Resource: 'arn:aws:states:::s3:getObject', ReaderConfig: { InputType: 'JSON' }, Parameters: { Bucket: `\${${ids.bucket}}`, 'Key.$': '$.manifestKey' } });
+    expect(map.ItemReader).toEqual({
+      Resource: 'arn:aws:states:::s3:getObject',
+      ReaderConfig: { InputType: 'JSON' },
+      Parameters: { Bucket: `\${${ids.bucket}}`, 'Key.$': '$.manifestKey' },
+    });
     expect(map.ItemSelector).toEqual({ 'runId.$': '$.runId', 'round.$': '$.round', 'chunk.$': '$$.Map.Item.Value.chunk', task: 'survey' });
     expect(map.MaxConcurrencyPath).toBe('$.config.concurrency');
     expect(map.ToleratedFailurePercentagePath).toBe('$.config.toleratedFailurePercentage');
     const seek = map.ItemProcessor?.States[S.SeekSource] as AslState;
     expect(seek).toMatchObject({ Type: 'Task', Resource: `\${${ids.seek}.Arn}`, End: true });
-    expect(seek.Retry?.flatMap((r) => r.ErrorEquals)).toEqual(expect.arrayContaining(['ModelThrottledError', 'ModelUnavailableError', 'ModelTimeoutError', 'Lambda.TooManyRequestsException']));
+    expect(seek.Retry?.flatMap((r) => r.ErrorEquals)).toEqual(
+      expect.arrayContaining(['ModelThrottledError', 'ModelUnavailableError', 'ModelTimeoutError', 'Lambda.TooManyRequestsException']),
+    );
     expect(map.Catch).toEqual([
       { ErrorEquals: ['States.ExceedToleratedFailureThreshold'], Next: S.SeekingFailed },
       { ErrorEquals: ['States.ALL'], Next: S.SeekingFailed },
@@ -129,7 +153,11 @@ describe('the survey state machine', () => {
     // Arrange
     const map = asl.States[S.SeekSections];
     // Assert
-    expect(asl.States[S.SectionRounds]).toMatchObject({ Type: 'Choice', Choices: [{ Variable: '$.syncItems', NumericGreaterThan: 0, Next: S.SeekSections }], Default: S.Sections });
+    expect(asl.States[S.SectionRounds]).toMatchObject({
+      Type: 'Choice',
+      Choices: [{ Variable: '$.syncItems', NumericGreaterThan: 0, Next: S.SeekSections }],
+      Default: S.Sections,
+    });
     expect(map.ItemReader).toMatchObject({ Parameters: { 'Key.$': '$.syncManifestKey' } });
     expect(map.ItemSelector).toEqual({ 'runId.$': '$.runId', 'round.$': '$$.Map.Item.Value.round', 'chunk.$': '$$.Map.Item.Value.chunk', task: 'survey' });
     expect(map.ItemProcessor?.States[S.SeekSection]).toMatchObject({ Resource: `\${${ids.seek}.Arn}` });
@@ -140,7 +168,11 @@ describe('the survey state machine', () => {
     const sections = asl.States[S.Sections];
     const write = asl.States[S.WriteSections];
     // Assert
-    expect(sections).toMatchObject({ ItemsPath: '$.sectionItems', MaxConcurrencyPath: '$.config.sectionConcurrency', ItemSelector: { 'state.$': '$', 'section.$': '$$.Map.Item.Value.section' } });
+    expect(sections).toMatchObject({
+      ItemsPath: '$.sectionItems',
+      MaxConcurrencyPath: '$.config.sectionConcurrency',
+      ItemSelector: { 'state.$': '$', 'section.$': '$$.Map.Item.Value.section' },
+    });
     expect(sections.ItemProcessor?.ProcessorConfig).toEqual({ Mode: 'INLINE' });
     expect(sections.ItemProcessor?.States[S.SectionEvidence]).toMatchObject({
       Resource: `\${${ids.steps}.Arn}`,
@@ -151,7 +183,9 @@ describe('the survey state machine', () => {
   });
 
   it('rejects bad input at SurveyRejected with the handler error', () => {
-    expect(asl.States[S.SurveyPrepare].Catch).toEqual([{ ErrorEquals: ['InvalidInputError', 'ConfigurationError', 'EmptyCorpusError', 'NotFoundError', 'QuotaExceededError'], Next: S.SurveyRejected }]);
+    expect(asl.States[S.SurveyPrepare].Catch).toEqual([
+      { ErrorEquals: ['InvalidInputError', 'ConfigurationError', 'EmptyCorpusError', 'NotFoundError', 'QuotaExceededError'], Next: S.SurveyRejected },
+    ]);
     expect(asl.States[S.SurveyRejected]).toMatchObject({ Type: 'Fail', ErrorPath: '$.Error', CausePath: '$.Cause' });
   });
 
@@ -159,7 +193,11 @@ describe('the survey state machine', () => {
     // Arrange
     const bucketArn = `\${${ids.bucket}.Arn}`;
     const of = (fnId: string) => statementsOfRole(template, roleOf(template, fnId, 'Role'));
-    const dynamoActions = (fnId: string) => of(fnId).flatMap((s) => [s.Action].flat()).map(String).filter((a) => a.startsWith('dynamodb:'));
+    const dynamoActions = (fnId: string) =>
+      of(fnId)
+        .flatMap((s) => [s.Action].flat())
+        .map(String)
+        .filter((a) => a.startsWith('dynamodb:'));
     // Assert
     expect(objectResources(of(ids.prepare), 's3:GetObject', bucketArn)).toEqual(['corpora/*']);
     expect(objectResources(of(ids.prepare), 's3:PutObject', bucketArn)).toEqual(['runs/*']);
@@ -209,16 +247,30 @@ describe('the bulk survey state machine', () => {
     const run = map.ItemProcessor?.States.RunSurvey as AslState;
     // Assert
     expect(asl.StartAt).toBe('PlanSurveys');
-    expect(asl.States.PlanSurveys).toMatchObject({ Type: 'Task', Resource: `\${${idStartingWith(template, 'AWS::Lambda::Function', 'SurveysPlanSurveysFunction')}.Arn}`, Next: 'RunSurveys' });
+    expect(asl.States.PlanSurveys).toMatchObject({
+      Type: 'Task',
+      Resource: `\${${idStartingWith(template, 'AWS::Lambda::Function', 'SurveysPlanSurveysFunction')}.Arn}`,
+      Next: 'RunSurveys',
+    });
     expect(asl.States.PlanSurveys.Catch).toEqual([{ ErrorEquals: ['InvalidInputError', 'NotFoundError'], Next: 'ScheduleRejected' }]);
-    expect(map).toMatchObject({ Type: 'Map', MaxConcurrency: 3, ResultPath: null, Next: 'WriteSurveyIndex', ItemReader: { Parameters: { 'Key.$': '$.itemsKey' } } });
+    expect(map).toMatchObject({
+      Type: 'Map',
+      MaxConcurrency: 3,
+      ResultPath: null,
+      Next: 'WriteSurveyIndex',
+      ItemReader: { Parameters: { 'Key.$': '$.itemsKey' } },
+    });
     expect(map.ItemProcessor?.ProcessorConfig).toEqual({ Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' });
     expect(run).toMatchObject({
       Type: 'Task',
       Resource: 'arn:aws:states:::states:startExecution.sync:2',
       Parameters: { StateMachineArn: `\${${surveyId}}`, 'Name.$': '$.executionName', 'Input.$': '$.input' },
     });
-    expect(asl.States.WriteSurveyIndex).toMatchObject({ Type: 'Task', Resource: `\${${idStartingWith(template, 'AWS::Lambda::Function', 'SurveysWriteSurveyIndexFunction')}.Arn}`, End: true });
+    expect(asl.States.WriteSurveyIndex).toMatchObject({
+      Type: 'Task',
+      Resource: `\${${idStartingWith(template, 'AWS::Lambda::Function', 'SurveysWriteSurveyIndexFunction')}.Arn}`,
+      End: true,
+    });
   });
 
   it('catches each survey, so one failure does not stop the others', () => {
@@ -289,7 +341,13 @@ describe('the survey operations baseline', () => {
       const id = idStartingWith(template, 'AWS::StepFunctions::StateMachine', prefix);
       expect(dimensionsOf('ExecutionsFailed').some((d) => d.includes(`"${id}"`))).toBe(true);
     }
-    for (const prefix of ['SurveysSurveyPrepareFunction', 'SurveysSurveyStepsFunction', 'SurveysSurveyAssembleFunction', 'SurveysPlanSurveysFunction', 'SurveysWriteSurveyIndexFunction']) {
+    for (const prefix of [
+      'SurveysSurveyPrepareFunction',
+      'SurveysSurveyStepsFunction',
+      'SurveysSurveyAssembleFunction',
+      'SurveysPlanSurveysFunction',
+      'SurveysWriteSurveyIndexFunction',
+    ]) {
       const id = idStartingWith(template, 'AWS::Lambda::Function', prefix);
       expect(dimensionsOf('Throttles').some((d) => d.includes(`"${id}"`))).toBe(true);
     }

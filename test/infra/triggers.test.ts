@@ -9,8 +9,6 @@ import { ConfigurationError } from '../../shared/errors';
 import { EXECUTION_ALREADY_EXISTS, JOB_STATE_NAMES } from '../../infra/ingest';
 import { ACCOUNT, REGION, resolveIntrinsics, type Json, type JsonObject, idStartingWith, resourceOf, statementsOfRole, roleOf, allows } from '../support/cdk';
 
-
-
 interface AslState {
   Type: string;
   Next?: string;
@@ -27,7 +25,6 @@ interface AslState {
   MaxConcurrency?: number;
   Result?: Json;
 }
-
 
 function synth(options: BuildStackOptions = {}): Template {
   return Template.fromStack(buildStack(createSynthesisApp(), { env: { account: ACCOUNT, region: REGION }, ...options }));
@@ -153,9 +150,17 @@ describe('the jobs state machine', () => {
   it('plans the job, runs the questions in a Distributed Map, then writes the results', () => {
     // Assert
     expect(asl.StartAt).toBe('PlanJob');
-    expect(asl.States.PlanJob).toMatchObject({ Type: 'Task', Resource: `\${${idStartingWith(template, 'AWS::Lambda::Function', 'UploadsPlanJobFunction')}.Arn}`, Next: 'RunQuestions' });
+    expect(asl.States.PlanJob).toMatchObject({
+      Type: 'Task',
+      Resource: `\${${idStartingWith(template, 'AWS::Lambda::Function', 'UploadsPlanJobFunction')}.Arn}`,
+      Next: 'RunQuestions',
+    });
     expect(asl.States.RunQuestions).toMatchObject({ Type: 'Map', Next: 'WriteResults', ResultPath: null });
-    expect(asl.States.WriteResults).toMatchObject({ Type: 'Task', Resource: `\${${idStartingWith(template, 'AWS::Lambda::Function', 'UploadsWriteResultsFunction')}.Arn}`, End: true });
+    expect(asl.States.WriteResults).toMatchObject({
+      Type: 'Task',
+      Resource: `\${${idStartingWith(template, 'AWS::Lambda::Function', 'UploadsWriteResultsFunction')}.Arn}`,
+      End: true,
+    });
     expect(Object.keys(asl.States).sort()).toEqual(['JobRejected', 'PlanJob', 'RunQuestions', 'WriteResults']);
   });
 
@@ -221,7 +226,10 @@ describe('the jobs state machine', () => {
     const statements = statementsOfRole(template, roleOf(template, fnId, 'Role'));
     const bucketArn = `\${${idStartingWith(template, 'AWS::S3::Bucket', /^Bucket[0-9A-F]{8}$/)}.Arn}`;
     // Assert
-    expect(resourceOf(template, fnId).Properties).toMatchObject({ Handler: 'index.resultsHandler', Environment: { Variables: { STATE_MACHINE_ARN: { Ref: workflowId } } } });
+    expect(resourceOf(template, fnId).Properties).toMatchObject({
+      Handler: 'index.resultsHandler',
+      Environment: { Variables: { STATE_MACHINE_ARN: { Ref: workflowId } } },
+    });
     expect(statements.some((s) => [s.Action].flat().includes('states:DescribeExecution'))).toBe(true);
     expect(allows(statements, 's3:PutObject', `${bucketArn}/results/*`)).toBe(true);
     expect(allows(statements, 's3:PutObject', `${bucketArn}/runs/*`)).toBe(false);
@@ -319,7 +327,10 @@ describe('the operations baseline', () => {
     const bucketId = idStartingWith(template, 'AWS::S3::Bucket', /^Bucket[0-9A-F]{8}$/);
     const logsId = idStartingWith(template, 'AWS::S3::Bucket', 'AccessLogsBucket');
     // Assert
-    expect(resourceOf(template, bucketId).Properties.LoggingConfiguration).toEqual({ DestinationBucketName: { Ref: logsId }, LogFilePrefix: 'project-bucket/' });
+    expect(resourceOf(template, bucketId).Properties.LoggingConfiguration).toEqual({
+      DestinationBucketName: { Ref: logsId },
+      LogFilePrefix: 'project-bucket/',
+    });
     expect(resourceOf(template, logsId).Properties).toMatchObject({
       PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
       BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
@@ -354,7 +365,14 @@ describe('the operations baseline', () => {
 describe('invalid stack settings', () => {
   it('are reported all at once, one line each, as CDK validation does, not only the first', () => {
     const build = () =>
-      buildStack(createSynthesisApp(), { retentionDays: 0, seekReservedConcurrency: -1, ingestChunkTokens: 5, jobConcurrency: 0, surveyConcurrency: 500, surveyScheduleCron: 'daily' });
+      buildStack(createSynthesisApp(), {
+        retentionDays: 0,
+        seekReservedConcurrency: -1,
+        ingestChunkTokens: 5,
+        jobConcurrency: 0,
+        surveyConcurrency: 500,
+        surveyScheduleCron: 'daily',
+      });
 
     expect(build).toThrow(ConfigurationError);
     const message = (() => {

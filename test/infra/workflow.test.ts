@@ -14,8 +14,6 @@ import { ACCOUNT, REGION, resolveIntrinsics, type Json, type JsonObject } from '
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-
-
 interface AslState {
   Type: string;
   Next?: string;
@@ -171,7 +169,10 @@ describe('the workflow definition', () => {
     expect(prepare).toMatchObject({ Type: 'Task', Resource: fnArn('Prepare'), Next: 'SeekChunks' });
     expect(prepare.Parameters).toBeUndefined();
     expect(prepare.Catch).toEqual([
-      { ErrorEquals: ['EmptyCorpusError', 'ConfigurationError', 'InvalidInputError', 'InvalidRunOptionsError', 'CostLimitExceededError', 'QuotaExceededError'], Next: 'PrepareFailed' },
+      {
+        ErrorEquals: ['EmptyCorpusError', 'ConfigurationError', 'InvalidInputError', 'InvalidRunOptionsError', 'CostLimitExceededError', 'QuotaExceededError'],
+        Next: 'PrepareFailed',
+      },
     ]);
     expect(asl.States.PrepareFailed).toMatchObject({ Type: 'Fail', ErrorPath: '$.Error', CausePath: '$.Cause' });
   });
@@ -318,7 +319,12 @@ describe('the workflow definition', () => {
     expect(parallel.Type).toBe('Parallel');
     expect(parallel.Branches).toHaveLength(2);
     expect(kar.StartAt).toBe('PipelinedReason');
-    expect(kar.States.PipelinedReason).toMatchObject({ Type: 'Task', Resource: fnArn('Reason'), Parameters: { 'state.$': '$', force: false }, Next: 'PipelinedAnswered?' });
+    expect(kar.States.PipelinedReason).toMatchObject({
+      Type: 'Task',
+      Resource: fnArn('Reason'),
+      Parameters: { 'state.$': '$', force: false },
+      Next: 'PipelinedAnswered?',
+    });
     expect((kar.States.PipelinedReason.Retry ?? []).flatMap((r) => r.ErrorEquals)).toEqual(expect.arrayContaining([...RETRYABLE_ERRORS]));
     expect(kar.States['PipelinedAnswered?']).toMatchObject({
       Choices: [
@@ -529,7 +535,11 @@ describe('the stack resources', () => {
     // Assert
     expect(objectsOf('Prepare', 's3:GetObject')).toEqual([`${bucketArn}/*`]);
     expect(objectsOf('Prepare', 's3:PutObject')).toEqual([`${bucketArn}/cache/chunks/*`, `${bucketArn}/runs/*`]);
-    expect(grants('Prepare').flatMap((s) => [s.Action].flat()).filter((a) => String(a).startsWith('dynamodb:'))).toEqual([]);
+    expect(
+      grants('Prepare')
+        .flatMap((s) => [s.Action].flat())
+        .filter((a) => String(a).startsWith('dynamodb:')),
+    ).toEqual([]);
     for (const handler of ['Seek', 'Reason', 'Synchronize', 'Finalize']) {
       const actions = grants(handler).flatMap((s) => [s.Action].flat());
       expect(actions).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']));
@@ -558,8 +568,7 @@ describe('the stack resources', () => {
     const bucketId = projectBucketId(template);
     const statements = statementsOfRole(template, roleId);
     const objectArn = `arn:aws:s3:::\${${bucketId}}/*`;
-    const allows = (action: string, resource: string) =>
-      statements.some((s) => [s.Action].flat().includes(action) && [s.Resource].flat().includes(resource));
+    const allows = (action: string, resource: string) => statements.some((s) => [s.Action].flat().includes(action) && [s.Resource].flat().includes(resource));
     // Assert
     expect(allows('s3:GetObject', objectArn)).toBe(true);
     expect(allows('s3:PutObject', objectArn)).toBe(true);

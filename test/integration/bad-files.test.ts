@@ -76,7 +76,14 @@ describe('bad input files in a local run', () => {
     const stateDir = path.join(dir, 'state');
 
     // Act
-    const result = await runLocal({ files: await resolveCorpus([corpus]), question: 'What is the answer?', options: { rounds: 1 }, stateDir, model: scriptedModel(), runId: 'bad' });
+    const result = await runLocal({
+      files: await resolveCorpus([corpus]),
+      question: 'What is the answer?',
+      options: { rounds: 1 },
+      stateDir,
+      model: scriptedModel(),
+      runId: 'bad',
+    });
 
     // Assert: skipped with reasons, in the result and in the CLI's human output
     expect(Object.fromEntries(result.skipped.map((s) => [s.documentId, s.reason]))).toEqual(SKIPPED);
@@ -92,7 +99,8 @@ describe('bad input files in a local run', () => {
       const chunk = JSON.parse(await bucket.getText(runChunkKey('bad', i, record.chunksFrom))) as Chunk;
       expect(chunk.tokens).toBeLessThanOrEqual(8000);
       expect(chunk.text).toBe(chunk.segments.map((s) => chunk.text.slice(s.chunkStart, s.chunkStart + s.end - s.start)).join(SEGMENT_SEPARATOR));
-      for (const s of chunk.segments) rebuilt.set(s.documentId, (rebuilt.get(s.documentId) ?? '') + chunk.text.slice(s.chunkStart, s.chunkStart + s.end - s.start));
+      for (const s of chunk.segments)
+        rebuilt.set(s.documentId, (rebuilt.get(s.documentId) ?? '') + chunk.text.slice(s.chunkStart, s.chunkStart + s.end - s.start));
     }
     expect(rebuilt.get('bom.txt')).toBe(`First paragraph.\n\n${ANSWER_SENTENCE}\n`); // BOM removed, CRLF -> LF
     expect(rebuilt.get('crlf.txt')).toBe('one\ntwo\nthree\n\nfour\n');
@@ -118,7 +126,22 @@ describe('bad input files in a local run', () => {
 
     // Act
     try {
-      await buildProgram().parseAsync(['node', 'extagents', 'ask', '--corpus', corpus, '--question', 'What is the answer?', '--state-dir', path.join(dir, 'state'), '--no-progress', '--chunk-tokens', '64', '--rounds', '1']);
+      await buildProgram().parseAsync([
+        'node',
+        'extagents',
+        'ask',
+        '--corpus',
+        corpus,
+        '--question',
+        'What is the answer?',
+        '--state-dir',
+        path.join(dir, 'state'),
+        '--no-progress',
+        '--chunk-tokens',
+        '64',
+        '--rounds',
+        '1',
+      ]);
     } finally {
       write.mockRestore();
     }

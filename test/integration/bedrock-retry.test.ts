@@ -6,12 +6,7 @@
  */
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import {
-  BEDROCK_SDK_MAX_ATTEMPTS,
-  BedrockChatModel,
-  createBedrockClient,
-  TransientRetryStrategy,
-} from '../../models/bedrock/bedrock';
+import { BEDROCK_SDK_MAX_ATTEMPTS, BedrockChatModel, createBedrockClient, TransientRetryStrategy } from '../../models/bedrock/bedrock';
 import { ModelThrottledError, ModelTimeoutError, ModelUnavailableError } from '../../shared/errors';
 import type { ChatRequest } from '../../shared/ports';
 

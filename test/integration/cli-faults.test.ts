@@ -42,7 +42,12 @@ function diskFullFor(failing: RegExp): void {
   const put = FsBlobStore.prototype.put;
   jest.spyOn(FsBlobStore.prototype, 'put').mockImplementation(async function (this: FsBlobStore, key: string, body: string | Uint8Array, type?: string) {
     if (failing.test(key)) {
-      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write', path: path.join(this.root, key) });
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), {
+        code: 'ENOSPC',
+        errno: -28,
+        syscall: 'write',
+        path: path.join(this.root, key),
+      });
     }
     return put.call(this, key, body, type);
   });
@@ -65,7 +70,9 @@ describe('a full disk mid-run', () => {
     const text = stderr.join('');
     expect(process.exitCode).toBe(1);
     expect(text.trimEnd().split('\n')).toHaveLength(1);
-    expect(text).toMatch(/^extagents: StorageError: ENOSPC: no space left on device, write \(\/.*\/state\/bucket\/.*\): the disk is full; free space or use another --state-dir\n$/);
+    expect(text).toMatch(
+      /^extagents: StorageError: ENOSPC: no space left on device, write \(\/.*\/state\/bucket\/.*\): the disk is full; free space or use another --state-dir\n$/,
+    );
     expect(text).not.toMatch(/\n\s+at |errorType|trace/);
   });
 });
@@ -82,7 +89,7 @@ describe('a full disk under the local DynamoDB (LevelDB) mid-run', () => {
 });
 
 describe('a state directory whose DynamoDB data cannot be opened', () => {
-  it('says why (LevelDB\'s reason), not that another process holds it', async () => {
+  it("says why (LevelDB's reason), not that another process holds it", async () => {
     // Arrange: a damaged database (its CURRENT names a manifest that does not exist)
     const stateDir = path.join(dir, 'state');
     mkdirSync(path.join(stateDir, 'dynamodb'), { recursive: true });
@@ -94,7 +101,9 @@ describe('a state directory whose DynamoDB data cannot be opened', () => {
 
     // Assert
     expect(failure).toBeInstanceOf(StorageError);
-    expect((failure as Error).message).toMatch(/^The DynamoDB data of the state directory \(.*dynamodb\) cannot be opened: IO error: .*MANIFEST-000099: No such file or directory; check its permissions/);
+    expect((failure as Error).message).toMatch(
+      /^The DynamoDB data of the state directory \(.*dynamodb\) cannot be opened: IO error: .*MANIFEST-000099: No such file or directory; check its permissions/,
+    );
   });
 });
 
@@ -103,14 +112,23 @@ describe('every seeking agent failing with one configuration error', () => {
     // Arrange
     const files = await resolveCorpus([writeCorpus(dir, hundredNotes(12))]);
     const detail = `Amazon Bedrock refused the model id "anthropic.claude-x": ValidationException: The provided model identifier is invalid. ${'Use a model id your account has access to. '.repeat(8)}`;
-    const model: AgentModel = { ...scriptedModel(), seek: async () => { throw new ModelConfigurationError(detail); } };
+    const model: AgentModel = {
+      ...scriptedModel(),
+      seek: async () => {
+        throw new ModelConfigurationError(detail);
+      },
+    };
 
     // Act
-    const failure = await runLocal({ files, question: 'What is the answer?', options: { chunkTokens: 64 }, stateDir: path.join(dir, 'state'), model }).catch((e: unknown) => e);
+    const failure = await runLocal({ files, question: 'What is the answer?', options: { chunkTokens: 64 }, stateDir: path.join(dir, 'state'), model }).catch(
+      (e: unknown) => e,
+    );
 
     // Assert
     expect(failure).toBeInstanceOf(ModelConfigurationError);
-    expect((failure as Error).message).toMatch(/ \(this error failed the seeking agents of \d+ of the 12 chunk\(s\) of round 1, more than the tolerated 5%; the run stopped\)$/);
+    expect((failure as Error).message).toMatch(
+      / \(this error failed the seeking agents of \d+ of the 12 chunk\(s\) of round 1, more than the tolerated 5%; the run stopped\)$/,
+    );
     expect((failure as Error).message.startsWith(detail)).toBe(true);
   });
 
@@ -123,7 +141,9 @@ describe('every seeking agent failing with one configuration error', () => {
       },
     };
 
-    const failure = await runLocal({ files, question: 'What is the answer?', options: { chunkTokens: 64 }, stateDir: path.join(dir, 'state'), model }).catch((e: unknown) => e);
+    const failure = await runLocal({ files, question: 'What is the answer?', options: { chunkTokens: 64 }, stateDir: path.join(dir, 'state'), model }).catch(
+      (e: unknown) => e,
+    );
 
     expect(failure).toBeInstanceOf(SeekingFailedError);
     expect((failure as Error).message).toMatch(
@@ -145,7 +165,18 @@ describe('ask --fail-on-refusal', () => {
     const answered = await ask('When was the Eiffel Tower completed?');
     const plain = await (async () => {
       process.exitCode = undefined;
-      await main(['node', 'extagents', 'ask', '-c', corpus, '-q', 'Which submarine sank in the Baltic Sea in 1957?', '--state-dir', path.join(dir, 'state'), '--no-progress']);
+      await main([
+        'node',
+        'extagents',
+        'ask',
+        '-c',
+        corpus,
+        '-q',
+        'Which submarine sank in the Baltic Sea in 1957?',
+        '--state-dir',
+        path.join(dir, 'state'),
+        '--no-progress',
+      ]);
       return process.exitCode as number | undefined;
     })();
 

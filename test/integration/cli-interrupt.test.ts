@@ -34,17 +34,39 @@ afterAll(async () => {
 });
 
 /** Run `ask` until its first model call, send `signal`, and collect what it wrote and its exit. */
-async function interruptedAsk(args: string[], signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; stdout: string }> {
+async function interruptedAsk(
+  args: string[],
+  signal: NodeJS.Signals,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; stdout: string }> {
   const corpus = writeCorpus(dir, { 'town.txt': 'Millbrook was founded in 1842. Its library opened in 1903.' });
-  const child = spawn(process.execPath, [path.join(__dirname, '..', '..', 'bin', 'extagents'), 'ask', '-c', corpus, '-q', 'When did the library open?', '--model', 'openai:m', '--state-dir', path.join(dir, 'state'), '--no-progress', ...args], {
-    env: { ...process.env, OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'x' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(__dirname, '..', '..', 'bin', 'extagents'),
+      'ask',
+      '-c',
+      corpus,
+      '-q',
+      'When did the library open?',
+      '--model',
+      'openai:m',
+      '--state-dir',
+      path.join(dir, 'state'),
+      '--no-progress',
+      ...args,
+    ],
+    {
+      env: { ...process.env, OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'x' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, sig) => resolve({ code, signal: sig })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, sig) => resolve({ code, signal: sig })),
+  );
   await new Promise<void>((resolve) => (onRequest = resolve));
   onRequest = () => undefined;
   child.kill(signal);
@@ -64,6 +86,8 @@ describe('ask interrupted', () => {
     expect(out.code).toBe(143);
     const lines = out.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0])).toEqual({ error: { name: 'Interrupted', message: expect.stringMatching(/^interrupted; rerun with --run-id run-\S+ to resume$/), exitStatus: 143 } });
+    expect(JSON.parse(lines[0])).toEqual({
+      error: { name: 'Interrupted', message: expect.stringMatching(/^interrupted; rerun with --run-id run-\S+ to resume$/), exitStatus: 143 },
+    });
   });
 });

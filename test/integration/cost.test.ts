@@ -82,7 +82,23 @@ describe('extagents ask --estimate', () => {
     const stateDir = path.join(dir, 'state');
     try {
       process.exitCode = undefined;
-      await main(['node', 'extagents', 'ask', '-c', writeCorpus(dir, corpus()), '-q', 'What is the answer?', '--chunk-tokens', '64', '--estimate', '--json', '--state-dir', stateDir, '--model', 'bedrock:us.meta.llama3-1-8b-instruct-v1:0']);
+      await main([
+        'node',
+        'extagents',
+        'ask',
+        '-c',
+        writeCorpus(dir, corpus()),
+        '-q',
+        'What is the answer?',
+        '--chunk-tokens',
+        '64',
+        '--estimate',
+        '--json',
+        '--state-dir',
+        stateDir,
+        '--model',
+        'bedrock:us.meta.llama3-1-8b-instruct-v1:0',
+      ]);
     } finally {
       jest.restoreAllMocks();
     }
@@ -104,7 +120,10 @@ describe('extagents ask --estimate', () => {
     const waves = Math.ceil(estimate.corpus.chunks / estimate.concurrency.concurrency);
     expect(estimate.time.seekingSecondsPerRound).toHaveLength(2);
     for (const seconds of estimate.time.seekingSecondsPerRound) expect(seconds).toBeGreaterThanOrEqual(waves * estimate.concurrency.seekLatencySeconds);
-    expect(estimate.time.totalSeconds).toBeCloseTo(estimate.time.seekingSecondsPerRound[0] + estimate.time.seekingSecondsPerRound[1] + estimate.time.reasoningSeconds, 0);
+    expect(estimate.time.totalSeconds).toBeCloseTo(
+      estimate.time.seekingSecondsPerRound[0] + estimate.time.seekingSecondsPerRound[1] + estimate.time.reasoningSeconds,
+      0,
+    );
     expect(estimate.time.throttles).toBe(0);
   });
 });
@@ -115,10 +134,18 @@ describe('a run refused before it began', () => {
     const stateDir = path.join(dir, 'state');
 
     await expect(
-      runLocal({ files, question: 'What is the answer?', options: { chunkTokens: 64, maxCostUsd: 0.000001 }, model: counting().model, modelSpec: 'bedrock:us.meta.llama3-3-70b-instruct-v1:0', stateDir }),
+      runLocal({
+        files,
+        question: 'What is the answer?',
+        options: { chunkTokens: 64, maxCostUsd: 0.000001 },
+        model: counting().model,
+        modelSpec: 'bedrock:us.meta.llama3-3-70b-instruct-v1:0',
+        stateDir,
+      }),
     ).rejects.toThrow(CostLimitExceededError);
 
-    const left = (sub: string) => (existsSync(path.join(stateDir, 'bucket', sub)) ? readdirSync(path.join(stateDir, 'bucket', sub)).filter((n) => !n.startsWith('_')) : []);
+    const left = (sub: string) =>
+      existsSync(path.join(stateDir, 'bucket', sub)) ? readdirSync(path.join(stateDir, 'bucket', sub)).filter((n) => !n.startsWith('_')) : [];
     expect(left('runs')).toEqual([]);
     expect(left('corpora')).toEqual([]);
   });

@@ -120,7 +120,14 @@ describe('coverage that grows only when needed (coverage grow)', () => {
 
     // Assert: round 2 gives the capital's note the synchronized birth place: answered from four seeks
     expect(grow.result.answer).toBe('Fredville');
-    expect(grow.sought.sort()).toEqual([[1, BIRTH_CHUNK], [1, CAPITAL_CHUNK], [2, BIRTH_CHUNK], [2, CAPITAL_CHUNK]].sort());
+    expect(grow.sought.sort()).toEqual(
+      [
+        [1, BIRTH_CHUNK],
+        [1, CAPITAL_CHUNK],
+        [2, BIRTH_CHUNK],
+        [2, CAPITAL_CHUNK],
+      ].sort(),
+    );
     expect(grow.result.coverage).toEqual({ mode: 'grow', covered: 2, cap: 2, tranches: 2 });
     expect(grow.result.failedChunks).toEqual([]);
     expect(grow.result.poolSize).toBe(4);
@@ -148,7 +155,13 @@ describe('coverage that grows only when needed (coverage grow)', () => {
           return inner.reason(req);
         },
       };
-      const result = await runLocal({ files: notes, question, options: { chunkTokens: 64, rounds: 1, concurrency: 4, ...extra }, stateDir: path.join(dir, `state-${name}`), model });
+      const result = await runLocal({
+        files: notes,
+        question,
+        options: { chunkTokens: 64, rounds: 1, concurrency: 4, ...extra },
+        stateDir: path.join(dir, `state-${name}`),
+        model,
+      });
       return { answer: result.answer, seeks, seekTokens, reasons };
     };
     const grow = { coverage: 'grow' as const };

@@ -33,11 +33,15 @@ interface ChildRun {
 
 function runChild(corpus: string, stateDir: string, killAt: number, log: string, mode = 'plain'): Promise<ChildRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-r', 'tsx/cjs', path.join(REPO, 'test/support/crash-run.ts'), corpus, stateDir, 'sweep', String(killAt), log, mode], {
-      cwd: REPO,
-      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['-r', 'tsx/cjs', path.join(REPO, 'test/support/crash-run.ts'), corpus, stateDir, 'sweep', String(killAt), log, mode],
+      {
+        cwd: REPO,
+        env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -103,7 +107,10 @@ describe('crash-point sweep: a run killed at any point resumes to the same resul
     const spread = Array.from({ length: POINTS }, (_, i) => 1 + Math.round((i * (base.events - 1)) / (POINTS - 1)));
     const firsts = [...new Set(phases)].map((phase) => phases.indexOf(phase) + 1);
     const points = [...new Set([...spread, ...firsts])].sort((a, b) => a - b);
-    const baseCalls = { seek: baseEvents.filter((e) => e.label.startsWith('call seek')).length, reason: baseEvents.filter((e) => e.label.startsWith('call reason')).length };
+    const baseCalls = {
+      seek: baseEvents.filter((e) => e.label.startsWith('call seek')).length,
+      reason: baseEvents.filter((e) => e.label.startsWith('call reason')).length,
+    };
 
     // Act: kill at each point, then resume (two points at a time: 2 cores)
     const limit = pLimit(2);
@@ -144,9 +151,7 @@ describe('crash-point sweep: a run killed at any point resumes to the same resul
     }
     expect(duplicateSeeks).toBe(0);
     const covered = new Set(points.map((p) => phases[p - 1]));
-    expect([...covered].sort()).toEqual(
-      ['AnswerBestEffort', 'Finalize', 'KAR steps', 'Prepare', 'Synchronize', 'round-1 seeking', 'round-2 seeking'].sort(),
-    );
+    expect([...covered].sort()).toEqual(['AnswerBestEffort', 'Finalize', 'KAR steps', 'Prepare', 'Synchronize', 'round-1 seeking', 'round-2 seeking'].sort());
     process.stderr.write(
       `crash-point sweep: ${points.length} kill points over ${base.events} events (${[...covered].join(', ')}); ` +
         `${identical} resumed results identical to the uninterrupted run; ${duplicateSeeks} chunks sent to the model again ` +
@@ -193,7 +198,11 @@ describe('crash-point sweep: a run killed at any point resumes to the same resul
     let duplicateSeeks = 0;
     for (const { point, killed, resumed, log } of outcomes) {
       expect({ point, signal: killed.signal }).toEqual({ point, signal: 'SIGKILL' });
-      expect({ point, result: comparable(resumed.result), coverage: resumed.result.coverage }).toEqual({ point, result: comparable(base.result), coverage: base.result.coverage });
+      expect({ point, result: comparable(resumed.result), coverage: resumed.result.coverage }).toEqual({
+        point,
+        result: comparable(base.result),
+        coverage: base.result.coverage,
+      });
       const seen = new Set<string>();
       for (const { label } of events(log)) {
         const sought = /^sought (r\d+ c\d+)( with message)?$/.exec(label);

@@ -54,7 +54,7 @@ describe('DynamoMessageStore against dynalite', () => {
     expect((await store.topK(run, 100, 2)).map((m) => m.id)).toEqual(['r1-c7', 'r1-c2', 'r2-c2', 'r1-c9', 'r1-c5', 'r1-c0']);
   });
 
-  it('bounds the pool by round: messages of later rounds stay out of an earlier round\'s top-k and count', async () => {
+  it("bounds the pool by round: messages of later rounds stay out of an earlier round's top-k and count", async () => {
     // Arrange: round 2 holds the best messages (a resumed run replaying round 1 has them already)
     const run = 'rounds';
     const messages = [message(1, 0, 30), message(1, 1, 20), message(2, 0, 95), message(2, 3, 90), message(3, 1, 99), message(1, 4, 10)];
@@ -71,7 +71,7 @@ describe('DynamoMessageStore against dynalite', () => {
     expect([await store.poolSize(run, 1), await store.poolSize(run, 2), await store.poolSize(run, 3), await store.poolSize(run, 0)]).toEqual([3, 5, 6, 0]);
   });
 
-  it('bounds the pool by coverage: messages sought at a larger coverage stay out of a smaller one\'s top-k and count', async () => {
+  it("bounds the pool by coverage: messages sought at a larger coverage stay out of a smaller one's top-k and count", async () => {
     // Arrange: a grow run's second tranche (coverage 2) holds the best message; a message without a coverage (a full run's) counts everywhere
     const run = 'coverage';
     const at = (m: Message, covered?: number) =>
@@ -85,7 +85,9 @@ describe('DynamoMessageStore against dynalite', () => {
     expect((await store.topK(run, 5, 1, 1)).map((m) => m.id)).toEqual(['r1-c4', 'r1-c2']);
     expect((await store.topK(run, 1, 1, 2)).map((m) => m.id)).toEqual(['r1-c6']);
     expect((await store.topK(run, 5, 1)).map((m) => m.id)).toEqual(['r1-c6', 'r1-c1', 'r1-c4', 'r1-c2']);
-    expect([await store.poolSize(run, 1, 1), await store.poolSize(run, 1, 2), await store.poolSize(run, 1, 4), await store.poolSize(run, 1)]).toEqual([2, 3, 4, 4]);
+    expect([await store.poolSize(run, 1, 1), await store.poolSize(run, 1, 2), await store.poolSize(run, 1, 4), await store.poolSize(run, 1)]).toEqual([
+      2, 3, 4, 4,
+    ]);
   });
 
   it('records a seek at most once per run, round and chunk: the first record stands, message or not', async () => {
@@ -165,7 +167,7 @@ describe('DynamoMessageStore against dynalite', () => {
     expect(await store.seekState(run, 2, 9)).toEqual({ sought: false });
   });
 
-  it('gives a chunk\'s last failure with its time, and sums the throttle waits in the counters', async () => {
+  it("gives a chunk's last failure with its time, and sums the throttle waits in the counters", async () => {
     const run = 'throttle-waits';
     await store.recordSeekFailure(run, 1, 2, { error: 'ModelThrottledError', message: 'slow down', at: 1_700_000_000_000 });
     await store.recordSeekFailure(run, 1, 3, { error: 'ModelError', message: 'old record, no time' });
@@ -179,7 +181,7 @@ describe('DynamoMessageStore against dynalite', () => {
     expect((await store.getCounters('no-such-run')).throttleWaitMs).toBe(0);
   });
 
-  it('sums the seek records\' usage and warnings at read time, beside the counters of addUsage', async () => {
+  it("sums the seek records' usage and warnings at read time, beside the counters of addUsage", async () => {
     // Arrange: 10 seeking agents at once (no shared item), 3 with a message; two KAR steps
     const run = 'usage';
     await Promise.all(
@@ -208,11 +210,17 @@ describe('DynamoMessageStore against dynalite', () => {
     expect(await store.soughtChunks(run, 2)).toEqual([0, 1]);
   });
 
-  it('gives the seeking agents\' usage per round (what Finalize reports of speculative rounds)', async () => {
+  it("gives the seeking agents' usage per round (what Finalize reports of speculative rounds)", async () => {
     const run = 'by-round';
     await Promise.all([
       store.recordSeek(run, { round: 1, chunkIndex: 0, usage: { calls: 1, inputTokens: 10, outputTokens: 2 }, warnings: [] }),
-      store.recordSeek(run, { round: 2, chunkIndex: 0, message: message(2, 0, 60), usage: { calls: 1, inputTokens: 20, outputTokens: 3, modelMs: 7 }, warnings: [] }),
+      store.recordSeek(run, {
+        round: 2,
+        chunkIndex: 0,
+        message: message(2, 0, 60),
+        usage: { calls: 1, inputTokens: 20, outputTokens: 3, modelMs: 7 },
+        warnings: [],
+      }),
       store.recordSeek(run, { round: 2, chunkIndex: 1, usage: { calls: 1, inputTokens: 30, outputTokens: 4 }, warnings: [] }),
       store.recordSeek(run, { round: 3, chunkIndex: 1, usage: { calls: 1, inputTokens: 40, outputTokens: 5 }, warnings: [] }),
     ]);
@@ -235,7 +243,10 @@ describe('DynamoMessageStore against dynalite', () => {
     await put(store, run, message(1, 1, 60));
     await put(store, run, message(1, 8, 70));
 
-    expect((await store.getSteps(run)).map((s) => [s.seq, s.outcome])).toEqual([[1, 'refused'], [2, 'answered']]);
+    expect((await store.getSteps(run)).map((s) => [s.seq, s.outcome])).toEqual([
+      [1, 'refused'],
+      [2, 'answered'],
+    ]);
     expect((await store.getMessages(run, ['r1-c8', 'r1-c1', 'r9-c9'])).map((m) => m.id)).toEqual(['r1-c8', 'r1-c1']);
   });
 });

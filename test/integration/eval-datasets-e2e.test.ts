@@ -24,7 +24,16 @@ import { defaultDataRoot } from '../../shared/eval/datasets';
 import { type EvalRecord } from '../../shared/eval/records';
 import { EvalRecordSchema, type Report } from '../../shared/eval/report';
 import { parseDatasetSpec, readRecords, recordsFile, runEval } from '../../shared/eval/runner';
-import { cmrcExactMatch, cmrcF1, hotpotExactMatch, hotpotF1, infiniteBenchEnF1, infiniteBenchZhF1, normalizeAnswer, normalizeZhAnswer } from '../../shared/eval/scorers';
+import {
+  cmrcExactMatch,
+  cmrcF1,
+  hotpotExactMatch,
+  hotpotF1,
+  infiniteBenchEnF1,
+  infiniteBenchZhF1,
+  normalizeAnswer,
+  normalizeZhAnswer,
+} from '../../shared/eval/scorers';
 import { ExtractiveReader } from '../../shared/extractive';
 import { NO_ANSWER } from '../../shared/types';
 import { describeWithSharedData } from '../support/shared-data';
@@ -230,7 +239,10 @@ describeWithSharedData('extagents eval end to end, data sets other than HotpotQA
     expect(run.stderr).toContain(`report: ${path.join(out, 'report.md')}`);
     const rs = records(out);
     expectRun(rs, 'fairytaleqa', 'en', 2);
-    expect([...new Set(rs.map((r) => r.exampleId))].sort()).toEqual(['alleleiraugh-or-the-many-furred-creature#1', 'alleleiraugh-or-the-many-furred-creature#2']);
+    expect([...new Set(rs.map((r) => r.exampleId))].sort()).toEqual([
+      'alleleiraugh-or-the-many-furred-creature#1',
+      'alleleiraugh-or-the-many-furred-creature#2',
+    ]);
     // The first questions are answered by sentences of the story: token F1 above 0, EM 0 (whole sentences).
     expect(rs.some((r) => r.f1 > 0)).toBe(true);
     for (const r of rs) {
@@ -316,7 +328,18 @@ describeWithSharedData('extagents eval end to end, data sets other than HotpotQA
 
     // Without best effort (no forced answer) the English-only reader finds no support in Chinese and refuses.
     const strict = outDir('cmrc-strict');
-    const refused = await evalCli(['--dataset', 'cmrc:20000', '--strategies', 'extagents,rag', '--limit', '2', '--no-best-effort', '--no-report', '--out-dir', strict]);
+    const refused = await evalCli([
+      '--dataset',
+      'cmrc:20000',
+      '--strategies',
+      'extagents,rag',
+      '--limit',
+      '2',
+      '--no-best-effort',
+      '--no-report',
+      '--out-dir',
+      strict,
+    ]);
     expect(counts(refused.stderr)).toEqual({ written: 4, skipped: 0, failed: 0 });
     const rr = records(strict);
     expectRun(rr, 'cmrc2018-20000', 'cmrc', 2);
@@ -327,7 +350,19 @@ describeWithSharedData('extagents eval end to end, data sets other than HotpotQA
   test('InfiniteBench En.QA format (fixture book): En token F1; a refusal scores 0 even when the gold says "no"', async () => {
     const file = writeEnglishFixture();
     const out = outDir('ib-en');
-    const args = ['--dataset', `infinitebench:${file}`, '--strategies', 'extagents,rag', '--limit', '2', '--chunk-tokens', '1000', '--no-best-effort', '--out-dir', out];
+    const args = [
+      '--dataset',
+      `infinitebench:${file}`,
+      '--strategies',
+      'extagents,rag',
+      '--limit',
+      '2',
+      '--chunk-tokens',
+      '1000',
+      '--no-best-effort',
+      '--out-dir',
+      out,
+    ];
     const run = await evalCli(args);
     expect(counts(run.stderr)).toEqual({ written: 4, skipped: 0, failed: 0 });
     const rs = records(out);
@@ -417,7 +452,9 @@ describeWithSharedData('extagents eval end to end, data sets other than HotpotQA
     await expect(attempt).rejects.toBeInstanceOf(UsageError);
     await expect(attempt).rejects.toMatchObject({ message: expect.stringMatching(/fairytaleqa is evaluated at its full length only/) });
     expect(existsSync(out)).toBe(false);
-    await expect(evalCli(['--dataset', 'hotpotqa', '--lengths', 'full', '--out-dir', out])).rejects.toMatchObject({ message: expect.stringMatching(/hotpotqa needs target lengths/) });
+    await expect(evalCli(['--dataset', 'hotpotqa', '--lengths', 'full', '--out-dir', out])).rejects.toMatchObject({
+      message: expect.stringMatching(/hotpotqa needs target lengths/),
+    });
     expect(existsSync(out)).toBe(false);
     expect(readdirSync(tmp)).not.toContain('bad-length');
   });

@@ -46,7 +46,15 @@ describe('eval extagents through the product workflow', () => {
       const direct = await runLocal({
         files: await resolveCorpus([corpus]),
         question: QUESTION,
-        options: { chunkTokens, rounds: 2, reasonerBudgetTokens: options.reasonerBudgetTokens, syncBudgetTokens: options.syncBudgetTokens, syncMaxMessages: options.syncMaxMessages, bestEffort: false, concurrency: options.callConcurrency },
+        options: {
+          chunkTokens,
+          rounds: 2,
+          reasonerBudgetTokens: options.reasonerBudgetTokens,
+          syncBudgetTokens: options.syncBudgetTokens,
+          syncMaxMessages: options.syncMaxMessages,
+          bestEffort: false,
+          concurrency: options.callConcurrency,
+        },
         model: new ExtractiveReader(),
         stateDir: path.join(dir, 'state'),
       });

@@ -25,7 +25,10 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'extagents-formats-'));
   corpus = path.join(dir, 'corpus');
   mkdirSync(corpus);
-  writeFileSync(path.join(corpus, 'report.pdf'), await pdfOf([['Annual report of the lighthouse board.'], ['Lights lit', 'Bell Rock 1811'], ['The keeper of Bell Rock was Robert Stevenson.']]));
+  writeFileSync(
+    path.join(corpus, 'report.pdf'),
+    await pdfOf([['Annual report of the lighthouse board.'], ['Lights lit', 'Bell Rock 1811'], ['The keeper of Bell Rock was Robert Stevenson.']]),
+  );
   writeFileSync(
     path.join(corpus, 'bridge.html'),
     '<!doctype html><html><head><title>Bridge</title><script>var ad = "Joseph Strauss banner";</script></head><body><nav>Menu Home</nav>' +
@@ -66,7 +69,16 @@ describe('a survey over the same files', () => {
   it('reads them with the same readers: no markup or script text in its sources or its Markdown', async () => {
     const stack = await startLocalStack({ stateDir: path.join(dir, 'survey-state') });
     try {
-      const out = await runLocalSurvey({ corpus: [corpus], topic: 'Golden Gate Bridge chief engineer', output: path.join(dir, 'survey.md'), options: { maxSections: 2, rounds: 1 }, date: '2026-12-01' }, stack);
+      const out = await runLocalSurvey(
+        {
+          corpus: [corpus],
+          topic: 'Golden Gate Bridge chief engineer',
+          output: path.join(dir, 'survey.md'),
+          options: { maxSections: 2, rounds: 1 },
+          date: '2026-12-01',
+        },
+        stack,
+      );
       const sources = JSON.parse(await stack.blobs.getText(surveySourcesKey(out.execution.surveyId))) as Array<{ id: string; title: string; text: string }>;
 
       expect(out.markdown).not.toMatch(/<script|<\/?p>|banner|Menu Home/);

@@ -46,6 +46,8 @@ it('adds to a corpus ingested before under the same id, keeps its other files an
 
   expect(once).not.toContain('note:');
   expect(again).toMatch(/^corpus town: ingested; 3 file\(s\)/);
-  expect(again).toContain(`note: corpus town already held 1 other file(s), kept: ingest adds files to a corpus (a file of the same name is replaced); to start it afresh, delete ${path.join(stateDir, 'bucket', 'corpora', 'town')} first, or ingest under a new id`);
+  expect(again).toContain(
+    `note: corpus town already held 1 other file(s), kept: ingest adds files to a corpus (a file of the same name is replaced); to start it afresh, delete ${path.join(stateDir, 'bucket', 'corpora', 'town')} first, or ingest under a new id`,
+  );
   expect(readdirSync(path.join(stateDir, 'bucket', 'corpora', 'town')).sort()).toEqual(['library.txt', 'mill.txt', 'school.txt']);
 });

@@ -53,8 +53,14 @@ describe('a job uploaded to jobs/ in local mode', () => {
   it('ingests the corpus once, runs every question, writes results in input order, and starts nothing twice on a duplicate delivery', async () => {
     // Arrange: a small corpus, ingested with the chunk size the job uses
     const files: Record<string, string> = {
-      'a.txt': [filler(1), 'A part of the Cherokees, known by the name of Chickamaugas, inhabiting five villages on the Tennessee River, raided the frontier.', filler(2)].join('\n\n'),
-      'b.txt': [filler(3), 'The lighthouse at Cape Henlopen was finished in the autumn and its lamp was lit by the keeper Abraham Hargis.', filler(4)].join('\n\n'),
+      'a.txt': [
+        filler(1),
+        'A part of the Cherokees, known by the name of Chickamaugas, inhabiting five villages on the Tennessee River, raided the frontier.',
+        filler(2),
+      ].join('\n\n'),
+      'b.txt': [filler(3), 'The lighthouse at Cape Henlopen was finished in the autumn and its lamp was lit by the keeper Abraham Hargis.', filler(4)].join(
+        '\n\n',
+      ),
       'c.txt': [filler(5), filler(6)].join('\n\n'),
     };
     const corpusFiles = Object.entries(files).map(([id, text]) => {
@@ -73,7 +79,10 @@ describe('a job uploaded to jobs/ in local mode', () => {
       'What did the treasury receive?',
     ];
     const jobFile = path.join(dir, 'weekly.json');
-    writeFileSync(jobFile, JSON.stringify({ corpus: 'frontier', questions: questions.map((question) => ({ question })), options: { chunkTokens: 128, rounds: 1 } }));
+    writeFileSync(
+      jobFile,
+      JSON.stringify({ corpus: 'frontier', questions: questions.map((question) => ({ question })), options: { chunkTokens: 128, rounds: 1 } }),
+    );
     const key = await submitJobFile(stack.blobs, jobFile);
 
     // Act: the upload event, then a duplicate delivery of the same event
@@ -115,7 +124,14 @@ describe('a job uploaded to jobs/ in local mode', () => {
     writeFileSync(path.join(dir, 'k.txt'), [filler(7), 'The lighthouse at Cape Henlopen was lit by the keeper Abraham Hargis.'].join('\n\n'));
     await ingestLocalCorpus(stack.blobs, 'killed', [{ id: 'k.txt', path: path.join(dir, 'k.txt') }], { chunkTokens: 128 });
     const jobFile = path.join(dir, 'killjob.json');
-    writeFileSync(jobFile, JSON.stringify({ corpus: 'killed', questions: [{ question: 'Who lit the lamp of the lighthouse at Cape Henlopen?' }, { question: 'Who kept it?' }], options: { chunkTokens: 128, rounds: 1 } }));
+    writeFileSync(
+      jobFile,
+      JSON.stringify({
+        corpus: 'killed',
+        questions: [{ question: 'Who lit the lamp of the lighthouse at Cape Henlopen?' }, { question: 'Who kept it?' }],
+        options: { chunkTokens: 128, rounds: 1 },
+      }),
+    );
     const key = await submitJobFile(stack.blobs, jobFile);
     const state = await planLocalJob(stack.blobs, key);
     const { items } = await loadJob(stack.blobs, state.jobId);
@@ -128,13 +144,16 @@ describe('a job uploaded to jobs/ in local mode', () => {
 
     // Assert: the interrupted question ran and answered; the live one was not started twice
     expect(outcome).toMatchObject({ started: 1, alreadyStarted: 1 });
-    const lines = (await stack.blobs.getText('results/killjob.jsonl')).trimEnd().split('\n').map((line) => JSON.parse(line) as JobResultLine);
+    const lines = (await stack.blobs.getText('results/killjob.jsonl'))
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as JobResultLine);
     expect(lines[0].status).toBe('succeeded');
     expect(lines[0].status === 'succeeded' && lines[0].result.answer).toContain('Abraham Hargis');
     expect(lines[1].status).toBe('failed');
   });
 
-  it('rejects a job whose corpus points into the service\'s own data at planning time, before any question runs', async () => {
+  it("rejects a job whose corpus points into the service's own data at planning time, before any question runs", async () => {
     // Arrange: runs/ holds the previous test's run objects, which a job must never read as a corpus
     const jobFile = path.join(dir, 'internal.json');
     writeFileSync(jobFile, JSON.stringify({ corpus: { prefix: 'runs/' }, questions: [{ question: 'What is in there?' }] }));

@@ -60,13 +60,20 @@ describe('ask (library)', () => {
 describe('the package entries', () => {
   it('name the same exports in the ES module entry as in the CommonJS one (local/index.mjs lists them)', () => {
     const mjs = readFileSync(path.join(__dirname, '..', '..', 'local', 'index.mjs'), 'utf8');
-    const listed = /export const \{([^}]*)\}/.exec(mjs)?.[1].split(',').map((name) => name.trim()).filter(Boolean) ?? [];
-    const values = Object.entries(library).filter(([, value]) => value !== undefined).map(([name]) => name);
+    const listed =
+      /export const \{([^}]*)\}/
+        .exec(mjs)?.[1]
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean) ?? [];
+    const values = Object.entries(library)
+      .filter(([, value]) => value !== undefined)
+      .map(([name]) => name);
 
     expect([...listed].sort()).toEqual([...values].sort());
   });
 
-  it('export every typed error a run can fail with (ERROR_CLASSES, and the survey\'s NoEvidenceError), as the same classes', () => {
+  it("export every typed error a run can fail with (ERROR_CLASSES, and the survey's NoEvidenceError), as the same classes", () => {
     const exported = library as unknown as Record<string, unknown>;
     for (const [name, ErrorClass] of Object.entries(ERROR_CLASSES)) expect([name, exported[name]]).toEqual([name, ErrorClass]);
     expect(exported.NoEvidenceError).toBe(NoEvidenceError);

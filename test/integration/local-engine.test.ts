@@ -72,9 +72,7 @@ function synthesizeToyStack(): object {
 
   // The Payload envelope form (arn:aws:states:::lambda:invoke), output selected by OutputPath.
   const count = new tasks.LambdaInvoke(stack, 'Count', { lambdaFunction: fn('CountFn'), outputPath: '$.Payload' });
-  const again = new sfn.Choice(stack, 'Again?')
-    .when(sfn.Condition.numberLessThan('$.count', 3), count)
-    .otherwise(new sfn.Succeed(stack, 'Done'));
+  const again = new sfn.Choice(stack, 'Again?').when(sfn.Condition.numberLessThan('$.count', 3), count).otherwise(new sfn.Succeed(stack, 'Done'));
 
   prepare.next(items);
   items.next(count);
@@ -125,7 +123,10 @@ afterEach(async () => {
 });
 
 /** Handlers by function ARN: Prepare writes the manifest of `items` items, Count counts to 3. */
-function handlers(work: (event: WorkEvent) => Promise<unknown>, overrides: Partial<Record<'PrepareFn' | 'CountFn', LocalLambdaHandler>> = {}): Record<string, LocalLambdaHandler> {
+function handlers(
+  work: (event: WorkEvent) => Promise<unknown>,
+  overrides: Partial<Record<'PrepareFn' | 'CountFn', LocalLambdaHandler>> = {},
+): Record<string, LocalLambdaHandler> {
   const prepare: LocalLambdaHandler = async (event) => {
     const { runId, items, concurrency, pct } = event as { runId: string; items: number; concurrency: number; pct: number };
     if (items === 0) throw new EmptyCorpusError('The corpus has no usable text');
@@ -150,7 +151,9 @@ async function yieldTurns(turns: number): Promise<void> {
   for (let i = 0; i < turns; i += 1) await new Promise((resolve) => setImmediate(resolve));
 }
 
-async function readResults(output: ResultWriterOutput): Promise<{ manifest: MapRunManifest; succeeded: ChildExecutionResult[]; failed: ChildExecutionResult[] }> {
+async function readResults(
+  output: ResultWriterOutput,
+): Promise<{ manifest: MapRunManifest; succeeded: ChildExecutionResult[]; failed: ChildExecutionResult[] }> {
   const manifest = JSON.parse(await blobStore.getText(output.ResultWriterDetails.Key)) as MapRunManifest;
   const read = async (files: Array<{ Key: string }>): Promise<ChildExecutionResult[]> =>
     (await Promise.all(files.map(async (f) => JSON.parse(await blobStore.getText(f.Key)) as ChildExecutionResult[]))).flat();
@@ -481,7 +484,10 @@ describe('local engine on the real ExtAgents stack', () => {
     // Assert
     expect(Object.values(functionArnOf).every((arn) => typeof arn === 'string')).toBe(true);
     const topLevel = Object.keys(prepared.definition.States).sort();
-    const nested = [...Object.values(prepared.parallels).flatMap((p) => p.Branches), ...Object.values(prepared.distributedMaps).map((m) => m.ItemProcessor)].flatMap((m) => Object.keys(m.States));
+    const nested = [
+      ...Object.values(prepared.parallels).flatMap((p) => p.Branches),
+      ...Object.values(prepared.distributedMaps).map((m) => m.ItemProcessor),
+    ].flatMap((m) => Object.keys(m.States));
     expect([...topLevel, ...nested].sort()).toEqual(Object.values(STATE_NAMES).sort());
     expect(prepared.definition.States[STATE_NAMES.PipelinedRound]).toMatchObject({ Type: 'Task', Resource: LOCAL_PARALLEL_RESOURCE });
     expect(prepared.definition.States[STATE_NAMES.SeekChunks]).toMatchObject({ Type: 'Task', Resource: LOCAL_DISTRIBUTED_MAP_RESOURCE, ResultPath: null });
@@ -516,7 +522,16 @@ describe('local engine on the real ExtAgents stack', () => {
         const manifestKey = `runs/${runId}/manifest.json`;
         await blobStore.put(manifestKey, JSON.stringify([{ chunk: 0 }, { chunk: 1 }, { chunk: 2 }]));
         return {
-          runId, manifestKey, chunks: 3, covered: 3, round: 1, k: 1, seq: 0, outcome: null, exhausted: false, poolSize: 0,
+          runId,
+          manifestKey,
+          chunks: 3,
+          covered: 3,
+          round: 1,
+          k: 1,
+          seq: 0,
+          outcome: null,
+          exhausted: false,
+          poolSize: 0,
           config: { rounds: 2, concurrency: 2, toleratedFailurePercentage: 5, bestEffort: false, pipelineRounds: false, coverageCap: 3 },
         };
       },
@@ -534,7 +549,13 @@ describe('local engine on the real ExtAgents stack', () => {
     };
 
     // Act
-    const output = await runLocalExecution({ definition: realDefinition, handlers: stubs, blobStore, input: { runId: 'real1', question: 'q?', corpus: { prefix: 'corpora/x/' } }, retryIntervalMs: 0 });
+    const output = await runLocalExecution({
+      definition: realDefinition,
+      handlers: stubs,
+      blobStore,
+      input: { runId: 'real1', question: 'q?', corpus: { prefix: 'corpora/x/' } },
+      retryIntervalMs: 0,
+    });
 
     // Assert
     expect(output).toEqual({ runId: 'real1', answerable: true, resultKey: 'runs/real1/result.json' });
@@ -554,8 +575,10 @@ describe('local engine on the real ExtAgents stack', () => {
       const message = (score: number, chunk: number) => ({
         PutRequest: {
           Item: {
-            pk: { S: 'RUN#r' }, sk: { S: `MSG#01#${String(chunk).padStart(7, '0')}` },
-            gsi1pk: { S: 'POOL#r' }, gsi1sk: { S: `${String(score).padStart(3, '0')}#${String(9_999_999 - chunk).padStart(7, '0')}#98` },
+            pk: { S: 'RUN#r' },
+            sk: { S: `MSG#01#${String(chunk).padStart(7, '0')}` },
+            gsi1pk: { S: 'POOL#r' },
+            gsi1sk: { S: `${String(score).padStart(3, '0')}#${String(9_999_999 - chunk).padStart(7, '0')}#98` },
           },
         },
       });
@@ -603,8 +626,16 @@ describe('local engine: Parallel states', () => {
             States: {
               Items: {
                 Type: 'Map',
-                ItemProcessor: { ProcessorConfig: { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' }, StartAt: 'Work', States: { Work: { Type: 'Task', Resource: fnArn('Work'), End: true } } },
-                ItemReader: { Resource: 'arn:aws:states:::s3:getObject', ReaderConfig: { InputType: 'JSON' }, Parameters: { Bucket: 'bucket', Key: 'items.json' } },
+                ItemProcessor: {
+                  ProcessorConfig: { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' },
+                  StartAt: 'Work',
+                  States: { Work: { Type: 'Task', Resource: fnArn('Work'), End: true } },
+                },
+                ItemReader: {
+                  Resource: 'arn:aws:states:::s3:getObject',
+                  ReaderConfig: { InputType: 'JSON' },
+                  Parameters: { Bucket: 'bucket', Key: 'items.json' },
+                },
                 MaxConcurrency: 1,
                 ResultPath: null,
                 End: true,

@@ -71,7 +71,14 @@ describe('bad model output in a local run', () => {
 
     // Act
     const stateDir = path.join(dir, 'state');
-    const result = await runLocal({ files, question: 'Where do visitors get maps?', options: { chunkTokens: 80, rounds: 1, ranking: 'score' }, stateDir, runId: 'mo', model });
+    const result = await runLocal({
+      files,
+      question: 'Where do visitors get maps?',
+      options: { chunkTokens: 80, rounds: 1, ranking: 'score' },
+      stateDir,
+      runId: 'mo',
+      model,
+    });
 
     // Assert: the run answered; "Reno information desk" is an answer, not a refusal
     expect(result.chunks).toBe(Object.keys(SEEK_REPLIES).length);
@@ -97,8 +104,12 @@ describe('bad model output in a local run', () => {
     expect(warnings).toContain(`chunk ${chunkOf('CHARLIE')}, round 1: seeking agent reply empty or unreadable twice; the chunk yields no message`);
     const limit = DEFAULT_MAX_OUTPUT_TOKENS.seek;
     expect(warnings).toContain(`chunk ${chunkOf('DELTA')}, round 1: seeking agent reply cut off at the output limit (${limit} tokens); retried once`);
-    expect(warnings).toContain(`chunk ${chunkOf('DELTA')}, round 1: seeking agent reply cut off at the output limit (${limit} tokens) twice; the chunk yields no message`);
-    expect(warnings).toContain(`chunk ${chunkOf('ECHO')}, round 1: relevance score missing or not a number after 1 re-ask; fallback score ${FALLBACK_SCORE} used`);
+    expect(warnings).toContain(
+      `chunk ${chunkOf('DELTA')}, round 1: seeking agent reply cut off at the output limit (${limit} tokens) twice; the chunk yields no message`,
+    );
+    expect(warnings).toContain(
+      `chunk ${chunkOf('ECHO')}, round 1: relevance score missing or not a number after 1 re-ask; fallback score ${FALLBACK_SCORE} used`,
+    );
     expect(warnings).toContain(`chunk ${chunkOf('FOXTROT')}, round 1: relevance score 150 out of 0-100; clamped to 100`);
     expect(result.warnings).toHaveLength(5);
     // KAR: k=1 gives the clamped 100 (no answer in it), k=2 adds the 90: answered

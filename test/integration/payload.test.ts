@@ -57,12 +57,14 @@ describe('payloads of a 100,000-chunk run', () => {
     const blobStore = new FsBlobStore(path.join(dir, 'bucket'));
     const largest: Record<string, number> = {};
     const seen = new Set<number>();
-    const measured = (name: string, handler: (event: unknown) => Promise<unknown>): LocalLambdaHandler => async (event) => {
-      const output = await handler(event);
-      largest[`${name} input`] = Math.max(largest[`${name} input`] ?? 0, bytes(event));
-      largest[`${name} output`] = Math.max(largest[`${name} output`] ?? 0, bytes(output));
-      return output;
-    };
+    const measured =
+      (name: string, handler: (event: unknown) => Promise<unknown>): LocalLambdaHandler =>
+      async (event) => {
+        const output = await handler(event);
+        largest[`${name} input`] = Math.max(largest[`${name} input`] ?? 0, bytes(event));
+        largest[`${name} output`] = Math.max(largest[`${name} output`] ?? 0, bytes(output));
+        return output;
+      };
     const state = (runId: string): WorkflowState => ({
       runId,
       manifestKey: manifestKey(runId),
@@ -102,7 +104,13 @@ describe('payloads of a 100,000-chunk run', () => {
     expect(new Set(HANDLER_NAMES.map(arnOf)).size).toBe(5);
 
     // Act
-    const output = await runLocalExecution({ definition, handlers, blobStore, input: { runId: 'big', question: 'q?', corpus: { prefix: 'corpora/big/' } }, retryIntervalMs: 0 });
+    const output = await runLocalExecution({
+      definition,
+      handlers,
+      blobStore,
+      input: { runId: 'big', question: 'q?', corpus: { prefix: 'corpora/big/' } },
+      retryIntervalMs: 0,
+    });
 
     // Assert: all items ran, results went to S3, every payload small
     expect(output).toEqual({ runId: 'big', answerable: true, resultKey: 'runs/big/result.json' });
@@ -123,7 +131,12 @@ describe('payloads of a 100,000-chunk run', () => {
       const corpus = writeCorpus(dir, hundredNotes());
       const files = Object.keys(hundredNotes());
       for (const name of files) await stack.blobs.put(`corpora/p/${name}`, readFileSync(path.join(corpus, name)));
-      const prepared = await stack.handlers.prepare({ runId: 'p', question: 'What is the answer?', corpus: { prefix: 'corpora/p/' }, options: { chunkTokens: 64, rounds: 1 } });
+      const prepared = await stack.handlers.prepare({
+        runId: 'p',
+        question: 'What is the answer?',
+        corpus: { prefix: 'corpora/p/' },
+        options: { chunkTokens: 64, rounds: 1 },
+      });
       expect(prepared.chunks).toBe(100);
       const outputs = async (state: WorkflowState): Promise<number[]> => {
         const seek = await stack.handlers.seek({ runId: state.runId, round: 1, chunk: 99 });

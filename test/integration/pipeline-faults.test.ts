@@ -32,7 +32,7 @@ class SwitchableModel implements AgentModel {
 }
 
 const overflow = (): never => {
-  throw new ContextOverflowError('Bedrock Converse: input exceeds the model\'s context window');
+  throw new ContextOverflowError("Bedrock Converse: input exceeds the model's context window");
 };
 
 describe('model faults in one task', () => {
@@ -60,7 +60,12 @@ describe('model faults in one task', () => {
     model.seeks.length = 0;
     model.reasons.length = 0;
     runId = `r${++run}`;
-    state = await stack.handlers.prepare({ runId, question: 'What is the answer?', corpus: { prefix: 'corpora/c/' }, options: { chunkTokens: 64, rounds: 2, syncBudgetTokens: 1000 } });
+    state = await stack.handlers.prepare({
+      runId,
+      question: 'What is the answer?',
+      corpus: { prefix: 'corpora/c/' },
+      options: { chunkTokens: 64, rounds: 2, syncBudgetTokens: 1000 },
+    });
     expect(state.chunks).toBe(6);
   });
 
@@ -89,7 +94,11 @@ describe('model faults in one task', () => {
     expect(tokens(smaller)).toBeLessThanOrEqual(tokens(full) / 2);
     expect(smaller.map((m) => m.id)).toEqual(full.slice(0, smaller.length).map((m) => m.id)); // the best ones kept
     const { warnings } = await stack.store.getCounters(runId);
-    expect(warnings).toContainEqual(expect.stringMatching(/^chunk 1, round 2: context window exceeded; sent once more with the synchronized messages shrunk from 6 \(\d+ tokens\) to \d \(\d+ tokens\)$/));
+    expect(warnings).toContainEqual(
+      expect.stringMatching(
+        /^chunk 1, round 2: context window exceeded; sent once more with the synchronized messages shrunk from 6 \(\d+ tokens\) to \d \(\d+ tokens\)$/,
+      ),
+    );
   });
 
   it('fails a round-2 seek whose prompt overflows twice with an error naming the chunk, after exactly two model calls', async () => {
@@ -103,7 +112,9 @@ describe('model faults in one task', () => {
 
     // Assert
     expect(failure).toBeInstanceOf(ContextOverflowError);
-    expect((failure as Error).message).toMatch(/^Chunk 4 \(round 2, \d+ tokens of corpus text\) exceeds the seeking model's context window even with the synchronized messages shrunk from 6/);
+    expect((failure as Error).message).toMatch(
+      /^Chunk 4 \(round 2, \d+ tokens of corpus text\) exceeds the seeking model's context window even with the synchronized messages shrunk from 6/,
+    );
     expect(model.seeks.length - before).toBe(2);
     expect(await stack.store.seekFailures(runId, 2)).toEqual([{ chunk: 4, error: 'ContextOverflowError', message: (failure as Error).message }]);
     expect(await stack.store.wasSought(runId, 2, 4)).toBe(false);
@@ -159,7 +170,9 @@ describe('model faults in one task', () => {
 
     // Assert
     expect(failure).toBeInstanceOf(ContextOverflowError);
-    expect((failure as Error).message).toMatch(/^KAR step 1 \(round 1, k=2\) exceeds the reasoning model's context window even with its evidence shrunk from 2 message\(s\)/);
+    expect((failure as Error).message).toMatch(
+      /^KAR step 1 \(round 1, k=2\) exceeds the reasoning model's context window even with its evidence shrunk from 2 message\(s\)/,
+    );
     expect((failure as Error).message).toMatch(/reasonerBudgetTokens/);
     expect(model.reasons).toHaveLength(2);
     expect(await stack.store.getSteps(runId)).toEqual([]);
@@ -196,7 +209,16 @@ describe('model faults in one task', () => {
     spy.mockRestore();
     expect((firstAttempt as Error).name).toBe('States.Timeout');
     const firstMessage = (await stack.store.topK(runId, 10, 99)).find((m) => m.chunkIndex === 5);
-    model.inner = { ...scriptedModel(), seek: async (r) => ({ evidence: `a different reply for chunk ${r.chunk.index}`, score: 99, spans: [], usage: { calls: 1, inputTokens: 1, outputTokens: 1 }, warnings: [] }) };
+    model.inner = {
+      ...scriptedModel(),
+      seek: async (r) => ({
+        evidence: `a different reply for chunk ${r.chunk.index}`,
+        score: 99,
+        spans: [],
+        usage: { calls: 1, inputTokens: 1, outputTokens: 1 },
+        warnings: [],
+      }),
+    };
 
     // Act: the retry, and a duplicate running at the same time
     const outcomes = await Promise.all([stack.handlers.seek({ runId, round: 1, chunk: 5 }), stack.handlers.seek({ runId, round: 1, chunk: 5 })]);

@@ -138,11 +138,26 @@ describe('pipelined rounds (pipelineRounds)', () => {
       { seekMs: 5, reasonMs: 40 },
     );
     const plain = await run(TWO_HOP_QUESTION, false, { seekMs: 0, reasonMs: 0 });
-    const stopped = await runLocal({ files, question: TWO_HOP_QUESTION, options: { ...options, pipelineRounds: true }, stateDir, runId: 'p1', model: aborting, signal: controller.signal }).catch((e: unknown) => e);
+    const stopped = await runLocal({
+      files,
+      question: TWO_HOP_QUESTION,
+      options: { ...options, pipelineRounds: true },
+      stateDir,
+      runId: 'p1',
+      model: aborting,
+      signal: controller.signal,
+    }).catch((e: unknown) => e);
     expect((stopped as { error?: string }).error).toBe('ExecutionAborted');
 
     // Act
-    const resumed = await runLocal({ files, question: TWO_HOP_QUESTION, options: { ...options, pipelineRounds: true }, stateDir, runId: 'p1', model: twoHopAnsweringModel() });
+    const resumed = await runLocal({
+      files,
+      question: TWO_HOP_QUESTION,
+      options: { ...options, pipelineRounds: true },
+      stateDir,
+      runId: 'p1',
+      model: twoHopAnsweringModel(),
+    });
 
     // Assert: the uninterrupted result; every chunk sought once per round over both executions
     expect(comparable(resumed)).toEqual(comparable(plain.result));
@@ -207,4 +222,3 @@ describe('pipelined rounds (pipelineRounds)', () => {
     });
   });
 });
-

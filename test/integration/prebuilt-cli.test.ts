@@ -70,7 +70,8 @@ describe('scripts/build-cli.cjs: the bundle answers as the sources do', () => {
   }, 60_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  const cli = (...args: string[]) => spawnSync(process.execPath, [runner, ...args], { cwd: dir, encoding: 'utf8', env: { ...process.env, AWS_REGION: 'us-east-1' } });
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, [runner, ...args], { cwd: dir, encoding: 'utf8', env: { ...process.env, AWS_REGION: 'us-east-1' } });
 
   it('lists its inputs: the project sources it bundled, no package of node_modules', () => {
     const { inputs } = JSON.parse(readFileSync(path.join(dir, 'cli', 'inputs.json'), 'utf8')) as { inputs: string[] };
@@ -99,7 +100,10 @@ describe('scripts/build-cli.cjs: the bundle answers as the sources do', () => {
   it('prices an estimate from the bundled price table and reports usage errors like the sources', () => {
     const estimate = cli('ask', '-c', 'town.txt', '-q', 'q?', '--estimate', '--json', '--model', 'bedrock:us.meta.llama3-1-8b-instruct-v1:0');
     expect(estimate.status).toBe(0);
-    expect(JSON.parse(estimate.stdout)).toMatchObject({ seeker: { calls: 2 }, prices: { seeker: { priced: true, priceKey: 'meta.llama3-1-8b-instruct-v1:0' } } });
+    expect(JSON.parse(estimate.stdout)).toMatchObject({
+      seeker: { calls: 2 },
+      prices: { seeker: { priced: true, priceKey: 'meta.llama3-1-8b-instruct-v1:0' } },
+    });
     const usage = cli('ask', '-c', 'town.txt', '-q', 'q?', '--rounds', '0');
     expect(usage.status).toBe(2);
     expect(usage.stderr).toMatch(/^extagents: .*--rounds/);

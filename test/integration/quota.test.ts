@@ -74,7 +74,13 @@ describe('a run with a stated quota', () => {
     const files = await resolveCorpus([writeCorpus(dir, corpus())]);
     const { model, mostInFlight } = measuring();
 
-    const result = await runLocal({ files, question: 'What is the answer?', options: { chunkTokens: 64, rounds: 1, concurrency: 4 }, model, stateDir: path.join(dir, 'state') });
+    const result = await runLocal({
+      files,
+      question: 'What is the answer?',
+      options: { chunkTokens: 64, rounds: 1, concurrency: 4 },
+      model,
+      stateDir: path.join(dir, 'state'),
+    });
 
     expect(result.concurrency).toMatchObject({ concurrency: 4, boundBy: 'concurrency', warnings: [] });
     expect(mostInFlight()).toBe(4);

@@ -172,7 +172,12 @@ describeWithSharedData('with the shared datasets', () =>
       const stack: LocalStack = await startLocalStack({ stateDir: path.join(dir, 'state-survey'), modelSpec: `llama:${modelPath}`, llamaSequences: 2 });
       try {
         const { markdown, metadata } = await runLocalSurvey(
-          { corpus: [corpus], topic: 'language models for planning', options: { maxSections: 2, targetWords: 300, rounds: 1 }, output: path.join(dir, 'survey.md') },
+          {
+            corpus: [corpus],
+            topic: 'language models for planning',
+            options: { maxSections: 2, targetWords: 300, rounds: 1 },
+            output: path.join(dir, 'survey.md'),
+          },
           stack,
         );
         const ids = new Set(SURVEY_PAPERS.map((p) => p.id));
@@ -285,6 +290,5 @@ describeWithSharedData('with the shared datasets', () =>
         process.exitCode = saved;
       }
     });
-
   }),
 );

@@ -162,7 +162,9 @@ describe('resuming a local run with the same run id', () => {
 
     // Act
     const again = await runLocal({ files, question, options, stateDir, runId: 'older', model: scriptedModel() });
-    const other = await runLocal({ files, question, options: { ...options, pipelineRounds: true }, stateDir, runId: 'older', model: scriptedModel() }).catch((e: unknown) => e);
+    const other = await runLocal({ files, question, options: { ...options, pipelineRounds: true }, stateDir, runId: 'older', model: scriptedModel() }).catch(
+      (e: unknown) => e,
+    );
 
     // Assert
     expect(again.answer).toBe(first.answer);

@@ -69,7 +69,8 @@ function unmatched(seen: string[], expected: string[]): string[] {
 
 /** The phases of the two-hop run, given its KAR steps: each round's steps (all refused), then the best-effort answer. */
 function expectedPhases(karSteps: Array<{ seq: number; round: number; forced?: boolean }>): string[] {
-  const steps = (round: number): string[] => karSteps.filter((s) => s.round === round && !s.forced).flatMap((s) => [`status:reasoning:${round}`, `kar:${s.seq}`]);
+  const steps = (round: number): string[] =>
+    karSteps.filter((s) => s.round === round && !s.forced).flatMap((s) => [`status:reasoning:${round}`, `kar:${s.seq}`]);
   const forced = karSteps.filter((s) => s.forced);
   return [
     'status:preparing',
@@ -95,7 +96,14 @@ describe('progress of every phase', () => {
     const events: RunProgressEvent[] = [];
 
     // Act
-    const result = await runLocal({ files, question: TWO_HOP_QUESTION, options: TWO_HOP_OPTIONS, stateDir: path.join(dir, 'state'), model: twoHopModel(), onProgress: (e) => events.push(e) });
+    const result = await runLocal({
+      files,
+      question: TWO_HOP_QUESTION,
+      options: TWO_HOP_OPTIONS,
+      stateDir: path.join(dir, 'state'),
+      model: twoHopModel(),
+      onProgress: (e) => events.push(e),
+    });
 
     // Assert: every phase, in order
     const state = events.filter((e): e is Exclude<RunProgressEvent, { type: 'info' }> => e.type !== 'info');
@@ -119,7 +127,11 @@ describe('progress of every phase', () => {
     const kar = state.filter((e) => e.type === 'kar').map(({ type: _type, seq: _seq, ...step }) => step);
     expect(kar).toEqual(result.trace);
     // The status knows the corpus once Prepare is done, and the end the answer
-    expect(state.find((e) => e.type === 'status' && e.phase === 'seeking')).toMatchObject({ chunks: result.chunks, tokens: expect.any(Number) as unknown, question: TWO_HOP_QUESTION });
+    expect(state.find((e) => e.type === 'status' && e.phase === 'seeking')).toMatchObject({
+      chunks: result.chunks,
+      tokens: expect.any(Number) as unknown,
+      question: TWO_HOP_QUESTION,
+    });
     expect(state.at(-1)).toEqual({ type: 'end', status: 'SUCCEEDED', answer: result.answer, answerable: result.answerable });
   });
 
@@ -130,12 +142,18 @@ describe('progress of every phase', () => {
     try {
       for (const [name, text] of Object.entries(twoHopCorpus())) await server.stack.blobs.put(`corpora/twohop/${name}`, text);
       const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-      const started = await fetch(`${server.url}/v1/runs`, { method: 'POST', headers, body: JSON.stringify({ question: TWO_HOP_QUESTION, corpus: { id: 'twohop' }, options: TWO_HOP_OPTIONS }) });
+      const started = await fetch(`${server.url}/v1/runs`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ question: TWO_HOP_QUESTION, corpus: { id: 'twohop' }, options: TWO_HOP_OPTIONS }),
+      });
       const { runId } = (await started.json()) as { runId: string };
 
       // Act: the stream from the start, until the server closes it after `end`
       const text = await (await fetch(`${server.url}/v1/runs/${runId}/events`, { headers })).text();
-      const run = (await (await fetch(`${server.url}/v1/runs/${runId}`, { headers })).json()) as { result: { trace: Array<{ round: number; forced?: boolean }> } };
+      const run = (await (await fetch(`${server.url}/v1/runs/${runId}`, { headers })).json()) as {
+        result: { trace: Array<{ round: number; forced?: boolean }> };
+      };
 
       // Assert: the events as the library gets them (`event:` is the type, `data:` the rest)
       const events = text
@@ -198,7 +216,9 @@ describe('runs show of a run without a result', () => {
       // Assert
       expect(whileAlive).toMatch(new RegExp(`^run live-1: running in process ${child.pid} since .*: round 1 seeking agents: \\d+/100 chunks`));
       expect(aliveRun.status).toBe('RUNNING');
-      expect(afterKill).toMatch(new RegExp(`^run live-1: interrupted: its process ${child.pid} stopped after .*; resume it with 'extagents ask \\.\\.\\. --run-id live-1'`));
+      expect(afterKill).toMatch(
+        new RegExp(`^run live-1: interrupted: its process ${child.pid} stopped after .*; resume it with 'extagents ask \\.\\.\\. --run-id live-1'`),
+      );
       expect(killedRun.status).toBe('ABORTED');
       expect(killedRun.live?.state).toBe('interrupted');
     } finally {

@@ -30,9 +30,12 @@ test("an ask's runs are listed alike by runs ls, GET /v1/runs and the page, and 
   const options = { chunkTokens: 64, rounds: 1 };
   await runLocal({ files, question: 'What is the answer?', options, stateDir, runId: 'ask-ok', model: scriptedModel() });
   const broken: AgentModel = { ...scriptedModel(), reason: async () => Promise.reject(new ModelConfigurationError('no such reasoning model')) };
-  const failure = await runLocal({ files, question: 'What is the answer?', options, stateDir, runId: 'ask-failed', model: broken, retryIntervalMs: 1 }).catch((e: unknown) => e);
+  const failure = await runLocal({ files, question: 'What is the answer?', options, stateDir, runId: 'ask-failed', model: broken, retryIntervalMs: 1 }).catch(
+    (e: unknown) => e,
+  );
   expect(failure).toBeInstanceOf(ModelConfigurationError);
-  const ingestionSummaries = (): string[] => (existsSync(path.join(stateDir, 'bucket', 'cache', 'corpora')) ? readdirSync(path.join(stateDir, 'bucket', 'cache', 'corpora')) : []);
+  const ingestionSummaries = (): string[] =>
+    existsSync(path.join(stateDir, 'bucket', 'cache', 'corpora')) ? readdirSync(path.join(stateDir, 'bucket', 'cache', 'corpora')) : [];
   const token = 'registry-test-token-0123456789abcdef';
 
   // Act

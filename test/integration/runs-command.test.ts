@@ -86,11 +86,14 @@ describe('extagents runs', () => {
     }
   });
 
-  it('says the API\'s status words, and lists a run aborted before it started (an execution record only) and an interrupted ask', async () => {
+  it("says the API's status words, and lists a run aborted before it started (an execution record only) and an interrupted ask", async () => {
     const stateDir = path.join(dir, 'state');
     const blobs = new FsBlobStore(path.join(stateDir, 'bucket'));
     // `serve` stopped while this run waited for a slot: its record says ABORTED, Prepare never ran.
-    await blobs.put(executionRecordKey('early'), JSON.stringify({ status: 'ABORTED', startedAt: '2026-01-01T00:00:00.000Z', stoppedAt: '2026-01-01T00:00:01.000Z', error: 'ExecutionAborted' }));
+    await blobs.put(
+      executionRecordKey('early'),
+      JSON.stringify({ status: 'ABORTED', startedAt: '2026-01-01T00:00:00.000Z', stoppedAt: '2026-01-01T00:00:01.000Z', error: 'ExecutionAborted' }),
+    );
     // A server killed while this one ran: RUNNING, by a process that is gone.
     await blobs.put(executionRecordKey('killed'), JSON.stringify({ status: 'RUNNING', startedAt: '2026-01-01T00:00:02.000Z', pid: 2 ** 22 + 12345 }));
     // An `ask --run-id` interrupted after Prepare: its record and corpus marker, no result.
@@ -123,7 +126,9 @@ describe('extagents runs', () => {
     await cli('ask', '-c', corpus, '-q', question, '--state-dir', stateDir, '--no-progress', '--run-id', 'quota-1');
     const answered = await cli('runs', 'show', 'quota-1', '--state-dir', stateDir);
 
-    expect(shown).toMatch(/^run quota-1: refused before any model call at .* UTC: QuotaExceededError: Refused before any model call: one seek counts [\d,]+ tokens against a quota of 100 tokens per minute/);
+    expect(shown).toMatch(
+      /^run quota-1: refused before any model call at .* UTC: QuotaExceededError: Refused before any model call: one seek counts [\d,]+ tokens against a quota of 100 tokens per minute/,
+    );
     expect(shown).toContain('resuming cannot help');
     expect(shown).not.toContain('resume it with');
     expect(json.refusal?.error).toBe('QuotaExceededError');
@@ -132,7 +137,11 @@ describe('extagents runs', () => {
 
   it('refuses a run id that is not one, a run that does not exist, and rm with neither ids nor --older-than (exit 2)', async () => {
     const stateDir = path.join(dir, 'state');
-    for (const args of [['runs', 'rm', '../x'], ['runs', 'show', 'nosuch'], ['runs', 'rm']]) {
+    for (const args of [
+      ['runs', 'rm', '../x'],
+      ['runs', 'show', 'nosuch'],
+      ['runs', 'rm'],
+    ]) {
       await cli(...args, '--state-dir', stateDir);
       expect([args.join(' '), process.exitCode]).toEqual([args.join(' '), 2]);
     }

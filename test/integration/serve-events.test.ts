@@ -13,7 +13,8 @@ import { buildOpenApiDocument } from '../../shared/api/openapi';
 jest.setTimeout(120_000);
 
 const TOKEN = 'events-test-token-0123456789abcdef';
-const NEEDLE = 'A part of the Cherokees, known by the name of Chickamaugas, inhabiting five villages on the Tennessee River, have long been in the practice of committing depredations.';
+const NEEDLE =
+  'A part of the Cherokees, known by the name of Chickamaugas, inhabiting five villages on the Tennessee River, have long been in the practice of committing depredations.';
 const QUESTION = 'By what name was the part of the Cherokees living in five villages on the Tennessee River known?';
 
 let dir: string;
@@ -30,7 +31,8 @@ beforeAll(async () => {
     await server.stack.blobs.put(`corpora/events/address-${i}.txt`, text);
   }
   // Many chunks, so that a run lasts several polls of the event hub.
-  for (let i = 0; i < 60; i++) await server.stack.blobs.put(`corpora/many/doc-${String(i).padStart(3, '0')}.txt`, `${filler(i)}\n\n${i === 41 ? NEEDLE : filler(i + 1000)}`);
+  for (let i = 0; i < 60; i++)
+    await server.stack.blobs.put(`corpora/many/doc-${String(i).padStart(3, '0')}.txt`, `${filler(i)}\n\n${i === 41 ? NEEDLE : filler(i + 1000)}`);
 });
 
 afterAll(async () => {
@@ -59,7 +61,8 @@ async function readStream(runId: string, lastEventId?: string): Promise<{ status
       if (m) fields.set(m[1], m[2]);
     }
     if (fields.has('retry')) retry = Number(fields.get('retry'));
-    if (fields.has('event')) events.push({ id: fields.get('id'), event: fields.get('event') ?? '', data: JSON.parse(fields.get('data') ?? '{}') as Record<string, unknown> });
+    if (fields.has('event'))
+      events.push({ id: fields.get('id'), event: fields.get('event') ?? '', data: JSON.parse(fields.get('data') ?? '{}') as Record<string, unknown> });
   }
   return { status: response.status, contentType: response.headers.get('content-type'), events, retry };
 }
@@ -80,9 +83,12 @@ function documentedEventProblems(event: Sse, index: number): string[] {
   const problems: string[] = [];
   if (event.id === undefined || !new RegExp(properties.id.pattern as string).test(event.id)) problems.push(`#${index}: id ${String(event.id)}`);
   if (!(properties.event.enum as string[]).includes(event.event)) problems.push(`#${index}: event ${event.event}`);
-  const branch = (schema.oneOf as Array<{ properties: { event: { const: string }; data: { contentSchema: { required: string[] } } } }>).filter((b) => b.properties.event.const === event.event);
+  const branch = (schema.oneOf as Array<{ properties: { event: { const: string }; data: { contentSchema: { required: string[] } } } }>).filter(
+    (b) => b.properties.event.const === event.event,
+  );
   if (branch.length !== 1) problems.push(`#${index}: ${branch.length} oneOf branches for ${event.event}`);
-  for (const member of branch[0]?.properties.data.contentSchema.required ?? []) if (!(member in event.data)) problems.push(`#${index} (${event.event}): data has no ${member}`);
+  for (const member of branch[0]?.properties.data.contentSchema.required ?? [])
+    if (!(member in event.data)) problems.push(`#${index} (${event.event}): data has no ${member}`);
   return problems;
 }
 
@@ -111,7 +117,9 @@ test('a run streams status, seeking per round, synchronization, KAR steps and en
   // ids are `<epoch>.<run>.<n>`, n counting from 1 without a gap
   const numbers = stream.events.map((e) => Number(e.id?.split('.')[2]));
   expect(numbers).toEqual(numbers.map((_, i) => i + 1));
-  const seeks = stream.events.filter((e) => e.event === 'seek').map((e) => e.data as { round: number; done: number; total: number; failed: number; messages: number });
+  const seeks = stream.events
+    .filter((e) => e.event === 'seek')
+    .map((e) => e.data as { round: number; done: number; total: number; failed: number; messages: number });
   expect(seeks.length).toBeGreaterThan(0);
   // each round's counts only grow, and round 1 ends with every chunk sought
   const round1 = seeks.filter((s) => s.round === 1);
@@ -131,7 +139,9 @@ test('a run streams status, seeking per round, synchronization, KAR steps and en
   expect(end.status).toBe('SUCCEEDED');
   expect(end.answer).toMatch(/Chickamauga/);
   // the same state the polling API reports
-  const polled = (await (await fetch(`${server.url}/v1/runs/${runId}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { result: { trace: unknown[] } };
+  const polled = (await (await fetch(`${server.url}/v1/runs/${runId}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as {
+    result: { trace: unknown[] };
+  };
   expect(kar).toHaveLength(polled.result.trace.length);
 
   // Reconnect with Last-Event-ID: only the events after it
@@ -162,7 +172,10 @@ test('a Last-Event-ID of another run, or past the end of this one, replays the r
   expect(foreign.events.map((e) => e.id)).toEqual(b.events.map((e) => e.id));
   // an id past the end of this run's log is impossible: replayed whole, closed by `end`
   const last = b.events.at(-1)?.id ?? '';
-  const past = await readStream(second, last.replace(/\d+$/, (n) => String(Number(n) + 5)));
+  const past = await readStream(
+    second,
+    last.replace(/\d+$/, (n) => String(Number(n) + 5)),
+  );
   expect(past.events.map((e) => e.id)).toEqual(b.events.map((e) => e.id));
   expect(past.events.at(-1)?.event).toBe('end');
   // a malformed id too
@@ -202,10 +215,14 @@ test('the stream needs the bearer token; an unknown run is 404 and a bad id 400,
   const bad = await fetch(`${server.url}/v1/runs/${encodeURIComponent('bad id!')}/events`, { headers: { authorization: `Bearer ${TOKEN}` } });
   expect(bad.status).toBe(400);
   // docs/openapi.yaml: Last-Event-ID has at most 64 characters; a longer one is 400, before any lookup.
-  const long = await fetch(`${server.url}/v1/runs/run-20260101T000000-abcdef/events`, { headers: { authorization: `Bearer ${TOKEN}`, 'last-event-id': 'x'.repeat(65) } });
+  const long = await fetch(`${server.url}/v1/runs/run-20260101T000000-abcdef/events`, {
+    headers: { authorization: `Bearer ${TOKEN}`, 'last-event-id': 'x'.repeat(65) },
+  });
   expect(long.status).toBe(400);
   expect(long.headers.get('content-type')).toBe('application/problem+json');
-  const longest = await fetch(`${server.url}/v1/runs/run-20260101T000000-abcdef/events`, { headers: { authorization: `Bearer ${TOKEN}`, 'last-event-id': 'x'.repeat(64) } });
+  const longest = await fetch(`${server.url}/v1/runs/run-20260101T000000-abcdef/events`, {
+    headers: { authorization: `Bearer ${TOKEN}`, 'last-event-id': 'x'.repeat(64) },
+  });
   expect(longest.status).toBe(404);
   const post = await fetch(`${server.url}/v1/runs/run-20260101T000000-abcdef/events`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
   expect(post.status).toBe(405);
@@ -213,19 +230,36 @@ test('the stream needs the bearer token; an unknown run is 404 and a bad id 400,
 
 test('the page endpoints: info from the run options schema, the run list, a document window around a citation', async () => {
   const auth = { headers: { authorization: `Bearer ${TOKEN}` } };
-  const info = (await (await fetch(`${server.url}/_web/info`, auth)).json()) as { model: string; runOptionsSchema: { properties: Record<string, { minimum?: number; maximum?: number; default?: unknown }> } };
+  const info = (await (await fetch(`${server.url}/_web/info`, auth)).json()) as {
+    model: string;
+    runOptionsSchema: { properties: Record<string, { minimum?: number; maximum?: number; default?: unknown }> };
+  };
   expect(info.model).toBe('extractive');
   expect(info.runOptionsSchema.properties.rounds).toMatchObject({ minimum: 1, maximum: 10, default: 2 });
   expect((await fetch(`${server.url}/_web/runs`)).status).toBe(401);
-  const runs = (await (await fetch(`${server.url}/_web/runs`, auth)).json()) as { runs: Array<{ runId: string; question: string; status: string; startedAt: string }> };
+  const runs = (await (await fetch(`${server.url}/_web/runs`, auth)).json()) as {
+    runs: Array<{ runId: string; question: string; status: string; startedAt: string }>;
+  };
   expect(runs.runs.length).toBeGreaterThanOrEqual(2);
   expect(runs.runs[0].question).toBe(QUESTION);
-  expect(runs.runs.map((r) => r.startedAt)).toEqual(runs.runs.map((r) => r.startedAt).sort().reverse());
+  expect(runs.runs.map((r) => r.startedAt)).toEqual(
+    runs.runs
+      .map((r) => r.startedAt)
+      .sort()
+      .reverse(),
+  );
   // the first run of this file (corpus `events`), which answered with a citation
   const runId = runs.runs.at(-1)?.runId as string;
-  const status = (await (await fetch(`${server.url}/v1/runs/${runId}`, auth)).json()) as { result: { citations: Array<{ documentId: string; start: number; end: number; quote: string }> } };
+  const status = (await (await fetch(`${server.url}/v1/runs/${runId}`, auth)).json()) as {
+    result: { citations: Array<{ documentId: string; start: number; end: number; quote: string }> };
+  };
   const citation = status.result.citations[0];
-  const window = (await (await fetch(`${server.url}/_web/runs/${runId}/document?id=${encodeURIComponent(citation.documentId)}&start=${citation.start}&end=${citation.end}&context=20`, auth)).json()) as {
+  const window = (await (
+    await fetch(
+      `${server.url}/_web/runs/${runId}/document?id=${encodeURIComponent(citation.documentId)}&start=${citation.start}&end=${citation.end}&context=20`,
+      auth,
+    )
+  ).json()) as {
     text: string;
     windowStart: number;
     windowEnd: number;
@@ -246,6 +280,8 @@ test('the page endpoints: info from the run options schema, the run list, a docu
   const byKey = await fetch(`${server.url}/_web/runs/${runId}/document?id=${encodeURIComponent(`corpora/events/${citation.documentId}`)}`, auth);
   expect(byKey.status).toBe(404);
   // the range is bounded too: an absurd end gives at most MAX_DOCUMENT_WINDOW characters
-  const wide = (await (await fetch(`${server.url}/_web/runs/${runId}/document?id=${encodeURIComponent(citation.documentId)}&start=0&end=9999999999&context=0`, auth)).json()) as { end: number };
+  const wide = (await (
+    await fetch(`${server.url}/_web/runs/${runId}/document?id=${encodeURIComponent(citation.documentId)}&start=0&end=9999999999&context=0`, auth)
+  ).json()) as { end: number };
   expect(wide.end).toBeLessThanOrEqual(200_000);
 });

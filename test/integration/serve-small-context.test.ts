@@ -25,7 +25,14 @@ let server: LocalApiServer;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'extagents-small-'));
-  server = await startServer({ stateDir: path.join(dir, 'state'), port: 0, token: TOKEN, retryIntervalMs: 1, model: new ExtractiveReader(), modelContextTokens: CONTEXT });
+  server = await startServer({
+    stateDir: path.join(dir, 'state'),
+    port: 0,
+    token: TOKEN,
+    retryIntervalMs: 1,
+    model: new ExtractiveReader(),
+    modelContextTokens: CONTEXT,
+  });
   await server.stack.blobs.put('corpora/town/town.txt', 'Millbrook was founded in 1842. Its library opened in 1903; the first librarian was Edward Pike.\n');
 });
 
@@ -35,7 +42,11 @@ afterAll(async () => {
 });
 
 async function post(json: unknown): Promise<{ status: number; body: unknown }> {
-  const response = await fetch(`${server.url}/v1/runs`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(json) });
+  const response = await fetch(`${server.url}/v1/runs`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(json),
+  });
   return { status: response.status, body: JSON.parse(await response.text()) as unknown };
 }
 
@@ -68,7 +79,12 @@ describe('serve with a small-context model', () => {
     expect(refused.status).toBe(422);
     const problem = ProblemSchema.parse(refused.body);
     expect(problem.type).toBe('tag:extagents,2026:options-unfit-for-model');
-    expect(problem.errors).toEqual([{ pointer: '/options/chunkTokens', detail: expect.stringMatching(/^chunks of 8000 tokens do not fit the model's context of 2048 tokens .*use options\.chunkTokens \d+ or less/) }]);
+    expect(problem.errors).toEqual([
+      {
+        pointer: '/options/chunkTokens',
+        detail: expect.stringMatching(/^chunks of 8000 tokens do not fit the model's context of 2048 tokens .*use options\.chunkTokens \d+ or less/),
+      },
+    ]);
     expect(problem.detail).not.toContain('--chunk-tokens');
     expect(server.launcher.started).toBe(before);
   });

@@ -69,7 +69,11 @@ interface Reply {
   json: unknown;
 }
 
-async function api(method: string, route: string, options: { json?: unknown; body?: string; headers?: Record<string, string>; token?: string | null } = {}): Promise<Reply> {
+async function api(
+  method: string,
+  route: string,
+  options: { json?: unknown; body?: string; headers?: Record<string, string>; token?: string | null } = {},
+): Promise<Reply> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token !== null) headers.authorization = `Bearer ${options.token ?? TOKEN}`;
   let body = options.body;
@@ -153,7 +157,10 @@ describe('extagents serve', () => {
     const big = await raw(`GET /v1/runs/x HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     const garbage = await raw('NOT HTTP AT ALL\r\n\r\n');
 
-    for (const [reply, status] of [[big, 431], [garbage, 400]] as const) {
+    for (const [reply, status] of [
+      [big, 431],
+      [garbage, 400],
+    ] as const) {
       const [head, body] = reply.split('\r\n\r\n');
       expect(head).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
       expect(head).toContain('Content-Type: application/problem+json');
@@ -187,7 +194,11 @@ describe('extagents serve', () => {
       corpus = CorpusSchema.parse((await api('GET', `/v1/corpora/${corpusId}`)).json);
     }
 
-    expect(uploaded.files.map((f) => [f.path, f.size])).toEqual(Object.entries(texts).map(([p, t]) => [p, Buffer.byteLength(t)]).sort());
+    expect(uploaded.files.map((f) => [f.path, f.size])).toEqual(
+      Object.entries(texts)
+        .map(([p, t]) => [p, Buffer.byteLength(t)])
+        .sort(),
+    );
     expect(uploaded.pending).toEqual([]);
     expect(uploaded.totals.bytes).toBe(Object.values(texts).reduce((sum, t) => sum + Buffer.byteLength(t), 0));
     expect(corpus.files.every((f) => f.ingested && (f.tokens ?? 0) > 0 && f.chars === Buffer.byteLength(texts[f.path]))).toBe(true);
@@ -217,16 +228,20 @@ describe('extagents serve', () => {
     // Act
     const reply = await new Promise<{ status: number; type: string | undefined; connection: string | undefined; body: string }>((resolve, reject) => {
       let settled = false;
-      const req = httpRequest(url, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => {
-          settled = true;
-          resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], connection: res.headers.connection, body: text });
-          req.destroy();
-        });
-      });
+      const req = httpRequest(
+        url,
+        { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => {
+            settled = true;
+            resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], connection: res.headers.connection, body: text });
+            req.destroy();
+          });
+        },
+      );
       req.on('error', (error) => {
         if (!settled) reject(error);
       });
@@ -295,7 +310,9 @@ describe('extagents serve', () => {
 
   it('enforces the 500 MiB upload limit: an announced larger size is a 400 at POST, a larger body a 413 at PUT', async () => {
     const announced = await api('POST', '/v1/corpora', { json: { files: [{ path: 'a.txt', size: 600_000_000 }] } });
-    const created = CreateCorpusResponseSchema.parse((await api('POST', '/v1/corpora', { json: { files: [{ path: 'free.txt' }, { path: 'five.txt', size: 5 }] } })).json);
+    const created = CreateCorpusResponseSchema.parse(
+      (await api('POST', '/v1/corpora', { json: { files: [{ path: 'free.txt' }, { path: 'five.txt', size: 5 }] } })).json,
+    );
     const [free, five] = created.uploads;
 
     const declared = await rawPut(free.url, { 'content-length': String(MAX_LOCAL_UPLOAD_BYTES + 1) }, 'x');
@@ -321,7 +338,9 @@ describe('extagents serve', () => {
       const start = startServer({ stateDir: other, port, token: TOKEN });
 
       await expect(start).rejects.toThrow(ConfigurationError);
-      await expect(start).rejects.toThrow(`127.0.0.1:${port} is already in use (another extagents serve?): stop that process, or choose another port with --port <n> (0 = any free port)`);
+      await expect(start).rejects.toThrow(
+        `127.0.0.1:${port} is already in use (another extagents serve?): stop that process, or choose another port with --port <n> (0 = any free port)`,
+      );
       expect(existsSync(path.join(other, 'dynamodb'))).toBe(false);
     } finally {
       await new Promise<void>((resolve) => blocker.close(() => resolve()));
@@ -331,7 +350,9 @@ describe('extagents serve', () => {
   it('refuses a second server on the state directory of a running one', async () => {
     const second = startServer({ stateDir: path.join(dir, 'state'), port: 0, token: TOKEN });
 
-    await expect(second).rejects.toThrow(/^The state directory .* is in use by another extagents process \(process \d+, extagents serve\): wait for it to end or stop it, or give this command another --state-dir \(if process \d+ is not extagents, delete .*extagents\.lock\)$/);
+    await expect(second).rejects.toThrow(
+      /^The state directory .* is in use by another extagents process \(process \d+, extagents serve\): wait for it to end or stop it, or give this command another --state-dir \(if process \d+ is not extagents, delete .*extagents\.lock\)$/,
+    );
   });
 
   it('starts a run, polls it to completion, reads the answer with its citation and pages through the scored messages', async () => {
@@ -376,7 +397,9 @@ describe('extagents serve', () => {
     expect(round1).toEqual(seen.filter((id) => id.startsWith('r1-')));
     expect(problem(await api('GET', `/v1/runs/${runId}/messages?cursor=bm90LWEtY3Vyc29y`), 400).errors?.[0]).toMatchObject({ parameter: 'cursor' });
     // `0` is shorter than any cursor the server issues: 400, as docs/openapi.yaml says (minLength), with the form's message
-    expect(problem(await api('GET', `/v1/runs/${runId}/messages?cursor=0`), 400).errors).toEqual([{ parameter: 'cursor', detail: 'cursor must be the nextCursor of a previous page of this run' }]);
+    expect(problem(await api('GET', `/v1/runs/${runId}/messages?cursor=0`), 400).errors).toEqual([
+      { parameter: 'cursor', detail: 'cursor must be the nextCursor of a previous page of this run' },
+    ]);
   });
 
   it('answers an idempotent retry with the same run id and starts nothing new; the same key with another body is 409', async () => {
@@ -455,7 +478,8 @@ describe('extagents serve after a stop in the middle of ingesting', () => {
     await blobs.put('corpora/left/b.txt', filler(2));
     const restarted = await startServer({ stateDir, port: 0, token: TOKEN, retryIntervalMs: 1 });
     try {
-      const get = async () => CorpusSchema.parse(await (await fetch(`${restarted.url}/v1/corpora/left`, { headers: { authorization: `Bearer ${TOKEN}` } })).json());
+      const get = async () =>
+        CorpusSchema.parse(await (await fetch(`${restarted.url}/v1/corpora/left`, { headers: { authorization: `Bearer ${TOKEN}` } })).json());
       let corpus = await get();
       for (let waited = 0; corpus.totals.tokens === null && waited < 30_000; waited += 50) {
         await new Promise((resolve) => setTimeout(resolve, 50));

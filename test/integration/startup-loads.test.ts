@@ -16,7 +16,13 @@ const root = path.resolve(__dirname, '..', '..');
 
 /** Packages and project modules that a .txt `ask` with the offline model must not load. */
 const UNNEEDED_PACKAGES = ['parse5', 'markdown-it', 'yaml', '@aws-sdk/client-bedrock-runtime', 'unpdf', 'mammoth', 'fast-glob'];
-const UNNEEDED_SOURCES = ['shared/readers/html.ts', 'shared/readers/markdown.ts', 'shared/readers/pdf.ts', 'shared/readers/docx.ts', 'models/bedrock/bedrock.ts'];
+const UNNEEDED_SOURCES = [
+  'shared/readers/html.ts',
+  'shared/readers/markdown.ts',
+  'shared/readers/pdf.ts',
+  'shared/readers/docx.ts',
+  'models/bedrock/bedrock.ts',
+];
 
 const packageOf = (file: string): string | undefined => /[\\/]node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)/.exec(file)?.[1]?.replace('\\', '/');
 
@@ -48,7 +54,18 @@ describe('start-up: an ask loads only what its command, corpus and model need', 
   function loadedBy(mode: 'prebuilt' | 'source', corpus: string): string[] {
     const out = path.join(dir, `loads-${run++}.json`);
     const entry = mode === 'prebuilt' ? runner : path.join(root, 'bin', 'extagents');
-    const ask = ['ask', '-c', corpus, '-q', 'When did the library of Millbrook open?', '--model', 'extractive', '--json', '--state-dir', path.join(dir, `state-${run}`)];
+    const ask = [
+      'ask',
+      '-c',
+      corpus,
+      '-q',
+      'When did the library of Millbrook open?',
+      '--model',
+      'extractive',
+      '--json',
+      '--state-dir',
+      path.join(dir, `state-${run}`),
+    ];
     const result = spawnSync(process.execPath, ['--require', hook, entry, ...ask], {
       cwd: dir,
       encoding: 'utf8',
@@ -60,14 +77,19 @@ describe('start-up: an ask loads only what its command, corpus and model need', 
     return JSON.parse(readFileSync(out, 'utf8')) as string[];
   }
 
-  it.each(['prebuilt', 'source'] as const)('%s: a .txt corpus with the offline model loads no HTML, Markdown, PDF or DOCX reader and no Bedrock SDK', (mode) => {
-    const loaded = loadedBy(mode, 'town.txt');
-    const packages = new Set(loaded.map(packageOf));
-    expect(packages).toContain('gpt-tokenizer'); // the hook sees the packages the run loads
-    expect(UNNEEDED_PACKAGES.filter((name) => packages.has(name))).toEqual([]);
-    const sources = loaded.filter((file) => !file.includes(`${path.sep}node_modules${path.sep}`)).map((file) => path.relative(root, file).split(path.sep).join('/'));
-    expect(UNNEEDED_SOURCES.filter((file) => sources.includes(file))).toEqual([]);
-  });
+  it.each(['prebuilt', 'source'] as const)(
+    '%s: a .txt corpus with the offline model loads no HTML, Markdown, PDF or DOCX reader and no Bedrock SDK',
+    (mode) => {
+      const loaded = loadedBy(mode, 'town.txt');
+      const packages = new Set(loaded.map(packageOf));
+      expect(packages).toContain('gpt-tokenizer'); // the hook sees the packages the run loads
+      expect(UNNEEDED_PACKAGES.filter((name) => packages.has(name))).toEqual([]);
+      const sources = loaded
+        .filter((file) => !file.includes(`${path.sep}node_modules${path.sep}`))
+        .map((file) => path.relative(root, file).split(path.sep).join('/'));
+      expect(UNNEEDED_SOURCES.filter((file) => sources.includes(file))).toEqual([]);
+    },
+  );
 
   it('a Markdown corpus loads its reader (the control: the hook would see a reader that loads)', () => {
     const packages = new Set(loadedBy('prebuilt', 'town.md').map(packageOf));

@@ -22,7 +22,12 @@ describe('local survey (extractive, end to end through the survey state machine)
 
   beforeAll(async () => {
     stateDir = await fs.mkdtemp(path.join(os.tmpdir(), 'extagents-survey-state-'));
-    stack = await startLocalStack({ stateDir, model: new ExtractiveReader(), surveyModel: new ExtractiveSurveyModel({ minFacetSources: 2 }), retryIntervalMs: 0 });
+    stack = await startLocalStack({
+      stateDir,
+      model: new ExtractiveReader(),
+      surveyModel: new ExtractiveSurveyModel({ minFacetSources: 2 }),
+      retryIntervalMs: 0,
+    });
   }, 60_000);
   afterAll(async () => {
     await stack?.stop();
@@ -31,10 +36,15 @@ describe('local survey (extractive, end to end through the survey state machine)
 
   beforeEach(async () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'extagents-survey-'));
-    const jsonl = SURVEY_PAPERS.map((p) => JSON.stringify({ id: p.id, title: p.title, abstract: p.text.split('\n\n')[1], authors: p.authors, year: p.year, link: p.link, categories: p.categories })).join('\n');
+    const jsonl = SURVEY_PAPERS.map((p) =>
+      JSON.stringify({ id: p.id, title: p.title, abstract: p.text.split('\n\n')[1], authors: p.authors, year: p.year, link: p.link, categories: p.categories }),
+    ).join('\n');
     await fs.mkdir(path.join(dir, 'corpus'));
     await fs.writeFile(path.join(dir, 'corpus', 'papers.jsonl'), jsonl);
-    await fs.writeFile(path.join(dir, 'corpus', 'notes.md'), '# Robot planning notes\n\nRobot task planning with language models needs feedback from the robot after each robot action.\n');
+    await fs.writeFile(
+      path.join(dir, 'corpus', 'notes.md'),
+      '# Robot planning notes\n\nRobot task planning with language models needs feedback from the robot after each robot action.\n',
+    );
   });
   afterEach(async () => fs.rm(dir, { recursive: true, force: true }));
 
@@ -64,7 +74,11 @@ describe('local survey (extractive, end to end through the survey state machine)
     const markdown = await fs.readFile(output, 'utf8');
     const metadata = JSON.parse(await fs.readFile(metadataPath, 'utf8')) as SurveyMetadata;
     // The execution wrote the survey where SurveyAssemble writes it on AWS; the CLI output is a copy.
-    expect(execution).toMatchObject({ surveyId: 'survey-local-1', markdownKey: 'surveys/language-models-for-planning/2025-03-01/survey.md', metadataKey: 'surveys/language-models-for-planning/2025-03-01/survey.json' });
+    expect(execution).toMatchObject({
+      surveyId: 'survey-local-1',
+      markdownKey: 'surveys/language-models-for-planning/2025-03-01/survey.md',
+      metadataKey: 'surveys/language-models-for-planning/2025-03-01/survey.json',
+    });
     await expect(stack.blobs.getText(execution.markdownKey)).resolves.toBe(markdown);
     await expect(stack.blobs.exists('corpora/survey-local-1/papers.jsonl')).resolves.toBe(true);
     expect(maps[0]).toBe(SURVEY_STATE_NAMES.SeekSources);
@@ -104,7 +118,9 @@ describe('local survey (extractive, end to end through the survey state machine)
     };
     await fs.writeFile(path.join(dir, 'schedule.json'), JSON.stringify(schedule));
     // Act
-    const { index, indexPath } = await runLocalSchedule(path.join(dir, 'schedule.json'), path.join(dir, 'out'), stack, { now: () => new Date('2025-03-01T02:00:00Z') });
+    const { index, indexPath } = await runLocalSchedule(path.join(dir, 'schedule.json'), path.join(dir, 'out'), stack, {
+      now: () => new Date('2025-03-01T02:00:00Z'),
+    });
     // Assert
     expect(JSON.parse(await fs.readFile(indexPath, 'utf8'))).toEqual(index as unknown as ScheduleIndex);
     expect(index.surveys.map((s) => [s.topic, s.status])).toEqual([

@@ -35,7 +35,9 @@ describe('the survey state machine steps', () => {
     store = table.store;
     dir = mkdtempSync(path.join(tmpdir(), 'extagents-survey-wf-'));
     blobs = new FsBlobStore(dir);
-    const lines = SURVEY_PAPERS.map((p) => JSON.stringify({ id: p.id, title: p.title, abstract: p.text.slice(p.title.length + 3), authors: p.authors, year: p.year, link: p.link }));
+    const lines = SURVEY_PAPERS.map((p) =>
+      JSON.stringify({ id: p.id, title: p.title, abstract: p.text.slice(p.title.length + 3), authors: p.authors, year: p.year, link: p.link }),
+    );
     await blobs.put('corpora/planning/papers.jsonl', `${lines.join('\n')}\n`);
   }, 30_000);
 
@@ -69,9 +71,20 @@ describe('the survey state machine steps', () => {
 
   it('writes the survey under surveys/<slug>/<date>/ with the outline of the in-process survey', async () => {
     // Act
-    const { output, states } = await execute({ surveyId: 'survey-1', topic: 'LLM planning', corpus: 'planning', options: { targetWords: 600, maxSections: 3, minSectionMessages: 100 } });
+    const { output, states } = await execute({
+      surveyId: 'survey-1',
+      topic: 'LLM planning',
+      corpus: 'planning',
+      options: { targetWords: 600, maxSections: 3, minSectionMessages: 100 },
+    });
     // Assert
-    expect(output).toEqual({ surveyId: 'survey-1', markdownKey: 'surveys/llm-planning/2025-03-04/survey.md', metadataKey: 'surveys/llm-planning/2025-03-04/survey.json', words: expect.any(Number), citations: expect.any(Number) });
+    expect(output).toEqual({
+      surveyId: 'survey-1',
+      markdownKey: 'surveys/llm-planning/2025-03-04/survey.md',
+      metadataKey: 'surveys/llm-planning/2025-03-04/survey.json',
+      words: expect.any(Number),
+      citations: expect.any(Number),
+    });
     const metadata = JSON.parse(await blobs.getText('surveys/llm-planning/2025-03-04/survey.json')) as SurveyMetadata;
     const markdown = await blobs.getText('surveys/llm-planning/2025-03-04/survey.md');
     const inProcess = await runSurvey(
@@ -93,21 +106,40 @@ describe('the survey state machine steps', () => {
 
   it('refuses a corpus outside corpora/ and an empty topic before reading anything', async () => {
     const survey = makeSurveyHandlers({ blobs, store, model: () => new ExtractiveSurveyModel() });
-    await expect(survey.prepare({ surveyId: 's2', topic: 'x', corpus: { prefix: 'jobs/' } })).rejects.toMatchObject({ name: 'InvalidInputError', message: expect.stringContaining('corpora/') });
-    await expect(survey.prepare({ surveyId: 's2', topic: ' ', corpus: 'planning' })).rejects.toMatchObject({ name: 'InvalidInputError', message: expect.stringContaining('topic') });
+    await expect(survey.prepare({ surveyId: 's2', topic: 'x', corpus: { prefix: 'jobs/' } })).rejects.toMatchObject({
+      name: 'InvalidInputError',
+      message: expect.stringContaining('corpora/'),
+    });
+    await expect(survey.prepare({ surveyId: 's2', topic: ' ', corpus: 'planning' })).rejects.toMatchObject({
+      name: 'InvalidInputError',
+      message: expect.stringContaining('topic'),
+    });
   });
 
   it("sets the seeking Maps' MaxConcurrency from a stated quota, as the QA run's Prepare, and refuses one that cannot carry a seek before writing anything", async () => {
     const survey = makeSurveyHandlers({ blobs, store, model: () => new ExtractiveSurveyModel(), now: NOW, quota: { requestsPerMinute: 60 } });
     // The deployment's 60 requests a minute × 5 s a seek / 60 = 5 seeks in flight, under the survey's 50.
-    const byDeployment = await survey.prepare({ surveyId: 'quota-1', topic: 'LLM planning', corpus: 'planning', options: { concurrency: 50, seekLatencySeconds: 5 } });
+    const byDeployment = await survey.prepare({
+      surveyId: 'quota-1',
+      topic: 'LLM planning',
+      corpus: 'planning',
+      options: { concurrency: 50, seekLatencySeconds: 5 },
+    });
     // The survey's own quota overrides the deployment's: 12 requests a minute -> 1.
-    const byOptions = await survey.prepare({ surveyId: 'quota-2', topic: 'LLM planning', corpus: 'planning', options: { concurrency: 50, seekLatencySeconds: 5, quotaRequestsPerMinute: 12 } });
+    const byOptions = await survey.prepare({
+      surveyId: 'quota-2',
+      topic: 'LLM planning',
+      corpus: 'planning',
+      options: { concurrency: 50, seekLatencySeconds: 5, quotaRequestsPerMinute: 12 },
+    });
     const refused = survey.prepare({ surveyId: 'quota-3', topic: 'LLM planning', corpus: 'planning', options: { quotaTokensPerMinute: 100 } });
 
     expect(byDeployment.config.concurrency).toBe(5);
     expect(byOptions.config.concurrency).toBe(1);
-    await expect(refused).rejects.toMatchObject({ name: 'QuotaExceededError', message: expect.stringMatching(/^Refused before any model call: one seek counts [\d,]+ tokens against a quota of 100 tokens per minute/) });
+    await expect(refused).rejects.toMatchObject({
+      name: 'QuotaExceededError',
+      message: expect.stringMatching(/^Refused before any model call: one seek counts [\d,]+ tokens against a quota of 100 tokens per minute/),
+    });
     expect(await blobs.list('runs/quota-3/')).toEqual([]);
   });
 
@@ -115,12 +147,25 @@ describe('the survey state machine steps', () => {
     // Arrange
     await blobs.put(
       'surveys/schedule.json',
-      JSON.stringify({ surveys: [{ topic: 'LLM planning', corpus: 'planning' }, { topic: 'Robots', corpus: { prefix: 'corpora/none/' }, options: { maxSections: 2 } }] }),
+      JSON.stringify({
+        surveys: [
+          { topic: 'LLM planning', corpus: 'planning' },
+          { topic: 'Robots', corpus: { prefix: 'corpora/none/' }, options: { maxSections: 2 } },
+        ],
+      }),
     );
     const bulk = makeSurveyScheduleHandlers({
       blobs,
       now: NOW,
-      executions: { describe: async (name) => ({ name, status: 'FAILED', startedAt: '2025-03-04T00:00:00.000Z', error: 'InvalidInputError', cause: 'No corpus object under prefix "corpora/none/"' }) },
+      executions: {
+        describe: async (name) => ({
+          name,
+          status: 'FAILED',
+          startedAt: '2025-03-04T00:00:00.000Z',
+          error: 'InvalidInputError',
+          cause: 'No corpus object under prefix "corpora/none/"',
+        }),
+      },
     });
     // Act
     const plan: BulkPlan = await bulk.plan({});
@@ -134,7 +179,11 @@ describe('the survey state machine steps', () => {
     expect(result).toEqual({ indexKey: 'surveys/index.json', succeeded: 1, failed: 1 });
     const index = JSON.parse(await blobs.getText('surveys/index.json')) as BucketIndex;
     expect(index.surveys[0]).toMatchObject({ topic: 'LLM planning', status: 'succeeded', markdown: 'surveys/llm-planning/2025-03-04/survey.md' });
-    expect(index.surveys[1]).toMatchObject({ topic: 'Robots', status: 'failed', error: { name: 'InvalidInputError', message: expect.stringContaining('corpora/none/') } });
+    expect(index.surveys[1]).toMatchObject({
+      topic: 'Robots',
+      status: 'failed',
+      error: { name: 'InvalidInputError', message: expect.stringContaining('corpora/none/') },
+    });
   }, 60_000);
 
   it('rejects an invalid schedule with every bad field named', async () => {

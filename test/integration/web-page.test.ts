@@ -20,14 +20,16 @@ jest.setTimeout(120_000);
 const CHROMIUM = process.env.EXTAGENTS_CHROMIUM ?? '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) {
-  if (process.env.CI === 'true') throw new Error(`Chromium is missing at ${CHROMIUM}: the browser tests need it (apt-get install -y chromium; .ci/run installs it)`);
+  if (process.env.CI === 'true')
+    throw new Error(`Chromium is missing at ${CHROMIUM}: the browser tests need it (apt-get install -y chromium; .ci/run installs it)`);
   console.log(`web-page.test.ts: skipped, no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
 }
 const maybe = haveChromium ? test : test.skip;
 
 const TOKEN = 'web-page-test-token-0123456789abcdef';
 const QUESTION = 'By what name was the part of the Cherokees living in five villages on the Tennessee River known?';
-const NEEDLE = 'A part of the Cherokees, known by the name of Chickamaugas, inhabiting five villages on the Tennessee River, have long been in the practice of committing depredations.';
+const NEEDLE =
+  'A part of the Cherokees, known by the name of Chickamaugas, inhabiting five villages on the Tennessee River, have long been in the practice of committing depredations.';
 const filler = (i: number): string =>
   `Report ${i}. The harvest of the year was abundant and the treasury received its customary revenues. ` +
   `Roads were repaired in several districts and the postal service extended its routes to new towns.`;
@@ -52,12 +54,23 @@ beforeAll(async () => {
     chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-default-apps', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+      args: [
+        '--no-sandbox',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-default-apps',
+        '--disable-sync',
+        '--no-first-run',
+        '--disable-dev-shm-usage',
+      ],
     }),
   ]);
   const blobs = server.stack.blobs;
   for (let i = 0; i < 6; i++) {
-    await blobs.put(`corpora/small/address-${i}.txt`, [filler(i), i === 3 ? NEEDLE : 'A delegation of the Cherokees visited the seat of government.', filler(i + 100)].join('\n\n'));
+    await blobs.put(
+      `corpora/small/address-${i}.txt`,
+      [filler(i), i === 3 ? NEEDLE : 'A delegation of the Cherokees visited the seat of government.', filler(i + 100)].join('\n\n'),
+    );
   }
   for (let i = 0; i < 50; i++) await blobs.put(`corpora/many/doc-${String(i).padStart(3, '0')}.txt`, `${filler(i)}\n\n${i === 41 ? NEEDLE : filler(i + 1000)}`);
   await blobs.put('corpora/binary/blob.bin', Buffer.from([0, 1, 2, 3, 0, 255, 254, 0, 0, 0, 1, 2]));
@@ -195,13 +208,15 @@ async function tableLayout(page: Page): Promise<{ tables: number; headers: numbe
   })()`);
 }
 
-maybe('a finished run\'s tables are readable on a phone (390 px) and a laptop (1280 px); the extractive answer says what it is', async () => {
+maybe("a finished run's tables are readable on a phone (390 px) and a laptop (1280 px); the extractive answer says what it is", async () => {
   const page = await newPage(1280);
   await login(page);
   await ask(page, 'small', QUESTION);
   await page.getByTestId('answer').waitFor();
   await page.getByTestId('pool').locator('tbody tr').first().waitFor();
-  await expect(page.getByTestId('answer-basis').textContent()).resolves.toMatch(/^Answered by extractive: a sentence chosen by word overlap, covering \d+% of the question's weighted words/);
+  await expect(page.getByTestId('answer-basis').textContent()).resolves.toMatch(
+    /^Answered by extractive: a sentence chosen by word overlap, covering \d+% of the question's weighted words/,
+  );
   for (const width of [390, 1280]) {
     await page.setViewportSize({ width, height: 900 });
     const layout = await tableLayout(page);
@@ -297,7 +312,9 @@ maybe('upload files into a new corpus with a progress bar, then ask over it', as
   await expect(page.locator('progress').getAttribute('value')).resolves.toBe(String(Buffer.byteLength(big) + 58));
   const corpusId = /new corpus (c-[\w-]+)/.exec((await upload.textContent()) ?? '')?.[1] as string;
   await expect(page.locator('#corpus').inputValue()).resolves.toBe(corpusId);
-  const corpus = (await (await fetch(`${server.url}/v1/corpora/${corpusId}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { files: Array<{ path: string }> };
+  const corpus = (await (await fetch(`${server.url}/v1/corpora/${corpusId}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as {
+    files: Array<{ path: string }>;
+  };
   expect(corpus.files.map((f) => f.path).sort()).toEqual(['long.txt', 'notes.txt']);
   await photograph(page, 'upload');
   // the quote deep in a 780 KB document opens as a window, not the whole text

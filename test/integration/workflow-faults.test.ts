@@ -33,7 +33,14 @@ describe('the local workflow under injected model faults', () => {
     const model = new FaultInjectingModel(scriptedModel(), { throttleRate: 0.3, seed: 7 });
 
     // Act
-    const result = await runLocal({ files: await hundredChunks(), question: 'What is the answer?', options, stateDir: path.join(dir, 'state'), model, retryIntervalMs: 0 });
+    const result = await runLocal({
+      files: await hundredChunks(),
+      question: 'What is the answer?',
+      options,
+      stateDir: path.join(dir, 'state'),
+      model,
+      retryIntervalMs: 0,
+    });
 
     // Assert: nothing lost, every injected throttle counted once
     expect(result.chunks).toBe(100);
@@ -48,7 +55,9 @@ describe('the local workflow under injected model faults', () => {
       byError: { ModelThrottledError: injected },
     });
     expect(result.usage.seeker.calls).toBe(100); // throttled calls never reached the model
-    expect(formatResult(result, 0)).toContain(`Retried model errors: ${injected} (seeker ${model.injected.throttled.seeker}, reasoner ${model.injected.throttled.reasoner}; ModelThrottledError ${injected})`);
+    expect(formatResult(result, 0)).toContain(
+      `Retried model errors: ${injected} (seeker ${model.injected.throttled.seeker}, reasoner ${model.injected.throttled.reasoner}; ModelThrottledError ${injected})`,
+    );
   });
 
   it('tolerates one chunk out of 100 that fails permanently and lists it with its error', async () => {
@@ -56,7 +65,14 @@ describe('the local workflow under injected model faults', () => {
     const model = new FaultInjectingModel(scriptedModel(), { failingChunks: [37] });
 
     // Act
-    const result = await runLocal({ files: await hundredChunks(), question: 'What is the answer?', options, stateDir: path.join(dir, 'state'), model, retryIntervalMs: 0 });
+    const result = await runLocal({
+      files: await hundredChunks(),
+      question: 'What is the answer?',
+      options,
+      stateDir: path.join(dir, 'state'),
+      model,
+      retryIntervalMs: 0,
+    });
 
     // Assert
     expect(result.answer).toBe('saffron');
@@ -72,9 +88,14 @@ describe('the local workflow under injected model faults', () => {
     const model = new FaultInjectingModel(scriptedModel(), { failingChunks: failing, permanentError: (c) => new ModelError(`chunk ${c} is broken`) });
 
     // Act
-    const failure = await runLocal({ files: await hundredChunks(), question: 'What is the answer?', options, stateDir: path.join(dir, 'state'), model, retryIntervalMs: 0 }).catch(
-      (error: unknown) => error,
-    );
+    const failure = await runLocal({
+      files: await hundredChunks(),
+      question: 'What is the answer?',
+      options,
+      stateDir: path.join(dir, 'state'),
+      model,
+      retryIntervalMs: 0,
+    }).catch((error: unknown) => error);
 
     // Assert
     // The errors the seeking agents recorded, whole, with their chunks (not the Map Run's envelope)
@@ -91,7 +112,14 @@ describe('the local workflow under injected model faults', () => {
     const model = new FaultInjectingModel(scriptedModel(), { throttleRate: 1, throttledRoles: ['seeker'] });
 
     // Act
-    const result = await runLocal({ files, question: 'What is the answer?', options: { ...options, toleratedFailurePercentage: 100 }, stateDir: path.join(dir, 'state'), model, retryIntervalMs: 0 });
+    const result = await runLocal({
+      files,
+      question: 'What is the answer?',
+      options: { ...options, toleratedFailurePercentage: 100 },
+      stateDir: path.join(dir, 'state'),
+      model,
+      retryIntervalMs: 0,
+    });
 
     // Assert: 1 attempt + MODEL_RETRY.maxAttempts retries, then the chunk is listed, never a loop
     expect(model.injected.throttled.seeker).toBe(1 + (MODEL_RETRY.maxAttempts ?? 0));
@@ -106,9 +134,14 @@ describe('the local workflow under injected model faults', () => {
     const model = new FaultInjectingModel(scriptedModel(), { overflowReasoning: true });
 
     // Act
-    const failure = await runLocal({ files: await hundredChunks(), question: 'What is the answer?', options, stateDir: path.join(dir, 'state'), model, retryIntervalMs: 0 }).catch(
-      (error: unknown) => error,
-    );
+    const failure = await runLocal({
+      files: await hundredChunks(),
+      question: 'What is the answer?',
+      options,
+      stateDir: path.join(dir, 'state'),
+      model,
+      retryIntervalMs: 0,
+    }).catch((error: unknown) => error);
 
     // Assert: sent twice (as is, then halved), never retried by the workflow
     expect(failure).toBeInstanceOf(ContextOverflowError);
@@ -121,7 +154,14 @@ describe('the local workflow under injected model faults', () => {
     const model = new FaultInjectingModel(scriptedModel(), { overflowChunks: [12] });
 
     // Act
-    const result = await runLocal({ files: await hundredChunks(), question: 'What is the answer?', options, stateDir: path.join(dir, 'state'), model, retryIntervalMs: 0 });
+    const result = await runLocal({
+      files: await hundredChunks(),
+      question: 'What is the answer?',
+      options,
+      stateDir: path.join(dir, 'state'),
+      model,
+      retryIntervalMs: 0,
+    });
 
     // Assert: sent once, not retried as is (round 1 has nothing to shrink but the chunk itself)
     expect(model.injected.overflow).toBe(1);

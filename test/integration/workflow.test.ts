@@ -44,7 +44,8 @@ describe('the workflow run locally', () => {
   }
 
   it('answers from the one document that holds the answer and cites it with its character range', async () => {
-    const needle = 'A part of the Cherokees, known by the name of Chickamaugas, inhabiting five villages on the Tennessee River, have long been in the practice of committing depredations.';
+    const needle =
+      'A part of the Cherokees, known by the name of Chickamaugas, inhabiting five villages on the Tennessee River, have long been in the practice of committing depredations.';
     const docs: Record<string, string> = {};
     for (let i = 0; i < 12; i++) docs[`address-${String(i).padStart(2, '0')}.txt`] = [filler(i), filler(i + 100)].join('\n\n');
     docs['address-07.txt'] = [filler(7), needle, filler(107)].join('\n\n');
@@ -120,7 +121,13 @@ describe('the workflow run locally', () => {
       },
     };
 
-    const result = await runLocal({ files, question: 'On which river lies the city where the treaty was signed?', options: { chunkTokens: 64 }, stateDir, model });
+    const result = await runLocal({
+      files,
+      question: 'On which river lies the city where the treaty was signed?',
+      options: { chunkTokens: 64 },
+      stateDir,
+      model,
+    });
 
     expect(result.answer).toBe('the Scheldt');
     expect(result.answerBasis).toBeUndefined(); // a model that states no basis: its own reply
@@ -155,7 +162,14 @@ describe('the workflow run locally', () => {
       },
     };
 
-    const result = await runLocal({ files, question: 'What is the answer?', options: { chunkTokens: 64, toleratedFailurePercentage: 10 }, stateDir, model, retryIntervalMs: 0 });
+    const result = await runLocal({
+      files,
+      question: 'What is the answer?',
+      options: { chunkTokens: 64, toleratedFailurePercentage: 10 },
+      stateDir,
+      model,
+      retryIntervalMs: 0,
+    });
 
     expect(result.answer).toBe('saffron');
     expect(result.chunks).toBeGreaterThanOrEqual(30);
@@ -178,7 +192,12 @@ describe('the workflow run locally', () => {
 
     await expect(
       runLocal({ files, question: 'Anything?', options: { chunkTokens: 64, toleratedFailurePercentage: 10 }, stateDir, model, retryIntervalMs: 0 }),
-    ).rejects.toMatchObject({ name: 'ModelError', message: expect.stringMatching(/^the model is broken \(this error failed the seeking agents of \d+ of the 10 chunk\(s\) of round 1, more than the tolerated 10%; the run stopped\)$/) });
+    ).rejects.toMatchObject({
+      name: 'ModelError',
+      message: expect.stringMatching(
+        /^the model is broken \(this error failed the seeking agents of \d+ of the 10 chunk\(s\) of round 1, more than the tolerated 10%; the run stopped\)$/,
+      ),
+    });
   });
 
   it('reports an empty corpus before any model call', async () => {

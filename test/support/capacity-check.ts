@@ -69,7 +69,14 @@ export interface CapacityCheckResult {
  * 40 chunks, 8 slots, 48 requests a minute enforced with 5 s of burst, seeks of 5 s, so the quota
  * carries 48 / 60 × 5 = 4 seeks at once, half the slots; the model's mean over 20 seeds.
  */
-export const LOCAL_CHECK = { chunks: 40, concurrency: 8, quota: { requestsPerMinute: 48 }, burstSeconds: 5, seekSeconds: 5, modelRuns: 20 } as const satisfies Omit<CapacityCheckScenario, 'timeScale' | 'stateQuota'>;
+export const LOCAL_CHECK = {
+  chunks: 40,
+  concurrency: 8,
+  quota: { requestsPerMinute: 48 },
+  burstSeconds: 5,
+  seekSeconds: 5,
+  modelRuns: 20,
+} as const satisfies Omit<CapacityCheckScenario, 'timeScale' | 'stateQuota'>;
 
 /** A scripted model whose seeks take `seekSeconds` and are throttled when the quota is spent, with its own counts (modeled seconds). */
 function throttlingModel(scenario: CapacityCheckScenario): { model: AgentModel; stats: () => { first: number; last: number; throttles: number } } {
@@ -122,7 +129,8 @@ export async function runCapacityCheck(scenario: CapacityCheckScenario): Promise
     // at a time: seeks that end together queue for the local DynamoDB (one process), which seeks
     // ending at staggered times, as under a quota, mostly do not.
     const calibration = await runThrough(files, { ...scenario, concurrency: 1, stateQuota: false, quota: {}, seekSeconds: 0 }, path.join(dir, 'calibration'));
-    const seekOverheadSeconds = calibration.result.chunks > 1 ? Math.max(0, calibration.stats.last - calibration.stats.first) / (calibration.result.chunks - 1) : 0;
+    const seekOverheadSeconds =
+      calibration.result.chunks > 1 ? Math.max(0, calibration.stats.last - calibration.stats.first) / (calibration.result.chunks - 1) : 0;
     const model = (overhead: number): CapacityResult[] =>
       Array.from({ length: scenario.modelRuns }, (_, i) =>
         simulateCapacity({
@@ -169,7 +177,11 @@ export async function runCapacityCheck(scenario: CapacityCheckScenario): Promise
 }
 
 /** One run of the scenario through `runLocal` with the throttling model. */
-async function runThrough(files: CorpusFile[], scenario: CapacityCheckScenario, stateDir: string): Promise<{ result: RunResult; stats: ReturnType<ReturnType<typeof throttlingModel>['stats']>; wallSeconds: number }> {
+async function runThrough(
+  files: CorpusFile[],
+  scenario: CapacityCheckScenario,
+  stateDir: string,
+): Promise<{ result: RunResult; stats: ReturnType<ReturnType<typeof throttlingModel>['stats']>; wallSeconds: number }> {
   const { model, stats } = throttlingModel(scenario);
   const started = performance.now();
   const result = await runLocal({

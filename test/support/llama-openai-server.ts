@@ -69,8 +69,13 @@ export async function startLlamaOpenAiServer(options: LlamaOpenAiServerOptions):
       return;
     }
     const messages = body.messages ?? [];
-    const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n');
-    const turns = messages.filter((m) => m.role !== 'system').map((m) => ({ role: m.role === 'assistant' ? ('assistant' as const) : ('user' as const), text: m.content }));
+    const system = messages
+      .filter((m) => m.role === 'system')
+      .map((m) => m.content)
+      .join('\n');
+    const turns = messages
+      .filter((m) => m.role !== 'system')
+      .map((m) => ({ role: m.role === 'assistant' ? ('assistant' as const) : ('user' as const), text: m.content }));
     const schema = format === 'json_schema' ? body.response_format?.json_schema : undefined;
     const request: ChatRequest = {
       role: 'seeker',

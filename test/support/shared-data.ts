@@ -11,7 +11,9 @@ export const SHARED_DATA = defaultDataRoot();
 
 const present = existsSync(SHARED_DATA);
 if (!present && process.env.CI === 'true') {
-  throw new Error(`CI=true but the shared data folder ${SHARED_DATA} is missing: CI must run the tests that read it (put ../shared beside the repository or set EXTAGENTS_DATA_DIR)`);
+  throw new Error(
+    `CI=true but the shared data folder ${SHARED_DATA} is missing: CI must run the tests that read it (put ../shared beside the repository or set EXTAGENTS_DATA_DIR)`,
+  );
 }
 let said = false;
 
@@ -26,7 +28,9 @@ export function describeWithSharedData(name: string, body: () => void): void {
   }
   if (!said) {
     said = true;
-    process.stderr.write(`skipping tests that read the shared datasets: ${SHARED_DATA} is missing (clone with ../shared beside the repository, or set EXTAGENTS_DATA_DIR)\n`);
+    process.stderr.write(
+      `skipping tests that read the shared datasets: ${SHARED_DATA} is missing (clone with ../shared beside the repository, or set EXTAGENTS_DATA_DIR)\n`,
+    );
   }
   describe.skip(name, () => {
     it(`needs ${SHARED_DATA}`, () => undefined);

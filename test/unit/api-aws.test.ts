@@ -3,10 +3,7 @@
  * the Step Functions launcher, the S3 presigner and conditional-write idempotency store, and the
  * Lambda entry point (lambdas/api.ts) driven with API Gateway proxy events.
  */
-import {
-  ConditionalCheckFailedException,
-  DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, NoSuchKey, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import {
   DescribeExecutionCommand,
@@ -55,7 +52,11 @@ describe('SfnRunLauncher', () => {
 
     await expect(launcher.start('run-1', input)).resolves.toEqual({ started: true });
 
-    expect(sfn.commandCalls(StartExecutionCommand)[0].args[0].input).toEqual({ stateMachineArn: STATE_MACHINE_ARN, name: 'run-1', input: JSON.stringify(input) });
+    expect(sfn.commandCalls(StartExecutionCommand)[0].args[0].input).toEqual({
+      stateMachineArn: STATE_MACHINE_ARN,
+      name: 'run-1',
+      input: JSON.stringify(input),
+    });
   });
 
   it('reports an existing execution of the same name as already started, not as an error', async () => {
@@ -98,7 +99,14 @@ describe('SfnRunLauncher', () => {
     sfn.on(ListExecutionsCommand).resolves({
       executions: [
         { executionArn: 'a2', stateMachineArn: STATE_MACHINE_ARN, name: 'run-2', status: 'RUNNING', startDate: new Date('2026-01-02T03:05:00Z') },
-        { executionArn: 'a1', stateMachineArn: STATE_MACHINE_ARN, name: 'run-1', status: 'ABORTED', startDate: new Date('2026-01-02T03:04:00Z'), stopDate: new Date('2026-01-02T03:04:30Z') },
+        {
+          executionArn: 'a1',
+          stateMachineArn: STATE_MACHINE_ARN,
+          name: 'run-1',
+          status: 'ABORTED',
+          startDate: new Date('2026-01-02T03:04:00Z'),
+          stopDate: new Date('2026-01-02T03:04:30Z'),
+        },
       ],
       nextToken: 'token-2',
     });
@@ -116,7 +124,10 @@ describe('SfnRunLauncher', () => {
   });
 
   it('reports the last page without a position, and an invalid token as an input error', async () => {
-    sfn.on(ListExecutionsCommand).resolvesOnce({ executions: [] }).rejectsOnce(new InvalidToken({ message: 'Invalid Token', $metadata: {} }));
+    sfn
+      .on(ListExecutionsCommand)
+      .resolvesOnce({ executions: [] })
+      .rejectsOnce(new InvalidToken({ message: 'Invalid Token', $metadata: {} }));
 
     await expect(launcher.list({ limit: 5 })).resolves.toEqual({ executions: [] });
     expect(sfn.commandCalls(ListExecutionsCommand)[0].args[0].input).toEqual({ stateMachineArn: STATE_MACHINE_ARN, maxResults: 5 });
@@ -256,13 +267,29 @@ describe('the API Lambda (lambdas/api.ts)', () => {
 
   it('rebuilds the route path from the resource template and the base URL from the stage or custom-domain base path', () => {
     const viaStage = toApiRequest(
-      event({ resource: '/v1/runs/{runId}', path: '/v1/runs/r 1', httpMethod: 'GET', pathParameters: { runId: 'r 1' }, requestContext: { stage: 'prod', path: '/prod/v1/runs/r 1', domainName: 'abc123.execute-api.us-west-2.amazonaws.com', identity: {} } }),
+      event({
+        resource: '/v1/runs/{runId}',
+        path: '/v1/runs/r 1',
+        httpMethod: 'GET',
+        pathParameters: { runId: 'r 1' },
+        requestContext: { stage: 'prod', path: '/prod/v1/runs/r 1', domainName: 'abc123.execute-api.us-west-2.amazonaws.com', identity: {} },
+      }),
     );
     const viaDomain = toApiRequest(
-      event({ path: '/extagents/v1/runs', body: Buffer.from('{"a":1}').toString('base64'), isBase64Encoded: true, requestContext: { stage: 'prod', path: '/extagents/v1/runs', domainName: 'api.example.com', identity: { caller: 'AIDAEXAMPLE' } } }),
+      event({
+        path: '/extagents/v1/runs',
+        body: Buffer.from('{"a":1}').toString('base64'),
+        isBase64Encoded: true,
+        requestContext: { stage: 'prod', path: '/extagents/v1/runs', domainName: 'api.example.com', identity: { caller: 'AIDAEXAMPLE' } },
+      }),
     );
 
-    expect(viaStage).toMatchObject({ method: 'GET', path: '/v1/runs/r%201', baseUrl: 'https://abc123.execute-api.us-west-2.amazonaws.com/prod', principal: 'anonymous' });
+    expect(viaStage).toMatchObject({
+      method: 'GET',
+      path: '/v1/runs/r%201',
+      baseUrl: 'https://abc123.execute-api.us-west-2.amazonaws.com/prod',
+      principal: 'anonymous',
+    });
     expect(viaDomain).toMatchObject({ path: '/v1/runs', baseUrl: 'https://api.example.com', body: '{"a":1}', principal: 'AIDAEXAMPLE' });
   });
 
@@ -278,9 +305,17 @@ describe('the API Lambda (lambdas/api.ts)', () => {
       stored.set(input.Key, input.Body);
       return {};
     });
-    sfn.on(StartExecutionCommand).resolvesOnce({ executionArn: 'arn', startDate: new Date() }).rejects(new ExecutionAlreadyExists({ message: 'exists', $metadata: {} }));
-    sfn.on(DescribeExecutionCommand).resolves({ executionArn: 'x', stateMachineArn: STATE_MACHINE_ARN, status: 'SUCCEEDED', startDate: new Date(), stopDate: new Date() });
-    const request = event({ headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'nightly-2026-01-02' }, body: JSON.stringify({ question: 'Who?', corpus: { keys: ['corpora/c1/a.txt'] } }) });
+    sfn
+      .on(StartExecutionCommand)
+      .resolvesOnce({ executionArn: 'arn', startDate: new Date() })
+      .rejects(new ExecutionAlreadyExists({ message: 'exists', $metadata: {} }));
+    sfn
+      .on(DescribeExecutionCommand)
+      .resolves({ executionArn: 'x', stateMachineArn: STATE_MACHINE_ARN, status: 'SUCCEEDED', startDate: new Date(), stopDate: new Date() });
+    const request = event({
+      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'nightly-2026-01-02' },
+      body: JSON.stringify({ question: 'Who?', corpus: { keys: ['corpora/c1/a.txt'] } }),
+    });
 
     const first = await handler(request, context);
     const retry = await handler(request, context);
@@ -302,7 +337,9 @@ describe('the API Lambda (lambdas/api.ts)', () => {
 
     expect(response.statusCode).toBe(400);
     expect(response.headers['content-type']).toBe('application/problem+json');
-    expect(ProblemSchema.parse(JSON.parse(response.body)).errors).toEqual([{ pointer: '/question', detail: 'Invalid input: expected string, received number' }]);
+    expect(ProblemSchema.parse(JSON.parse(response.body)).errors).toEqual([
+      { pointer: '/question', detail: 'Invalid input: expected string, received number' },
+    ]);
     expect(sfn.commandCalls(StartExecutionCommand)).toHaveLength(0);
   });
 
@@ -313,7 +350,14 @@ describe('the API Lambda (lambdas/api.ts)', () => {
     dynamo.rejects(new ConditionalCheckFailedException({ message: 'unexpected', $metadata: {} }));
 
     const response = await handler(
-      event({ resource: '/v1/runs/{runId}', path: '/v1/runs/nope', httpMethod: 'GET', pathParameters: { runId: 'nope' }, headers: {}, requestContext: { stage: 'prod', path: '/prod/v1/runs/nope', identity: {} } }),
+      event({
+        resource: '/v1/runs/{runId}',
+        path: '/v1/runs/nope',
+        httpMethod: 'GET',
+        pathParameters: { runId: 'nope' },
+        headers: {},
+        requestContext: { stage: 'prod', path: '/prod/v1/runs/nope', identity: {} },
+      }),
       context,
     );
 
@@ -322,26 +366,58 @@ describe('the API Lambda (lambdas/api.ts)', () => {
   });
 
   it('lists runs from ListExecutions and cancels a running one with StopExecution, as API Gateway routes them', async () => {
-    sfn.on(ListExecutionsCommand).resolves({ executions: [{ executionArn: 'a', stateMachineArn: STATE_MACHINE_ARN, name: 'run-9', status: 'RUNNING', startDate: new Date('2026-01-02T03:04:05Z') }] });
+    sfn.on(ListExecutionsCommand).resolves({
+      executions: [{ executionArn: 'a', stateMachineArn: STATE_MACHINE_ARN, name: 'run-9', status: 'RUNNING', startDate: new Date('2026-01-02T03:04:05Z') }],
+    });
     sfn
       .on(DescribeExecutionCommand)
       .resolvesOnce({ executionArn: 'a', stateMachineArn: STATE_MACHINE_ARN, status: 'RUNNING', startDate: new Date('2026-01-02T03:04:05Z') })
-      .resolves({ executionArn: 'a', stateMachineArn: STATE_MACHINE_ARN, status: 'ABORTED', startDate: new Date('2026-01-02T03:04:05Z'), stopDate: new Date('2026-01-02T03:04:09Z'), error: 'RunCancelled', cause: 'c' });
+      .resolves({
+        executionArn: 'a',
+        stateMachineArn: STATE_MACHINE_ARN,
+        status: 'ABORTED',
+        startDate: new Date('2026-01-02T03:04:05Z'),
+        stopDate: new Date('2026-01-02T03:04:09Z'),
+        error: 'RunCancelled',
+        cause: 'c',
+      });
     sfn.on(StopExecutionCommand).resolves({ stopDate: new Date('2026-01-02T03:04:09Z') });
     const identity = { userArn: 'arn:aws:iam::123456789012:user/alice' };
 
     const list = await handler(
-      event({ resource: '/v1/runs', path: '/v1/runs', httpMethod: 'GET', headers: {}, queryStringParameters: { limit: '1' }, requestContext: { stage: 'prod', path: '/prod/v1/runs', domainName: 'abc123.execute-api.us-west-2.amazonaws.com', identity } }),
+      event({
+        resource: '/v1/runs',
+        path: '/v1/runs',
+        httpMethod: 'GET',
+        headers: {},
+        queryStringParameters: { limit: '1' },
+        requestContext: { stage: 'prod', path: '/prod/v1/runs', domainName: 'abc123.execute-api.us-west-2.amazonaws.com', identity },
+      }),
       context,
     );
     const cancel = await handler(
-      event({ resource: '/v1/runs/{runId}/cancel', path: '/v1/runs/run-9/cancel', httpMethod: 'POST', headers: {}, pathParameters: { runId: 'run-9' }, requestContext: { stage: 'prod', path: '/prod/v1/runs/run-9/cancel', domainName: 'abc123.execute-api.us-west-2.amazonaws.com', identity } }),
+      event({
+        resource: '/v1/runs/{runId}/cancel',
+        path: '/v1/runs/run-9/cancel',
+        httpMethod: 'POST',
+        headers: {},
+        pathParameters: { runId: 'run-9' },
+        requestContext: { stage: 'prod', path: '/prod/v1/runs/run-9/cancel', domainName: 'abc123.execute-api.us-west-2.amazonaws.com', identity },
+      }),
       context,
     );
 
     expect(list.statusCode).toBe(200);
     expect(RunPageSchema.parse(JSON.parse(list.body)).runs).toEqual([
-      { runId: 'run-9', status: 'RUNNING', startedAt: '2026-01-02T03:04:05.000Z', links: { self: 'https://abc123.execute-api.us-west-2.amazonaws.com/prod/v1/runs/run-9', messages: 'https://abc123.execute-api.us-west-2.amazonaws.com/prod/v1/runs/run-9/messages' } },
+      {
+        runId: 'run-9',
+        status: 'RUNNING',
+        startedAt: '2026-01-02T03:04:05.000Z',
+        links: {
+          self: 'https://abc123.execute-api.us-west-2.amazonaws.com/prod/v1/runs/run-9',
+          messages: 'https://abc123.execute-api.us-west-2.amazonaws.com/prod/v1/runs/run-9/messages',
+        },
+      },
     ]);
     expect(sfn.commandCalls(ListExecutionsCommand)[0].args[0].input).toEqual({ stateMachineArn: STATE_MACHINE_ARN, maxResults: 1 });
     expect(cancel.statusCode).toBe(202);
@@ -351,7 +427,13 @@ describe('the API Lambda (lambdas/api.ts)', () => {
 
   it('answers the health route without an IAM identity', async () => {
     const response = await handler(
-      event({ resource: '/v1/health', path: '/v1/health', httpMethod: 'GET', headers: {}, requestContext: { stage: 'prod', path: '/prod/v1/health', identity: {} } }),
+      event({
+        resource: '/v1/health',
+        path: '/v1/health',
+        httpMethod: 'GET',
+        headers: {},
+        requestContext: { stage: 'prod', path: '/prod/v1/health', identity: {} },
+      }),
       context,
     );
 

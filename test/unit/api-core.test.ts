@@ -186,7 +186,15 @@ describe('POST /v1/runs', () => {
   it('answers 422 with the estimate when options.maxCostUsd is under the cost of an ingested corpus, and starts nothing', async () => {
     const { blobs, launcher, call } = setup({ modelSpec: 'bedrock:us.meta.llama3-3-70b-instruct-v1:0' });
     corpusFiles(blobs);
-    const ingestion = { corpusId: 'c1', prefix: 'corpora/c1/', chunkTokens: 8000, files: [], skipped: [], totals: { files: 2, bytes: 29, documents: 2, tokens: 400_000, chunks: 60 }, ingestedAt: '2026-01-02T03:00:00.000Z' };
+    const ingestion = {
+      corpusId: 'c1',
+      prefix: 'corpora/c1/',
+      chunkTokens: 8000,
+      files: [],
+      skipped: [],
+      totals: { files: 2, bytes: 29, documents: 2, tokens: 400_000, chunks: 60 },
+      ingestedAt: '2026-01-02T03:00:00.000Z',
+    };
     await blobs.put('cache/corpora/c1/ingestion.json', JSON.stringify(ingestion));
 
     const refused = problemOf(await call(startRun({ question: 'Who?', corpus: { id: 'c1' }, options: { maxCostUsd: 0.01 } })), 422);
@@ -204,7 +212,15 @@ describe('POST /v1/runs', () => {
     const { blobs, launcher, call } = setup({ quota: { tokensPerMinute: 5000 } });
     corpusFiles(blobs);
     // 60 chunks of about 6,700 tokens: one seek counts more than 5,000 tokens a minute.
-    const ingestion = { corpusId: 'c1', prefix: 'corpora/c1/', chunkTokens: 8000, files: [], skipped: [], totals: { files: 2, bytes: 29, documents: 2, tokens: 400_000, chunks: 60 }, ingestedAt: '2026-01-02T03:00:00.000Z' };
+    const ingestion = {
+      corpusId: 'c1',
+      prefix: 'corpora/c1/',
+      chunkTokens: 8000,
+      files: [],
+      skipped: [],
+      totals: { files: 2, bytes: 29, documents: 2, tokens: 400_000, chunks: 60 },
+      ingestedAt: '2026-01-02T03:00:00.000Z',
+    };
     await blobs.put('cache/corpora/c1/ingestion.json', JSON.stringify(ingestion));
 
     const byDeployment = problemOf(await call(startRun({ question: 'Who?', corpus: { id: 'c1' } })), 422);
@@ -234,7 +250,12 @@ describe('POST /v1/runs', () => {
     expect(response.headers.location).toBe(body.links.self);
     expect(launcher.starts).toHaveLength(1);
     expect(launcher.starts[0].name).toBe(body.runId);
-    expect(launcher.starts[0].input).toMatchObject({ runId: body.runId, question: 'Who?', corpus: { prefix: 'corpora/c1/' }, options: { rounds: 1, chunkTokens: 8000 } });
+    expect(launcher.starts[0].input).toMatchObject({
+      runId: body.runId,
+      question: 'Who?',
+      corpus: { prefix: 'corpora/c1/' },
+      options: { rounds: 1, chunkTokens: 8000 },
+    });
   });
 
   it('rejects an unknown field with 400 naming it by JSON pointer', async () => {
@@ -273,7 +294,7 @@ describe('POST /v1/runs', () => {
     [{ prefix: 'cache/chunks/' }, /must not point into cache\//],
     [{ keys: ['corpora/../runs/x/run.json'] }, /"\.\."/],
     [{ keys: ['/etc/passwd'] }, /must not start with "\/"/],
-  ])('refuses a corpus outside the project\'s own corpus data: %j', async (corpus, message) => {
+  ])("refuses a corpus outside the project's own corpus data: %j", async (corpus, message) => {
     const { call } = setup();
 
     const problem = problemOf(await call(startRun({ question: 'Q', corpus })), 400);
@@ -300,7 +321,10 @@ describe('POST /v1/runs', () => {
   it('answers 415 for a body not sent as JSON and 400 for malformed JSON', async () => {
     const { call } = setup();
 
-    const form = problemOf(await call({ method: 'POST', path: '/v1/runs', body: 'question=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415);
+    const form = problemOf(
+      await call({ method: 'POST', path: '/v1/runs', body: 'question=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      415,
+    );
     const broken = problemOf(await call({ method: 'POST', path: '/v1/runs', body: '{"question":', headers: { 'content-type': 'application/json' } }), 400);
 
     expect(form.detail).toContain('Content-Type: application/json');
@@ -448,8 +472,16 @@ describe('GET /v1/runs', () => {
     const second = RunPageSchema.parse((await call({ method: 'GET', path: '/v1/runs', query: { limit: '2', cursor: firstPage.nextCursor ?? '' } })).json);
 
     expect(first.status).toBe(200);
-    expect(firstPage.runs.map((r) => [r.runId, r.status])).toEqual([['r-new', 'RUNNING'], ['r-mid', 'FAILED']]);
-    expect(firstPage.runs[0]).toEqual({ runId: 'r-new', status: 'RUNNING', startedAt: '2026-01-03T00:00:00.000Z', links: { self: 'https://api.test/prod/v1/runs/r-new', messages: 'https://api.test/prod/v1/runs/r-new/messages' } });
+    expect(firstPage.runs.map((r) => [r.runId, r.status])).toEqual([
+      ['r-new', 'RUNNING'],
+      ['r-mid', 'FAILED'],
+    ]);
+    expect(firstPage.runs[0]).toEqual({
+      runId: 'r-new',
+      status: 'RUNNING',
+      startedAt: '2026-01-03T00:00:00.000Z',
+      links: { self: 'https://api.test/prod/v1/runs/r-new', messages: 'https://api.test/prod/v1/runs/r-new/messages' },
+    });
     expect(firstPage.links.next).toBe(`https://api.test/prod/v1/runs?limit=2&cursor=${firstPage.nextCursor ?? ''}`);
     expect(second.runs.map((r) => r.runId)).toEqual(['r-old']);
     expect(second.nextCursor).toBeNull();
@@ -464,7 +496,7 @@ describe('GET /v1/runs', () => {
     expect(response.json).toEqual({ runs: [], nextCursor: null, links: { self: 'https://api.test/prod/v1/runs?limit=20' } });
   });
 
-  it('rejects a cursor of a run\'s messages, a made-up cursor and a limit out of range with 400 naming the parameter', async () => {
+  it("rejects a cursor of a run's messages, a made-up cursor and a limit out of range with 400 naming the parameter", async () => {
     const { call } = setup();
     const messagesCursor = encodeCursor('r1', 'x'.repeat(12));
 
@@ -496,7 +528,13 @@ describe('POST /v1/runs/{runId}/cancel', () => {
 
   it('answers 202 again for an ABORTED run, without stopping anything', async () => {
     const { launcher, call } = setup();
-    launcher.executions.set('r1', { name: 'r1', status: 'ABORTED', startedAt: '2026-01-02T03:04:05.000Z', stoppedAt: '2026-01-02T03:04:09.000Z', error: 'ProcessStopped' });
+    launcher.executions.set('r1', {
+      name: 'r1',
+      status: 'ABORTED',
+      startedAt: '2026-01-02T03:04:05.000Z',
+      stoppedAt: '2026-01-02T03:04:09.000Z',
+      error: 'ProcessStopped',
+    });
     const abort = jest.spyOn(launcher, 'abort');
 
     const response = await call({ method: 'POST', path: '/v1/runs/r1/cancel' });
@@ -557,7 +595,17 @@ describe('GET /v1/health and GET /v1/openapi.json', () => {
 // GET /v1/runs/{runId}
 // ---------------------------------------------------------------------------------------------
 
-const record = { runId: 'r1', question: 'Who?', options: { rounds: 2 }, documents: [], skipped: [], chunks: 10, tokens: 1234, tokenizer: 'o200k_base', createdAt: '2026-01-02T03:04:06.000Z' };
+const record = {
+  runId: 'r1',
+  question: 'Who?',
+  options: { rounds: 2 },
+  documents: [],
+  skipped: [],
+  chunks: 10,
+  tokens: 1234,
+  tokenizer: 'o200k_base',
+  createdAt: '2026-01-02T03:04:06.000Z',
+};
 
 const step = (seq: number, round: number, k: number, outcome: 'answered' | 'refused'): StoredStep => ({
   seq,
@@ -643,7 +691,14 @@ describe('GET /v1/runs/{runId}', () => {
 
   it('returns the error name and message of a failed run', async () => {
     const { launcher, call } = setup();
-    launcher.executions.set('r1', { name: 'r1', status: 'FAILED', startedAt: 't0', stoppedAt: 't1', error: 'EmptyCorpusError', cause: 'The corpus has no usable text' });
+    launcher.executions.set('r1', {
+      name: 'r1',
+      status: 'FAILED',
+      startedAt: 't0',
+      stoppedAt: 't1',
+      error: 'EmptyCorpusError',
+      cause: 'The corpus has no usable text',
+    });
 
     const body = RunStatusSchema.parse((await call({ method: 'GET', path: '/v1/runs/r1' })).json);
 
@@ -689,7 +744,9 @@ describe('GET /v1/runs/{runId}/messages', () => {
     const first = MessagePageSchema.parse((await call({ method: 'GET', path: '/v1/runs/r1/messages', query: { limit: '2' } })).json);
     const cursor = first.nextCursor ?? '';
     const second = MessagePageSchema.parse((await call({ method: 'GET', path: '/v1/runs/r1/messages', query: { limit: '2', cursor } })).json);
-    const third = MessagePageSchema.parse((await call({ method: 'GET', path: '/v1/runs/r1/messages', query: { limit: '2', cursor: second.nextCursor ?? '' } })).json);
+    const third = MessagePageSchema.parse(
+      (await call({ method: 'GET', path: '/v1/runs/r1/messages', query: { limit: '2', cursor: second.nextCursor ?? '' } })).json,
+    );
 
     expect([...first.messages, ...second.messages, ...third.messages].map((m) => m.id)).toEqual(['r2-c0', 'r1-c1', 'r1-c2', 'r1-c0', 'r2-c2']);
     expect(first.links.next).toBe(`https://api.test/prod/v1/runs/r1/messages?limit=2&cursor=${cursor}`);
@@ -760,15 +817,33 @@ describe('corpora', () => {
   it('creates a corpus with one upload URL per file under corpora/<id>/ and lists pending files', async () => {
     const { blobs, call } = setup();
 
-    const created = await call({ method: 'POST', path: '/v1/corpora', json: { files: [{ path: 'a.txt', size: 11 }, { path: 'notes/b.md' }], expiresInSeconds: 600 } });
+    const created = await call({
+      method: 'POST',
+      path: '/v1/corpora',
+      json: { files: [{ path: 'a.txt', size: 11 }, { path: 'notes/b.md' }], expiresInSeconds: 600 },
+    });
 
     expect(created.status).toBe(201);
     const body = CreateCorpusResponseSchema.parse(created.json);
     expect(body.corpusId).toMatch(/^c-20260102-[0-9]{16}$/);
     expect(body.prefix).toBe(`corpora/${body.corpusId}/`);
     expect(body.uploads).toEqual([
-      { path: 'a.txt', key: `corpora/${body.corpusId}/a.txt`, method: 'PUT', url: `https://uploads.test/corpora/${body.corpusId}/a.txt?ttl=600`, headers: { 'content-length': '11' }, expiresAt: '2026-01-02T03:19:05.000Z' },
-      { path: 'notes/b.md', key: `corpora/${body.corpusId}/notes/b.md`, method: 'PUT', url: `https://uploads.test/corpora/${body.corpusId}/notes/b.md?ttl=600`, headers: {}, expiresAt: '2026-01-02T03:19:05.000Z' },
+      {
+        path: 'a.txt',
+        key: `corpora/${body.corpusId}/a.txt`,
+        method: 'PUT',
+        url: `https://uploads.test/corpora/${body.corpusId}/a.txt?ttl=600`,
+        headers: { 'content-length': '11' },
+        expiresAt: '2026-01-02T03:19:05.000Z',
+      },
+      {
+        path: 'notes/b.md',
+        key: `corpora/${body.corpusId}/notes/b.md`,
+        method: 'PUT',
+        url: `https://uploads.test/corpora/${body.corpusId}/notes/b.md?ttl=600`,
+        headers: {},
+        expiresAt: '2026-01-02T03:19:05.000Z',
+      },
     ]);
     expect(created.headers.location).toBe(`https://api.test/prod/v1/corpora/${body.corpusId}`);
 
@@ -782,12 +857,17 @@ describe('corpora', () => {
   it('refuses an announced size over the upload limit of a presigner that has one with 400 naming the file', async () => {
     const limited = setup({ maxContentLength: 1024 * 1024 });
     const aws = setup();
-    const files = [{ path: 'small.txt', size: 10 }, { path: 'a.txt', size: 2_000_000 }];
+    const files = [
+      { path: 'small.txt', size: 10 },
+      { path: 'a.txt', size: 2_000_000 },
+    ];
 
     const refused = problemOf(await limited.call({ method: 'POST', path: '/v1/corpora', json: { files } }), 400);
     const accepted = await aws.call({ method: 'POST', path: '/v1/corpora', json: { files } });
 
-    expect(refused.errors).toEqual([{ pointer: '/files/1/size', detail: 'a.txt is 2000000 bytes; this server accepts uploads of at most 1048576 bytes (1 MiB)' }]);
+    expect(refused.errors).toEqual([
+      { pointer: '/files/1/size', detail: 'a.txt is 2000000 bytes; this server accepts uploads of at most 1048576 bytes (1 MiB)' },
+    ]);
     expect(limited.blobs.objects.size).toBe(0);
     expect(accepted.status).toBe(201);
   });
@@ -798,7 +878,9 @@ describe('corpora', () => {
     const refused = problemOf(await setup().call({ method: 'POST', path: '/v1/corpora', json: { files } }), 400);
     const atLimit = await setup().call({ method: 'POST', path: '/v1/corpora', json: { files: [{ path: 'big.txt', size: MAX_FILE_BYTES }] } });
 
-    expect(refused.errors).toEqual([{ pointer: '/files/0/size', detail: `a file may have at most ${MAX_FILE_BYTES} bytes (500 MiB), the largest document the corpus readers decode` }]);
+    expect(refused.errors).toEqual([
+      { pointer: '/files/0/size', detail: `a file may have at most ${MAX_FILE_BYTES} bytes (500 MiB), the largest document the corpus readers decode` },
+    ]);
     expect(atLimit.status).toBe(201);
   });
 
@@ -822,10 +904,22 @@ describe('corpora', () => {
     const { blobs, call } = setup();
     corpusFiles(blobs);
     // Ingested before b.txt was re-uploaded with another size: only a.txt counts.
-    await blobs.put('cache/corpora/c1/ingestion.json', summary([{ id: 'a.txt', bytes: 11, tokens: 3, chars: 11 }, { id: 'b.txt', bytes: 5, tokens: 2, chars: 5 }]));
+    await blobs.put(
+      'cache/corpora/c1/ingestion.json',
+      summary([
+        { id: 'a.txt', bytes: 11, tokens: 3, chars: 11 },
+        { id: 'b.txt', bytes: 5, tokens: 2, chars: 5 },
+      ]),
+    );
 
     const partial = CorpusSchema.parse((await call({ method: 'GET', path: '/v1/corpora/c1' })).json);
-    await blobs.put('cache/corpora/c1/ingestion.json', summary([{ id: 'a.txt', bytes: 11, tokens: 3, chars: 11 }, { id: 'b.txt', bytes: 18, tokens: 5, chars: 18 }]));
+    await blobs.put(
+      'cache/corpora/c1/ingestion.json',
+      summary([
+        { id: 'a.txt', bytes: 11, tokens: 3, chars: 11 },
+        { id: 'b.txt', bytes: 18, tokens: 5, chars: 18 },
+      ]),
+    );
     const complete = CorpusSchema.parse((await call({ method: 'GET', path: '/v1/corpora/c1' })).json);
 
     expect(partial.files).toEqual([
@@ -844,7 +938,9 @@ describe('corpora', () => {
 
     const corpus = CorpusSchema.parse((await call({ method: 'GET', path: '/v1/corpora/c1' })).json);
 
-    expect(corpus.files).toEqual([{ path: 'image.bin', key: 'corpora/c1/image.bin', size: 3, ingested: true, tokens: 0, chars: 0, skipped: 'binary (NUL bytes)' }]);
+    expect(corpus.files).toEqual([
+      { path: 'image.bin', key: 'corpora/c1/image.bin', size: 3, ingested: true, tokens: 0, chars: 0, skipped: 'binary (NUL bytes)' },
+    ]);
     expect(corpus.totals.tokens).toBe(0);
   });
 

@@ -44,15 +44,19 @@ describe('docs/openapi.yaml', () => {
   it('is OpenAPI 3.1 and documents exactly the routes the router serves, with their operation ids', () => {
     expect(committed.openapi).toBe('3.1.0');
     const paths = committed.paths as Record<string, Record<string, JsonObject>>;
-    const documented = Object.entries(paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => `${method.toUpperCase()} ${path} ${String(op.operationId)}`));
+    const documented = Object.entries(paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, op]) => `${method.toUpperCase()} ${path} ${String(op.operationId)}`),
+    );
 
     // plus the local server's event stream, marked local-only (API Gateway has no such route)
-    expect(documented.sort()).toEqual([...API_ROUTES.map((r) => `${r.method} ${r.path} ${r.operationId}`), 'GET /v1/runs/{runId}/events streamRunEvents'].sort());
+    expect(documented.sort()).toEqual(
+      [...API_ROUTES.map((r) => `${r.method} ${r.path} ${r.operationId}`), 'GET /v1/runs/{runId}/events streamRunEvents'].sort(),
+    );
     expect(paths['/v1/runs/{runId}/events'].get['x-extagents-local-only']).toBe(true);
     for (const route of API_ROUTES) expect((paths[route.path][route.method.toLowerCase()] as JsonObject)['x-extagents-local-only']).toBeUndefined();
   });
 
-  it.each(API_ROUTES.map((r) => [r.operationId, r] as const))('%s: request and response schemas equal the handler\'s zod schemas', (_id, route) => {
+  it.each(API_ROUTES.map((r) => [r.operationId, r] as const))("%s: request and response schemas equal the handler's zod schemas", (_id, route) => {
     const schemas = (committed.components as JsonObject).schemas as JsonObject;
     const operation = (committed.paths as Record<string, Record<string, JsonObject>>)[route.path][route.method.toLowerCase()];
     const responses = operation.responses as Record<string, JsonObject>;
@@ -105,19 +109,24 @@ describe('docs/openapi.yaml', () => {
     // one branch per event type, each saying what its data holds
     const branches = schema.oneOf as Array<{ properties: { event: { const: string }; data: JsonObject } }>;
     expect(branches.map((b) => b.properties.event.const)).toEqual(properties.event.enum);
-    for (const branch of branches) expect(branch.properties.data).toMatchObject({ type: 'string', contentMediaType: 'application/json', contentSchema: { type: 'object' } });
+    for (const branch of branches)
+      expect(branch.properties.data).toMatchObject({ type: 'string', contentMediaType: 'application/json', contentSchema: { type: 'object' } });
     expect(new RegExp(properties.id.pattern as string).test('3f9a0c1d2e4b.8c1e5a7b9d20.12')).toBe(true);
   });
 
   it('links every created or read run to its reads (status, messages, events) and the created corpus to its read, each link to an operation of the document', () => {
     const operations = new Map<string, JsonObject>();
-    for (const item of Object.values(committed.paths as Record<string, Record<string, JsonObject>>)) for (const op of Object.values(item)) operations.set(String(op.operationId), op);
+    for (const item of Object.values(committed.paths as Record<string, Record<string, JsonObject>>))
+      for (const op of Object.values(item)) operations.set(String(op.operationId), op);
     const linksOf = (id: string): Record<string, JsonObject> => {
       const responses = operations.get(id)?.responses as Record<string, JsonObject>;
       const success = Object.entries(responses).find(([status]) => status.startsWith('2'))?.[1];
       return (success?.links ?? {}) as Record<string, JsonObject>;
     };
-    const targets = (id: string): string[] => Object.values(linksOf(id)).map((l) => String(l.operationId)).sort();
+    const targets = (id: string): string[] =>
+      Object.values(linksOf(id))
+        .map((l) => String(l.operationId))
+        .sort();
     expect(targets('createRun')).toEqual(['getRun', 'listRunMessages', 'streamRunEvents']);
     expect(targets('getRun')).toEqual(['listRunMessages', 'streamRunEvents']);
     expect(targets('createCorpus')).toEqual(['getCorpus']);
@@ -133,8 +142,13 @@ describe('docs/openapi.yaml', () => {
 
   it('declares `cursor` so that a value no cursor can be (`0`) is outside it, and the shortest issued cursor inside it; the server agrees', () => {
     const messages = (committed.paths as Record<string, Record<string, JsonObject>>)['/v1/runs/{runId}/messages'].get;
-    const cursor = ((messages.parameters as JsonObject[]).find((p) => p.name === 'cursor')?.schema ?? {}) as { minLength: number; maxLength: number; pattern: string };
-    const documented = (value: string): boolean => value.length >= cursor.minLength && value.length <= cursor.maxLength && new RegExp(cursor.pattern).test(value);
+    const cursor = ((messages.parameters as JsonObject[]).find((p) => p.name === 'cursor')?.schema ?? {}) as {
+      minLength: number;
+      maxLength: number;
+      pattern: string;
+    };
+    const documented = (value: string): boolean =>
+      value.length >= cursor.minLength && value.length <= cursor.maxLength && new RegExp(cursor.pattern).test(value);
     const shortest = encodeCursor('run-0123456789abcdef0123456789abcdef', '0');
     expect(shortest).toHaveLength(MIN_CURSOR_CHARS);
     expect(cursor.minLength).toBe(MIN_CURSOR_CHARS);

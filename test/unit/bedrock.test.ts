@@ -288,29 +288,31 @@ describe('BedrockChatModel structured replies (toolConfig with a forced toolChoi
     $metadata: {},
   });
 
-  it.each(['us.anthropic.claude-3-5-haiku-20241022-v1:0', 'anthropic.claude-sonnet-4-20250514-v1:0', 'us.amazon.nova-lite-v1:0', 'mistral.mistral-large-2407-v1:0'])(
-    'sends one tool whose inputSchema is the reply schema, forced by toolChoice, and reads the reply from toolUse (%s)',
-    async (modelId) => {
-      bedrockMock.on(ConverseCommand).resolves(toolReply({ sentences: [1, 3], note: '', score: 75 }) as never);
-      const model = new BedrockChatModel(new BedrockRuntimeClient({ region: 'us-east-1' }), modelId);
+  it.each([
+    'us.anthropic.claude-3-5-haiku-20241022-v1:0',
+    'anthropic.claude-sonnet-4-20250514-v1:0',
+    'us.amazon.nova-lite-v1:0',
+    'mistral.mistral-large-2407-v1:0',
+  ])('sends one tool whose inputSchema is the reply schema, forced by toolChoice, and reads the reply from toolUse (%s)', async (modelId) => {
+    bedrockMock.on(ConverseCommand).resolves(toolReply({ sentences: [1, 3], note: '', score: 75 }) as never);
+    const model = new BedrockChatModel(new BedrockRuntimeClient({ region: 'us-east-1' }), modelId);
 
-      const response = await model.complete(structured);
+    const response = await model.complete(structured);
 
-      expect(bedrockMock).toHaveReceivedCommandWith(ConverseCommand, {
-        toolConfig: {
-          tools: [{ toolSpec: { name: 'seek_reply', description: SEEK_REPLY.description, inputSchema: { json: SEEK_REPLY.schema } } }],
-          toolChoice: { tool: { name: 'seek_reply' } },
-        },
-      } as never);
-      expect(response).toEqual({
-        text: '{"sentences":[1,3],"note":"","score":75}',
-        stopReason: 'end_turn',
-        structured: 'schema',
-        inputTokens: 900,
-        outputTokens: 40,
-      });
-    },
-  );
+    expect(bedrockMock).toHaveReceivedCommandWith(ConverseCommand, {
+      toolConfig: {
+        tools: [{ toolSpec: { name: 'seek_reply', description: SEEK_REPLY.description, inputSchema: { json: SEEK_REPLY.schema } } }],
+        toolChoice: { tool: { name: 'seek_reply' } },
+      },
+    } as never);
+    expect(response).toEqual({
+      text: '{"sentences":[1,3],"note":"","score":75}',
+      stopReason: 'end_turn',
+      structured: 'schema',
+      inputTokens: 900,
+      outputTokens: 40,
+    });
+  });
 
   it('keeps prose prompting (no toolConfig) for models without forced tool choice, e.g. Llama', async () => {
     bedrockMock.on(ConverseCommand).resolves(converseReply('{"sentences": [2], "note": "", "score": 25}'));

@@ -61,7 +61,10 @@ const runs = new Map<string, Run>();
 const key = (script: string, args: readonly string[]): string => `${script} ${args.join(' ')}`;
 
 beforeAll(async () => {
-  const queue: Array<readonly [string, readonly string[]]> = [...SCRIPTS.flatMap((script) => INVOCATIONS.map((args) => [script, args] as const)), [REFUSAL_PROBE, ['--no-such-option']]];
+  const queue: Array<readonly [string, readonly string[]]> = [
+    ...SCRIPTS.flatMap((script) => INVOCATIONS.map((args) => [script, args] as const)),
+    [REFUSAL_PROBE, ['--no-such-option']],
+  ];
   const worker = async (): Promise<void> => {
     for (let next = queue.shift(); next !== undefined; next = queue.shift()) runs.set(key(...next), await run(...next));
   };
@@ -76,7 +79,11 @@ describe.each(SCRIPTS)('bench/%s', (script) => {
   it('--help prints the usage and exits 0', () => {
     const result = runs.get(key(script, ['--help']));
     expect(result).toBeDefined();
-    expect({ status: result?.status, signal: result?.signal, stderr: result?.stderr.match(/.*Error.*/g) ?? [] }).toEqual({ status: 0, signal: null, stderr: [] });
+    expect({ status: result?.status, signal: result?.signal, stderr: result?.stderr.match(/.*Error.*/g) ?? [] }).toEqual({
+      status: 0,
+      signal: null,
+      stderr: [],
+    });
     const commented = /^ \* (Usage: .*(?:\n \* {3}\[.*)*)/m.exec(readFileSync(path.join(BENCH, script), 'utf8'))?.[1].replace(/\n \* /g, '\n');
     expect(commented?.split(' ').slice(0, 4)).toEqual(['Usage:', 'npx', 'tsx', `bench/${script}`]);
     expect(result?.stdout.slice(0, (commented?.length ?? 0) + 1)).toBe(`${commented}\n`);

@@ -71,7 +71,14 @@ describe('simulateCapacity', () => {
   });
 
   it("ramps up at Lambda's scaling rate: 1,000 environments at once, then 100 a second", () => {
-    const result = simulateCapacity(scenario({ chunks: 3000, mapConcurrency: 3000, seek: { seconds: 100, tokens: 0 }, lambda: { concurrency: 3000, scalingPer10Seconds: 1000, coldStartSeconds: 0 } }));
+    const result = simulateCapacity(
+      scenario({
+        chunks: 3000,
+        mapConcurrency: 3000,
+        seek: { seconds: 100, tokens: 0 },
+        lambda: { concurrency: 3000, scalingPer10Seconds: 1000, coldStartSeconds: 0 },
+      }),
+    );
     // The last of 2,000 further environments is created at 20 s; its seek ends 100 s later.
     expect(result.rounds[0].seekingSeconds).toBeCloseTo(120, 6);
     expect(result.rounds[0].coldStarts).toBe(3000);
@@ -80,8 +87,12 @@ describe('simulateCapacity', () => {
   it('keeps to the quota: at the concurrency it carries no throttles, above it throttles and the same steady rate', () => {
     // 60 requests a minute (1 a second), 1 s of burst, 1 s seeks: the quota carries one seek at a time.
     const quota = { requestsPerMinute: 60 };
-    const aware = simulateCapacity(scenario({ chunks: 30, seek: { seconds: 1, tokens: 0 }, quota, quotaBurstSeconds: 1, mapConcurrency: 1, toleratedFailurePercentage: 100 }));
-    const unaware = simulateCapacity(scenario({ chunks: 30, seek: { seconds: 1, tokens: 0 }, quota, quotaBurstSeconds: 1, mapConcurrency: 8, toleratedFailurePercentage: 100 }));
+    const aware = simulateCapacity(
+      scenario({ chunks: 30, seek: { seconds: 1, tokens: 0 }, quota, quotaBurstSeconds: 1, mapConcurrency: 1, toleratedFailurePercentage: 100 }),
+    );
+    const unaware = simulateCapacity(
+      scenario({ chunks: 30, seek: { seconds: 1, tokens: 0 }, quota, quotaBurstSeconds: 1, mapConcurrency: 8, toleratedFailurePercentage: 100 }),
+    );
     expect(aware).toMatchObject({ seekingSeconds: 30, throttles: 0, failedChunks: 0 });
     expect(unaware.throttles).toBeGreaterThan(30);
     // No faster than the quota's rate: 30 requests at 1 a second after the first.
@@ -121,7 +132,13 @@ describe('scenarioOfRun', () => {
     const estimate = estimateRun({ chunks: 1250, chunkTokensTotal: 10_000_000, question: 'What happened?', options });
     const plan = planRunConcurrency(estimate, options);
     const s = scenarioOfRun(estimate, plan, options);
-    expect(s).toMatchObject({ chunks: 1250, rounds: 2, seek: { seconds: plan.seekLatencySeconds, tokens: plan.tokensPerSeek }, mapConcurrency: plan.concurrency, quota: { tokensPerMinute: 2_000_000 } });
+    expect(s).toMatchObject({
+      chunks: 1250,
+      rounds: 2,
+      seek: { seconds: plan.seekLatencySeconds, tokens: plan.tokensPerSeek },
+      mapConcurrency: plan.concurrency,
+      quota: { tokensPerMinute: 2_000_000 },
+    });
     expect(s.reason.calls).toBe(estimate.reasoner.calls);
     // At the quota-aware concurrency the model predicts the plan's seeking time (which has no term for
     // a seek's own work beyond its call) and no throttles.

@@ -203,7 +203,17 @@ describe('chunkCorpus', () => {
 
   test('cuts only between grapheme clusters: no chunk starts with an orphan joiner or combining mark', () => {
     // Arrange: ZWJ sequences, combining marks, flags, CRLF and jamo, with limits that force cuts
-    const text = ['👩‍👩‍👧 family', 'e\u0301e\u0301e\u0301 cafe\u0301', '🇫🇷🇩🇪🇮🇹', 'line\r\nline', '\u1100\u1161\u11A8 jamo', 'क्षत्रिय', ' \u0301 mark after space'].join(' ').repeat(12);
+    const text = [
+      '👩‍👩‍👧 family',
+      'e\u0301e\u0301e\u0301 cafe\u0301',
+      '🇫🇷🇩🇪🇮🇹',
+      'line\r\nline',
+      '\u1100\u1161\u11A8 jamo',
+      'क्षत्रिय',
+      ' \u0301 mark after space',
+    ]
+      .join(' ')
+      .repeat(12);
     const doc = { id: 'clusters', text };
     const clusters = [...new Intl.Segmenter('en', { granularity: 'grapheme' }).segment(text)];
     const largest = Math.max(...clusters.map((c) => countTokens(c.segment)));
@@ -278,7 +288,13 @@ describe('chunkCorpus', () => {
 
   test('returns no chunk for no documents and no segment for an empty document', () => {
     expect(chunkCorpus([], { chunkTokens: 100 })).toEqual([]);
-    const chunks = chunkCorpus([{ id: 'empty', text: '' }, { id: 'x', text: 'text' }], { chunkTokens: 100 });
+    const chunks = chunkCorpus(
+      [
+        { id: 'empty', text: '' },
+        { id: 'x', text: 'text' },
+      ],
+      { chunkTokens: 100 },
+    );
     expect(chunks.flatMap((c) => c.segments.map((s) => s.documentId))).toEqual(['x']);
   });
 

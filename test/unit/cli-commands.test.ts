@@ -33,7 +33,12 @@ describe('the CLI command table', () => {
       ].join('\n');
       return JSON.parse(execFileSync(process.execPath, ['-e', probe], { cwd: ROOT, encoding: 'utf8' })) as string[];
     };
-    const heavy = (files: string[]): string[] => files.filter((f) => /-command\.ts$|local\/(engine|services)\/(stack|run|serve|llama)\.ts$|node_modules\/(zod|dynalite|@aws-sdk|aws-local-stepfunctions|gpt-tokenizer)\//.test(f));
+    const heavy = (files: string[]): string[] =>
+      files.filter((f) =>
+        /-command\.ts$|local\/(engine|services)\/(stack|run|serve|llama)\.ts$|node_modules\/(zod|dynalite|@aws-sdk|aws-local-stepfunctions|gpt-tokenizer)\//.test(
+          f,
+        ),
+      );
 
     expect(heavy(modulesAfter(['--version']))).toEqual([]);
     expect(heavy(modulesAfter(['--help']))).toEqual([]);

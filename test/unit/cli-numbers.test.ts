@@ -46,7 +46,7 @@ describe('one parser for --lengths and the token options', () => {
 });
 
 describe('one range per meaning of concurrency', () => {
-  it('gives the survey the run option\'s seeking agents at once: same range and default', () => {
+  it("gives the survey the run option's seeking agents at once: same range and default", () => {
     expect(schemaRange(SurveyOptionsSchema, 'concurrency')).toEqual(schemaRange(RunOptionsSchema, 'concurrency'));
     expect(SurveyOptionsSchema.parse({}).concurrency).toBe(RunOptionsSchema.parse({}).concurrency);
     expect(SurveyOptionsSchema.safeParse({ concurrency: 5000 }).success).toBe(true);

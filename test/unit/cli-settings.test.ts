@@ -62,7 +62,7 @@ function defaultsFile(values: unknown): string {
 }
 
 describe('loadSettings', () => {
-  it('reads the file and the environment with the flags\' parsers, the environment winning', () => {
+  it("reads the file and the environment with the flags' parsers, the environment winning", () => {
     const file = defaultsFile({ 'chunk-tokens': '2k', concurrency: 16, 'best-effort': true, model: 'extractive' });
 
     const settings = loadSettings({ EXTAGENTS_CONFIG: file, EXTAGENTS_CHUNK_TOKENS: '3k', EXTAGENTS_BEST_EFFORT: 'false' }, dir);
@@ -136,7 +136,8 @@ describe('loadSettings', () => {
 });
 
 describe('precedence on the command line: flag > environment > file > built-in', () => {
-  const ingestStatus = async (...flags: string[]): Promise<number> => (await run('ingest', '--id', 'town', '-c', path.join(dir, 'town'), '--json', ...flags)).status;
+  const ingestStatus = async (...flags: string[]): Promise<number> =>
+    (await run('ingest', '--id', 'town', '-c', path.join(dir, 'town'), '--json', ...flags)).status;
   const ingest = async (...flags: string[]): Promise<number> => {
     const result = await run('ingest', '--id', 'town', '-c', path.join(dir, 'town'), '--json', ...flags);
     expect(result.status).toBe(0);
@@ -179,12 +180,14 @@ describe('precedence on the command line: flag > environment > file > built-in',
     const ingest = await ingestStatus('--chunk-tokens', '4k', '--state-dir', stateDir);
 
     expect(ask.status).toBe(2);
-    expect(ask.stderr.split('\n')[0]).toBe('extagents: EXTAGENTS_CHUNK_TOKENS: --chunk-tokens must be a whole number of tokens 64-200000 (digits, or with a suffix k = 1,000 or M = 1,000,000: 8k, 1.5M; got "8q")');
+    expect(ask.stderr.split('\n')[0]).toBe(
+      'extagents: EXTAGENTS_CHUNK_TOKENS: --chunk-tokens must be a whole number of tokens 64-200000 (digits, or with a suffix k = 1,000 or M = 1,000,000: 8k, 1.5M; got "8q")',
+    );
     expect(runs.status).toBe(0);
     expect(ingest).toBe(0);
   });
 
-  it('lists its variables in each command\'s --help, which a bad value does not stop', async () => {
+  it("lists its variables in each command's --help, which a bad value does not stop", async () => {
     process.env.EXTAGENTS_CHUNK_TOKENS = '8q';
 
     const ask = await run('ask', '--help');
@@ -198,7 +201,7 @@ describe('precedence on the command line: flag > environment > file > built-in',
     expect(job.stdout.replace(/\s+/g, ' ')).not.toContain('EXTAGENTS_CONCURRENCY');
   });
 
-  it('does not give job or eval the seeking agents\' EXTAGENTS_CONCURRENCY (theirs counts runs)', async () => {
+  it("does not give job or eval the seeking agents' EXTAGENTS_CONCURRENCY (theirs counts runs)", async () => {
     process.env.EXTAGENTS_CONCURRENCY = '500';
     const file = path.join(dir, 'job.json');
     writeFileSync(file, JSON.stringify({ corpus: 'town', questions: [{ question: 'When was Millbrook founded?' }] }));

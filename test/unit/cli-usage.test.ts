@@ -120,11 +120,20 @@ describe('extagents job', () => {
 
 describe('numeric flags take decimal digits only and say their real range (a number out of range: the range alone)', () => {
   it.each([
-    [['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '0x40'], '--chunk-tokens must be a whole number of tokens 64-200000 (digits, or with a suffix k = 1,000 or M = 1,000,000: 8k, 1.5M; got "0x40")'],
-    [['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '1e3'], '--chunk-tokens must be a whole number of tokens 64-200000 (digits, or with a suffix k = 1,000 or M = 1,000,000: 8k, 1.5M; got "1e3")'],
+    [
+      ['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '0x40'],
+      '--chunk-tokens must be a whole number of tokens 64-200000 (digits, or with a suffix k = 1,000 or M = 1,000,000: 8k, 1.5M; got "0x40")',
+    ],
+    [
+      ['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '1e3'],
+      '--chunk-tokens must be a whole number of tokens 64-200000 (digits, or with a suffix k = 1,000 or M = 1,000,000: 8k, 1.5M; got "1e3")',
+    ],
     [['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '10'], '--chunk-tokens must be a whole number of tokens 64-200000; got 10, below 64'],
     [['ask', '-c', 'x', '-q', 'y', '--chunk-tokens', '1M'], '--chunk-tokens must be a whole number of tokens 64-200000; got 1M, above 200000'],
-    [['ask', '-c', 'x', '-q', 'y', '--reasoner-budget', '64.0'], '--reasoner-budget must be a whole number of tokens 256-1000000 (digits, or with a suffix k = 1,000 or M = 1,000,000: 8k, 1.5M; got "64.0")'],
+    [
+      ['ask', '-c', 'x', '-q', 'y', '--reasoner-budget', '64.0'],
+      '--reasoner-budget must be a whole number of tokens 256-1000000 (digits, or with a suffix k = 1,000 or M = 1,000,000: 8k, 1.5M; got "64.0")',
+    ],
     [['ask', '-c', 'x', '-q', 'y', '--rounds', '2.0'], '--rounds must be a whole number 1-10 (decimal digits only; got "2.0")'],
     [['ask', '-c', 'x', '-q', 'y', '--tolerated-failure', '1e1'], '--tolerated-failure must be a number 0-100 (decimal digits only; got "1e1")'],
     [['survey', '-c', 'x', '-t', 'y', '--target-words', '0x100'], '--target-words must be a whole number 200-50000 (decimal digits only; got "0x100")'],
@@ -163,7 +172,7 @@ describe('numeric flags take decimal digits only and say their real range (a num
     expect(text).toContain('(0-100) (default: 5)');
   });
 
-  it('takes each run option\'s default in --help from the schema (a schema default is the CLI default)', async () => {
+  it("takes each run option's default in --help from the schema (a schema default is the CLI default)", async () => {
     const help: string[] = [];
     jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
       help.push(String(chunk));
@@ -195,7 +204,9 @@ describe('--json', () => {
     expect(result.status).toBe(2);
     const lines = result.stderr.trimEnd().split('\n');
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0])).toEqual({ error: { name: 'UsageError', message: expect.stringContaining('--rounds must be a whole number 1-10'), exitStatus: 2 } });
+    expect(JSON.parse(lines[0])).toEqual({
+      error: { name: 'UsageError', message: expect.stringContaining('--rounds must be a whole number 1-10'), exitStatus: 2 },
+    });
   });
 
   it('writes an error the command raises (a corpus that matches nothing) as JSON too', async () => {
@@ -218,7 +229,7 @@ describe('--json', () => {
     }
   });
 
-  it('keeps eval\'s old -o/--out working as a hidden alias of --out-dir', async () => {
+  it("keeps eval's old -o/--out working as a hidden alias of --out-dir", async () => {
     const out = path.join(dir, 'old-out');
     const result = await run('eval', '--dataset', 'squad', '--out', out);
 
@@ -290,7 +301,9 @@ describe('one corpus vocabulary across commands', () => {
     const result = await run('ask', '-c', 'mil', '-q', 'x', '--state-dir', stateDir);
 
     expect(result.status).toBe(2);
-    expect(oneLine(result.stderr)).toMatch(/^extagents: --corpus: Corpus argument "mil" matches nothing; tried a bundled corpus \(sotu\), a file or directory .*, a corpus id in .* \(no corpus is ingested there; `extagents ingest <files> --id mil` makes one\), a glob pattern/);
+    expect(oneLine(result.stderr)).toMatch(
+      /^extagents: --corpus: Corpus argument "mil" matches nothing; tried a bundled corpus \(sotu\), a file or directory .*, a corpus id in .* \(no corpus is ingested there; `extagents ingest <files> --id mil` makes one\), a glob pattern/,
+    );
   });
 
   it('does not offer a file name as a corpus id to ingest', async () => {
@@ -353,13 +366,16 @@ describe('extagents eval', () => {
 describe('openai: configuration is checked before any work (exit 2, nothing written, no request)', () => {
   const saved = { base: process.env.OPENAI_BASE_URL, key: process.env.OPENAI_API_KEY };
   afterEach(() => {
-    for (const [name, value] of [['OPENAI_BASE_URL', saved.base], ['OPENAI_API_KEY', saved.key]] as const) {
+    for (const [name, value] of [
+      ['OPENAI_BASE_URL', saved.base],
+      ['OPENAI_API_KEY', saved.key],
+    ] as const) {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
     }
   });
 
-  it('says in one line that the default, OpenAI\'s API, needs OPENAI_API_KEY: ask, serve, job, survey and eval', async () => {
+  it("says in one line that the default, OpenAI's API, needs OPENAI_API_KEY: ask, serve, job, survey and eval", async () => {
     delete process.env.OPENAI_BASE_URL;
     delete process.env.OPENAI_API_KEY;
     const corpus = path.join(dir, 'c.txt');
@@ -376,7 +392,9 @@ describe('openai: configuration is checked before any work (exit 2, nothing writ
       stderr = [];
       const result = await run(...args, '--model', 'openai:gpt-4o-mini');
       expect({ command: args[0], status: result.status }).toEqual({ command: args[0], status: 2 });
-      expect(oneLine(result.stderr)).toMatch(/^extagents: --model: OpenAI-compatible model: no OPENAI_API_KEY\. Without OPENAI_BASE_URL the model is OpenAI's API \(https:\/\/api\.openai\.com\/v1\)/);
+      expect(oneLine(result.stderr)).toMatch(
+        /^extagents: --model: OpenAI-compatible model: no OPENAI_API_KEY\. Without OPENAI_BASE_URL the model is OpenAI's API \(https:\/\/api\.openai\.com\/v1\)/,
+      );
     }
     expect(existsSync(path.join(stateDir, 'bucket'))).toBe(false);
   });
@@ -392,7 +410,19 @@ describe('openai: configuration is checked before any work (exit 2, nothing writ
       return true;
     });
 
-    const result = await run('ask', '--corpus', corpus, '--question', 'What?', '--state-dir', stateDir, '--model', 'openai:gpt-4o-mini', '--estimate', '--json');
+    const result = await run(
+      'ask',
+      '--corpus',
+      corpus,
+      '--question',
+      'What?',
+      '--state-dir',
+      stateDir,
+      '--model',
+      'openai:gpt-4o-mini',
+      '--estimate',
+      '--json',
+    );
 
     expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
     expect(JSON.parse(stdout.join(''))).toMatchObject({ corpus: expect.anything() });
@@ -411,11 +441,15 @@ describe('openai: configuration is checked before any work (exit 2, nothing writ
 describe('llama: model files are checked before any work (exit 2, nothing written)', () => {
   it.each([
     ['a missing file', (d: string) => path.join(d, 'missing.gguf'), /llama: model file .*missing\.gguf not found/],
-    ['a file that is not GGUF', (d: string) => {
-      const file = path.join(d, 'fake.gguf');
-      writeFileSync(file, 'hello');
-      return file;
-    }, /is not a GGUF file/],
+    [
+      'a file that is not GGUF',
+      (d: string) => {
+        const file = path.join(d, 'fake.gguf');
+        writeFileSync(file, 'hello');
+        return file;
+      },
+      /is not a GGUF file/,
+    ],
   ])('%s: ask, serve, job, survey and eval say so in one line', async (_what, make, message) => {
     const model = `llama:${make(dir)}`;
     const corpus = path.join(dir, 'c.txt');

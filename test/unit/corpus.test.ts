@@ -32,7 +32,11 @@ describe('resolveCorpus', () => {
 
   it.each([
     ['a backslash', 'back\\slash.txt', /has a backslash, which no document id \(object key\) may hold: rename the file$/],
-    ['bytes that are not UTF-8', Buffer.from([0x62, 0x61, 0x64, 0xff, 0xfe, 0x2e, 0x74, 0x78, 0x74]), /is not valid UTF-8 \(shown with U\+FFFD\): rename the file$/],
+    [
+      'bytes that are not UTF-8',
+      Buffer.from([0x62, 0x61, 0x64, 0xff, 0xfe, 0x2e, 0x74, 0x78, 0x74]),
+      /is not valid UTF-8 \(shown with U\+FFFD\): rename the file$/,
+    ],
   ])('refuses a file name with %s, naming it', async (_label, name, message) => {
     const folder = path.join(dir, 'C');
     mkdirSync(folder);

@@ -37,7 +37,7 @@ describe('estimateRun', () => {
 describe('priceEstimate', () => {
   const e = estimateRun(input);
 
-  it('prices a Bedrock model from the table (an inference profile at its base model\'s price)', () => {
+  it("prices a Bedrock model from the table (an inference profile at its base model's price)", () => {
     const priced = priceEstimate(e, modelPricing('bedrock:us.meta.llama3-1-8b-instruct-v1:0'));
 
     expect(priced.prices.seeker).toMatchObject({ priced: true, priceKey: 'meta.llama3-1-8b-instruct-v1:0', asOf: expect.stringMatching(/^\d{4}-\d\d-\d\d$/) });
@@ -65,7 +65,12 @@ describe('the cost limit', () => {
       enforceCostLimit(priced, 0.000001);
     } catch (error) {
       expect((error as CostLimitExceededError).message).toMatch(/^Refused before any model call: the run would cost at most \$/);
-      expect((error as CostLimitExceededError).estimate).toMatchObject({ seeker: e.seeker, reasoner: e.reasoner, maxCostUsd: 0.000001, totalUsd: priced.totalUsd });
+      expect((error as CostLimitExceededError).estimate).toMatchObject({
+        seeker: e.seeker,
+        reasoner: e.reasoner,
+        maxCostUsd: 0.000001,
+        totalUsd: priced.totalUsd,
+      });
     }
   });
 

@@ -23,7 +23,13 @@ describe('the coverage schedule', () => {
   });
 
   it('seeks each chunk of the cap once over the whole schedule: the worst case is the full read', () => {
-    for (const [first, cap] of [[1, 1], [1, 100], [3, 17], [4, 4096], [7, 12_500]]) {
+    for (const [first, cap] of [
+      [1, 1],
+      [1, 100],
+      [3, 17],
+      [4, 4096],
+      [7, 12_500],
+    ]) {
       const schedule = coverageSchedule(first, cap);
       const tranches = schedule.map((covered, i) => covered - (i === 0 ? 0 : schedule[i - 1]));
       expect(tranches.every((t) => t > 0)).toBe(true);
@@ -59,7 +65,12 @@ describe('the BM25 coverage order (shared/retrieval.ts)', () => {
 
   it('scores as an index of every term does, while it keeps only the question terms', () => {
     // Arrange: the rag baseline's index before the retriever kept only the question's terms
-    const full = new MiniSearch<{ id: number; terms: string }>({ fields: ['terms'], idField: 'id', tokenize: (t) => (t.length === 0 ? [] : t.split(' ')), processTerm: (t) => t });
+    const full = new MiniSearch<{ id: number; terms: string }>({
+      fields: ['terms'],
+      idField: 'id',
+      tokenize: (t) => (t.length === 0 ? [] : t.split(' ')),
+      processTerm: (t) => t,
+    });
     full.addAll(chunks.map((c) => ({ id: c.index, terms: contentTerms(c.text).join(' ') })));
     const scores = new Map(full.search([...new Set(contentTerms(question))].join(' '), { combineWith: 'OR' }).map((r) => [r.id as number, r.score]));
     const expected = chunks.map((c) => c.index).sort((a, b) => (scores.get(b) ?? 0) - (scores.get(a) ?? 0) || a - b);
@@ -88,6 +99,8 @@ describe('the coverage run options', () => {
     expect(() => parseRunOptions({ coverage: 'some' })).toThrow(/coverage: Invalid option/);
     expect(() => parseRunOptions({ coverage: 'grow', coverageFirstChunks: 0 })).toThrow(/coverageFirstChunks/);
     expect(() => parseRunOptions({ coverageMaxChunks: 8 })).toThrow(/coverageMaxChunks: only with coverage 'grow'/);
-    expect(() => parseRunOptions({ coverage: 'grow', coverageFirstChunks: 8, coverageMaxChunks: 4 })).toThrow(/coverageMaxChunks: must be at least coverageFirstChunks \(8\)/);
+    expect(() => parseRunOptions({ coverage: 'grow', coverageFirstChunks: 8, coverageMaxChunks: 4 })).toThrow(
+      /coverageMaxChunks: must be at least coverageFirstChunks \(8\)/,
+    );
   });
 });

@@ -199,7 +199,12 @@ describe('localizeDistributedMaps', () => {
   it('refuses a definition where two states share a name (overrides are keyed by name)', () => {
     const definition: AslDefinition = {
       StartAt: 'Items',
-      States: { Items: distributed({ End: true, ItemProcessor: { ProcessorConfig: { Mode: 'DISTRIBUTED' }, StartAt: 'Items', States: { Items: { Type: 'Pass', End: true } } } }) },
+      States: {
+        Items: distributed({
+          End: true,
+          ItemProcessor: { ProcessorConfig: { Mode: 'DISTRIBUTED' }, StartAt: 'Items', States: { Items: { Type: 'Pass', End: true } } },
+        }),
+      },
     };
     expect(() => localizeDistributedMaps(definition)).toThrow(/'Items' is used more than once/);
   });

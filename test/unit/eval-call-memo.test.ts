@@ -4,7 +4,13 @@ import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult }
 import { countTokens } from '../../shared/tokenizer';
 import { NO_ANSWER, type Chunk, type SourceDocument } from '../../shared/types';
 
-const chunk = (index: number, text: string): Chunk => ({ index, tokens: countTokens(text), chars: text.length, segments: [{ documentId: `doc-${index}`, start: 0, end: text.length, chunkStart: 0 }], text });
+const chunk = (index: number, text: string): Chunk => ({
+  index,
+  tokens: countTokens(text),
+  chars: text.length,
+  segments: [{ documentId: `doc-${index}`, start: 0, end: text.length, chunkStart: 0 }],
+  text,
+});
 const usage = { calls: 1, inputTokens: 10, outputTokens: 1 };
 
 /** Seeks return the whole chunk with a fixed score per chunk; counts the calls that reach it. */
@@ -32,7 +38,7 @@ class Counted implements AgentModel {
   }
 }
 
-describe('CallMemo (the eval\'s --reuse-calls)', () => {
+describe("CallMemo (the eval's --reuse-calls)", () => {
   const seek = (c: Chunk, round = 1): SeekRequest => ({ question: 'Who built the bridge?', chunk: c, round, synchronized: [] });
 
   test('an identical request is answered from memory, any difference reaches the model', async () => {
@@ -84,7 +90,7 @@ describe('ranking ablations (in memory)', () => {
       options: { ...DEFAULT_STRATEGY_OPTIONS },
     });
 
-  test('score ranks the model\'s favourite first; retrieval and the default (hybrid) rank the lexically relevant one first', async () => {
+  test("score ranks the model's favourite first; retrieval and the default (hybrid) rank the lexically relevant one first", async () => {
     expect((await run('extagents-rank-score')).prediction).toBe('Orchards');
     expect((await run('extagents-rank-retrieval')).prediction).toBe('Anna');
     expect((await run('extagents')).prediction).toBe('Anna');

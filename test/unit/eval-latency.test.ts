@@ -19,7 +19,10 @@ describe('modeled latency (critical path of the call graph)', () => {
     const p = DEFAULT_LATENCY_MODEL.roles.reasoner;
     expect(modeledCallMs(call, DEFAULT_LATENCY_MODEL, false)).toBeCloseTo(p.fixedMs + 1000 * p.perInputTokenMs + 100 * p.perOutputTokenMs, 9);
     const s = DEFAULT_LATENCY_MODEL.roles.seeker;
-    expect(modeledCallMs({ ...call, role: 'seeker' }, DEFAULT_LATENCY_MODEL, false)).toBeCloseTo(s.fixedMs + 1000 * s.perInputTokenMs + 100 * s.perOutputTokenMs, 9);
+    expect(modeledCallMs({ ...call, role: 'seeker' }, DEFAULT_LATENCY_MODEL, false)).toBeCloseTo(
+      s.fixedMs + 1000 * s.perInputTokenMs + 100 * s.perOutputTokenMs,
+      9,
+    );
   });
 
   test('a parallel stage runs its calls on the concurrency bound with slot refill: each starts when a slot frees', () => {

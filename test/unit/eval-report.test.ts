@@ -41,15 +41,40 @@ function record(over: Partial<EvalRecord> & Pick<EvalRecord, 'exampleId'>): Eval
   };
 }
 
-const seekCalls = (n: number, input: number, output: number): EvalCall[] => Array.from({ length: n }, () => ({ stage: 0, role: 'seeker', inputTokens: input, outputTokens: output }));
+const seekCalls = (n: number, input: number, output: number): EvalCall[] =>
+  Array.from({ length: n }, () => ({ stage: 0, role: 'seeker', inputTokens: input, outputTokens: output }));
 const reasonCall = (stage: number, input: number, output: number): EvalCall => ({ stage, role: 'reasoner', inputTokens: input, outputTokens: output });
 
 /** Two extagents examples at 8k (different calls and scores), one direct at 8k, one extagents at 128k with no evidence gold. */
 const RECORDS: EvalRecord[] = [
   record({ exampleId: 'e1', em: 1, f1: 1, evidenceRecall: 1, calls: [...seekCalls(2, 1000, 100), reasonCall(1, 500, 20)], wallMs: 100 }),
-  record({ exampleId: 'e2', em: 0, f1: 0.5, evidenceRecall: 0.5, calls: [...seekCalls(4, 1000, 50), reasonCall(1, 300, 10), reasonCall(2, 700, 30)], wallMs: 300 }),
-  record({ exampleId: 'e1', strategy: 'direct', em: 0, f1: 0.25, evidenceRecall: null, calls: [reasonCall(0, 8000, 40)], models: { seeker: 'none', reasoner: REASONER } }),
-  record({ exampleId: 'e1', targetTokens: 128_000, inputTokens: 127_000, evidenceRecall: null, calls: seekCalls(16, 8000, 0), error: 'ModelThrottledError: slow down', em: 0, f1: 0 }),
+  record({
+    exampleId: 'e2',
+    em: 0,
+    f1: 0.5,
+    evidenceRecall: 0.5,
+    calls: [...seekCalls(4, 1000, 50), reasonCall(1, 300, 10), reasonCall(2, 700, 30)],
+    wallMs: 300,
+  }),
+  record({
+    exampleId: 'e1',
+    strategy: 'direct',
+    em: 0,
+    f1: 0.25,
+    evidenceRecall: null,
+    calls: [reasonCall(0, 8000, 40)],
+    models: { seeker: 'none', reasoner: REASONER },
+  }),
+  record({
+    exampleId: 'e1',
+    targetTokens: 128_000,
+    inputTokens: 127_000,
+    evidenceRecall: null,
+    calls: seekCalls(16, 8000, 0),
+    error: 'ModelThrottledError: slow down',
+    em: 0,
+    f1: 0,
+  }),
 ];
 
 describe('evaluation report: aggregation', () => {

@@ -48,12 +48,12 @@ function dataRoot(): string {
       [`${country} river`, [`A river flows through ${country}.`]],
     ],
   });
-  writeFileSync(
-    path.join(root, 'hotpotqa', 'q.json'),
-    JSON.stringify([question('q1', 'France', 'Paris', 'Paris'), question('q2', 'Peru', 'Lima', 'Cusco')]),
-  );
+  writeFileSync(path.join(root, 'hotpotqa', 'q.json'), JSON.stringify([question('q1', 'France', 'Paris', 'Paris'), question('q2', 'Peru', 'Lima', 'Cusco')]));
   FILLER_FILES.forEach((name, f) => {
-    const paragraphs = Array.from({ length: 30 }, (_, i) => ({ title: `Filler ${f}-${i}`, text: `Paragraph ${f}-${i} tells of harvests, markets and songs in a village by the sea.` }));
+    const paragraphs = Array.from({ length: 30 }, (_, i) => ({
+      title: `Filler ${f}-${i}`,
+      text: `Paragraph ${f}-${i} tells of harvests, markets and songs in a village by the sea.`,
+    }));
     writeFileSync(path.join(root, 'filler', name), JSON.stringify(paragraphs));
   });
   return root;
@@ -140,7 +140,8 @@ describe('evaluation runner', () => {
     const other = mkdtempSync(path.join(os.tmpdir(), 'eval-out-'));
     try {
       const reused = await go(other, true, reusedModel);
-      const strip = (rs: EvalRecord[]) => rs.map(({ wallMs: _w, reusedCalls: _r, ...rest }) => rest).sort((a, b) => `${a.strategy}${a.exampleId}`.localeCompare(`${b.strategy}${b.exampleId}`));
+      const strip = (rs: EvalRecord[]) =>
+        rs.map(({ wallMs: _w, reusedCalls: _r, ...rest }) => rest).sort((a, b) => `${a.strategy}${a.exampleId}`.localeCompare(`${b.strategy}${b.exampleId}`));
       expect(strip(reused)).toEqual(strip(plain));
       expect(plain.every((r) => r.reusedCalls === undefined)).toBe(true);
       // The first strategy of each example sends everything; the round-1 seeks of the others are reused.
@@ -194,7 +195,9 @@ describe('evaluation runner', () => {
     const refusing = runEval({ ...base, strategyOptions: { bestEffort: false } });
 
     await expect(otherChunks).rejects.toThrow(/already holds hotpotqa records made with other settings: chunkTokens 64 \(now 128\).*another --out/);
-    await expect(otherModel).rejects.toThrow(/modelIds \{"reasoner":"scripted-reasoner","seeker":"scripted-seeker"\} \(now \{"reasoner":"other","seeker":"other"\}\)/);
+    await expect(otherModel).rejects.toThrow(
+      /modelIds \{"reasoner":"scripted-reasoner","seeker":"scripted-seeker"\} \(now \{"reasoner":"other","seeker":"other"\}\)/,
+    );
     await expect(otherSeed).rejects.toThrow(/seed "0" \(now "7"\)/);
     await expect(refusing).rejects.toThrow(/strategyOptions .*"bestEffort":true.*\(now .*"bestEffort":false/);
     expect(readFileSync(recordsFile(out), 'utf8')).toBe(before);
@@ -287,7 +290,14 @@ describe('evaluation options and scores', () => {
 
   test('evidence recall counts each gold paragraph once, by overlap, quote or title', () => {
     const message = (quotes: Array<{ documentId: string; start: number; end: number; text: string }>, evidence = '') => ({
-      id: 'm', round: 1, chunkIndex: 0, score: 1, evidence, tokens: 1, quotes, sources: [],
+      id: 'm',
+      round: 1,
+      chunkIndex: 0,
+      score: 1,
+      evidence,
+      tokens: 1,
+      quotes,
+      sources: [],
     });
     const gold = [
       { documentId: 'd', title: 'A', sentence: 0, start: 0, end: 10 },
@@ -301,4 +311,3 @@ describe('evaluation options and scores', () => {
     expect(evidenceRecall([], [])).toBeNull();
   });
 });
-

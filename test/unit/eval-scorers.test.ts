@@ -77,7 +77,21 @@ describe('HotpotQA answer scoring', () => {
 describe('CMRC 2018 scoring', () => {
   it('segments CJK characters singly and other letters/digits as runs, dropping punctuation', () => {
     expect(cmrcSegments('《战国无双3》由光荣和ω-force开发，2018年')).toEqual([
-      '战', '国', '无', '双', '3', '由', '光', '荣', '和', 'ω', 'force', '开', '发', '2018', '年',
+      '战',
+      '国',
+      '无',
+      '双',
+      '3',
+      '由',
+      '光',
+      '荣',
+      '和',
+      'ω',
+      'force',
+      '开',
+      '发',
+      '2018',
+      '年',
     ]);
     expect(cmrcSegments('  Hello World  ')).toEqual(['hello', 'world']);
   });

@@ -21,7 +21,11 @@ class ScriptedModel implements AgentModel {
   async seek(request: SeekRequest): Promise<SeekResult> {
     const text = request.chunk.text;
     const known = request.synchronized.map((m) => m.evidence).join(' ');
-    const usage = { calls: 1, inputTokens: countTokens(request.question) + request.chunk.tokens + request.synchronized.reduce((s, m) => s + m.tokens, 0), outputTokens: 0 };
+    const usage = {
+      calls: 1,
+      inputTokens: countTokens(request.question) + request.chunk.tokens + request.synchronized.reduce((s, m) => s + m.tokens, 0),
+      outputTokens: 0,
+    };
     const none: SeekResult = { evidence: null, score: 0, spans: [], usage, warnings: [] };
     const pseudo = request.chunk.segments.some((s) => s.documentId.startsWith('msg:'));
     if (pseudo) return /ALPHA|BRIDGE/.test(text) ? { evidence: text, score: 70, spans: [{ start: 0, end: text.length }], usage, warnings: [] } : none;
@@ -39,7 +43,8 @@ class ScriptedModel implements AgentModel {
   async reason(request: ReasonRequest): Promise<ReasonResult> {
     const all = request.messages.map((m) => m.evidence).join(' ');
     const usage = { calls: 1, inputTokens: countTokens(request.question) + request.messages.reduce((s, m) => s + m.tokens, 0), outputTokens: 1 };
-    if (all.includes('ALPHA') && all.includes('BRIDGE')) return { answerable: true, answer: 'Paris', citedMessageIds: request.messages.map((m) => m.id), usage, warnings: [] };
+    if (all.includes('ALPHA') && all.includes('BRIDGE'))
+      return { answerable: true, answer: 'Paris', citedMessageIds: request.messages.map((m) => m.id), usage, warnings: [] };
     if (request.force) return { answerable: true, answer: 'guess', citedMessageIds: [], usage, warnings: [] };
     return { answerable: false, answer: NO_ANSWER, citedMessageIds: [], usage, warnings: [] };
   }
@@ -59,7 +64,13 @@ function world(): SourceDocument[] {
 
 /** One chunk per document (constructed directly: the chunker would fill chunks across documents). */
 function chunksOf(documents: readonly SourceDocument[]): Chunk[] {
-  return documents.map((d, index) => ({ index, tokens: countTokens(d.text), chars: d.text.length, segments: [{ documentId: d.id, start: 0, end: d.text.length, chunkStart: 0 }], text: d.text }));
+  return documents.map((d, index) => ({
+    index,
+    tokens: countTokens(d.text),
+    chars: d.text.length,
+    segments: [{ documentId: d.id, start: 0, end: d.text.length, chunkStart: 0 }],
+    text: d.text,
+  }));
 }
 
 function input(options: Partial<StrategyOptions> = {}, model: AgentModel = new ScriptedModel(), documents = world()): StrategyInput {
@@ -70,7 +81,10 @@ function input(options: Partial<StrategyOptions> = {}, model: AgentModel = new S
 function shape(calls: EvalCall[]): string {
   const counts = new Map<string, number>();
   for (const c of calls) counts.set(`${c.stage}:${c.role}`, (counts.get(`${c.stage}:${c.role}`) ?? 0) + 1);
-  return [...counts.entries()].sort(([a], [b]) => Number(a.split(':')[0]) - Number(b.split(':')[0]) || a.localeCompare(b)).map(([k, n]) => `${k}*${n}`).join(' ');
+  return [...counts.entries()]
+    .sort(([a], [b]) => Number(a.split(':')[0]) - Number(b.split(':')[0]) || a.localeCompare(b))
+    .map(([k, n]) => `${k}*${n}`)
+    .join(' ');
 }
 
 describe('evaluation strategies on a scripted two-hop corpus', () => {

@@ -71,11 +71,7 @@ describe('sentence splitting', () => {
     const sentences = splitSentences(text);
 
     // Assert
-    expect(sentences.map((s) => s.text)).toEqual([
-      'The first sentence.',
-      'The second one, with Mr. Smith in it!',
-      'A third?',
-    ]);
+    expect(sentences.map((s) => s.text)).toEqual(['The first sentence.', 'The second one, with Mr. Smith in it!', 'A third?']);
     for (const s of sentences) expect(text.slice(s.start, s.end)).toBe(s.text);
   });
 
@@ -217,8 +213,7 @@ describe('ExtractiveReader.seek (seeking agent)', () => {
   it('finds a second-hop sentence in round 2 through a name found in round 1', async () => {
     // Arrange: the second hop names the explorer only by name, which the question does not contain.
     const reader = new ExtractiveReader();
-    const question =
-      'Which river did the explorer who founded the colony of Zentoria on the southern coast chart after his return from Europe?';
+    const question = 'Which river did the explorer who founded the colony of Zentoria on the southern coast chart after his return from Europe?';
     const firstHop = makeChunk(0, 'The colony of Zentoria was founded in 1820 by the explorer Marek Hollund. The harbor was small.');
     const secondHop = makeChunk(1, 'The mail service improved. Later Hollund charted the Vistrel from its source to the sea. The postal rates fell.');
     const found = await reader.seek({ question, chunk: firstHop, round: 1, synchronized: [] });
@@ -265,10 +260,7 @@ describe('ExtractiveReader.reason (reasoning agent)', () => {
   it('answers with the supporting sentence and cites its message', async () => {
     // Arrange
     const reader = new ExtractiveReader();
-    const messages = [
-      makeMessage(4, 'A treaty of commerce with Sweden was concluded in the spring.', 30),
-      makeMessage(0, CHEROKEE_SENTENCE, 25),
-    ];
+    const messages = [makeMessage(4, 'A treaty of commerce with Sweden was concluded in the spring.', 30), makeMessage(0, CHEROKEE_SENTENCE, 25)];
 
     // Act
     const result = await reader.reason({ question: CHEROKEE_QUESTION, messages, force: false });
@@ -294,7 +286,9 @@ describe('ExtractiveReader.reason (reasoning agent)', () => {
 
     // Assert
     expect(result.answerable).toBe(true);
-    expect(result.answerBasis).toMatch(/^extractive: a sentence chosen by word overlap, covering (\d+)% of the question's weighted words \(it answers from 50%\)$/);
+    expect(result.answerBasis).toMatch(
+      /^extractive: a sentence chosen by word overlap, covering (\d+)% of the question's weighted words \(it answers from 50%\)$/,
+    );
     expect(Number(/covering (\d+)%/.exec(result.answerBasis ?? '')?.[1])).toBeGreaterThanOrEqual(50);
   });
 
@@ -311,7 +305,7 @@ describe('ExtractiveReader.reason (reasoning agent)', () => {
     expect(result.answerBasis).toMatch(/^extractive: the best sentence covers \d+% of the question's weighted words, but through its names only/);
   });
 
-  it('answers from the sentence that covers the question\'s other words, with the sentence of its message that names the place', async () => {
+  it("answers from the sentence that covers the question's other words, with the sentence of its message that names the place", async () => {
     // Arrange: the README's town.txt
     const reader = new ExtractiveReader();
     const messages = [makeMessage(0, 'Millbrook was founded in 1842. Its library opened in 1903; the first librarian was Edward Pike.', 60)];
@@ -340,7 +334,9 @@ describe('ExtractiveReader.reason (reasoning agent)', () => {
 
     // Assert
     expect(who).toMatchObject({ answerable: false, answer: NO_ANSWER });
-    expect(who.answerBasis).toMatch(/^extractive: asked who, but the sentence\(s\) with the most word overlap \(covering \d+% of the question's weighted words\) name no one the question does not$/);
+    expect(who.answerBasis).toMatch(
+      /^extractive: asked who, but the sentence\(s\) with the most word overlap \(covering \d+% of the question's weighted words\) name no one the question does not$/,
+    );
     expect(named).toMatchObject({ answerable: true, answer: 'The first principal of the Millbrook school was Ruth Ames.' });
   });
 
@@ -422,7 +418,9 @@ describe('ExtractiveReader.reason (reasoning agent)', () => {
 
     // Assert
     expect(result.answerable).toBe(true);
-    expect(result.answerBasis).toMatch(/^extractive, best effort: the sentence with the most word overlap, covering \d+% of the question's weighted words, below the 50% it answers from$/);
+    expect(result.answerBasis).toMatch(
+      /^extractive, best effort: the sentence with the most word overlap, covering \d+% of the question's weighted words, below the 50% it answers from$/,
+    );
   });
 
   it('answers a two-part question from sentences linked by the entity the first part identifies', async () => {
@@ -528,7 +526,12 @@ describe('the sentence analysis kept with the chunk cache', () => {
     try {
       const blobs = new FsBlobStore(dir);
       const reader = new ExtractiveReader({}, { analyses: blobs });
-      const request = { question: 'By what name were the Cherokees of the Tennessee River villages known?', chunk: makeChunk(0, text), round: 1, synchronized: [] };
+      const request = {
+        question: 'By what name were the Cherokees of the Tennessee River villages known?',
+        chunk: makeChunk(0, text),
+        round: 1,
+        synchronized: [],
+      };
       // Act
       const first = await reader.seek(request);
       const stored = await blobs.getText(analysisKey(text));

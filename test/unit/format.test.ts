@@ -24,8 +24,16 @@ const base: RunResult = {
 
 describe('formatResult', () => {
   it('says under the answer what it is, or why the reader refused, and nothing for a model that does not say', () => {
-    const answered = formatResult({ ...base, answerBasis: "extractive: a sentence chosen by word overlap, covering 100% of the question's weighted words (it answers from 50%)" });
-    const refused = formatResult({ ...base, answer: NO_ANSWER, answerable: false, answerBasis: "extractive: no sentence covers 50% of the question's weighted words (the best covers 31%)" });
+    const answered = formatResult({
+      ...base,
+      answerBasis: "extractive: a sentence chosen by word overlap, covering 100% of the question's weighted words (it answers from 50%)",
+    });
+    const refused = formatResult({
+      ...base,
+      answer: NO_ANSWER,
+      answerable: false,
+      answerBasis: "extractive: no sentence covers 50% of the question's weighted words (the best covers 31%)",
+    });
     const llm = formatResult(base);
 
     expect(answered.split('\n').slice(1, 4)).toEqual([

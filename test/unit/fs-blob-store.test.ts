@@ -49,7 +49,9 @@ describe('FsBlobStore', () => {
     expect(await store.getText(`corpora/c/${longest}`)).toBe('ok');
 
     const tooLong = `${'界'.repeat(86)}.txt`; // 262 bytes, 90 characters
-    await expect(store.put(`corpora/c/${tooLong}`, 'x')).rejects.toThrow(/a path segment of 262 bytes; the local bucket \(a directory\) holds names of at most 255 bytes/);
+    await expect(store.put(`corpora/c/${tooLong}`, 'x')).rejects.toThrow(
+      /a path segment of 262 bytes; the local bucket \(a directory\) holds names of at most 255 bytes/,
+    );
     await expect(store.put(`corpora/c/${tooLong}`, 'x')).rejects.toBeInstanceOf(InvalidInputError);
   });
 
@@ -65,20 +67,14 @@ describe('FsBlobStore', () => {
     expect(await store.exists('present')).toBe(false);
   });
 
-  it.each([
-    ['../escape.txt'],
-    ['a/../../escape.txt'],
-    ['/etc/passwd'],
-    [''],
-    ['a//b'],
-    ['./a'],
-    ['a/'],
-    ['a\\b'],
-  ])('rejects the key %j with InvalidInputError', async (key) => {
-    await expect(store.put(key, 'x')).rejects.toBeInstanceOf(InvalidInputError);
-    await expect(store.get(key)).rejects.toBeInstanceOf(InvalidInputError);
-    await expect(store.exists(key)).rejects.toBeInstanceOf(InvalidInputError);
-  });
+  it.each([['../escape.txt'], ['a/../../escape.txt'], ['/etc/passwd'], [''], ['a//b'], ['./a'], ['a/'], ['a\\b']])(
+    'rejects the key %j with InvalidInputError',
+    async (key) => {
+      await expect(store.put(key, 'x')).rejects.toBeInstanceOf(InvalidInputError);
+      await expect(store.get(key)).rejects.toBeInstanceOf(InvalidInputError);
+      await expect(store.exists(key)).rejects.toBeInstanceOf(InvalidInputError);
+    },
+  );
 
   it('rejects a listing prefix that climbs out of the bucket', async () => {
     await expect(store.list('../')).rejects.toBeInstanceOf(InvalidInputError);

@@ -9,14 +9,7 @@ import { FsBlobStore } from '../../local/engine/fs-blob-store';
 import { EmptyCorpusError, InvalidInputError } from '../../shared/errors';
 import { corpusIdOfKey } from '../../shared/corpus';
 import type { BlobStore } from '../../shared/ports';
-import {
-  chunkCacheKey,
-  corpusContentHash,
-  decodeAndChunk,
-  getCorpusIngestion,
-  ingestCorpus,
-  type CorpusIngestion,
-} from '../../shared/pipeline/ingest';
+import { chunkCacheKey, corpusContentHash, decodeAndChunk, getCorpusIngestion, ingestCorpus, type CorpusIngestion } from '../../shared/pipeline/ingest';
 import { manifestKey, runChunkKey, runRecordKey } from '../../shared/pipeline/layout';
 import { prepareRun } from '../../shared/pipeline/prepare';
 import type { RunRecord } from '../../shared/pipeline/run-record';
@@ -189,7 +182,13 @@ describe('corpus ingestion', () => {
       expect({ ...record, runId: 'x', createdAt: 'x', chunkCache: undefined }).toEqual({ ...fresh, runId: 'x', createdAt: 'x', chunkCache: undefined });
       expect(blobs.written.sort()).toEqual([manifestKey('cached'), runRecordKey('cached')]);
       const objects = Object.entries(CORPUS).map(([id, text]) => ({ id, bytes: new TextEncoder().encode(text) }));
-      const expected = (await decodeAndChunk(objects.sort((a, b) => a.id.localeCompare(b.id)), 64, false)).chunks;
+      const expected = (
+        await decodeAndChunk(
+          objects.sort((a, b) => a.id.localeCompare(b.id)),
+          64,
+          false,
+        )
+      ).chunks;
       expect(state.chunks).toBe(expected.length);
       for (let i = 0; i < state.chunks; i++) expect(JSON.parse(await blobs.getText(runChunkKey('cached', i, record.chunksFrom))) as Chunk).toEqual(expected[i]);
       expect(JSON.parse(await blobs.getText(manifestKey('cached')))).toEqual(JSON.parse(await blobs.getText(manifestKey('fresh'))));

@@ -8,35 +8,27 @@ import path from 'node:path';
 import { FsBlobStore } from '../../local/engine/fs-blob-store';
 import { InvalidInputError } from '../../shared/errors';
 import type { ExecutionDescription, ExecutionLookup } from '../../shared/executions';
-import {
-  jobIdOf,
-  jobNameOfKey,
-  loadJob,
-  parseJobFile,
-  planJob,
-  writeJobResults,
-  type JobResultLine,
-  type JobSummary,
-} from '../../shared/pipeline/jobs';
+import { jobIdOf, jobNameOfKey, loadJob, parseJobFile, planJob, writeJobResults, type JobResultLine, type JobSummary } from '../../shared/pipeline/jobs';
 import { resultKey } from '../../shared/pipeline/layout';
 import type { RunResult } from '../../shared/types';
 
 /** A RunResult with the fields the job summary reads (the rest of the shape belongs to the workflow). */
-const runResult = (runId: string, question: string, answerable: boolean): RunResult => ({
-  runId,
-  question,
-  answer: answerable ? 'Chickamaugas' : 'NO ANSWER',
-  answerable,
-  citations: [],
-  trace: [],
-  usage: { seeker: { calls: 3, inputTokens: 300, outputTokens: 30 }, reasoner: { calls: 1, inputTokens: 100, outputTokens: 10 } },
-  rounds: 1,
-  chunks: 3,
-  poolSize: 1,
-  skipped: [],
-  failedChunks: [],
-  warnings: [],
-}) as Partial<RunResult> as RunResult;
+const runResult = (runId: string, question: string, answerable: boolean): RunResult =>
+  ({
+    runId,
+    question,
+    answer: answerable ? 'Chickamaugas' : 'NO ANSWER',
+    answerable,
+    citations: [],
+    trace: [],
+    usage: { seeker: { calls: 3, inputTokens: 300, outputTokens: 30 }, reasoner: { calls: 1, inputTokens: 100, outputTokens: 10 } },
+    rounds: 1,
+    chunks: 3,
+    poolSize: 1,
+    skipped: [],
+    failedChunks: [],
+    warnings: [],
+  }) as Partial<RunResult> as RunResult;
 
 describe('job files', () => {
   it('accepts a corpus id, questions with their own options, and job-wide options', () => {
@@ -68,19 +60,55 @@ describe('job files', () => {
     ['no questions', JSON.stringify({ corpus: 'sotu', questions: [] }), 'questions: a job needs at least one question'],
     ['an empty question', JSON.stringify({ corpus: 'sotu', questions: [{ question: '  ' }] }), 'questions.0.question: question must not be empty'],
     ['an unknown field', JSON.stringify({ corpus: 'sotu', questions: [{ question: 'Q' }], priority: 1 }), 'Invalid job file: unknown field "priority"'],
-    ['an unknown field of a question', JSON.stringify({ corpus: 'sotu', questions: [{ question: 'Q', priority: 1 }] }), 'Invalid job file: questions.0: unknown field "priority"'],
-    ['an unknown run option', JSON.stringify({ corpus: 'sotu', questions: [{ question: 'Q' }], options: { priority: 1 } }), 'Invalid job file: options: unknown field "priority"'],
+    [
+      'an unknown field of a question',
+      JSON.stringify({ corpus: 'sotu', questions: [{ question: 'Q', priority: 1 }] }),
+      'Invalid job file: questions.0: unknown field "priority"',
+    ],
+    [
+      'an unknown run option',
+      JSON.stringify({ corpus: 'sotu', questions: [{ question: 'Q' }], options: { priority: 1 } }),
+      'Invalid job file: options: unknown field "priority"',
+    ],
     ['an invalid corpus id', JSON.stringify({ corpus: '../x', questions: [{ question: 'Q' }] }), 'corpus: a corpus id is 1-128 characters'],
     ['no corpus', JSON.stringify({ questions: [{ question: 'Q' }] }), 'corpus: required'],
-    ['a bad run option of one question', JSON.stringify({ corpus: 'sotu', questions: [{ question: 'Q' }, { question: 'R', options: { rounds: 0 } }] }), 'questions.1.options.rounds: Too small'],
+    [
+      'a bad run option of one question',
+      JSON.stringify({ corpus: 'sotu', questions: [{ question: 'Q' }, { question: 'R', options: { rounds: 0 } }] }),
+      'questions.1.options.rounds: Too small',
+    ],
     // The corpus rules are the API's (shared/api/schemas.ts CorpusRefSchema).
-    ['a prefix into the service\'s own data', JSON.stringify({ corpus: { prefix: 'runs/' }, questions: [{ question: 'Q' }] }), 'corpus.prefix: prefix must not point into runs/'],
-    ['a key of another bucket', JSON.stringify({ corpus: { keys: ['s3://other/a.txt'] }, questions: [{ question: 'Q' }] }), 'corpus.keys.0: key must be a key inside the project bucket, not a URI'],
-    ['a key with a .. segment', JSON.stringify({ corpus: { keys: ['corpora/../cache/x'] }, questions: [{ question: 'Q' }] }), 'corpus.keys.0: key must not contain empty, "." or ".." path segments'],
-    ['a key with a segment of 256 characters', JSON.stringify({ corpus: { keys: [`corpora/c/${'b'.repeat(256)}`] }, questions: [{ question: 'Q' }] }), 'corpus.keys.0: key must not contain a path segment longer than 255 characters'],
-    ['two corpus sources', JSON.stringify({ corpus: { id: 'sotu', prefix: 'corpora/sotu/' }, questions: [{ question: 'Q' }] }), 'corpus: corpus needs exactly one of id, prefix or keys'],
+    [
+      "a prefix into the service's own data",
+      JSON.stringify({ corpus: { prefix: 'runs/' }, questions: [{ question: 'Q' }] }),
+      'corpus.prefix: prefix must not point into runs/',
+    ],
+    [
+      'a key of another bucket',
+      JSON.stringify({ corpus: { keys: ['s3://other/a.txt'] }, questions: [{ question: 'Q' }] }),
+      'corpus.keys.0: key must be a key inside the project bucket, not a URI',
+    ],
+    [
+      'a key with a .. segment',
+      JSON.stringify({ corpus: { keys: ['corpora/../cache/x'] }, questions: [{ question: 'Q' }] }),
+      'corpus.keys.0: key must not contain empty, "." or ".." path segments',
+    ],
+    [
+      'a key with a segment of 256 characters',
+      JSON.stringify({ corpus: { keys: [`corpora/c/${'b'.repeat(256)}`] }, questions: [{ question: 'Q' }] }),
+      'corpus.keys.0: key must not contain a path segment longer than 255 characters',
+    ],
+    [
+      'two corpus sources',
+      JSON.stringify({ corpus: { id: 'sotu', prefix: 'corpora/sotu/' }, questions: [{ question: 'Q' }] }),
+      'corpus: corpus needs exactly one of id, prefix or keys',
+    ],
     ['an unknown corpus field', JSON.stringify({ corpus: { bucket: 'b' }, questions: [{ question: 'Q' }] }), 'corpus: unknown field "bucket"'],
-    ['more than 1,000 keys', JSON.stringify({ corpus: { keys: Array.from({ length: 1001 }, (_, i) => `k/${i}`) }, questions: [{ question: 'Q' }] }), 'corpus.keys'],
+    [
+      'more than 1,000 keys',
+      JSON.stringify({ corpus: { keys: Array.from({ length: 1001 }, (_, i) => `k/${i}`) }, questions: [{ question: 'Q' }] }),
+      'corpus.keys',
+    ],
   ])('rejects %s with a message naming the problem', (_what, text, message) => {
     // Act
     const parse = () => parseJobFile(text);
@@ -124,7 +152,11 @@ describe('planning and results of a job', () => {
     blobs = new FsBlobStore(dir);
     await blobs.put(
       ref.key,
-      JSON.stringify({ corpus: 'reports', questions: questions.map((question, i) => (i === 2 ? { question, options: { rounds: 1 } } : { question })), options: { chunkTokens: 256 } }),
+      JSON.stringify({
+        corpus: 'reports',
+        questions: questions.map((question, i) => (i === 2 ? { question, options: { rounds: 1 } } : { question })),
+        options: { chunkTokens: 256 },
+      }),
     );
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
@@ -139,7 +171,12 @@ describe('planning and results of a job', () => {
     expect(plan).toMatchObject({ name: 'weekly', questions: 3, resultsKey: 'results/weekly.jsonl', summaryKey: 'results/weekly.summary.json' });
     expect(items.map((i) => i.executionName)).toEqual([0, 1, 2].map((i) => `${state.jobId}-q${i}`));
     expect(items.map((i) => i.input.question)).toEqual(questions);
-    expect(items[0].input).toEqual({ runId: items[0].executionName, question: questions[0], corpus: { prefix: 'corpora/reports/' }, options: { chunkTokens: 256 } });
+    expect(items[0].input).toEqual({
+      runId: items[0].executionName,
+      question: questions[0],
+      corpus: { prefix: 'corpora/reports/' },
+      options: { chunkTokens: 256 },
+    });
     expect(items[2].input.options).toEqual({ chunkTokens: 256, rounds: 1 });
     for (const item of items) expect(item.executionName.length).toBeLessThanOrEqual(80);
   });

@@ -40,8 +40,7 @@ function messageOf(id: string, evidence: string, score = 80): Message {
   return { id, round, chunkIndex, score, evidence, tokens: 10, quotes: [], sources: ['doc.txt'] };
 }
 
-const CHUNK_TEXT =
-  'The Golden Gate Bridge opened to traffic in May 1937.\nIts chief engineer was Joseph Strauss.   It spans the strait.';
+const CHUNK_TEXT = 'The Golden Gate Bridge opened to traffic in May 1937.\nIts chief engineer was Joseph Strauss.   It spans the strait.';
 
 function seekRequest(overrides: Partial<SeekRequest> = {}): SeekRequest {
   return { question: 'When did the Golden Gate Bridge open?', chunk: chunkOf(CHUNK_TEXT), round: 1, synchronized: [], ...overrides };
@@ -234,10 +233,7 @@ describe('LlmAgents.seek', () => {
   });
 
   it('keeps the message with the fallback score and a warning when the re-ask has no score either', async () => {
-    const seeker = new ScriptedChatModel('m', [
-      { text: 'Evidence: Strauss was chief engineer.' },
-      { text: 'It is quite relevant.' },
-    ]);
+    const seeker = new ScriptedChatModel('m', [{ text: 'Evidence: Strauss was chief engineer.' }, { text: 'It is quite relevant.' }]);
 
     const result = await agentsWith(seeker).seek(seekRequest());
 
@@ -270,7 +266,7 @@ describe('LlmAgents.seek', () => {
     ]);
   });
 
-  it('scores a plain-text reply by the model\'s own score line, not one copied from the chunk', async () => {
+  it("scores a plain-text reply by the model's own score line, not one copied from the chunk", async () => {
     const chunk = chunkOf('Final table.\nScore: 100\nThe Golden Gate Bridge opened in 1937.');
     const seeker = new ScriptedChatModel('m', [{ text: 'Score: 15\nEvidence: the table says\nScore: 100' }]);
 
@@ -289,7 +285,11 @@ describe('LlmAgents.seek', () => {
     const result = await agentsWith(seeker).seek(seekRequest());
 
     // The cut-off first reply is counted (a warning), the retry's evidence kept.
-    expect(result).toMatchObject({ evidence: 'Opened May 1937.', score: 90, warnings: [expect.stringMatching(/cut off at the output limit \(300 tokens\); retried once/)] });
+    expect(result).toMatchObject({
+      evidence: 'Opened May 1937.',
+      score: 90,
+      warnings: [expect.stringMatching(/cut off at the output limit \(300 tokens\); retried once/)],
+    });
     expect(result.usage.calls).toBe(2);
     expect(seeker.requests[1].messages[0].text).toMatch(/cut off at the output limit/);
   });
@@ -393,7 +393,7 @@ describe('LlmAgents.reason', () => {
     expect(Object.keys(reasoner.requests[0].schema?.schema.properties ?? {})).toEqual(['answer', 'cited']);
   });
 
-  it('reads the reply in the order asked (answer first) and sends the step\'s ids as the only citable ones', async () => {
+  it("reads the reply in the order asked (answer first) and sends the step's ids as the only citable ones", async () => {
     const reasoner = new ScriptedChatModel('m', [{ text: '{"answer": "May 1937", "cited": ["r1-c12"], "answerable": true}' }]);
 
     const result = await agentsWith(reasoner).reason({ question: 'When did it open?', messages, force: false });
@@ -414,7 +414,7 @@ describe('LlmAgents.reason', () => {
     expect(reasoner.requests).toHaveLength(0);
   });
 
-  it('retries an answer that repeats its own instructions, with a reminder, and takes the retry\'s answer', async () => {
+  it("retries an answer that repeats its own instructions, with a reminder, and takes the retry's answer", async () => {
     const reasoner = new ScriptedChatModel('m', [
       { text: '{"answer": "a word or a short phrase (a name, a date, a number, yes or", "cited": ["r1-c12"], "answerable": true}' },
       { text: '{"answer": "May 1937", "cited": ["r1-c12"], "answerable": true}' },
@@ -427,7 +427,7 @@ describe('LlmAgents.reason', () => {
     expect(reasoner.requests[1].messages[0].text).toMatch(/Your previous answer repeated these instructions: that is not an answer/);
   });
 
-  it('counts an answer that copies the retry\'s own reminder as a refusal (prose, Chinese question)', async () => {
+  it("counts an answer that copies the retry's own reminder as a refusal (prose, Chinese question)", async () => {
     const question = '于乐的职业是什么？';
     const reasoner = new ScriptedChatModel('m', [{ text: question }, { text: 'Your previous answer repeated the question: that is not an answer.' }]);
 
@@ -444,13 +444,15 @@ describe('LlmAgents.reason', () => {
     const result = await agentsWith(reasoner).reason({ question, messages, force: true });
 
     expect(result).toMatchObject({ answerable: false, answer: NO_ANSWER });
-    expect(result.warnings).toEqual(["reasoning agent's answer was only \"The answer is\" (first reply: repeated the question); counted as a refusal"]);
+    expect(result.warnings).toEqual(['reasoning agent\'s answer was only "The answer is" (first reply: repeated the question); counted as a refusal']);
     expect(reasoner.requests[1].messages[0].text).toMatch(/repeated the question/);
   });
 
   it('keeps an answer whose words the messages share with the prompt (not an echo)', async () => {
     const quoted = [messageOf('r1-c1', 'The sign read: answer the question if the messages allow it.')];
-    const reasoner = new ScriptedChatModel('m', [{ text: '{"answer": "answer the question if the messages allow it", "cited": ["r1-c1"], "answerable": true}' }]);
+    const reasoner = new ScriptedChatModel('m', [
+      { text: '{"answer": "answer the question if the messages allow it", "cited": ["r1-c1"], "answerable": true}' },
+    ]);
 
     const result = await agentsWith(reasoner).reason({ question: 'What did the sign read?', messages: quoted, force: false });
 
@@ -475,7 +477,8 @@ describe('LlmAgents.reason: prose replies (reasonerReply "prose")', () => {
     messageOf('r1-c3', 'Joseph Strauss was its chief engineer.'),
     messageOf('r1-c5', '大桥于一九三七年五月通车。'),
   ];
-  const prose = (reasoner: ChatModel): LlmAgents => new LlmAgents({ seeker: reasoner, reasoner, maxOutputTokens: { seek: 300, reason: 100 }, reasonerReply: 'prose' });
+  const prose = (reasoner: ChatModel): LlmAgents =>
+    new LlmAgents({ seeker: reasoner, reasoner, maxOutputTokens: { seek: 300, reason: 100 }, reasonerReply: 'prose' });
 
   it('asks for the answer alone, with no schema, the passages a paragraph each between delimiters and the question last', async () => {
     const reasoner = new ScriptedChatModel('m', [{ text: 'Joseph Strauss' }]);
@@ -490,7 +493,7 @@ describe('LlmAgents.reason: prose replies (reasonerReply "prose")', () => {
     expect(request.messages[0].text.trimEnd()).toMatch(/Question: Who was the chief engineer\?\nAnswer:$/);
   });
 
-  it('cites the messages that hold the answer\'s words, most overlap first', async () => {
+  it("cites the messages that hold the answer's words, most overlap first", async () => {
     const reasoner = new ScriptedChatModel('m', [{ text: 'Joseph Strauss' }]);
 
     const result = await prose(reasoner).reason({ question: 'Who was the chief engineer?', messages, force: false });
@@ -514,7 +517,7 @@ describe('LlmAgents.reason: prose replies (reasonerReply "prose")', () => {
     expect(result.citedMessageIds).toEqual(['r1-c12', 'r1-c3', 'r1-c5']);
   });
 
-  it('reads the first line as the answer, as a plain prompt\'s reply is read', async () => {
+  it("reads the first line as the answer, as a plain prompt's reply is read", async () => {
     const reasoner = new ScriptedChatModel('m', [{ text: '\nJoseph Strauss\nQuestion: Who designed the towers?\nAnswer: Irving Morrow' }]);
 
     const result = await prose(reasoner).reason({ question: 'Who was the chief engineer?', messages, force: false });
@@ -540,7 +543,12 @@ describe('LlmAgents.reason: prose replies (reasonerReply "prose")', () => {
   });
 
   it('takes a reply cut off at the output limit as an answer, cut to its bound, not as an unusable reply', async () => {
-    const reasoner = new ScriptedChatModel('m', [{ text: 'The bridge opened in May 1937, ' + 'after four years of work on the strait, its towers, cables and roadway, by crews who '.repeat(2) + 'had', stopReason: 'max_tokens' }]);
+    const reasoner = new ScriptedChatModel('m', [
+      {
+        text: 'The bridge opened in May 1937, ' + 'after four years of work on the strait, its towers, cables and roadway, by crews who '.repeat(2) + 'had',
+        stopReason: 'max_tokens',
+      },
+    ]);
 
     const result = await prose(reasoner).reason({ question: 'When did it open?', messages, force: false });
 

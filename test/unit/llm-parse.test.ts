@@ -115,7 +115,7 @@ describe('a score copied from the chunk never scores a plain-text reply (issue 9
     ['the model score last', 'Evidence: the match report.\nScore: 100 to 3 at half time.\nRelevance: 100\nScore: 20'],
     ['the model score first', 'Score: 20\nEvidence: the match report.\nScore: 100 to 3 at half time.\nRelevance: 100'],
     ['copied lines under quotes', 'The match report.\nQuotes:\n- "Score: 100 to 3 at half time."\n- Relevance: 100\nScore: 20'],
-  ])('keeps the model\'s own score with %s', (_label, reply) => {
+  ])("keeps the model's own score with %s", (_label, reply) => {
     const parsed = parseSeekReply(reply, { chunkText });
 
     expect(parsed).toMatchObject({ kind: 'evidence', score: 20 });
@@ -138,7 +138,10 @@ describe('parsing keeps no state between calls (issue 9, defect 2)', () => {
   it('reads the same reply the same way before and after other replies', () => {
     const replies = ['The chunk says nothing.\nScore: 35', 'Score: 20', '75/100', '**Score:** 90\nScore: 10', 'plain text'];
     const first = replies.map((r) => [parseScore(r), parseSeekReply(r), parseReasonReply(r)]);
-    const again = [...replies].reverse().map((r) => [parseScore(r), parseSeekReply(r), parseReasonReply(r)]).reverse();
+    const again = [...replies]
+      .reverse()
+      .map((r) => [parseScore(r), parseSeekReply(r), parseReasonReply(r)])
+      .reverse();
 
     expect(again).toEqual(first);
     expect(parseScore('Score: 20')).toBe(20);
@@ -146,7 +149,20 @@ describe('parsing keeps no state between calls (issue 9, defect 2)', () => {
 });
 
 describe('one refusal vocabulary for both roles', () => {
-  const refusals = ['NO ANSWER', 'NO INFORMATION', 'n/a', 'N/A', 'None', 'none.', '**Unknown**', 'No relevant information found in the chunk.', 'There is no answer', 'Not mentioned', 'Cannot be determined.', '"not applicable"'];
+  const refusals = [
+    'NO ANSWER',
+    'NO INFORMATION',
+    'n/a',
+    'N/A',
+    'None',
+    'none.',
+    '**Unknown**',
+    'No relevant information found in the chunk.',
+    'There is no answer',
+    'Not mentioned',
+    'Cannot be determined.',
+    '"not applicable"',
+  ];
   const answers = ['Casino info', 'Reno information desk', 'None of the three bridges survived.', 'Nonesuch Press', 'Known unknowns', 'No. 5', 'Noan Swer'];
 
   it.each(refusals)('%j is a refusal for the seeking agent and for the reasoning agent', (text) => {
@@ -379,8 +395,20 @@ describe('parseReasonReply', () => {
   });
 
   it('reads the reply in the order asked (answer first), and the forced form without answerable as an answer', () => {
-    expect(parseReasonReply('{"answer": "Paris", "cited": ["r1-c12"], "answerable": true}')).toEqual({ kind: 'answer', answerable: true, answer: 'Paris', cited: ['r1-c12'], truncated: false });
-    expect(parseReasonReply('{"answer": "Paris", "cited": ["r1-c12"]}')).toEqual({ kind: 'answer', answerable: true, answer: 'Paris', cited: ['r1-c12'], truncated: false });
+    expect(parseReasonReply('{"answer": "Paris", "cited": ["r1-c12"], "answerable": true}')).toEqual({
+      kind: 'answer',
+      answerable: true,
+      answer: 'Paris',
+      cited: ['r1-c12'],
+      truncated: false,
+    });
+    expect(parseReasonReply('{"answer": "Paris", "cited": ["r1-c12"]}')).toEqual({
+      kind: 'answer',
+      answerable: true,
+      answer: 'Paris',
+      cited: ['r1-c12'],
+      truncated: false,
+    });
     expect(parseReasonReply('{"answer": "maybe Paris", "cited": [], "answerable": false}')).toMatchObject({ answerable: false, answer: NO_ANSWER });
   });
 

@@ -41,26 +41,34 @@ describe('reply schemas (shared/llm/schemas.ts)', () => {
     sectionReplySchema(500),
   ];
 
-  it.each(all.map((s, i) => [`${s.name} #${i}`, s] as const))('%s bounds every string and array, and requires every property (OpenAI strict mode)', (_name, schema) => {
-    expect(bounded(schema.schema)).toBe(true);
-    expect(schema.name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
-    const objects: JsonSchema[] = [];
-    const walk = (s: JsonSchema): void => {
-      if (s.type === 'object') objects.push(s);
-      Object.values(s.properties ?? {}).forEach(walk);
-      if (s.items) walk(s.items);
-    };
-    walk(schema.schema);
-    for (const o of objects) {
-      expect(o.additionalProperties).toBe(false);
-      expect([...(o.required ?? [])].sort()).toEqual(Object.keys(o.properties ?? {}).sort());
-    }
-  });
+  it.each(all.map((s, i) => [`${s.name} #${i}`, s] as const))(
+    '%s bounds every string and array, and requires every property (OpenAI strict mode)',
+    (_name, schema) => {
+      expect(bounded(schema.schema)).toBe(true);
+      expect(schema.name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+      const objects: JsonSchema[] = [];
+      const walk = (s: JsonSchema): void => {
+        if (s.type === 'object') objects.push(s);
+        Object.values(s.properties ?? {}).forEach(walk);
+        if (s.items) walk(s.items);
+      };
+      walk(schema.schema);
+      for (const o of objects) {
+        expect(o.additionalProperties).toBe(false);
+        expect([...(o.required ?? [])].sort()).toEqual(Object.keys(o.properties ?? {}).sort());
+      }
+    },
+  );
 
   it('the seek reply is sentence ids (1..unit count, at least one, at most MAX_CITED_SENTENCES), a bounded note and a score level, in that order', () => {
     const schema = seekReplySchema(37).schema;
     expect(Object.keys(schema.properties ?? {})).toEqual(['sentences', 'note', 'score']);
-    expect(schema.properties?.sentences).toEqual({ type: 'array', minItems: 1, maxItems: MAX_CITED_SENTENCES, items: { type: 'integer', minimum: 1, maximum: 37 } });
+    expect(schema.properties?.sentences).toEqual({
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_CITED_SENTENCES,
+      items: { type: 'integer', minimum: 1, maximum: 37 },
+    });
     expect(schema.properties?.note).toMatchObject({ type: 'string', maxLength: MAX_NOTE_CHARS });
     expect(schema.properties?.score).toMatchObject({ type: 'integer', enum: [0, 25, 50, 75, 100] });
     expect([...SCORE_LEVELS]).toEqual([0, 25, 50, 75, 100]);
@@ -82,7 +90,9 @@ describe('reply schemas (shared/llm/schemas.ts)', () => {
     expect(maxReplyChars(SEEK_REPLY.schema)).toBeGreaterThanOrEqual(longest.length);
     // A smaller chunk's schema allows shorter ids only, never a longer reply.
     expect(maxReplyChars(seekReplySchema(9).schema)).toBeLessThan(maxReplyChars(SEEK_REPLY.schema));
-    expect(maxReplyChars(seekReplySchema(9).schema)).toBeGreaterThanOrEqual(JSON.stringify({ sentences: [9, 8, 7, 6], note: 'x'.repeat(MAX_NOTE_CHARS), score: 100 }).length);
+    expect(maxReplyChars(seekReplySchema(9).schema)).toBeGreaterThanOrEqual(
+      JSON.stringify({ sentences: [9, 8, 7, 6], note: 'x'.repeat(MAX_NOTE_CHARS), score: 100 }).length,
+    );
     expect(outputTokenBudget(SEEK_REPLY)).toBe(Math.ceil(maxReplyChars(SEEK_REPLY.schema) / 2) + 16);
     expect(outputTokenBudget(SEEK_REPLY)).toBeLessThan(1024);
     expect(outputTokenBudget(SCORE_REPLY)).toBeLessThan(40);
@@ -114,14 +124,28 @@ describe('reply schemas (shared/llm/schemas.ts)', () => {
 
   it('the parser reads the schema form of "nothing relevant" as no information, and a schema reply as evidence', () => {
     expect(parseSeekReply('{"sentences": [], "note": "", "score": 0}')).toEqual({ kind: 'no_information' });
-    expect(parseSeekReply('{"sentences": [2, 1], "note": "", "score": 75}')).toMatchObject({ kind: 'evidence', sentences: [2, 1], score: 75, truncated: false });
-    expect(parseReasonReply('{"answer": "1937", "cited": ["r1-c0"], "answerable": true}')).toMatchObject({ kind: 'answer', answerable: true, cited: ['r1-c0'] });
+    expect(parseSeekReply('{"sentences": [2, 1], "note": "", "score": 75}')).toMatchObject({
+      kind: 'evidence',
+      sentences: [2, 1],
+      score: 75,
+      truncated: false,
+    });
+    expect(parseReasonReply('{"answer": "1937", "cited": ["r1-c0"], "answerable": true}')).toMatchObject({
+      kind: 'answer',
+      answerable: true,
+      cited: ['r1-c0'],
+    });
     expect(parseReasonReply('{"answer": "1937", "cited": ["r1-c0"]}')).toMatchObject({ kind: 'answer', answerable: true, answer: '1937' });
   });
 
   it('the parser still reads the free form of a provider without structured output', () => {
     expect(parseSeekReply('{"evidence": "", "quotes": [], "score": 0}')).toEqual({ kind: 'no_information' });
-    expect(parseSeekReply('{"evidence": "Opened 1937.", "quotes": ["It opened in 1937."], "score": 80}')).toMatchObject({ kind: 'evidence', sentences: [], score: 80, truncated: false });
+    expect(parseSeekReply('{"evidence": "Opened 1937.", "quotes": ["It opened in 1937."], "score": 80}')).toMatchObject({
+      kind: 'evidence',
+      sentences: [],
+      score: 80,
+      truncated: false,
+    });
   });
 });
 

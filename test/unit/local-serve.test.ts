@@ -99,7 +99,11 @@ describe('LocalExecutions (serve)', () => {
 
   it('reports the error name and the Lambda error message of a failed execution', async () => {
     const cause = JSON.stringify({ errorType: 'ModelError', errorMessage: 'the model refused', trace: [] });
-    const launcher = new LocalExecutions({ blobs, maxConcurrentRuns: 1, execute: async () => Promise.reject(new ExecutionFailedError('States.ExceedToleratedFailureThreshold', cause)) });
+    const launcher = new LocalExecutions({
+      blobs,
+      maxConcurrentRuns: 1,
+      execute: async () => Promise.reject(new ExecutionFailedError('States.ExceedToleratedFailureThreshold', cause)),
+    });
 
     await launcher.start('a', input('a'));
     await launcher.stop();
@@ -141,7 +145,10 @@ describe('LocalExecutions (serve)', () => {
   });
 
   it('still reads the records earlier versions of serve kept under api/executions/', async () => {
-    await blobs.put('api/executions/old.json', JSON.stringify({ name: 'old', status: 'SUCCEEDED', startedAt: '2026-01-01T00:00:00.000Z', stoppedAt: '2026-01-01T00:01:00.000Z' }));
+    await blobs.put(
+      'api/executions/old.json',
+      JSON.stringify({ name: 'old', status: 'SUCCEEDED', startedAt: '2026-01-01T00:00:00.000Z', stoppedAt: '2026-01-01T00:01:00.000Z' }),
+    );
     const launcher = new LocalExecutions({ blobs, execute: async () => ({}) });
 
     expect(await launcher.describe('old')).toMatchObject({ status: 'SUCCEEDED' });
@@ -244,9 +251,16 @@ describe('LocalUploadSigner', () => {
     now = new Date('2026-01-02T03:04:05Z');
     const upload = await presigner.presignPut('corpora/c1/notes/a b.txt', { expiresInSeconds: 60, contentLength: 5, contentType: 'text/plain' });
 
-    expect(upload.url).toMatch(/^http:\/\/127\.0\.0\.1:8787\/_local\/uploads\/corpora\/c1\/notes\/a%20b\.txt\?expires=\d+&length=5&type=text%2Fplain&signature=[0-9a-f]{64}$/);
+    expect(upload.url).toMatch(
+      /^http:\/\/127\.0\.0\.1:8787\/_local\/uploads\/corpora\/c1\/notes\/a%20b\.txt\?expires=\d+&length=5&type=text%2Fplain&signature=[0-9a-f]{64}$/,
+    );
     expect(upload).toMatchObject({ method: 'PUT', headers: { 'content-length': '5', 'content-type': 'text/plain' }, expiresAt: '2026-01-02T03:05:05.000Z' });
-    expect(signer.verify(new URL(upload.url), '5', 'text/plain')).toEqual({ ok: true, key: 'corpora/c1/notes/a b.txt', contentLength: 5, contentType: 'text/plain' });
+    expect(signer.verify(new URL(upload.url), '5', 'text/plain')).toEqual({
+      ok: true,
+      key: 'corpora/c1/notes/a b.txt',
+      contentLength: 5,
+      contentType: 'text/plain',
+    });
     expect(signer.verify(new URL(upload.url), '6', 'text/plain')).toEqual({ ok: false, detail: 'Content-Length must be 5, as signed' });
     expect(signer.verify(new URL(upload.url), '5', 'text/html')).toEqual({ ok: false, detail: 'Content-Type must be text/plain, as signed' });
     expect(signer.verify(new URL(upload.url.replace('length=5', 'length=50')), '50', 'text/plain')).toEqual({
@@ -283,7 +297,9 @@ describe('upload limit and signing secret', () => {
 
   it('creates the secret once under the state directory (mode 0600) and reads the same one after a restart, so old URLs verify', async () => {
     const first = await loadUploadSecret(dir);
-    const url = await new LocalUploadSigner(first).presigner(() => 'http://127.0.0.1:8787').presignPut('corpora/c1/a.txt', { expiresInSeconds: 60, contentLength: 5 });
+    const url = await new LocalUploadSigner(first)
+      .presigner(() => 'http://127.0.0.1:8787')
+      .presignPut('corpora/c1/a.txt', { expiresInSeconds: 60, contentLength: 5 });
 
     const second = await loadUploadSecret(dir);
 

@@ -35,7 +35,7 @@ describe('buildMessage', () => {
     for (const evidence of [null, '', '  \n']) expect(buildMessage(chunk, 1, 'r1-c0', { evidence, spans: [], score: 40 }).message).toBeNull();
   });
 
-  it('maps spans to document quotes and names the quotes\' documents as sources', () => {
+  it("maps spans to document quotes and names the quotes' documents as sources", () => {
     const start = chunk.text.indexOf('Beta tunnel');
     const { message: m } = buildMessage(chunk, 2, 'r2-c0', { evidence: 'Beta tunnel opened in 1950.', spans: [{ start, end: start + 11 }], score: 80 });
     expect(m).toMatchObject({ id: 'r2-c0', round: 2, chunkIndex: 0, score: 80, sources: ['b.txt'] });
@@ -54,9 +54,15 @@ describe('buildMessage', () => {
     expect(warnings).toEqual([expect.stringContaining('MAX_EVIDENCE_CHARS')]);
   });
 
-  it('is what the survey\'s seeking round stores too (same bound, same warning)', async () => {
+  it("is what the survey's seeking round stores too (same bound, same warning)", async () => {
     const seeker = {
-      seek: async () => ({ evidence: 'y'.repeat(MAX_EVIDENCE_CHARS + 1), spans: [], score: 60, usage: { calls: 1, inputTokens: 1, outputTokens: 1 }, warnings: [] }),
+      seek: async () => ({
+        evidence: 'y'.repeat(MAX_EVIDENCE_CHARS + 1),
+        spans: [],
+        score: 60,
+        usage: { calls: 1, inputTokens: 1, outputTokens: 1 },
+        warnings: [],
+      }),
     } as unknown as AgentModel;
     const round = await seekRound([chunk], { query: 'q', round: 1, synchronized: [], idPrefix: 'r1-', concurrency: 1 }, seeker);
     expect(round.messages[0].evidence).toHaveLength(MAX_EVIDENCE_CHARS);

@@ -18,13 +18,7 @@
  * What every provider must do: a table entry of its own kind, agents that answer from the evidence and
  * cite it, with usage per role, and a price lookup for both roles.
  */
-import {
-  BedrockRuntimeClient,
-  ConverseCommand,
-  ServiceUnavailableException,
-  ThrottlingException,
-  ValidationException,
-} from '@aws-sdk/client-bedrock-runtime';
+import { BedrockRuntimeClient, ConverseCommand, ServiceUnavailableException, ThrottlingException, ValidationException } from '@aws-sdk/client-bedrock-runtime';
 import { mockClient } from 'aws-sdk-client-mock';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -129,8 +123,10 @@ const HARNESSES: Harness[] = [
       }
     },
     fail: {
-      throttled: () => void bedrockMock.on(ConverseCommand).rejects(new ThrottlingException({ ...meta(429), message: 'Too many requests, please wait before trying again.' })),
-      contextOverflow: () => void bedrockMock.on(ConverseCommand).rejects(new ValidationException({ ...meta(400), message: 'Input is too long for requested model.' })),
+      throttled: () =>
+        void bedrockMock.on(ConverseCommand).rejects(new ThrottlingException({ ...meta(429), message: 'Too many requests, please wait before trying again.' })),
+      contextOverflow: () =>
+        void bedrockMock.on(ConverseCommand).rejects(new ValidationException({ ...meta(400), message: 'Input is too long for requested model.' })),
       unavailable: () => void bedrockMock.on(ConverseCommand).rejects(new ServiceUnavailableException({ ...meta(503), message: 'Service unavailable' })),
     },
     exactUsage: true,
@@ -142,7 +138,8 @@ const HARNESSES: Harness[] = [
     reply: (replies) => void openAiReplies.push(...replies.map((r) => ({ status: 200, body: completion(r) }))),
     fail: {
       throttled: () => void openAiReplies.push(openAiError(429, 'Rate limit reached')),
-      contextOverflow: () => void openAiReplies.push(openAiError(400, "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.")),
+      contextOverflow: () =>
+        void openAiReplies.push(openAiError(400, "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.")),
       unavailable: () => void openAiReplies.push(openAiError(503, 'The server is overloaded')),
     },
     exactUsage: true,
@@ -150,7 +147,16 @@ const HARNESSES: Harness[] = [
   ...(LLAMA_MODEL === undefined ? [] : [{ kind: 'llama' as const, spec: `llama:${LLAMA_MODEL}`, deps: () => ({}), exactUsage: false }]),
 ];
 
-const MESSAGE: Message = { id: 'r1-c0', round: 1, chunkIndex: 0, score: 90, evidence: 'Paris is the capital of France.', tokens: 7, quotes: [], sources: ['d'] } as Message;
+const MESSAGE: Message = {
+  id: 'r1-c0',
+  round: 1,
+  chunkIndex: 0,
+  score: 90,
+  evidence: 'Paris is the capital of France.',
+  tokens: 7,
+  quotes: [],
+  sources: ['d'],
+} as Message;
 const REASON_REQUEST: ChatRequest = {
   role: 'reasoner',
   system: 'Answer the question from the evidence. Reply with JSON only.',
@@ -161,12 +167,18 @@ const REASON_REQUEST: ChatRequest = {
 };
 const ANSWER = { answerable: true, answer: 'Paris', cited: ['r1-c0'] };
 
-if (LLAMA_MODEL === undefined) process.stderr.write('model-conformance: the llama rows run only with EXTAGENTS_TEST_MODEL set (the path scripts/fetch-test-model.sh prints)\n');
+if (LLAMA_MODEL === undefined)
+  process.stderr.write('model-conformance: the llama rows run only with EXTAGENTS_TEST_MODEL set (the path scripts/fetch-test-model.sh prints)\n');
 
 describe('the table', () => {
   it('lists every model kind, each with the provider of that kind and a price lookup for both roles', () => {
     expect(allListed).toBe(true);
-    const specs: Record<ModelKind, string> = { extractive: 'extractive', bedrock: 'bedrock:meta.llama3-1-8b-instruct-v1:0', openai: 'openai:m', llama: 'llama:m.gguf' };
+    const specs: Record<ModelKind, string> = {
+      extractive: 'extractive',
+      bedrock: 'bedrock:meta.llama3-1-8b-instruct-v1:0',
+      openai: 'openai:m',
+      llama: 'llama:m.gguf',
+    };
     for (const kind of KINDS) {
       expect(providerOf(specs[kind]).provider.kind).toBe(kind);
       const pricing = modelPricing(specs[kind]);
@@ -186,7 +198,7 @@ describe.each(HARNESSES)('chat model conformance: $kind', (h) => {
     await loadModels(h.spec);
   }, 120_000);
 
-  it('answers a request with a reply schema with that schema\'s JSON', async () => {
+  it("answers a request with a reply schema with that schema's JSON", async () => {
     h.reply?.([{ text: JSON.stringify(ANSWER), inputTokens: 40, outputTokens: 12 }]);
     const model = chatModel(h.spec, 'reasoner', h.deps())!;
 
@@ -205,7 +217,13 @@ describe.each(HARNESSES)('chat model conformance: $kind', (h) => {
       { text: 'Paris is the', cut: true, inputTokens: 30, outputTokens: 4 },
     ]);
     const model = chatModel(h.spec, 'seeker', h.deps())!;
-    const plain: ChatRequest = { role: 'seeker', system: 'Answer in one word.', messages: [{ role: 'user', text: 'What is the capital of France?' }], maxTokens: 16, temperature: 0 };
+    const plain: ChatRequest = {
+      role: 'seeker',
+      system: 'Answer in one word.',
+      messages: [{ role: 'user', text: 'What is the capital of France?' }],
+      maxTokens: 16,
+      temperature: 0,
+    };
 
     const complete = await model.complete(plain);
     const cut = await model.complete({ ...plain, system: 'Answer at length.', messages: [{ role: 'user', text: 'Describe Paris in detail.' }], maxTokens: 4 });
@@ -229,42 +247,46 @@ describe.each(HARNESSES)('chat model conformance: $kind', (h) => {
       ['unavailable', ModelUnavailableError, 'ModelUnavailableError'],
     ] as Array<[Failure, new (...args: never[]) => Error, string]>
   ).filter(([failure]) => h.fail?.[failure] !== undefined || (h.reply === undefined && failure === 'contextOverflow'));
-  it.each(failures)('fails with the typed error of a %s call', async (failure, type, name) => {
-    const model = chatModel(h.spec, 'seeker', h.deps())!;
-    const cause = h.fail?.[failure];
-    cause?.();
-    const request = cause ? REASON_REQUEST : { ...REASON_REQUEST, maxTokens: 1_000_000 };
+  it.each(failures)(
+    'fails with the typed error of a %s call',
+    async (failure, type, name) => {
+      const model = chatModel(h.spec, 'seeker', h.deps())!;
+      const cause = h.fail?.[failure];
+      cause?.();
+      const request = cause ? REASON_REQUEST : { ...REASON_REQUEST, maxTokens: 1_000_000 };
 
-    const error = await model.complete(request).catch((e: unknown) => e);
+      const error = await model.complete(request).catch((e: unknown) => e);
 
-    expect(error).toBeInstanceOf(type);
-    expect((error as Error).name).toBe(name);
-  }, 120_000);
+      expect(error).toBeInstanceOf(type);
+      expect((error as Error).name).toBe(name);
+    },
+    120_000,
+  );
 });
 
-describe.each([{ kind: 'extractive' as ModelKind, spec: 'extractive', deps: (): ProviderDeps => ({}), reply: undefined as Harness['reply'], exactUsage: true }, ...HARNESSES])(
-  'agent conformance: $kind',
-  (h) => {
-    beforeAll(async () => {
-      await loadModels(h.spec);
-    }, 120_000);
+describe.each([
+  { kind: 'extractive' as ModelKind, spec: 'extractive', deps: (): ProviderDeps => ({}), reply: undefined as Harness['reply'], exactUsage: true },
+  ...HARNESSES,
+])('agent conformance: $kind', (h) => {
+  beforeAll(async () => {
+    await loadModels(h.spec);
+  }, 120_000);
 
-    it('answers from the evidence and cites it, with the reasoner usage of its calls', async () => {
-      h.reply?.([{ text: JSON.stringify(ANSWER), inputTokens: 50, outputTokens: 12 }]);
-      const agents = agentModel(h.spec, h.deps());
+  it('answers from the evidence and cites it, with the reasoner usage of its calls', async () => {
+    h.reply?.([{ text: JSON.stringify(ANSWER), inputTokens: 50, outputTokens: 12 }]);
+    const agents = agentModel(h.spec, h.deps());
 
-      const result = await agents.reason({ question: 'What is the capital of France?', messages: [MESSAGE], force: false });
+    const result = await agents.reason({ question: 'What is the capital of France?', messages: [MESSAGE], force: false });
 
-      expect(typeof result.answerable).toBe('boolean');
-      expect(result.citedMessageIds.every((id) => id === 'r1-c0')).toBe(true);
-      if (h.exactUsage) {
-        expect(result.answerable).toBe(true);
-        expect(result.answer).toContain('Paris');
-        expect(result.citedMessageIds).toEqual(['r1-c0']);
-      }
-      // Every provider counts its calls and the tokens it read (the extractive reader in o200k tokens).
-      expect(result.usage.calls).toBeGreaterThanOrEqual(1);
-      expect(result.usage.inputTokens).toBeGreaterThan(0);
-    }, 120_000);
-  },
-);
+    expect(typeof result.answerable).toBe('boolean');
+    expect(result.citedMessageIds.every((id) => id === 'r1-c0')).toBe(true);
+    if (h.exactUsage) {
+      expect(result.answerable).toBe(true);
+      expect(result.answer).toContain('Paris');
+      expect(result.citedMessageIds).toEqual(['r1-c0']);
+    }
+    // Every provider counts its calls and the tokens it read (the extractive reader in o200k tokens).
+    expect(result.usage.calls).toBeGreaterThanOrEqual(1);
+    expect(result.usage.inputTokens).toBeGreaterThan(0);
+  }, 120_000);
+});

@@ -38,7 +38,10 @@ describe('reading the OpenAI API key from Secrets Manager', () => {
 
   it('reads the apiKey or OPENAI_API_KEY field of a JSON secret', async () => {
     // Arrange
-    secrets.on(GetSecretValueCommand).resolvesOnce({ SecretString: JSON.stringify({ apiKey: KEY }) }).resolvesOnce({ SecretString: JSON.stringify({ OPENAI_API_KEY: KEY }) });
+    secrets
+      .on(GetSecretValueCommand)
+      .resolvesOnce({ SecretString: JSON.stringify({ apiKey: KEY }) })
+      .resolvesOnce({ SecretString: JSON.stringify({ OPENAI_API_KEY: KEY }) });
     const client = new SecretsManagerClient({});
     // Act and Assert
     await expect(readOpenAiApiKey(client, SECRET_ID)).resolves.toBe(KEY);
@@ -58,7 +61,7 @@ describe('reading the OpenAI API key from Secrets Manager', () => {
 
   it('turns a missing secret into a ConfigurationError (never retried)', async () => {
     // Arrange
-    secrets.on(GetSecretValueCommand).rejects(new ResourceNotFoundException({ message: 'Secrets Manager can\'t find the specified secret.', $metadata: {} }));
+    secrets.on(GetSecretValueCommand).rejects(new ResourceNotFoundException({ message: "Secrets Manager can't find the specified secret.", $metadata: {} }));
     // Act
     const read = readOpenAiApiKey(new SecretsManagerClient({}), SECRET_ID);
     // Assert
@@ -84,7 +87,9 @@ describe('reading the OpenAI API key from Secrets Manager', () => {
     const error = await readOpenAiApiKey(new SecretsManagerClient({}), SECRET_ID).catch((e: unknown) => e);
     // Assert
     expect(error).toBeInstanceOf(ModelUnavailableError);
-    expect((error as Error).message).toBe('OpenAI-compatible model: could not read the API key secret "extagents/openai-api-key" (OPENAI_API_KEY_SECRET) from Secrets Manager: ThrottlingException');
+    expect((error as Error).message).toBe(
+      'OpenAI-compatible model: could not read the API key secret "extagents/openai-api-key" (OPENAI_API_KEY_SECRET) from Secrets Manager: ThrottlingException',
+    );
     expect((error as Error).cause).toBe(throttled);
   });
 
@@ -113,7 +118,10 @@ describe('the key provider of a container', () => {
     const rotated = 'sk-test-rotated';
     secrets.on(GetSecretValueCommand).resolvesOnce({ SecretString: KEY }).resolves({ SecretString: rotated });
     // Only the clock is faked (Powertools' cache compares Date times); timers and ticks run as usual.
-    jest.useFakeTimers({ now: Date.parse('2025-01-01T00:00:00Z'), doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    jest.useFakeTimers({
+      now: Date.parse('2025-01-01T00:00:00Z'),
+      doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'],
+    });
     const provider = openAiApiKeyProvider(new SecretsManagerClient({}), SECRET_ID);
     // Act
     const first = await provider();
@@ -128,7 +136,10 @@ describe('the key provider of a container', () => {
 
   it('reads again after a failed read instead of keeping the failure', async () => {
     // Arrange
-    secrets.on(GetSecretValueCommand).rejectsOnce(new InternalServiceError({ message: 'internal', $metadata: {} })).resolves({ SecretString: KEY });
+    secrets
+      .on(GetSecretValueCommand)
+      .rejectsOnce(new InternalServiceError({ message: 'internal', $metadata: {} }))
+      .resolves({ SecretString: KEY });
     const provider = openAiApiKeyProvider(new SecretsManagerClient({}), SECRET_ID);
     // Act and Assert
     await expect(provider()).rejects.toThrow(ModelUnavailableError);
@@ -144,10 +155,13 @@ describe('an OpenAI-compatible chat model with a key from Secrets Manager', () =
     const authorizations: Array<string | null> = [];
     const fetchStub: typeof fetch = async (_input, init) => {
       authorizations.push(new Headers(init?.headers).get('authorization'));
-      return new Response(JSON.stringify({ choices: [{ message: { content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1 } }), {
-        status: 200,
-        headers: { 'content-type': 'application/json' },
-      });
+      return new Response(
+        JSON.stringify({ choices: [{ message: { content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1 } }),
+        {
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+        },
+      );
     };
     const provider = openAiApiKeyProvider(new SecretsManagerClient({}), SECRET_ID);
     const model = createOpenAiChatModel('llama3', { baseUrl: 'https://llm.example.com/v1', fetch: fetchStub }, provider);

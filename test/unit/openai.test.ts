@@ -201,7 +201,10 @@ describe('OpenAiChatModel.complete against a local server', () => {
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     await expect(new OpenAiChatModel('m', { baseUrl: `http://127.0.0.1:${port}/v1` }).complete(request)).rejects.toThrow(ModelUnavailableError);
 
-    replies = [{ status: 200, body: '{"choices": []}' }, { status: 200, body: 'not json' }];
+    replies = [
+      { status: 200, body: '{"choices": []}' },
+      { status: 200, body: 'not json' },
+    ];
     const model = new OpenAiChatModel('m', { baseUrl });
     await expect(model.complete(request)).rejects.toThrow(/no choices\[0\]\.message\.content/);
     await expect(model.complete(request)).rejects.toThrow(ModelError);
@@ -215,11 +218,13 @@ describe('OpenAI configuration and error mapping', () => {
     expect(openAiOptionsFromEnv({ baseUrl: 'http://127.0.0.1:8000/v1', apiKey: 'x' }, env)).toMatchObject({ baseUrl: 'http://127.0.0.1:8000/v1', apiKey: 'x' });
   });
 
-  it('defaults to OpenAI\'s API when no base URL is set, as the OpenAI SDK does, and then needs a key', () => {
+  it("defaults to OpenAI's API when no base URL is set, as the OpenAI SDK does, and then needs a key", () => {
     expect(openAiOptionsFromEnv({}, { OPENAI_API_KEY: 'sk-test' })).toMatchObject({ baseUrl: OPENAI_DEFAULT_BASE_URL, apiKey: 'sk-test' });
     expect(OPENAI_DEFAULT_BASE_URL).toBe('https://api.openai.com/v1');
     expect(() => openAiOptionsFromEnv({}, {})).toThrow(ConfigurationError);
-    expect(() => openAiOptionsFromEnv({}, { OPENAI_BASE_URL: ' ' })).toThrow(/no OPENAI_API_KEY\. Without OPENAI_BASE_URL the model is OpenAI's API \(https:\/\/api\.openai\.com\/v1\)/);
+    expect(() => openAiOptionsFromEnv({}, { OPENAI_BASE_URL: ' ' })).toThrow(
+      /no OPENAI_API_KEY\. Without OPENAI_BASE_URL the model is OpenAI's API \(https:\/\/api\.openai\.com\/v1\)/,
+    );
     // A server of your own needs no key.
     expect(openAiOptionsFromEnv({}, { OPENAI_BASE_URL: 'http://127.0.0.1:8000/v1' })).not.toHaveProperty('apiKey');
   });
@@ -320,11 +325,18 @@ describe('OpenAiChatModel structured output (response_format)', () => {
     const first = await model.complete(structuredRequest);
     const second = await model.complete(structuredRequest);
 
-    expect(received.map((r) => (r.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual(['json_schema', 'json_object', 'none', 'none']);
+    expect(received.map((r) => (r.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual([
+      'json_schema',
+      'json_object',
+      'none',
+      'none',
+    ]);
     expect(first.text).toBe(good);
     expect(first.structured).toBe('prose');
     // One warning for the one detection, naming both rejections.
-    expect(first.warnings).toEqual([expect.stringMatching(/rejected response_format json_schema \(HTTP 400\) and json_object \(HTTP 400\); prose replies for this process/)]);
+    expect(first.warnings).toEqual([
+      expect.stringMatching(/rejected response_format json_schema \(HTTP 400\) and json_object \(HTTP 400\); prose replies for this process/),
+    ]);
     // Detected once: the next call goes straight to prose, with no warning.
     expect(second.warnings).toBeUndefined();
   });
@@ -336,7 +348,8 @@ describe('OpenAiChatModel structured output (response_format)', () => {
       const body = JSON.parse(String(init?.body)) as { response_format?: { type: string } };
       sent.push(body.response_format?.type ?? 'none');
       await new Promise((resolve) => setTimeout(resolve, 20));
-      if (body.response_format) return new Response(JSON.stringify({ error: { message: `response_format ${body.response_format.type} is not supported` } }), { status: 400 });
+      if (body.response_format)
+        return new Response(JSON.stringify({ error: { message: `response_format ${body.response_format.type} is not supported` } }), { status: 400 });
       return new Response(completion(good), { status: 200 });
     };
     const model = new OpenAiChatModel('m', { baseUrl, fetch: slowFetch });
@@ -358,13 +371,20 @@ describe('OpenAiChatModel structured output (response_format)', () => {
     const model = new OpenAiChatModel('m', { baseUrl });
     await expect(model.complete(structuredRequest)).rejects.toBeInstanceOf(ModelUnavailableError);
     const second = await model.complete(structuredRequest);
-    expect(received.map((r) => (r.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual(['json_schema', 'json_object', 'json_object']);
+    expect(received.map((r) => (r.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual([
+      'json_schema',
+      'json_object',
+      'json_object',
+    ]);
     expect(second.structured).toBe('json');
     expect(second.warnings).toEqual([expect.stringMatching(/rejected response_format json_schema \(HTTP 400\); json_object replies for this process/)]);
   });
 
   it('falls back to prose once when the server accepts response_format but ignores it (a complete reply that is not JSON)', async () => {
-    replies = [{ status: 200, body: completion('Evidence: opened in 1937. Score: 90') }, { status: 200, body: completion('Evidence: x. Score: 10') }];
+    replies = [
+      { status: 200, body: completion('Evidence: opened in 1937. Score: 90') },
+      { status: 200, body: completion('Evidence: x. Score: 10') },
+    ];
     const model = new OpenAiChatModel('m', { baseUrl });
 
     const first = await model.complete(structuredRequest);
@@ -377,7 +397,10 @@ describe('OpenAiChatModel structured output (response_format)', () => {
   it('a forced mode never falls back: structured "schema" surfaces the rejection as a ModelError, "json" sends json_object, "off" sends none', async () => {
     replies = [{ status: 400, body: '{"error":{"message":"response_format not supported"}}' }];
     await expect(new OpenAiChatModel('m', { baseUrl, structured: 'schema' }).complete(structuredRequest)).rejects.toBeInstanceOf(ModelError);
-    replies = [{ status: 200, body: completion(good) }, { status: 200, body: completion(good) }];
+    replies = [
+      { status: 200, body: completion(good) },
+      { status: 200, body: completion(good) },
+    ];
     await new OpenAiChatModel('m', { baseUrl, structured: 'json' }).complete(structuredRequest);
     await new OpenAiChatModel('m', { baseUrl, structured: 'off' }).complete(structuredRequest);
     expect(received.slice(1).map((r) => (r.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual(['json_object', 'none']);

@@ -31,15 +31,7 @@ describe('messageId', () => {
 
 describe('pool order', () => {
   // Arrange: ties on score (broken by chunk) and on score and chunk (broken by round).
-  const pool = [
-    message(1, 5, 40),
-    message(2, 3, 90),
-    message(1, 3, 90),
-    message(1, 0, 10),
-    message(2, 1, 90),
-    message(1, 9_999_999, 100),
-    message(99, 0, 0),
-  ];
+  const pool = [message(1, 5, 40), message(2, 3, 90), message(1, 3, 90), message(1, 0, 10), message(2, 1, 90), message(1, 9_999_999, 100), message(99, 0, 0)];
   const expected = ['r1-c9999999', 'r2-c1', 'r1-c3', 'r2-c3', 'r1-c5', 'r1-c0', 'r99-c0'];
 
   test('compareMessages sorts by score descending, then chunk ascending, then round ascending', () => {

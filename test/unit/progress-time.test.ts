@@ -14,7 +14,10 @@ describe('formatProgressTime', () => {
   it('keeps "NFs" out of a bar at 0 of n', () => {
     let written = '';
     const stream = new Writable({ write: (chunk: Buffer, _encoding, done) => ((written += chunk.toString()), done()) });
-    const bar = new SingleBar({ stream: stream as unknown as NodeJS.WriteStream, format: 'ETA {eta_formatted}', noTTYOutput: true, formatTime: formatProgressTime }, Presets.shades_classic);
+    const bar = new SingleBar(
+      { stream: stream as unknown as NodeJS.WriteStream, format: 'ETA {eta_formatted}', noTTYOutput: true, formatTime: formatProgressTime },
+      Presets.shades_classic,
+    );
     bar.start(10, 0);
     bar.stop();
     expect(written).toContain('ETA --');

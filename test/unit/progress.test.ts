@@ -49,8 +49,26 @@ describe('Progress without a terminal', () => {
 });
 
 describe("a run's progress events as the CLI shows them", () => {
-  const status = (phase: RunPhase, extra: Partial<RunStatusEvent> = {}): RunStatusEvent => ({ type: 'status', runId: 'r1', status: 'RUNNING', phase, question: 'q?', chunks: 4, tokens: 900, ...extra });
-  const seek = (done: number, extra: Partial<RunSeekEvent> = {}): RunSeekEvent => ({ type: 'seek', round: 1, done, failed: 0, total: 4, messages: done, etaMs: done === 0 ? null : 1000 * (4 - done), ...extra });
+  const status = (phase: RunPhase, extra: Partial<RunStatusEvent> = {}): RunStatusEvent => ({
+    type: 'status',
+    runId: 'r1',
+    status: 'RUNNING',
+    phase,
+    question: 'q?',
+    chunks: 4,
+    tokens: 900,
+    ...extra,
+  });
+  const seek = (done: number, extra: Partial<RunSeekEvent> = {}): RunSeekEvent => ({
+    type: 'seek',
+    round: 1,
+    done,
+    failed: 0,
+    total: 4,
+    messages: done,
+    etaMs: done === 0 ? null : 1000 * (4 - done),
+    ...extra,
+  });
 
   it('gives every phase a line of its own, and none to seeking counts, the seeking status and the end', () => {
     expect(progressLine(status('preparing'))).toBe('preparing: reading and chunking the corpus');
@@ -61,16 +79,31 @@ describe("a run's progress events as the CLI shows them", () => {
     expect(progressLine(status('finalizing'))).toBe('finalizing: citations and the result');
     expect(progressLine({ type: 'sync', round: 1, messages: 1 })).toBe('round 1: synchronized 1 message for the seeking agents of round 2');
     expect(progressLine({ type: 'sync', round: 2 })).toBe('round 2: synchronized for the seeking agents of round 3');
-    expect(progressLine({ type: 'kar', seq: 3, round: 1, k: 4, messagesUsed: 3, evidenceTokens: 120, outcome: 'refused' })).toBe('KAR step 3 (round 1, k=4): read 3 messages (120 tokens): refused');
-    expect(progressLine({ type: 'kar', seq: 4, round: 2, k: 8, messagesUsed: 1, evidenceTokens: 1, outcome: 'answered', forced: true })).toBe('KAR step 4 (round 2, k=8, best-effort): read 1 message (1 token): answered');
+    expect(progressLine({ type: 'kar', seq: 3, round: 1, k: 4, messagesUsed: 3, evidenceTokens: 120, outcome: 'refused' })).toBe(
+      'KAR step 3 (round 1, k=4): read 3 messages (120 tokens): refused',
+    );
+    expect(progressLine({ type: 'kar', seq: 4, round: 2, k: 8, messagesUsed: 1, evidenceTokens: 1, outcome: 'answered', forced: true })).toBe(
+      'KAR step 4 (round 2, k=8, best-effort): read 1 message (1 token): answered',
+    );
     expect(progressLine({ type: 'info', message: 'run r1: 2 corpus file(s)' })).toBe('run r1: 2 corpus file(s)');
-    for (const silent of [status('seeking', { round: 1 }), status('finished'), seek(1), { type: 'end', status: 'SUCCEEDED' } as const]) expect(progressLine(silent)).toBeUndefined();
+    for (const silent of [status('seeking', { round: 1 }), status('finished'), seek(1), { type: 'end', status: 'SUCCEEDED' } as const])
+      expect(progressLine(silent)).toBeUndefined();
   });
 
   it("shows a round's seeking as a counted task with its messages, failures and ETA, then the next phase as a line", () => {
     const { stream, lines } = fakeStream();
     const reporter = new RunProgressReporter(new Progress(true, stream));
-    for (const event of [status('preparing'), status('seeking', { round: 1 }), seek(0), seek(1), seek(2, { failed: 1 }), seek(3), seek(4, { etaMs: 0 }), status('reasoning', { round: 1, k: 1 })]) reporter.onProgress(event);
+    for (const event of [
+      status('preparing'),
+      status('seeking', { round: 1 }),
+      seek(0),
+      seek(1),
+      seek(2, { failed: 1 }),
+      seek(3),
+      seek(4, { etaMs: 0 }),
+      status('reasoning', { round: 1, k: 1 }),
+    ])
+      reporter.onProgress(event);
     // a speculative round (pipelined) is its own task, resumed where it was after a line
     reporter.onProgress(seek(2, { round: 2, speculative: true }));
     reporter.onProgress({ type: 'kar', seq: 1, round: 1, k: 1, messagesUsed: 1, evidenceTokens: 9, outcome: 'refused' });
@@ -92,7 +125,9 @@ describe("a run's progress events as the CLI shows them", () => {
 
   it('sums up the latest progress in one phrase (runs show): the seeking counts while seeking, else the phase', () => {
     expect(progressSummary({ status: status('seeking', { round: 1 }), seek: seek(1) })).toBe('round 1 seeking agents: 1/4 chunks (1 message, ETA 3s)');
-    expect(progressSummary({ status: status('reasoning', { round: 1, k: 2 }), seek: seek(4, { etaMs: 0 }) })).toBe('round 1: KAR step with k=2 (the reasoning agent reads the top 2 messages)');
+    expect(progressSummary({ status: status('reasoning', { round: 1, k: 2 }), seek: seek(4, { etaMs: 0 }) })).toBe(
+      'round 1: KAR step with k=2 (the reasoning agent reads the top 2 messages)',
+    );
     expect(progressSummary({})).toBeUndefined();
   });
 });

@@ -16,11 +16,23 @@ import type { Chunk } from '../../shared/types';
 
 const bedrockMock = mockClient(BedrockRuntimeClient);
 const CHUNK_TEXT = 'The keeper of the Bell Rock lighthouse was Robert Stevenson.';
-const chunk: Chunk = { index: 3, text: CHUNK_TEXT, tokens: 12, chars: CHUNK_TEXT.length, segments: [{ documentId: 'a.txt', start: 0, end: CHUNK_TEXT.length, chunkStart: 0 }] };
+const chunk: Chunk = {
+  index: 3,
+  text: CHUNK_TEXT,
+  tokens: 12,
+  chars: CHUNK_TEXT.length,
+  segments: [{ documentId: 'a.txt', start: 0, end: CHUNK_TEXT.length, chunkStart: 0 }],
+};
 
 function reply(usage: Record<string, number>) {
   const content = [{ text: JSON.stringify({ evidence: 'Robert Stevenson was the keeper.', quotes: [CHUNK_TEXT], score: 90 }) }];
-  return { output: { message: { role: 'assistant' as const, content } }, stopReason: 'end_turn' as const, usage: { inputTokens: 40, outputTokens: 20, totalTokens: 60, ...usage }, metrics: { latencyMs: 5 }, $metadata: {} };
+  return {
+    output: { message: { role: 'assistant' as const, content } },
+    stopReason: 'end_turn' as const,
+    usage: { inputTokens: 40, outputTokens: 20, totalTokens: 60, ...usage },
+    metrics: { latencyMs: 5 },
+    $metadata: {},
+  };
 }
 
 async function seekWith(modelId: string): Promise<{ content: unknown[]; usage: Record<string, unknown> }> {
@@ -56,7 +68,11 @@ describe('prompt caching of the seeking prompt', () => {
 
   it('knows which models cache prompts', () => {
     expect(['anthropic.claude-3-7-sonnet-20250219-v1:0', 'us.amazon.nova-lite-v1:0'].map(supportsPromptCaching)).toEqual([true, true]);
-    expect(['meta.llama3-1-8b-instruct-v1:0', 'us.meta.llama3-3-70b-instruct-v1:0', 'mistral.mistral-large-2402-v1:0'].map(supportsPromptCaching)).toEqual([false, false, false]);
+    expect(['meta.llama3-1-8b-instruct-v1:0', 'us.meta.llama3-3-70b-instruct-v1:0', 'mistral.mistral-large-2402-v1:0'].map(supportsPromptCaching)).toEqual([
+      false,
+      false,
+      false,
+    ]);
   });
 });
 
@@ -70,7 +86,15 @@ describe('the estimate of a caching seeker', () => {
     expect(cached.seeker.cacheWriteInputTokens).toBe(100_000);
     expect(cached.seeker.inputTokens + (cached.seeker.cacheWriteInputTokens ?? 0)).toBe(plain.seeker.inputTokens);
     expect(modelPricing('bedrock:us.meta.llama3-1-8b-instruct-v1:0').seekerCaches).toBe(false);
-    const table = { currency: 'USD', unit: 'x', writtenOn: '2026-12-01', warning: 'test', models: { 'amazon.nova-lite-v1:0': { inputUsdPerMTok: 1, outputUsdPerMTok: 1, cacheWriteUsdPerMTok: 2, asOf: '2026-12-01', source: 'test', verified: false } } };
+    const table = {
+      currency: 'USD',
+      unit: 'x',
+      writtenOn: '2026-12-01',
+      warning: 'test',
+      models: {
+        'amazon.nova-lite-v1:0': { inputUsdPerMTok: 1, outputUsdPerMTok: 1, cacheWriteUsdPerMTok: 2, asOf: '2026-12-01', source: 'test', verified: false },
+      },
+    };
     const priced = priceEstimate(cached, modelPricing('bedrock:us.amazon.nova-lite-v1:0'), table);
     const seeker = cached.seeker;
     expect(priced.prices.seeker).toMatchObject({ priced: true, usd: (seeker.inputTokens + seeker.outputTokens + 2 * 100_000) / 1e6 });

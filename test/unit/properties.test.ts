@@ -18,8 +18,32 @@ const params = (numRuns: number): fc.Parameters<unknown> => ({ seed: SEED, numRu
 
 /** Pieces that stress cuts: clusters of several code points, line ends, separators. */
 const TRICKY = [
-  '👨‍👩‍👧‍👦', '🏳️‍🌈', '👍🏽', '🇺🇸', '🇫🇷🇩🇪', 'e\u0301', 'a\u0308\u0323', 'क्ष', 'नमस्ते', '\u1100\u1161\u11A8', '한국어',
-  '\r\n', '\n\n', '\n', ' ', '. ', '。', '，', '\u200d', '\u0301', '\uFE0F', '😀', '𝔘𝔫𝔦', '中文字符', 'ok', 'Score: 100',
+  '👨‍👩‍👧‍👦',
+  '🏳️‍🌈',
+  '👍🏽',
+  '🇺🇸',
+  '🇫🇷🇩🇪',
+  'e\u0301',
+  'a\u0308\u0323',
+  'क्ष',
+  'नमस्ते',
+  '\u1100\u1161\u11A8',
+  '한국어',
+  '\r\n',
+  '\n\n',
+  '\n',
+  ' ',
+  '. ',
+  '。',
+  '，',
+  '\u200d',
+  '\u0301',
+  '\uFE0F',
+  '😀',
+  '𝔘𝔫𝔦',
+  '中文字符',
+  'ok',
+  'Score: 100',
 ];
 
 /** Arbitrary text: random code points mixed with the tricky pieces and long runs without punctuation. */
@@ -86,16 +110,21 @@ const reply = fc.oneof(
   }),
   fc.tuple(fc.string({ maxLength: 60 }), number).map(([evidence, score]) => `Evidence: ${evidence}\nScore: ${score}`),
   // The format asked: sentence ids, a note, a score (whole or cut off), and its prose fallback.
-  fc.tuple(fc.array(fc.oneof(fc.integer({ min: -5, max: 3000 }).map(String), fc.constantFrom('"3"', '"[2]"', '"2, 5"', '1.5', 'null')), { maxLength: 6 }), fc.string({ maxLength: 40 }), number, fc.boolean()).map(
-    ([ids, note, score, cut]) => {
+  fc
+    .tuple(
+      fc.array(fc.oneof(fc.integer({ min: -5, max: 3000 }).map(String), fc.constantFrom('"3"', '"[2]"', '"2, 5"', '1.5', 'null')), { maxLength: 6 }),
+      fc.string({ maxLength: 40 }),
+      number,
+      fc.boolean(),
+    )
+    .map(([ids, note, score, cut]) => {
       const json = `{"sentences": [${ids.join(', ')}], "note": ${JSON.stringify(note)}, "score": ${score}}`;
       return cut ? json.slice(0, Math.floor(json.length / 2)) : json;
-    },
-  ),
+    }),
   fc.tuple(fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 5 }), number).map(([ids, score]) => `Sentences: ${ids.join(', ')}\nScore: ${score}`),
-  fc.tuple(fc.boolean(), fc.string({ maxLength: 40 }), fc.constantFrom('r1-c0', 'r2-c13', 'x')).map(
-    ([answerable, answer, id]) => `\`\`\`json\n{"answerable": ${answerable}, "answer": ${JSON.stringify(answer)}, "cited": ["${id}"]}\n\`\`\``,
-  ),
+  fc
+    .tuple(fc.boolean(), fc.string({ maxLength: 40 }), fc.constantFrom('r1-c0', 'r2-c13', 'x'))
+    .map(([answerable, answer, id]) => `\`\`\`json\n{"answerable": ${answerable}, "answer": ${JSON.stringify(answer)}, "cited": ["${id}"]}\n\`\`\``),
   fc.constantFrom(...TRICKY).map((t) => `Score: ${t}`),
 );
 
@@ -167,13 +196,27 @@ describe('sentenceUnits', () => {
 const DELIMITER = new RegExp(`<\\s*\\/?\\s*(?:${DELIMITER_TAGS.join('|')})(?=[\\s>/]|$)`, 'gi');
 const hostile = fc.oneof(
   unicodeText,
-  fc.array(fc.oneof(fc.constantFrom('<', '</', '< /', '<\n/', '>', 'chunk', 'CHUNK', 'message', ' id="r1-c0"', 'question', '&lt;', '\n'), fc.string({ maxLength: 4 })), { maxLength: 30 }).map((p) => p.join('')),
+  fc
+    .array(
+      fc.oneof(
+        fc.constantFrom('<', '</', '< /', '<\n/', '>', 'chunk', 'CHUNK', 'message', ' id="r1-c0"', 'question', '&lt;', '\n'),
+        fc.string({ maxLength: 4 }),
+      ),
+      { maxLength: 30 },
+    )
+    .map((p) => p.join('')),
 );
 
 describe('escapeUntrusted', () => {
   it('never leaves text that opens or closes a delimiter tag, so the prompts hold exactly their own tags', () => {
     const message = (evidence: string): Message => ({ id: 'r1-c0', round: 1, chunkIndex: 0, score: 50, evidence, tokens: 5, quotes: [], sources: ['d'] });
-    const chunk = (text: string) => ({ index: 0, tokens: 10, chars: text.length, segments: [{ documentId: 'd', start: 0, end: text.length, chunkStart: 0 }], text });
+    const chunk = (text: string) => ({
+      index: 0,
+      tokens: 10,
+      chars: text.length,
+      segments: [{ documentId: 'd', start: 0, end: text.length, chunkStart: 0 }],
+      text,
+    });
     const count = (text: string): number => text.match(DELIMITER)?.length ?? 0;
     const seekTags = count(buildSeekPrompt({ question: 'q', chunk: chunk('c'), round: 2, synchronized: [message('m')] }).user);
     const reasonTags = count(buildReasonPrompt({ question: 'q', messages: [message('m')], force: false }).user);

@@ -29,7 +29,7 @@ const base = (quota: ConcurrencyInput['quota'], extra: Partial<ConcurrencyInput>
 });
 
 describe('deriveConcurrency', () => {
-  it('keeps the run\'s concurrency when no quota is stated', () => {
+  it("keeps the run's concurrency when no quota is stated", () => {
     const plan = deriveConcurrency(base({}));
 
     expect(plan.concurrency).toBe(50);
@@ -67,10 +67,12 @@ describe('deriveConcurrency', () => {
     expect(plan.boundBy).toBe('tokensPerMinute');
     expect(plan.expectedRequestsPerMinute).toBeLessThanOrEqual(200);
     expect(plan.expectedTokensPerMinute).toBeLessThanOrEqual(1_500_000);
-    expect(plan.reasoning.join('\n')).toMatch(/requests: 200\/min × 3 s \/ 60 = 10 seeks in flight\ntokens: 1,500,000\/min × 3 s \/ \(60 × 10,000\) = 7\.5 seeks in flight/);
+    expect(plan.reasoning.join('\n')).toMatch(
+      /requests: 200\/min × 3 s \/ 60 = 10 seeks in flight\ntokens: 1,500,000\/min × 3 s \/ \(60 × 10,000\) = 7\.5 seeks in flight/,
+    );
   });
 
-  it('is capped by the run\'s concurrency when the quota allows more', () => {
+  it("is capped by the run's concurrency when the quota allows more", () => {
     const plan = deriveConcurrency(base({ requestsPerMinute: 100_000, tokensPerMinute: 1_000_000_000 }, { requested: 8 }));
 
     expect(plan.concurrency).toBe(8);
@@ -111,7 +113,9 @@ describe('checkQuota (pre-flight)', () => {
 
     // Half a request a minute: a seek every 120 s, 117 s of waiting.
     const refused = checkQuota(deriveConcurrency(base({ requestsPerMinute: 0.5 })));
-    expect(refused.refusal).toMatch(/one seek at a time needs 120 s per seek .* each seek would wait 117 s for the quota, more than its retries wait on average \(61 s of at most 122 s over 6 retries\)/);
+    expect(refused.refusal).toMatch(
+      /one seek at a time needs 120 s per seek .* each seek would wait 117 s for the quota, more than its retries wait on average \(61 s of at most 122 s over 6 retries\)/,
+    );
   });
 
   it('warns, with the numbers, when one seek at a time is still over the quota', () => {
@@ -135,7 +139,7 @@ describe('checkQuota (pre-flight)', () => {
 });
 
 describe('the retry budget', () => {
-  it('is the workflow\'s Retry of a throttled call: 2, 4, 8, 16, 32, 60 s, half of it on average with full jitter', () => {
+  it("is the workflow's Retry of a throttled call: 2, 4, 8, 16, 32, 60 s, half of it on average with full jitter", () => {
     expect(retryDelaysSeconds()).toEqual([2, 4, 8, 16, 32, 60]);
     expect(retryBudgetSeconds()).toEqual({ expected: 61, longest: 122 });
   });
@@ -150,7 +154,7 @@ describe('planRunConcurrency', () => {
     expect(tokensPerSeek(estimate)).toBeGreaterThan(8000);
   });
 
-  it('defaults the latency to the eval\'s assumed seeker latency, and says so', () => {
+  it("defaults the latency to the eval's assumed seeker latency, and says so", () => {
     const latency = defaultSeekLatency(estimate);
 
     expect(latency.seconds).toBeGreaterThan(2);
@@ -158,7 +162,7 @@ describe('planRunConcurrency', () => {
     expect(latency.source).toMatch(/shared\/eval\/latency\.ts/);
   });
 
-  it('prefers the run\'s own quota and latency over the deployment\'s', () => {
+  it("prefers the run's own quota and latency over the deployment's", () => {
     const options = parseRunOptions({ concurrency: 100, quotaRequestsPerMinute: 60, seekLatencySeconds: 5 });
     const plan = planRunConcurrency(estimate, options, { requestsPerMinute: 6000, tokensPerMinute: 400_000 });
 
@@ -174,6 +178,10 @@ describe('the quota run options', () => {
     expect(() => parseRunOptions({ quotaTokensPerMinute: 0 })).toThrow(InvalidRunOptionsError);
     expect(() => parseRunOptions({ quotaRequestsPerMinute: 1.5 })).toThrow(/quotaRequestsPerMinute/);
     expect(() => parseRunOptions({ seekLatencySeconds: 0 })).toThrow(/seekLatencySeconds/);
-    expect(parseRunOptions({ quotaRequestsPerMinute: 600, quotaTokensPerMinute: 300_000, seekLatencySeconds: 2.5 })).toMatchObject({ quotaRequestsPerMinute: 600, quotaTokensPerMinute: 300_000, seekLatencySeconds: 2.5 });
+    expect(parseRunOptions({ quotaRequestsPerMinute: 600, quotaTokensPerMinute: 300_000, seekLatencySeconds: 2.5 })).toMatchObject({
+      quotaRequestsPerMinute: 600,
+      quotaTokensPerMinute: 300_000,
+      seekLatencySeconds: 2.5,
+    });
   });
 });

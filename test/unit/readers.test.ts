@@ -65,7 +65,8 @@ describe('the HTML reader', () => {
       '- International orange',
       'Article footnote kept',
     ]);
-    for (const boilerplate of ['Donate', 'Main page', 'Search', 'Jump to content', 'Site banner', 'Privacy policy', 'hidden text', 'color']) expect(doc.text).not.toContain(boilerplate);
+    for (const boilerplate of ['Donate', 'Main page', 'Search', 'Jump to content', 'Site banner', 'Privacy policy', 'hidden text', 'color'])
+      expect(doc.text).not.toContain(boilerplate);
   });
 
   it('maps text offsets to the heading path, and each heading to its element in the source', async () => {
@@ -160,27 +161,36 @@ const reportPdf = (): Promise<Uint8Array> =>
 
 describe('the PDF reader', () => {
   it('rejoins the wrapped lines of a paragraph and words hyphenated at a line end, keeping short lines as they are', async () => {
-    const doc = await read('works.pdf', await pdfOf([
-      [
-        'The harbour works were designed by the chief engi-',
-        'neer, Margaret Hollis, who wrote the long report on',
-        'the spring tides of 1911.',
-        'Lights lit',
-        'Bell Rock 1811',
-        '- Skerryvore 1844',
-      ],
-    ]));
-    expect(doc.text).toBe('The harbour works were designed by the chief engineer, Margaret Hollis, who wrote the long report on the spring tides of 1911.\nLights lit\nBell Rock 1811\n- Skerryvore 1844');
+    const doc = await read(
+      'works.pdf',
+      await pdfOf([
+        [
+          'The harbour works were designed by the chief engi-',
+          'neer, Margaret Hollis, who wrote the long report on',
+          'the spring tides of 1911.',
+          'Lights lit',
+          'Bell Rock 1811',
+          '- Skerryvore 1844',
+        ],
+      ]),
+    );
+    expect(doc.text).toBe(
+      'The harbour works were designed by the chief engineer, Margaret Hollis, who wrote the long report on the spring tides of 1911.\nLights lit\nBell Rock 1811\n- Skerryvore 1844',
+    );
     const quote = 'the chief engineer, Margaret Hollis';
     expect(doc.text.slice(doc.text.indexOf(quote), doc.text.indexOf(quote) + quote.length)).toBe(quote);
   });
 
   it('joinPdfLines: list items and blank lines stay, a capitalised or short next part is never joined without its hyphen', () => {
-    expect(joinPdfLines('a line of running text that is long enough to wrap on\n- an item\n\nNext paragraph')).toBe('a line of running text that is long enough to wrap on\n- an item\n\nNext paragraph');
-    expect(joinPdfLines('a line of running text that names the Anglo-\nSaxon chronicle here and there')).toBe('a line of running text that names the Anglo-Saxon chronicle here and there');
+    expect(joinPdfLines('a line of running text that is long enough to wrap on\n- an item\n\nNext paragraph')).toBe(
+      'a line of running text that is long enough to wrap on\n- an item\n\nNext paragraph',
+    );
+    expect(joinPdfLines('a line of running text that names the Anglo-\nSaxon chronicle here and there')).toBe(
+      'a line of running text that names the Anglo-Saxon chronicle here and there',
+    );
   });
 
-  it('reads each page\'s text layer, a page a location, and the document title', async () => {
+  it("reads each page's text layer, a page a location, and the document title", async () => {
     const doc = await read('report.pdf', await reportPdf());
 
     expect(doc.format).toBe('pdf');
@@ -214,7 +224,13 @@ describe('the DOCX reader', () => {
     const doc = await read('harbour.docx', await notesDocx());
 
     expect(doc.format).toBe('docx');
-    expect(doc.text.split('\n\n')).toEqual(['Harbour notes', 'Tides', 'The harbour master recorded a spring tide of 6.1 metres in March.', 'Month | Tide', 'March | 6.1 m']);
+    expect(doc.text.split('\n\n')).toEqual([
+      'Harbour notes',
+      'Tides',
+      'The harbour master recorded a spring tide of 6.1 metres in March.',
+      'Month | Tide',
+      'March | 6.1 m',
+    ]);
     expect(locationAt(doc.locations, doc.text.indexOf('6.1 m'))?.label).toBe('Harbour notes › Tides');
   });
 
@@ -250,7 +266,9 @@ describe('pathological files (a breaker session found each)', () => {
     const bytes = lieAboutSizes(await zip.generateAsync({ type: 'uint8array', compression: 'DEFLATE', compressionOptions: { level: 9 } }), 1000);
 
     const started = Date.now();
-    expect(await reason('liar.docx', bytes)).toMatch(/^DOCX too large unpacked \(over 32 MiB, whatever its headers say, from \d+ bytes; at most 32 MiB are read\)$/);
+    expect(await reason('liar.docx', bytes)).toMatch(
+      /^DOCX too large unpacked \(over 32 MiB, whatever its headers say, from \d+ bytes; at most 32 MiB are read\)$/,
+    );
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
@@ -266,7 +284,9 @@ describe('pathological files (a breaker session found each)', () => {
       z.file('word/document.xml', '<w:document>tiny</w:document>');
       return z.generateAsync({ type: 'uint8array', compression: 'DEFLATE' });
     })();
-    expect(await reason('overstated.docx', lieAboutSizes(small, 5000))).toMatch(/^not a readable DOCX \(entry \S+ unpacks to \d+ bytes, its header says 5000\)$/);
+    expect(await reason('overstated.docx', lieAboutSizes(small, 5000))).toMatch(
+      /^not a readable DOCX \(entry \S+ unpacks to \d+ bytes, its header says 5000\)$/,
+    );
   });
 
   it('reads Markdown quoted 100 levels deep (markdown-it would drop it at its default nesting limit)', async () => {

@@ -44,7 +44,16 @@ describe('one knowledge-accumulating reasoning step', () => {
   let dir: string;
   let blobs: FsBlobStore;
   const state: WorkflowState = {
-    runId: 'r', manifestKey: 'runs/r/manifest.json', chunks: 8, covered: 8, round: 1, k: 2, seq: 0, outcome: null, exhausted: false, poolSize: 0,
+    runId: 'r',
+    manifestKey: 'runs/r/manifest.json',
+    chunks: 8,
+    covered: 8,
+    round: 1,
+    k: 2,
+    seq: 0,
+    outcome: null,
+    exhausted: false,
+    poolSize: 0,
     config: { rounds: 1, concurrency: 1, toleratedFailurePercentage: 0, bestEffort: false, pipelineRounds: false, coverageCap: 8 },
   };
 
@@ -56,7 +65,17 @@ describe('one knowledge-accumulating reasoning step', () => {
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   async function writeRecord(reasonerBudgetTokens: number): Promise<void> {
-    const record = { runId: 'r', question: 'q?', options: parseRunOptions({ reasonerBudgetTokens }), documents: [], skipped: [], chunks: 8, tokens: 0, tokenizer: 't', createdAt: '' } as unknown as RunRecord;
+    const record = {
+      runId: 'r',
+      question: 'q?',
+      options: parseRunOptions({ reasonerBudgetTokens }),
+      documents: [],
+      skipped: [],
+      chunks: 8,
+      tokens: 0,
+      tokenizer: 't',
+      createdAt: '',
+    } as unknown as RunRecord;
     await blobs.put(runRecordKey('r'), JSON.stringify(record));
   }
 

@@ -53,6 +53,8 @@ describe('runs show of a run without a result', () => {
     expect(describeUnfinished(run({ live: { state: 'interrupted', heartbeat } }), now)).toBe(
       `run r1: interrupted: its process 4242 stopped after ${ago(4000).slice(0, 19).replace('T', ' ')} UTC, at round 2 seeking agents: 10/40 chunks (3 messages, 1 failed, ETA 3m05s); no result (40 chunks; question: q?); resume it with 'extagents ask ... --run-id r1'`,
     );
-    expect(describeUnfinished(run({}), now)).toBe("run r1: no result (it stopped before it ended; 40 chunks; question: q?); resume it with 'extagents ask ... --run-id r1'");
+    expect(describeUnfinished(run({}), now)).toBe(
+      "run r1: no result (it stopped before it ended; 40 chunks; question: q?); resume it with 'extagents ask ... --run-id r1'",
+    );
   });
 });

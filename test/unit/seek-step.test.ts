@@ -31,7 +31,8 @@ function fakeStore(recorded: Recorded, overrides: Partial<MessageStore> = {}): M
       recorded.warnings.push(...record.warnings);
       return 'recorded' as const;
     },
-    recordSeekFailure: async (_run: string, _round: number, chunk: number, f: { error: string; message: string }) => void recorded.failures.push({ chunk, error: f.error, message: f.message }),
+    recordSeekFailure: async (_run: string, _round: number, chunk: number, f: { error: string; message: string }) =>
+      void recorded.failures.push({ chunk, error: f.error, message: f.message }),
     lastSeekFailure: async () => undefined,
     countTransientError: async () => undefined,
     ...overrides,
@@ -90,7 +91,17 @@ describe('one Seek task', () => {
     clearRunCaches();
     dir = mkdtempSync(path.join(tmpdir(), 'seek-step-'));
     blobs = new FsBlobStore(dir);
-    const record = { runId: 'r', question: 'q?', options: parseRunOptions({}), documents: [], skipped: [], chunks: 1, tokens: 0, tokenizer: 't', createdAt: '' } as unknown as RunRecord;
+    const record = {
+      runId: 'r',
+      question: 'q?',
+      options: parseRunOptions({}),
+      documents: [],
+      skipped: [],
+      chunks: 1,
+      tokens: 0,
+      tokenizer: 't',
+      createdAt: '',
+    } as unknown as RunRecord;
     await blobs.put(runRecordKey('r'), JSON.stringify(record));
     await blobs.put(chunkKey('r', 0), JSON.stringify(chunk));
   });
@@ -127,9 +138,10 @@ describe('one Seek task', () => {
       },
     };
 
-    const failure = await seekChunk({ runId: 'r', round: 1, chunk: 0 }, { blobs, store: fakeStore(recorded, { wasSought: async () => Promise.reject(storeDown) }), model }).catch(
-      (error: unknown) => error,
-    );
+    const failure = await seekChunk(
+      { runId: 'r', round: 1, chunk: 0 },
+      { blobs, store: fakeStore(recorded, { wasSought: async () => Promise.reject(storeDown) }), model },
+    ).catch((error: unknown) => error);
 
     expect(failure).toBe(storeDown);
     expect(recorded.failures).toEqual([{ chunk: 0, error: 'ResourceNotFoundException', message: 'Requested resource not found' }]);
@@ -180,7 +192,7 @@ describe('one Seek task', () => {
       return waits;
     };
 
-    it('is measured from the throttled attempt\'s failure record to the next attempt', async () => {
+    it("is measured from the throttled attempt's failure record to the next attempt", async () => {
       expect(await waitsAfter({ error: ModelThrottledError.name, at: 96_500 })).toEqual([3500]);
     });
 
@@ -193,7 +205,10 @@ describe('one Seek task', () => {
 
     it('records the time of a failure, from which the next attempt measures', async () => {
       const failures: Array<{ at?: number }> = [];
-      const store = fakeStore({ messages: [], failures: [], warnings: [] }, { recordSeekFailure: async (_r: string, _n: number, _c: number, f: { at?: number }) => void failures.push(f) });
+      const store = fakeStore(
+        { messages: [], failures: [], warnings: [] },
+        { recordSeekFailure: async (_r: string, _n: number, _c: number, f: { at?: number }) => void failures.push(f) },
+      );
       const throttled: AgentModel = { ...answering, seek: async () => Promise.reject(new ModelThrottledError('slow down')) };
 
       await seekChunk({ runId: 'r', round: 1, chunk: 0 }, { blobs, store, model: throttled, now: () => 42 }).catch(() => undefined);

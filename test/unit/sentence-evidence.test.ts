@@ -50,7 +50,10 @@ function seekRequest(text = ENGLISH, question = 'When did the Golden Gate Bridge
 
 /** One seek with one scripted reply (more replies for a re-ask); the seeker model is returned for its requests. */
 async function seekWith(replies: string[], request: SeekRequest = seekRequest()) {
-  const seeker = new ScriptedChatModel('seeker', replies.map((text) => ({ text })));
+  const seeker = new ScriptedChatModel(
+    'seeker',
+    replies.map((text) => ({ text })),
+  );
   const result = await new LlmAgents({ seeker, reasoner: seeker, maxOutputTokens: { seek: 300, reason: 100 } }).seek(request);
   return { result, seeker };
 }
@@ -159,7 +162,7 @@ describe('LlmAgents.seek over numbered sentences', () => {
     expect(seeker.requests[0].messages[0].text).toContain(`[1] ${CHINESE_UNITS[0]}\n[2] ${CHINESE_UNITS[1]}\n[3] ${CHINESE_UNITS[2]}`);
   });
 
-  it('drops ids beyond the chunk\'s units with a warning', async () => {
+  it("drops ids beyond the chunk's units with a warning", async () => {
     const { result } = await seekWith(['{"sentences": [2, 9, 14], "note": "", "score": 75}']);
 
     expect(result.evidence).toBe(ENGLISH_UNITS[1]);
@@ -234,8 +237,10 @@ describe('LlmAgents.seek over numbered sentences', () => {
     expect(result.evidence).toBe(`${ENGLISH_UNITS[0]} ${ENGLISH_UNITS[1]}\nNote: Its chief engineer was Joseph Strauss. He was born in Chicago.`);
   });
 
-  it('drops a note that echoes the prompt\'s own heading, with a warning', async () => {
-    const synchronized: Message[] = [{ id: 'r1-c3', round: 1, chunkIndex: 3, score: 90, evidence: 'Strauss was chief engineer.', tokens: 5, quotes: [], sources: ['d'] }];
+  it("drops a note that echoes the prompt's own heading, with a warning", async () => {
+    const synchronized: Message[] = [
+      { id: 'r1-c3', round: 1, chunkIndex: 3, score: 90, evidence: 'Strauss was chief engineer.', tokens: 5, quotes: [], sources: ['d'] },
+    ];
     const request = seekRequest(ENGLISH, 'When did the Golden Gate Bridge open?', { round: 2, synchronized });
     const { result } = await seekWith(['{"sentences": [1], "note": "The global top messages after round 1, best first", "score": 75}'], request);
 
@@ -271,8 +276,10 @@ describe('LlmAgents.seek over numbered sentences', () => {
     expect(result.score).toBe(50);
   });
 
-  it('locates a free-form quote copied with the numbered view\'s [n] markers', async () => {
-    const { result } = await seekWith(['{"evidence": "Strauss.", "quotes": ["[2] Its chief engineer was Joseph Strauss. [3] It spans the strait."], "score": 50}']);
+  it("locates a free-form quote copied with the numbered view's [n] markers", async () => {
+    const { result } = await seekWith([
+      '{"evidence": "Strauss.", "quotes": ["[2] Its chief engineer was Joseph Strauss. [3] It spans the strait."], "score": 50}',
+    ]);
 
     expect(result.spans).toEqual([{ start: 54, end: 115 }]);
   });
@@ -287,7 +294,7 @@ describe('LlmAgents.seek over numbered sentences', () => {
     ]);
   });
 
-  it('sends a schema whose sentence ids range over the chunk\'s units', async () => {
+  it("sends a schema whose sentence ids range over the chunk's units", async () => {
     const { seeker } = await seekWith(['{"sentences": [], "note": "", "score": 0}'], seekRequest(SIX));
 
     const sentences = seeker.requests[0].schema?.schema.properties?.sentences;
@@ -298,7 +305,9 @@ describe('LlmAgents.seek over numbered sentences', () => {
 });
 
 describe('LlmAgents.reason: bounded answers', () => {
-  const messages: Message[] = [{ id: 'r1-c12', round: 1, chunkIndex: 12, score: 80, evidence: 'The bridge opened in May 1937.', tokens: 8, quotes: [], sources: ['d'] }];
+  const messages: Message[] = [
+    { id: 'r1-c12', round: 1, chunkIndex: 12, score: 80, evidence: 'The bridge opened in May 1937.', tokens: 8, quotes: [], sources: ['d'] },
+  ];
   const reasonWith = async (text: string, force = false) => {
     const reasoner = new ScriptedChatModel('reasoner', [{ text }]);
     const result = await new LlmAgents({ seeker: reasoner, reasoner }).reason({ question: 'When did it open?', messages, force });
@@ -313,7 +322,7 @@ describe('LlmAgents.reason: bounded answers', () => {
     expect(result).toMatchObject({ answerable: true, answer: 'May 1937', citedMessageIds: ['r1-c12'], warnings: [] });
   });
 
-  it('a normal request\'s schema can refuse', async () => {
+  it("a normal request's schema can refuse", async () => {
     const { reasoner } = await reasonWith('{"answer": "May 1937", "cited": ["r1-c12"], "answerable": true}');
 
     expect(reasoner.requests[0].schema?.schema.properties).toHaveProperty('answerable', { type: 'boolean' });
@@ -405,7 +414,13 @@ describe('buildMessage ranking', () => {
   });
 
   it('computes the prior of the evidence when the reply has no span (free form)', () => {
-    const { message } = buildMessage(chunk, 1, 'r1-c0', { evidence: 'The Golden Gate Bridge opened in 1937.', spans: [], score: 0 }, { question, mode: 'retrieval' });
+    const { message } = buildMessage(
+      chunk,
+      1,
+      'r1-c0',
+      { evidence: 'The Golden Gate Bridge opened in 1937.', spans: [], score: 0 },
+      { question, mode: 'retrieval' },
+    );
 
     expect(message).toMatchObject({ prior: 100, modelScore: 0, score: 100 });
   });
@@ -448,7 +463,12 @@ describe('buildMessage over identical documents (issue 24, defect 13)', () => {
   it('quotes each copy once when the seeking agent cites the sentence in both copies', async () => {
     const units = sentenceUnits(chunk.text);
     const second = units.findIndex((u) => u.start >= text.length) + 1;
-    const { result } = await seekWith([`{"sentences": [1, ${second}], "note": "", "score": 75}`], { question: 'When did it open?', chunk, round: 1, synchronized: [] });
+    const { result } = await seekWith([`{"sentences": [1, ${second}], "note": "", "score": 75}`], {
+      question: 'When did it open?',
+      chunk,
+      round: 1,
+      synchronized: [],
+    });
 
     const { message } = buildMessage(chunk, 1, 'r1-c0', result);
 

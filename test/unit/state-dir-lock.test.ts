@@ -20,7 +20,9 @@ describe('StateDirLock', () => {
 
     const second = StateDirLock.acquire(dir, 'ask');
     await expect(second).rejects.toThrow(ConfigurationError);
-    await expect(StateDirLock.acquire(dir, 'ask')).rejects.toThrow(new RegExp(`in use by another extagents process \\(process ${process.pid}, extagents serve\\)`));
+    await expect(StateDirLock.acquire(dir, 'ask')).rejects.toThrow(
+      new RegExp(`in use by another extagents process \\(process ${process.pid}, extagents serve\\)`),
+    );
 
     await first.release();
     await first.release(); // idempotent

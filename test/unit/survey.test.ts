@@ -35,7 +35,14 @@ const message = (id: string, sourceId: string, text: string): Message => ({
 describe('survey corpus and chunking', () => {
   it('reads JSONL papers and Markdown files, deriving an id for a record without one', () => {
     const jsonl = [
-      JSON.stringify({ arxiv_id: '2304.11477', title: 'LLM+P', abstract: 'Plans.', authors: 'Liu, Bo and Jiang, Yuqian', year: '2023', categories: "['plan-generation', 'language-translation']" }),
+      JSON.stringify({
+        arxiv_id: '2304.11477',
+        title: 'LLM+P',
+        abstract: 'Plans.',
+        authors: 'Liu, Bo and Jiang, Yuqian',
+        year: '2023',
+        categories: "['plan-generation', 'language-translation']",
+      }),
       JSON.stringify({ arxiv_id: null, title: 'There and back again', abstract: 'Stories.', authors: 'Kelly, Jack and Mateas, Michael', year: 2023 }),
       JSON.stringify({ id: 'x1', title: 'No abstract' }),
     ].join('\n');
@@ -76,14 +83,24 @@ describe('outline (knowledge-accumulating reasoning)', () => {
       async outline(request: OutlineRequest): Promise<OutlineResult> {
         seen.push(request.messages.length);
         const covered = request.messages.length >= 5;
-        return { covered, outline: covered ? { title: 'T', sections: [{ heading: 'A', scope: 'a' }] } : null, usage: { calls: 1, inputTokens: 0, outputTokens: 0 }, warnings: [] };
+        return {
+          covered,
+          outline: covered ? { title: 'T', sections: [{ heading: 'A', scope: 'a' }] } : null,
+          usage: { calls: 1, inputTokens: 0, outputTokens: 0 },
+          warnings: [],
+        };
       },
       writeSection: async () => ({ text: '', usage: { calls: 0, inputTokens: 0, outputTokens: 0 }, warnings: [] }),
     };
     const pool = Array.from({ length: 20 }, (_, i) => message(`r1-c${i}`, `s${i}`, `evidence number ${i}`));
     const draft = await draftOutline(TOPIC, pool, { maxSections: 4, outlineBudgetTokens: 10_000 }, model);
     expect(seen).toEqual([1, 2, 4, 8]);
-    expect(draft.trace.map((s) => [s.k, s.covered])).toEqual([[1, false], [2, false], [4, false], [8, true]]);
+    expect(draft.trace.map((s) => [s.k, s.covered])).toEqual([
+      [1, false],
+      [2, false],
+      [4, false],
+      [8, true],
+    ]);
   });
 
   it('the extractive outliner grows the outline from shared themes once enough sources cover them', async () => {
@@ -123,7 +140,8 @@ describe('extractive outline: readable headings and scopes, no thin section', ()
     t2: 'Tool calls are planned by language models before execution.',
   };
   const pool = Object.entries(texts).map(([id, text], i) => ({ ...message(`r1-c${i}`, id, text), score: 90 - i }));
-  const outlineOf = async (force: boolean) => new ExtractiveSurveyModel().outline({ topic: 'Language models for planning', messages: pool, maxSections: 3, force });
+  const outlineOf = async (force: boolean) =>
+    new ExtractiveSurveyModel().outline({ topic: 'Language models for planning', messages: pool, maxSections: 3, force });
 
   it('names sections with the supported multi-word phrases, title-cased, never the topic', async () => {
     const result = await outlineOf(true);
@@ -144,7 +162,9 @@ describe('extractive outline: readable headings and scopes, no thin section', ()
       'How work on language models for planning addresses robot task planning and long-horizon tasks.',
     ]);
     for (const scope of scopes ?? []) expect(scope).not.toMatch(/ in Language models for planning$/);
-    expect(scopeSentence('LLM planning', ['PDDL', 'classical planners', 'plan repair'])).toBe('How work on LLM planning addresses PDDL, classical planners and plan repair.');
+    expect(scopeSentence('LLM planning', ['PDDL', 'classical planners', 'plan repair'])).toBe(
+      'How work on LLM planning addresses PDDL, classical planners and plan repair.',
+    );
   });
 
   it('folds a facet too thin to be a section into its nearest section or leaves it out, even when forced', async () => {
@@ -162,7 +182,7 @@ describe('extractive outline: readable headings and scopes, no thin section', ()
     expect((await outlineOf(true)).outline).toEqual(outline);
   });
 
-  it('ranks a section\'s messages by its focus: not the topic, generic nouns or the scope\'s frame words', () => {
+  it("ranks a section's messages by its focus: not the topic, generic nouns or the scope's frame words", () => {
     const query = 'Robot Task Planning. How work on language models for planning addresses robot task planning and long-horizon tasks.';
     expect(focusTerms(query, 'Language models for planning')).toEqual(['robot', 'long', 'horizon']);
     const ranked = rerankForSection(
@@ -176,7 +196,10 @@ describe('extractive outline: readable headings and scopes, no thin section', ()
 
   it('gives a section a synchronized round when its relevant messages hold too few words for its share of the target', () => {
     // Ten relevant one-sentence messages: enough messages (8), far fewer words than 2 x 500.
-    const ranked = Array.from({ length: 10 }, (_, i) => ({ message: message(`m${i}`, `s${i}`, 'A mobile robot plans household chores with feedback.'), relevance: 1 }));
+    const ranked = Array.from({ length: 10 }, (_, i) => ({
+      message: message(`m${i}`, `s${i}`, 'A mobile robot plans household chores with feedback.'),
+      relevance: 1,
+    }));
     const options = { minSectionMessages: 8, rounds: 2 };
     expect(needsSectionRound(ranked, options, 6)).toBe(false);
     expect(needsSectionRound(ranked, { ...options, targetWords: 3000 }, 6)).toBe(true);
@@ -207,14 +230,30 @@ describe('section writing', () => {
     const evidence = await sectionEvidence(TOPIC, outline, 0, pool, chunks, { minSectionMessages: 4, rounds: 2, concurrency: 2 }, new ExtractiveReader());
     expect(evidence.synchronized).toBe(true);
     expect(evidence.messages.length).toBeGreaterThan(pool.length);
-    const draft = await model.writeSection({ topic: TOPIC, outline, section: 0, messages: evidence.messages, sources: SURVEY_PAPERS, targetWords: 80, avoid: [] });
+    const draft = await model.writeSection({
+      topic: TOPIC,
+      outline,
+      section: 0,
+      messages: evidence.messages,
+      sources: SURVEY_PAPERS,
+      targetWords: 80,
+      avoid: [],
+    });
     const citations = [...draft.text.matchAll(/\[([^\]]+)\]/g)].map((m) => m[1]);
     expect(citations.length).toBeGreaterThan(1);
     expect(citations.filter((id) => id.startsWith('r')).length).toBeGreaterThan(citations.length / 2);
     const checked = checkCitations(draft.text, { corpusIds: new Set(SURVEY_PAPERS.map((s) => s.id)), messages: evidence.messages, section: 1 });
     expect(checked.counts.removed).toBe(0);
     const firstSentence = checked.kept[0].sentence;
-    const again = await model.writeSection({ topic: TOPIC, outline, section: 0, messages: evidence.messages, sources: SURVEY_PAPERS, targetWords: 80, avoid: [firstSentence] });
+    const again = await model.writeSection({
+      topic: TOPIC,
+      outline,
+      section: 0,
+      messages: evidence.messages,
+      sources: SURVEY_PAPERS,
+      targetWords: 80,
+      avoid: [firstSentence],
+    });
     expect(again.text).not.toContain(firstSentence);
   });
 });
@@ -235,9 +274,12 @@ describe('citation check', () => {
   });
 
   it("removes a real id attached to another source's claim", () => {
-    const text = 'The robot executes each action and replans when an action fails [p1]. Goals are translated into PDDL problem files for classical planners [p1].';
+    const text =
+      'The robot executes each action and replans when an action fails [p1]. Goals are translated into PDDL problem files for classical planners [p1].';
     const checked = checkCitations(text, { corpusIds, messages, section: 2 });
-    expect(checked.text).toBe('The robot executes each action and replans when an action fails. Goals are translated into PDDL problem files for classical planners [p1].');
+    expect(checked.text).toBe(
+      'The robot executes each action and replans when an action fails. Goals are translated into PDDL problem files for classical planners [p1].',
+    );
     expect(checked.counts).toEqual({ kept: 1, removed: 1, fabricated: 0, unsupported: 1 });
     expect(checked.removed[0]).toMatchObject({ section: 2, sourceId: 'p1', reason: 'unsupported' });
     expect(lexicalSupport(checked.removed[0].sentence, messages[1].evidence)).toBeGreaterThan(0.9);
@@ -259,7 +301,8 @@ class ScriptedReasoner implements ChatModel {
     const user = request.messages[0].text;
     let text: string;
     if (request.system.includes('Outline') || user.includes('Outline a survey')) {
-      text = 'Here is the outline:\n```json\n{"covered": true, "title": "Planning with LMs", "sections": [{"heading": "Robots", "scope": "robot task planning"}]}\n```';
+      text =
+        'Here is the outline:\n```json\n{"covered": true, "title": "Planning with LMs", "sections": [{"heading": "Robots", "scope": "robot task planning"}]}\n```';
     } else {
       const id = /sources="([^",]+)/.exec(user)?.[1] ?? 'none';
       const evidence = /<message [^>]*>\n([^\n]+)/.exec(user)?.[1] ?? '';

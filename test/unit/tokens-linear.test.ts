@@ -10,7 +10,35 @@ import { pick, prng } from '../support/random';
 
 /** Mixed text around one run of >= 65 characters of one kind: letters, symbols or white space. */
 function textWithLongRun(random: () => number): string {
-  const alphabet = ['a', 'The', ' ', '  ', '\n', '\n\n', '\t', '.', '。', '，', '中', '😀', '🇫🇷', '1', '234', "'s", "'LL", '<|endoftext|>', 'ж', 'ภ', '=', '…', '\r\n', '\u3000', 'İ', '\u0301', 'é'];
+  const alphabet = [
+    'a',
+    'The',
+    ' ',
+    '  ',
+    '\n',
+    '\n\n',
+    '\t',
+    '.',
+    '。',
+    '，',
+    '中',
+    '😀',
+    '🇫🇷',
+    '1',
+    '234',
+    "'s",
+    "'LL",
+    '<|endoftext|>',
+    'ж',
+    'ภ',
+    '=',
+    '…',
+    '\r\n',
+    '\u3000',
+    'İ',
+    '\u0301',
+    'é',
+  ];
   const runKinds = [
     ['a', 'c', 'g', 't'],
     ['中', '国', '范', '围', '碳'],

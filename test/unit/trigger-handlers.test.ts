@@ -69,7 +69,14 @@ describe('structured logs of the workflow handlers', () => {
     // Arrange
     const logs = captureLogs();
     const logger = new Logger({ serviceName: 'extagents-test', logLevel: 'INFO' });
-    const handlers = makeHandlers({ blobs, store, model: () => { throw new Error('no model'); }, logger });
+    const handlers = makeHandlers({
+      blobs,
+      store,
+      model: () => {
+        throw new Error('no model');
+      },
+      logger,
+    });
     try {
       // Act
       await handlers.prepare({ runId: 'run-ok', question: 'Who lit the lamp?', corpus: { prefix: 'corpora/c/' } });
@@ -81,7 +88,13 @@ describe('structured logs of the workflow handlers', () => {
     const lines = logs.lines();
     expect(lines).toEqual([
       expect.objectContaining({ level: 'INFO', message: 'Prepare done', service: 'extagents-test', runId: 'run-ok', task: 'Prepare' }),
-      expect.objectContaining({ level: 'ERROR', message: 'Prepare failed', runId: 'run-empty', task: 'Prepare', error: expect.objectContaining({ name: 'EmptyCorpusError' }) }),
+      expect.objectContaining({
+        level: 'ERROR',
+        message: 'Prepare failed',
+        runId: 'run-empty',
+        task: 'Prepare',
+        error: expect.objectContaining({ name: 'EmptyCorpusError' }),
+      }),
     ]);
     expect(JSON.stringify(lines)).not.toContain('Who lit the lamp?');
   });
@@ -90,7 +103,14 @@ describe('structured logs of the workflow handlers', () => {
     // Arrange
     const logs = captureLogs();
     const logger = new Logger({ serviceName: 'extagents-test', logLevel: 'INFO' });
-    const survey = makeSurveyHandlers({ blobs, store, model: () => { throw new Error('no model'); }, logger });
+    const survey = makeSurveyHandlers({
+      blobs,
+      store,
+      model: () => {
+        throw new Error('no model');
+      },
+      logger,
+    });
     try {
       // Act: a survey over a corpus without usable text fails in SurveyPrepare
       await expect(survey.prepare({ surveyId: 'survey-empty', topic: 'Lamps', corpus: 'empty', date: '2025-01-01' })).rejects.toThrow();
@@ -98,14 +118,29 @@ describe('structured logs of the workflow handlers', () => {
       logs.restore();
     }
     // Assert
-    expect(logs.lines()).toEqual([expect.objectContaining({ level: 'ERROR', message: 'SurveyPrepare failed', runId: 'survey-empty', task: 'SurveyPrepare', error: expect.objectContaining({ name: expect.any(String) }) })]);
+    expect(logs.lines()).toEqual([
+      expect.objectContaining({
+        level: 'ERROR',
+        message: 'SurveyPrepare failed',
+        runId: 'survey-empty',
+        task: 'SurveyPrepare',
+        error: expect.objectContaining({ name: expect.any(String) }),
+      }),
+    ]);
   });
 
-  it('does not carry the previous invocation\'s run id into the next one (a warm container)', async () => {
+  it("does not carry the previous invocation's run id into the next one (a warm container)", async () => {
     // Arrange
     const logs = captureLogs();
     const logger = new Logger({ serviceName: 'extagents-test', logLevel: 'INFO' });
-    const handlers = makeHandlers({ blobs, store, model: () => { throw new Error('no model'); }, logger });
+    const handlers = makeHandlers({
+      blobs,
+      store,
+      model: () => {
+        throw new Error('no model');
+      },
+      logger,
+    });
     try {
       // Act
       await handlers.prepare({ runId: 'run-first', question: 'Who lit the lamp?', corpus: { prefix: 'corpora/c/' } });
@@ -122,7 +157,13 @@ describe('structured logs of the workflow handlers', () => {
   it('prints nothing without a logger (the local run)', async () => {
     // Arrange
     const logs = captureLogs();
-    const handlers = makeHandlers({ blobs, store, model: () => { throw new Error('no model'); } });
+    const handlers = makeHandlers({
+      blobs,
+      store,
+      model: () => {
+        throw new Error('no model');
+      },
+    });
     try {
       // Act
       await handlers.prepare({ runId: 'run-quiet', question: 'Who lit the lamp?', corpus: { prefix: 'corpora/c/' } });
@@ -188,7 +229,12 @@ describe('the upload trigger handlers', () => {
     await blobs.put('corpora/letters/c.txt', 'Dear Anna, the orchard is in bloom and the bees are back.');
     const { store, listings } = countingBlobs();
     const ingest = makeIngestBatchHandler({ blobs: store, chunkTokens: 64 });
-    const events = [objectCreated('corpora/reports/a.txt'), objectCreated('corpora/reports/b.txt'), objectCreated('corpora/loose.txt'), objectCreated('corpora/letters/c.txt')];
+    const events = [
+      objectCreated('corpora/reports/a.txt'),
+      objectCreated('corpora/reports/b.txt'),
+      objectCreated('corpora/loose.txt'),
+      objectCreated('corpora/letters/c.txt'),
+    ];
     // Act
     const first = await ingest(batch(events));
     const again = await ingest(batch([objectCreated('corpora/reports/a.txt')]));
@@ -209,7 +255,9 @@ describe('the upload trigger handlers', () => {
     const ingest = makeIngestBatchHandler({ blobs: store, chunkTokens: 64 });
     const deleted = { ...objectCreated('corpora/reports/a.txt'), 'detail-type': 'Object Deleted' };
     // Act
-    const response = await ingest(batch([objectCreated('corpora/reports/a.txt'), objectCreated('corpora/letters/c.txt'), 'not json {', deleted, objectCreated('corpora/letters/c.txt')]));
+    const response = await ingest(
+      batch([objectCreated('corpora/reports/a.txt'), objectCreated('corpora/letters/c.txt'), 'not json {', deleted, objectCreated('corpora/letters/c.txt')]),
+    );
     // Assert: m1 and m4 (letters) failed to ingest; m2 and m3 can never be ingested (dead-lettered after the receives)
     expect(response.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['m1', 'm2', 'm3', 'm4']);
     expect(await blobs.exists('cache/corpora/reports/ingestion.json')).toBe(true);
@@ -234,8 +282,21 @@ describe('the upload trigger handlers', () => {
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'm0' }, { itemIdentifier: 'm1' }, { itemIdentifier: 'm2' }] });
     expect(Object.fromEntries(listings)).toEqual({ 'corpora/letters/': 1 });
     expect(logs.lines()).toEqual([
-      expect.objectContaining({ level: 'ERROR', message: 'Ingest rejected a queued message: not an S3 Object Created event', task: 'Ingest', messageId: 'm1', error: expect.stringMatching(/^SyntaxError: /) }),
-      expect.objectContaining({ level: 'ERROR', message: 'Ingest failed; its events will be received again', task: 'Ingest', corpusId: 'letters', events: 2, error: 'Error: SlowDown: please reduce your request rate' }),
+      expect.objectContaining({
+        level: 'ERROR',
+        message: 'Ingest rejected a queued message: not an S3 Object Created event',
+        task: 'Ingest',
+        messageId: 'm1',
+        error: expect.stringMatching(/^SyntaxError: /),
+      }),
+      expect.objectContaining({
+        level: 'ERROR',
+        message: 'Ingest failed; its events will be received again',
+        task: 'Ingest',
+        corpusId: 'letters',
+        events: 2,
+        error: 'Error: SlowDown: please reduce your request rate',
+      }),
     ]);
   });
 
@@ -253,8 +314,17 @@ describe('the upload trigger handlers', () => {
     }
     // Assert
     expect(logs.lines()).toEqual([
-      expect.objectContaining({ level: 'INFO', message: 'Ingest ignored the object', result: expect.objectContaining({ outcome: 'ignored', key: 'loose.txt' }) }),
-      expect.objectContaining({ level: 'INFO', message: 'Ingest ingested', task: 'Ingest', result: expect.objectContaining({ corpusId: 'reports', events: 2, chunks: 1 }) }),
+      expect.objectContaining({
+        level: 'INFO',
+        message: 'Ingest ignored the object',
+        result: expect.objectContaining({ outcome: 'ignored', key: 'loose.txt' }),
+      }),
+      expect.objectContaining({
+        level: 'INFO',
+        message: 'Ingest ingested',
+        task: 'Ingest',
+        result: expect.objectContaining({ corpusId: 'reports', events: 2, chunks: 1 }),
+      }),
     ]);
   });
 
@@ -277,7 +347,9 @@ describe('the upload trigger handlers', () => {
     };
     const ingest = makeIngestBatchHandler({ blobs: store, chunkTokens: 64 });
     // Act
-    const response = await ingest(batch([objectCreated('corpora/letters/c.txt'), objectCreated('corpora/reports/a.txt'), objectCreated('corpora/letters/c.txt')]));
+    const response = await ingest(
+      batch([objectCreated('corpora/letters/c.txt'), objectCreated('corpora/reports/a.txt'), objectCreated('corpora/letters/c.txt')]),
+    );
     // Assert
     expect(response).toEqual({ batchItemFailures: [] });
     expect(started).toEqual(['corpora/letters/', 'corpora/reports/']);
@@ -298,7 +370,10 @@ describe('the upload trigger handlers', () => {
     // Arrange: the corpus "reports" named with an encoded letter (%70 = p); a job file with a "+"
     await blobs.put('corpora/reports/annual report 2024é.txt', 'The harbour was dredged before the winter storms.');
     const ingest = makeIngestBatchHandler({ blobs, chunkTokens: 64 });
-    const jobs = makeJobHandlers({ blobs, executions: { describe: async (name) => ({ name, status: 'RUNNING', startedAt: '2025-03-01T00:00:00.000Z' }) } as ExecutionLookup });
+    const jobs = makeJobHandlers({
+      blobs,
+      executions: { describe: async (name) => ({ name, status: 'RUNNING', startedAt: '2025-03-01T00:00:00.000Z' }) } as ExecutionLookup,
+    });
 
     // Act
     const decoded = createdObjectOf(objectCreated('corpora/re%70orts/annual+report+2024%C3%A9.txt')).key;
@@ -325,7 +400,9 @@ describe('the upload trigger handlers', () => {
   it('plans a job from its upload event with the ETag (quotes removed) in the job id, and writes its results', async () => {
     // Arrange
     await blobs.put('jobs/nightly.json', JSON.stringify({ corpus: 'reports', questions: [{ question: 'What was repaired?' }] }));
-    const executions: ExecutionLookup = { describe: async (name) => ({ name, status: 'FAILED', startedAt: '2025-03-01T00:00:00.000Z', error: 'ModelThrottledError', cause: 'too many requests' }) };
+    const executions: ExecutionLookup = {
+      describe: async (name) => ({ name, status: 'FAILED', startedAt: '2025-03-01T00:00:00.000Z', error: 'ModelThrottledError', cause: 'too many requests' }),
+    };
     const jobs = makeJobHandlers({ blobs, executions });
     // Act
     const state = await jobs.plan(objectCreated('jobs/nightly.json', '"abc"'));

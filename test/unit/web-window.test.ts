@@ -31,8 +31,16 @@ describe('document window edges', () => {
     const blobs = new FsBlobStore(dir);
     await blobs.put('corpora/c/doc.txt', Buffer.from(text, 'utf8'));
     const record = {
-      runId: 'run-1', question: 'Q', options: {}, documents: [{ id: 'doc.txt', chars: text.length }], skipped: [], chunks: 1, tokens: 10,
-      tokenizer: 'o200k_base', createdAt: new Date(0).toISOString(), corpusPrefix: 'corpora/c/',
+      runId: 'run-1',
+      question: 'Q',
+      options: {},
+      documents: [{ id: 'doc.txt', chars: text.length }],
+      skipped: [],
+      chunks: 1,
+      tokens: 10,
+      tokenizer: 'o200k_base',
+      createdAt: new Date(0).toISOString(),
+      corpusPrefix: 'corpora/c/',
     } as unknown as RunRecord;
     await blobs.put(runRecordKey('run-1'), JSON.stringify(record), 'application/json');
     web = new WebEndpoints({ blobs, executions: {} as never, modelSpec: { provider: 'mock' } as never, runOptionDefaults: {} });
@@ -40,7 +48,11 @@ describe('document window edges', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   const window = async (start: number, end: number, context: number) => {
-    const response = await web.handle('GET', '/_web/runs/run-1/document', new URLSearchParams({ id: 'doc.txt', start: String(start), end: String(end), context: String(context) }));
+    const response = await web.handle(
+      'GET',
+      '/_web/runs/run-1/document',
+      new URLSearchParams({ id: 'doc.txt', start: String(start), end: String(end), context: String(context) }),
+    );
     expect(response.status).toBe(200);
     return JSON.parse(String(response.body)) as { start: number; end: number; windowStart: number; windowEnd: number; text: string };
   };

@@ -87,7 +87,9 @@ export async function request<T>(method: string, path: string, body?: unknown): 
       ...(body !== undefined && { body: JSON.stringify(body) }),
     });
   } catch (error) {
-    throw new ServerUnreachableError(`The server at ${location.host} does not answer (${error instanceof Error ? error.message : String(error)}): is \`extagents serve\` still running?`);
+    throw new ServerUnreachableError(
+      `The server at ${location.host} does not answer (${error instanceof Error ? error.message : String(error)}): is \`extagents serve\` still running?`,
+    );
   }
   if (!response.ok) throw await errorOf(response);
   return (await response.json()) as T;
@@ -103,7 +105,10 @@ export function uploadFile(url: string, method: string, headers: Record<string, 
       if (name.toLowerCase() !== 'content-length') xhr.setRequestHeader(name, value);
     }
     xhr.upload.onprogress = (event) => onProgress(event.loaded);
-    xhr.onload = () => (xhr.status >= 200 && xhr.status < 300 ? resolve() : reject(new ApiError(`Upload of ${url.split('?')[0].split('/').pop() ?? 'file'} failed: ${xhr.status} ${xhr.responseText.slice(0, 300)}`, xhr.status)));
+    xhr.onload = () =>
+      xhr.status >= 200 && xhr.status < 300
+        ? resolve()
+        : reject(new ApiError(`Upload of ${url.split('?')[0].split('/').pop() ?? 'file'} failed: ${xhr.status} ${xhr.responseText.slice(0, 300)}`, xhr.status));
     xhr.onerror = () => reject(new ServerUnreachableError('The upload could not reach the server'));
     xhr.send(file);
   });
@@ -122,7 +127,12 @@ export interface StreamEvent {
  *   the last id), `aborted` by `signal`.
  * @throws UnauthorizedError / ApiError when the stream is refused before it starts.
  */
-export async function followEvents(runId: string, lastEventId: string | undefined, onEvent: (event: StreamEvent) => void, signal: AbortSignal): Promise<'ended' | 'dropped' | 'aborted'> {
+export async function followEvents(
+  runId: string,
+  lastEventId: string | undefined,
+  onEvent: (event: StreamEvent) => void,
+  signal: AbortSignal,
+): Promise<'ended' | 'dropped' | 'aborted'> {
   let response: Response;
   try {
     response = await fetch(`/v1/runs/${encodeURIComponent(runId)}/events`, {

@@ -204,9 +204,13 @@ function AskView({ info }: { info: ServerInfo }) {
     const total = list.reduce((s, f) => s + f.size, 0);
     setUpload({ sent: 0, total, done: false });
     try {
-      const created = await request<{ corpusId: string; uploads: Array<{ path: string; url: string; method: string; headers: Record<string, string> }> }>('POST', '/v1/corpora', {
-        files: list.map((f) => ({ path: f.name, size: f.size, contentType: f.type || 'application/octet-stream' })),
-      });
+      const created = await request<{ corpusId: string; uploads: Array<{ path: string; url: string; method: string; headers: Record<string, string> }> }>(
+        'POST',
+        '/v1/corpora',
+        {
+          files: list.map((f) => ({ path: f.name, size: f.size, contentType: f.type || 'application/octet-stream' })),
+        },
+      );
       const sent = new Map<string, number>();
       for (const up of created.uploads) {
         const file = list.find((f) => f.name === up.path) as File;
@@ -253,17 +257,20 @@ function AskView({ info }: { info: ServerInfo }) {
         <div class="row">
           <select id="corpus" value=${corpus} onChange=${(e: Event) => setCorpus((e.target as HTMLSelectElement).value)} required>
             ${corpora.map(
-              (c) => html`<option value=${c.id} selected=${c.id === corpus}>${c.name} — ${c.bundled && !c.imported ? 'bundled, imported on first use' : `${c.files} file${c.files === 1 ? '' : 's'}, ${formatBytes(c.bytes)}`}</option>`,
+              (c) =>
+                html`<option value=${c.id} selected=${c.id === corpus}>${c.name} — ${c.bundled && !c.imported ? 'bundled, imported on first use' : `${c.files} file${c.files === 1 ? '' : 's'}, ${formatBytes(c.bytes)}`}</option>`,
             )}
           </select>
           <label class="button secondary" for="files">Upload files…</label>
           <input id="files" class="visually-hidden" type="file" multiple onChange=${(e: Event) => void onFiles((e.target as HTMLInputElement).files)} />
         </div>
-        ${upload &&
-        html`<div class="upload" data-testid="upload">
+        ${
+          upload &&
+          html`<div class="upload" data-testid="upload">
           <progress max=${upload.total || 1} value=${upload.sent} aria-label="Upload progress"></progress>
           <span>${upload.done ? `Uploaded to new corpus ${upload.corpusId}` : `Uploading ${formatBytes(upload.sent)} of ${formatBytes(upload.total)}`}</span>
-        </div>`}
+        </div>`
+        }
       </div>
       <div class="field">
         <label for="question">Question</label>
@@ -316,15 +323,19 @@ function RunsView() {
   const [runs, setRuns] = useState<RunListEntry[] | undefined>();
   const [error, setError] = useState<string | undefined>();
   useEffect(() => {
-    request<{ runs: RunListEntry[] }>('GET', '/_web/runs').then((r) => setRuns(r.runs), (e: unknown) => setError(describeError(e)));
+    request<{ runs: RunListEntry[] }>('GET', '/_web/runs').then(
+      (r) => setRuns(r.runs),
+      (e: unknown) => setError(describeError(e)),
+    );
   }, []);
   return html`
     <h1>Runs</h1>
     ${error && html`<div class="error" role="alert">${error}</div>`}
     ${runs && runs.length === 0 && html`<p>No run yet. <a href="#/">Ask a question</a>.</p>`}
-    ${runs &&
-    runs.length > 0 &&
-    html`<ul class="runs" data-testid="runs">
+    ${
+      runs &&
+      runs.length > 0 &&
+      html`<ul class="runs" data-testid="runs">
       ${runs.map(
         (r) => html`<li>
           <a href=${`#/runs/${r.runId}`}>${r.question ?? r.runId}</a>
@@ -333,7 +344,8 @@ function RunsView() {
           ${r.error !== undefined && html`<div class="answer-line">${r.error}</div>`}
         </li>`,
       )}
-    </ul>`}
+    </ul>`
+    }
   `;
 }
 
@@ -363,7 +375,14 @@ function applyEvent(state: LiveState, event: StreamEvent): LiveState {
   const d = event.data;
   switch (event.type) {
     case 'status':
-      return { ...state, status: d.status as string, phase: d.phase as string, question: d.question as string | null, chunks: d.chunks as number | null, tokens: d.tokens as number | null };
+      return {
+        ...state,
+        status: d.status as string,
+        phase: d.phase as string,
+        question: d.question as string | null,
+        chunks: d.chunks as number | null,
+        tokens: d.tokens as number | null,
+      };
     case 'seek':
       return { ...state, rounds: { ...state.rounds, [d.round as number]: d as unknown as RoundState } };
     case 'sync':
@@ -407,7 +426,10 @@ async function loadPool(runId: string, max = 2000): Promise<{ messages: Message[
   const messages: Message[] = [];
   let cursor: string | null = null;
   do {
-    const page: { messages: Message[]; nextCursor: string | null } = await request('GET', `/v1/runs/${encodeURIComponent(runId)}/messages?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
+    const page: { messages: Message[]; nextCursor: string | null } = await request(
+      'GET',
+      `/v1/runs/${encodeURIComponent(runId)}/messages?limit=100${cursor ? `&cursor=${cursor}` : ''}`,
+    );
     messages.push(...page.messages);
     cursor = page.nextCursor;
   } while (cursor !== null && messages.length < max);
@@ -508,8 +530,9 @@ function RunView({ runId }: { runId: string }) {
             </div>
           `,
         )}
-        ${steps.length > 0 &&
-        html`<div class="table-wrap">
+        ${
+          steps.length > 0 &&
+          html`<div class="table-wrap">
           <table data-testid="kar-live">
             <caption>
               Knowledge-accumulating reasoning steps
@@ -526,7 +549,8 @@ function RunView({ runId }: { runId: string }) {
               )}
             </tbody>
           </table>
-        </div>`}
+        </div>`
+        }
       </div>
     </section>
     ${final && html`<${Inspect} status=${final} pool=${pool} steps=${steps} />`}
@@ -576,25 +600,32 @@ function Inspect({ status, pool, steps }: { status: RunStatus; pool?: { messages
   return html`
     <section aria-labelledby="answer-h">
       <h2 id="answer-h">Answer</h2>
-      ${result.answerable
-        ? html`<blockquote class="answer" data-testid="answer">${result.answer}</blockquote>`
-        : html`<div class="refused-block" data-testid="answer">
+      ${
+        result.answerable
+          ? html`<blockquote class="answer" data-testid="answer">${result.answer}</blockquote>`
+          : html`<div class="refused-block" data-testid="answer">
             <p>
               <strong>NO ANSWER</strong> —
-              ${result.poolSize === 0
-                ? `no seeking agent found evidence in any of the ${result.chunks} chunk${result.chunks === 1 ? '' : 's'} (the pool is empty), so no KAR step ran.`
-                : `no KAR step accepted the evidence${result.trace.length > 0 ? ` (${result.trace.length} step${result.trace.length === 1 ? '' : 's'}, up to k = ${Math.max(...result.trace.map((t) => t.k))})` : ''}.`}
+              ${
+                result.poolSize === 0
+                  ? `no seeking agent found evidence in any of the ${result.chunks} chunk${result.chunks === 1 ? '' : 's'} (the pool is empty), so no KAR step ran.`
+                  : `no KAR step accepted the evidence${result.trace.length > 0 ? ` (${result.trace.length} step${result.trace.length === 1 ? '' : 's'}, up to k = ${Math.max(...result.trace.map((t) => t.k))})` : ''}.`
+              }
             </p>
             ${result.poolSize > 0 && html`<h3>Best evidence</h3>`}
-            ${result.poolSize > 0 &&
-            result.citations.length === 0 &&
-            html`<ol class="evidence" data-testid="best-evidence">
+            ${
+              result.poolSize > 0 &&
+              result.citations.length === 0 &&
+              html`<ol class="evidence" data-testid="best-evidence">
               ${(pool?.messages ?? []).slice(0, 5).map((m) => html`<li><${MessageCard} message=${m} onOpen=${open} /></li>`)}
-            </ol>`}
-          </div>`}
+            </ol>`
+            }
+          </div>`
+      }
       ${result.answerBasis !== undefined && html`<p class="meta basis" data-testid="answer-basis"><strong>${result.answerable ? 'Answered by' : 'Refused by'}</strong> ${result.answerBasis}</p>`}
-      ${result.citations.length > 0 &&
-      html`<ol class="citations" data-testid="citations">
+      ${
+        result.citations.length > 0 &&
+        html`<ol class="citations" data-testid="citations">
         ${result.citations.map(
           (c: Citation, i: number) => html`<li>
             <button class="cite" data-testid="citation" onClick=${() => open({ documentId: c.documentId, start: c.start, end: c.end, label: `[${i + 1}]` })}>
@@ -604,7 +635,8 @@ function Inspect({ status, pool, steps }: { status: RunStatus; pool?: { messages
             <q>${c.quote}</q>
           </li>`,
         )}
-      </ol>`}
+      </ol>`
+      }
     </section>
     ${doc && html`<${DocumentPanel} key=${`${doc.documentId}:${doc.start}`} runId=${status.runId} target=${doc} onClose=${() => setDoc(undefined)} />`}
     <section aria-labelledby="pool-h">
@@ -639,9 +671,12 @@ function Inspect({ status, pool, steps }: { status: RunStatus; pool?: { messages
                 <td>${m.sources.join(', ')}</td>
                 <td>
                   ${clip(m.evidence, 400)}
-                  ${m.quotes.slice(0, 3).map(
-                    (q) => html` <button class="link" onClick=${() => open({ documentId: q.documentId, start: q.start, end: q.end, label: m.id })}>open quote in ${q.documentId}</button>`,
-                  )}
+                  ${m.quotes
+                    .slice(0, 3)
+                    .map(
+                      (q) =>
+                        html` <button class="link" onClick=${() => open({ documentId: q.documentId, start: q.start, end: q.end, label: m.id })}>open quote in ${q.documentId}</button>`,
+                    )}
                 </td>
                 <td>${(readBy.get(m.id) ?? []).map((s) => `step ${s}`).join(', ') || '—'}</td>
               </tr>`,
@@ -676,10 +711,12 @@ function Inspect({ status, pool, steps }: { status: RunStatus; pool?: { messages
           </tbody>
         </table>
       </div>
-      ${status.startedAt &&
-      html`<p class="meta" data-testid="run-time">
+      ${
+        status.startedAt &&
+        html`<p class="meta" data-testid="run-time">
         Started <time datetime=${status.startedAt}>${new Date(status.startedAt).toLocaleString()}</time>${status.stoppedAt ? `; took ${((Date.parse(status.stoppedAt) - Date.parse(status.startedAt)) / 1000).toFixed(1)} s` : ''}.
-      </p>`}
+      </p>`
+      }
       ${result.retries.total > 0 && html`<p>Transient model errors retried: ${result.retries.total}.</p>`}
       <h3>Warnings</h3>
       ${result.warnings.length === 0 ? html`<p>None.</p>` : html`<ul data-testid="warnings">${result.warnings.map((w) => html`<li>${w}</li>`)}</ul>`}
@@ -721,13 +758,15 @@ function DocumentPanel({ runId, target, onClose }: { runId: string; target: DocT
       <button onClick=${onClose}>Close</button>
     </div>
     ${error && html`<div class="error" role="alert">${error}</div>`}
-    ${win &&
-    html`<p class="meta">
+    ${
+      win &&
+      html`<p class="meta">
         characters ${win.start.toLocaleString()}–${win.end.toLocaleString()} of ${win.chars.toLocaleString()}${win.format ? ` (${win.format})` : ''}; showing ${win.windowStart.toLocaleString()}–${win.windowEnd.toLocaleString()}
       </p>
       ${win.windowStart > 0 && html`<button class="link" onClick=${() => setContext(context + CONTEXT_STEP)}>more before</button>`}
       <div class="doc-text">${win.windowStart > 0 ? '… ' : ''}${before}<mark ref=${mark} data-testid="highlight">${quote}</mark>${after}${win.windowEnd < win.chars ? ' …' : ''}</div>
-      ${win.windowEnd < win.chars && html`<button class="link" onClick=${() => setContext(context + CONTEXT_STEP)}>more after</button>`}`}
+      ${win.windowEnd < win.chars && html`<button class="link" onClick=${() => setContext(context + CONTEXT_STEP)}>more after</button>`}`
+    }
   </section>`;
 }
 

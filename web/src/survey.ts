@@ -72,7 +72,10 @@ function jump(event: Event, id: string): void {
 /** A reference line `[id] Authors (year). *Title*. <link>`: emphasis marks dropped, the link a link. */
 function sourceEntry(text: string) {
   const link = /<(https?:\/\/[^>\s]+)>/.exec(text);
-  const plain = text.replace(/<https?:\/\/[^>\s]+>/, '').replace(/\*([^*]+)\*/g, '$1').trim();
+  const plain = text
+    .replace(/<https?:\/\/[^>\s]+>/, '')
+    .replace(/\*([^*]+)\*/g, '$1')
+    .trim();
   return link ? html`${plain} <a href=${link[1]} rel="noreferrer noopener" target="_blank">${link[1]}</a>` : plain;
 }
 
@@ -83,7 +86,10 @@ export function SurveysView({ surveyKey, request }: { surveyKey?: string; reques
   const [error, setError] = useState<string | undefined>();
 
   useEffect(() => {
-    request<{ surveys: Array<{ key: string; size: number }> }>('GET', '/_web/surveys').then((r) => setList(r.surveys), (e: unknown) => setError(String((e as Error).message)));
+    request<{ surveys: Array<{ key: string; size: number }> }>('GET', '/_web/surveys').then(
+      (r) => setList(r.surveys),
+      (e: unknown) => setError(String((e as Error).message)),
+    );
   }, []);
   useEffect(() => {
     if (surveyKey === undefined) return;
@@ -120,11 +126,13 @@ export function SurveysView({ surveyKey, request }: { surveyKey?: string; reques
       <label class="button secondary" for="survey-files">Open a survey (survey.md and survey.json)…</label>
       <input id="survey-files" class="visually-hidden" type="file" multiple accept=".md,.json" onChange=${(e: Event) => void openFiles((e.target as HTMLInputElement).files)} />
     </div>
-    ${list.length > 0 &&
-    html`<h2>In this server's bucket</h2>
+    ${
+      list.length > 0 &&
+      html`<h2>In this server's bucket</h2>
       <ul>
         ${list.map((s) => html`<li><a href=${`#/surveys/${encodeURIComponent(s.key)}`}>${s.key}</a></li>`)}
-      </ul>`}
+      </ul>`
+    }
     ${loaded && html`<${SurveyDocument} loaded=${loaded} />`}
   `;
 }
@@ -132,17 +140,24 @@ export function SurveysView({ surveyKey, request }: { surveyKey?: string; reques
 function SurveyDocument({ loaded }: { loaded: Loaded }) {
   const parsed = loaded.markdown ? blocks(loaded.markdown) : [];
   // Source list entries: list items that start with `[id]`.
-  const sourceIds = new Set(parsed.filter((b) => b.kind === 'li').map((b) => /^\[([^\]\s]{1,80})\]/.exec(b.text)?.[1]).filter((id): id is string => id !== undefined));
+  const sourceIds = new Set(
+    parsed
+      .filter((b) => b.kind === 'li')
+      .map((b) => /^\[([^\]\s]{1,80})\]/.exec(b.text)?.[1])
+      .filter((id): id is string => id !== undefined),
+  );
   const meta = loaded.meta;
   return html`<article class="survey" data-testid="survey">
     <p class="meta">${loaded.name}${meta?.model ? ` · model ${meta.model}` : ''}${meta?.createdAt ? ` · ${meta.createdAt}` : ''}${meta?.words ? ` · ${meta.words} words` : ''}</p>
-    ${meta?.sections &&
-    html`<section aria-labelledby="outline-h">
+    ${
+      meta?.sections &&
+      html`<section aria-labelledby="outline-h">
       <h2 id="outline-h">Outline${meta.title ? `: ${meta.title}` : ''}</h2>
       <ol data-testid="outline">
         ${meta.sections.map((s) => html`<li><strong>${s.heading}</strong> — ${s.scope} <span class="meta">(${s.words} words, ${s.citations} citations)</span></li>`)}
       </ol>
-    </section>`}
+    </section>`
+    }
     ${parsed.map((b) => {
       const id = b.kind === 'li' ? /^\[([^\]\s]{1,80})\]/.exec(b.text)?.[1] : undefined;
       if (id !== undefined && sourceIds.has(id)) return html`<p class="source" id=${`src-${id}`} tabindex="-1" data-testid="source">${sourceEntry(b.text)}</p>`;

@@ -93,7 +93,11 @@ function backParts(chunks: readonly Chunk[], budget: number): Message[] {
 export async function runRag(input: StrategyInput): Promise<StrategyResult> {
   const { question, chunks, options } = input;
   const ranked = rankChunks(question, chunks);
-  const fitted = fitToBudget(ranked.map((c) => chunkMessage(c)), options.reasonerBudgetTokens, { overheadTokensPerMessage: MESSAGE_OVERHEAD_TOKENS });
+  const fitted = fitToBudget(
+    ranked.map((c) => chunkMessage(c)),
+    options.reasonerBudgetTokens,
+    { overheadTokensPerMessage: MESSAGE_OVERHEAD_TOKENS },
+  );
   // A trimmed first chunk keeps only the quotes of its kept prefix.
   const messages = fitted.messages.map((m) => {
     const chunk = chunks[m.chunkIndex];

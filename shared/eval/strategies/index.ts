@@ -20,9 +20,13 @@ export const STRATEGY_FUNCTIONS: Record<StrategyName, Strategy> = {
   'extagents-no-sync': (input) => (input.workflow ? runExtAgentsWorkflow(input, 1) : runExtAgents(input, { rounds: 1, kar: true })),
   'extagents-no-kar': (input) => runExtAgents(input, { rounds: input.options.rounds, kar: false }),
   'extagents-rank-score': (input) =>
-    input.workflow ? runExtAgentsWorkflow(input, input.options.rounds, 'score') : runExtAgents(input, { rounds: input.options.rounds, kar: true, ranking: 'score' }),
+    input.workflow
+      ? runExtAgentsWorkflow(input, input.options.rounds, 'score')
+      : runExtAgents(input, { rounds: input.options.rounds, kar: true, ranking: 'score' }),
   'extagents-rank-retrieval': (input) =>
-    input.workflow ? runExtAgentsWorkflow(input, input.options.rounds, 'retrieval') : runExtAgents(input, { rounds: input.options.rounds, kar: true, ranking: 'retrieval' }),
+    input.workflow
+      ? runExtAgentsWorkflow(input, input.options.rounds, 'retrieval')
+      : runExtAgents(input, { rounds: input.options.rounds, kar: true, ranking: 'retrieval' }),
   official: runOfficial,
   direct: runDirect,
   rag: runRag,

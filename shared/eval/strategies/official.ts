@@ -78,7 +78,13 @@ export async function runOfficial(input: StrategyInput): Promise<StrategyResult>
     const fitted = fitToBudget(pool, options.reasonerBudgetTokens, { overheadTokensPerMessage: MESSAGE_OVERHEAD_TOKENS });
     const result = await model.reason({ question, messages: fitted.messages, force });
     if (result.answerable || force) {
-      return { prediction: result.answerable ? result.answer : NO_ANSWER, answerable: result.answerable, calls: model.calls, finalContext: fitted.messages, warnings };
+      return {
+        prediction: result.answerable ? result.answer : NO_ANSWER,
+        answerable: result.answerable,
+        calls: model.calls,
+        finalContext: fitted.messages,
+        warnings,
+      };
     }
   }
   return { prediction: NO_ANSWER, answerable: false, calls: model.calls, finalContext: [], warnings };

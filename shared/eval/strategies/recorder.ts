@@ -61,7 +61,13 @@ export class CallRecorder implements AgentModel {
  * result's `finalContext`; `warnings` come first, then the reasoning call's.
  * @throws the model's errors unchanged.
  */
-export async function answerFrom(model: CallRecorder, question: string, context: Message[], bestEffort: boolean, warnings: readonly string[]): Promise<StrategyResult> {
+export async function answerFrom(
+  model: CallRecorder,
+  question: string,
+  context: Message[],
+  bestEffort: boolean,
+  warnings: readonly string[],
+): Promise<StrategyResult> {
   const result = await model.reason({ question, messages: context, force: bestEffort });
   return {
     prediction: result.answerable ? result.answer : NO_ANSWER,
