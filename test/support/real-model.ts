@@ -21,14 +21,6 @@ export const TEST_MODEL: string | undefined = (() => {
   return existsSync(DEFAULT_TEST_MODEL_PATH) ? DEFAULT_TEST_MODEL_PATH : undefined;
 })();
 
-/**
- * The suite runs two test files at once (jest.config.js `maxWorkers`), so a file running the model
- * shares the 2 cores with another file; llama.cpp's threads spin while they wait for each other, so
- * two threads beside other work slow each other down many times (models/llama/llama.ts
- * `llamaThreadsFromEnv`). One thread each, unless the caller set a count; child processes inherit it.
- */
-process.env.EXTAGENTS_LLAMA_THREADS ??= '1';
-
 const HOW_TO_FETCH = 'run scripts/fetch-test-model.sh and set EXTAGENTS_TEST_MODEL to the path it prints';
 
 /**
