@@ -10,9 +10,18 @@ module.exports = {
     {
       name: 'domain-without-adapters',
       severity: 'error',
-      comment: 'shared/ is the domain: it never imports the model providers, the Lambda adapters, the CDK app or the local mode',
+      comment: 'shared/ is the domain: it never imports the model providers, the Lambda adapters, the CDK app, the local mode or the eval application',
       from: { path: '^shared/' },
-      to: { path: '^(models|lambdas|infra|local)/' },
+      to: { path: '^(models|lambdas|infra|local|eval)/' },
+    },
+    {
+      name: 'eval-app-over-the-domain',
+      severity: 'error',
+      comment:
+        'eval/ (the evaluation application) runs strategies over the AgentModel port of shared/: it never imports the model providers, ' +
+        'the Lambdas, the CDK app or the local mode (local/cli/eval-command.ts and local/engine/eval-workflow.ts import it)',
+      from: { path: '^eval/' },
+      to: { path: '^(models|lambdas|infra|local|bench|scripts)/' },
     },
     {
       name: 'domain-without-aws-sdk',
@@ -25,7 +34,7 @@ module.exports = {
       name: 'use-cases-without-http',
       severity: 'error',
       comment: 'the use cases (pipeline, survey, eval, the method) never import the HTTP API layer',
-      from: { path: '^shared/', pathNot: '^shared/api/' },
+      from: { path: '^(shared|eval)/', pathNot: '^shared/api/' },
       to: { path: '^shared/api/' },
     },
     {

@@ -23,7 +23,7 @@
  */
 import { parseRunOptions } from '../shared/config';
 import { estimateRun, formatUsd, priceEstimate } from '../shared/cost';
-import { DEFAULT_LATENCY_MODEL } from '../shared/eval/latency';
+import { DEFAULT_LATENCY_MODEL } from '../shared/latency';
 import { DEFAULT_MODEL_SPEC } from '../shared/llm/model-spec';
 import { modelPricing } from '../models';
 import { checkQuota, describeQuota, planRunConcurrency } from '../shared/quota';

@@ -6,8 +6,8 @@
  * Usage: npx tsx bench/eval-ratio.ts [records=eval-out/records.jsonl] [strategy=extagents] [reference=official]
  */
 import { existsSync } from 'node:fs';
-import { readRecords } from '../shared/eval/runner';
-import type { EvalRecord } from '../shared/eval/records';
+import { readRecords } from '../eval/runner';
+import type { EvalRecord } from '../eval/records';
 import { benchArgs, usageError } from './support/args';
 
 const USAGE = `Usage: npx tsx bench/eval-ratio.ts [records=eval-out/records.jsonl] [strategy=extagents] [reference=official]

@@ -8,10 +8,10 @@
  *   gold paragraphs, one document each (protocol fidelity = gold F1 / plain F1);
  * - `own`: the workflow over the question's own paragraphs (HotpotQA: 2 gold + 8 distractors);
  * - `padded`: the workflow over those paragraphs mixed into other questions' Wikipedia paragraphs up
- *   to `--length` tokens (shared/eval/datasets.ts `buildHotpotLongContext`; ceiling retention =
+ *   to `--length` tokens (eval/datasets.ts `buildHotpotLongContext`; ceiling retention =
  *   padded F1 / gold F1).
  *
- * Per condition it prints F1 and EM (HotpotQA's official rules, shared/eval/scorers.ts; CMRC's for
+ * Per condition it prints F1 and EM (HotpotQA's official rules, eval/scorers.ts; CMRC's for
  * `--dataset cmrc`), with 95% bootstrap intervals; refusals (the workflow's NO ANSWER; for `plain`, a
  * reply that is empty or in the refusal vocabulary); the located-quote share (messages whose
  * evidence has at least one quote located in the chunk, among messages with evidence, counted at
@@ -34,9 +34,9 @@ import { resolveCorpus } from '../local/engine/corpus';
 import { loadLlamaModels } from '../models/llama/llama';
 import { MAX_LLAMA_SEQUENCES } from '../local/engine/defaults';
 import { runOptionDefaultsForContext, type RunOptionsInput } from '../shared/config';
-import { buildHotpotLongContext, defaultDataRoot, readFillerParagraphs, readHotpotQa, type HotpotQuestion } from '../shared/eval/datasets';
-import { cmrcF1, hotpotExactMatch, hotpotF1 } from '../shared/eval/scorers';
-import { bootstrapMeanInterval } from '../shared/eval/stats';
+import { buildHotpotLongContext, defaultDataRoot, readFillerParagraphs, readHotpotQa, type HotpotQuestion } from '../eval/datasets';
+import { cmrcF1, hotpotExactMatch, hotpotF1 } from '../eval/scorers';
+import { bootstrapMeanInterval } from '../eval/stats';
 import { isRefusal } from '../shared/llm/parse';
 import type { AgentModel, ChatModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../shared/ports';
 import { RANKING_MODES, type RankingMode } from '../shared/ranking';

@@ -36,7 +36,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type CorpusFile, resolveCorpus } from '../local/engine/corpus';
 import { runLocal } from '../local/engine/run';
-import { defaultDataRoot, hotpotLongContextSet } from '../shared/eval/datasets';
+import { defaultDataRoot, hotpotLongContextSet } from '../eval/datasets';
 import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../shared/ports';
 import { FsBlobStore } from '../local/engine/fs-blob-store';
 import { chunkCorpus } from '../shared/chunking';

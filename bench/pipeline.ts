@@ -14,7 +14,7 @@
  * (same machine, same moment). Prints per question: the median time to answer of each (runLocal's
  * wall time, start to result, the local stack's start included), their ratio, the model calls of
  * each and the speculative ones (`usage.speculative`), and the eval's MODELED latency of the
- * unpipelined run's calls (shared/eval/latency.ts, a latency model of exactly the injected fixed
+ * unpipelined run's calls (eval/latency.ts, a latency model of exactly the injected fixed
  * times: `modeledLatency` and `modeledPipelinedLatency`), for comparison. One JSON line per question.
  *
  * Usage: npx tsx bench/pipeline.ts [--notes 40] [--concurrency 4] [--seek-ms 200] [--reason-ms 300] [--repeat 3]
@@ -24,8 +24,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { resolveCorpus, type CorpusFile } from '../local/engine/corpus';
 import { runLocal } from '../local/engine/run';
-import { modeledLatency, modeledPipelinedLatency, type LatencyModel } from '../shared/eval/latency';
-import type { EvalCall } from '../shared/eval/records';
+import { modeledLatency, modeledPipelinedLatency, type LatencyModel } from '../eval/latency';
+import type { EvalCall } from '../eval/records';
 import type { RunResult } from '../shared/types';
 import { writeCorpus } from '../test/support/corpus';
 import { BIRTH_QUESTION, TWO_HOP_QUESTION, twoHopAnsweringModel, twoHopCorpus, withLatency, type TimedCall } from '../test/support/two-hop';
@@ -39,7 +39,7 @@ the two-hop corpus; one question needs round 2, one is answered in round 1 (its 
 speculative and stopped). Each question runs unpipelined and pipelined alternately, in this process.
 Prints one JSON line per question: the median time to answer of each mode (ms, the local stack's
 start included), their ratio, the model calls of each, the speculative calls, and the eval's modeled
-latencies of the same calls (shared/eval/latency.ts) for comparison.
+latencies of the same calls (eval/latency.ts) for comparison.
 
 Options:
   --notes N          one-chunk notes padding the two-hop corpus (default 40)

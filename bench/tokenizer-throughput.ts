@@ -12,7 +12,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { defaultDataRoot } from '../shared/eval/datasets';
+import { defaultDataRoot } from '../eval/datasets';
 import { countTokens } from '../shared/tokenizer';
 import { benchArgs, usageError } from './support/args';
 

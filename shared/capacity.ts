@@ -41,8 +41,8 @@
  * Region, requests and tokens (input + output) per minute
  * (https://docs.aws.amazon.com/bedrock/latest/userguide/quotas-runtime.html).
  */
-import { seededRandom } from './eval/prng';
-import { DEFAULT_LATENCY_MODEL, type RoleLatency } from './eval/latency';
+import { seededRandom } from './prng';
+import { DEFAULT_LATENCY_MODEL, type RoleLatency } from './latency';
 import { MODEL_RETRY_POLICY, retryDelaysSeconds } from './quota';
 import type { ModelQuota, RunEstimate } from './types';
 
@@ -387,7 +387,7 @@ function callSeconds(latency: RoleLatency, inputTokens: number, outputTokens: nu
  * The scenario of a run from its cost estimate (shared/cost.ts `estimateRun`, the one count of a
  * run's calls and tokens) and its seeking plan (shared/quota.ts `planRunConcurrency`: MaxConcurrency,
  * tokens per seek, seek latency): the reasoner's calls at the eval's latency model
- * (shared/eval/latency.ts `DEFAULT_LATENCY_MODEL`, assumed), averaged over its calls.
+ * (shared/latency.ts `DEFAULT_LATENCY_MODEL`, assumed), averaged over its calls.
  */
 export function scenarioOfRun(
   estimate: RunEstimate,

@@ -2,7 +2,7 @@
  * The ExtAgents method's pure steps (paper, section 2), in one place for every caller: the
  * workflow's tasks (shared/pipeline/seek.ts, reason.ts, synchronize.ts), the survey
  * (shared/survey/survey.ts, shared/survey/workflow.ts) and the eval's in-memory ablation
- * (shared/eval/strategies/extagents.ts). No storage, no model calls: each caller brings its own.
+ * (eval/strategies/extagents.ts). No storage, no model calls: each caller brings its own.
  *
  * - A seeking agent's reply becomes a message ({@link buildMessage}): evidence and quotes bounded
  *   ({@link boundMessageText}), spans of chunk text mapped to document quotes ({@link spanToQuotes}),

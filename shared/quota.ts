@@ -18,7 +18,7 @@
  * min(R × L / 60, Q × L / (60 × T)), rounded down. A shorter assumed latency gives a smaller, safer
  * concurrency (the rates are then overestimated).
  */
-import { DEFAULT_LATENCY_MODEL } from './eval/latency';
+import { DEFAULT_LATENCY_MODEL } from './latency';
 import { QuotaExceededError } from './errors';
 import type { ConcurrencyPlan, ModelQuota, RunEstimate, SeekingPlan } from './types';
 
@@ -86,7 +86,7 @@ export function tokensPerSeek(estimate: RunEstimate): number {
 
 /**
  * The default expected seek latency, seconds, when the run states none: the eval's latency model of
- * the seeker (shared/eval/latency.ts `DEFAULT_LATENCY_MODEL`: 400 ms + 0.1 ms per input token + 10 ms
+ * the seeker (shared/latency.ts `DEFAULT_LATENCY_MODEL`: 400 ms + 0.1 ms per input token + 10 ms
  * per output token, assumed for a Llama 3.1 8B class model on Bedrock, not measured). Over 8,000-token
  * chunks that is about 3 s (SOTU, two rounds: 3.1 s).
  */
@@ -97,7 +97,7 @@ export function defaultSeekLatency(estimate: RunEstimate): { seconds: number; so
   const ms = p.fixedMs + (p.perInputTokenMs * (s.inputTokens + (s.cacheWriteInputTokens ?? 0))) / calls + (p.perOutputTokenMs * s.outputTokens) / calls;
   return {
     seconds: round1(Math.max(0.1, ms / 1000)),
-    source: `assumed: the eval's seeker latency, ${p.fixedMs} ms + ${p.perInputTokenMs} ms/input token + ${p.perOutputTokenMs} ms/output token, shared/eval/latency.ts; state yours with seekLatencySeconds`,
+    source: `assumed: the eval's seeker latency, ${p.fixedMs} ms + ${p.perInputTokenMs} ms/input token + ${p.perOutputTokenMs} ms/output token, shared/latency.ts; state yours with seekLatencySeconds`,
   };
 }
 

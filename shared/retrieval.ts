@@ -1,7 +1,7 @@
 /**
  * The cheap local retriever of the project: BM25 (minisearch) of chunk texts against a question,
  * over the content terms of shared/extractive/text.ts (stemmed, stop words removed). No model call.
- * Used by the `rag` baseline of the eval (shared/eval/strategies/baselines.ts) and by the run option
+ * Used by the `rag` baseline of the eval (eval/strategies/baselines.ts) and by the run option
  * `coverage: 'grow'` (Prepare orders the chunks by it; shared/coverage.ts).
  */
 import MiniSearch from 'minisearch';

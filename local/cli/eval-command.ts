@@ -1,8 +1,8 @@
 /**
- * `extagents eval`: run the evaluation harness (shared/eval/runner.ts) over a data set, strategies
+ * `extagents eval`: run the evaluation harness (eval/runner.ts) over a data set, strategies
  * and target lengths, appending one `EvalRecord` per line to `<out>/records.jsonl` (resumable), with
  * a progress bar on stderr; then a summary table (mean EM / F1 / evidence recall / calls / input
- * tokens per query, per strategy and length) on stdout and the report (shared/eval/report.ts,
+ * tokens per query, per strategy and length) on stdout and the report (eval/report.ts,
  * `buildReport`) written into the output directory.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
@@ -10,10 +10,10 @@ import { Progress, type ProgressTask } from './progress';
 import { agentModel, recordModelIds } from '../../models';
 import { contextFittedRunOptionDefaults } from '../../models/context';
 import { ExtAgentsError } from '../../shared/errors';
-import { buildReport } from '../../shared/eval/report';
-import { EVAL_STRATEGIES, type EvalRecord, RANKING_ABLATIONS, STRATEGIES, type StrategyName } from '../../shared/eval/records';
-import { defaultDataRoot } from '../../shared/eval/datasets';
-import { checkLengths, DATASET_NAMES, parseDatasetSpec, parseLengths, readRecords, recordsFile, runEval } from '../../shared/eval/runner';
+import { buildReport } from '../../eval/report';
+import { EVAL_STRATEGIES, type EvalRecord, RANKING_ABLATIONS, STRATEGIES, type StrategyName } from '../../eval/records';
+import { defaultDataRoot } from '../../eval/datasets';
+import { checkLengths, DATASET_NAMES, parseDatasetSpec, parseLengths, readRecords, recordsFile, runEval } from '../../eval/runner';
 import { parseModelSpec } from '../../shared/llm/model-spec';
 import type { AgentRole } from '../../shared/types';
 import { applyStructured, checkLocalModelFiles, handleInterrupts, MODEL_OPTION_HELP, structuredOption, UsageError } from './common';

@@ -1,5 +1,5 @@
 /**
- * The eval's `WorkflowRunner` (shared/eval/strategies/types.ts): one question through the product's
+ * The eval's `WorkflowRunner` (eval/strategies/types.ts): one question through the product's
  * workflow exactly as `extagents ask` runs it (`runLocal`: a local stack, the synthesized state
  * machine, dynalite in memory, the corpus in a local bucket), with the strategy's model.
  *
@@ -11,7 +11,7 @@
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { WorkflowRunner } from '../../shared/eval/strategies/types';
+import type { WorkflowRunner } from '../../eval/strategies/types';
 import { resolveCorpus } from './corpus';
 import { runLocal } from './run';
 

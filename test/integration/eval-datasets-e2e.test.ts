@@ -20,10 +20,10 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { addEvalCommand } from '../../local/cli/eval-command';
 import { UsageError } from '../../local/cli/common';
-import { defaultDataRoot } from '../../shared/eval/datasets';
-import { type EvalRecord } from '../../shared/eval/records';
-import { EvalRecordSchema, type Report } from '../../shared/eval/report';
-import { parseDatasetSpec, readRecords, recordsFile, runEval } from '../../shared/eval/runner';
+import { defaultDataRoot } from '../../eval/datasets';
+import { type EvalRecord } from '../../eval/records';
+import { EvalRecordSchema, type Report } from '../../eval/report';
+import { parseDatasetSpec, readRecords, recordsFile, runEval } from '../../eval/runner';
 import {
   cmrcExactMatch,
   cmrcF1,
@@ -33,7 +33,7 @@ import {
   infiniteBenchZhF1,
   normalizeAnswer,
   normalizeZhAnswer,
-} from '../../shared/eval/scorers';
+} from '../../eval/scorers';
 import { ExtractiveReader } from '../../shared/extractive';
 import { NO_ANSWER } from '../../shared/types';
 import { describeWithSharedData } from '../support/shared-data';

@@ -10,7 +10,7 @@ import { resolveCorpus } from '../../local/engine/corpus';
 import { localWorkflowRunner } from '../../local/engine/eval-workflow';
 import { runLocal } from '../../local/engine/run';
 import { chunkCorpus } from '../../shared/chunking';
-import { DEFAULT_STRATEGY_OPTIONS, STRATEGY_FUNCTIONS } from '../../shared/eval/strategies';
+import { DEFAULT_STRATEGY_OPTIONS, STRATEGY_FUNCTIONS } from '../../eval/strategies';
 import { ExtractiveReader } from '../../shared/extractive';
 import type { SourceDocument } from '../../shared/types';
 

@@ -4,7 +4,7 @@
  * where the folder is beside the repository, a missing folder fails the run instead of skipping.
  */
 import { existsSync } from 'node:fs';
-import { defaultDataRoot } from '../../shared/eval/datasets';
+import { defaultDataRoot } from '../../eval/datasets';
 
 /** The shared data folder the tests read. */
 export const SHARED_DATA = defaultDataRoot();

@@ -2,7 +2,7 @@
  * Numbers of the CLI: token counts (shared/token-count.ts), one parser for the eval's `--lengths` and every token
  * option of every command (k = 1,000, M = 1,000,000); one range per meaning of concurrency.
  */
-import { parseLengths } from '../../shared/eval/runner';
+import { parseLengths } from '../../eval/runner';
 import { parseTokenCount } from '../../shared/token-count';
 import { schemaFlag, schemaRange } from '../../local/cli/cli-numbers';
 import { RunOptionsSchema } from '../../shared/config';

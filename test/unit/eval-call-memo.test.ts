@@ -1,5 +1,5 @@
-import { CallMemo } from '../../shared/eval/strategies/memo';
-import { DEFAULT_STRATEGY_OPTIONS, STRATEGY_FUNCTIONS } from '../../shared/eval/strategies';
+import { CallMemo } from '../../eval/strategies/memo';
+import { DEFAULT_STRATEGY_OPTIONS, STRATEGY_FUNCTIONS } from '../../eval/strategies';
 import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
 import { countTokens } from '../../shared/tokenizer';
 import { NO_ANSWER, type Chunk, type SourceDocument } from '../../shared/types';

@@ -13,8 +13,8 @@ import {
   readInfiniteBenchQa,
   readNarrativeQaSiddhartha,
   readSotuQuestions,
-} from '../../shared/eval/datasets';
-import { seededRandom, shuffled } from '../../shared/eval/prng';
+} from '../../eval/datasets';
+import { seededRandom, shuffled } from '../../shared/prng';
 import { countTokens } from '../../shared/tokenizer';
 import { describeWithSharedData } from '../support/shared-data';
 

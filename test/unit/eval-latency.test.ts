@@ -1,5 +1,5 @@
-import { DEFAULT_LATENCY_MODEL, type LatencyModel, modeledCallMs, modeledLatency, modeledPipelinedLatency, slotSchedule } from '../../shared/eval/latency';
-import type { EvalCall } from '../../shared/eval/records';
+import { DEFAULT_LATENCY_MODEL, type LatencyModel, modeledCallMs, modeledLatency, modeledPipelinedLatency, slotSchedule } from '../../eval/latency';
+import type { EvalCall } from '../../eval/records';
 
 /** A model where a call costs exactly its input tokens in ms (no fixed or output cost), so critical paths are easy to check by hand. */
 const unit = (concurrency: number): LatencyModel => ({

@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadPriceTable, priceOf, type PriceTable } from '../../shared/prices';
-import type { EvalCall, EvalRecord } from '../../shared/eval/records';
-import { aggregateRecords, buildReport, dataSourcesFor, parseDataReadme, readEvalRecords, type Report } from '../../shared/eval/report';
+import type { EvalCall, EvalRecord } from '../../eval/records';
+import { aggregateRecords, buildReport, dataSourcesFor, parseDataReadme, readEvalRecords, type Report } from '../../eval/report';
 
 const SEEKER = 'us.meta.llama3-1-8b-instruct-v1:0';
 const REASONER = 'us.meta.llama3-3-70b-instruct-v1:0';

@@ -1,11 +1,11 @@
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FILLER_FILES } from '../../shared/eval/datasets';
-import { evidenceRecall } from '../../shared/eval/evidence';
-import type { EvalRecord } from '../../shared/eval/records';
-import { parseDatasetSpec, parseLengths, readRecords, recordsFile, runEval, type EvalProgress } from '../../shared/eval/runner';
-import { scoreAnswer } from '../../shared/eval/score';
+import { FILLER_FILES } from '../../eval/datasets';
+import { evidenceRecall } from '../../eval/evidence';
+import type { EvalRecord } from '../../eval/records';
+import { parseDatasetSpec, parseLengths, readRecords, recordsFile, runEval, type EvalProgress } from '../../eval/runner';
+import { scoreAnswer } from '../../eval/score';
 import { formatSummary, parseStrategies } from '../../local/cli/eval-command';
 import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
 import { NO_ANSWER } from '../../shared/types';

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { readInfiniteBenchPredictions, defaultDataRoot } from '../../shared/eval/datasets';
-import { formatWarning } from '../../shared/eval/jsonl';
+import { readInfiniteBenchPredictions, defaultDataRoot } from '../../eval/datasets';
+import { formatWarning } from '../../eval/jsonl';
 import {
   cmrcExactMatch,
   cmrcF1,
@@ -15,7 +15,7 @@ import {
   normalizeZhAnswer,
   scoreHotpotAnswers,
   titleRecall,
-} from '../../shared/eval/scorers';
+} from '../../eval/scorers';
 import { describeWithSharedData } from '../support/shared-data';
 
 const IB = path.join(defaultDataRoot(), 'infinitebench');

@@ -1,6 +1,6 @@
-import { bootstrapMeanInterval, pairedBootstrap } from '../../shared/eval/stats';
+import { bootstrapMeanInterval, pairedBootstrap } from '../../eval/stats';
 
-describe('bootstrap intervals and paired tests (shared/eval/stats.ts)', () => {
+describe('bootstrap intervals and paired tests (eval/stats.ts)', () => {
   it('gives a 95% interval around the mean that narrows with more data and is the same for the same seed', () => {
     const small = [0, 1, 0, 1, 1, 0, 0, 1, 0, 1];
     const large = Array.from({ length: 400 }, (_, i) => (i % 2 === 0 ? 1 : 0));

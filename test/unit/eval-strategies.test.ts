@@ -1,10 +1,10 @@
 import { chunkCorpus } from '../../shared/chunking';
 import { ExtractiveReader } from '../../shared/extractive';
-import { evidenceRecall } from '../../shared/eval/evidence';
-import { scoreAnswer } from '../../shared/eval/score';
-import { DEFAULT_STRATEGY_OPTIONS, STRATEGY_FUNCTIONS, type StrategyInput, type StrategyOptions } from '../../shared/eval/strategies';
-import { confidenceOf } from '../../shared/eval/strategies/mapreduce';
-import { EVAL_STRATEGIES, STRATEGIES, type EvalCall } from '../../shared/eval/records';
+import { evidenceRecall } from '../../eval/evidence';
+import { scoreAnswer } from '../../eval/score';
+import { DEFAULT_STRATEGY_OPTIONS, STRATEGY_FUNCTIONS, type StrategyInput, type StrategyOptions } from '../../eval/strategies';
+import { confidenceOf } from '../../eval/strategies/mapreduce';
+import { EVAL_STRATEGIES, STRATEGIES, type EvalCall } from '../../eval/records';
 import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
 import { countTokens } from '../../shared/tokenizer';
 import { NO_ANSWER, type Chunk, type SourceDocument } from '../../shared/types';

@@ -159,7 +159,7 @@ describe('planRunConcurrency', () => {
 
     expect(latency.seconds).toBeGreaterThan(2);
     expect(latency.seconds).toBeLessThan(4);
-    expect(latency.source).toMatch(/shared\/eval\/latency\.ts/);
+    expect(latency.source).toMatch(/shared\/latency\.ts/);
   });
 
   it("prefers the run's own quota and latency over the deployment's", () => {

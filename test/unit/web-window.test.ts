@@ -12,7 +12,7 @@ import { BUNDLED_CORPORA } from '../../local/engine/corpus';
 import { FsBlobStore } from '../../local/engine/fs-blob-store';
 import { WebEndpoints } from '../../local/services/web';
 import { graphemeBoundary } from '../../shared/chunking';
-import { parseJsonLines } from '../../shared/eval/jsonl';
+import { parseJsonLines } from '../../eval/jsonl';
 import { causeMessage, MAX_CAUSE_CHARS } from '../../shared/executions';
 import { runRecordKey } from '../../shared/pipeline/layout';
 import type { RunRecord } from '../../shared/pipeline/run-record';

@@ -3,7 +3,7 @@
  * (dataset, strategy, target length, example). Written as JSON Lines by the runner, read by the
  * report. Units are in the names; tokens are of the project tokenizer unless a model reported them.
  */
-import type { AgentRole } from '../types';
+import type { AgentRole } from '../shared/types';
 
 /**
  * One model call of a strategy's run, for cost and the modeled latency. Calls with the same `stage`

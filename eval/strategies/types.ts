@@ -1,5 +1,5 @@
 /**
- * Shapes shared by the evaluation strategies (shared/eval/strategies/*): what a strategy receives
+ * Shapes shared by the evaluation strategies (eval/strategies/*): what a strategy receives
  * (the question, the example's documents, the chunks every strategy shares, one `AgentModel`) and
  * what it returns (the prediction, the model calls with their stages, and the final reasoning
  * context used for evidence recall).
@@ -8,9 +8,9 @@
  * the same chunks (`chunkCorpus` with the same `chunkTokens`), so differences in score and cost come
  * from the orchestration only. Each strategy documents how it maps onto seek / reason calls.
  */
-import type { AgentModel } from '../../ports';
-import type { Chunk, Message, RunResult, SourceDocument } from '../../types';
-import type { RunOptionsInput } from '../../config';
+import type { AgentModel } from '../../shared/ports';
+import type { Chunk, Message, RunResult, SourceDocument } from '../../shared/types';
+import type { RunOptionsInput } from '../../shared/config';
 import type { EvalCall } from '../records';
 
 /** Tunables of the strategies. Units: tokens of shared/tokenizer.ts (o200k_base). */
@@ -65,7 +65,7 @@ export interface StrategyInput {
   /**
    * The product's workflow (the local stack, as `extagents ask` runs it). When given, the `extagents`
    * and `extagents-no-sync` strategies run through it, so that the eval measures what users run;
-   * without it (unit tests) they run the in-memory implementation of shared/eval/strategies/extagents.ts.
+   * without it (unit tests) they run the in-memory implementation of eval/strategies/extagents.ts.
    */
   workflow?: WorkflowRunner;
 }

@@ -3,8 +3,8 @@
  * stage the strategy is in, so that strategies can reuse domain functions (e.g. `seekRound`) that
  * call the model themselves.
  */
-import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../ports';
-import { NO_ANSWER, type AgentRole, type Message, type RoleUsage } from '../../types';
+import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
+import { NO_ANSWER, type AgentRole, type Message, type RoleUsage } from '../../shared/types';
 import type { EvalCall } from '../records';
 import type { StrategyResult } from './types';
 

@@ -23,13 +23,13 @@
  * state machine, as `extagents ask` runs it), so the eval measures what users run. So do the ranking
  * ablations (a run option). The no-KAR ablation is not a product behaviour and always runs here.
  */
-import { FORCED_MAX_MESSAGES, afterRefusal, fitForReasoning, synchronizationSnapshot } from '../../method';
-import { compareMessages } from '../../pool';
-import { DEFAULT_RANKING, type RankingMode } from '../../ranking';
-import { seekRound } from '../../survey/survey';
-import { NO_ANSWER, type Message } from '../../types';
+import { FORCED_MAX_MESSAGES, afterRefusal, fitForReasoning, synchronizationSnapshot } from '../../shared/method';
+import { compareMessages } from '../../shared/pool';
+import { DEFAULT_RANKING, type RankingMode } from '../../shared/ranking';
+import { seekRound } from '../../shared/survey/survey';
+import { NO_ANSWER, type Message } from '../../shared/types';
 import { CallRecorder } from './recorder';
-import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../ports';
+import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
 import type { StrategyInput, StrategyResult } from './types';
 
 /** Which variant of the method. */

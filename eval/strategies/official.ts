@@ -19,12 +19,12 @@
  * repeat it (same input, no broadcast), so the run stops there with "NO ANSWER" (the reference would
  * re-ask; with a deterministic reader that changes nothing).
  */
-import { compareMessages, fitToBudget } from '../../pool';
-import { spanToQuotes } from '../../method';
-import { countTokens } from '../../tokenizer';
-import { NO_ANSWER, type Message } from '../../types';
+import { compareMessages, fitToBudget } from '../../shared/pool';
+import { spanToQuotes } from '../../shared/method';
+import { countTokens } from '../../shared/tokenizer';
+import { NO_ANSWER, type Message } from '../../shared/types';
 import pLimit from 'p-limit';
-import { MESSAGE_OVERHEAD_TOKENS } from '../../method';
+import { MESSAGE_OVERHEAD_TOKENS } from '../../shared/method';
 import { pseudoChunk } from './pseudo-chunk';
 import { CallRecorder } from './recorder';
 import type { StrategyInput, StrategyResult } from './types';

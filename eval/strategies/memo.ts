@@ -13,7 +13,7 @@
  * A call in flight is shared (the promise is kept); a failed call is forgotten, so it is not reused.
  */
 import { createHash } from 'node:crypto';
-import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../ports';
+import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
 
 export class CallMemo implements AgentModel {
   private readonly seeks = new Map<string, Promise<SeekResult>>();

@@ -1,5 +1,5 @@
 /**
- * Per-example answer scores with each data set's official scorer (shared/eval/scorers.ts), as
+ * Per-example answer scores with each data set's official scorer (eval/scorers.ts), as
  * fractions in [0, 1]: EM and F1, each the maximum over the gold answers.
  *
  * A refusal (`answerable` false: the prediction is the "NO ANSWER" sentinel, not an answer) is
@@ -7,7 +7,7 @@
  * "no" or "answer" (or, for the Chinese character F1, the letters of "NOANSWER") would earn partial
  * credit. The one exception is a SOTU question whose gold is "NO ANSWER" (see `sotu`).
  */
-import { NO_ANSWER } from '../types';
+import { NO_ANSWER } from '../shared/types';
 import { cmrcExactMatch, cmrcF1, hotpotExactMatch, hotpotF1, infiniteBenchEnF1, infiniteBenchZhF1, normalizeAnswer, normalizeZhAnswer } from './scorers';
 
 /**

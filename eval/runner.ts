@@ -7,8 +7,8 @@
  * - Every strategy of an example gets the same chunks (`chunkCorpus` with `chunkTokens`, computed
  *   once per example) and the same `AgentModel`. `direct` truncates the books of InfiniteBench and
  *   NarrativeQA in the middle (InfiniteBench's `truncate_input`), every other input at the end.
- * - Each example is scored with its data set's official scorer (shared/eval/score.ts) and its
- *   evidence recall computed from the final reasoning context (shared/eval/evidence.ts).
+ * - Each example is scored with its data set's official scorer (eval/score.ts) and its
+ *   evidence recall computed from the final reasoning context (eval/evidence.ts).
  * - Resumable: records already in the file are skipped (a rerun of the same command appends
  *   nothing); a torn last line (a killed run) is ignored and the file is re-terminated before
  *   appending. A failed strategy is recorded with `error` (scores 0) and not retried on resume.
@@ -21,13 +21,13 @@
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pLimit from 'p-limit';
-import { chunkCorpus } from '../chunking';
-import { InvalidInputError } from '../errors';
-import type { AgentModel } from '../ports';
-import { decodeDocument } from '../text';
-import { countTokens } from '../tokenizer';
-import type { AgentRole, Chunk, SourceDocument } from '../types';
-import { parseTokenCount, TOKEN_COUNT_FORMS } from '../token-count';
+import { chunkCorpus } from '../shared/chunking';
+import { InvalidInputError } from '../shared/errors';
+import type { AgentModel } from '../shared/ports';
+import { decodeDocument } from '../shared/text';
+import { countTokens } from '../shared/tokenizer';
+import type { AgentRole, Chunk, SourceDocument } from '../shared/types';
+import { parseTokenCount, TOKEN_COUNT_FORMS } from '../shared/token-count';
 import {
   buildHotpotLongContext,
   defaultDataRoot,

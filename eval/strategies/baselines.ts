@@ -5,11 +5,11 @@
  * Mapping onto the `AgentModel` port: ONE `reason` call (stage 0), forced when `bestEffort`. The
  * retrieval of `rag` is not a model call (BM25, minisearch) and costs nothing in the records.
  */
-import { rankChunks } from '../../retrieval';
-import { fitToBudget } from '../../pool';
-import type { Chunk, Message } from '../../types';
-import { countTokens } from '../../tokenizer';
-import { MESSAGE_OVERHEAD_TOKENS } from '../../method';
+import { rankChunks } from '../../shared/retrieval';
+import { fitToBudget } from '../../shared/pool';
+import type { Chunk, Message } from '../../shared/types';
+import { countTokens } from '../../shared/tokenizer';
+import { MESSAGE_OVERHEAD_TOKENS } from '../../shared/method';
 import { chunkMessage, prefixWithin, suffixStartWithin } from './context';
 import { answerFrom, CallRecorder } from './recorder';
 import type { StrategyInput, StrategyResult } from './types';

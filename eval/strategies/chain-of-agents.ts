@@ -12,10 +12,10 @@
  * - manager (stage = number of chunks): one `reason` over the last note (forced when `bestEffort`).
  * The workers are sequential by construction: latency grows with the number of chunks.
  */
-import { compareMessages, fitToBudget } from '../../pool';
-import { seekRound } from '../../survey/survey';
-import type { Message } from '../../types';
-import { MESSAGE_OVERHEAD_TOKENS } from '../../method';
+import { compareMessages, fitToBudget } from '../../shared/pool';
+import { seekRound } from '../../shared/survey/survey';
+import type { Message } from '../../shared/types';
+import { MESSAGE_OVERHEAD_TOKENS } from '../../shared/method';
 import { answerFrom, CallRecorder } from './recorder';
 import type { StrategyInput, StrategyResult } from './types';
 

@@ -1,5 +1,5 @@
 /**
- * The evaluation strategies by name (`STRATEGIES` of shared/eval/records.ts). Each file documents how
+ * The evaluation strategies by name (`STRATEGIES` of eval/records.ts). Each file documents how
  * its strategy maps onto `AgentModel.seek` / `reason` calls and their stages.
  */
 import type { StrategyName } from '../records';

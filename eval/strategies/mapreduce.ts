@@ -16,12 +16,12 @@
  *   the budget (forced when `bestEffort`). The confidences order the context; they are not shown as
  *   numbers (the port's messages have no such field).
  */
-import { compareMessages, fitToBudget } from '../../pool';
-import { seekRound } from '../../survey/survey';
-import { countTokens } from '../../tokenizer';
-import type { Chunk, Message } from '../../types';
+import { compareMessages, fitToBudget } from '../../shared/pool';
+import { seekRound } from '../../shared/survey/survey';
+import { countTokens } from '../../shared/tokenizer';
+import type { Chunk, Message } from '../../shared/types';
 import pLimit from 'p-limit';
-import { MESSAGE_OVERHEAD_TOKENS } from '../../method';
+import { MESSAGE_OVERHEAD_TOKENS } from '../../shared/method';
 import { pseudoChunk, quotesBehind } from './pseudo-chunk';
 import { answerFrom, CallRecorder } from './recorder';
 import type { StrategyInput, StrategyResult } from './types';

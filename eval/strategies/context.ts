@@ -3,10 +3,10 @@
  * the documents, and token-bounded prefixes / suffixes of a text. Used by the strategies that give
  * the reasoning agent raw corpus text (`direct`, `rag`).
  */
-import { spanToQuotes } from '../../method';
-import { tokenBoundaries } from '../../tokenizer';
-import { countTokens } from '../../tokenizer';
-import type { Chunk, Message } from '../../types';
+import { spanToQuotes } from '../../shared/method';
+import { tokenBoundaries } from '../../shared/tokenizer';
+import { countTokens } from '../../shared/tokenizer';
+import type { Chunk, Message } from '../../shared/types';
 
 /**
  * The chunk text `[start, end)` (chunk offsets; default the whole chunk) as a message: id

@@ -4,9 +4,9 @@
  * LLM×MapReduce collapse). Sent through `AgentModel.seek` like any chunk; spans the model returns
  * are mapped back to the quotes of the messages they fall in, so evidence recall still locates them.
  */
-import { SEGMENT_SEPARATOR } from '../../chunking';
-import { countTokens } from '../../tokenizer';
-import type { Chunk, Message, Quote } from '../../types';
+import { SEGMENT_SEPARATOR } from '../../shared/chunking';
+import { countTokens } from '../../shared/tokenizer';
+import type { Chunk, Message, Quote } from '../../shared/types';
 
 /** Prefix of the pseudo document ids (`msg:<messageId>`): never a corpus document id of a data set. */
 export const PSEUDO_DOCUMENT_PREFIX = 'msg:';

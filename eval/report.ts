@@ -7,7 +7,7 @@
  * is counted in `errors`; evidence recall over the examples that have gold evidence), model calls and
  * input/output tokens per role per query (means), the estimated cost per query (the dated price table
  * of shared/prices.ts; null when a model has no price), the MODELED latency per query (critical
- * path of the call graph, shared/eval/latency.ts: assumptions, not measurements) and the measured wall
+ * path of the call graph, eval/latency.ts: assumptions, not measurements) and the measured wall
  * time of this process (the machine the runner ran on; with the offline model it is not a latency of
  * the deployed service).
  *
@@ -19,15 +19,15 @@ import { bootstrapMeanInterval, pairedBootstrap, type MeanInterval, type PairedC
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import type { AgentRole } from '../types';
+import type { AgentRole } from '../shared/types';
 import { renderLineChartPng, type ChartPoint } from './charts';
 import { defaultDataRoot } from './datasets';
 import { type DataWarning, formatWarning, parseJsonLines } from './jsonl';
 import { DEFAULT_LATENCY_MODEL, type LatencyModel, modeledLatency, modeledPipelinedLatency } from './latency';
 import { DEFAULT_STRATEGY_OPTIONS } from './strategies/types';
-import { costUsd, loadPriceTable, type ModelPrice, type PriceTable, priceOf } from '../prices';
+import { costUsd, loadPriceTable, type ModelPrice, type PriceTable, priceOf } from '../shared/prices';
 import { type EvalRecord, EVAL_STRATEGIES, type StrategyName } from './records';
-import { issuesText } from '../validation';
+import { issuesText } from '../shared/validation';
 
 const ROLES: readonly AgentRole[] = ['seeker', 'reasoner'];
 
@@ -38,7 +38,7 @@ const EvalCallSchema = z.object({
   outputTokens: z.number().nonnegative(),
 });
 
-/** Runtime schema of `EvalRecord` (shared/eval/records.ts). */
+/** Runtime schema of `EvalRecord` (eval/records.ts). */
 export const EvalRecordSchema = z.object({
   dataset: z.string().min(1),
   strategy: z.enum(EVAL_STRATEGIES),
@@ -122,7 +122,7 @@ export interface ReportRow {
   unpricedModels: string[];
   /** Model ids used per role. */
   models: Record<AgentRole, string[]>;
-  /** MODELED latency per query (shared/eval/latency.ts), ms: mean and max over the examples. */
+  /** MODELED latency per query (eval/latency.ts), ms: mean and max over the examples. */
   modeledLatencyMs: { mean: number; max: number };
   /**
    * `extagents` rows only: the MODELED latency per query had the run pipelined its rounds
@@ -187,7 +187,7 @@ export interface UncertaintyRow {
 /**
  * Per dataset, strategy and target length: EM, F1 and evidence recall with 95% percentile-bootstrap
  * intervals, and paired bootstrap tests of F1 and EM against `extagents` on the same examples
- * (shared/eval/stats.ts; seeded by the cell, so a report is reproducible). Failed records count as
+ * (eval/stats.ts; seeded by the cell, so a report is reproducible). Failed records count as
  * they score (0), as in the means of the scores table.
  */
 export function uncertaintyRows(records: readonly EvalRecord[]): UncertaintyRow[] {
@@ -417,7 +417,7 @@ export function renderMarkdown(report: Report): string {
     `Generated ${report.generatedAt} from \`${path.basename(report.recordsFile)}\`: ${report.records} record(s)` +
       (report.warnings.length > 0 ? `, ${report.warnings.length} line(s) skipped or replaced (see [Skipped lines](#skipped-lines)).` : '.'),
     '',
-    'Scores are the dataset\'s official scorer (shared/eval/scorers.ts), in percent. **Latency figures marked "modeled" are ' +
+    'Scores are the dataset\'s official scorer (eval/scorers.ts), in percent. **Latency figures marked "modeled" are ' +
       'computed from token counts under an assumed latency model ([below](#latency-model-modeled)), not measured.** ' +
       '"Measured wall" is the time the runner took on its machine. Costs are estimates from a dated price table ' +
       '([below](#prices)); prices change.',

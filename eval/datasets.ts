@@ -14,16 +14,16 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { countTokens } from '../tokenizer';
+import { countTokens } from '../shared/tokenizer';
 import { type DataWarning, isRecord, parseJsonLines, stringList } from './jsonl';
-import { type Random, randomInt, seededRandom, shuffled } from './prng';
-import { issuesText } from '../validation';
+import { type Random, randomInt, seededRandom, shuffled } from '../shared/prng';
+import { issuesText } from '../shared/validation';
 
 export type { DataWarning } from './jsonl';
 
 /**
  * The shared data directory: `EXTAGENTS_DATA_DIR` when set, else `../shared/data` relative to the
- * project root (this file is `<root>/shared/eval/datasets.ts`).
+ * project root (this file is `<root>/eval/datasets.ts`).
  */
 export function defaultDataRoot(): string {
   return process.env.EXTAGENTS_DATA_DIR ?? path.resolve(__dirname, '..', '..', '..', 'shared', 'data');

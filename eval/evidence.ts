@@ -4,7 +4,7 @@
  * official metric of any benchmark; it tells a retrieval miss (the evidence never reached the
  * reasoning agent) from a reasoning miss.
  */
-import type { Message } from '../types';
+import type { Message } from '../shared/types';
 import type { GoldEvidence } from './datasets';
 
 /**

@@ -3,9 +3,9 @@
  * paired bootstrap test of the difference of two strategies on the same questions (Efron &
  * Tibshirani, "An Introduction to the Bootstrap", 1993, ch. 13 and 16). Written here because no
  * maintained npm package offers a seeded bootstrap (the method is a few lines); resampling uses the
- * eval's seeded PRNG (shared/eval/prng.ts), so a report is reproducible.
+ * eval's seeded PRNG (shared/prng.ts), so a report is reproducible.
  */
-import { randomInt, seededRandom } from './prng';
+import { randomInt, seededRandom } from '../shared/prng';
 
 /** Resamples of every bootstrap (the usual figure for 95% percentile intervals). */
 export const BOOTSTRAP_RESAMPLES = 10_000;
