@@ -1,0 +1,91 @@
+/**
+ * The report's PNG charts of one dataset (`writeReportCharts`): F1 and evidence recall with their 95%
+ * intervals, modeled latency and tokens per query, against the target input length (eval/charts.ts
+ * renders them).
+ */
+import { type MeanInterval } from './stats';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { renderLineChartPng, type ChartPoint } from './charts';
+import { chartName } from './report-markdown';
+import { ROLES, type ReportRow, type UncertaintyRow } from './report-stats';
+// ---------------------------------------------------------------------------------------------
+// Charts and the whole report
+// ---------------------------------------------------------------------------------------------
+
+/** Write the three charts of one dataset; returns their file names. */
+export async function writeReportCharts(
+  outDir: string,
+  dataset: string,
+  rows: readonly ReportRow[],
+  uncertainty: readonly UncertaintyRow[],
+): Promise<string[]> {
+  const points = (y: (r: ReportRow) => number): ChartPoint[] => rows.map((r) => ({ series: r.strategy, x: r.targetTokens, y: y(r) }));
+  // Points with 95% intervals, each series shifted a little along the (log) x axis so that
+  // coincident points and bars stay apart.
+  const series = [...new Set(uncertainty.map((u) => u.strategy))];
+  const shifted = (u: UncertaintyRow): number => u.targetTokens * 1.04 ** (series.indexOf(u.strategy) - (series.length - 1) / 2);
+  const withIntervals = (pick: (u: UncertaintyRow) => MeanInterval | null): ChartPoint[] =>
+    uncertainty.flatMap((u) => {
+      const m = pick(u);
+      return m === null ? [] : [{ series: u.strategy, x: shifted(u), y: m.mean, low: m.low, high: m.high }];
+    });
+  const tokens = points((r) => ROLES.reduce((s, role) => s + r.perQuery[role].inputTokens + r.perQuery[role].outputTokens, 0));
+  const charts: Array<[string, Parameters<typeof renderLineChartPng>[0]]> = [
+    [
+      'f1-vs-length',
+      {
+        title: `F1 vs input length — ${dataset}`,
+        subtitle: 'mean with 95% bootstrap interval',
+        xTitle: 'target input length (tokens)',
+        yTitle: 'F1 (mean)',
+        yFormat: '.0%',
+        points: withIntervals((u) => u.f1),
+      },
+    ],
+    ...(uncertainty.some((u) => u.evidenceRecall !== null)
+      ? ([
+          [
+            'recall-vs-length',
+            {
+              title: `Evidence recall vs input length — ${dataset}`,
+              subtitle: 'share of gold paragraphs in the final reasoning context; mean with 95% bootstrap interval',
+              xTitle: 'target input length (tokens)',
+              yTitle: 'evidence recall (mean)',
+              yFormat: '.0%',
+              points: withIntervals((u) => u.evidenceRecall),
+            },
+          ],
+        ] as Array<[string, Parameters<typeof renderLineChartPng>[0]]>)
+      : []),
+    [
+      'latency-vs-length',
+      {
+        title: `MODELED latency vs input length — ${dataset}`,
+        subtitle: 'modeled from token counts (not measured); see the latency model',
+        xTitle: 'target input length (tokens)',
+        yTitle: 'modeled latency per query (s)',
+        points: points((r) => r.modeledLatencyMs.mean / 1000),
+      },
+    ],
+    [
+      'tokens-vs-length',
+      {
+        title: `Tokens per query vs input length — ${dataset}`,
+        subtitle: 'input + output tokens of all model calls',
+        xTitle: 'target input length (tokens)',
+        yTitle: 'tokens per query',
+        yFormat: '~s',
+        logY: tokens.every((p) => p.y > 0),
+        points: tokens,
+      },
+    ],
+  ];
+  const names: string[] = [];
+  for (const [kind, chart] of charts) {
+    const name = chartName(kind, dataset);
+    await fs.writeFile(path.join(outDir, name), await renderLineChartPng(chart));
+    names.push(name);
+  }
+  return names;
+}
