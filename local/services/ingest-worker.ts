@@ -1,5 +1,5 @@
 /**
- * One corpus ingestion in a worker thread (local/services/serve.ts): decoding, counting and chunking a corpus
+ * One corpus ingestion in a worker thread (local/services/ingestion-queue.ts): decoding, counting and chunking a corpus
  * is CPU-bound for seconds on a large corpus, and on the server's own thread it would hold every
  * request (and every run's progress) until it ends. The worker reads and writes the same local
  * bucket directory; the server only waits for its message.

@@ -1,7 +1,7 @@
 /**
  * Ports of the API core (shared/api/core.ts), beside the storage ports of shared/ports.ts and the
  * execution port of shared/executions.ts. Adapters: AWS (lambdas/adapters/s3-presigner.ts,
- * s3-idempotency-store.ts) and local (local/services/serve.ts, shared/api/idempotency.ts). Nothing here imports the AWS SDK.
+ * s3-idempotency-store.ts) and local (local/services/serve-uploads.ts, shared/api/idempotency.ts). Nothing here imports the AWS SDK.
  */
 
 /** A presigned upload: everything a client needs to PUT one object without credentials. */
