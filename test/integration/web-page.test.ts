@@ -4,16 +4,21 @@
  * Ask a question and see a citation highlighted in its document; watch the seeking progress change
  * live; a refused run with its best evidence; a failed run with its error; upload a corpus with the
  * progress bar; a wrong token brings the login back; the run's tables keep every header word whole at
- * 390 and 1280 px; the corpus picker names corpora. Each view is photographed at 1440 and 360 px
+ * 390 and 1280 px; the corpus picker names corpora; a run is cancelled from its page, and the runs
+ * list shows it beside a run the CLI made in the same state directory (one registry). Each view is photographed at 1440 and 360 px
  * into `$EXTAGENTS_SCREENSHOT_DIR` (default: a temporary folder), and no view may log a JavaScript
  * error. Without Chromium the file fails with CI=true and is skipped with one line otherwise.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { resolveCorpus } from '../../local/engine/corpus';
+import { runLocal } from '../../local/engine/run';
 import { startServer, type LocalApiServer } from '../../local/services/serve';
 import { WEB_DIST_DIR } from '../../local/services/web';
+import { ExtractiveReader } from '../../shared/extractive';
+import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
 
 jest.setTimeout(120_000);
 
@@ -34,6 +39,26 @@ const filler = (i: number): string =>
   `Report ${i}. The harvest of the year was abundant and the treasury received its customary revenues. ` +
   `Roads were repaired in several districts and the postal service extended its routes to new towns.`;
 
+/** Questions with this word are sought slowly, so their runs stay RUNNING long enough to be cancelled. */
+const SLOW = 'slowly';
+
+/** The extractive reader (the server's default model), each seek of a SLOW question waiting 300 ms. */
+class SlowWhenAsked implements AgentModel {
+  readonly description = 'extractive';
+  private readonly inner = new ExtractiveReader();
+  async seek(request: SeekRequest): Promise<SeekResult> {
+    if (request.question.includes(SLOW)) await new Promise((resolve) => setTimeout(resolve, 300));
+    return this.inner.seek(request);
+  }
+  reason(request: ReasonRequest): Promise<ReasonResult> {
+    return this.inner.reason(request);
+  }
+}
+
+/** A run the CLI's engine made in the server's state directory before the server started. */
+const CLI_RUN = 'cli-run-1';
+const CLI_QUESTION = 'Who kept the lighthouse?';
+
 let dir: string;
 let shots: string;
 let server: LocalApiServer;
@@ -49,8 +74,13 @@ beforeAll(async () => {
   shots = process.env.EXTAGENTS_SCREENSHOT_DIR ?? path.join(dir, 'screenshots');
   mkdirSync(shots, { recursive: true });
   const { chromium } = await import('playwright-core');
+  // An `ask` as the CLI runs it (runLocal), in the state directory the server then serves.
+  const cliCorpus = path.join(dir, 'cli-corpus');
+  mkdirSync(cliCorpus);
+  writeFileSync(path.join(cliCorpus, 'note.txt'), 'The lighthouse was kept by Ann Lee for forty years.\n');
+  await runLocal({ files: await resolveCorpus([cliCorpus]), question: CLI_QUESTION, stateDir: path.join(dir, 'state'), runId: CLI_RUN });
   [server, browser] = await Promise.all([
-    startServer({ stateDir: path.join(dir, 'state'), port: 0, token: TOKEN, retryIntervalMs: 1 }),
+    startServer({ stateDir: path.join(dir, 'state'), port: 0, token: TOKEN, retryIntervalMs: 1, model: new SlowWhenAsked() }),
     chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
@@ -401,5 +431,32 @@ maybe('a wrong token shows the login again; the right one lets in', async () => 
   await page.locator('#token').fill(TOKEN);
   await page.keyboard.press('Enter');
   await page.locator('#question').waitFor();
+  await page.close();
+});
+
+maybe("cancel a running run from its page: it ends ABORTED, and the runs list shows it beside the CLI's run", async () => {
+  const page = await newPage();
+  await login(page);
+  await ask(page, 'many', `Who visited the seat of government, ${SLOW}?`, { chunkTokens: '64', concurrency: '1' });
+  const cancel = page.getByTestId('cancel');
+  await cancel.waitFor();
+  await cancel.click();
+  // The run ends: the stream's end (or the polling) shows ABORTED and the Cancel button goes.
+  await page.getByTestId('run-meta').filter({ hasText: 'ABORTED' }).waitFor({ timeout: 60_000 });
+  await expect(page.getByTestId('cancel').count()).resolves.toBe(0);
+  // The run's error says it was cancelled; no other error is shown (the cancel's own request succeeded).
+  const runError = page.getByTestId('run-error');
+  await runError.waitFor();
+  await expect(runError.textContent()).resolves.toMatch(/RunCancelled: Cancelled through the API/);
+  await expect(page.getByRole('alert').count()).resolves.toBe(1);
+  // One registry: the served runs and the CLI's, with one status vocabulary.
+  await page.goto(`${server.url}/#/runs`);
+  await page.getByTestId('runs').waitFor();
+  const runs = page.getByTestId('runs').locator('li');
+  await expect(runs.first().textContent()).resolves.toMatch(new RegExp(`${SLOW}.*ABORTED`, 's'));
+  const cli = runs.filter({ hasText: CLI_RUN });
+  await expect(cli.count()).resolves.toBe(1);
+  await expect(cli.textContent()).resolves.toContain(CLI_QUESTION);
+  await expect(cli.textContent()).resolves.toContain('SUCCEEDED');
   await page.close();
 });

@@ -1,7 +1,8 @@
 /**
  * The run view: one run watched live (the event stream, applied by live.ts; polling the status when
  * the stream is lost, then trying it again): the rounds of seeking with their chunks, the
- * synchronizations, each KAR step; once it has ended, its message pool and why it answered
+ * synchronizations, each KAR step, and a Cancel button while it runs (`POST /v1/runs/{runId}/cancel`:
+ * the run ends ABORTED and stays resumable); once it has ended, its message pool and why it answered
  * (views/inspect.ts).
  */
 import { useEffect, useState } from 'preact/hooks';
@@ -35,6 +36,7 @@ export function RunView({ runId }: { runId: string }) {
   const [connection, setConnection] = useState<'connecting' | 'live' | 'polling' | 'closed'>('connecting');
   const [error, setError] = useState<string | undefined>();
   const [pool, setPool] = useState<{ messages: Message[]; truncated: boolean } | undefined>();
+  const [cancelling, setCancelling] = useState(false);
 
   useEffect(() => {
     const controller = new AbortController();
@@ -93,6 +95,17 @@ export function RunView({ runId }: { runId: string }) {
     .sort(([a], [b]) => Number(a) - Number(b))
     .map(([seq, s]) => ({ ...s, seq: Number(seq) }));
   const status = final?.status ?? live.status ?? '…';
+  // The stream's end event (or the polling) then shows ABORTED; a run that ended meanwhile answers 409, said as the error.
+  const cancel = () => {
+    setCancelling(true);
+    request('POST', `/v1/runs/${encodeURIComponent(runId)}/cancel`).then(
+      () => setError(undefined),
+      (e: unknown) => {
+        setCancelling(false);
+        if (!(e instanceof UnauthorizedError)) setError(describeError(e));
+      },
+    );
+  };
   const question = final?.question ?? live.question ?? undefined;
 
   return html`
@@ -103,6 +116,11 @@ export function RunView({ runId }: { runId: string }) {
       ${live.chunks != null && html` · ${live.chunks} chunks, ${live.tokens?.toLocaleString()} tokens`}
       ${connection === 'live' && html` · <span class="live" data-testid="connection">live</span>`}
       ${connection === 'polling' && html` · <span class="warn" data-testid="connection">stream lost — polling</span>`}
+      ${
+        status === 'RUNNING' &&
+        !final &&
+        html` · <button type="button" class="secondary" data-testid="cancel" disabled=${cancelling} onClick=${cancel}>${cancelling ? 'Cancelling…' : 'Cancel'}</button>`
+      }
     </div>
     ${error && html`<div class="error" role="alert">${error}</div>`}
     <section aria-labelledby="watch-h">
