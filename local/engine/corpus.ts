@@ -142,7 +142,7 @@ async function nothingMatched(arg: string, abs: string, stateDir: string | undef
     const ids = await corpusIdsIn(stateDir);
     const held = ids.length === 0 ? 'no corpus is ingested there' : `the ingested ones are ${ids.join(', ')}`;
     // A name with a file extension was meant as a file: suggesting it as a corpus id would mislead.
-    const make = /\.[A-Za-z0-9]{1,5}$/.test(arg) ? '' : `; \`extagents ingest <files> --id ${arg}\` makes one`;
+    const make = /\.[A-Za-z0-9]{1,5}$/.test(arg) ? '' : `; \`extagents ingest -c <files> --id ${arg}\` makes one`;
     tried.push(`a corpus id in ${stateDir} (${held}${make})`);
   }
   tried.push('a glob pattern (no file matches)');

@@ -302,7 +302,7 @@ describe('one corpus vocabulary across commands', () => {
 
     expect(result.status).toBe(2);
     expect(oneLine(result.stderr)).toMatch(
-      /^extagents: --corpus: Corpus argument "mil" matches nothing; tried a bundled corpus \(sotu\), a file or directory .*, a corpus id in .* \(no corpus is ingested there; `extagents ingest <files> --id mil` makes one\), a glob pattern/,
+      /^extagents: --corpus: Corpus argument "mil" matches nothing; tried a bundled corpus \(sotu\), a file or directory .*, a corpus id in .* \(no corpus is ingested there; `extagents ingest -c <files> --id mil` makes one\), a glob pattern/,
     );
   });
 

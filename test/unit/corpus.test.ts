@@ -87,7 +87,7 @@ describe('one corpus vocabulary: a corpus id of the state directory is a corpus 
     expect(error).toBeInstanceOf(InvalidInputError);
     expect((error as Error).message).toBe(
       `Corpus argument "mil" matches nothing; tried a bundled corpus (sotu), a file or directory (${path.join(dir, 'mil')}), ` +
-        `a corpus id in ${stateDir} (the ingested ones are mill; \`extagents ingest <files> --id mil\` makes one), a glob pattern (no file matches)`,
+        `a corpus id in ${stateDir} (the ingested ones are mill; \`extagents ingest -c <files> --id mil\` makes one), a glob pattern (no file matches)`,
     );
   });
 
