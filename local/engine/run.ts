@@ -296,7 +296,14 @@ async function previousRun(
   if (record.question !== request.question.trim()) refuse(`another question (${JSON.stringify(record.question)})`);
   // Through the schema: a record written before an option existed holds its default.
   const recorded = parseRunOptions(record.options);
-  if (canonical(recorded) !== canonical(options)) refuse(`other options (${canonical(recorded)})`);
+  if (canonical(recorded) !== canonical(options)) {
+    // Name only the options that differ: the run's value, then this call's.
+    const differing = Object.keys({ ...recorded, ...options })
+      .sort()
+      .filter((key) => canonical(recorded[key as keyof typeof recorded]) !== canonical(options[key as keyof typeof options]))
+      .map((key) => `${key} ${canonical(recorded[key as keyof typeof recorded])} there, ${canonical(options[key as keyof typeof options])} now`);
+    refuse(`other options (${differing.join('; ')})`);
+  }
   const sameCorpus =
     record.chunkCache !== undefined
       ? record.chunkCache.key === chunkCacheKey(contentHash, options.chunkTokens)
