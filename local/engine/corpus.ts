@@ -5,7 +5,8 @@
  * `ingest`, `survey`, the library's `ask` and `survey`).
  */
 import type FastGlob from 'fast-glob';
-import { promises as fs } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
+import { surveyRecordKey } from '../../shared/pipeline/layout';
 import path from 'node:path';
 import { corpusPrefix, CorpusIdSchema } from '../../shared/corpus';
 import { InvalidInputError } from '../../shared/errors';
@@ -47,9 +48,12 @@ const corpusFolder = (stateDir: string, corpusId: string): string => path.join(p
 
 /** The corpus ids a state directory holds, but the content-addressed copies runs make (`local-…`), at most `max`. */
 async function corpusIdsIn(stateDir: string, max = 10): Promise<string[]> {
-  const entries = await fs.readdir(path.join(path.resolve(stateDir), 'bucket', 'corpora'), { withFileTypes: true }).catch(() => []);
+  const bucket = path.join(path.resolve(stateDir), 'bucket');
+  const entries = await fs.readdir(path.join(bucket, 'corpora'), { withFileTypes: true }).catch(() => []);
+  // A survey's copy of its sources (corpora/<surveyId>/, beside runs/<surveyId>/survey/) is not an ingested corpus.
+  const survey = (id: string): boolean => existsSync(path.join(bucket, surveyRecordKey(id)));
   return entries
-    .filter((e) => e.isDirectory() && !e.name.startsWith(LOCAL_CORPUS_ID_PREFIX) && CorpusIdSchema.safeParse(e.name).success)
+    .filter((e) => e.isDirectory() && !e.name.startsWith(LOCAL_CORPUS_ID_PREFIX) && CorpusIdSchema.safeParse(e.name).success && !survey(e.name))
     .map((e) => e.name)
     .sort()
     .slice(0, max);

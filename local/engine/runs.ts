@@ -17,7 +17,7 @@ import { corpusPrefix } from '../../shared/corpus';
 import { InvalidInputError, NotFoundError } from '../../shared/errors';
 import { issueMessages } from '../../shared/validation';
 import { RunIdSchema } from '../../shared/pipeline/state';
-import { runPrefix, resultKey, runRecordKey } from '../../shared/pipeline/layout';
+import { runPrefix, resultKey, runRecordKey, surveyRecordKey } from '../../shared/pipeline/layout';
 
 /** Corpus ids of the content-addressed corpora of local runs: `local-<content hash>`. */
 export const LOCAL_CORPUS_ID_PREFIX = 'local-';
@@ -70,19 +70,22 @@ async function readJson<T>(blobs: FsBlobStore, key: string): Promise<T | undefin
 }
 
 /**
- * The run ids of a state directory (sorted), job plans and surveys excluded: those with files under
- * `runs/<runId>/`, and those with only an execution record (`runs/_executions/<runId>.json`: a run
+ * The run ids of a state directory (sorted), job plans and surveys excluded (a survey's state is under
+ * `runs/<surveyId>/survey/`): those with files under `runs/<runId>/`, and those with only an execution record (`runs/_executions/<runId>.json`: a run
  * of `serve` or `job` stopped before Prepare wrote anything).
  */
 export async function runIds(stateDir: string): Promise<string[]> {
   const ids = new Set<string>();
+  // A survey keeps its state under runs/<surveyId>/ too (its record at runs/<surveyId>/survey/survey.json): not a run.
+  const surveys = new Set<string>();
   for (const { key } of await bucketOf(stateDir).list('runs/')) {
     const id = key.slice('runs/'.length).split('/')[0];
     if (id !== '' && !id.startsWith('_')) ids.add(id);
+    if (key === surveyRecordKey(id)) surveys.add(id);
     const recorded = /^runs\/_executions\/(.+)\.json$/.exec(key)?.[1];
     if (recorded !== undefined && RunIdSchema.safeParse(recorded).success) ids.add(recorded);
   }
-  return [...ids].sort();
+  return [...ids].filter((id) => !surveys.has(id)).sort();
 }
 
 /**

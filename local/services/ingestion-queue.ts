@@ -6,6 +6,7 @@
  * uploads that arrive meanwhile. At every start, the ingestions a previous server left undone are
  * queued again ({@link LocalIngestion.resumeStale}).
  */
+import { surveyRecordKey } from '../../shared/pipeline/layout';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { IngestJob, IngestReply } from './ingest-worker';
@@ -55,7 +56,8 @@ export class LocalIngestion {
    * runs at every start. The content-addressed corpora of `ask` (`corpora/local-<content hash>/`,
    * local/engine/run.ts) are not among them: nobody uploads into them, their files never change (the
    * id is their content's hash) and no ingestion was asked for them (`ask`'s Prepare caches their
-   * chunks itself).
+   * chunks itself); nor are the sources a survey copied (`corpora/<surveyId>/`, beside its
+   * `runs/<surveyId>/survey/survey.json`).
    * @returns the corpus ids queued.
    */
   async resumeStale(): Promise<string[]> {
@@ -67,6 +69,8 @@ export class LocalIngestion {
     }
     const queued: string[] = [];
     for (const [id, objects] of byCorpus) {
+      // A survey's copy of its sources (corpora/<surveyId>/) is read by its survey, never ingested.
+      if (await this.blobs.exists(surveyRecordKey(id))) continue;
       const ingested = await readIngestedCounts(this.blobs, id, corpusPrefix(id), objects);
       const missing = objects.filter((o) => !ingested.has(o.key)).length;
       if (missing === 0) continue;

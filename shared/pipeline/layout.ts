@@ -5,6 +5,13 @@
 
 /** Prefix of everything a run writes. */
 export const runPrefix = (runId: string): string => `runs/${runId}/`;
+
+/**
+ * `runs/<surveyId>/survey/survey.json`: a survey's record (shared/survey/workflow.ts). A survey keeps
+ * its state under `runs/<surveyId>/` and its sources under `corpora/<surveyId>/`: this key tells its
+ * ids from a run's and an ingested corpus's.
+ */
+export const surveyRecordKey = (surveyId: string): string => `${runPrefix(surveyId)}survey/survey.json`;
 /** The run record: question, validated options, documents, skipped documents, chunk count. */
 export const runRecordKey = (runId: string): string => `${runPrefix(runId)}run.json`;
 /** The Distributed Map's ItemReader object: a JSON array `[{"chunk":0}, …]`. */

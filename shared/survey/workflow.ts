@@ -29,7 +29,7 @@ import { estimateRun } from '../cost';
 import { EmptyCorpusError, InvalidInputError } from '../errors';
 import { nextK } from '../kar';
 import { IO_CONCURRENCY } from '../pipeline/ingest';
-import { chunkKey, manifestKey, runPrefix, seekQueryKey, syncKey } from '../pipeline/layout';
+import { chunkKey, manifestKey, runPrefix, seekQueryKey, surveyRecordKey, syncKey } from '../pipeline/layout';
 import type { SeekQuery } from '../pipeline/run-record';
 import { KAR_LOOP_FIELDS, ROUND_STATE_FIELDS, RunIdSchema } from '../pipeline/state';
 import { enforceQuota, planRunConcurrency } from '../quota';
@@ -82,8 +82,8 @@ export const surveyOutputPrefix = (topic: string, date: string): string => `${SU
 // ---------------------------------------------------------------------------------------------
 
 const surveyPrefix = (runId: string): string => `${runPrefix(runId)}survey/`;
-/** `SurveyRecord`: topic, validated options, corpus, skipped records, output prefix. */
-export const surveyRecordKey = (runId: string): string => `${surveyPrefix(runId)}survey.json`;
+/** `SurveyRecord`: topic, validated options, corpus, skipped records, output prefix (shared/pipeline/layout.ts). */
+export { surveyRecordKey };
 /** Every source of the corpus (`SurveySource[]`): the writer's titles and the citation check. */
 export const surveySourcesKey = (runId: string): string => `${surveyPrefix(runId)}sources.json`;
 /** One outline KAR step (`StoredOutlineStep`), `seq` 0, 1, … */
