@@ -211,9 +211,11 @@ export function addAskCommand(program: Command): void {
       validateAsk(opts, options);
       const files = await resolveCorpusFlag(opts.corpus, opts.stateDir);
       if (opts.estimate) {
-        const { estimate, corpus, concurrency, time } = await engine().estimateLocal({ files, question: opts.question, options, model });
+        const { estimate, corpus, concurrency, time, costRefusal } = await engine().estimateLocal({ files, question: opts.question, options, model });
         process.stdout.write(
-          opts.json ? `${JSON.stringify({ ...estimate, corpus, concurrency, time })}\n` : `${formatEstimate(estimate, corpus, concurrency, time)}\n`,
+          opts.json
+            ? `${JSON.stringify({ ...estimate, corpus, concurrency, time, ...(costRefusal !== undefined && { costRefusal }) })}\n`
+            : `${formatEstimate(estimate, corpus, concurrency, time, costRefusal)}\n`,
         );
         return;
       }

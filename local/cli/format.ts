@@ -123,6 +123,7 @@ export function formatEstimate(
   corpus: { chunks: number; tokens: number; rounds: number },
   concurrency?: SeekingPlan & { refusal?: string },
   time?: TimeForecast,
+  costRefusal?: string,
 ): string {
   const lines = [`Estimate before any model call (an upper bound): ${count(corpus.chunks, 'chunk')}, ${n(corpus.tokens)} tokens, ${corpus.rounds} round(s)`];
   for (const role of ['seeker', 'reasoner'] as const) {
@@ -134,6 +135,8 @@ export function formatEstimate(
     lines.push(`  ${role}: at most ${count(e.calls, 'call')}, ${n(e.inputTokens)} input / ${n(e.outputTokens)} output tokens, ${price}`);
   }
   lines.push(priced.totalUsd !== undefined ? `  total: at most $${formatUsd(priced.totalUsd)}` : '  total: no price (a role has none)');
+  // --max-cost: what Prepare would do with this estimate.
+  if (costRefusal !== undefined) lines.push(`  the run would be refused (CostLimitExceededError): ${costRefusal}`);
   // The table's caveat where a price from it was used.
   if ([priced.prices.seeker, priced.prices.reasoner].some((p) => p.priced && p.usd > 0))
     lines.push(`Prices of ${priced.priceTable.writtenOn}: ${priced.priceTable.warning}`);

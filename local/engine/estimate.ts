@@ -6,7 +6,7 @@
 import { promises as fs } from 'node:fs';
 import { parseRunOptions, type RunOptionsInput } from '../../shared/config';
 import { EmptyCorpusError } from '../../shared/errors';
-import { estimateRun, priceEstimate, type PricedEstimate } from '../../shared/cost';
+import { costLimitProblem, estimateRun, priceEstimate, type PricedEstimate } from '../../shared/cost';
 import type { ModelSpec } from '../../shared/llm/model-spec';
 import { modelPricing } from '../../models';
 import { decodeAndChunk } from '../../shared/pipeline/ingest';
@@ -26,6 +26,8 @@ export async function estimateLocal(request: { files: CorpusFile[]; question: st
   corpus: { chunks: number; tokens: number; rounds: number };
   concurrency: SeekingPlan & { refusal?: string };
   time: TimeForecast;
+  /** Why Prepare would refuse the run under its `maxCostUsd` (shared/cost.ts `costLimitProblem`); absent within it or without one. */
+  costRefusal?: string;
 }> {
   const options = parseRunOptions(request.options);
   const objects = await Promise.all(request.files.map(async (f) => ({ id: f.id, bytes: new Uint8Array(await fs.readFile(f.path)) })));
@@ -42,10 +44,12 @@ export async function estimateLocal(request: { files: CorpusFile[]; question: st
   );
   const plan = planRunConcurrency(estimate, options);
   const check = checkQuota(plan);
+  const costRefusal = options.maxCostUsd !== undefined ? costLimitProblem(estimate, options.maxCostUsd) : undefined;
   return {
     estimate,
     corpus: { chunks: corpus.chunks.length, tokens, rounds: options.rounds },
     concurrency: { ...plan, warnings: check.warnings, ...(check.refusal !== undefined && { refusal: check.refusal }) },
     time: forecastRun(estimate, plan, options),
+    ...(costRefusal !== undefined && { costRefusal }),
   };
 }

@@ -126,6 +126,48 @@ describe('extagents ask --estimate', () => {
     );
     expect(estimate.time.throttles).toBe(0);
   });
+
+  it('says when --max-cost would refuse the run, as Prepare would, and still runs nothing', async () => {
+    const out: string[] = [];
+    jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
+    const args = (json: boolean, maxCost: string) => [
+      'node',
+      'extagents',
+      'ask',
+      '-c',
+      writeCorpus(dir, corpus()),
+      '-q',
+      'What is the answer?',
+      '--chunk-tokens',
+      '64',
+      '--estimate',
+      ...(json ? ['--json'] : []),
+      '--max-cost',
+      maxCost,
+      '--state-dir',
+      path.join(dir, 'state'),
+      '--model',
+      'bedrock:us.meta.llama3-1-8b-instruct-v1:0',
+    ];
+    try {
+      process.exitCode = undefined;
+      await main(args(true, '0'));
+      const over = JSON.parse(out.join('')) as { totalUsd: number; costRefusal?: string };
+      out.length = 0;
+      await main(args(false, '0'));
+      const text = out.join('');
+      out.length = 0;
+      await main(args(true, '1000'));
+      const within = JSON.parse(out.join('')) as { costRefusal?: string };
+
+      expect(process.exitCode ?? 0).toBe(0);
+      expect(over.costRefusal).toMatch(/^the run would cost at most \$[\d.]+ .*over maxCostUsd \$0$/);
+      expect(text).toContain(`  the run would be refused (CostLimitExceededError): ${over.costRefusal}`);
+      expect(within.costRefusal).toBeUndefined();
+    } finally {
+      jest.restoreAllMocks();
+    }
+  });
 });
 
 describe('a run refused before it began', () => {
