@@ -182,11 +182,20 @@ const termCache = new Map<string, string | null>();
 const TERM_CACHE_LIMIT = 200_000;
 
 /**
- * The stem of one word, or null when it is a stop word or too short to carry meaning:
- * lower-cased, possessive "'s" removed, dots removed ("U.S" -> "us"), Porter2-stemmed.
- * Numbers are kept as they are ("2001", "25.5"); number words two..ninety become digits ("four" -> "4").
+ * The longest word that gets a term, characters. The Porter2 stemmer's regular expressions take time
+ * quadratic in a word's length (a 50,000-letter "word" took a minute); the longest words of English
+ * have about 45 letters, so a longer run of letters (a data blob, a base64 string) is no word.
+ */
+export const MAX_WORD_CHARS = 64;
+
+/**
+ * The stem of one word, or null when it is a stop word, too short to carry meaning, or longer than
+ * {@link MAX_WORD_CHARS}: lower-cased, possessive "'s" removed, dots removed ("U.S" -> "us"),
+ * Porter2-stemmed. Numbers are kept as they are ("2001", "25.5"); number words two..ninety become
+ * digits ("four" -> "4").
  */
 export function termOf(word: string): string | null {
+  if (word.length > MAX_WORD_CHARS) return null;
   const cached = termCache.get(word);
   if (cached !== undefined) return cached;
   const term = computeTerm(word);

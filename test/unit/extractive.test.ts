@@ -9,7 +9,7 @@ import { FsBlobStore } from '../../local/engine/fs-blob-store';
 import { analysisKey, ExtractiveReader } from '../../shared/extractive';
 import { analyzeText, parseAnalysis, serializeAnalysis } from '../../shared/extractive/relevance';
 import { analyzeQuestion } from '../../shared/extractive/query';
-import { MAX_JOINED_SENTENCE_CHARS, splitSentences, termOf } from '../../shared/extractive/text';
+import { MAX_JOINED_SENTENCE_CHARS, MAX_WORD_CHARS, splitSentences, termOf } from '../../shared/extractive/text';
 import { countTokens } from '../../shared/tokenizer';
 import { NO_ANSWER, type Chunk, type Message } from '../../shared/types';
 
@@ -61,6 +61,17 @@ const BUDGET_CHUNK = makeChunk(
 
 const CHEROKEE_QUESTION =
   'By what name was the part of the Cherokees living in five villages on the Tennessee River known, whose depredations on neighboring settlements a president reported?';
+
+describe('words longer than any English word', () => {
+  it('get no term, so a data blob of letters costs no stemming (the stemmer is quadratic in a word)', () => {
+    expect(termOf('antidisestablishmentarianism')).toBe('antidisestablishmentarian');
+    expect(termOf('b'.repeat(MAX_WORD_CHARS))).not.toBeNull();
+    expect(termOf('b'.repeat(MAX_WORD_CHARS + 1))).toBeNull();
+    // 1 MB of one letter, then a sentence: analysed (the sentence keeps its terms), not stuck in the stemmer.
+    const sentences = analyzeText(`${'a'.repeat(1_000_000)}. The treasury paid its debts.`);
+    expect(sentences.at(-1)?.terms).toEqual(new Set(['treasuri', 'paid', 'debt']));
+  });
+});
 
 describe('sentence splitting', () => {
   it('keeps exact offsets of every sentence in the text', () => {
