@@ -64,12 +64,12 @@ async function corpusIdsIn(stateDir: string, max = 10): Promise<string[]> {
  * are kept once. Each argument is, the first that matches:
  * 1. a bundled corpus name (`sotu`);
  * 2. a file: its id is its path relative to the current directory;
- *    a directory: every regular file below it (hidden files and node_modules skipped), ids relative
- *    to the directory;
+ *    a directory: every regular file below it (hidden files and folders, node_modules and the state
+ *    directory `options.stateDir` left out), ids relative to the directory;
  * 3. with `options.stateDir`, the id of a corpus in that state directory (`ingest --id mill` makes
  *    `mill`): its files, ids as stored, so a run reads the ingested corpus and its chunk cache in place;
- * 4. a glob pattern (fast-glob syntax), ids relative to the current directory.
- * @throws InvalidInputError when an argument matches nothing (naming each of the four it tried), or a
+ * 4. a glob pattern (fast-glob syntax; the state directory left out), ids relative to the current directory.
+ * @throws InvalidInputError for an empty argument; when an argument matches nothing (naming each of the four it tried), or a
  *   file name cannot be a document id (not valid UTF-8, or a backslash on POSIX).
  */
 export async function resolveCorpus(args: string[], cwd: string = process.cwd(), options: ResolveCorpusOptions = {}): Promise<CorpusFile[]> {
@@ -103,7 +103,13 @@ export async function resolveCorpus(args: string[], cwd: string = process.cwd(),
     ids.add(docId);
     files.push({ id: docId, path: abs });
   };
+  // A state directory inside a corpus directory (`--state-dir corpus/st`) is not part of the corpus:
+  // a run would read the previous run's bucket and database files as documents.
+  const stateAbs = options.stateDir !== undefined ? path.resolve(cwd, options.stateDir) : undefined;
+  const inState = (file: string): boolean => stateAbs !== undefined && (file === stateAbs || file.startsWith(stateAbs + path.sep));
   for (const arg of args) {
+    // An empty argument would resolve to the current directory: never what was meant.
+    if (arg.trim() === '') throw new InvalidInputError('a corpus argument is empty: give a file, a directory, a glob pattern, a corpus id or sotu');
     const bundled = BUNDLED_CORPORA[arg];
     if (bundled) {
       const { dir, pattern } = bundled();
@@ -117,7 +123,7 @@ export async function resolveCorpus(args: string[], cwd: string = process.cwd(),
       continue;
     }
     if (stat?.isDirectory()) {
-      const found = await fg('**/*', { cwd: abs, onlyFiles: true, dot: false, ignore: ['**/node_modules/**'] });
+      const found = (await fg('**/*', { cwd: abs, onlyFiles: true, dot: false, ignore: ['**/node_modules/**'] })).filter((f) => !inState(path.join(abs, f)));
       if (found.length === 0) throw new InvalidInputError(`Corpus directory ${arg} contains no files`);
       for (const f of found.sort()) await add(f, path.join(abs, f));
       continue;
@@ -129,7 +135,7 @@ export async function resolveCorpus(args: string[], cwd: string = process.cwd(),
       for (const f of ingestedFiles.sort()) await add(f, path.join(ingested, f));
       continue;
     }
-    const found = await fg(arg, { cwd, onlyFiles: true, dot: false });
+    const found = (await fg(arg, { cwd, onlyFiles: true, dot: false })).filter((f) => !inState(path.resolve(cwd, f)));
     if (found.length === 0) throw new InvalidInputError(await nothingMatched(arg, abs, options.stateDir));
     // fast-glob returns absolute paths for an absolute pattern, relative ones otherwise.
     for (const f of found.sort()) await add(path.isAbsolute(f) ? path.relative(cwd, f) : f, path.resolve(cwd, f));

@@ -16,6 +16,24 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('resolveCorpus', () => {
+  it('refuses an empty argument instead of reading the current directory', async () => {
+    writeFileSync(path.join(dir, 'here.txt'), 'A file of the current directory.');
+    await expect(resolveCorpus([''], dir)).rejects.toThrow(/a corpus argument is empty/);
+    await expect(resolveCorpus([path.join(dir, 'here.txt'), '  '], dir)).rejects.toBeInstanceOf(InvalidInputError);
+  });
+
+  it('leaves the state directory out of a corpus directory and a glob that contain it', async () => {
+    mkdirSync(path.join(dir, 'c', 'st', 'bucket'), { recursive: true });
+    writeFileSync(path.join(dir, 'c', 'a.txt'), 'A document.');
+    writeFileSync(path.join(dir, 'c', 'st', 'bucket', 'run.json'), '{}');
+    const options = { stateDir: path.join(dir, 'c', 'st') };
+
+    expect((await resolveCorpus([path.join(dir, 'c')], dir, options)).map((f) => f.id)).toEqual(['a.txt']);
+    expect((await resolveCorpus(['c/**/*'], dir, options)).map((f) => f.id)).toEqual(['c/a.txt']);
+    // Without a state directory there, the same folder is read whole.
+    expect((await resolveCorpus([path.join(dir, 'c')], dir)).map((f) => f.id)).toEqual(['a.txt', 'st/bucket/run.json']);
+  });
+
   it('keeps one document per real file when a symbolic link loops back to a parent directory', async () => {
     // Arrange: S/sub/up -> .. (S again, then S/sub/up/sub/up, …)
     mkdirSync(path.join(dir, 'S', 'sub'), { recursive: true });
