@@ -7,6 +7,8 @@ import { type Command, Option } from 'commander';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import { SurveyOptionsSchema, type SurveyOptionsInput } from '../../shared/survey/options';
+import { TopicSchema } from '../../shared/survey/workflow';
+import { issueMessages } from '../../shared/validation';
 import {
   applyStructured,
   checkLocalModelFiles,
@@ -142,6 +144,11 @@ export function addSurveyCommand(program: Command): Command {
   command.action(async (opts: SurveyCommandOptions & { structured?: string }) => {
     if ((opts.schedule === undefined) === (opts.corpus === undefined || opts.topic === undefined)) {
       command.error('extagents survey: give either --corpus and --topic, or --schedule', { exitCode: 2 });
+    }
+    // The topic by the rule SurveyPrepare applies, before anything starts.
+    if (opts.topic !== undefined) {
+      const topic = TopicSchema.safeParse(opts.topic);
+      if (!topic.success) throw new UsageError(`--topic: ${issueMessages(topic.error)}`);
     }
     applyStructured(opts.structured);
     writableStateDir(opts.stateDir);

@@ -18,7 +18,7 @@ import type { ExecutionLookup } from '../executions';
 import type { BlobStore } from '../ports';
 import { parseJsonText } from '../pipeline/state';
 import type { SurveyMetadata } from './types';
-import { DateSchema, SURVEYS_PREFIX, SurveyCorpusSchema, surveyOutputPrefix, topicSlug, type SurveyExecutionInput } from './workflow';
+import { DateSchema, SURVEYS_PREFIX, SurveyCorpusSchema, surveyOutputPrefix, TopicSchema, topicSlug, type SurveyExecutionInput } from './workflow';
 import { SurveyOptionsSchema } from './options';
 import { issuesText } from '../validation';
 
@@ -41,7 +41,7 @@ export const BucketScheduleSchema = z
       .array(
         z
           .object({
-            topic: z.string().trim().min(1, 'topic must not be empty').max(500, 'topic must be at most 500 characters'),
+            topic: TopicSchema,
             corpus: SurveyCorpusSchema,
             options: SurveyOptionsSchema.partial().optional(),
           })

@@ -129,12 +129,15 @@ export const SurveyCorpusSchema = z
     `a survey corpus must lie under ${CORPORA_PREFIX} (a corpus id, or a prefix or keys under ${CORPORA_PREFIX})`,
   );
 
+/** A survey's topic: trimmed, 1 to 500 characters (every entry: the CLI, the schedule, SurveyPrepare). */
+export const TopicSchema = z.string().trim().min(1, 'topic must not be empty').max(500, 'topic must be at most 500 characters');
+
 /** Input of the survey state machine (and of SurveyPrepare). */
 export const SurveyExecutionInputSchema = z
   .object({
     /** Run id of the survey (keys under runs/, the pool's partition); also its execution name. */
     surveyId: RunIdSchema,
-    topic: z.string().trim().min(1, 'topic must not be empty').max(500, 'topic must be at most 500 characters'),
+    topic: TopicSchema,
     corpus: SurveyCorpusSchema,
     /** `SurveyOptionsSchema` fields (shared/survey/options.ts). */
     options: z.record(z.string(), z.unknown()).optional(),

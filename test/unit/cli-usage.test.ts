@@ -322,6 +322,14 @@ describe('one corpus vocabulary across commands', () => {
     expect(result.stderr).toBe(`extagents: No run "nope" in ${path.resolve(stateDir)} (see 'extagents runs ls')\n`);
   });
 
+  it('refuses an empty survey topic before anything starts, by the rule SurveyPrepare applies (exit 2)', async () => {
+    const result = await run('survey', '-c', 'sotu', '-t', '   ', '--state-dir', stateDir, '-o', path.join(dir, 's.md'));
+
+    expect(result.status).toBe(2);
+    expect(oneLine(result.stderr)).toBe('extagents: --topic: topic must not be empty');
+    expect(existsSync(stateDir)).toBe(false);
+  });
+
   it('takes the same corpus arguments in survey, refused before anything starts', async () => {
     const result = await run('survey', '-c', 'mil', '-t', 'x', '--state-dir', stateDir, '-o', path.join(dir, 's.md'));
 
