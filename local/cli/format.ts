@@ -50,6 +50,15 @@ export function formatRetries(result: RunResult): string | undefined {
 }
 
 /**
+ * Text for a terminal: every control character but line feed and tab (C0, DEL, C1: escape sequences
+ * that would recolour or rewrite the terminal, carriage returns, bells) shown as `\xNN`. A question,
+ * an answer or a quote is the user's or a document's text, printed as it is otherwise.
+ */
+export function terminalSafe(text: string): string {
+  return text.replace(/(?![\n\t])\p{Cc}/gu, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/**
  * The whole human-readable report.
  * @param elapsedMs wall time of the run, milliseconds, printed as `Time:`; omitted (no line) for a stored run whose time is unknown.
  */
@@ -111,7 +120,7 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
     for (const w of result.warnings) lines.push(`  ${w}`);
   }
   if (elapsedMs !== undefined) lines.push(`Time: ${(elapsedMs / 1000).toFixed(1)} s`);
-  return lines.join('\n');
+  return terminalSafe(lines.join('\n'));
 }
 
 /**

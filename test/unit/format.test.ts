@@ -1,7 +1,7 @@
 /**
  * The CLI's text output of a result (local/cli/format.ts): what the answer is, when the reader says.
  */
-import { formatResult } from '../../local/cli/format';
+import { formatResult, terminalSafe } from '../../local/cli/format';
 import { NO_ANSWER, type RunResult } from '../../shared/types';
 
 const base: RunResult = {
@@ -21,6 +21,13 @@ const base: RunResult = {
   retries: { total: 0, byRole: { seeker: 0, reasoner: 0 }, byError: {} },
   warnings: [],
 };
+
+describe('terminalSafe', () => {
+  it('shows control characters but line feed and tab as \\xNN (no escape sequence reaches the terminal)', () => {
+    expect(terminalSafe('What about\u0001\u0007\u001b[31m taxes?\r\u007f\u009b')).toBe('What about\\x01\\x07\\x1b[31m taxes?\\x0d\\x7f\\x9b');
+    expect(terminalSafe('line one\n\tline two, café 中文')).toBe('line one\n\tline two, café 中文');
+  });
+});
 
 describe('formatResult', () => {
   it('says under the answer what it is, or why the reader refused, and nothing for a model that does not say', () => {
