@@ -25,6 +25,7 @@ import {
 import { MAX_LLAMA_SEQUENCES, startLocalStack } from '../engine/stack';
 import { runLocalSchedule, runLocalSurvey, type LocalSurveyProgress } from '../engine/survey';
 import { schemaFlag, schemaHelp } from './cli-numbers';
+import { terminalSafe } from './format';
 import { Progress, type ProgressTask } from './progress';
 
 interface SurveyCommandOptions {
@@ -221,6 +222,8 @@ export function addSurveyCommand(program: Command): Command {
           `written: ${path.relative(process.cwd(), markdownPath)} and ${path.relative(process.cwd(), metadataPath)}`,
         ].join('\n') + '\n',
       );
+      // What the metadata's warnings say (skipped sources, a forced outline, sections without evidence), on the terminal too.
+      for (const w of m.warnings) process.stderr.write(`warning: ${terminalSafe(w)}\n`);
     } finally {
       unhandle();
       progress.stop();

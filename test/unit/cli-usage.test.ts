@@ -322,6 +322,16 @@ describe('one corpus vocabulary across commands', () => {
     expect(result.stderr).toBe(`extagents: No run "nope" in ${path.resolve(stateDir)} (see 'extagents runs ls')\n`);
   });
 
+  it("says a survey's warnings on stderr too (skipped corpus records), not only in its metadata file", async () => {
+    const corpus = path.join(dir, 'mixed.jsonl');
+    writeFileSync(corpus, '{"id":"p1","title":"Solar","abstract":"Agrivoltaic systems combine solar panels and crops."}\nnot json\n');
+    jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    const result = await run('survey', '-c', corpus, '-t', 'agrivoltaic systems', '--state-dir', stateDir, '-o', path.join(dir, 's.md'), '--no-progress');
+
+    expect(result.status).toBe(0);
+    expect(result.stderr).toMatch(/^warning: 1 corpus record\(s\) skipped, e\.g\. mixed\.jsonl:2: not a JSON object$/m);
+  });
+
   it('refuses an empty survey topic before anything starts, by the rule SurveyPrepare applies (exit 2)', async () => {
     const result = await run('survey', '-c', 'sotu', '-t', '   ', '--state-dir', stateDir, '-o', path.join(dir, 's.md'));
 
