@@ -5,7 +5,7 @@
  * `ingest`, `survey`, the library's `ask` and `survey`).
  */
 import type FastGlob from 'fast-glob';
-import { existsSync, promises as fs } from 'node:fs';
+import { existsSync, constants as fsConstants, promises as fs } from 'node:fs';
 import { surveyRecordKey } from '../../shared/pipeline/layout';
 import path from 'node:path';
 import { corpusPrefix, CorpusIdSchema } from '../../shared/corpus';
@@ -69,7 +69,7 @@ async function corpusIdsIn(stateDir: string, max = 10): Promise<string[]> {
  * 3. with `options.stateDir`, the id of a corpus in that state directory (`ingest --id mill` makes
  *    `mill`): its files, ids as stored, so a run reads the ingested corpus and its chunk cache in place;
  * 4. a glob pattern (fast-glob syntax; the state directory left out), ids relative to the current directory.
- * @throws InvalidInputError for an empty argument; when an argument matches nothing (naming each of the four it tried), or a
+ * @throws InvalidInputError for an empty argument, a file that cannot be read, a folder that cannot be listed; when an argument matches nothing (naming each of the four it tried), or a
  *   file name cannot be a document id (not valid UTF-8, or a backslash on POSIX).
  */
 export async function resolveCorpus(args: string[], cwd: string = process.cwd(), options: ResolveCorpusOptions = {}): Promise<CorpusFile[]> {
@@ -90,6 +90,10 @@ export async function resolveCorpus(args: string[], cwd: string = process.cwd(),
     if (id.includes('\\') && path.sep === '/') {
       throw new InvalidInputError(`Corpus file name ${JSON.stringify(abs)} has a backslash, which no document id (object key) may hold: rename the file`);
     }
+    // A file the run could not read is named now, as the user's to fix (not a storage failure mid-run).
+    await fs.access(abs, fsConstants.R_OK).catch((error: NodeJS.ErrnoException) => {
+      throw new InvalidInputError(`Corpus file ${JSON.stringify(abs)} cannot be read (${error.code ?? error.message}): fix its permissions or leave it out`);
+    });
     // Ids are relative, '/'-separated and never climb out ('..'): a file outside the current
     // directory is known by its base name. Two files of the same id get "-2", "-3", … before the
     // extension, so no document is dropped or overwritten.
@@ -107,6 +111,14 @@ export async function resolveCorpus(args: string[], cwd: string = process.cwd(),
   // a run would read the previous run's bucket and database files as documents.
   const stateAbs = options.stateDir !== undefined ? path.resolve(cwd, options.stateDir) : undefined;
   const inState = (file: string): boolean => stateAbs !== undefined && (file === stateAbs || file.startsWith(stateAbs + path.sep));
+  // A folder below a corpus argument that cannot be listed (permissions, a symbolic link loop) is named as the user's to fix.
+  const unlisted =
+    (arg: string) =>
+    (error: NodeJS.ErrnoException): never => {
+      throw new InvalidInputError(
+        `Corpus argument ${JSON.stringify(arg)} cannot be listed: ${error.code ?? ''} ${error.path ?? error.message}`.replace(/\s+/g, ' '),
+      );
+    };
   for (const arg of args) {
     // An empty argument would resolve to the current directory: never what was meant.
     if (arg.trim() === '') throw new InvalidInputError('a corpus argument is empty: give a file, a directory, a glob pattern, a corpus id or sotu');
@@ -123,7 +135,9 @@ export async function resolveCorpus(args: string[], cwd: string = process.cwd(),
       continue;
     }
     if (stat?.isDirectory()) {
-      const found = (await fg('**/*', { cwd: abs, onlyFiles: true, dot: false, ignore: ['**/node_modules/**'] })).filter((f) => !inState(path.join(abs, f)));
+      const found = (await fg('**/*', { cwd: abs, onlyFiles: true, dot: false, ignore: ['**/node_modules/**'] }).catch(unlisted(arg))).filter(
+        (f) => !inState(path.join(abs, f)),
+      );
       if (found.length === 0) throw new InvalidInputError(`Corpus directory ${arg} contains no files`);
       for (const f of found.sort()) await add(f, path.join(abs, f));
       continue;
@@ -135,7 +149,7 @@ export async function resolveCorpus(args: string[], cwd: string = process.cwd(),
       for (const f of ingestedFiles.sort()) await add(f, path.join(ingested, f));
       continue;
     }
-    const found = (await fg(arg, { cwd, onlyFiles: true, dot: false })).filter((f) => !inState(path.resolve(cwd, f)));
+    const found = (await fg(arg, { cwd, onlyFiles: true, dot: false }).catch(unlisted(arg))).filter((f) => !inState(path.resolve(cwd, f)));
     if (found.length === 0) throw new InvalidInputError(await nothingMatched(arg, abs, options.stateDir));
     // fast-glob returns absolute paths for an absolute pattern, relative ones otherwise.
     for (const f of found.sort()) await add(path.isAbsolute(f) ? path.relative(cwd, f) : f, path.resolve(cwd, f));

@@ -22,6 +22,11 @@ describe('resolveCorpus', () => {
     await expect(resolveCorpus([path.join(dir, 'here.txt'), '  '], dir)).rejects.toBeInstanceOf(InvalidInputError);
   });
 
+  it("names an argument it cannot list (a symbolic link loop) as the user's to fix, not a storage failure", async () => {
+    symlinkSync('loop', path.join(dir, 'loop'));
+    await expect(resolveCorpus([path.join(dir, 'loop')], dir)).rejects.toThrow(/^Corpus argument ".*loop" cannot be listed: ELOOP /);
+  });
+
   it('leaves the state directory out of a corpus directory and a glob that contain it', async () => {
     mkdirSync(path.join(dir, 'c', 'st', 'bucket'), { recursive: true });
     writeFileSync(path.join(dir, 'c', 'a.txt'), 'A document.');
