@@ -94,6 +94,34 @@ export interface HtmlText {
   title?: string;
 }
 
+/** Elements that hold no content (void) or whose end tag may be left out (closed by what follows): no nesting counted. */
+const NOT_NESTING = new Set(
+  'area base br col embed hr img input link meta source track wbr param keygen p li dt dd tr td th option optgroup rb rt rp tbody thead tfoot colgroup caption html head body'.split(
+    ' ',
+  ),
+);
+
+/**
+ * The most elements open at once in a page, by a linear scan of its tags (elements that nest only:
+ * void elements and those whose end tag may be left out are not counted), stopping once over `limit`.
+ * An estimate, but a cheap one: parse5's tree building is quadratic in the depth (200,000 nested
+ * `<div>` took minutes) and the reader's walk overflows the stack in the thousands.
+ */
+export function htmlNestingDepth(html: string, limit: number): number {
+  let depth = 0;
+  let max = 0;
+  for (const m of html.matchAll(/<(\/?)([A-Za-z][A-Za-z0-9-]*)[^<>]*?(\/?)>/g)) {
+    const name = m[2].toLowerCase();
+    if (NOT_NESTING.has(name) || m[3] === '/') continue;
+    if (m[1] === '/') depth = Math.max(0, depth - 1);
+    else if (++depth > max && (max = depth) > limit) return max;
+  }
+  return max;
+}
+
+/** A page nested deeper than this (`htmlNestingDepth`) is skipped as "markup nested too deeply", unread. */
+export const MAX_HTML_DEPTH = 2_000;
+
 /** Read an HTML document (already decoded text). Never throws: parse5 recovers from any markup, as browsers do. */
 export function readHtml(html: string): HtmlText {
   const document = parse(html, { sourceCodeLocationInfo: true });

@@ -89,6 +89,11 @@ async function readAs(id: string, bytes: Uint8Array): Promise<DecodeResult> {
   }
   const decoded = decodeDocument(id, bytes);
   if (!('doc' in decoded)) return decoded;
+  if (format === 'html') {
+    const { htmlNestingDepth, MAX_HTML_DEPTH } = readers.html();
+    if (htmlNestingDepth(decoded.doc.text, MAX_HTML_DEPTH) > MAX_HTML_DEPTH)
+      return skip(id, `markup nested too deeply (more than ${MAX_HTML_DEPTH.toLocaleString('en-US')} elements open at once)`);
+  }
   const read = format === 'html' ? readers.html().readHtml(decoded.doc.text) : readers.markdown().readMarkdown(decoded.doc.text);
   if (read.text.trim() === '') return skip(id, `no text (${format === 'html' ? 'an HTML page' : 'a Markdown file'} of markup only)`);
   return { doc: document(id, format, read.text, read.locations, 'title' in read && typeof read.title === 'string' ? read.title : undefined) };

@@ -244,7 +244,17 @@ describe('the DOCX reader', () => {
 describe('pathological files (a breaker session found each)', () => {
   it('skips HTML nested too deeply for the reader with the reason, and never throws', async () => {
     const deep = `<!DOCTYPE html><body>${'<div>'.repeat(5000)}<p>The chief engineer was Margaret Hollis.</p>${'</div>'.repeat(5000)}`;
-    expect(await reason('deep.html', utf8(deep))).toMatch(/^could not be read as html \(RangeError/);
+    expect(await reason('deep.html', utf8(deep))).toBe('markup nested too deeply (more than 2,000 elements open at once)');
+    // 200,000 levels: skipped by the scan, before parse5 (whose tree building is quadratic in the depth) runs.
+    expect(await reason('deeper.html', utf8(`<body>${'<div>'.repeat(200_000)}text`))).toMatch(/^markup nested too deeply/);
+  });
+
+  it('counts only elements that nest: a long page of unclosed paragraphs and list items is read', async () => {
+    const flat = `<!DOCTYPE html><body><ul>${'<li>An item.<p>A paragraph.<br><img src=x>'.repeat(5000)}</ul>`;
+    const { htmlNestingDepth } = await import('../../shared/readers/html');
+    expect(htmlNestingDepth(flat, 2000)).toBe(1);
+    const read = await readDocument('flat.html', utf8(flat));
+    expect('doc' in read && read.doc.text).toContain('A paragraph.');
   });
 
   it('skips a DOCX that unpacks to more than it may read (a zip bomb), from its central directory', async () => {
