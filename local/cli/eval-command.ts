@@ -113,11 +113,15 @@ export function addEvalCommand(program: Command): void {
         if (error instanceof ExtAgentsError || error instanceof InvalidArgumentError) throw new UsageError(error.message, { cause: error });
         throw error;
       }
-      // The data sets live outside the repository (../shared/data): say where they were looked for.
+      // The data sets live outside the repository (../shared/data): say where they were looked for. A
+      // data file given by path needs no data folder, but HotpotQA's long contexts take its filler paragraphs.
       const dataRoot = defaultDataRoot();
-      if (!existsSync(dataRoot)) {
+      if ((dataset.kind === 'hotpotqa' || !opts.dataset.includes(':')) && !existsSync(dataRoot)) {
         throw new UsageError(`the eval's data sets are not at ${dataRoot}: set EXTAGENTS_DATA_DIR to the folder that holds hotpotqa/, sotu/, … (docs/EVAL.md)`);
       }
+      // A data file or folder the user named must be there (a usage error naming it, not a failure mid-run).
+      const named = 'file' in dataset ? dataset.file : dataset.dir;
+      if (!existsSync(named)) throw new UsageError(`--dataset: ${named} does not exist`);
       applyStructured(opts.structured);
       // An in-process (llama:) model loads once here, with as many sequences as the calls that may
       // run at once (capped), and its context sets the defaults the user left unset: the chunk size,

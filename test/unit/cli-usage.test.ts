@@ -332,6 +332,15 @@ describe('one corpus vocabulary across commands', () => {
     expect(result.stderr).toMatch(/^warning: 1 corpus record\(s\) skipped, e\.g\. mixed\.jsonl:2: not a JSON object$/m);
   });
 
+  it('refuses an eval data file that does not exist, naming it, before anything starts (exit 2)', async () => {
+    const missing = path.join(dir, 'nope.jsonl');
+    const result = await run('eval', '-d', `infinitebench:${missing}`, '--out-dir', path.join(dir, 'ev'), '--no-progress');
+
+    expect(result.status).toBe(2);
+    expect(oneLine(result.stderr)).toBe(`extagents: --dataset: ${missing} does not exist`);
+    expect(existsSync(path.join(dir, 'ev'))).toBe(false);
+  });
+
   it('refuses an empty survey topic before anything starts, by the rule SurveyPrepare applies (exit 2)', async () => {
     const result = await run('survey', '-c', 'sotu', '-t', '   ', '--state-dir', stateDir, '-o', path.join(dir, 's.md'));
 
