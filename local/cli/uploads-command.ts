@@ -26,6 +26,7 @@ import {
   UsageError,
   writableStateDir,
 } from './common';
+import { BUNDLED_CORPORA } from '../engine/corpus';
 import { FsBlobStore } from '../engine/fs-blob-store';
 import { MAX_LLAMA_SEQUENCES, startLocalStack } from '../engine/stack';
 import { RUNS_AT_ONCE } from '../engine/defaults';
@@ -88,6 +89,9 @@ export function addUploadCommands(program: Command): Command {
     .option('--json', 'print the ingestion summary as JSON', false)
     .action(async (opts: IngestCommandOptions) => {
       await asUsage('--id: ', () => parseCorpusId(opts.id));
+      // `-c <name>` reads a bundled corpus before an ingested one: an id of that name could never be asked.
+      if (Object.hasOwn(BUNDLED_CORPORA, opts.id))
+        throw new UsageError(`--id: ${opts.id} is the name of a bundled corpus (ask -c ${opts.id} reads that one): choose another id`);
       writableStateDir(opts.stateDir);
       const files = await resolveCorpusFlag(opts.corpus, opts.stateDir);
       const blobs = new FsBlobStore(path.join(path.resolve(opts.stateDir), 'bucket'));

@@ -332,6 +332,15 @@ describe('one corpus vocabulary across commands', () => {
     expect(result.stderr).toMatch(/^warning: 1 corpus record\(s\) skipped, e\.g\. mixed\.jsonl:2: not a JSON object$/m);
   });
 
+  it('refuses to ingest under the name of a bundled corpus, which -c would never reach (exit 2)', async () => {
+    const file = path.join(dir, 'a.txt');
+    writeFileSync(file, 'A document.');
+    const result = await run('ingest', '--id', 'sotu', '-c', file, '--state-dir', stateDir);
+
+    expect(result.status).toBe(2);
+    expect(oneLine(result.stderr)).toBe('extagents: --id: sotu is the name of a bundled corpus (ask -c sotu reads that one): choose another id');
+  });
+
   it('refuses an eval data file that does not exist, naming it, before anything starts (exit 2)', async () => {
     const missing = path.join(dir, 'nope.jsonl');
     const result = await run('eval', '-d', `infinitebench:${missing}`, '--out-dir', path.join(dir, 'ev'), '--no-progress');
