@@ -94,9 +94,12 @@ export interface HtmlText {
   title?: string;
 }
 
-/** Elements that hold no content (void) or whose end tag may be left out (closed by what follows): no nesting counted. */
+/**
+ * Elements that hold no content (void), whose end tag may be left out (closed by what follows), or
+ * that a parser closes when another of them starts (`a`, `nobr`, `button`): no nesting counted.
+ */
 const NOT_NESTING = new Set(
-  'area base br col embed hr img input link meta source track wbr param keygen p li dt dd tr td th option optgroup rb rt rp tbody thead tfoot colgroup caption html head body'.split(
+  'area base br col embed hr img input link meta source track wbr param keygen p li dt dd tr td th option optgroup rb rt rp tbody thead tfoot colgroup caption html head body a nobr button'.split(
     ' ',
   ),
 );

@@ -250,7 +250,7 @@ describe('pathological files (a breaker session found each)', () => {
   });
 
   it('counts only elements that nest: a long page of unclosed paragraphs and list items is read', async () => {
-    const flat = `<!DOCTYPE html><body><ul>${'<li>An item.<p>A paragraph.<br><img src=x>'.repeat(5000)}</ul>`;
+    const flat = `<!DOCTYPE html><body><ul>${'<li>An item.<p>A paragraph.<br><img src=x><a href=#>a link left open'.repeat(5000)}</ul>`;
     const { htmlNestingDepth } = await import('../../shared/readers/html');
     expect(htmlNestingDepth(flat, 2000)).toBe(1);
     const read = await readDocument('flat.html', utf8(flat));
