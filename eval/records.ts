@@ -29,8 +29,15 @@ export const STRATEGIES = ['extagents', 'extagents-no-sync', 'extagents-no-kar',
  */
 export const RANKING_ABLATIONS = ['extagents-rank-score', 'extagents-rank-retrieval'] as const;
 
-/** Every strategy the eval can run: `STRATEGIES`, then `RANKING_ABLATIONS` (report order). */
-export const EVAL_STRATEGIES = [...STRATEGIES, ...RANKING_ABLATIONS] as const;
+/**
+ * The product's extensions of the method (README, "Coverage that grows only when needed"), each
+ * `extagents` through the workflow with one run option: `extagents-grow` = `coverage: 'grow'` with
+ * the default first tranche. Not in "all"; named explicitly (docs/EVAL.md, "Extensions").
+ */
+export const EXTENSIONS = ['extagents-grow'] as const;
+
+/** Every strategy the eval can run: `STRATEGIES`, `RANKING_ABLATIONS`, then `EXTENSIONS` (report order). */
+export const EVAL_STRATEGIES = [...STRATEGIES, ...RANKING_ABLATIONS, ...EXTENSIONS] as const;
 export type StrategyName = (typeof EVAL_STRATEGIES)[number];
 
 /** The result of one strategy on one example. */

@@ -31,6 +31,7 @@ import { NO_ANSWER, type Message } from '../../shared/types';
 import { CallRecorder } from './recorder';
 import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
 import type { StrategyInput, StrategyResult } from './types';
+import type { RunOptionsInput } from '../../shared/config';
 
 /** Which variant of the method. */
 export interface ExtAgentsVariant {
@@ -140,13 +141,19 @@ class WorkflowCallRecorder extends CallRecorder {
 }
 
 /**
- * ExtAgents with `rounds` rounds and the pool ranked by `ranking` (the run option; default the
- * product's default) through the product's workflow (`input.workflow`): the run's answer,
+ * ExtAgents with `rounds` rounds, the pool ranked by `ranking` (the run option; default the
+ * product's default) and the run options of an extension of the method (`extension`, e.g.
+ * `{ coverage: 'grow' }`; default none: the paper's method) through the product's workflow (`input.workflow`): the run's answer,
  * every model call with its stage, and the last reasoning step's messages as the final context
  * (their documents named as in the eval's corpus).
  * @throws Error when `input.workflow` is missing; the workflow's errors unchanged.
  */
-export async function runExtAgentsWorkflow(input: StrategyInput, rounds: number, ranking: RankingMode = DEFAULT_RANKING): Promise<StrategyResult> {
+export async function runExtAgentsWorkflow(
+  input: StrategyInput,
+  rounds: number,
+  ranking: RankingMode = DEFAULT_RANKING,
+  extension: Pick<RunOptionsInput, 'coverage'> = {},
+): Promise<StrategyResult> {
   if (!input.workflow) throw new Error('runExtAgentsWorkflow needs input.workflow');
   const { options } = input;
   const model = new WorkflowCallRecorder(input.model);
@@ -163,6 +170,7 @@ export async function runExtAgentsWorkflow(input: StrategyInput, rounds: number,
       bestEffort: options.bestEffort,
       concurrency: options.callConcurrency,
       ranking,
+      ...extension,
     },
   });
   const finalContext = (model.lastReason?.messages ?? []).map((m) => ({

@@ -27,6 +27,10 @@ export const STRATEGY_FUNCTIONS: Record<StrategyName, Strategy> = {
     input.workflow
       ? runExtAgentsWorkflow(input, input.options.rounds, 'retrieval')
       : runExtAgents(input, { rounds: input.options.rounds, kar: true, ranking: 'retrieval' }),
+  'extagents-grow': (input) =>
+    input.workflow
+      ? runExtAgentsWorkflow(input, input.options.rounds, undefined, { coverage: 'grow' })
+      : Promise.reject(new Error('extagents-grow runs only through the workflow (coverage is a run option of Prepare)')),
   official: runOfficial,
   direct: runDirect,
   rag: runRag,

@@ -11,7 +11,7 @@ import { agentModel, recordModelIds } from '../../models';
 import { contextFittedRunOptionDefaults } from '../../models/context';
 import { ExtAgentsError } from '../../shared/errors';
 import { buildReport } from '../../eval/report';
-import { EVAL_STRATEGIES, type EvalRecord, RANKING_ABLATIONS, STRATEGIES, type StrategyName } from '../../eval/records';
+import { EVAL_STRATEGIES, type EvalRecord, EXTENSIONS, RANKING_ABLATIONS, STRATEGIES, type StrategyName } from '../../eval/records';
 import { defaultDataRoot } from '../../eval/datasets';
 import { checkLengths, DATASET_NAMES, parseDatasetSpec, parseLengths, readRecords, recordsFile, runEval } from '../../eval/runner';
 import { parseModelSpec } from '../../shared/llm/model-spec';
@@ -62,7 +62,7 @@ export function addEvalCommand(program: Command): void {
     .option('-d, --dataset <name>', DATASET_NAMES, 'hotpotqa')
     .option(
       '-s, --strategies <list>',
-      `"all" (${STRATEGIES.join(', ')}) or a comma list of those and the ranking ablations ${RANKING_ABLATIONS.join(', ')} (extagents with the run option ranking score / retrieval)`,
+      `"all" (${STRATEGIES.join(', ')}) or a comma list of those and the ranking ablations ${RANKING_ABLATIONS.join(', ')} (extagents with the run option ranking score / retrieval) and the extensions ${EXTENSIONS.join(', ')} (extagents with coverage grow)`,
       'all',
     )
     .option('-l, --lengths <list>', 'HotpotQA target lengths in tokens, e.g. 8k,128k,1M (default 8k,128k); other data sets: full')

@@ -76,3 +76,46 @@ describe('eval extagents through the product workflow', () => {
     }
   });
 });
+
+describe('eval extagents-grow (the coverage extension) through the product workflow', () => {
+  it('seeks only the first tranche when the reasoner answers from it, and answers as the full read does', async () => {
+    const chunkTokens = 64;
+    const options = { ...DEFAULT_STRATEGY_OPTIONS, rounds: 1, bestEffort: false };
+    const fillers: SourceDocument[] = Array.from({ length: 10 }, (_, i) => ({
+      id: `Filler ${i}`,
+      text: `Note ${i}. The harvest number ${i} was abundant in the district, and the roads were repaired in the valley near the mill. `.repeat(4),
+    }));
+    const documents = [...fillers, { id: 'Golden Gate Bridge', text: 'Joseph Strauss was the chief engineer of the Golden Gate Bridge, a suspension bridge.' }];
+    const input = {
+      question: QUESTION,
+      documents,
+      chunks: chunkCorpus(documents, { chunkTokens }),
+      model: new ExtractiveReader(),
+      options,
+      chunkTokens,
+      workflow: localWorkflowRunner,
+    };
+    const full = await STRATEGY_FUNCTIONS.extagents(input);
+    const grow = await STRATEGY_FUNCTIONS['extagents-grow']({ ...input, model: new ExtractiveReader() });
+
+    const seeks = (r: typeof full) => r.calls.filter((c) => c.role === 'seeker').length;
+    expect(input.chunks.length).toBeGreaterThanOrEqual(10);
+    expect(seeks(full)).toBe(input.chunks.length);
+    expect(seeks(grow)).toBe(4); // coverageFirstChunks' default: the first tranche sufficed
+    expect(grow.answerable).toBe(true);
+    expect(grow.prediction).toBe(full.prediction);
+    expect(grow.prediction).toMatch(/Strauss/);
+  });
+
+  it('refuses outside the workflow (coverage is a run option of Prepare, not of the in-memory method)', async () => {
+    await expect(
+      STRATEGY_FUNCTIONS['extagents-grow']({
+        question: QUESTION,
+        documents: DOCUMENTS,
+        chunks: chunkCorpus(DOCUMENTS, { chunkTokens: 64 }),
+        model: new ExtractiveReader(),
+        options: DEFAULT_STRATEGY_OPTIONS,
+      }),
+    ).rejects.toThrow(/only through the workflow/);
+  });
+});
