@@ -7,6 +7,7 @@ export const {
   survey,
   startLocalStack,
   resolveCorpus,
+  parseRunRequest,
   NO_ANSWER,
   RUN_PHASES,
   ExtAgentsError,

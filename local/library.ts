@@ -12,13 +12,12 @@ import os from 'node:os';
 import path from 'node:path';
 import type { RunOptionsInput } from '../shared/config';
 import { InvalidInputError } from '../shared/errors';
-import { QuestionSchema } from '../shared/pipeline/state';
-import { issueMessages } from '../shared/validation';
 import type { ModelSpecInput } from '../shared/llm/model-spec';
 import type { SurveyOptionsInput } from '../shared/survey/options';
 import type { RunResult } from '../shared/types';
 import { resolveCorpus, type CorpusFile } from './engine/corpus';
 import { runLocal } from './engine/run';
+import { parseRunRequest, type ParsedRunRequest } from '../shared/run-request';
 import type { RunProgressEvent } from '../shared/progress';
 import { startLocalStack } from './engine/stack';
 import { runLocalSurvey, type LocalSurveyOutput, type LocalSurveyProgress } from './engine/survey';
@@ -48,6 +47,7 @@ export { NoEvidenceError } from '../shared/survey/errors';
 export { NO_ANSWER } from '../shared/types';
 export type { Citation, KarStep, RunResult, SkippedDocument, Usage } from '../shared/types';
 export type { RunOptionsInput } from '../shared/config';
+export { parseRunRequest, type ParsedRunRequest } from '../shared/run-request';
 export type { ModelSpec, ModelSpecInput } from '../shared/llm/model-spec';
 export type { SurveyOptionsInput } from '../shared/survey/options';
 export type { LocalProgress } from './engine/run';
@@ -65,23 +65,36 @@ export { RUN_PHASES } from '../shared/progress';
 export { resolveCorpus, type CorpusFile, type ResolveCorpusOptions } from './engine/corpus';
 export type { LocalSurveyOutput, LocalSurveyProgress } from './engine/survey';
 
-/** What {@link ask} takes. */
-export interface AskRequest {
+/**
+ * What {@link ask} takes: the settings of {@link AskSettings}, and the question, options and run id
+ * either as the caller has them (`ask` parses them, once) or already parsed by {@link parseRunRequest}
+ * (`parsed`: not parsed again; the CLI passes its request so).
+ */
+export type AskRequest = AskSettings &
+  (
+    | {
+        question: string;
+        /** Run options (README, "Configuration reference"); every field optional, defaults from the schema. */
+        options?: RunOptionsInput;
+        /** A run id: kept under `stateDir` (which it then needs), and the same id resumes the run. */
+        runId?: string;
+        parsed?: undefined;
+      }
+    | { parsed: ParsedRunRequest; question?: undefined; options?: undefined; runId?: undefined }
+  );
+
+/** The settings of {@link ask} besides the question, options and run id. */
+export interface AskSettings {
   /**
    * The corpus: files, directories (every file below), glob patterns, `sotu`, or with `stateDir` the
    * id of a corpus ingested there, as for `extagents ask --corpus`; or files already resolved
    * (`resolveCorpus`), as the CLI passes them.
    */
   corpus: string | readonly string[] | readonly CorpusFile[];
-  question: string;
   /** `extractive` (default, offline), `bedrock:<seeker>[,<reasoner>]`, `openai:<model>[,<reasoner>]` or `llama:<model.gguf>[,<reasoner.gguf>]`, or a parsed spec. */
   model?: ModelSpecInput;
-  /** Run options (README, "Configuration reference"); every field optional, defaults from the schema. */
-  options?: RunOptionsInput;
   /** Where the run keeps its objects; default: a temporary directory removed afterwards. */
   stateDir?: string;
-  /** A run id: kept under `stateDir` (which it then needs), and the same id resumes the run. */
-  runId?: string;
   /** Directory the corpus arguments are relative to. @default process.cwd() */
   cwd?: string;
   /**
@@ -107,20 +120,18 @@ export interface AskRequest {
  */
 export async function ask(request: AskRequest): Promise<RunResult> {
   if (typeof request !== 'object' || request === null) throw new InvalidInputError('ask: give a request object { corpus, question, … }');
-  if (request.runId !== undefined && request.stateDir === undefined) {
+  // The one parse of the question, run id and options along this entry (shared/run-request.ts).
+  const parsed = request.parsed ?? parseRunRequest(request, { question: 'ask', runId: 'ask' });
+  if (parsed.runId !== undefined && request.stateDir === undefined) {
     throw new InvalidInputError('ask: a runId needs a stateDir (the run is kept there to be resumed)');
   }
-  const question = QuestionSchema.safeParse(request.question);
-  if (!question.success) throw new InvalidInputError(`ask: question ${issueMessages(question.error)}`.replace('question question', 'question'));
   const files = await corpusFiles(request.corpus, request.cwd, request.stateDir);
   return withStateDir(request.stateDir, (stateDir) =>
     runLocal({
       files,
-      question: request.question,
-      options: request.options,
+      parsed,
       modelSpec: request.model,
       stateDir,
-      runId: request.runId,
       onProgress: request.onProgress,
       signal: request.signal,
     }),

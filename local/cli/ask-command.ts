@@ -7,9 +7,8 @@ import { Option, type Command } from 'commander';
 import { COVERAGE_MODES, type CoverageMode } from '../../shared/coverage';
 import { Progress, RunProgressReporter } from './progress';
 import { ExtAgentsError } from '../../shared/errors';
-import { issueMessages } from '../../shared/validation';
-import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../../shared/config';
-import { PrepareEventSchema, RunIdSchema } from '../../shared/pipeline/state';
+import { RunOptionsSchema, type RunOptionsInput } from '../../shared/config';
+import { parseRunRequest, type ParsedRunRequest } from '../../shared/run-request';
 import { formatEstimate, formatResult } from './format';
 import type { RunProgressEvent } from '../../shared/progress';
 import { MAX_LLAMA_SEQUENCES } from '../engine/defaults';
@@ -30,6 +29,7 @@ import {
 // The engine loads when `ask` runs, not for `ask --help` (issue 11: start-up).
 const engine = () => ({
   ...(require('../library') as typeof import('../library')),
+  ...(require('../../models/context') as typeof import('../../models/context')),
   ...(require('../engine/estimate') as typeof import('../engine/estimate')),
   ...(require('../engine/stack') as typeof import('../engine/stack')),
 });
@@ -200,18 +200,27 @@ export function addAskCommand(program: Command): void {
       applyStructured(opts.structured);
       // The model spec is parsed once, here; the parsed value goes to the model check and the run.
       const model = parseModelFlag(opts.model);
-      // The model first (a llama: file is loaded once here and reused by the run), so a bad model
+      // The question, run id and options, parsed once here (shared/run-request.ts) and passed on.
+      let parsed = validateAsk(opts, options);
+      // The model next (a llama: file is loaded once here and reused by the run), so a bad model
       // or a chunk size its context cannot hold stops before the state directory is made.
       // An estimate sends no request, so an openai: server's settings (its key) are not needed for it.
-      const contextTokens = await checkLocalModelFiles(model, { sequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) }, { estimate: opts.estimate });
-      if (contextTokens !== undefined && options.chunkTokens !== undefined) {
-        const problem = engine().chunkFitProblem(options.chunkTokens, contextTokens);
-        if (problem) throw new UsageError(`--chunk-tokens: ${problem}`);
+      const contextTokens = await checkLocalModelFiles(
+        model,
+        { sequences: Math.min(parsed.filled.concurrency, MAX_LLAMA_SEQUENCES) },
+        { estimate: opts.estimate },
+      );
+      // The model's defaults and the one check of the chunks against its context (models/context.ts);
+      // the run does not check the request again.
+      try {
+        parsed = engine().fitRunRequest(parsed, contextTokens);
+      } catch (error) {
+        if (error instanceof ExtAgentsError) throw new UsageError(`--chunk-tokens: ${error.message}`, { cause: error });
+        throw error;
       }
-      validateAsk(opts, options);
       const files = await resolveCorpusFlag(opts.corpus, opts.stateDir);
       if (opts.estimate) {
-        const { estimate, corpus, concurrency, time, costRefusal } = await engine().estimateLocal({ files, question: opts.question, options, model });
+        const { estimate, corpus, concurrency, time, costRefusal } = await engine().estimateLocal({ files, parsed, model });
         process.stdout.write(
           opts.json
             ? `${JSON.stringify({ ...estimate, corpus, concurrency, time, ...(costRefusal !== undefined && { costRefusal }) })}\n`
@@ -234,11 +243,9 @@ export function addAskCommand(program: Command): void {
         // The library's ask (local/library.ts), over the files resolved above.
         const result = await engine().ask({
           corpus: files,
-          question: opts.question,
-          options,
+          parsed,
           model,
           stateDir: opts.stateDir,
-          runId: opts.runId,
           onProgress,
         });
         progress.stop();
@@ -281,23 +288,19 @@ interface AskOptions {
 }
 
 /**
- * Check everything the user typed before any work (no corpus copy, no server): options, question,
- * model spec, run id, state directory.
- * @throws UsageError with the validator's message.
+ * Check everything the user typed before any work (no corpus copy, no server): the question, run id
+ * and options (parsed once: the value returned is what the run takes), and the state directory.
+ * @returns the parsed request (shared/run-request.ts).
+ * @throws UsageError with the validator's message, naming the flag.
  */
-function validateAsk(opts: AskOptions, options: RunOptionsInput): void {
+function validateAsk(opts: AskOptions, options: RunOptionsInput): ParsedRunRequest {
+  let parsed: ParsedRunRequest;
   try {
-    parseRunOptions(options);
-    const question = PrepareEventSchema.shape.question.safeParse(opts.question);
-    if (!question.success) throw new UsageError(`--question: ${issueMessages(question.error)}`);
-    if (opts.runId !== undefined) {
-      const runId = RunIdSchema.safeParse(opts.runId);
-      if (!runId.success) throw new UsageError(`--run-id: ${issueMessages(runId.error)}`);
-    }
+    parsed = parseRunRequest({ question: opts.question, runId: opts.runId, options }, { question: '--question', runId: '--run-id' });
   } catch (error) {
-    if (error instanceof UsageError) throw error;
     if (error instanceof ExtAgentsError) throw new UsageError(error.message, { cause: error });
     throw error;
   }
   writableStateDir(opts.stateDir);
+  return parsed;
 }

@@ -4,7 +4,7 @@
  * without starting the workflow and before any model call.
  */
 import { promises as fs } from 'node:fs';
-import { parseRunOptions, type RunOptionsInput } from '../../shared/config';
+import type { ParsedRunRequest } from '../../shared/run-request';
 import { EmptyCorpusError } from '../../shared/errors';
 import { costLimitProblem, estimateRun, priceEstimate, type PricedEstimate } from '../../shared/cost';
 import type { ModelSpec } from '../../shared/llm/model-spec';
@@ -19,9 +19,10 @@ import type { CorpusFile } from './corpus';
  *   seeking concurrency Prepare would derive (shared/quota.ts), with `refusal` when its pre-flight
  *   check would refuse the run, and the run's expected time on the AWS path (shared/capacity.ts
  *   `forecastRun`: modeled, with Bedrock-class latencies; a local `llama:` model is slower).
- * @throws InvalidRunOptionsError for invalid options; EmptyCorpusError when no file has usable text.
+ * @param request.parsed the question and options, parsed once by the caller (shared/run-request.ts).
+ * @throws EmptyCorpusError when no file has usable text.
  */
-export async function estimateLocal(request: { files: CorpusFile[]; question: string; options?: RunOptionsInput; model: ModelSpec }): Promise<{
+export async function estimateLocal(request: { files: CorpusFile[]; parsed: ParsedRunRequest; model: ModelSpec }): Promise<{
   estimate: PricedEstimate;
   corpus: { chunks: number; tokens: number; rounds: number };
   concurrency: SeekingPlan & { refusal?: string };
@@ -29,7 +30,9 @@ export async function estimateLocal(request: { files: CorpusFile[]; question: st
   /** Why Prepare would refuse the run under its `maxCostUsd` (shared/cost.ts `costLimitProblem`); absent within it or without one. */
   costRefusal?: string;
 }> {
-  const options = parseRunOptions(request.options);
+  // The options as the run would take them: fitted to the model when the caller fitted them (the CLI does).
+  const options = request.parsed.fitted?.options ?? request.parsed.filled;
+  const question = request.parsed.question;
   const objects = await Promise.all(request.files.map(async (f) => ({ id: f.id, bytes: new Uint8Array(await fs.readFile(f.path)) })));
   const corpus = await decodeAndChunk(objects, options.chunkTokens, false);
   if (corpus.chunks.length === 0)
@@ -38,10 +41,7 @@ export async function estimateLocal(request: { files: CorpusFile[]; question: st
     );
   const tokens = corpus.chunks.reduce((sum, c) => sum + c.tokens, 0);
   const pricing = modelPricing(request.model);
-  const estimate = priceEstimate(
-    estimateRun({ chunks: corpus.chunks.length, chunkTokensTotal: tokens, question: request.question, options }, pricing),
-    pricing,
-  );
+  const estimate = priceEstimate(estimateRun({ chunks: corpus.chunks.length, chunkTokensTotal: tokens, question, options }, pricing), pricing);
   const plan = planRunConcurrency(estimate, options);
   const check = checkQuota(plan);
   const costRefusal = options.maxCostUsd !== undefined ? costLimitProblem(estimate, options.maxCostUsd) : undefined;

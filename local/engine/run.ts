@@ -38,7 +38,8 @@ import { startHeartbeat } from './run-heartbeat';
 import type { RunProgressEvent, RunSeekEvent, RunStatusEvent } from '../../shared/progress';
 import { clearRefusal, recordRefusal } from './run-refusal';
 import type { RunRecord } from '../../shared/pipeline/run-record';
-import { RunIdSchema, parseEvent, type FinalizeOutput } from '../../shared/pipeline/state';
+import type { FinalizeOutput } from '../../shared/pipeline/state';
+import { parseRunRequest, type ParsedRunRequest } from '../../shared/run-request';
 import { corpusPrefix } from '../../shared/corpus';
 import { formatModelSpec, toModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
 import type { RunResult } from '../../shared/types';
@@ -52,16 +53,34 @@ import { MAX_LLAMA_SEQUENCES, startLocalStack, type LocalStack } from './stack';
  */
 export type LocalProgress = RunProgressEvent;
 
-export interface LocalRunRequest {
+/**
+ * What `runLocal` takes: the settings below, and the run's question, options and run id either as
+ * the caller has them (`runLocal` parses them: it is then the entry) or already parsed by the entry
+ * that took them (`parsed`: the CLI, the library's `ask`), which are not parsed again.
+ */
+export type LocalRunRequest = LocalRunSettings &
+  (
+    | {
+        question: string;
+        options?: RunOptionsInput /** Default: `run-<UTC time>-<random>`. Reusing the id of an unfinished run resumes it (see the file comment). */;
+        runId?: string;
+        parsed?: undefined;
+      }
+    | {
+        /** The question, run id and options, parsed once (shared/run-request.ts), maybe fitted (models/context.ts). */ parsed: ParsedRunRequest;
+        question?: undefined;
+        options?: undefined;
+        runId?: undefined;
+      }
+  );
+
+/** The settings of a local run besides its question, options and run id. */
+export interface LocalRunSettings {
   files: CorpusFile[];
-  question: string;
-  options?: RunOptionsInput;
   /** The model spec, text or parsed (shared/llm/model-spec.ts): `extractive` (default), `bedrock:…`, `openai:…`, `llama:…`. */
   modelSpec?: ModelSpecInput;
   /** Directory of the local state: the bucket (`bucket/`) and the DynamoDB data (`dynamodb/`). */
   stateDir: string;
-  /** Default: `run-<UTC time>-<random>`. Reusing the id of an unfinished run resumes it (see the file comment). */
-  runId?: string;
   /**
    * Gets the run's progress events in order (shared/progress.ts): `info` lines, `status` at each
    * phase, `seek` per chunk ended, `sync`, `kar` per step, `end` last. A callback that throws loses
@@ -100,12 +119,11 @@ export function newRunId(now: Date = new Date()): string {
  *   `ExecutionAborted` when `signal` aborted it).
  */
 export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
-  let options = parseRunOptions(request.options);
-  const runId = request.runId ?? newRunId();
-  parseEvent(RunIdSchema, runId, 'run id');
+  let parsed = request.parsed ?? parseRunRequest(request);
+  const runId = parsed.runId ?? newRunId();
   const report = request.onProgress ?? (() => undefined);
 
-  const persistent = request.persistent ?? request.runId !== undefined;
+  const persistent = request.persistent ?? parsed.runId !== undefined;
   const stack = await startLocalStack({
     stateDir: request.stateDir,
     modelSpec: request.modelSpec,
@@ -113,14 +131,15 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
     retryIntervalMs: request.retryIntervalMs,
     retryTimeScale: request.retryTimeScale,
     persistent,
-    llamaSequences: Math.min(options.concurrency, MAX_LLAMA_SEQUENCES),
+    llamaSequences: Math.min((parsed.fitted?.options ?? parsed.filled).concurrency, MAX_LLAMA_SEQUENCES),
   });
   try {
-    // The model's option defaults (a llama: model's context), as the stack applies them to the execution.
-    options = parseRunOptions({ ...stack.runOptionDefaults, ...request.options });
-    stack.checkRunOptions(options);
+    // The model's option defaults (a llama: model's context) and the check that its chunks fit (once:
+    // a request the CLI already fitted to this model is not checked again).
+    parsed = stack.fit(parsed);
+    const options = (parsed.fitted as NonNullable<ParsedRunRequest['fitted']>).options;
     const contentHash = await hashFiles(request.files);
-    const previous = await previousRun(stack, runId, request, options, contentHash);
+    const previous = await previousRun(stack, runId, request, parsed.question, options, contentHash);
     // The latest status and seeking counts, for the heartbeat that tells `runs show` this run is going.
     let latest: { status?: RunStatusEvent; seek?: RunSeekEvent } = {};
     const heartbeat = await startHeartbeat(bucketOf(request.stateDir), runId, () => latest);
@@ -128,7 +147,7 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
       // Recorded as an execution of the state directory's one registry (local/engine/executions.ts),
       // as `serve`'s and a job's runs are: `runs ls`, `serve`'s run list and its page show it alike.
       return await new LocalExecutions({ blobs: stack.blobs }).record(runId, () =>
-        execute(stack, request, runId, previous, contentHash, report, (event) => {
+        execute(stack, request, parsed, runId, previous, contentHash, report, (event) => {
           if (event.type === 'status') latest = { ...latest, status: event };
           else if (event.type === 'seek') latest = { ...latest, seek: event };
           // A new phase, or a round's seeking that starts: `runs show` sees it at once (else within a beat).
@@ -141,7 +160,7 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
       // input): a run with a generated id has nothing to resume, so its corpus copy goes too; one
       // with its own id keeps why, for `runs show` (local/engine/run-refusal.ts).
       if (!(await stack.blobs.exists(runRecordKey(runId)))) {
-        if (request.runId === undefined) await removeRun(request.stateDir, runId).catch(() => undefined);
+        if (parsed.runId === undefined) await removeRun(request.stateDir, runId).catch(() => undefined);
         else await recordRefusal(stack.blobs, runId, error);
       }
       throw error;
@@ -160,6 +179,7 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
 async function execute(
   stack: LocalStack,
   request: LocalRunRequest,
+  parsed: ParsedRunRequest,
   runId: string,
   previous: { chunks: number; sought: number[] } | undefined,
   contentHash: string,
@@ -190,7 +210,7 @@ async function execute(
   }
   const tracker = new RunProgressTracker({
     runId,
-    question: request.question,
+    question: parsed.question,
     store: stack.store,
     blobs: stack.blobs,
     emit: (event) => {
@@ -201,7 +221,7 @@ async function execute(
   let output: FinalizeOutput;
   try {
     output = (await stack.execute(
-      { runId, question: request.question, corpus: { prefix }, options: request.options ?? {} },
+      { runId, question: parsed.question, corpus: { prefix }, options: parsed.options },
       { signal: request.signal, ...tracker.callbacks },
     )) as FinalizeOutput;
   } catch (error) {
@@ -275,6 +295,7 @@ async function previousRun(
   stack: LocalStack,
   runId: string,
   request: LocalRunRequest,
+  question: string,
   options: RunOptions,
   contentHash: string,
 ): Promise<{ chunks: number; sought: number[] } | undefined> {
@@ -293,7 +314,7 @@ async function previousRun(
     return undefined;
   }
   const record = JSON.parse(await stack.blobs.getText(runRecordKey(runId))) as RunRecord;
-  if (record.question !== request.question.trim()) refuse(`another question (${JSON.stringify(record.question)})`);
+  if (record.question !== question) refuse(`another question (${JSON.stringify(record.question)})`);
   // Through the schema: a record written before an option existed holds its default.
   const recorded = parseRunOptions(record.options);
   if (canonical(recorded) !== canonical(options)) {

@@ -27,11 +27,10 @@ import { ConfigurationError, ExtAgentsError, StorageError, errorFromFailure } fr
 import { EXCEED_TOLERATED_FAILURE_THRESHOLD } from '../../shared/pipeline/state';
 import { loadRunRecord } from '../../shared/pipeline/run-record';
 import { seekingFailureError } from '../../shared/pipeline/seek-failures';
-import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../shared/llm/agents';
 import { toModelSpec, type ModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
 import type { RunOptionsInput } from '../../shared/config';
-import { MARKER_TOKEN_SHARE } from '../../shared/llm/sentences';
-import { contextFittedRunOptionDefaults, largestChunkTokens, SEEK_PROMPT_OVERHEAD_TOKENS, TOKENIZER_RATIO_ALLOWANCE } from '../../models/context';
+import { chunkFitProblem, contextFittedRunOptionDefaults, fitRunRequest } from '../../models/context';
+import type { ParsedRunRequest } from '../../shared/run-request';
 import type { AgentModel, BlobStore, MessageStore } from '../../shared/ports';
 import type { SurveyModel } from '../../shared/survey/ports';
 import type { SurveyExecutionInput, SurveyOutput } from '../../shared/survey/workflow';
@@ -105,7 +104,9 @@ export interface LocalStack {
   /** The resolved (not yet localized) survey state machine definition. */
   readonly surveyDefinition: AslDefinition;
   /**
-   * Run one execution of the state machine.
+   * Run one execution of the state machine. Options the input leaves unset take `runOptionDefaults`;
+   * they are not checked against the model's context here: the entry that took them did (`fit`,
+   * `runOptionProblems`).
    * @returns the execution output.
    * @throws the domain error that failed the execution when it names one of ours (EmptyCorpusError,
    *   ModelConfigurationError, …), otherwise ExecutionFailedError (e.g. States.ExceedToleratedFailureThreshold).
@@ -129,12 +130,15 @@ export interface LocalStack {
   readonly modelSpec: ModelSpec;
   /** The state directory (absolute): the bucket is its `bucket/`; corpus ids are looked up there (local/engine/corpus.ts). */
   readonly stateDir: string;
+  /** The model's context per sequence, tokens (a `llama:` model's, or `modelContextTokens`); undefined when unknown. */
+  readonly contextTokens: number | undefined;
   /**
-   * Check run options against the stack's model before any work (a `llama:` model's context must
-   * hold a chunk's seeking prompt); `execute` runs the same check.
+   * Fit a parsed run request to the stack's model before any work (models/context.ts
+   * `fitRunRequest`: the model's defaults for unset options; a `llama:` model's context must hold a
+   * chunk's seeking prompt). A request already fitted to this context is returned unchanged.
    * @throws ConfigurationError naming the chunk size, the context size and the largest that fits.
    */
-  checkRunOptions(options: RunOptionsInput): void;
+  fit(request: ParsedRunRequest): ParsedRunRequest;
   /**
    * The same check for an API request (`POST /v1/runs`): each run option the stack's model cannot
    * take, with the problem in the API's words (`options.chunkTokens`, not a CLI flag).
@@ -265,9 +269,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       runOptionDefaults,
       modelSpec,
       stateDir,
-      checkRunOptions: (runOptions) => {
-        if (contextTokens !== undefined) checkChunkFits({ ...runOptionDefaults, ...runOptions }.chunkTokens, contextTokens);
-      },
+      contextTokens,
+      fit: (request) => fitRunRequest(request, contextTokens),
       runOptionProblems: (runOptions) => {
         const chunkTokens = { ...runOptionDefaults, ...runOptions }.chunkTokens;
         if (contextTokens === undefined || chunkTokens === undefined) return [];
@@ -275,9 +278,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         return detail === undefined ? [] : [{ option: 'chunkTokens', detail }];
       },
       execute: async (input, callbacks = {}) => {
-        const withDefaults = withOptionDefaults(input, runOptionDefaults);
-        if (contextTokens !== undefined) checkChunkFits((withDefaults as { options?: { chunkTokens?: unknown } } | null)?.options?.chunkTokens, contextTokens);
-        return run(resolved.definition, withDefaults, callbacks);
+        // The options were fitted to the model by the entry that took them (runLocal's `fit`, the
+        // API's `runOptionProblems`, a job's plan); here only its defaults fill what is unset.
+        return run(resolved.definition, withOptionDefaults(input, runOptionDefaults), callbacks);
       },
       // The output is SurveyAssemble's result (the machine's last state, no OutputPath).
       executeSurvey: async (input, callbacks = {}) => (await run(surveyResolved.definition, input, callbacks)) as SurveyOutput,
@@ -345,37 +348,6 @@ async function checkDynamoData(stateDir: string): Promise<void> {
     );
   }
   await db.close();
-}
-
-/**
- * The problem with a run's chunk size for a small-context model, or undefined when its seeking
- * prompt fits (`largestChunkTokens`: the chunk with room for a longer count in the model's own
- * tokenizer, the instructions and the reply budget).
- * @param chunkTokens the run's chunk size, tokens; `contextTokens` the model's context, tokens.
- * @param setting how the caller sets the chunk size, named in the advice: `--chunk-tokens` (CLI,
- *   the default) or `options.chunkTokens` (the API).
- */
-export function chunkFitProblem(chunkTokens: number, contextTokens: number, setting = '--chunk-tokens'): string | undefined {
-  const reply = DEFAULT_MAX_OUTPUT_TOKENS.seek;
-  const largest = largestChunkTokens(contextTokens, reply);
-  if (chunkTokens <= largest) return undefined;
-  return (
-    `chunks of ${chunkTokens} tokens do not fit the model's context of ${contextTokens} tokens (a seeking prompt also holds about ` +
-    `${SEEK_PROMPT_OVERHEAD_TOKENS} tokens of instructions and a reply of up to ${reply}, and the model's tokenizer may count up to ` +
-    `${Math.round((TOKENIZER_RATIO_ALLOWANCE - 1) * 100)}% more tokens than o200k, and the sentence ids shown with the chunk about ` +
-    `${Math.round(MARKER_TOKEN_SHARE * 100)}% more): use ${setting} ${largest} or less ` +
-    `(leave it unset for this model's default, ${contextFittedRunOptionDefaults(contextTokens).chunkTokens})`
-  );
-}
-
-/**
- * Fail before the execution when the run's chunks cannot fit the model's context (`chunkFitProblem`).
- * @throws ConfigurationError naming the chunk size, the context size and the largest chunk size that fits.
- */
-function checkChunkFits(chunkTokens: unknown, contextTokens: number): void {
-  if (typeof chunkTokens !== 'number') return;
-  const problem = chunkFitProblem(chunkTokens, contextTokens);
-  if (problem) throw new ConfigurationError(problem);
 }
 
 /**

@@ -16,12 +16,13 @@
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import pLimit from 'p-limit';
-import { InvalidInputError } from '../../shared/errors';
+import { ConfigurationError, InvalidInputError } from '../../shared/errors';
 import { issueMessages } from '../../shared/validation';
 import { corpusPrefix, parseCorpusId } from '../../shared/corpus';
 import { ingestCorpus, type IngestOutcome } from '../../shared/pipeline/ingest';
 import { JOBS_PREFIX, JobNameSchema, loadJob, planJob, writeJobResults, type JobState, type JobSummary } from '../../shared/pipeline/jobs';
 import type { BlobStore } from '../../shared/ports';
+import type { RunOptionsInput } from '../../shared/config';
 import type { CorpusFile } from './corpus';
 import { LocalExecutions } from './executions';
 import type { LocalStack } from './stack';
@@ -131,7 +132,12 @@ export async function runJob(stack: LocalStack, key: string, options: RunJobOpti
   await Promise.all(
     items.map((item) =>
       limit(async () => {
-        const outcome = await executions.run(item.executionName, () => stack.execute(item.input));
+        const outcome = await executions.run(item.executionName, async () => {
+          // The job's options, checked against the stack's model as an API request's are (models/context.ts).
+          const unfit = stack.runOptionProblems({ ...stack.runOptionDefaults, ...(item.input.options as RunOptionsInput | undefined) });
+          if (unfit.length > 0) throw new ConfigurationError(unfit.map((u) => `options.${u.option}: ${u.detail}`).join('; '));
+          return stack.execute(item.input);
+        });
         if (outcome.started) started += 1;
         else alreadyStarted += 1;
         options.onQuestionDone?.(item.index, outcome);
