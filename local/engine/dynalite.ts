@@ -7,9 +7,11 @@
  * BatchWriteItem, ConditionExpression and UpdateItem ADD work; TransactWriteItems, PartiQL and
  * UpdateTimeToLive do not (so TTL and point-in-time recovery of the template are skipped).
  */
-import type { Server } from 'node:http';
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
+import { Readable } from 'node:stream';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -39,6 +41,11 @@ const dynalite = createRequire(__filename)('dynalite') as (options?: DynaliteOpt
 export interface LocalDynamo {
   /** `http://127.0.0.1:<port>`, for the SDK client's `endpoint`. */
   endpoint: string;
+  /**
+   * The SDK's request handler that hands each request to this dynalite in the same process, without
+   * a socket or HTTP parsing (`inProcessHandler`); for the SDK client's `requestHandler`.
+   */
+  requestHandler: InProcessHandler;
   /** Close the server (open keep-alive connections included) and its store. Idempotent. */
   stop(): Promise<void>;
 }
@@ -62,6 +69,7 @@ export async function startDynalite(options: { path?: string } = {}): Promise<Lo
   let stopped: Promise<void> | undefined;
   return {
     endpoint: `http://127.0.0.1:${port}`,
+    requestHandler: inProcessHandler(server),
     stop: () => {
       stopped ??= new Promise<void>((resolve, reject) => {
         server.close((error?: Error) => (error ? reject(error) : resolve()));
@@ -73,13 +81,89 @@ export async function startDynalite(options: { path?: string } = {}): Promise<Lo
   };
 }
 
+/** The SDK request as `inProcessHandler` reads it (a subset of @smithy/protocol-http's `HttpRequest`). */
+interface SdkRequest {
+  method: string;
+  path: string;
+  query?: Record<string, string | string[] | null>;
+  headers: Record<string, string>;
+  body?: string | Uint8Array;
+}
+
+/** An SDK request handler (@smithy/protocol-http's `HttpHandler`, the members the SDK calls). */
+export interface InProcessHandler {
+  handle(request: SdkRequest): Promise<{ response: { statusCode: number; headers: Record<string, string>; body: Readable } }>;
+  updateHttpClientConfig(): void;
+  httpHandlerConfigs(): Record<string, never>;
+  destroy(): void;
+}
+
+/**
+ * An SDK request handler that gives each request to `server`'s request listener (dynalite's HTTP
+ * handler) in this process: the request as a readable body with its headers, the reply collected from
+ * what the listener writes. The SDK's serialization, signing, retries and parsing run as over HTTP,
+ * and dynalite reads the same request (method, path, headers, body) and checks it the same way; only
+ * the socket, the HTTP framing and parsing and the agent are skipped (about a fifth of a warm local
+ * run's CPU time went to them, issue 27 item 1). The adapters' own tests run over HTTP
+ * and over this handler (test/integration/dynamo-message-store.test.ts, test/support/dynamo.ts).
+ */
+export function inProcessHandler(server: Server): InProcessHandler {
+  const listener = server.listeners('request')[0] as RequestListener | undefined;
+  if (listener === undefined) throw new ConfigurationError('dynalite has no request listener');
+  return {
+    handle: (request) =>
+      new Promise((resolve, reject) => {
+        const query = Object.entries(request.query ?? {})
+          .flatMap(([key, value]) => (value === null ? [key] : [value].flat().map((v) => `${encodeURIComponent(key)}=${encodeURIComponent(v)}`)))
+          .join('&');
+        const headers: Record<string, string> = {};
+        for (const [name, value] of Object.entries(request.headers)) headers[name.toLowerCase()] = value;
+        const req = Object.assign(new EventEmitter(), { method: request.method, url: query === '' ? request.path : `${request.path}?${query}`, headers });
+        const replyHeaders: Record<string, string> = {};
+        const res = {
+          statusCode: 200,
+          contentType: undefined as string | undefined,
+          setHeader: (name: string, value: string | number) => {
+            replyHeaders[name.toLowerCase()] = String(value);
+          },
+          end: (body?: string) => {
+            resolve({
+              response: { statusCode: res.statusCode, headers: replyHeaders, body: Readable.from(body === undefined ? [] : [Buffer.from(body, 'utf8')]) },
+            });
+          },
+        };
+        try {
+          listener(req as unknown as IncomingMessage, res as unknown as ServerResponse);
+        } catch (error) {
+          reject(error);
+          return;
+        }
+        // The body after the listener has attached its handlers, as a socket would deliver it.
+        const body = request.body;
+        // (A Uint8Array's bytes by their buffer: Buffer.from(view) would call the SDK's body's `valueOf`, a string.)
+        if (body !== undefined && body.length > 0)
+          req.emit('data', typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+        req.emit('end');
+      }),
+    updateHttpClientConfig: () => undefined,
+    httpHandlerConfigs: () => ({}),
+    destroy: () => undefined,
+  };
+}
+
 /**
  * Configuration of an SDK client for a local endpoint: region `us-east-1` and dummy static
  * credentials (the SDK signs every request; dynalite does not check the signature), so no real
- * credentials are ever looked up.
+ * credentials are ever looked up; with `requestHandler` (`LocalDynamo.requestHandler`), its requests
+ * reach dynalite in this process instead of over HTTP.
  */
-export function localClientConfig(endpoint: string): DynamoDBClientConfig {
-  return { endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+export function localClientConfig(endpoint: string, requestHandler?: InProcessHandler): DynamoDBClientConfig {
+  return {
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    ...(requestHandler !== undefined && { requestHandler: requestHandler as unknown as DynamoDBClientConfig['requestHandler'] }),
+  };
 }
 
 /**
@@ -158,7 +242,7 @@ export function createTableInput(logicalId: string, tableName: string, propertie
 }
 
 /** Poll DescribeTable until the table and its GSIs are ACTIVE (immediate with createTableMs 0). */
-async function waitUntilActive(client: DynamoDBClient, tableName: string): Promise<void> {
+export async function waitUntilActive(client: DynamoDBClient, tableName: string): Promise<void> {
   for (let attempt = 0; attempt < 500; attempt += 1) {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
     const indexesActive = (Table?.GlobalSecondaryIndexes ?? []).every((index) => index.IndexStatus === 'ACTIVE');

@@ -179,7 +179,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await lock?.release();
     throw error;
   }
-  const raw = new DynamoDBClient(localClientConfig(dynamo.endpoint));
+  const raw = new DynamoDBClient(localClientConfig(dynamo.endpoint, dynamo.requestHandler));
   try {
     const tableLogicalId = logicalIds.table;
     const tableNames = { [tableLogicalId]: 'extagents-local' };

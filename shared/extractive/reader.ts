@@ -35,10 +35,43 @@ export interface ExtractiveReaderDeps {
    * question over that chunk (a warm run, a job) reads it. Without it, every seek analyzes its chunk.
    */
   analyses?: BlobStore;
+  /** How a chunk text is analyzed (default `analyzeText`): a seam for tests that count the analyses a run makes. */
+  analyze?: (text: string) => AnalyzedSentence[];
 }
 
-/** `cache/extractive/v<ANALYSIS_VERSION>/<SHA-256 of the text>.json`: the stored analysis of one chunk text. */
-export const analysisKey = (text: string): string => `cache/extractive/v${ANALYSIS_VERSION}/${createHash('sha256').update(text).digest('hex')}.json`;
+/**
+ * A text that exercises what the analysis depends on outside this code: the sentence boundaries of
+ * `Intl.Segmenter` (the ICU of the Node that runs), the stop-word list (stopword) and the stemmer
+ * (wink-porter2-stemmer). Its analysis is part of the cache key (`analysisFingerprint`), so an
+ * upgrade of any of them that changes it reads no analysis made before.
+ */
+const FINGERPRINT_TEXT =
+  'Mr. Jefferson wrote to Congress in 1791: the villages were known as the Chickamaugas!\n' +
+  '- Generously, the harbours of Baltimore were being deepened; relational nationalization hopefully happened.\n' +
+  '2) Is it not what they would have done? 中文句子。Another line without an end\nand a last one.';
+
+let fingerprint: string | undefined;
+
+/**
+ * The first 12 hex digits of the SHA-256 of `FINGERPRINT_TEXT`'s serialized analysis, computed once
+ * per process. A change of the analysis code itself bumps `ANALYSIS_VERSION` (test/unit/extractive.test.ts
+ * pins the analysis of a whole address against it).
+ */
+export function analysisFingerprint(): string {
+  fingerprint ??= createHash('sha256')
+    .update(serializeAnalysis(analyzeText(FINGERPRINT_TEXT)))
+    .digest('hex')
+    .slice(0, 12);
+  return fingerprint;
+}
+
+/**
+ * `cache/extractive/v<ANALYSIS_VERSION>-<analysisFingerprint()>/<SHA-256 of the text>.json`: the
+ * stored analysis of one chunk text, which is also all the reader's ranking needs (its `SentenceIndex`
+ * scores from it; no index is built or stored).
+ */
+export const analysisKey = (text: string): string =>
+  `cache/extractive/v${ANALYSIS_VERSION}-${analysisFingerprint()}/${createHash('sha256').update(text).digest('hex')}.json`;
 
 /** Tuning of the extractive reader. All coverages are weighted shares of the question's terms (0-1). */
 export interface ExtractiveReaderOptions {
@@ -179,19 +212,23 @@ export class ExtractiveReader implements AgentModel {
 
   /**
    * The sentences of a chunk text with their terms: read from `deps.analyses` when it was stored
-   * there, else analyzed and stored.
+   * there as the analysis of this text, else analyzed and stored (an entry that is not, corrupt or
+   * truncated, is overwritten). Ranking reads nothing else: a warm seek analyzes and indexes nothing.
    * @throws StorageError (from the store) when it cannot be read or written.
    */
   private async analysisOf(text: string): Promise<AnalyzedSentence[]> {
     const store = this.deps.analyses;
-    if (store === undefined) return analyzeText(text);
+    const analyze = this.deps.analyze ?? analyzeText;
+    if (store === undefined) return analyze(text);
     const key = analysisKey(text);
     try {
-      return parseAnalysis(text, await store.getText(key));
+      const stored = parseAnalysis(text, await store.getText(key));
+      if (stored !== undefined) return stored;
+      // Not an analysis of this text (a corrupt or truncated entry): made again and overwritten below.
     } catch (error) {
-      if (!(error instanceof NotFoundError) && !(error instanceof SyntaxError)) throw error;
+      if (!(error instanceof NotFoundError)) throw error;
     }
-    const sentences = analyzeText(text);
+    const sentences = analyze(text);
     await store.put(key, serializeAnalysis(sentences), 'application/json');
     return sentences;
   }

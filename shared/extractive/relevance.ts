@@ -1,8 +1,7 @@
 /**
  * Lexical relevance of sentences to a weighted query: BM25 ranking of a chunk's sentences
- * (MiniSearch, BM25+), and the query coverage that calibrates a relevance score across chunks.
+ * (BM25+, scored from the analysis), and the query coverage that calibrates a relevance score across chunks.
  */
-import MiniSearch from 'minisearch';
 import type { QueryTerm, WeightedQuery } from './query';
 import { isNameOrNumber, type Sentence, splitSentences, termOccurrences } from './text';
 
@@ -58,19 +57,38 @@ export function serializeAnalysis(sentences: readonly AnalyzedSentence[]): strin
 }
 
 /**
- * An analysis of `text` read back from `serializeAnalysis`: equal to `analyzeText(text)`.
- * @throws SyntaxError for text that is not JSON.
+ * An analysis of `text` read back from `serializeAnalysis`: equal to `analyzeText(text)`; undefined
+ * when `json` is not the analysis of a text of that length (not JSON, another shape, offsets outside
+ * the text or out of order: a corrupt or foreign entry, which the caller makes again). Never throws.
  */
-export function parseAnalysis(text: string, json: string): AnalyzedSentence[] {
+export function parseAnalysis(text: string, json: string): AnalyzedSentence[] | undefined {
+  let rows: unknown;
+  try {
+    rows = JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(rows)) return undefined;
   const split = (joined: string): Set<string> => new Set(joined === '' ? [] : joined.split(' '));
-  return (JSON.parse(json) as Array<[number, number, string, string]>).map(([start, end, terms, names], position) => ({
-    start,
-    end,
-    text: text.slice(start, end),
-    position,
-    terms: split(terms),
-    names: split(names),
-  }));
+  const sentences: AnalyzedSentence[] = [];
+  let previousEnd = 0;
+  for (let position = 0; position < rows.length; position++) {
+    const row: unknown = rows[position];
+    if (!Array.isArray(row) || row.length !== 4) return undefined;
+    const [start, end, terms, names] = row as unknown[];
+    if (!Number.isInteger(start) || !Number.isInteger(end) || typeof terms !== 'string' || typeof names !== 'string') return undefined;
+    if ((start as number) < previousEnd || (end as number) < (start as number) || (end as number) > text.length) return undefined;
+    previousEnd = end as number;
+    sentences.push({
+      start: start as number,
+      end: end as number,
+      text: text.slice(start as number, end as number),
+      position,
+      terms: split(terms),
+      names: split(names),
+    });
+  }
+  return sentences;
 }
 
 /** A sentence's BM25 score against a query (higher = more relevant; only comparable within a chunk). */
@@ -79,32 +97,39 @@ export interface RankedSentence {
   bm25: number;
 }
 
-interface IndexedSentence {
-  id: number;
-  terms: string;
-}
+/** BM25+ parameters: MiniSearch's defaults (`SearchOptions.bm25`), which the reader was tuned with. */
+const BM25 = { k: 1.2, b: 0.7, d: 0.5 } as const;
 
 /**
- * A BM25 index of one text's sentences (MiniSearch with its default BM25+ parameters k1 = 1.2,
- * b = 0.7, delta = 0.5), built once and searched with several weighted queries (the alternatives of
- * a comparison question, the expanded query of round 2).
- * Source: MiniSearch `SearchOptions.bm25` / `boostTerm` (https://lucaong.github.io/minisearch/).
+ * BM25+ ranking of one text's sentences (k1 = 1.2, b = 0.7, delta = 0.5), searched with several
+ * weighted queries (the alternatives of a comparison question, the expanded query of round 2).
+ *
+ * It needs no index of its own: the analysis (each sentence's distinct terms, read from the chunk
+ * cache on a warm run) already holds every statistic BM25 uses (a term occurs at most once in a
+ * sentence's terms, a sentence's length is its number of distinct terms, a term's document frequency
+ * is the number of sentences holding it), so a query is scored by one pass over the sentences, with
+ * no index built per chunk. The scores are MiniSearch's (the reader used a MiniSearch index of the
+ * sentences' terms until it was rebuilt for every seek, 1.4 s of a warm SOTU run), to the last bit:
+ * the same expression in the same order of operations, the average sentence length as MiniSearch's
+ * running average, each query term's boost (its weight) times its score summed in query order, and
+ * the sum times the number of distinct query terms matched. test/unit/extractive-bm25.test.ts holds
+ * it to MiniSearch's ranking on the SOTU corpus and on random texts.
+ * Source: MiniSearch 7.2 `termResults`, `calcBM25Score`, `addFieldLength`, `search`
+ * (https://lucaong.github.io/minisearch/).
  */
 export class SentenceIndex {
-  private readonly index: MiniSearch<IndexedSentence>;
-  private readonly byPosition: Map<number, AnalyzedSentence>;
+  /** The mean number of distinct terms of a sentence, computed as MiniSearch's running average; on first use. */
+  private averageLength: number | undefined;
 
-  constructor(readonly sentences: readonly AnalyzedSentence[]) {
-    this.index = new MiniSearch<IndexedSentence>({
-      fields: ['terms'],
-      idField: 'id',
-      // The terms are already stems (shared/extractive/text.ts): split on the space that joins them
-      // and keep them as they are.
-      tokenize: (text) => (text.length === 0 ? [] : text.split(' ')),
-      processTerm: (term) => term,
-    });
-    this.index.addAll(sentences.map((s) => ({ id: s.position, terms: [...s.terms].join(' ') })));
-    this.byPosition = new Map(sentences.map((s) => [s.position, s]));
+  constructor(readonly sentences: readonly AnalyzedSentence[]) {}
+
+  private average(): number {
+    if (this.averageLength === undefined) {
+      let average = 0;
+      for (let i = 0; i < this.sentences.length; i++) average = (average * i + this.sentences[i].terms.size) / (i + 1);
+      this.averageLength = average;
+    }
+    return this.averageLength;
   }
 
   /**
@@ -115,15 +140,47 @@ export class SentenceIndex {
   rank(query: WeightedQuery, limit: number, exclude?: (sentence: AnalyzedSentence) => boolean): RankedSentence[] {
     if (query.terms.length === 0 || this.sentences.length === 0) return [];
     const weights = new Map<string, number>(query.terms.map((t: QueryTerm) => [t.term, t.weight]));
-    const results = this.index.search(query.terms.map((t) => t.term).join(' '), {
-      combineWith: 'OR',
-      boostTerm: (term) => weights.get(term) ?? 1,
-    });
+    // The query's terms as a search string splits them (a term repeated is scored again).
+    const terms = query.terms
+      .map((t) => t.term)
+      .join(' ')
+      .split(' ')
+      .filter((term) => term !== '');
+    const distinct = [...new Set(terms)];
+    // Which sentences hold each distinct query term (its document frequency is their number).
+    const holding = new Map<string, AnalyzedSentence[]>(distinct.map((term) => [term, []]));
+    for (const sentence of this.sentences) {
+      for (const term of distinct) if (sentence.terms.has(term)) holding.get(term)?.push(sentence);
+    }
+    const count = this.sentences.length;
+    const average = this.average();
+    const { k, b, d } = BM25;
+    const termFrequency = 1;
+    const scores = new Map<number, { sentence: AnalyzedSentence; score: number; matched: number }>();
+    const seen = new Set<string>();
+    for (const term of terms) {
+      const sentences = holding.get(term) ?? [];
+      if (sentences.length === 0) continue;
+      const boost = weights.get(term) ?? 1;
+      const first = !seen.has(term);
+      seen.add(term);
+      const inverse = Math.log(1 + (count - sentences.length + 0.5) / (sentences.length + 0.5));
+      for (const sentence of sentences) {
+        const length = sentence.terms.size;
+        const raw = inverse * (d + (termFrequency * (k + 1)) / (termFrequency + k * (1 - b + (b * length) / average)));
+        const weighted = boost * raw;
+        const entry = scores.get(sentence.position);
+        if (entry === undefined) scores.set(sentence.position, { sentence, score: weighted, matched: 1 });
+        else {
+          entry.score += weighted;
+          if (first) entry.matched += 1;
+        }
+      }
+    }
     const ranked: RankedSentence[] = [];
-    for (const r of results) {
-      const sentence = this.byPosition.get(r.id as number);
-      if (sentence === undefined || (exclude !== undefined && exclude(sentence))) continue;
-      ranked.push({ sentence, bm25: r.score });
+    for (const { sentence, score, matched } of scores.values()) {
+      if (exclude !== undefined && exclude(sentence)) continue;
+      ranked.push({ sentence, bm25: score * matched });
     }
     return ranked.sort((a, b) => b.bm25 - a.bm25 || a.sentence.position - b.sentence.position).slice(0, limit);
   }

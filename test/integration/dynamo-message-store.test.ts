@@ -29,12 +29,14 @@ async function put(store: DynamoMessageStore, run: string, m: Message): Promise<
   return store.recordSeek(run, { round: m.round, chunkIndex: m.chunkIndex, message: m, usage: NO_USAGE, warnings: [] });
 }
 
-describe('DynamoMessageStore against dynalite', () => {
+// Over HTTP, as the adapter reaches DynamoDB in the cloud, and in process, as the local stack reaches
+// dynalite (local/engine/dynalite.ts `inProcessHandler`): the same SDK, the same requests, the same answers.
+describe.each(['over HTTP', 'in process'] as const)('DynamoMessageStore against dynalite, %s', (transport) => {
   let table: TestRunTable;
   let store: DynamoMessageStore;
 
   beforeAll(async () => {
-    table = await startRunTable(TABLE);
+    table = await startRunTable(TABLE, { inProcess: transport === 'in process' });
     store = table.store;
   });
 

@@ -7,7 +7,7 @@ import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoMessageStore } from '../../lambdas/adapters/dynamo-message-store';
 import { RELEVANCE_INDEX_NAME } from '../../shared/pool';
-import { localClientConfig, startDynalite, type LocalDynamo } from '../../local/engine/dynalite';
+import { localClientConfig, startDynalite, waitUntilActive, type LocalDynamo } from '../../local/engine/dynalite';
 
 /** A started dynalite with one run table, its store, and `stop` (closes the client, then the server). */
 export interface TestRunTable {
@@ -17,10 +17,10 @@ export interface TestRunTable {
   stop: () => Promise<void>;
 }
 
-/** Start dynalite and create the run table `tableName` on it. */
-export async function startRunTable(tableName: string): Promise<TestRunTable> {
+/** Start dynalite and create the run table `tableName` on it; reached over HTTP, or in process (as the local stack reaches it) with `inProcess`. */
+export async function startRunTable(tableName: string, options: { inProcess?: boolean } = {}): Promise<TestRunTable> {
   const server = await startDynalite();
-  const raw = new DynamoDBClient(localClientConfig(server.endpoint));
+  const raw = new DynamoDBClient(localClientConfig(server.endpoint, options.inProcess === true ? server.requestHandler : undefined));
   await raw.send(
     new CreateTableCommand({
       TableName: tableName,
@@ -42,6 +42,8 @@ export async function startRunTable(tableName: string): Promise<TestRunTable> {
       ],
     }),
   );
+  // ACTIVE before the first request (dynalite makes it so on a timer: in process, a request can come first).
+  await waitUntilActive(raw, tableName);
   const store = new DynamoMessageStore(DynamoDBDocumentClient.from(raw), { tableName });
   return {
     server,

@@ -2,12 +2,14 @@
  * The offline extractive reader (shared/extractive): seeking agent, reasoning agent and their text
  * processing, on small hand-made texts.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FsBlobStore } from '../../local/engine/fs-blob-store';
 import { analysisKey, ExtractiveReader } from '../../shared/extractive';
-import { analyzeText, parseAnalysis, serializeAnalysis } from '../../shared/extractive/relevance';
+import { analysisFingerprint } from '../../shared/extractive/reader';
+import { ANALYSIS_VERSION, type AnalyzedSentence, analyzeText, parseAnalysis, serializeAnalysis } from '../../shared/extractive/relevance';
 import { analyzeQuestion } from '../../shared/extractive/query';
 import { MAX_JOINED_SENTENCE_CHARS, MAX_WORD_CHARS, splitSentences, termOf } from '../../shared/extractive/text';
 import { countTokens } from '../../shared/tokenizer';
@@ -559,5 +561,96 @@ describe('the sentence analysis kept with the chunk cache', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+  /** A reader over `blobs` that counts the chunk texts it analyzes. */
+  const countingReader = (blobs: FsBlobStore): { reader: ExtractiveReader; analyses: () => number } => {
+    let analyses = 0;
+    const analyze = (chunkText: string): AnalyzedSentence[] => {
+      analyses += 1;
+      return analyzeText(chunkText);
+    };
+    return { reader: new ExtractiveReader({}, { analyses: blobs, analyze }), analyses: () => analyses };
+  };
+  const request = {
+    question: 'By what name were the Cherokees of the Tennessee River villages known?',
+    chunk: makeChunk(0, text),
+    round: 1,
+    synchronized: [],
+  };
+  const withStore = async (body: (blobs: FsBlobStore) => Promise<void>): Promise<void> => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'extagents-analysis-'));
+    try {
+      await body(new FsBlobStore(dir));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  it('a warm run (another reader over the same store) analyzes and indexes nothing', async () => {
+    await withStore(async (blobs) => {
+      // Arrange: a cold run fills the cache
+      const cold = countingReader(blobs);
+      const first = await cold.reader.seek(request);
+      // Act: a warm run over the same chunk, two questions
+      const warm = countingReader(blobs);
+      const again = await warm.reader.seek(request);
+      await warm.reader.seek({ ...request, question: 'What did Mr. Jefferson write to Congress about?' });
+      // Assert: one analysis in all, made by the cold run; ranking reads the analysis alone (no index: SentenceIndex holds only it)
+      expect(cold.analyses()).toBe(1);
+      expect(warm.analyses()).toBe(0);
+      expect(again).toEqual(first);
+    });
+  });
+
+  it.each([
+    ['not JSON', '[[0, 10, "chero'],
+    ['another shape', '{"sentences": []}'],
+    ['a row of another shape', '[[0, 10, "a b"]]'],
+    ['offsets past the text', `[[0, ${text.length + 5}, "cheroke", ""]]`],
+    ['offsets out of order', '[[50, 60, "a", ""], [10, 20, "b", ""]]'],
+    ['an empty file', ''],
+  ])('a corrupt entry (%s) is analyzed again and overwritten, not read and not fatal', async (_what, body) => {
+    await withStore(async (blobs) => {
+      // Arrange
+      await blobs.put(analysisKey(text), body);
+      const { reader, analyses } = countingReader(blobs);
+      // Act
+      const reply = await reader.seek(request);
+      // Assert
+      expect(reply).toEqual(await new ExtractiveReader().seek(request));
+      expect(analyses()).toBe(1);
+      expect(parseAnalysis(text, await blobs.getText(analysisKey(text)))).toEqual(analyzeText(text));
+    });
+  });
+
+  it('is kept under the analysis version and a fingerprint of its dependencies, so an entry of another reader is never read', async () => {
+    await withStore(async (blobs) => {
+      // Arrange: an entry under the key of the version before (an analysis that finds nothing)
+      const sha = createHash('sha256').update(text).digest('hex');
+      await blobs.put(`cache/extractive/v${ANALYSIS_VERSION - 1}/${sha}.json`, serializeAnalysis([]));
+      await blobs.put(`cache/extractive/v${ANALYSIS_VERSION}/${sha}.json`, serializeAnalysis([]));
+      // Act
+      const reply = await new ExtractiveReader({}, { analyses: blobs }).seek(request);
+      // Assert
+      expect(analysisKey(text)).toBe(`cache/extractive/v${ANALYSIS_VERSION}-${analysisFingerprint()}/${sha}.json`);
+      expect(analysisFingerprint()).toMatch(/^[0-9a-f]{12}$/);
+      expect(reply.evidence).toContain('Chickamaugas');
+    });
+  });
+
+  it('pins the analysis of a whole address to ANALYSIS_VERSION (a change of the analysis must bump it, so no stale entry is read)', () => {
+    const address = readFileSync(path.join(__dirname, '..', '..', 'node_modules', '@stdlib', 'datasets-sotu', 'data', '1863_abraham_lincoln_r.txt'), 'utf8');
+    const digest = createHash('sha256')
+      .update(serializeAnalysis(analyzeText(address)))
+      .digest('hex')
+      .slice(0, 16);
+    // On a failure: the analysis changed. Changed by the code of shared/extractive: bump ANALYSIS_VERSION
+    // (shared/extractive/relevance.ts) and pin the three anew. Changed with the fingerprint (another Node's
+    // ICU, another stemmer or stop-word list): the cache key changes by itself; pin the fingerprint and digest anew.
+    expect({ version: ANALYSIS_VERSION, fingerprint: analysisFingerprint(), digest }).toEqual({
+      version: 2,
+      fingerprint: 'e805159ffcbe',
+      digest: 'debc0de3ce7a129d',
+    });
   });
 });
