@@ -142,6 +142,9 @@ export interface ExtAgentsWorkflowProps {
  * no next round (answered, or an empty pool), which stops B and is caught to Answered?; when both
  * end, round r+1 is adopted (AdoptSpeculativeRound -> Pipelined?) or, if its seeking failed, sought
  * again the ordinary way (KarState -> Answered? -> Synchronize). docs/ARCHITECTURE.md, "Pipelined rounds".
+ * A round that reseek 'promising' skipped (Synchronize chose no chunk and returns it refused) never
+ * reaches a seeking Map: RoundToSeek? (after Synchronize) and SpeculativeRoundToSeek? (branch B) end it,
+ * and Pipelined?'s first rule sends its adopted state to Answered?. docs/ARCHITECTURE.md, "Reseek promising".
  *
  * Errors: Prepare's EmptyCorpusError / ConfigurationError / InvalidInputError / InvalidRunOptionsError / CostLimitExceededError / QuotaExceededError -> PrepareFailed;
  * SeekChunks' States.ExceedToleratedFailureThreshold, then States.ALL -> SeekingFailed. Both Fail

@@ -7,7 +7,17 @@
 import { ModelThrottledError } from '../errors';
 import type { BlobStore, MessageStore, StoredStep } from '../ports';
 import { coverageSchedule } from '../coverage';
-import { NO_ANSWER, type CoverageReport, type ReseekReport, type RoleUsage, type ChunkFailure, type Citation, type Message, type RetryReport, type RunResult } from '../types';
+import {
+  NO_ANSWER,
+  type CoverageReport,
+  type ReseekReport,
+  type RoleUsage,
+  type ChunkFailure,
+  type Citation,
+  type Message,
+  type RetryReport,
+  type RunResult,
+} from '../types';
 import { coverageOrderKey, reseekItemsKey, resultKey, runChunkKey } from './layout';
 import { loadRunRecord } from './run-record';
 import type { Chunk } from '../types';

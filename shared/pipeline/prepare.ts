@@ -44,7 +44,9 @@ export interface PrepareDeps {
 /**
  * Prepare a run. With the run option `coverage: 'grow'` (shared/coverage.ts) it also ranks the
  * chunks by BM25 against the question (reading each chunk once; no model call), writes that order
- * and the first tranche's Map items, and returns a state that seeks only that tranche.
+ * and the first tranche's Map items, and returns a state that seeks only that tranche. With
+ * `reseek: 'promising'` and rounds >= 2 (shared/reseek.ts) it writes the documents of each chunk, which
+ * Synchronize reads to choose the chunks of each later round.
  * @returns the initial workflow state: round 1, k = 1, no outcome yet; `covered` = the chunks the
  *   first Map seeks (every chunk for `full`), `config.coverageCap` = the most a round covers.
  * @throws ConfigurationError for invalid options; CostLimitExceededError over `maxCostUsd`;

@@ -85,7 +85,9 @@ describe('crash-point sweep of a reseek promising run', () => {
       }
     }
     expect(duplicateSeeks).toBe(0);
-    expect(new Set(points.map((p) => phases[p - 1]))).toEqual(new Set(['Finalize', 'KAR steps', 'Prepare', 'Synchronize', 'round-1 seeking', 'round-2 seeking']));
+    expect(new Set(points.map((p) => phases[p - 1]))).toEqual(
+      new Set(['Finalize', 'KAR steps', 'Prepare', 'Synchronize', 'round-1 seeking', 'round-2 seeking']),
+    );
     process.stderr.write(`reseek crash-point sweep: ${points.length} kill points over ${base.events} events, each resumed to the uninterrupted result\n`);
   });
 });

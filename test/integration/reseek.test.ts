@@ -164,6 +164,9 @@ describe('later rounds that re-read only promising chunks (reseek promising)', (
 
   it('refuses an unknown reseek mode before any model call', async () => {
     const refused = await run('bad', notes, twoHopSparseModel({ capitalFiller: true }), { reseek: 'some' as 'all' }).catch((e: unknown) => e);
-    expect(refused).toMatchObject({ name: 'InvalidRunOptionsError', message: expect.stringMatching(/reseek: Invalid option: expected one of "all"\|"promising"/) });
+    expect(refused).toMatchObject({
+      name: 'InvalidRunOptionsError',
+      message: expect.stringMatching(/reseek: Invalid option: expected one of "all"\|"promising"/),
+    });
   });
 });
