@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { resolveCorpus, type CorpusFile } from '../../local/engine/corpus';
 import { runLocal } from '../../local/engine/run';
+import { formatResult } from '../../local/cli/format';
 import type { RunOptionsInput } from '../../shared/config';
 import type { AgentModel } from '../../shared/ports';
 import type { RunResult } from '../../shared/types';
@@ -136,6 +137,8 @@ describe('later rounds that re-read only promising chunks (reseek promising)', (
       expect(skip.round(3)).toEqual([]);
       expect(skip.read(`runs/${name}/reseek/items-round-3.json`)).toEqual([]);
       expect(skip.result.reseek).toEqual({ mode: 'promising', chunksPerRound: [skip.result.chunks, 1, 0] });
+      // What ask and runs show print
+      expect(formatResult(skip.result)).toContain('Reseek (promising): chunks sought per round of 7: round 1: 7, round 2: 1, round 3: skipped');
       expect(skip.result.rounds).toBe(3);
       expect(skip.result.failedChunks).toEqual([]);
       expect(skip.result.answer).toBe('Freedonia');
@@ -146,20 +149,23 @@ describe('later rounds that re-read only promising chunks (reseek promising)', (
   );
 
   it('composes with coverage grow: rounds >= 2 choose among the chunks covered', async () => {
-    // Act: grow from one chunk (coverage 1, 2, 4, 7 before round 2, as the coverage test), then promising
+    // Act: grow from one chunk up to 4 (coverage 1, 2, 4: the birth place and the capital rank first), then promising
     const promising = await run('grow-promising', notes, twoHopSparseModel({ capitalFiller: true }), {
       coverage: 'grow',
       coverageFirstChunks: 1,
-      coverageMaxChunks: 2,
+      coverageMaxChunks: 4,
       reseek: 'promising',
     });
 
-    // Assert: round 1 read the two chunks BM25 ranks first (birth place, capital); both found something, so round 2 reads both
-    expect(promising.round(1)).toEqual(promising.round(2));
-    expect(promising.round(2)).toHaveLength(2);
+    // Assert: round 1 read the 4 covered chunks; round 2 only the two of them that found something
+    const birth = promising.chunkOf('Ada Quill was born');
+    const capital = promising.chunkOf('The capital of Freedonia');
+    expect(promising.round(1)).toHaveLength(4);
+    expect(promising.round(2)).toEqual([birth, capital].sort((a, b) => a - b));
     expect(promising.result.answer).toBe('Fredville');
-    expect(promising.result.coverage).toMatchObject({ covered: 2 });
-    expect(promising.result.reseek).toEqual({ mode: 'promising', chunksPerRound: [2, 2] });
+    expect(promising.result.coverage).toMatchObject({ covered: 4, cap: 4 });
+    expect(promising.result.reseek).toEqual({ mode: 'promising', chunksPerRound: [4, 2] });
+    expect(promising.result.failedChunks).toEqual([]);
   });
 
   it('refuses an unknown reseek mode before any model call', async () => {
