@@ -30,11 +30,13 @@ export const STRATEGIES = ['extagents', 'extagents-no-sync', 'extagents-no-kar',
 export const RANKING_ABLATIONS = ['extagents-rank-score', 'extagents-rank-retrieval'] as const;
 
 /**
- * The product's extensions of the method (README, "Coverage that grows only when needed"), each
- * `extagents` through the workflow with one run option: `extagents-grow` = `coverage: 'grow'` with
- * the default first tranche. Not in "all"; named explicitly (docs/EVAL.md, "Extensions").
+ * The product's extensions of the method (README, "Coverage that grows only when needed", "Later
+ * rounds that re-read only promising chunks"), each `extagents` through the workflow with one run
+ * option: `extagents-grow` = `coverage: 'grow'` with the default first tranche; `extagents-reseek` =
+ * `reseek: 'promising'` (the eval's `rounds`, 2 by default). Not in "all"; named explicitly
+ * (docs/EVAL.md, "Extensions").
  */
-export const EXTENSIONS = ['extagents-grow'] as const;
+export const EXTENSIONS = ['extagents-grow', 'extagents-reseek'] as const;
 
 /** Every strategy the eval can run: `STRATEGIES`, `RANKING_ABLATIONS`, then `EXTENSIONS` (report order). */
 export const EVAL_STRATEGIES = [...STRATEGIES, ...RANKING_ABLATIONS, ...EXTENSIONS] as const;

@@ -132,7 +132,8 @@ export interface ExtAgentsWorkflowProps {
  *   Prepare -> SeekChunks (Distributed Map over the manifest; Seek per chunk) -> Reason -> Answered?
  *   Answered?: answered -> Finalize | not exhausted -> Reason (k doubled)
  *            | covered < coverageCap -> GrowCoverage -> SeekChunks (the next tranche; coverage 'grow')
- *            | round < rounds and pool non-empty -> Synchronize -> SeekChunks (next round)
+ *            | round < rounds and pool non-empty -> Synchronize -> RoundToSeek? -> SeekChunks (next round)
+ *              (RoundToSeek?: a round with no chunk to seek, reseek 'promising', arrives refused -> Answered?)
  *            | bestEffort -> AnswerBestEffort -> Finalize | otherwise -> Finalize (refusal)
  *
  * Between SeekChunks and Reason, the Choice Pipelined?: with the run option pipelineRounds,
@@ -141,6 +142,9 @@ export interface ExtAgentsWorkflowProps {
  * no next round (answered, or an empty pool), which stops B and is caught to Answered?; when both
  * end, round r+1 is adopted (AdoptSpeculativeRound -> Pipelined?) or, if its seeking failed, sought
  * again the ordinary way (KarState -> Answered? -> Synchronize). docs/ARCHITECTURE.md, "Pipelined rounds".
+ * A round that reseek 'promising' skipped (Synchronize chose no chunk and returns it refused) never
+ * reaches a seeking Map: RoundToSeek? (after Synchronize) and SpeculativeRoundToSeek? (branch B) end it,
+ * and Pipelined?'s first rule sends its adopted state to Answered?. docs/ARCHITECTURE.md, "Reseek promising".
  *
  * Errors: Prepare's EmptyCorpusError / ConfigurationError / InvalidInputError / InvalidRunOptionsError / CostLimitExceededError / QuotaExceededError -> PrepareFailed;
  * SeekChunks' States.ExceedToleratedFailureThreshold, then States.ALL -> SeekingFailed. Both Fail
@@ -301,7 +305,18 @@ export class ExtAgentsWorkflow extends Construct {
       resultPath: '$.speculationError',
     });
     pipelinedRound.branch(pipelinedReason);
-    pipelinedRound.branch(speculativeSynchronize.next(speculativeSeekChunks));
+    // A promising run's round with no chunk to seek (shared/reseek.ts): its Synchronize returns it
+    // refused; branch B ends without a Map over no items, and Pipelined? sends the adopted state on.
+    pipelinedRound.branch(
+      speculativeSynchronize.next(
+        new sfn.Choice(this, STATE_NAMES.SpeculativeRoundToSeek, { comment: 'Reseek promising: did the rule choose any chunk for round r+1?' })
+          .when(
+            sfn.Condition.stringEquals('$.outcome', 'refused'),
+            new sfn.Succeed(this, STATE_NAMES.SpeculativeRoundSkipped, { comment: 'No chunk to seek in round r+1: nothing new can enter the pool.' }),
+          )
+          .otherwise(speculativeSeekChunks),
+      ),
+    );
     // After the Parallel: A stopped B (answered, or nothing to seek) -> the KAR state to Answered?.
     const stoppedState = new sfn.Pass(this, STATE_NAMES.StoppedState, {
       comment: 'The KAR state of round r, from the cause of SpeculationStopped.',
@@ -325,6 +340,8 @@ export class ExtAgentsWorkflow extends Construct {
         .otherwise(adopt),
     );
     pipelined
+      // A round Synchronize skipped (reseek 'promising', no chunk chosen) arrives refused at every k.
+      .when(sfn.Condition.stringEquals('$.outcome', 'refused'), answered)
       .when(
         sfn.Condition.and(
           sfn.Condition.booleanEquals('$.config.pipelineRounds', true),
@@ -339,7 +356,13 @@ export class ExtAgentsWorkflow extends Construct {
     const definition = prepare.next(seekChunks);
     seekChunks.next(pipelined);
     reason.next(answered);
-    synchronize.next(seekChunks);
+    // Reseek 'promising' (shared/reseek.ts): a next round whose rule chose no chunk is skipped,
+    // refused at every k over the pool of the rounds before (Synchronize says so); else it is sought.
+    synchronize.next(
+      new sfn.Choice(this, STATE_NAMES.RoundToSeek, { comment: 'Reseek promising: did the rule choose any chunk for the next round?' })
+        .when(sfn.Condition.stringEquals('$.outcome', 'refused'), answered)
+        .otherwise(seekChunks),
+    );
     growCoverage.next(seekChunks);
     answerBestEffort.next(finalize);
 

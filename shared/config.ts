@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { InvalidRunOptionsError } from './errors';
 import { COVERAGE_MODES } from './coverage';
+import { RESEEK_MODES } from './reseek';
 import { DEFAULT_RANKING, RANKING_MODES } from './ranking';
 import { issuesText } from './validation';
 
@@ -76,6 +77,13 @@ export const RunOptionsSchema = z
      * the worst case reads what `full` reads.
      */
     coverageMaxChunks: z.number().int().min(1).max(1_000_000).optional(),
+    /**
+     * Which chunks rounds >= 2 seek (shared/reseek.ts; README, "Later rounds that re-read only promising
+     * chunks"): `all`, every chunk the run covers (the paper); `promising`, an extension of the method:
+     * only the chunks whose seeking agent found something in the round before, the chunks of the
+     * synchronized messages and the chunks that share a document with them. No effect with `rounds` 1.
+     */
+    reseek: z.enum(RESEEK_MODES).default('all'),
     /** Share of chunks whose seeking agent may fail permanently before the run fails (percent). */
     toleratedFailurePercentage: z.number().min(0).max(100).default(5),
     /**

@@ -243,6 +243,11 @@ export interface MessageStore {
   /** Indexes of the chunks sought in a round (any outcome), ascending. */
   soughtChunks(runId: string, round: number): Promise<number[]>;
   /**
+   * Indexes of the chunks whose seeking agent recorded a message in a round (it found something),
+   * ascending; consistent reads (`reseek: 'promising'`, shared/reseek.ts).
+   */
+  messageChunks(runId: string, round: number): Promise<number[]>;
+  /**
    * The global top-k messages of rounds 1..`maxRound` (one GSI Query: ScanIndexForward false, Limit
    * k, filtered by round). The round bound is what makes a resumed run read the pool as the killed
    * one did at the same step: messages of a later round, recorded before the kill, stay out of an

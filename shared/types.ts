@@ -310,6 +310,8 @@ export interface RunResult {
   poolSize: number;
   /** Runs with `coverage: 'grow'` only: how many chunks each round sought (shared/coverage.ts). */
   coverage?: CoverageReport;
+  /** Runs with `reseek: 'promising'` only: how many chunks each round sought (shared/reseek.ts). */
+  reseek?: ReseekReport;
   skipped: SkippedDocument[];
   /** Chunks whose seeking agent failed permanently in the last round (tolerated by the Distributed Map). */
   failedChunks: number[];
@@ -332,6 +334,19 @@ export interface CoverageReport {
   cap: number;
   /** Tranches sought in round 1 (1 = only the first). */
   tranches: number;
+}
+
+/**
+ * What a run with `reseek: 'promising'` sought (shared/reseek.ts; README, "Later rounds that re-read
+ * only promising chunks"). Counts are chunks.
+ */
+export interface ReseekReport {
+  mode: 'promising';
+  /**
+   * Chunks each round was to seek, round 1 first: the chunks covered in round 1 (every chunk, or a
+   * grow run's coverage), then the chunks the rule chose for each later round (0: the round was skipped).
+   */
+  chunksPerRound: number[];
 }
 
 /** The exact refusal marker of the method. */

@@ -143,7 +143,7 @@ class WorkflowCallRecorder extends CallRecorder {
 /**
  * ExtAgents with `rounds` rounds, the pool ranked by `ranking` (the run option; default the
  * product's default) and the run options of an extension of the method (`extension`, e.g.
- * `{ coverage: 'grow' }`; default none: the paper's method) through the product's workflow (`input.workflow`): the run's answer,
+ * `{ coverage: 'grow' }`, `{ reseek: 'promising' }`; default none: the paper's method) through the product's workflow (`input.workflow`): the run's answer,
  * every model call with its stage, and the last reasoning step's messages as the final context
  * (their documents named as in the eval's corpus).
  * @throws Error when `input.workflow` is missing; the workflow's errors unchanged.
@@ -152,7 +152,7 @@ export async function runExtAgentsWorkflow(
   input: StrategyInput,
   rounds: number,
   ranking: RankingMode = DEFAULT_RANKING,
-  extension: Pick<RunOptionsInput, 'coverage'> = {},
+  extension: Pick<RunOptionsInput, 'coverage' | 'reseek'> = {},
 ): Promise<StrategyResult> {
   if (!input.workflow) throw new Error('runExtAgentsWorkflow needs input.workflow');
   const { options } = input;

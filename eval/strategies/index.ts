@@ -31,6 +31,10 @@ export const STRATEGY_FUNCTIONS: Record<StrategyName, Strategy> = {
     input.workflow
       ? runExtAgentsWorkflow(input, input.options.rounds, undefined, { coverage: 'grow' })
       : Promise.reject(new Error('extagents-grow runs only through the workflow (coverage is a run option of Prepare)')),
+  'extagents-reseek': (input) =>
+    input.workflow
+      ? runExtAgentsWorkflow(input, input.options.rounds, undefined, { reseek: 'promising' })
+      : Promise.reject(new Error('extagents-reseek runs only through the workflow (reseek is a run option of Synchronize)')),
   official: runOfficial,
   direct: runDirect,
   rag: runRag,

@@ -188,8 +188,17 @@ export class DynamoMessageStore implements MessageStore {
   }
 
   async soughtChunks(runId: string, round: number): Promise<number[]> {
+    return this.chunksRecorded(runId, [`SEEK#${pad(round, 2)}#`, `MSG#${pad(round, 2)}#`]);
+  }
+
+  async messageChunks(runId: string, round: number): Promise<number[]> {
+    return this.chunksRecorded(runId, [`MSG#${pad(round, 2)}#`]);
+  }
+
+  /** The chunk indexes of the run's items under these sort-key prefixes (`<kind>#<round>#<chunk>`), ascending. */
+  private async chunksRecorded(runId: string, prefixes: string[]): Promise<number[]> {
     const chunks = new Set<number>();
-    for (const prefix of [`SEEK#${pad(round, 2)}#`, `MSG#${pad(round, 2)}#`]) {
+    for (const prefix of prefixes) {
       const items = await this.queryAll({
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',

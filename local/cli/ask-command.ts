@@ -5,6 +5,7 @@
 import { DEFAULT_RANKING, RANKING_MODES, type RankingMode } from '../../shared/ranking';
 import { Option, type Command } from 'commander';
 import { COVERAGE_MODES, type CoverageMode } from '../../shared/coverage';
+import { RESEEK_MODES, type ReseekMode } from '../../shared/reseek';
 import { Progress, RunProgressReporter } from './progress';
 import { ExtAgentsError } from '../../shared/errors';
 import { RunOptionsSchema, type RunOptionsInput } from '../../shared/config';
@@ -142,6 +143,14 @@ export function addAskCommand(program: Command): void {
     )
     .addOption(
       new Option(
+        '--reseek <mode>',
+        'which chunks rounds >= 2 seek (run option reseek; README, "Later rounds that re-read only promising chunks"): all = every chunk covered (the paper); promising = only those that found something in the round before and those sharing a document with the synchronized messages (an extension of the method)',
+      )
+        .choices([...RESEEK_MODES])
+        .default(RunOptionsSchema.shape.reseek.parse(undefined)),
+    )
+    .addOption(
+      new Option(
         '--ranking <mode>',
         'how the message pool is ranked (run option ranking; README, "Evidence and ranking"): score = the seeking agents\' scores (the paper), hybrid = their mean with a lexical prior of the cited sentences, retrieval = the lexical prior alone',
       )
@@ -191,6 +200,7 @@ export function addAskCommand(program: Command): void {
           coverage: given('coverage'),
           coverageFirstChunks: given('coverageFirst'),
           coverageMaxChunks: opts.coverageMax,
+          reseek: given('reseek'),
           maxCostUsd: opts.maxCost,
           quotaRequestsPerMinute: opts.quotaRpm,
           quotaTokensPerMinute: opts.quotaTpm,
@@ -274,6 +284,7 @@ interface AskOptions {
   coverage: CoverageMode;
   coverageFirst: number;
   coverageMax?: number;
+  reseek: ReseekMode;
   estimate: boolean;
   maxCost?: number;
   quotaRpm?: number;

@@ -62,7 +62,7 @@ export function addEvalCommand(program: Command): void {
     .option('-d, --dataset <name>', DATASET_NAMES, 'hotpotqa')
     .option(
       '-s, --strategies <list>',
-      `"all" (${STRATEGIES.join(', ')}) or a comma list of those and the ranking ablations ${RANKING_ABLATIONS.join(', ')} (extagents with the run option ranking score / retrieval) and the extensions ${EXTENSIONS.join(', ')} (extagents with coverage grow)`,
+      `"all" (${STRATEGIES.join(', ')}) or a comma list of those and the ranking ablations ${RANKING_ABLATIONS.join(', ')} (extagents with the run option ranking score / retrieval) and the extensions ${EXTENSIONS.join(', ')} (extagents with coverage grow / reseek promising; use --rounds 2 or more for reseek)`,
       'all',
     )
     .option('-l, --lengths <list>', 'HotpotQA target lengths in tokens, e.g. 8k,128k,1M (default 8k,128k); other data sets: full')

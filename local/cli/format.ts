@@ -88,6 +88,10 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
     const { covered, cap, tranches } = result.coverage;
     lines.push(`Coverage (grow): ${count(covered, 'chunk')} of ${result.chunks} sought per round, in ${count(tranches, 'tranche')} (at most ${cap})`);
   }
+  if (result.reseek) {
+    const rounds = result.reseek.chunksPerRound.map((chunks, i) => `round ${i + 1}: ${chunks === 0 && i > 0 ? 'skipped' : n(chunks)}`);
+    lines.push(`Reseek (promising): chunks sought per round of ${result.chunks}: ${rounds.join(', ')}`);
+  }
   lines.push('Usage:');
   for (const line of formatUsage(result.usage)) lines.push(`  ${line}`);
   if (result.estimate) {

@@ -49,6 +49,7 @@ export const SETTINGS = {
   'best-effort': ['ask', 'eval'],
   pipeline: ['ask'],
   ranking: ['ask'],
+  reseek: ['ask'],
   'max-cost': ['ask'],
   'target-words': ['survey'],
   'max-sections': ['survey'],
@@ -111,6 +112,11 @@ function parseSetting(name: SettingName, raw: RawValue): string | number | boole
     case 'ranking': {
       const { RANKING_MODES } = require('../../shared/ranking') as typeof import('../../shared/ranking');
       if (!(RANKING_MODES as readonly string[]).includes(text())) throw new Error(`--ranking must be one of ${RANKING_MODES.join(', ')} (got "${text()}")`);
+      return text();
+    }
+    case 'reseek': {
+      const { RESEEK_MODES } = require('../../shared/reseek') as typeof import('../../shared/reseek');
+      if (!(RESEEK_MODES as readonly string[]).includes(text())) throw new Error(`--reseek must be one of ${RESEEK_MODES.join(', ')} (got "${text()}")`);
       return text();
     }
     case 'best-effort':

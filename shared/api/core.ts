@@ -13,7 +13,7 @@ import { getCorpusIngestion } from '../pipeline/ingest';
 import { corpusPrefix, resolveCorpusRef, type CorpusSelection } from '../corpus';
 import { InvalidInputError, NotFoundError, RunNotCancellableError } from '../errors';
 import { IdempotencyConflictError, MissingCorpusError, RequestValidationError, UnfitRunOptionsError, type RequestIssue } from './errors';
-import { resultKey, runRecordKey } from '../pipeline/layout';
+import { reseekItemsKey, resultKey, runRecordKey } from '../pipeline/layout';
 import type { RunRecord } from '../pipeline/run-record';
 import type { PrepareEvent } from '../pipeline/state';
 import type { BlobStore, MessageStore } from '../ports';
@@ -415,7 +415,9 @@ export class ApiCore {
     for (let round = 1; round <= record.options.rounds; round++) {
       const sought = (await this.deps.store.soughtChunks(runId, round)).length;
       if (round > 1 && sought === 0) break;
-      rounds.push({ round, sought, total: record.chunks });
+      // A promising run's round >= 2 seeks the chunks its rule chose (shared/reseek.ts), once Synchronize wrote them.
+      const chosen = round > 1 && record.options.reseek === 'promising' ? await this.readJson<unknown[]>(reseekItemsKey(runId, round)) : undefined;
+      rounds.push({ round, sought, total: chosen?.length ?? record.chunks });
     }
     const steps = await this.deps.store.getSteps(runId);
     const karSteps = steps.map((s) => ({

@@ -336,6 +336,15 @@ export const RunResultSchema = z
       })
       .optional()
       .describe('Runs with coverage "grow" only (README, "Coverage that grows only when needed"): the chunks covered'),
+    reseek: z
+      .object({
+        mode: z.literal('promising'),
+        chunksPerRound: z
+          .array(z.number().int())
+          .describe('Chunks each round was to seek, round 1 first: the chunks covered in round 1, then those the rule chose for each later round (0: skipped)'),
+      })
+      .optional()
+      .describe('Runs with reseek "promising" only (README, "Later rounds that re-read only promising chunks"): the chunks each round sought'),
     skipped: z.array(SkippedDocumentSchema),
     failedChunks: z.array(z.number().int()).describe('Chunks whose seeking agent failed permanently in the last round'),
     chunkFailures: z.array(ChunkFailureSchema).describe('One entry per failedChunks entry: the error that failed it'),

@@ -7,8 +7,18 @@
 import { ModelThrottledError } from '../errors';
 import type { BlobStore, MessageStore, StoredStep } from '../ports';
 import { coverageSchedule } from '../coverage';
-import { NO_ANSWER, type CoverageReport, type RoleUsage, type ChunkFailure, type Citation, type Message, type RetryReport, type RunResult } from '../types';
-import { coverageOrderKey, resultKey, runChunkKey } from './layout';
+import {
+  NO_ANSWER,
+  type CoverageReport,
+  type ReseekReport,
+  type RoleUsage,
+  type ChunkFailure,
+  type Citation,
+  type Message,
+  type RetryReport,
+  type RunResult,
+} from '../types';
+import { coverageOrderKey, reseekItemsKey, resultKey, runChunkKey } from './layout';
 import { loadRunRecord } from './run-record';
 import type { Chunk } from '../types';
 import { locationAt, type DocumentLocation } from '../readers/types';
@@ -59,11 +69,15 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
   }
 
   const soughtSet = new Set(sought);
-  // The chunks the last round was to seek: every chunk, or those a grow run covered (shared/coverage.ts).
+  // The chunks each round was to seek: every chunk, or those a grow run covered (shared/coverage.ts);
+  // in rounds >= 2 of a promising run, those its rule chose (shared/reseek.ts).
   const grow = record.options.coverage === 'grow';
-  const expected = grow
+  const covered = grow
     ? (JSON.parse(await blobs.getText(coverageOrderKey(state.runId))) as number[]).slice(0, state.covered).sort((a, b) => a - b)
     : Array.from({ length: record.chunks }, (_, i) => i);
+  const promising = record.options.reseek === 'promising';
+  const chosen = promising ? await reseekChosen(blobs, state.runId, state.round) : [];
+  const expected = chosen.length > 0 ? chosen[chosen.length - 1] : covered;
   const failedChunks = expected.filter((i) => !soughtSet.has(i));
   const failureOf = new Map(failures.map((f) => [f.chunk, f]));
   const chunkFailures: ChunkFailure[] = failedChunks.map((chunk) => {
@@ -110,6 +124,7 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
     chunks: record.chunks,
     poolSize: await store.poolSize(state.runId, state.round, state.covered),
     ...(grow && { coverage: coverageReport(state, record.options.coverageFirstChunks) }),
+    ...(promising && { reseek: { mode: 'promising', chunksPerRound: [covered.length, ...chosen.map((c) => c.length)] } satisfies ReseekReport }),
     skipped: record.skipped,
     failedChunks,
     chunkFailures,
@@ -125,6 +140,14 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
 function coverageReport(state: WorkflowState, first: number): CoverageReport {
   const cap = state.config.coverageCap;
   return { mode: 'grow', covered: state.covered, cap, tranches: coverageSchedule(first, Math.max(cap, 1)).indexOf(state.covered) + 1 };
+}
+
+/** The chunks the rule of a promising run chose for each of rounds 2..`lastRound` (shared/reseek.ts), ascending. */
+async function reseekChosen(blobs: BlobStore, runId: string, lastRound: number): Promise<number[][]> {
+  const rounds = Array.from({ length: Math.max(lastRound - 1, 0) }, (_, i) => i + 2);
+  return Promise.all(
+    rounds.map(async (round) => (JSON.parse(await blobs.getText(reseekItemsKey(runId, round))) as Array<{ chunk: number }>).map((item) => item.chunk)),
+  );
 }
 
 /**

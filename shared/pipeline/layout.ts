@@ -48,3 +48,11 @@ export const coverageOrderKey = (runId: string): string => `${runPrefix(runId)}c
  * whole coverage (`from` = 0).
  */
 export const coverageItemsKey = (runId: string, from: number, to: number): string => `${runPrefix(runId)}coverage/items-${from}-${to}.json`;
+/**
+ * The documents of each chunk of a run with `reseek: 'promising'` (shared/reseek.ts): a JSON array whose
+ * entry i lists the indexes into the run record's `documents` of the documents chunk i holds a part
+ * of. Written by Prepare, read by Synchronize.
+ */
+export const reseekDocumentsKey = (runId: string): string => `${runPrefix(runId)}reseek/chunk-documents.json`;
+/** The Distributed Map's items (`[{"chunk": i}, …]`) of round `round` (>= 2) of a run with `reseek: 'promising'`, written by Synchronize. */
+export const reseekItemsKey = (runId: string, round: number): string => `${runPrefix(runId)}reseek/items-round-${round}.json`;

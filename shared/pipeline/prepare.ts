@@ -20,8 +20,9 @@ import type { BlobStore } from '../ports';
 import { TOKENIZER_NAME } from '../tokenizer';
 import type { SkippedDocument } from '../types';
 import { IO_CONCURRENCY, chunkCacheKey, chunkIntoCache, hashCorpusObjects, loadChunkCache } from './ingest';
-import { cachedChunkKey, coverageItemsKey, coverageOrderKey, manifestKey, runRecordKey } from './layout';
+import { cachedChunkKey, coverageItemsKey, coverageOrderKey, manifestKey, reseekDocumentsKey, runRecordKey } from './layout';
 import { coverageItems } from '../coverage';
+import { chunkDocumentIndexes } from '../reseek';
 import { ChunkRetriever } from '../retrieval';
 import type { Chunk } from '../types';
 import type { RunRecord } from './run-record';
@@ -43,7 +44,9 @@ export interface PrepareDeps {
 /**
  * Prepare a run. With the run option `coverage: 'grow'` (shared/coverage.ts) it also ranks the
  * chunks by BM25 against the question (reading each chunk once; no model call), writes that order
- * and the first tranche's Map items, and returns a state that seeks only that tranche.
+ * and the first tranche's Map items, and returns a state that seeks only that tranche. With
+ * `reseek: 'promising'` and rounds >= 2 (shared/reseek.ts) it writes the documents of each chunk, which
+ * Synchronize reads to choose the chunks of each later round.
  * @returns the initial workflow state: round 1, k = 1, no outcome yet; `covered` = the chunks the
  *   first Map seeks (every chunk for `full`), `config.coverageCap` = the most a round covers.
  * @throws ConfigurationError for invalid options; CostLimitExceededError over `maxCostUsd`;
@@ -100,10 +103,28 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
   const grow = options.coverage === 'grow';
   const coverageCap = grow ? Math.min(options.coverageMaxChunks ?? chunkCount, chunkCount) : chunkCount;
   const covered = grow ? Math.min(options.coverageFirstChunks, coverageCap) : chunkCount;
-  if (grow) {
-    const order = await coverageOrder(blobs, record.question, cacheKey, chunkCount);
-    await blobs.put(coverageOrderKey(event.runId), JSON.stringify(order), 'application/json');
-    await blobs.put(coverageItemsKey(event.runId, 0, covered), JSON.stringify(coverageItems(order, 0, covered)), 'application/json');
+  // A promising run's rounds >= 2 choose chunks by their documents (shared/reseek.ts): their map,
+  // read in the same pass over the chunks as a grow run's ranking.
+  const promising = options.reseek === 'promising' && options.rounds >= 2;
+  if (grow || promising) {
+    const retriever = grow ? new ChunkRetriever(record.question) : undefined;
+    const segments: string[][] = [];
+    await scanChunks(blobs, cacheKey, chunkCount, (index, chunk) => {
+      retriever?.add({ index, text: chunk.text });
+      segments.push(chunk.segments.map((segment) => segment.documentId));
+    });
+    if (retriever) {
+      const order = retriever.order(Array.from({ length: chunkCount }, (_, i) => i));
+      await blobs.put(coverageOrderKey(event.runId), JSON.stringify(order), 'application/json');
+      await blobs.put(coverageItemsKey(event.runId, 0, covered), JSON.stringify(coverageItems(order, 0, covered)), 'application/json');
+    }
+    if (promising) {
+      const documents = chunkDocumentIndexes(
+        segments,
+        record.documents.map((d) => d.id),
+      );
+      await blobs.put(reseekDocumentsKey(event.runId), JSON.stringify(documents), 'application/json');
+    }
   }
   // The manifest is written last: its presence means the run's chunks are all in place.
   const manifest = JSON.stringify(Array.from({ length: chunkCount }, (_, chunk) => ({ chunk })));
@@ -132,22 +153,18 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
 }
 
 /**
- * The coverage order of a grow run: every chunk index once, by BM25 of the chunk texts against the
- * question (shared/retrieval.ts; no model call), read from the cache entry IO_CONCURRENCY at a time;
- * each chunk's text is dropped once indexed (the index keeps only the question's terms). Deterministic: a replayed
- * Prepare writes the same order.
+ * Read every chunk of the cache entry once, IO_CONCURRENCY at a time, and hand each to `visit` in
+ * index order (each chunk's text is dropped once visited): a grow run's coverage order (BM25 of the
+ * chunk texts against the question, shared/retrieval.ts; no model call) and a promising run's map of
+ * chunk documents. In index order, so minisearch's running averages see the same sequence on every
+ * replay and equal corpora give equal scores to the last bit: a replayed Prepare writes the same bytes.
  */
-async function coverageOrder(blobs: BlobStore, question: string, cacheKey: string, chunks: number): Promise<number[]> {
-  const retriever = new ChunkRetriever(question);
-  const indices = Array.from({ length: chunks }, (_, i) => i);
-  // Read IO_CONCURRENCY chunks at once, added in index order: minisearch's running averages then
-  // see the same sequence on every replay, so equal corpora give equal scores to the last bit.
+async function scanChunks(blobs: BlobStore, cacheKey: string, chunks: number, visit: (index: number, chunk: Chunk) => void): Promise<void> {
   for (let from = 0; from < chunks; from += IO_CONCURRENCY) {
-    const batch = indices.slice(from, from + IO_CONCURRENCY);
-    const texts = await Promise.all(batch.map(async (i) => (JSON.parse(await blobs.getText(cachedChunkKey(cacheKey, i))) as Chunk).text));
-    batch.forEach((index, j) => retriever.add({ index, text: texts[j] }));
+    const batch = Array.from({ length: Math.min(IO_CONCURRENCY, chunks - from) }, (_, i) => from + i);
+    const read = await Promise.all(batch.map(async (i) => JSON.parse(await blobs.getText(cachedChunkKey(cacheKey, i))) as Chunk));
+    batch.forEach((index, j) => visit(index, read[j]));
   }
-  return retriever.order(indices);
 }
 
 function emptyCorpus(objects: number, skipped: SkippedDocument[]): EmptyCorpusError {

@@ -14,6 +14,8 @@ export const STATE_NAMES = {
   Answered: 'Answered?',
   Synchronize: 'Synchronize',
   GrowCoverage: 'GrowCoverage',
+  // Run option reseek 'promising': a round >= 2 whose rule chose no chunk is skipped.
+  RoundToSeek: 'RoundToSeek?',
   AnswerBestEffort: 'AnswerBestEffort',
   Finalize: 'Finalize',
   // Pipelined rounds (run option pipelineRounds; paper 2B "Parallelism"):
@@ -25,6 +27,8 @@ export const STATE_NAMES = {
   StopSpeculation: 'StopSpeculation',
   SpeculationStopped: 'SpeculationStopped',
   SpeculativeSynchronize: 'SpeculativeSynchronize',
+  SpeculativeRoundToSeek: 'SpeculativeRoundToSeek?',
+  SpeculativeRoundSkipped: 'SpeculativeRoundSkipped',
   SpeculativeSeekChunks: 'SpeculativeSeekChunks',
   SpeculativeSeek: 'SpeculativeSeek',
   SpeculationFailed: 'SpeculationFailed',

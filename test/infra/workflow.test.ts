@@ -147,6 +147,8 @@ describe('the workflow definition', () => {
         'Reason',
         'Answered?',
         'Synchronize',
+        // reseek promising: a round with no chunk to seek is skipped
+        'RoundToSeek?',
         // coverage that grows (run option coverage 'grow')
         'GrowCoverage',
         'AnswerBestEffort',
@@ -281,10 +283,16 @@ describe('the workflow definition', () => {
     });
   });
 
-  it('starts the next round after global knowledge synchronization and ends at Finalize', () => {
+  it('starts the next round after global knowledge synchronization, unless Synchronize skipped it (reseek promising), and ends at Finalize', () => {
     // Assert
-    expect(asl.States.Synchronize).toMatchObject({ Type: 'Task', Resource: fnArn('Synchronize'), Next: 'SeekChunks' });
+    expect(asl.States.Synchronize).toMatchObject({ Type: 'Task', Resource: fnArn('Synchronize'), Next: 'RoundToSeek?' });
     expect(asl.States.Synchronize.Parameters).toBeUndefined();
+    expect(asl.States['RoundToSeek?']).toEqual({
+      Type: 'Choice',
+      Comment: expect.any(String),
+      Choices: [{ Variable: '$.outcome', StringEquals: 'refused', Next: 'Answered?' }],
+      Default: 'SeekChunks',
+    });
     expect(asl.States.Finalize).toMatchObject({ Type: 'Task', Resource: fnArn('Finalize'), End: true });
     expect(asl.States.Finalize.Parameters).toBeUndefined();
   });
@@ -293,11 +301,12 @@ describe('the workflow definition', () => {
     expect(asl.States.GrowCoverage).toMatchObject({ Type: 'Task', Resource: fnArn('Synchronize'), Parameters: { 'growCoverage.$': '$' }, Next: 'SeekChunks' });
   });
 
-  it('runs plain KAR after seeking unless pipelineRounds is set, a next round exists and the coverage is final', () => {
+  it('runs plain KAR after seeking unless pipelineRounds is set, a next round exists and the coverage is final; a skipped round goes to Answered?', () => {
     expect(asl.States['Pipelined?']).toEqual({
       Type: 'Choice',
       Comment: expect.any(String),
       Choices: [
+        { Variable: '$.outcome', StringEquals: 'refused', Next: 'Answered?' },
         {
           And: [
             { Variable: '$.config.pipelineRounds', BooleanEquals: true },
@@ -339,7 +348,14 @@ describe('the workflow definition', () => {
     expect(kar.States.SpeculationStopped).toMatchObject({ Type: 'Fail', Error: 'SpeculationStopped', CausePath: '$.cause' });
     // Branch B: round r+1, its Seek tasks marked speculative; a failure does not fail the run
     expect(speculative.StartAt).toBe('SpeculativeSynchronize');
-    expect(speculative.States.SpeculativeSynchronize).toMatchObject({ Type: 'Task', Resource: fnArn('Synchronize'), Next: 'SpeculativeSeekChunks' });
+    expect(speculative.States.SpeculativeSynchronize).toMatchObject({ Type: 'Task', Resource: fnArn('Synchronize'), Next: 'SpeculativeRoundToSeek?' });
+    // A round with no chunk to seek (reseek promising) ends the branch without a Map over no items
+    expect(speculative.States['SpeculativeRoundToSeek?']).toMatchObject({
+      Type: 'Choice',
+      Choices: [{ Variable: '$.outcome', StringEquals: 'refused', Next: 'SpeculativeRoundSkipped' }],
+      Default: 'SpeculativeSeekChunks',
+    });
+    expect(speculative.States.SpeculativeRoundSkipped.Type).toBe('Succeed');
     const map = speculative.States.SpeculativeSeekChunks;
     expect(map.ItemSelector).toEqual({ ...asl.States.SeekChunks.ItemSelector, speculative: true });
     expect(map.ItemReader).toEqual(asl.States.SeekChunks.ItemReader);

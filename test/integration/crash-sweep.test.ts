@@ -9,69 +9,18 @@
  * answer depends on round 2 (test/support/two-hop.ts), so a resume that skips or misreads round 2
  * cannot pass.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pLimit from 'p-limit';
-import type { RunResult } from '../../shared/types';
 import { writeCorpus } from '../support/corpus';
+import { comparable, events, finished, runChild } from '../support/crash-sweep';
 import { TWO_HOP_OPTIONS, twoHopCorpus } from '../support/two-hop';
 
 jest.setTimeout(300_000);
 
-const REPO = path.resolve(__dirname, '..', '..');
 /** Kill points spread evenly over the run (the issue asks for at least 20, over all phases). */
 const POINTS = 22;
-
-interface ChildRun {
-  signal: NodeJS.Signals | null;
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runChild(corpus: string, stateDir: string, killAt: number, log: string, mode = 'plain'): Promise<ChildRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['-r', 'tsx/cjs', path.join(REPO, 'test/support/crash-run.ts'), corpus, stateDir, 'sweep', String(killAt), log, mode],
-      {
-        cwd: REPO,
-        env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.once('error', reject);
-    child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
-}
-
-function finished(run: ChildRun): { events: number; result: RunResult } {
-  if (run.code !== 0) throw new Error(`the run failed (exit ${run.code}, signal ${run.signal}): ${run.stderr}`);
-  return JSON.parse(run.stdout.trim().split('\n').pop() as string) as { events: number; result: RunResult };
-}
-
-/** What must not change across a kill and a resume. */
-function comparable(result: RunResult): unknown {
-  const { answer, answerable, citations, trace, rounds, chunks, poolSize, failedChunks, chunkFailures, skipped } = result;
-  return { answer, answerable, citations, trace, rounds, chunks, poolSize, failedChunks, chunkFailures, skipped };
-}
-
-/** The log's events, in order: `{ pid, label }`. */
-function events(log: string): Array<{ pid: string; label: string }> {
-  return readFileSync(log, 'utf8')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => {
-      const [pid, , ...label] = line.split(' ');
-      return { pid, label: label.join(' ') };
-    });
-}
 
 /** The phase of the run an event of the uninterrupted log belongs to (for the coverage figure). */
 function phaseOf(label: string, afterSync: boolean): string {

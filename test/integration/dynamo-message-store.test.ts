@@ -161,6 +161,10 @@ describe.each(['over HTTP', 'in process'] as const)('DynamoMessageStore against 
     expect(await store.wasSought(run, 2, 4)).toBe(false);
     expect(await store.soughtChunks(run, 1)).toEqual([1, 4]);
     expect(await store.soughtChunks(run, 2)).toEqual([3]);
+    // The chunks that found something (reseek promising): messages only, not the seek record of chunk 4
+    expect(await store.messageChunks(run, 1)).toEqual([1]);
+    expect(await store.messageChunks(run, 2)).toEqual([3]);
+    expect(await store.messageChunks(run, 3)).toEqual([]);
     // The Seek task's one read: sought by a seek record or by a message, and the failure beside it.
     await store.recordSeekFailure(run, 2, 4, { error: 'ModelThrottledError', message: 'slow down', at: 5 });
     expect(await store.seekState(run, 1, 4)).toEqual({ sought: true });

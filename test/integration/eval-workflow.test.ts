@@ -13,6 +13,7 @@ import { chunkCorpus } from '../../shared/chunking';
 import { DEFAULT_STRATEGY_OPTIONS, STRATEGY_FUNCTIONS } from '../../eval/strategies';
 import { ExtractiveReader } from '../../shared/extractive';
 import type { SourceDocument } from '../../shared/types';
+import { TWO_HOP_QUESTION, twoHopCorpus, twoHopSparseModel } from '../support/two-hop';
 
 jest.setTimeout(120_000);
 
@@ -110,6 +111,48 @@ describe('eval extagents-grow (the coverage extension) through the product workf
   it('refuses outside the workflow (coverage is a run option of Prepare, not of the in-memory method)', async () => {
     await expect(
       STRATEGY_FUNCTIONS['extagents-grow']({
+        question: QUESTION,
+        documents: DOCUMENTS,
+        chunks: chunkCorpus(DOCUMENTS, { chunkTokens: 64 }),
+        model: new ExtractiveReader(),
+        options: DEFAULT_STRATEGY_OPTIONS,
+      }),
+    ).rejects.toThrow(/only through the workflow/);
+  });
+});
+
+describe('eval extagents-reseek (later rounds that re-read only promising chunks) through the product workflow', () => {
+  it('re-reads in round 2 only the chunks that found something, and answers as the full re-read does', async () => {
+    // Arrange: the two-hop notes with the sparse scripted model (test/support/two-hop.ts): round 1 finds
+    // the birth place and a filler sentence of the capital's note; round 2 gives the capital
+    const chunkTokens = 64;
+    const options = { ...DEFAULT_STRATEGY_OPTIONS, rounds: 2, bestEffort: false };
+    const documents: SourceDocument[] = Object.entries(twoHopCorpus()).map(([id, text]) => ({ id, text }));
+    const input = {
+      question: TWO_HOP_QUESTION,
+      documents,
+      chunks: chunkCorpus(documents, { chunkTokens }),
+      model: twoHopSparseModel({ capitalFiller: true }),
+      options,
+      chunkTokens,
+      workflow: localWorkflowRunner,
+    };
+
+    // Act
+    const full = await STRATEGY_FUNCTIONS.extagents(input);
+    const reseek = await STRATEGY_FUNCTIONS['extagents-reseek']({ ...input, model: twoHopSparseModel({ capitalFiller: true }) });
+
+    // Assert: round 2 re-reads 2 chunks instead of all of them; the same answer
+    const seeks = (r: typeof full) => r.calls.filter((c) => c.role === 'seeker').length;
+    expect(seeks(full)).toBe(2 * input.chunks.length);
+    expect(seeks(reseek)).toBe(input.chunks.length + 2);
+    expect(reseek.prediction).toBe('Fredville');
+    expect(reseek.prediction).toBe(full.prediction);
+  });
+
+  it('refuses outside the workflow (reseek is a run option of the workflow, not of the in-memory method)', async () => {
+    await expect(
+      STRATEGY_FUNCTIONS['extagents-reseek']({
         question: QUESTION,
         documents: DOCUMENTS,
         chunks: chunkCorpus(DOCUMENTS, { chunkTokens: 64 }),

@@ -544,7 +544,15 @@ describe('local engine on the real ExtAgents stack', () => {
         reasonForces.push(force);
         return { ...state, outcome: state.round === 2 ? 'answered' : 'refused', exhausted: true, poolSize: 3, seq: state.seq + 1 };
       },
-      [functionArnOf.synchronize]: async (event) => ({ ...(event as State), round: (event as State).round + 1, k: 1 }),
+      // As Synchronize: the next round with no outcome yet (an outcome 'refused' would be a skipped round, reseek promising).
+      [functionArnOf.synchronize]: async (event) => ({
+        ...(event as State),
+        round: (event as State).round + 1,
+        k: 1,
+        outcome: null,
+        exhausted: false,
+        poolSize: 0,
+      }),
       [functionArnOf.finalize]: async (event) => ({ runId: (event as State).runId, answerable: true, resultKey: `runs/${(event as State).runId}/result.json` }),
     };
 

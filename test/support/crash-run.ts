@@ -11,9 +11,10 @@
  * The hooks wrap the prototypes of the local stack's own adapters (FsBlobStore, DynamoMessageStore):
  * test code only, nothing in the product knows about them.
  *
- * Usage: node -r tsx/cjs test/support/crash-run.ts <corpusDir> <stateDir> <runId> <killAt> <logFile> [pipeline|grow]
+ * Usage: node -r tsx/cjs test/support/crash-run.ts <corpusDir> <stateDir> <runId> <killAt> <logFile> [pipeline|grow|reseek]
  * (`pipeline`: with the run option pipelineRounds; `grow`: with coverage 'grow' from one chunk, so
- * the run grows its coverage three times before round 2.)
+ * the run grows its coverage three times before round 2; `reseek`: with reseek 'promising' and the
+ * sparse two-hop model, whose round 2 re-reads two chunks.)
  */
 import { appendFileSync } from 'node:fs';
 import { resolveCorpus } from '../../local/engine/corpus';
@@ -21,9 +22,17 @@ import { FsBlobStore } from '../../local/engine/fs-blob-store';
 import { runLocal } from '../../local/engine/run';
 import { DynamoMessageStore } from '../../lambdas/adapters/dynamo-message-store';
 import type { AgentModel } from '../../shared/ports';
-import { TWO_HOP_GROW, TWO_HOP_OPTIONS, TWO_HOP_QUESTION, twoHopModel } from './two-hop';
+import type { RunOptionsInput } from '../../shared/config';
+import { TWO_HOP_GROW, TWO_HOP_OPTIONS, TWO_HOP_QUESTION, twoHopModel, twoHopSparseModel } from './two-hop';
 
 const [corpusDir, stateDir, runId, killAtText, logFile, mode] = process.argv.slice(2);
+/** The run options of each mode, beside TWO_HOP_OPTIONS. */
+const MODE_OPTIONS: Record<string, RunOptionsInput> = {
+  plain: {},
+  pipeline: { pipelineRounds: true },
+  grow: TWO_HOP_GROW,
+  reseek: { reseek: 'promising' },
+};
 const killAt = Number(killAtText);
 let events = 0;
 
@@ -54,7 +63,7 @@ afterEach(DynamoMessageStore.prototype, 'addUsage', (args) => `usage ${String(ar
 afterEach(DynamoMessageStore.prototype, 'putStep', (args) => `step ${(args[1] as { seq: number }).seq} r${(args[1] as { round: number }).round}`);
 
 async function main(): Promise<void> {
-  const inner = twoHopModel();
+  const inner = mode === 'reseek' ? twoHopSparseModel({ capitalFiller: true }) : twoHopModel();
   const model: AgentModel = {
     description: inner.description,
     async seek(request) {
@@ -69,7 +78,7 @@ async function main(): Promise<void> {
   const result = await runLocal({
     files: await resolveCorpus([corpusDir]),
     question: TWO_HOP_QUESTION,
-    options: mode === 'pipeline' ? { ...TWO_HOP_OPTIONS, pipelineRounds: true } : mode === 'grow' ? { ...TWO_HOP_OPTIONS, ...TWO_HOP_GROW } : TWO_HOP_OPTIONS,
+    options: { ...TWO_HOP_OPTIONS, ...MODE_OPTIONS[mode ?? 'plain'] },
     stateDir,
     runId,
     model,

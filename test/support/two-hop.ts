@@ -21,13 +21,15 @@ export const TWO_HOP_GROW = { coverage: 'grow', coverageFirstChunks: 1 } as cons
 
 const BIRTH = 'Ada Quill was born in Freedonia.';
 const CAPITAL = 'The capital of Freedonia is Fredville.';
+/** The sentence before the capital in its note. */
+const CAPITAL_FILLER = 'Rain fell on district 5.';
 
 /** The eight notes (or `count`): `n0.txt` … `n7.txt`; n2 holds the birth place, n5 the capital (after filler). */
 export function twoHopCorpus(count = 8): Record<string, string> {
   const docs: Record<string, string> = {};
   for (let i = 0; i < count; i++) docs[`n${i}.txt`] = note(i);
   docs['n2.txt'] = `Note 2. ${BIRTH}`;
-  docs['n5.txt'] = `Note 5. Rain fell on district 5. ${CAPITAL}`;
+  docs['n5.txt'] = `Note 5. ${CAPITAL_FILLER} ${CAPITAL}`;
   return docs;
 }
 
@@ -118,4 +120,50 @@ export function withLatency(model: AgentModel, latency: { seekMs: number; reason
       return result;
     },
   };
+}
+
+/**
+ * Two-hop seeking agents that stay quiet where they find nothing (reseek 'promising', shared/reseek.ts):
+ * the birth place's chunk gives its message in every round, the capital's chunk gives the capital once
+ * it knows the country (a synchronized message naming Freedonia), and in round 1 either a low-scored
+ * filler message (`capitalFiller`: it found something, the sentence of the capital's note before it) or nothing; every other chunk gives nothing.
+ * `quietAfterRound1`: every seeking agent of rounds >= 2 finds nothing. The reasoning agent answers
+ * "Fredville" from the capital's and the birth place's messages, unforced; forced (best effort),
+ * "Freedonia" from the birth place's alone; it refuses otherwise. Deterministic.
+ */
+export function twoHopSparseModel(options: { capitalFiller: boolean; quietAfterRound1?: boolean }): AgentModel {
+  const quote = (req: SeekRequest, text: string, score: number): SeekResult => {
+    const start = req.chunk.text.indexOf(text);
+    return { evidence: text, score, spans: [{ start, end: start + text.length }], usage, warnings: [] };
+  };
+  const none: SeekResult = { evidence: null, score: 0, spans: [], usage, warnings: [] };
+  return {
+    description: `two-hop sparse scripted model (tests; capital filler ${options.capitalFiller})`,
+    async seek(req: SeekRequest): Promise<SeekResult> {
+      if (options.quietAfterRound1 && req.round >= 2) return none;
+      if (req.chunk.text.includes(BIRTH)) return quote(req, BIRTH, 90);
+      if (!req.chunk.text.includes(CAPITAL)) return none;
+      if (req.synchronized.some((m) => m.evidence.includes('Freedonia'))) return quote(req, CAPITAL, 95);
+      return options.capitalFiller && req.round === 1 ? quote(req, CAPITAL_FILLER, 10) : none;
+    },
+    async reason(req: ReasonRequest): Promise<ReasonResult> {
+      const capital = req.messages.find((m) => m.evidence.includes(CAPITAL));
+      const birth = req.messages.find((m) => m.evidence.includes(BIRTH));
+      if (capital && birth) return { answerable: true, answer: 'Fredville', citedMessageIds: [capital.id, birth.id], usage, warnings: [] };
+      if (req.force && birth) return { answerable: true, answer: 'Freedonia', citedMessageIds: [birth.id], usage, warnings: [] };
+      return { answerable: false, answer: NO_ANSWER, citedMessageIds: [], usage, warnings: [] };
+    },
+  };
+}
+
+/**
+ * The two-hop facts in one long document over several 64-token chunks (`atlas.txt`: the birth place in
+ * its first chunk, the capital in its last, filler between) beside `notes` one-chunk notes.
+ */
+export function twoHopAtlasCorpus(notes = 4): Record<string, string> {
+  const docs: Record<string, string> = {};
+  for (let i = 0; i < notes; i++) docs[`n${i}.txt`] = note(i);
+  const filler = [0, 1, 2, 3, 4, 5].map((i) => `Chapter ${i + 1}. The rivers of the north were mapped by surveyors who walked the banks for many seasons.`);
+  docs['atlas.txt'] = [BIRTH, ...filler, `Chapter 7. ${CAPITAL}`].join(' ');
+  return docs;
 }

@@ -649,6 +649,22 @@ describe('GET /v1/runs/{runId}', () => {
     expect(body.result).toBeUndefined();
   });
 
+  it("reports a reseek promising run's later rounds out of the chunks its rule chose", async () => {
+    const { blobs, store, launcher, call } = setup();
+    launcher.executions.set('r1', { name: 'r1', status: 'RUNNING', startedAt: '2026-01-02T03:04:05.000Z' });
+    await blobs.put('runs/r1/run.json', JSON.stringify({ ...record, options: { ...record.options, reseek: 'promising' } }));
+    await blobs.put('runs/r1/reseek/items-round-2.json', JSON.stringify([{ chunk: 0 }, { chunk: 3 }, { chunk: 7 }]));
+    store.sought.set(1, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    store.sought.set(2, [0, 3]);
+
+    const body = RunStatusSchema.parse((await call({ method: 'GET', path: '/v1/runs/r1' })).json);
+
+    expect(body.progress?.rounds).toEqual([
+      { round: 1, sought: 10, total: 10 },
+      { round: 2, sought: 2, total: 3 },
+    ]);
+  });
+
   it('reports the preparing phase before the run record exists', async () => {
     const { launcher, call } = setup();
     launcher.executions.set('r1', { name: 'r1', status: 'RUNNING', startedAt: '2026-01-02T03:04:05.000Z' });

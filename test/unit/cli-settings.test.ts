@@ -88,6 +88,7 @@ describe('loadSettings', () => {
     [{ EXTAGENTS_MODEL: 'gpt' }, undefined, 'model', 'EXTAGENTS_MODEL: Invalid model spec "gpt"'],
     [{}, { rounds: 11 }, 'rounds', '"rounds": --rounds must be a whole number 1-10'],
     [{}, { ranking: 'best' }, 'ranking', '"ranking": --ranking must be one of score, hybrid, retrieval'],
+    [{ EXTAGENTS_RESEEK: 'some' }, undefined, 'reseek', 'EXTAGENTS_RESEEK: --reseek must be one of all, promising (got "some")'],
   ] as const)('keeps the problem of %j / file %j for the commands that use %s, naming the source', (env, file, name, message) => {
     const where = file === undefined ? undefined : defaultsFile(file);
 

@@ -1,0 +1,62 @@
+/**
+ * What the crash-point sweeps share (test/integration/crash-sweep.test.ts, crash-sweep-reseek.test.ts):
+ * one run of test/support/crash-run.ts in a child process, its result, what must not change across a
+ * kill and a resume, and the event log.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { RunResult } from '../../shared/types';
+
+const REPO = path.resolve(__dirname, '..', '..');
+
+export interface ChildRun {
+  signal: NodeJS.Signals | null;
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run test/support/crash-run.ts (run id `sweep`), killed at event `killAt` (0: never). */
+export function runChild(corpus: string, stateDir: string, killAt: number, log: string, mode = 'plain'): Promise<ChildRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ['-r', 'tsx/cjs', path.join(REPO, 'test/support/crash-run.ts'), corpus, stateDir, 'sweep', String(killAt), log, mode],
+      {
+        cwd: REPO,
+        env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+/** The event count and result of a run that finished. */
+export function finished(run: ChildRun): { events: number; result: RunResult } {
+  if (run.code !== 0) throw new Error(`the run failed (exit ${run.code}, signal ${run.signal}): ${run.stderr}`);
+  return JSON.parse(run.stdout.trim().split('\n').pop() as string) as { events: number; result: RunResult };
+}
+
+/** What must not change across a kill and a resume. */
+export function comparable(result: RunResult): unknown {
+  const { answer, answerable, citations, trace, rounds, chunks, poolSize, failedChunks, chunkFailures, skipped } = result;
+  return { answer, answerable, citations, trace, rounds, chunks, poolSize, failedChunks, chunkFailures, skipped };
+}
+
+/** The log's events, in order: `{ pid, label }`. */
+export function events(log: string): Array<{ pid: string; label: string }> {
+  return readFileSync(log, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => {
+      const [pid, , ...label] = line.split(' ');
+      return { pid, label: label.join(' ') };
+    });
+}
