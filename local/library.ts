@@ -28,7 +28,7 @@ import { runLocalSurvey, type LocalSurveyOutput, type LocalSurveyProgress } from
 // package's declarations reach no AWS SDK, aws-local-stepfunctions or Lambda handler types.
 export type { ExecutionCallbacks, LocalStack, LocalStackOptions, MapRunStartedEvent } from './engine/stack-api';
 // Every class of ERROR_CLASSES (shared/errors.ts), and the survey's NoEvidenceError: test/integration/library.test.ts
-// checks that this list and local/index.mjs's name them all.
+// checks that this list names them all, and that the package's ES module entry (dist/lib/index.mjs) does.
 export {
   ExtAgentsError,
   ConfigurationError,

@@ -20,7 +20,9 @@ describe('bin/prebuilt.cjs: the bundle runs only while it is fresh', () => {
   beforeEach(() => {
     tree = mkdtempSync(path.join(tmpdir(), 'extagents-prebuilt-'));
     mkdirSync(path.join(tree, 'dist', 'cli'), { recursive: true });
-    mkdirSync(path.join(tree, 'local'));
+    // The CLI's entry source: a checkout has it, an installed package does not.
+    mkdirSync(path.join(tree, 'local', 'cli'), { recursive: true });
+    writeFileSync(path.join(tree, 'local', 'cli', 'cli.ts'), '');
     writeFileSync(path.join(tree, 'local', 'a.ts'), 'a');
     writeFileSync(path.join(tree, 'package.json'), '{}');
     writeFileSync(path.join(tree, 'dist', 'cli', 'cli.cjs'), '');
@@ -51,6 +53,11 @@ describe('bin/prebuilt.cjs: the bundle runs only while it is fresh', () => {
     writeFileSync(path.join(tree, 'dist', 'cli', 'cli.cjs'), '');
     process.env.EXTAGENTS_CLI = 'source';
     expect(prebuiltCli(tree)).toEqual({ reason: 'EXTAGENTS_CLI=source' });
+  });
+
+  it('picks the bundle in an installed package, which ships no TypeScript sources', () => {
+    rmSync(path.join(tree, 'local'), { recursive: true });
+    expect(prebuiltCli(tree)).toEqual({ bundle: path.join(tree, 'dist', 'cli', 'cli.cjs'), reason: 'an installed package (no TypeScript sources): the prebuilt CLI' });
   });
 });
 
