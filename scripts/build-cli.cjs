@@ -39,7 +39,8 @@ async function main() {
     outfile: path.join(outdir, 'ingest-worker.cjs'),
     what: "The ingestion worker of the prebuilt CLI's serve",
   });
-  const inputs = [...new Set([...cli, ...worker])].sort();
+  // The build scripts too: a bundle built by an older build (e.g. without the worker) is not fresh.
+  const inputs = [...new Set([...cli, ...worker, 'scripts/build-cli.cjs', 'scripts/bundle.cjs'])].sort();
   writeFileSync(path.join(outdir, 'inputs.json'), `${JSON.stringify({ inputs }, null, 1)}\n`);
 }
 

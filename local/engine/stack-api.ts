@@ -122,4 +122,3 @@ export interface LocalStack {
   /** Stop dynalite and release clients; waits for nothing else. Idempotent. */
   stop(): Promise<void>;
 }
-

@@ -28,13 +28,13 @@ import { EXCEED_TOLERATED_FAILURE_THRESHOLD } from '../../shared/pipeline/state'
 import { loadRunRecord } from '../../shared/pipeline/run-record';
 import { seekingFailureError } from '../../shared/pipeline/seek-failures';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../shared/llm/agents';
-import { toModelSpec, type ModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
+import { toModelSpec } from '../../shared/llm/model-spec';
 import type { RunOptionsInput } from '../../shared/config';
 import { MARKER_TOKEN_SHARE } from '../../shared/llm/sentences';
 import { contextFittedRunOptionDefaults, largestChunkTokens, SEEK_PROMPT_OVERHEAD_TOKENS, TOKENIZER_RATIO_ALLOWANCE } from '../../models/context';
 import type { AgentModel, BlobStore, MessageStore } from '../../shared/ports';
 import type { SurveyModel } from '../../shared/survey/ports';
-import type { SurveyExecutionInput, SurveyOutput } from '../../shared/survey/workflow';
+import type { SurveyOutput } from '../../shared/survey/workflow';
 import type { AslDefinition } from './definition';
 import { resolveStateMachineDefinition } from './definition';
 import { createTablesFromTemplate, localClientConfig, startDynalite, type LocalDynamo } from './dynalite';

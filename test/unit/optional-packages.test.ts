@@ -20,7 +20,7 @@ describe('optional packages', () => {
     expect(installCommand(['vega', 'vega-lite'])).toBe(`npm install 'vega@${peerDependencies.vega}' 'vega-lite@${peerDependencies['vega-lite']}'`);
   });
 
-  it("tell a missing package from a module missing inside it (CommonJS and ES module errors)", () => {
+  it('tell a missing package from a module missing inside it (CommonJS and ES module errors)', () => {
     expect(isMissingModule(notFound("Cannot find module 'vega'\nRequire stack: ..."), 'vega')).toBe(true);
     expect(isMissingModule(notFound("Cannot find package 'node-llama-cpp' imported from /x/index.cjs", 'ERR_MODULE_NOT_FOUND'), 'node-llama-cpp')).toBe(true);
     expect(isMissingModule(notFound("Cannot find module 'd3-scale'"), 'vega')).toBe(false);
@@ -34,9 +34,7 @@ describe('optional packages', () => {
     expect(error).toBeInstanceOf(ConfigurationError);
     expect(error.name).toBe('MissingPackageError');
     expect(error.install).toBe(`npm install --save-exact node-llama-cpp@${peerDependencies['node-llama-cpp']}`);
-    expect(error.message).toBe(
-      `llama: models need the npm package node-llama-cpp (an optional peer dependency of extagents, not installed): ${error.install}`,
-    );
+    expect(error.message).toBe(`llama: models need the npm package node-llama-cpp (an optional peer dependency of extagents, not installed): ${error.install}`);
   });
 
   it('load what is installed, name every package of the feature when one is missing, and rethrow other failures', () => {
