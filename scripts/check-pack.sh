@@ -12,7 +12,8 @@
 #    'extagents'` each answer a question over a small file with the offline extractive reader (no
 #    network, no model) and must cite the file; no TypeScript hook may be registered by loading it;
 #    a `llama:` model fails with MissingPackageError naming node-llama-cpp's install command;
-# 4. the installed CLI (bin/extagents, the prebuilt bundle) answers the same question;
+# 4. the installed CLI (bin/extagents, the prebuilt bundle) answers the same question, and `doctor`
+#    names the optional AWS SDK clients it needs;
 # 5. a TypeScript consumer type-checks against the package's declarations with `strict` and
 #    `skipLibCheck: false`, without @types/node (this repository's tsc).
 # Exit status: 0 when all of it worked; non-zero with the failing step's output otherwise.
@@ -43,7 +44,8 @@ npm install "$TARBALL" --omit=dev --ignore-scripts --no-audit --no-fund --prefer
 install_ms=$(( ($(date +%s%N) - install_started) / 1000000 ))
 install_mb=$(( $(du -sk node_modules | cut -f1) / 1024 ))
 packages=$(node -p "Object.keys(require('./node_modules/.package-lock.json').packages).length")
-echo "check:pack: installed in $(( install_ms / 1000 )).$(( install_ms % 1000 / 100 )) s, node_modules ${install_mb} MB, ${packages} packages (limits: ${MAX_INSTALL_SECONDS} s, ${MAX_INSTALL_MB} MB)"
+# The load average beside the time: on a shared machine the same install takes twice as long under load.
+echo "check:pack: installed in $(( install_ms / 1000 )).$(( install_ms % 1000 / 100 )) s, node_modules ${install_mb} MB, ${packages} packages (limits: ${MAX_INSTALL_SECONDS} s, ${MAX_INSTALL_MB} MB; load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown))"
 if (( install_ms > MAX_INSTALL_SECONDS * 1000 )); then
   echo "check:pack: the install took longer than ${MAX_INSTALL_SECONDS} s" >&2
   exit 1
@@ -112,6 +114,11 @@ if ! node -e 'const r = JSON.parse(process.argv[1]); process.exit(r.answerable &
   exit 1
 fi
 echo 'check:pack: the installed CLI answered from corpus.txt'
+if doctor_err="$(./node_modules/.bin/extagents doctor 2>&1 >/dev/null)" || ! grep -q "npm install '@aws-sdk/client-bedrock@" <<<"$doctor_err"; then
+  echo "check:pack: the installed CLI's doctor without its optional AWS SDK clients did not name them: $doctor_err" >&2
+  exit 1
+fi
+echo "check:pack: the installed CLI's doctor without its SDK clients: $doctor_err"
 
 cat > consumer.ts <<'TS'
 import { ask, startLocalStack, MissingPackageError, type LocalStack, type RunResult } from 'extagents';
