@@ -78,7 +78,7 @@ function paired(args: string[], fresh: () => string[] = () => [], env: NodeJS.Pr
 }
 
 try {
-  // The prebuilt CLI, as `npm ci` leaves it (rebuilt here when a source is newer).
+  // The prebuilt CLI, as `npm run build` leaves it (rebuilt here when a source is newer).
   if (!prebuiltCli(root).bundle) execFileSync(process.execPath, [path.join(root, 'scripts', 'build-cli.cjs')], { stdio: 'inherit' });
   let state = 0;
   const commands: Array<[string, string[], (() => string[]) | undefined]> = [

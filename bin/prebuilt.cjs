@@ -1,7 +1,8 @@
 /**
  * Which code `bin/extagents` runs: the prebuilt CLI (dist/cli/cli.cjs, built by
- * scripts/build-cli.cjs at `npm ci`/`npm install`/`npm pack`) while it is fresh, else the TypeScript
- * sources through tsx. Fresh means: `dist/cli/inputs.json` and the bundle exist, and every project
+ * scripts/build-cli.cjs at `npm run build`, `npm test` and `npm pack`) while it is fresh, else the
+ * TypeScript sources through tsx. In an installed package, which ships no sources (nor tsx), always
+ * the bundle. Fresh means: `dist/cli/inputs.json` and the bundle exist, and every project
  * file listed there exists and was modified no later than the bundle. An edited, added-to or
  * checked-out source therefore always runs as it is now (never stale code), only slower to start
  * until `npm run build:cli` is run again. `EXTAGENTS_CLI=source` forces the sources.
@@ -27,6 +28,13 @@ function prebuiltCli(root) {
     return { reason: 'no prebuilt CLI in dist/cli (npm run build:cli builds it)' };
   }
   if (!Array.isArray(inputs) || inputs.length === 0) return { reason: 'dist/cli/inputs.json lists no input' };
+  // The npm package ships the bundle without its TypeScript sources (package.json `files`), nor tsx:
+  // there the bundle is all there is, and it is as fresh as the package.
+  try {
+    statSync(path.join(root, 'local', 'cli', 'cli.ts'));
+  } catch {
+    return { bundle, reason: 'an installed package (no TypeScript sources): the prebuilt CLI' };
+  }
   for (const input of inputs) {
     let modified;
     try {

@@ -4,9 +4,28 @@
  * binary shipped in its npm platform package). Text uses the system fonts (DejaVu Sans or any
  * sans-serif found); a machine without fonts gets charts without labels.
  */
-import { Resvg } from '@resvg/resvg-js';
-import * as vega from 'vega';
-import * as vegaLite from 'vega-lite';
+import type * as resvgJs from '@resvg/resvg-js';
+import type * as vegaTypes from 'vega';
+import type * as vegaLiteTypes from 'vega-lite';
+import { loadOptionalPackages } from '../shared/optional-packages';
+
+/** The chart packages, loaded on the first chart: optional peer dependencies of the package (shared/optional-packages.ts). */
+interface ChartPackages {
+  vega: typeof vegaTypes;
+  vegaLite: typeof vegaLiteTypes;
+  Resvg: typeof resvgJs.Resvg;
+}
+let chartPackages: ChartPackages | undefined;
+
+/** @throws MissingPackageError when vega, vega-lite or @resvg/resvg-js is not installed. */
+function charts(): ChartPackages {
+  chartPackages ??= loadOptionalPackages("the eval report's charts", ['vega', 'vega-lite', '@resvg/resvg-js'], () => ({
+    vega: require('vega') as typeof vegaTypes,
+    vegaLite: require('vega-lite') as typeof vegaLiteTypes,
+    Resvg: (require('@resvg/resvg-js') as typeof resvgJs).Resvg,
+  }));
+  return chartPackages;
+}
 
 /** One point of a series. */
 export interface ChartPoint {
@@ -45,7 +64,7 @@ const PNG_SCALE = 2;
 const FONT = 'DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif';
 
 /** The Vega-Lite spec of a chart (exported for tests and for anyone wanting the JSON). */
-export function lineChartSpec(chart: LineChart): vegaLite.TopLevelSpec {
+export function lineChartSpec(chart: LineChart): vegaLiteTypes.TopLevelSpec {
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
     title: chart.subtitle ? { text: chart.title, subtitle: chart.subtitle } : chart.title,
@@ -94,8 +113,12 @@ export function lineChartSpec(chart: LineChart): vegaLite.TopLevelSpec {
   };
 }
 
-/** Render a chart to SVG text. */
+/**
+ * Render a chart to SVG text.
+ * @throws MissingPackageError when the chart packages are not installed.
+ */
 export async function renderLineChartSvg(chart: LineChart): Promise<string> {
+  const { vega, vegaLite } = charts();
   const compiled = vegaLite.compile(lineChartSpec(chart)).spec;
   const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
   try {
@@ -105,8 +128,12 @@ export async function renderLineChartSvg(chart: LineChart): Promise<string> {
   }
 }
 
-/** Rasterize SVG text to PNG bytes at `PNG_SCALE`. */
+/**
+ * Rasterize SVG text to PNG bytes at `PNG_SCALE`.
+ * @throws MissingPackageError when the chart packages are not installed.
+ */
 export function svgToPng(svg: string): Buffer {
+  const { Resvg } = charts();
   const resvg = new Resvg(svg, {
     fitTo: { mode: 'zoom', value: PNG_SCALE },
     background: 'white',

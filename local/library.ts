@@ -19,15 +19,19 @@ import { resolveCorpus, type CorpusFile } from './engine/corpus';
 import { runLocal } from './engine/run';
 import { parseRunRequest, type ParsedRunRequest } from '../shared/run-request';
 import type { RunProgressEvent } from '../shared/progress';
-import { startLocalStack } from './engine/stack';
+import { startLocalStack as startEngineStack } from './engine/stack';
+import type { LocalStack, LocalStackOptions } from './engine/stack-api';
 import { runLocalSurvey, type LocalSurveyOutput, type LocalSurveyProgress } from './engine/survey';
 
-export { startLocalStack, type LocalStack, type LocalStackOptions } from './engine/stack';
+// The public face of the local stack (local/engine/stack-api.ts), not the engine's own type, so that the
+// package's declarations reach no AWS SDK, aws-local-stepfunctions or Lambda handler types.
+export type { ExecutionCallbacks, LocalStack, LocalStackOptions, MapRunStartedEvent } from './engine/stack-api';
 // Every class of ERROR_CLASSES (shared/errors.ts), and the survey's NoEvidenceError: test/integration/library.test.ts
-// checks that this list and local/index.mjs's name them all.
+// checks that this list names them all, and that the package's ES module entry (dist/lib/index.mjs) does.
 export {
   ExtAgentsError,
   ConfigurationError,
+  MissingPackageError,
   InvalidInputError,
   InvalidRunOptionsError,
   CostLimitExceededError,
@@ -64,6 +68,16 @@ export type {
 export { RUN_PHASES } from '../shared/progress';
 export { resolveCorpus, type CorpusFile, type ResolveCorpusOptions } from './engine/corpus';
 export type { LocalSurveyOutput, LocalSurveyProgress } from './engine/survey';
+
+/**
+ * Start the local stack (the synthesized workflow run in-process, DynamoDB on dynalite, the bucket
+ * as a directory under `stateDir`); `stop()` it when done.
+ * @throws ConfigurationError for an invalid model spec; MissingPackageError for a `llama:` model
+ *   without node-llama-cpp installed.
+ */
+export function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  return startEngineStack(options);
+}
 
 /**
  * What {@link ask} takes: the settings of {@link AskSettings}, and the question, options and run id
@@ -116,7 +130,7 @@ export interface AskSettings {
  *   offsets in UTF-16 code units, quote, location), `trace`, `usage`, `skipped`, `warnings`.
  * @throws InvalidInputError for a corpus argument that matches nothing, a bad question or run id;
  *   InvalidRunOptionsError for invalid options; ConfigurationError for a bad model spec or an
- *   unreachable model; the typed error that failed the run (EmptyCorpusError, ModelError, …).
+ *   unreachable model (MissingPackageError, a kind of it, for a `llama:` model without node-llama-cpp); the typed error that failed the run (EmptyCorpusError, ModelError, …).
  */
 export async function ask(request: AskRequest): Promise<RunResult> {
   if (typeof request !== 'object' || request === null) throw new InvalidInputError('ask: give a request object { corpus, question, … }');
@@ -163,7 +177,7 @@ export interface SurveyRequest {
  */
 export async function survey(request: SurveyRequest): Promise<LocalSurveyOutput> {
   return withStateDir(request.stateDir, async (stateDir) => {
-    const stack = await startLocalStack({ stateDir, modelSpec: request.model });
+    const stack = await startEngineStack({ stateDir, modelSpec: request.model });
     try {
       return await runLocalSurvey(
         {

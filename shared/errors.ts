@@ -15,6 +15,21 @@ export class ExtAgentsError extends Error {
 /** A broken deployment or environment: settings, Lambda environment, a definition the engine cannot run (never retried). */
 export class ConfigurationError extends ExtAgentsError {}
 
+/**
+ * A feature needs an optional npm package that is not installed (the package's optional peer
+ * dependencies: node-llama-cpp for `llama:` models, vega, vega-lite and @resvg/resvg-js for the eval
+ * report's charts). The message names the feature and the command that installs the package;
+ * `install` holds that command (shared/optional-packages.ts builds it). A kind of ConfigurationError.
+ */
+export class MissingPackageError extends ConfigurationError {
+  /** The command that installs what is missing, e.g. `npm install --save-exact node-llama-cpp@3.21.1`. */
+  readonly install: string | undefined;
+  constructor(message: string, options?: { cause?: unknown; install?: string }) {
+    super(message, options);
+    this.install = options?.install;
+  }
+}
+
 /** Invalid input: a question, a corpus reference, an event shape (never retried). */
 export class InvalidInputError extends ExtAgentsError {}
 
@@ -134,6 +149,7 @@ export class SeekingFailedError extends ExtAgentsError {}
 export const ERROR_CLASSES: Readonly<Record<string, new (message: string, options?: { cause?: unknown }) => ExtAgentsError>> = {
   ExtAgentsError,
   ConfigurationError,
+  MissingPackageError,
   InvalidInputError,
   InvalidRunOptionsError,
   CostLimitExceededError,

@@ -1,7 +1,7 @@
 /**
  * Build the web page of `extagents serve`: web/src/main.ts bundled by esbuild (Preact + htm, no
  * JSX transform) into web/dist/assets/app.js, with web/src/app.css and web/index.html beside it.
- * Runs from `npm ci` (the `prepare` script) and `npm run build:web`; `serve` answers the files at `/`.
+ * Runs from `npm run build` (which `npm test` and `npm pack` run) and `npm run build:web`; `serve` answers the files at `/`.
  * Without esbuild (a production install without dev dependencies) it says so and leaves the build
  * that shipped with the package.
  */

@@ -11,6 +11,7 @@ import { ExtAgentsError, InvalidInputError } from '../../shared/errors';
 import { toModelSpec, type ModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
 import { checkModelSettings, loadModels } from '../../models';
 import { STRUCTURED_MODES } from '../../models/port';
+import { installCommand } from '../../shared/optional-packages';
 
 /** A command-line usage error (exit status 2): bad option values, question, run id or state dir. */
 export class UsageError extends ExtAgentsError {}
@@ -59,7 +60,8 @@ export const CORPUS_OPTION_HELP =
 
 /** `--help` text of every command's `-m, --model <spec>` (parsed by shared/llm/model-spec.ts). */
 export const MODEL_OPTION_HELP =
-  'model: "extractive" (offline BM25 extractive reader, not an LLM: answers with sentences chosen by word overlap, and says so), "bedrock:<seekerId>[,<reasonerId>]" (Amazon Bedrock Converse API; needs AWS credentials), "openai:<model>[,<reasonerModel>]" (OpenAI\'s API, or an OpenAI-compatible server such as vLLM, Ollama, llama.cpp at OPENAI_BASE_URL; default https://api.openai.com/v1, which needs OPENAI_API_KEY) or "llama:<model.gguf>[,<reasoner.gguf>]" (a GGUF model run in-process on the CPU)';
+  'model: "extractive" (offline BM25 extractive reader, not an LLM: answers with sentences chosen by word overlap, and says so), "bedrock:<seekerId>[,<reasonerId>]" (Amazon Bedrock Converse API; needs AWS credentials), "openai:<model>[,<reasonerModel>]" (OpenAI\'s API, or an OpenAI-compatible server such as vLLM, Ollama, llama.cpp at OPENAI_BASE_URL; default https://api.openai.com/v1, which needs OPENAI_API_KEY) or "llama:<model.gguf>[,<reasoner.gguf>]" (a GGUF model run in-process on the CPU; ' +
+  `needs node-llama-cpp, an optional peer of the extagents package: ${installCommand(['node-llama-cpp'])})`;
 
 /** `--help` text of every command's `--structured <mode>` (the OpenAI-compatible adapter's structured-output mode). */
 export const STRUCTURED_OPTION_HELP =

@@ -6,7 +6,11 @@
  */
 import { type Command, Option } from 'commander';
 import { DEFAULT_MODEL_SPEC } from '../../shared/llm/model-spec';
+import { loadOptionalPackages } from '../../shared/optional-packages';
 import { parseModelFlag } from './common';
+
+/** The AWS SDK clients of local/services/doctor.ts. */
+const DOCTOR_PACKAGES = ['@aws-sdk/client-bedrock', '@aws-sdk/client-ssm', '@aws-sdk/client-sts'] as const;
 
 /** Add `doctor` to the program. */
 export function addDoctorCommand(program: Command): void {
@@ -16,8 +20,13 @@ export function addDoctorCommand(program: Command): void {
     .option('--json', 'print the checks as one JSON array on stdout', false)
     .action(async (opts: { model: string; json: boolean }) => {
       const spec = parseModelFlag(opts.model);
-      // The AWS SDK clients load only when doctor runs.
-      const { runDoctor } = require('../services/doctor') as typeof import('../services/doctor');
+      // The AWS SDK clients load only when doctor runs. They are optional peers of the npm package
+      // (a deploy's check, not ask's, survey's or serve's): missing, doctor fails with MissingPackageError.
+      const { runDoctor } = loadOptionalPackages(
+        'extagents doctor and its checks',
+        DOCTOR_PACKAGES,
+        () => require('../services/doctor') as typeof import('../services/doctor'),
+      );
       const checks = await runDoctor(spec);
       if (opts.json) process.stdout.write(`${JSON.stringify(checks)}\n`);
       else {

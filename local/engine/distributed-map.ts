@@ -47,18 +47,10 @@ export const MAX_CHILD_CONCURRENCY = 10_000;
 /** Default number of child execution results per SUCCEEDED_<n>.json / FAILED_<n>.json file. */
 export const DEFAULT_RESULTS_PER_FILE = 1000;
 
-/** Reported once per Map Run, before the first item starts (for a progress bar). */
-export interface MapRunStartedEvent {
-  /** Name of the Distributed Map state. */
-  stateName: string;
-  mapRunArn: string;
-  /** Number of items the Map Run will process. */
-  totalItems: number;
-  /** Child executions at once. */
-  maxConcurrency: number;
-  /** The state's effective input (e.g. the workflow state, whose `round` a progress bar shows). */
-  input: JsonValue;
-}
+// The event's type is public (the library's `startLocalStack` callbacks): it lives with the stack's public types.
+import type { MapRunStartedEvent } from './stack-api';
+
+export type { MapRunStartedEvent };
 
 /** Options of one Map Run. */
 export interface DistributedMapRunOptions {

@@ -16,7 +16,8 @@ import type { BucketIndexEntry } from '../../shared/survey/schedule';
 import type { SurveyOutput, SurveyState } from '../../shared/survey/workflow';
 import { corpusPrefix } from '../../shared/corpus';
 import { resolveCorpus, type CorpusFile } from './corpus';
-import type { ExecutionCallbacks, LocalStack } from './stack';
+// The public stack types (what the library's callers have), so the package's declarations stay off the engine's.
+import type { ExecutionCallbacks, LocalStack } from './stack-api';
 import { topicSlug } from '../../shared/survey/workflow';
 import { parseJsonText } from '../../shared/pipeline/state';
 

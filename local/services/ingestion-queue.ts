@@ -88,12 +88,28 @@ export class LocalIngestion {
 }
 
 /**
+ * Set by the banner of a bundle (scripts/bundle.cjs: the prebuilt CLI, the packaged library) to the
+ * bundle's directory, which holds the bundled worker `ingest-worker.cjs`; undefined when the sources
+ * run (tsx, jest).
+ */
+declare const __extagentsBundleDir: string | undefined;
+
+/**
+ * The worker thread's entry: in a bundle, the bundled worker beside it (an installed package has no
+ * TypeScript sources, nor tsx); from the sources, local/services/ingest-worker.cjs, which registers
+ * tsx and loads ingest-worker.ts (a worker does not inherit the main thread's TypeScript hook).
+ */
+function ingestWorkerEntry(): string {
+  return typeof __extagentsBundleDir === 'string' ? path.join(__extagentsBundleDir, 'ingest-worker.cjs') : path.join(__dirname, 'ingest-worker.cjs');
+}
+
+/**
  * Run one ingestion in a worker thread (local/services/ingest-worker.ts) and wait for its reply; a worker that
  * dies without one (out of memory, a crash) is reported as a failed ingestion, never thrown.
  */
 function ingestInWorker(job: IngestJob): Promise<IngestReply> {
   return new Promise((resolve) => {
-    const worker = new Worker(path.join(__dirname, 'ingest-worker.cjs'), { workerData: job });
+    const worker = new Worker(ingestWorkerEntry(), { workerData: job });
     let reply: IngestReply | undefined;
     worker.once('message', (message: IngestReply) => (reply = message));
     worker.once('error', (error) => (reply ??= { ok: false, name: error.name, message: error.message }));

@@ -30,7 +30,7 @@ import type { ExecutionLookup } from '../../shared/executions';
 import { BUNDLED_CORPORA } from '../engine/corpus';
 import { LOCAL_CORPUS_ID_PREFIX } from '../engine/runs';
 
-/** Folder of the built page (web/build.mjs writes it; `npm ci` runs the build through `prepare`). */
+/** Folder of the built page (web/build.mjs writes it: `npm run build`, which `npm test` and `npm pack` run). */
 export const WEB_DIST_DIR = path.resolve(__dirname, '..', '..', 'web', 'dist');
 /** What `serve` records of each run it starts, for the page's run list. */
 export const webRunKey = (runId: string): string => `api/web-runs/${runId}.json`;
@@ -80,7 +80,7 @@ export async function serveStatic(pathname: string, distDir: string = WEB_DIST_D
   if (!existsSync(full)) {
     const problem =
       file === 'index.html'
-        ? problemResponse(plainProblem(503, 'The web page is not built: run `npm run build:web` (npm ci runs it)'))
+        ? problemResponse(plainProblem(503, 'The web page is not built: run `npm run build:web` (npm run build and npm test run it)'))
         : problemResponse(plainProblem(404, `No asset ${pathname}`));
     return { ...problem, body: Buffer.from(problem.body) };
   }

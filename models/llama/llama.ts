@@ -28,6 +28,7 @@ import { open, realpath, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigurationError, ContextOverflowError, ModelConfigurationError, ModelError } from '../../shared/errors';
+import { isMissingModule, missingPackageError } from '../../shared/optional-packages';
 import type { AgentModel, ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
 import type { ReasonerReply } from '../../shared/llm/prompts';
 import { LlmAgents } from '../../shared/llm/agents';
@@ -127,7 +128,9 @@ async function llamaBindings(): Promise<{ lib: NodeLlamaCpp; llama: Llama }> {
     try {
       lib = await import('node-llama-cpp');
     } catch (error) {
-      throw new ConfigurationError(`llama: models need the npm package node-llama-cpp (npm ci installs it): ${(error as Error).message}`, { cause: error });
+      // An optional peer dependency of the package (shared/optional-packages.ts): the library installs without it.
+      if (isMissingModule(error, 'node-llama-cpp')) throw missingPackageError('llama: models', ['node-llama-cpp'], error);
+      throw new ConfigurationError(`llama: models need the npm package node-llama-cpp, which failed to load: ${(error as Error).message}`, { cause: error });
     }
     // llama.cpp's own log lines are kept (the last few), not printed: a load failure names them
     // in its one error line instead.

@@ -1,9 +1,12 @@
 /**
  * The library API (local/library.ts, the package's entry): `ask` answers over files with the offline
- * model and leaves no temporary state behind; a resumable run needs a state directory. The packed
- * package itself is checked by scripts/check-pack.sh (CI), which installs it in an empty project.
+ * model and leaves no temporary state behind; a resumable run needs a state directory. The package's
+ * entries as scripts/build-lib.cjs builds them: the ES module wrapper names every export of the
+ * CommonJS bundle, and the declarations stay off the engine's internals. The packed package itself
+ * is checked by scripts/check-pack.sh (CI), which installs it in an empty project.
  */
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import * as library from '../../local/library';
@@ -12,6 +15,8 @@ import { ERROR_CLASSES } from '../../shared/errors';
 import { NoEvidenceError } from '../../shared/survey/errors';
 
 jest.setTimeout(60_000);
+
+const root = path.resolve(__dirname, '..', '..');
 
 let dir: string;
 beforeEach(() => {
@@ -58,19 +63,40 @@ describe('ask (library)', () => {
 });
 
 describe('the package entries', () => {
-  it('name the same exports in the ES module entry as in the CommonJS one (local/index.mjs lists them)', () => {
-    const mjs = readFileSync(path.join(__dirname, '..', '..', 'local', 'index.mjs'), 'utf8');
-    const listed =
-      /export const \{([^}]*)\}/
-        .exec(mjs)?.[1]
-        .split(',')
-        .map((name) => name.trim())
-        .filter(Boolean) ?? [];
+  let dir: string;
+  beforeAll(() => {
+    // Inside the project (dist/ is ignored by git), so the bundle's packages resolve from its node_modules.
+    mkdirSync(path.join(root, 'dist'), { recursive: true });
+    dir = mkdtempSync(path.join(root, 'dist', 'test-lib-'));
+    execFileSync(process.execPath, [path.join(root, 'scripts', 'build-lib.cjs'), '--outdir', dir]);
+  }, 120_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('name the same exports in the ES module entry as the library has values, one copy of each class behind both entries', () => {
     const values = Object.entries(library)
       .filter(([, value]) => value !== undefined)
       .map(([name]) => name);
+    const script =
+      `import * as esm from ${JSON.stringify(path.join(dir, 'lib', 'index.mjs'))};\n` +
+      `import { createRequire } from 'node:module';\n` +
+      `const cjs = createRequire(import.meta.url)(${JSON.stringify(path.join(dir, 'lib', 'index.cjs'))});\n` +
+      `console.log(JSON.stringify({ names: Object.keys(esm).filter((n) => n !== 'default'), same: esm.CostLimitExceededError === cjs.CostLimitExceededError }));`;
 
-    expect([...listed].sort()).toEqual([...values].sort());
+    const out = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as { names: string[]; same: boolean };
+
+    expect([...out.names].sort()).toEqual([...values].sort());
+    expect(out.same).toBe(true);
+  });
+
+  it('declare only what the public surface reaches: no AWS SDK, Lambda handler or aws-local-stepfunctions types', () => {
+    const declarations = (sub: string): string[] =>
+      readdirSync(path.join(dir, 'types', sub), { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.d.ts'));
+    const all = declarations('.');
+
+    expect(all).toContain(path.join('local', 'library.d.ts'));
+    expect(all.filter((file) => file.startsWith('lambdas') || file.startsWith('models') || file.endsWith('stack.d.ts'))).toEqual([]);
+    const imported = all.flatMap((file) => [...readFileSync(path.join(dir, 'types', file), 'utf8').matchAll(/from '([^.][^']*)'/g)].map((m) => m[1]));
+    expect([...new Set(imported)]).toEqual(['zod']);
   });
 
   it("export every typed error a run can fail with (ERROR_CLASSES, and the survey's NoEvidenceError), as the same classes", () => {

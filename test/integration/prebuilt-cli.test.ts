@@ -8,6 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 
 const root = path.resolve(__dirname, '..', '..');
 // oxlint-disable-next-line typescript/no-require-imports -- the bin's CommonJS helper, loaded as bin/extagents loads it
@@ -20,7 +21,9 @@ describe('bin/prebuilt.cjs: the bundle runs only while it is fresh', () => {
   beforeEach(() => {
     tree = mkdtempSync(path.join(tmpdir(), 'extagents-prebuilt-'));
     mkdirSync(path.join(tree, 'dist', 'cli'), { recursive: true });
-    mkdirSync(path.join(tree, 'local'));
+    // The CLI's entry source: a checkout has it, an installed package does not.
+    mkdirSync(path.join(tree, 'local', 'cli'), { recursive: true });
+    writeFileSync(path.join(tree, 'local', 'cli', 'cli.ts'), '');
     writeFileSync(path.join(tree, 'local', 'a.ts'), 'a');
     writeFileSync(path.join(tree, 'package.json'), '{}');
     writeFileSync(path.join(tree, 'dist', 'cli', 'cli.cjs'), '');
@@ -51,6 +54,14 @@ describe('bin/prebuilt.cjs: the bundle runs only while it is fresh', () => {
     writeFileSync(path.join(tree, 'dist', 'cli', 'cli.cjs'), '');
     process.env.EXTAGENTS_CLI = 'source';
     expect(prebuiltCli(tree)).toEqual({ reason: 'EXTAGENTS_CLI=source' });
+  });
+
+  it('picks the bundle in an installed package, which ships no TypeScript sources', () => {
+    rmSync(path.join(tree, 'local'), { recursive: true });
+    expect(prebuiltCli(tree)).toEqual({
+      bundle: path.join(tree, 'dist', 'cli', 'cli.cjs'),
+      reason: 'an installed package (no TypeScript sources): the prebuilt CLI',
+    });
   });
 });
 
@@ -95,6 +106,22 @@ describe('scripts/build-cli.cjs: the bundle answers as the sources do', () => {
     };
     expect(pick(bundled.stdout)).toEqual(pick(sources.stdout));
     expect(pick(bundled.stdout)).toMatchObject({ answerable: true, citations: [expect.objectContaining({ documentId: 'town.txt', start: 0 })] });
+  });
+
+  it("bundles serve's ingestion worker beside the CLI, which ingests without tsx or the sources", async () => {
+    const bucketDir = path.join(dir, 'bucket');
+    mkdirSync(path.join(bucketDir, 'corpora', 'town'), { recursive: true });
+    writeFileSync(path.join(bucketDir, 'corpora', 'town', 'town.txt'), 'Millbrook was founded in 1842.\n');
+
+    const reply = await new Promise<unknown>((resolve, reject) => {
+      const worker = new Worker(path.join(dir, 'cli', 'ingest-worker.cjs'), { workerData: { bucketDir, corpusId: 'town' } });
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+
+    expect(reply).toEqual({ ok: true, outcome: 'ingested' });
+    const bundle = readFileSync(path.join(dir, 'cli', 'ingest-worker.cjs'), 'utf8');
+    expect(bundle).not.toMatch(/require\("tsx/);
   });
 
   it('prices an estimate from the bundled price table and reports usage errors like the sources', () => {

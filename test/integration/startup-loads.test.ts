@@ -16,6 +16,12 @@ const root = path.resolve(__dirname, '..', '..');
 
 /** Packages and project modules that a .txt `ask` with the offline model must not load. */
 const UNNEEDED_PACKAGES = ['parse5', 'markdown-it', 'yaml', '@aws-sdk/client-bedrock-runtime', 'unpdf', 'mammoth', 'fast-glob'];
+/**
+ * The optional peers and the dev-only packages an installed library does not have (issue 26, item 1):
+ * an offline `ask` must never load them (node-llama-cpp is an ES module, loaded by `import()`, which
+ * require.cache does not see; it is listed for a `require` of it). The prebuilt CLI loads no tsx.
+ */
+const PACKAGES_NOT_INSTALLED = ['node-llama-cpp', 'vega', 'vega-lite', '@resvg/resvg-js', 'aws-cdk-lib', 'constructs', '@aws-lambda-powertools/logger'];
 const UNNEEDED_SOURCES = [
   'shared/readers/html.ts',
   'shared/readers/markdown.ts',
@@ -84,6 +90,8 @@ describe('start-up: an ask loads only what its command, corpus and model need', 
       const packages = new Set(loaded.map(packageOf));
       expect(packages).toContain('gpt-tokenizer'); // the hook sees the packages the run loads
       expect(UNNEEDED_PACKAGES.filter((name) => packages.has(name))).toEqual([]);
+      expect(PACKAGES_NOT_INSTALLED.filter((name) => packages.has(name))).toEqual([]);
+      if (mode === 'prebuilt') expect(packages).not.toContain('tsx');
       const sources = loaded
         .filter((file) => !file.includes(`${path.sep}node_modules${path.sep}`))
         .map((file) => path.relative(root, file).split(path.sep).join('/'));

@@ -69,7 +69,7 @@ const consoleErrors: string[] = [];
 
 beforeAll(async () => {
   if (!haveChromium) return;
-  if (!existsSync(path.join(WEB_DIST_DIR, 'assets', 'app.js'))) throw new Error('web/dist is not built: npm run build:web (npm ci runs it)');
+  if (!existsSync(path.join(WEB_DIST_DIR, 'assets', 'app.js'))) throw new Error('web/dist is not built: npm run build:web (npm test runs it)');
   dir = mkdtempSync(path.join(tmpdir(), 'extagents-web-'));
   shots = process.env.EXTAGENTS_SCREENSHOT_DIR ?? path.join(dir, 'screenshots');
   mkdirSync(shots, { recursive: true });
