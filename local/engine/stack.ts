@@ -30,7 +30,6 @@ import { seekingFailureError } from '../../shared/pipeline/seek-failures';
 import { toModelSpec } from '../../shared/llm/model-spec';
 import type { RunOptionsInput } from '../../shared/config';
 import { chunkFitProblem, contextFittedRunOptionDefaults, fitRunRequest } from '../../models/context';
-import type { ParsedRunRequest } from '../../shared/run-request';
 import type { AgentModel, BlobStore, MessageStore } from '../../shared/ports';
 import type { SurveyModel } from '../../shared/survey/ports';
 import type { SurveyOutput } from '../../shared/survey/workflow';
