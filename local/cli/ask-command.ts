@@ -228,6 +228,8 @@ export function addAskCommand(program: Command): void {
         if (error instanceof ExtAgentsError) throw new UsageError(`--chunk-tokens: ${error.message}`, { cause: error });
         throw error;
       }
+      // The state directory last of the checks: a refused model or chunk size leaves nothing behind.
+      writableStateDir(opts.stateDir);
       const files = await resolveCorpusFlag(opts.corpus, opts.stateDir);
       if (opts.estimate) {
         const { estimate, corpus, concurrency, time, costRefusal } = await engine().estimateLocal({ files, parsed, model });
@@ -299,8 +301,8 @@ interface AskOptions {
 }
 
 /**
- * Check everything the user typed before any work (no corpus copy, no server): the question, run id
- * and options (parsed once: the value returned is what the run takes), and the state directory.
+ * Check the question, run id and options before any work (no corpus copy, no server, no state
+ * directory): parsed once, the value returned is what the run takes.
  * @returns the parsed request (shared/run-request.ts).
  * @throws UsageError with the validator's message, naming the flag.
  */
@@ -312,6 +314,5 @@ function validateAsk(opts: AskOptions, options: RunOptionsInput): ParsedRunReque
     if (error instanceof ExtAgentsError) throw new UsageError(error.message, { cause: error });
     throw error;
   }
-  writableStateDir(opts.stateDir);
   return parsed;
 }
