@@ -26,6 +26,7 @@ import { acknowledge, acknowledgeStackFindings } from './nag';
 import { DEFAULT_SEEK_RESERVED_CONCURRENCY } from '../shared/capacity';
 import { ConfigurationError, InvalidInputError } from '../shared/errors';
 import { RELEVANCE_INDEX_NAME } from '../shared/pool';
+import { modelTraits } from '../models/traits';
 import { DEFAULT_MODEL_SPEC, foundationModelIdOf, isInferenceProfileId, parseModelSpec, type ModelSpec } from '../shared/llm/model-spec';
 
 /** The default model spec of the app (shared/llm/model-spec.ts `DEFAULT_MODEL_SPEC`). */
@@ -174,7 +175,9 @@ export class ExtAgentsStack extends Stack {
     if (problems.length === 1) throw new ConfigurationError(problems[0]);
     if (problems.length > 1) throw new ConfigurationError(`${problems.length} invalid settings:\n- ${problems.join('\n- ')}`);
     this.modelSpec = parseModelSpec(modelSpecText);
-    const openai = this.modelSpec.kind === 'openai' ? openAiDeploymentOf(this, modelSpecText, props) : undefined;
+    // What the deployment needs of the model, by its traits (models/traits.ts), never by its kind.
+    const traits = modelTraits(this.modelSpec);
+    const openai = traits.openAiServer ? openAiDeploymentOf(this, modelSpecText, props) : undefined;
     const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
     const retentionDays = props.retentionDays ?? 30;
 
@@ -290,9 +293,9 @@ export class ExtAgentsStack extends Stack {
     this.functions = functions;
 
     // Least privilege per agent role: seeking agents run in Seek, the reasoning agent in Reason.
-    if (this.modelSpec.kind === 'bedrock') {
-      grantInvokeModel(this, functions.seek, this.modelSpec.seekerModelId);
-      grantInvokeModel(this, functions.reason, this.modelSpec.reasonerModelId);
+    if (traits.bedrockModels) {
+      grantInvokeModel(this, functions.seek, traits.bedrockModels.seeker);
+      grantInvokeModel(this, functions.reason, traits.bedrockModels.reasoner);
     }
     // An openai: spec calls a server outside AWS: no Bedrock grant, only the key's secret (if any).
     if (openai) for (const fn of [functions.seek, functions.reason]) grantOpenAiApiKey(fn, openai);
@@ -335,7 +338,7 @@ export class ExtAgentsStack extends Stack {
       environment,
       commonEnvironment: { POWERTOOLS_SERVICE_NAME: SERVICE_NAME, NODE_OPTIONS: '--enable-source-maps' },
       grantReasonerModel: (grantee) => {
-        if (this.modelSpec.kind === 'bedrock') grantInvokeModel(this, grantee, this.modelSpec.reasonerModelId);
+        if (traits.bedrockModels) grantInvokeModel(this, grantee, traits.bedrockModels.reasoner);
         if (openai) {
           // The key's secret name travels in the environment, so the grantee must be a function.
           if (!(grantee instanceof lambda.Function))
@@ -403,14 +406,9 @@ function stackSettingProblems(stack: Stack, modelSpecText: string, props: ExtAge
     }
   };
   attempt(() => {
-    const spec = parseModelSpec(modelSpecText);
-    if (spec.kind === 'llama') {
-      throw new ConfigurationError(
-        `Model spec "${modelSpecText}": llama: models run in-process on the local machine only (extagents ask/serve/job/survey/eval); ` +
-          'deploy with a bedrock: or openai: model',
-      );
-    }
-    if (spec.kind === 'openai') openAiSettings(stack, modelSpecText, props);
+    const traits = modelTraits(modelSpecText);
+    if (traits.cloudRefusal !== undefined) throw new ConfigurationError(`Model spec "${modelSpecText}": ${traits.cloudRefusal}`);
+    if (traits.openAiServer) openAiSettings(stack, modelSpecText, props);
   });
   const retentionDays = props.retentionDays ?? 30;
   if (!Number.isInteger(retentionDays) || retentionDays < 1) problems.push(`retentionDays must be a positive integer, got ${retentionDays}`);

@@ -67,6 +67,24 @@ export interface ProviderDeps {
   analyses?: BlobStore;
 }
 
+/**
+ * What hosts that do not load a provider need to know of a spec (models/traits.ts): the CDK app's
+ * grants and settings, `doctor`'s checks, the page's model line. Declared per kind in
+ * `models/<kind>/traits.ts`, which loads no SDK.
+ */
+export interface ModelTraits {
+  /** A language model; false for the offline extractive reader (sentences chosen by word overlap), which the CLI and the page say. */
+  languageModel: boolean;
+  /** One line on what serves the spec, as `doctor` prints it when there is no AWS model to check. */
+  service: string;
+  /** The Amazon Bedrock model id each role invokes (the stack grants `bedrock:InvokeModel` on them; `doctor` checks their access); unset outside Bedrock. */
+  bedrockModels?: { seeker: string; reasoner: string };
+  /** The spec calls an OpenAI-compatible server: the stack needs its https base URL (CDK context `openaiBaseUrl`) and grants its key's secret. */
+  openAiServer: boolean;
+  /** Why the AWS stack cannot deploy the spec (the synth's error); unset when it can. */
+  cloudRefusal?: string;
+}
+
 /** Options of {@link ModelProvider.load}. */
 export interface LoadOptions {
   /** Parallel sequences of an in-process model's context (`llama:`); default 1. */

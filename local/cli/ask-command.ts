@@ -26,6 +26,7 @@ import {
   UsageError,
   writableStateDir,
 } from './common';
+import { DEFAULT_LOCAL_MODEL_SPEC } from '../../shared/llm/model-spec';
 
 // The engine loads when `ask` runs, not for `ask --help` (issue 11: start-up).
 const engine = () => ({
@@ -44,7 +45,7 @@ export function addAskCommand(program: Command): void {
     .command('ask')
     .requiredOption('-c, --corpus <paths...>', CORPUS_OPTION_HELP)
     .requiredOption('-q, --question <text>', 'the question')
-    .addOption(new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'))
+    .addOption(new Option('-m, --model <spec>', MODEL_OPTION_HELP).default(DEFAULT_LOCAL_MODEL_SPEC))
     .option(
       '--chunk-tokens <n>',
       schemaHelp('maximum tokens per chunk (L); llama: models default to 40% of their context', RunOptionsSchema, 'chunkTokens'),

@@ -4,7 +4,7 @@
  * aborts running executions and stops the stack.
  */
 import { type Command, Option } from 'commander';
-import { formatModelSpec } from '../../shared/llm/model-spec';
+import { formatModelSpec, DEFAULT_LOCAL_MODEL_SPEC } from '../../shared/llm/model-spec';
 import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT, MAX_LLAMA_SEQUENCES, RUNS_AT_ONCE } from '../engine/defaults';
 import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './common';
 import { numberFlag, rangeText } from './cli-numbers';
@@ -51,7 +51,7 @@ export function addServeCommand(program: Command): Command {
       'bearer token, at least 16 printable characters (default: $EXTAGENTS_TOKEN, else a new one generated and printed at every start)',
     )
     .option('--state-dir <dir>', 'where the local bucket and DynamoDB data are kept (persistent)', '.extagents')
-    .addOption(new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'))
+    .addOption(new Option('-m, --model <spec>', MODEL_OPTION_HELP).default(DEFAULT_LOCAL_MODEL_SPEC))
     .option(
       '--max-concurrent-runs <n>',
       `runs executed at once (${rangeText(RUNS_AT_ONCE)}; others wait); each run's seeking agents at once are its run option concurrency`,

@@ -27,6 +27,7 @@ import { runLocalSchedule, runLocalSurvey, type LocalSurveyProgress } from '../e
 import { schemaFlag, schemaHelp } from './cli-numbers';
 import { terminalSafe } from './format';
 import { Progress, type ProgressTask } from './progress';
+import { DEFAULT_LOCAL_MODEL_SPEC } from '../../shared/llm/model-spec';
 
 interface SurveyCommandOptions {
   corpus?: string[];
@@ -94,7 +95,7 @@ export function addSurveyCommand(program: Command): Command {
     .option('--schedule <file>', 'run every survey of this schedule file instead (writes <out-dir>/surveys/<slug>/<date>/ and <out-dir>/surveys/index.json)')
     .option('--out-dir <dir>', 'output directory of --schedule', '.')
     .option('--state-dir <dir>', 'local bucket of the survey executions (corpora/<survey id>/, runs/<survey id>/, surveys/)', '.extagents')
-    .addOption(new Option('-m, --model <spec>', `${MODEL_OPTION_HELP}; the extractive reader writes an extractive survey`).default('extractive'))
+    .addOption(new Option('-m, --model <spec>', `${MODEL_OPTION_HELP}; the extractive reader writes an extractive survey`).default(DEFAULT_LOCAL_MODEL_SPEC))
     .option(
       '--target-words <n>',
       schemaHelp('target length in words', SurveyOptionsSchema, 'targetWords', { showDefault: true }),

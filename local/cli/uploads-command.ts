@@ -34,6 +34,7 @@ import { ingestLocalCorpus, planLocalJob, runJob, submitJobFile } from '../engin
 import { RunOptionsSchema } from '../../shared/config';
 import { numberFlag, rangeText, schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
 import { Progress, type ProgressTask } from './progress';
+import { DEFAULT_LOCAL_MODEL_SPEC } from '../../shared/llm/model-spec';
 
 /** Run `check`; an InvalidInputError / ConfigurationError becomes a UsageError (exit status 2) prefixed with `what`. */
 async function asUsage<T>(what: string, check: () => T | Promise<T>): Promise<T> {
@@ -133,7 +134,7 @@ export function addUploadCommands(program: Command): Command {
       numberFlag('--concurrency', RUNS_AT_ONCE),
       4,
     )
-    .addOption(new Option('-m, --model <spec>', MODEL_OPTION_HELP).default('extractive'))
+    .addOption(new Option('-m, --model <spec>', MODEL_OPTION_HELP).default(DEFAULT_LOCAL_MODEL_SPEC))
     .option('--state-dir <dir>', 'where the local bucket is kept', '.extagents')
     .option('--json', 'print the job summary as JSON', false)
     .option('--no-progress', 'no progress on stderr (the questions done, the latest named)')

@@ -41,7 +41,7 @@ import type { RunRecord } from '../../shared/pipeline/run-record';
 import type { FinalizeOutput } from '../../shared/pipeline/state';
 import { parseRunRequest, type ParsedRunRequest } from '../../shared/run-request';
 import { corpusPrefix } from '../../shared/corpus';
-import { formatModelSpec, toModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
+import { formatModelSpec, toModelSpec, type ModelSpecInput, DEFAULT_LOCAL_MODEL_SPEC } from '../../shared/llm/model-spec';
 import type { RunResult } from '../../shared/types';
 import type { CorpusFile } from './corpus';
 import { MAX_LLAMA_SEQUENCES, startLocalStack, type LocalStack } from './stack';
@@ -193,7 +193,7 @@ async function execute(
     report({
       type: 'info',
       runId,
-      message: `run ${runId}: ${request.files.length} corpus file(s), model ${formatModelSpec(toModelSpec(request.modelSpec ?? 'extractive'))}`,
+      message: `run ${runId}: ${request.files.length} corpus file(s), model ${formatModelSpec(toModelSpec(request.modelSpec ?? DEFAULT_LOCAL_MODEL_SPEC))}`,
     });
   } else {
     const later = previous.sought
@@ -205,7 +205,7 @@ async function execute(
       runId,
       message:
         `resuming run ${runId}: ${previous.sought[0]} of ${previous.chunks} chunk(s) already sought in round 1${later} ` +
-        `(their seeking agents are not called again; recorded KAR steps are reused), model ${formatModelSpec(toModelSpec(request.modelSpec ?? 'extractive'))}`,
+        `(their seeking agents are not called again; recorded KAR steps are reused), model ${formatModelSpec(toModelSpec(request.modelSpec ?? DEFAULT_LOCAL_MODEL_SPEC))}`,
     });
   }
   const tracker = new RunProgressTracker({

@@ -27,7 +27,7 @@ import { ConfigurationError, ExtAgentsError, StorageError, errorFromFailure } fr
 import { EXCEED_TOLERATED_FAILURE_THRESHOLD } from '../../shared/pipeline/state';
 import { loadRunRecord } from '../../shared/pipeline/run-record';
 import { seekingFailureError } from '../../shared/pipeline/seek-failures';
-import { toModelSpec } from '../../shared/llm/model-spec';
+import { toModelSpec, DEFAULT_LOCAL_MODEL_SPEC } from '../../shared/llm/model-spec';
 import type { RunOptionsInput } from '../../shared/config';
 import { chunkFitProblem, contextFittedRunOptionDefaults, fitRunRequest } from '../../models/context';
 import type { AgentModel, BlobStore, MessageStore } from '../../shared/ports';
@@ -60,7 +60,7 @@ export interface LocalStack extends PublicLocalStack {
  * @throws ConfigurationError for an invalid model spec or a definition the local engine cannot run.
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
-  const modelSpec = toModelSpec(options.modelSpec ?? 'extractive');
+  const modelSpec = toModelSpec(options.modelSpec ?? DEFAULT_LOCAL_MODEL_SPEC);
   if (options.model === undefined) await checkModelAccess(modelSpec);
   // An in-process model (llama:) loads now (once per process), so a bad file fails before any execution.
   const loaded: LoadedModel = options.model === undefined ? await loadModels(modelSpec, { sequences: options.llamaSequences ?? 1 }) : {};

@@ -17,6 +17,7 @@
 import { BedrockClient, GetFoundationModelAvailabilityCommand, GetFoundationModelCommand, GetInferenceProfileCommand } from '@aws-sdk/client-bedrock';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import { modelTraits } from '../../models/traits';
 import { foundationModelIdOf, isInferenceProfileId, type ModelSpec } from '../../shared/llm/model-spec';
 
 /** The CDK bootstrap version parameter of the default qualifier (what `cdk deploy` checks). */
@@ -134,15 +135,12 @@ export async function runDoctor(spec: ModelSpec, clients: DoctorClients = defaul
     }
   }
 
-  if (spec.kind !== 'bedrock') {
-    checks.push({
-      name: 'model',
-      status: 'skipped',
-      detail: spec.kind === 'extractive' ? 'extractive: no model service' : `${spec.kind}: not an Amazon Bedrock model (nothing to check in AWS)`,
-    });
+  const traits = modelTraits(spec);
+  if (!traits.bedrockModels) {
+    checks.push({ name: 'model', status: 'skipped', detail: traits.service });
     return checks;
   }
-  for (const id of new Set([spec.seekerModelId, spec.reasonerModelId])) {
+  for (const id of new Set([traits.bedrockModels.seeker, traits.bedrockModels.reasoner])) {
     if (!account || !region) {
       checks.push({ name: `bedrock ${id}`, status: 'skipped', detail: 'needs credentials and a region' });
       continue;

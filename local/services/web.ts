@@ -18,6 +18,7 @@ import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../../s
 import { graphemeBoundary } from '../../shared/chunking';
 import { corpusPrefix, CORPORA_PREFIX, keyProblem } from '../../shared/corpus';
 import { InvalidInputError, NotFoundError } from '../../shared/errors';
+import { modelTraits } from '../../models/traits';
 import { formatModelSpec, type ModelSpec } from '../../shared/llm/model-spec';
 import { resultKey, runRecordKey } from '../../shared/pipeline/layout';
 import type { RunRecord } from '../../shared/pipeline/run-record';
@@ -137,7 +138,8 @@ export class WebEndpoints {
     const schema = z.toJSONSchema(RunOptionsSchema, { io: 'input', target: 'draft-2020-12' });
     return {
       model: formatModelSpec(this.deps.modelSpec),
-      extractive: this.deps.modelSpec.kind === 'extractive',
+      // The page says when the model is the offline extractive reader (word overlap, not a language model).
+      extractive: !modelTraits(this.deps.modelSpec).languageModel,
       runOptionsSchema: schema,
       runOptionDefaults: parseRunOptions(this.deps.runOptionDefaults),
       bundledCorpora: Object.keys(BUNDLED_CORPORA),

@@ -169,6 +169,12 @@ export function formatModelSpec(spec: ModelSpec): string {
 }
 
 /**
+ * The default model spec of the local commands (`ask`, `serve`, `job`, `survey`, `eval`, the library):
+ * the offline extractive reader, which needs no model, key or network.
+ */
+export const DEFAULT_LOCAL_MODEL_SPEC = 'extractive';
+
+/**
  * The default model spec of the AWS stack (CDK context `model`) and of `extagents doctor`: Meta Llama
  * 3.1 8B seeking agents and a Llama 3.3 70B reasoning agent, both through US cross-region inference
  * profiles.

@@ -133,8 +133,14 @@ describe('runDoctor', () => {
   });
 
   it('checks no model service for the extractive reader or an openai: model', async () => {
-    const checks = await runDoctor(parseModelSpec('extractive'), clients());
-    expect(checks.at(-1)).toMatchObject({ name: 'model', status: 'skipped' });
+    for (const [spec, detail] of [
+      ['extractive', /offline extractive reader/],
+      ['openai:gpt-4o-mini', /OpenAI-compatible server/],
+      ['llama:/models/m.gguf', /in-process/],
+    ] as const) {
+      const checks = await runDoctor(parseModelSpec(spec), clients());
+      expect(checks.at(-1)).toMatchObject({ name: 'model', status: 'skipped', detail: expect.stringMatching(detail) });
+    }
     expect(bedrock.calls()).toHaveLength(0);
   });
 });

@@ -24,6 +24,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { agentModel, chatModel, loadModels, modelPricing, providerOf, recordModelIds, type ModelKind, type ProviderDeps } from '../../models';
 import { disposeLlamaModels } from '../../models/llama/llama';
+import { modelTraits } from '../../models/traits';
 import { resetStructuredModeDetection } from '../../models/openai/openai';
 import { ConfigurationError, ContextOverflowError, ModelThrottledError, ModelUnavailableError } from '../../shared/errors';
 import { reasonReplySchema } from '../../shared/llm/schemas';
@@ -185,6 +186,22 @@ describe('the table', () => {
       expect(Object.keys(pricing.models).sort()).toEqual(['reasoner', 'seeker']);
       expect(Object.keys(recordModelIds(specs[kind])).sort()).toEqual(['reasoner', 'seeker']);
     }
+  });
+
+  it('has traits for every kind (what the CDK app, doctor and the page read without loading a provider), and none for an unknown kind', () => {
+    const bedrock = modelTraits('bedrock:us.meta.llama3-1-8b-instruct-v1:0,us.meta.llama3-3-70b-instruct-v1:0');
+    expect(bedrock).toMatchObject({
+      languageModel: true,
+      openAiServer: false,
+      bedrockModels: { seeker: 'us.meta.llama3-1-8b-instruct-v1:0', reasoner: 'us.meta.llama3-3-70b-instruct-v1:0' },
+    });
+    expect(bedrock.cloudRefusal).toBeUndefined();
+    expect(modelTraits('extractive')).toMatchObject({ languageModel: false, openAiServer: false });
+    expect(modelTraits('openai:m')).toMatchObject({ languageModel: true, openAiServer: true });
+    expect(modelTraits('openai:m').bedrockModels).toBeUndefined();
+    expect(modelTraits('llama:m.gguf').cloudRefusal).toMatch(/local machine only/);
+    for (const kind of KINDS) expect(modelTraits({ kind, seekerModelId: 'a', reasonerModelId: 'a' } as never).service).not.toBe('');
+    expect(() => modelTraits({ kind: 'azure' } as never)).toThrow(ConfigurationError);
   });
 
   it('has no chat model for the extractive reader, and no silent default for a kind it does not know', () => {
