@@ -148,6 +148,12 @@ export async function main(argv: string[] = process.argv): Promise<void> {
  * `main` says the errors it catches; any other is reported as unexpected, with its stack.
  */
 export function installFatalErrorHandler(): void {
+  // A reader that stops early (`extagents runs ls | head -2`) closes stdout: the rest of the output has
+  // nowhere to go, which is not an error of the command (exit 0, quietly, as `ls | head` does).
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
   process.on('uncaughtException', (error: unknown) => {
     const storage = stackModule().storageErrorOf(error);
     process.stderr.write(

@@ -4,7 +4,7 @@
  * stack trace and no Lambda error JSON; a model configuration error that fails every seeking agent
  * reaches the caller as itself, its message whole.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -181,5 +181,31 @@ describe('ask --fail-on-refusal', () => {
     })();
 
     expect([refused, answered ?? 0, plain ?? 0]).toEqual([3, 0, 0]);
+  });
+});
+
+describe('a reader that closes stdout early (`extagents runs ls | head -1`)', () => {
+  it('ends the command quietly with exit 0, not a storage error', async () => {
+    const stateDir = mkdtempSync(path.join(tmpdir(), 'extagents-epipe-'));
+    try {
+      const child = spawn(
+        process.execPath,
+        ['-r', 'tsx/cjs', path.join(__dirname, '..', '..', 'local', 'cli', 'cli.ts'), 'runs', 'ls', '--state-dir', stateDir],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      // The reader is gone before the command writes its first line.
+      child.stdout.destroy();
+      let stderr = '';
+      child.stderr.on('data', (data: Buffer) => {
+        stderr += data.toString();
+      });
+      const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      expect(stderr).toBe('');
+      expect(status).toBe(0);
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true });
+    }
   });
 });
