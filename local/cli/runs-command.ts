@@ -70,7 +70,7 @@ export function addRunsCommand(program: Command): void {
   runs
     .command('ls')
     .description(
-      'List the runs of the state directory, oldest first: run id, time, status (as the API says it: RUNNING, SUCCEEDED, FAILED, ABORTED), outcome (answered, refused), chunks, disk size, question.',
+      'List the runs of the state directory, newest first (as the API and the page): run id, time, status (as the API says it: RUNNING, SUCCEEDED, FAILED, ABORTED), outcome (answered, refused), chunks, disk size, question.',
     )
     .option(...stateDirOption)
     .option('--json', 'one JSON array of the runs on stdout', false)

@@ -118,10 +118,10 @@ export async function describeRun(stateDir: string, runId: string): Promise<Stor
   };
 }
 
-/** Every run of a state directory, oldest first (runs without a record last). */
+/** Every run of a state directory, newest first as the API and the page list them (runs without a record last). */
 export async function listRuns(stateDir: string): Promise<StoredRun[]> {
   const runs = await Promise.all((await runIds(stateDir)).map((id) => describeRun(stateDir, id)));
-  return runs.sort((a, b) => (a.createdAt ?? '~').localeCompare(b.createdAt ?? '~') || a.runId.localeCompare(b.runId));
+  return runs.sort((a, b) => (b.createdAt ?? '').localeCompare(a.createdAt ?? '') || a.runId.localeCompare(b.runId));
 }
 
 /** A run's result, or undefined while it has none. @throws NotFoundError when there is no such run. */

@@ -60,13 +60,14 @@ describe('extagents runs', () => {
 
     // One vocabulary with the API and the page: the execution status, and the outcome once answered or refused.
     expect(listed.map((r) => [r.runId.startsWith('run-') ? 'run-…' : r.runId, r.status, (r as { outcome?: string }).outcome])).toEqual([
-      ['run-…', 'SUCCEEDED', 'answered'],
+      // newest first, as the API and the page list them
       ['keep-1', 'SUCCEEDED', 'refused'],
+      ['run-…', 'SUCCEEDED', 'answered'],
     ]);
     expect(listed.every((r) => r.bytes > 0)).toBe(true);
     expect(shown).toContain('Question: Which submarine sank in the Baltic Sea in 1957?');
     expect(removed).toMatch(/^deleted run keep-1 \([\d.]+ KiB, \d+ table items\)\n1 run\(s\) deleted/);
-    expect(after.map((r) => r.runId)).toEqual([listed[0].runId]);
+    expect(after.map((r) => r.runId)).toEqual([listed[1].runId]);
     expect(oldOnly).toBe('0 run(s) deleted, 0 B freed\n');
     expect(existsSync(path.join(stateDir, 'bucket', 'runs', 'keep-1'))).toBe(false);
     expect(existsSync(path.join(stateDir, 'bucket', 'corpora', 'keep-1'))).toBe(false);
@@ -103,15 +104,15 @@ describe('extagents runs', () => {
     const table = await cli('runs', 'ls', '--state-dir', stateDir);
 
     expect(listed.map((r) => [r.runId, r.status, r.outcome])).toEqual([
-      ['early', 'ABORTED', undefined],
-      ['killed', 'ABORTED', undefined],
       ['cut', 'ABORTED', undefined],
+      ['killed', 'ABORTED', undefined],
+      ['early', 'ABORTED', undefined],
     ]);
     expect(table).not.toContain('incomplete');
     expect(table).toMatch(/^early\s+2026-01-01 00:00:00\s+ABORTED\s/m);
     // and `runs rm` deletes such a run, its record included
     await cli('runs', 'rm', 'early', '--state-dir', stateDir);
-    expect((JSON.parse(await cli('runs', 'ls', '--state-dir', stateDir, '--json')) as Array<{ runId: string }>).map((r) => r.runId)).toEqual(['killed', 'cut']);
+    expect((JSON.parse(await cli('runs', 'ls', '--state-dir', stateDir, '--json')) as Array<{ runId: string }>).map((r) => r.runId)).toEqual(['cut', 'killed']);
   });
 
   it('shows a run the quota check refused as refused, saying what to change, not to resume it; asked again under its id, it answers', async () => {
