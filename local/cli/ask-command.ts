@@ -250,7 +250,11 @@ export function addAskCommand(program: Command): void {
       };
       const unhandle = handleInterrupts(opts.json, () => {
         progress.stop();
-        return runId === undefined ? undefined : `rerun with --run-id ${runId} to resume`;
+        if (runId === undefined) return undefined;
+        // Only a run with its own id keeps its progress on disk (local/engine/run.ts, `persistent`).
+        return opts.runId !== undefined
+          ? `rerun with --run-id ${runId} to resume`
+          : `run ${runId} kept no progress to resume (started without --run-id): ask again, with --run-id <id> to make a run resumable`;
       });
       try {
         // The library's ask (local/library.ts), over the files resolved above.

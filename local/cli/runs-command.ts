@@ -45,8 +45,12 @@ function asUsage(error: unknown): never {
  */
 export function describeUnfinished(run: StoredRun, now: Date = new Date()): string {
   const known = `${run.chunks ?? 0} chunks${run.question ? `; question: ${run.question}` : ''}`;
-  const resume = `resume it with 'extagents ask ... --run-id ${run.runId}'`;
   const heartbeat = run.live?.heartbeat;
+  // A run with a generated id keeps no progress (its DynamoDB data is not on disk): nothing to resume.
+  const resume =
+    heartbeat?.resumable === false
+      ? 'it kept no progress to resume (started without --run-id): ask the question again, with --run-id <id> to make a run resumable'
+      : `resume it with 'extagents ask ... --run-id ${run.runId}'`;
   const doing = heartbeat ? progressSummary(heartbeat) : undefined;
   if (run.status === 'RUNNING') {
     if (!heartbeat) return `run ${run.runId}: running, no result yet (${known})`;

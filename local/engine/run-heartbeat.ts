@@ -43,6 +43,12 @@ export interface RunHeartbeat {
   status?: RunStatusEvent;
   /** The latest round's seeking counts, when seeking started. */
   seek?: RunSeekEvent;
+  /**
+   * Whether the run keeps its progress for a resume (its DynamoDB data on disk: an `ask` with
+   * `--run-id`); false for a run with a generated id, which an interruption loses (`runs show` says so).
+   * Unset in heartbeats written before this field: taken as resumable.
+   */
+  resumable?: boolean;
 }
 
 /** The liveness of a run that has a heartbeat file. */
@@ -56,6 +62,7 @@ export interface RunLiveness {
  * when the run's phase changes) until `stop` (timers unref'd: they never keep a process alive). A failed write is retried at the next beat (progress never fails a run).
  * @param blobs the state directory's bucket (a directory: the file is deleted there).
  * @param progress the latest progress to record, read at each beat.
+ * @param options `resumable`: whether the run keeps its progress for a resume (recorded for `runs show`).
  * @returns `beat`: write now (after any write in flight); `stop`: no more beats, and the file
  *   deleted (after any write in flight).
  */
@@ -63,6 +70,7 @@ export async function startHeartbeat(
   blobs: FsBlobStore,
   runId: string,
   progress: () => { status?: RunStatusEvent; seek?: RunSeekEvent },
+  options: { resumable?: boolean } = {},
   now: () => Date = () => new Date(),
 ): Promise<{ beat: () => void; stop: () => Promise<void> }> {
   const startedAt = now().toISOString();
@@ -71,7 +79,14 @@ export async function startHeartbeat(
   const beat = (): Promise<void> =>
     (writing = writing.then(async () => {
       if (stopped) return;
-      const heartbeat: RunHeartbeat = { pid: process.pid, host: os.hostname(), startedAt, heartbeatAt: now().toISOString(), ...progress() };
+      const heartbeat: RunHeartbeat = {
+        pid: process.pid,
+        host: os.hostname(),
+        startedAt,
+        heartbeatAt: now().toISOString(),
+        ...progress(),
+        ...(options.resumable !== undefined && { resumable: options.resumable }),
+      };
       await blobs.put(runLiveKey(runId), JSON.stringify(heartbeat), 'application/json').catch(() => undefined);
     }));
   await beat();

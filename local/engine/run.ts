@@ -142,7 +142,7 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
     const previous = await previousRun(stack, runId, request, parsed.question, options, contentHash);
     // The latest status and seeking counts, for the heartbeat that tells `runs show` this run is going.
     let latest: { status?: RunStatusEvent; seek?: RunSeekEvent } = {};
-    const heartbeat = await startHeartbeat(bucketOf(request.stateDir), runId, () => latest);
+    const heartbeat = await startHeartbeat(bucketOf(request.stateDir), runId, () => latest, { resumable: persistent });
     try {
       // Recorded as an execution of the state directory's one registry (local/engine/executions.ts),
       // as `serve`'s and a job's runs are: `runs ls`, `serve`'s run list and its page show it alike.

@@ -81,13 +81,20 @@ describe('ask interrupted', () => {
     expect(out.stdout).toBe('');
   });
 
-  it('--json: one JSON error line naming the generated run id; SIGTERM exits 143', async () => {
+  it('--json: one JSON error line naming the generated run id, which kept nothing to resume; SIGTERM exits 143', async () => {
     const out = await interruptedAsk(['--json'], 'SIGTERM');
     expect(out.code).toBe(143);
     const lines = out.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0])).toEqual({
-      error: { name: 'Interrupted', message: expect.stringMatching(/^interrupted; rerun with --run-id run-\S+ to resume$/), exitStatus: 143 },
+      // a generated run id keeps no progress (its DynamoDB data is not on disk): no advice to resume it
+      error: {
+        name: 'Interrupted',
+        message: expect.stringMatching(
+          /^interrupted; run run-\S+ kept no progress to resume \(started without --run-id\): ask again, with --run-id <id> to make a run resumable$/,
+        ),
+        exitStatus: 143,
+      },
     });
   });
 });

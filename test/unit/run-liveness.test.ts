@@ -56,5 +56,9 @@ describe('runs show of a run without a result', () => {
     expect(describeUnfinished(run({}), now)).toBe(
       "run r1: no result (it stopped before it ended; 40 chunks; question: q?); resume it with 'extagents ask ... --run-id r1'",
     );
+    // a run with a generated id kept nothing: no advice to resume it
+    const lost = describeUnfinished(run({ live: { state: 'interrupted', heartbeat: { ...heartbeat, resumable: false } } }), now);
+    expect(lost).toMatch(/; it kept no progress to resume \(started without --run-id\): ask the question again, with --run-id <id> to make a run resumable$/);
+    expect(lost).not.toContain('resume it with');
   });
 });
