@@ -51,6 +51,7 @@ import type { RunOptions } from '../../shared/config';
 import type { ModelSpecInput } from '../../shared/llm/model-spec';
 import type { AgentModel } from '../../shared/ports';
 import { LocalExecutions } from '../engine/executions';
+import { runLiveness } from '../engine/run-heartbeat';
 import { MAX_LLAMA_SEQUENCES, startLocalStack, type LocalStack } from '../engine/stack';
 import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT } from '../engine/defaults';
 import { EVENTS_PATH, streamEvents } from './event-stream';
@@ -220,6 +221,12 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
     // A small-context model's defaults and chunk-size check, as `ask` applies them (422 at POST /v1/runs).
     runOptionDefaults: stack.runOptionDefaults,
     runOptionProblems: (runOptions: RunOptions) => stack.runOptionProblems(runOptions),
+    // A CLI `ask` beside the server runs with its own (in-memory) table: its heartbeat has its counts.
+    foreignProgress: async (runId: string) => {
+      const live = await runLiveness(stack.blobs, runId);
+      const seek = live?.state === 'running' && live.heartbeat.pid !== process.pid ? live.heartbeat.seek : undefined;
+      return seek && { round: seek.round, sought: seek.done, total: seek.total };
+    },
   };
   const core = new ApiCore(apiDeps);
   events = new RunEventHub({ getRun: (runId, call) => core.getRun(runId, call), store: stack.store });

@@ -73,6 +73,13 @@ export interface ApiDeps {
    */
   runOptionProblems?: (options: RunOptions) => Array<{ option: string; detail: string }>;
   /**
+   * The latest seeking counts of a running run that another process runs with its own run table (a
+   * CLI `ask` beside `serve`: its heartbeat, local/engine/run-heartbeat.ts), which `store` does not
+   * see; undefined for a run of this server's own table. Absent: none (AWS: one table).
+   * @returns the round being sought, chunks sought in it, and the chunks it seeks.
+   */
+  foreignProgress?: (runId: string) => Promise<{ round: number; sought: number; total: number } | undefined>;
+  /**
    * The deployment's default quota of the seeking model (as Prepare's, which a run's options
    * override): with a quota stated here or in the run's options, a run its ingested corpus makes
    * impossible under that quota is refused with 422 before it starts (else Prepare refuses it).
@@ -418,6 +425,13 @@ export class ApiCore {
       // A promising run's round >= 2 seeks the chunks its rule chose (shared/reseek.ts), once Synchronize wrote them.
       const chosen = round > 1 && record.options.reseek === 'promising' ? await this.readJson<unknown[]>(reseekItemsKey(runId, round)) : undefined;
       rounds.push({ round, sought, total: chosen?.length ?? record.chunks });
+    }
+    // A run another process runs with its own table: its heartbeat's counts (earlier rounds are done).
+    const foreign = status === 'RUNNING' ? await this.deps.foreignProgress?.(runId) : undefined;
+    if (foreign) {
+      const total = (round: number): number => rounds[round - 1]?.total ?? record.chunks;
+      const earlier = Array.from({ length: foreign.round - 1 }, (_, i) => ({ round: i + 1, sought: total(i + 1), total: total(i + 1) }));
+      rounds.splice(0, rounds.length, ...earlier, { round: foreign.round, sought: foreign.sought, total: foreign.total });
     }
     const steps = await this.deps.store.getSteps(runId);
     const karSteps = steps.map((s) => ({

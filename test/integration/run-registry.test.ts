@@ -4,10 +4,14 @@
  * its page's run list show the same runs with the same status; and `serve` does not ingest, at its
  * start, the content-addressed corpora an `ask` made.
  */
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { resolveCorpus } from '../../local/engine/corpus';
+import { executionRecordKey } from '../../local/engine/executions';
+import { FsBlobStore } from '../../local/engine/fs-blob-store';
+import { runLiveKey } from '../../local/engine/run-heartbeat';
 import { runLocal } from '../../local/engine/run';
 import { listRuns } from '../../local/engine/runs';
 import { startServer } from '../../local/services/serve';
@@ -64,4 +68,39 @@ test("an ask's runs are listed alike by runs ls, GET /v1/runs and the page, and 
   // The ask's content-addressed corpus is not ingested again (nor at all) by serve's start
   expect(logs.filter((l) => /ingest/.test(l))).toEqual([]);
   expect(ingestionSummaries().filter((id) => id.startsWith('local-'))).toEqual([]);
+});
+
+test("GET /v1/runs/{id} of an ask another process runs with its own table shows its heartbeat's seeking counts", async () => {
+  // Arrange: a finished ask made to look as if another live process still ran it (round 2, 5 of 9
+  // chunks sought), as a CLI `ask` beside `serve` is: its table is its own, only its heartbeat is shared.
+  const stateDir = path.join(dir, 'state');
+  const files = await resolveCorpus([writeCorpus(dir, { 'a.txt': 'The answer is saffron.', 'b.txt': 'Nothing here.' })]);
+  await runLocal({ files, question: 'What is the answer?', options: { chunkTokens: 64, rounds: 2 }, stateDir, runId: 'elsewhere', model: scriptedModel() });
+  const other = spawn(process.execPath, ['-e', 'setTimeout(() => undefined, 60_000)'], { stdio: 'ignore' });
+  const blobs = new FsBlobStore(path.join(stateDir, 'bucket'));
+  const startedAt = new Date().toISOString();
+  await blobs.put(executionRecordKey('elsewhere'), JSON.stringify({ status: 'RUNNING', startedAt, pid: other.pid }));
+  const heartbeat = {
+    pid: other.pid,
+    host: hostname(),
+    startedAt,
+    heartbeatAt: new Date().toISOString(),
+    seek: { type: 'seek', round: 2, done: 5, failed: 0, total: 9, messages: 3, etaMs: null },
+  };
+  await blobs.put(runLiveKey('elsewhere'), JSON.stringify(heartbeat));
+  const token = 'registry-test-token-0123456789abcdef';
+  const server = await startServer({ stateDir, port: 0, token, log: () => undefined });
+  let run: { status: string; progress: { phase: string; rounds: Array<{ round: number; sought: number; total: number }> } };
+  try {
+    // Act
+    run = (await (await fetch(`${server.url}/v1/runs/elsewhere`, { headers: { authorization: `Bearer ${token}` } })).json()) as typeof run;
+  } finally {
+    await server.stop();
+    other.kill();
+  }
+
+  // Assert: round 1 done, round 2 as the heartbeat counts it
+  expect(run.status).toBe('RUNNING');
+  expect(run.progress.rounds.at(-1)).toEqual({ round: 2, sought: 5, total: 9 });
+  expect(run.progress.rounds[0].sought).toBe(run.progress.rounds[0].total);
 });
