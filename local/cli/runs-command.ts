@@ -60,7 +60,8 @@ export function describeUnfinished(run: StoredRun, now: Date = new Date()): stri
   if (run.live?.state === 'interrupted' && heartbeat) {
     return `run ${run.runId}: interrupted: its process ${heartbeat.pid} stopped after ${utc(heartbeat.heartbeatAt)}${doing ? `, at ${doing}` : ''}; no result (${known}); ${resume}`;
   }
-  return `run ${run.runId}: no result (it stopped before it ended${run.status === 'FAILED' ? ': it failed' : ''}; ${known}); ${resume}`;
+  const why = run.stopped ? `: ${run.stopped.error}${run.stopped.cause ? ` (${run.stopped.cause})` : ''}` : run.status === 'FAILED' ? ': it failed' : '';
+  return `run ${run.runId}: no result (it stopped before it ended${why}; ${known}); ${resume}`;
 }
 
 /** An ISO time as `yyyy-mm-dd hh:mm:ss UTC`. */

@@ -52,6 +52,8 @@ export interface StoredRun {
   live?: RunLiveness;
   /** `answered` / `refused` once Finalize wrote the result. */
   outcome?: 'answered' | 'refused';
+  /** Why a run that stopped without a result stopped, from its execution record (e.g. `RunCancelled`: cancelled through the API; `ProcessStopped`), with its cause. */
+  stopped?: { error: string; cause?: string };
   chunks?: number;
   /** Bytes of the run's files and of its own corpus copy in the bucket. */
   bytes: number;
@@ -114,6 +116,8 @@ export async function describeRun(stateDir: string, runId: string): Promise<Stor
     status: recorded ?? (result !== undefined ? 'SUCCEEDED' : live?.state === 'running' ? 'RUNNING' : 'ABORTED'),
     ...(live && { live }),
     ...(result !== undefined && { outcome: result.answerable ? 'answered' : 'refused' }),
+    ...(result === undefined &&
+      execution?.error !== undefined && { stopped: { error: execution.error, ...(execution.cause !== undefined && { cause: execution.cause }) } }),
     bytes: files.reduce((sum, f) => sum + f.size, 0),
   };
 }

@@ -56,6 +56,10 @@ describe('runs show of a run without a result', () => {
     expect(describeUnfinished(run({}), now)).toBe(
       "run r1: no result (it stopped before it ended; 40 chunks; question: q?); resume it with 'extagents ask ... --run-id r1'",
     );
+    // why it stopped, from its execution record: cancelled through the API
+    expect(describeUnfinished(run({ stopped: { error: 'RunCancelled', cause: 'cancelled through the API' } }), now)).toBe(
+      "run r1: no result (it stopped before it ended: RunCancelled (cancelled through the API); 40 chunks; question: q?); resume it with 'extagents ask ... --run-id r1'",
+    );
     // a run with a generated id kept nothing: no advice to resume it
     const lost = describeUnfinished(run({ live: { state: 'interrupted', heartbeat: { ...heartbeat, resumable: false } } }), now);
     expect(lost).toMatch(/; it kept no progress to resume \(started without --run-id\): ask the question again, with --run-id <id> to make a run resumable$/);
