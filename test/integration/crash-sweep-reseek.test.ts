@@ -12,9 +12,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pLimit from 'p-limit';
 import { writeCorpus } from '../support/corpus';
-import { comparable, events, finished, runChild } from '../support/crash-sweep';
+import { comparable, events, finished, killAndResume, runChild, seeksAfterRecorded } from '../support/crash-sweep';
 import { twoHopCorpus } from '../support/two-hop';
 
 jest.setTimeout(300_000);
@@ -54,18 +53,7 @@ describe('crash-point sweep of a reseek promising run', () => {
     const points = [...new Set([...spread, ...firsts, ...reseekWrites])].sort((a, b) => a - b);
 
     // Act: kill at each point, then resume (two at a time: 2 cores)
-    const limit = pLimit(2);
-    const outcomes = await Promise.all(
-      points.map((point) =>
-        limit(async () => {
-          const stateDir = path.join(dir, `state-${point}`);
-          const log = path.join(dir, `kill-${point}.log`);
-          const killed = await runChild(corpus, stateDir, point, log, 'reseek');
-          const resumed = finished(await runChild(corpus, stateDir, 0, log, 'reseek'));
-          return { point, killed, resumed, log };
-        }),
-      ),
-    );
+    const outcomes = await killAndResume(corpus, dir, points, 'reseek');
 
     // Assert
     let duplicateSeeks = 0;
@@ -76,13 +64,7 @@ describe('crash-point sweep of a reseek promising run', () => {
         result: comparable(base.result),
         reseek: base.result.reseek,
       });
-      const seen = new Set<string>();
-      for (const { label } of events(log)) {
-        const sought = /^sought (r\d+ c\d+)( with message)?$/.exec(label);
-        if (sought) seen.add(sought[1]);
-        const call = /^call seek (r\d+ c\d+)$/.exec(label);
-        if (call && seen.has(call[1])) duplicateSeeks += 1;
-      }
+      duplicateSeeks += seeksAfterRecorded(log);
     }
     expect(duplicateSeeks).toBe(0);
     expect(new Set(points.map((p) => phases[p - 1]))).toEqual(

@@ -12,9 +12,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pLimit from 'p-limit';
 import { writeCorpus } from '../support/corpus';
-import { comparable, events, finished, runChild } from '../support/crash-sweep';
+import { comparable, events, finished, killAndResume, runChild, seeksAfterRecorded } from '../support/crash-sweep';
 import { TWO_HOP_OPTIONS, twoHopCorpus } from '../support/two-hop';
 
 jest.setTimeout(300_000);
@@ -62,18 +61,7 @@ describe('crash-point sweep: a run killed at any point resumes to the same resul
     };
 
     // Act: kill at each point, then resume (two points at a time: 2 cores)
-    const limit = pLimit(2);
-    const outcomes = await Promise.all(
-      points.map((point) =>
-        limit(async () => {
-          const stateDir = path.join(dir, `state-${point}`);
-          const log = path.join(dir, `kill-${point}.log`);
-          const killed = await runChild(corpus, stateDir, point, log);
-          const resumed = finished(await runChild(corpus, stateDir, 0, log));
-          return { point, killed, resumed, log };
-        }),
-      ),
-    );
+    const outcomes = await killAndResume(corpus, dir, points);
 
     // Assert
     let identical = 0;
@@ -84,14 +72,8 @@ describe('crash-point sweep: a run killed at any point resumes to the same resul
       expect({ point, result: comparable(resumed.result) }).toEqual({ point, result: comparable(base.result) });
       identical += 1;
       // No chunk of a round reaches the model after it was recorded as sought in that round.
-      const seen = new Set<string>();
+      duplicateSeeks += seeksAfterRecorded(log);
       const all = events(log);
-      for (const { label } of all) {
-        const sought = /^sought (r\d+ c\d+)( with message)?$/.exec(label);
-        if (sought) seen.add(sought[1]);
-        const call = /^call seek (r\d+ c\d+)$/.exec(label);
-        if (call && seen.has(call[1])) duplicateSeeks += 1;
-      }
       // Calls redone: at most those in flight at the kill (seekers: the concurrency; reasoner: 1).
       const seeks = all.filter((e) => e.label.startsWith('call seek')).length - baseCalls.seek;
       const reasons = all.filter((e) => e.label.startsWith('call reason')).length - baseCalls.reason;
@@ -130,18 +112,7 @@ describe('crash-point sweep: a run killed at any point resumes to the same resul
     const points = [...new Set([...spread, ...firsts, ...grows])].sort((a, b) => a - b);
 
     // Act
-    const limit = pLimit(2);
-    const outcomes = await Promise.all(
-      points.map((point) =>
-        limit(async () => {
-          const stateDir = path.join(dir, `grow-state-${point}`);
-          const log = path.join(dir, `grow-kill-${point}.log`);
-          const killed = await runChild(corpus, stateDir, point, log, 'grow');
-          const resumed = finished(await runChild(corpus, stateDir, 0, log, 'grow'));
-          return { point, killed, resumed, log };
-        }),
-      ),
-    );
+    const outcomes = await killAndResume(corpus, dir, points, 'grow', 'grow-');
 
     // Assert
     let duplicateSeeks = 0;
@@ -152,13 +123,7 @@ describe('crash-point sweep: a run killed at any point resumes to the same resul
         result: comparable(base.result),
         coverage: base.result.coverage,
       });
-      const seen = new Set<string>();
-      for (const { label } of events(log)) {
-        const sought = /^sought (r\d+ c\d+)( with message)?$/.exec(label);
-        if (sought) seen.add(sought[1]);
-        const call = /^call seek (r\d+ c\d+)$/.exec(label);
-        if (call && seen.has(call[1])) duplicateSeeks += 1;
-      }
+      duplicateSeeks += seeksAfterRecorded(log);
     }
     expect(duplicateSeeks).toBe(0);
     expect(new Set(points.map((p) => phases[p - 1]))).toEqual(
@@ -174,31 +139,14 @@ describe('crash-point sweep: a run killed at any point resumes to the same resul
     const points = Array.from({ length: 10 }, (_, i) => 1 + Math.round((i * (base.events - 2)) / 9));
 
     // Act
-    const limit = pLimit(2);
-    const outcomes = await Promise.all(
-      points.map((point) =>
-        limit(async () => {
-          const stateDir = path.join(dir, `pipe-state-${point}`);
-          const log = path.join(dir, `pipe-kill-${point}.log`);
-          const killed = await runChild(corpus, stateDir, point, log, 'pipeline');
-          const resumed = finished(await runChild(corpus, stateDir, 0, log, 'pipeline'));
-          return { point, killed, resumed, log };
-        }),
-      ),
-    );
+    const outcomes = await killAndResume(corpus, dir, points, 'pipeline', 'pipe-');
 
     // Assert
     let duplicateSeeks = 0;
     for (const { point, killed, resumed, log } of outcomes) {
       expect({ point, signal: killed.signal }).toEqual({ point, signal: 'SIGKILL' });
       expect({ point, result: comparable(resumed.result) }).toEqual({ point, result: comparable(base.result) });
-      const seen = new Set<string>();
-      for (const { label } of events(log)) {
-        const sought = /^sought (r\d+ c\d+)$/.exec(label);
-        if (sought) seen.add(sought[1]);
-        const call = /^call seek (r\d+ c\d+)$/.exec(label);
-        if (call && seen.has(call[1])) duplicateSeeks += 1;
-      }
+      duplicateSeeks += seeksAfterRecorded(log);
     }
     expect(duplicateSeeks).toBe(0);
   });

@@ -78,6 +78,16 @@ describe('eval extagents through the product workflow', () => {
   });
 });
 
+/** A strategy of the workflow asked without one (no `workflow` runner in its input). */
+const withoutWorkflow = (strategy: 'extagents-grow' | 'extagents-reseek') =>
+  STRATEGY_FUNCTIONS[strategy]({
+    question: QUESTION,
+    documents: DOCUMENTS,
+    chunks: chunkCorpus(DOCUMENTS, { chunkTokens: 64 }),
+    model: new ExtractiveReader(),
+    options: DEFAULT_STRATEGY_OPTIONS,
+  });
+
 describe('eval extagents-grow (the coverage extension) through the product workflow', () => {
   it('seeks only the first tranche when the reasoner answers from it, and answers as the full read does', async () => {
     const chunkTokens = 64;
@@ -109,15 +119,7 @@ describe('eval extagents-grow (the coverage extension) through the product workf
   });
 
   it('refuses outside the workflow (coverage is a run option of Prepare, not of the in-memory method)', async () => {
-    await expect(
-      STRATEGY_FUNCTIONS['extagents-grow']({
-        question: QUESTION,
-        documents: DOCUMENTS,
-        chunks: chunkCorpus(DOCUMENTS, { chunkTokens: 64 }),
-        model: new ExtractiveReader(),
-        options: DEFAULT_STRATEGY_OPTIONS,
-      }),
-    ).rejects.toThrow(/only through the workflow/);
+    await expect(withoutWorkflow('extagents-grow')).rejects.toThrow(/only through the workflow/);
   });
 });
 
@@ -151,14 +153,6 @@ describe('eval extagents-reseek (later rounds that re-read only promising chunks
   });
 
   it('refuses outside the workflow (reseek is a run option of the workflow, not of the in-memory method)', async () => {
-    await expect(
-      STRATEGY_FUNCTIONS['extagents-reseek']({
-        question: QUESTION,
-        documents: DOCUMENTS,
-        chunks: chunkCorpus(DOCUMENTS, { chunkTokens: 64 }),
-        model: new ExtractiveReader(),
-        options: DEFAULT_STRATEGY_OPTIONS,
-      }),
-    ).rejects.toThrow(/only through the workflow/);
+    await expect(withoutWorkflow('extagents-reseek')).rejects.toThrow(/only through the workflow/);
   });
 });

@@ -4,6 +4,7 @@
  * kill and a resume, and the event log.
  */
 import { spawn } from 'node:child_process';
+import pLimit from 'p-limit';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RunResult } from '../../shared/types';
@@ -59,4 +60,45 @@ export function events(log: string): Array<{ pid: string; label: string }> {
       const [pid, , ...label] = line.split(' ');
       return { pid, label: label.join(' ') };
     });
+}
+
+/** One kill point of a sweep: the killed child, the resumed run's result, and the log both wrote. */
+export interface SweepOutcome {
+  point: number;
+  killed: ChildRun;
+  resumed: { events: number; result: RunResult };
+  log: string;
+}
+
+/**
+ * Kill a run at each point and resume it in the same state directory (`<dir>/<prefix>state-<point>`,
+ * log `<dir>/<prefix>kill-<point>.log`), two points at a time (2 cores).
+ * @throws when a resumed run fails (see {@link finished}).
+ */
+export async function killAndResume(corpus: string, dir: string, points: number[], mode = 'plain', prefix = ''): Promise<SweepOutcome[]> {
+  const limit = pLimit(2);
+  return Promise.all(
+    points.map((point) =>
+      limit(async () => {
+        const stateDir = path.join(dir, `${prefix}state-${point}`);
+        const log = path.join(dir, `${prefix}kill-${point}.log`);
+        const killed = await runChild(corpus, stateDir, point, log, mode);
+        const resumed = finished(await runChild(corpus, stateDir, 0, log, mode));
+        return { point, killed, resumed, log };
+      }),
+    ),
+  );
+}
+
+/** Seeking calls of a log sent after their chunk was recorded as sought in that round (a resume must make none). */
+export function seeksAfterRecorded(log: string): number {
+  const seen = new Set<string>();
+  let duplicates = 0;
+  for (const { label } of events(log)) {
+    const sought = /^sought (r\d+ c\d+)( with message)?$/.exec(label);
+    if (sought) seen.add(sought[1]);
+    const call = /^call seek (r\d+ c\d+)$/.exec(label);
+    if (call && seen.has(call[1])) duplicates += 1;
+  }
+  return duplicates;
 }
