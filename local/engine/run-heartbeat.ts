@@ -11,6 +11,7 @@
  *
  * Runs of `serve` and `job` have their execution records instead (local/engine/executions.ts).
  */
+import { writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import { NotFoundError } from '../../shared/errors';
@@ -57,9 +58,22 @@ export interface RunLiveness {
   heartbeat: RunHeartbeat;
 }
 
+/** The last beats of the heartbeats still going, written when the process exits (one listener for all: many runs may share a process). */
+const exitBeats = new Set<() => void>();
+let exitListening = false;
+function onExit(lastBeat: () => void): void {
+  exitBeats.add(lastBeat);
+  if (exitListening) return;
+  exitListening = true;
+  process.on('exit', () => {
+    for (const write of exitBeats) write();
+  });
+}
+
 /**
  * Write the run's heartbeat now, every {@link HEARTBEAT_MS} and at each `beat()` (the caller beats
- * when the run's phase changes) until `stop` (timers unref'd: they never keep a process alive). A failed write is retried at the next beat (progress never fails a run).
+ * when the run's phase changes) and, synchronously, when the process exits before `stop` (an
+ * interrupt: its latest progress, not the last timed beat's), until `stop` (timers unref'd: they never keep a process alive). A failed write is retried at the next beat (progress never fails a run).
  * @param blobs the state directory's bucket (a directory: the file is deleted there).
  * @param progress the latest progress to record, read at each beat.
  * @param options `resumable`: whether the run keeps its progress for a resume (recorded for `runs show`).
@@ -76,26 +90,38 @@ export async function startHeartbeat(
   const startedAt = now().toISOString();
   let writing: Promise<void> = Promise.resolve();
   let stopped = false;
+  const current = (): RunHeartbeat => ({
+    pid: process.pid,
+    host: os.hostname(),
+    startedAt,
+    heartbeatAt: now().toISOString(),
+    ...progress(),
+    ...(options.resumable !== undefined && { resumable: options.resumable }),
+  });
   const beat = (): Promise<void> =>
     (writing = writing.then(async () => {
       if (stopped) return;
-      const heartbeat: RunHeartbeat = {
-        pid: process.pid,
-        host: os.hostname(),
-        startedAt,
-        heartbeatAt: now().toISOString(),
-        ...progress(),
-        ...(options.resumable !== undefined && { resumable: options.resumable }),
-      };
-      await blobs.put(runLiveKey(runId), JSON.stringify(heartbeat), 'application/json').catch(() => undefined);
+      await blobs.put(runLiveKey(runId), JSON.stringify(current()), 'application/json').catch(() => undefined);
     }));
+  // A process that exits while the run goes (Ctrl-C: the CLI exits at once) leaves its latest
+  // progress, not that of the last timed beat: one synchronous write as it exits (no async work runs then).
+  const lastBeat = (): void => {
+    if (stopped) return;
+    try {
+      writeFileSync(blobs.pathOf(runLiveKey(runId)), JSON.stringify(current()));
+    } catch {
+      // Progress never fails a run; the file keeps the previous beat.
+    }
+  };
   await beat();
+  onExit(lastBeat);
   const timer = setInterval(() => void beat(), HEARTBEAT_MS);
   timer.unref();
   return {
     beat: () => void beat(),
     stop: async () => {
       clearInterval(timer);
+      exitBeats.delete(lastBeat);
       stopped = true;
       await writing;
       await rm(blobs.pathOf(runLiveKey(runId)), { force: true }).catch(() => undefined);

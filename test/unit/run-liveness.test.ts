@@ -4,7 +4,9 @@
  * (local/cli/runs-command.ts `describeUnfinished`).
  */
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { describeUnfinished } from '../../local/cli/runs-command';
 import { isLive, STALE_MS, type RunHeartbeat } from '../../local/engine/run-heartbeat';
 import type { StoredRun } from '../../local/engine/runs';
@@ -64,5 +66,32 @@ describe('runs show of a run without a result', () => {
     const lost = describeUnfinished(run({ live: { state: 'interrupted', heartbeat: { ...heartbeat, resumable: false } } }), now);
     expect(lost).toMatch(/; it kept no progress to resume \(started without --run-id\): ask the question again, with --run-id <id> to make a run resumable$/);
     expect(lost).not.toContain('resume it with');
+  });
+});
+
+describe('startHeartbeat', () => {
+  it('leaves the latest progress when the process exits before stop (Ctrl-C), not the last timed beat', () => {
+    // Arrange: a child starts a heartbeat at 0 chunks, then reaches 7 of 9 and exits at once (as the CLI does on Ctrl-C)
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'extagents-heartbeat-'));
+    const script = `
+      const { startHeartbeat } = require('./local/engine/run-heartbeat');
+      const { FsBlobStore } = require('./local/engine/fs-blob-store');
+      let seek = { type: 'seek', round: 1, done: 0, failed: 0, total: 9, messages: 0, etaMs: null };
+      startHeartbeat(new FsBlobStore(${JSON.stringify(dir)}), 'r1', () => ({ seek }), { resumable: true }).then(() => {
+        seek = { ...seek, done: 7, messages: 2 };
+        process.exit(130);
+      });`;
+
+    // Act
+    const child = spawnSync(process.execPath, ['-r', 'tsx/cjs', '-e', script], { cwd: path.join(__dirname, '..', '..'), encoding: 'utf8' });
+
+    // Assert
+    try {
+      expect(child.status).toBe(130);
+      const written = JSON.parse(readFileSync(path.join(dir, 'runs', 'r1', 'live.json'), 'utf8')) as RunHeartbeat;
+      expect(written).toMatchObject({ pid: child.pid, resumable: true, seek: { done: 7, messages: 2, total: 9 } });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
