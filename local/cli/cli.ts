@@ -149,9 +149,10 @@ export async function main(argv: string[] = process.argv): Promise<void> {
  */
 export function installFatalErrorHandler(): void {
   // A reader that stops early (`extagents runs ls | head -2`) closes stdout: the rest of the output has
-  // nowhere to go, which is not an error of the command (exit 0, quietly, as `ls | head` does).
+  // nowhere to go. Quietly, with the status of a process a broken pipe stopped (128 + SIGPIPE, as
+  // `git log | head` ends), so that `set -o pipefail` does not take an unfinished command for a success.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(0);
+    if (error.code === 'EPIPE') process.exit(141);
     throw error;
   });
   process.on('uncaughtException', (error: unknown) => {

@@ -142,7 +142,9 @@ export async function runLiveness(blobs: Pick<BlobStore, 'getText'>, runId: stri
     if (error instanceof NotFoundError || error instanceof SyntaxError) return undefined;
     throw error;
   }
-  if (typeof heartbeat !== 'object' || heartbeat === null) return undefined;
+  // A file of another shape (an array, a missing time or pid) counts as none, as garbled JSON does.
+  if (typeof heartbeat !== 'object' || heartbeat === null || Array.isArray(heartbeat)) return undefined;
+  if (typeof heartbeat.heartbeatAt !== 'string' || typeof heartbeat.startedAt !== 'string' || !Number.isInteger(heartbeat.pid)) return undefined;
   return { state: isLive(heartbeat, now) ? 'running' : 'interrupted', heartbeat };
 }
 

@@ -81,8 +81,9 @@ export async function runIds(stateDir: string): Promise<string[]> {
   // A survey keeps its state under runs/<surveyId>/ too (its record at runs/<surveyId>/survey/survey.json): not a run.
   const surveys = new Set<string>();
   for (const { key } of await bucketOf(stateDir).list('runs/')) {
-    const id = key.slice('runs/'.length).split('/')[0];
-    if (id !== '' && !id.startsWith('_')) ids.add(id);
+    const [id, ...below] = key.slice('runs/'.length).split('/');
+    // A run is a folder with a valid run id: a stray file or folder (`.DS_Store`, `we ird`) is not one, and does not stop the listing.
+    if (id !== '' && !id.startsWith('_') && below.length > 0 && RunIdSchema.safeParse(id).success) ids.add(id);
     if (key === surveyRecordKey(id)) surveys.add(id);
     const recorded = /^runs\/_executions\/(.+)\.json$/.exec(key)?.[1];
     if (recorded !== undefined && RunIdSchema.safeParse(recorded).success) ids.add(recorded);

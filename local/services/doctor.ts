@@ -136,6 +136,11 @@ export async function runDoctor(spec: ModelSpec, clients: DoctorClients = defaul
   }
 
   const traits = modelTraits(spec);
+  if (traits.cloudRefusal !== undefined) {
+    // The stack refuses this spec at synth: say so here, before a deploy finds it.
+    checks.push({ name: 'model', status: 'fail', detail: traits.cloudRefusal, fix: 'deploy with --model bedrock:<seekerId>[,<reasonerId>] or openai:<model>' });
+    return checks;
+  }
   if (!traits.bedrockModels) {
     checks.push({ name: 'model', status: 'skipped', detail: traits.service });
     return checks;

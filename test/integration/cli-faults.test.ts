@@ -185,7 +185,7 @@ describe('ask --fail-on-refusal', () => {
 });
 
 describe('a reader that closes stdout early (`extagents runs ls | head -1`)', () => {
-  it('ends the command quietly with exit 0, not a storage error', async () => {
+  it('ends the command quietly with the status of a broken pipe (141), not a storage error', async () => {
     const stateDir = mkdtempSync(path.join(tmpdir(), 'extagents-epipe-'));
     try {
       const child = spawn(
@@ -203,7 +203,7 @@ describe('a reader that closes stdout early (`extagents runs ls | head -1`)', ()
       });
       const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
       expect(stderr).toBe('');
-      expect(status).toBe(0);
+      expect(status).toBe(141);
     } finally {
       rmSync(stateDir, { recursive: true, force: true });
     }

@@ -3,7 +3,7 @@
  * `--run-id`), listed with their status, shown, and deleted with their own corpus copy and their
  * table items, while a corpus ingested under its own id stays.
  */
-import { existsSync, readdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { main } from '../../local/cli/cli';
@@ -134,6 +134,28 @@ describe('extagents runs', () => {
     expect(shown).not.toContain('resume it with');
     expect(json.refusal?.error).toBe('QuotaExceededError');
     expect(answered).toMatch(/^Question: When was the Eiffel Tower completed\?\nAnswer: .*1889/);
+  });
+
+  it('lists the runs beside stray entries of runs/ (a .DS_Store, a folder that is no run id, a plain file), and ignores a heartbeat of another shape', async () => {
+    const stateDir = path.join(dir, 'state');
+    const corpus = writeCorpus(dir, { 'eiffel.txt': 'The Eiffel Tower was completed in 1889 for the World Fair in Paris.' });
+    await cli('ask', '-c', corpus, '-q', 'When was the Eiffel Tower completed?', '--state-dir', stateDir, '--no-progress', '--run-id', 'kept-1');
+    const runsDir = path.join(stateDir, 'bucket', 'runs');
+    writeFileSync(path.join(runsDir, '.DS_Store'), '');
+    writeFileSync(path.join(runsDir, 'junkfile'), 'x');
+    mkdirSync(path.join(runsDir, 'we ird'));
+    writeFileSync(path.join(runsDir, 'we ird', 'x.json'), '{}');
+    // a run without a result whose heartbeat file is an array
+    mkdirSync(path.join(runsDir, 'odd-1'));
+    writeFileSync(path.join(runsDir, 'odd-1', 'live.json'), '[]');
+
+    const listed = JSON.parse(await cli('runs', 'ls', '--state-dir', stateDir, '--json')) as Array<{ runId: string }>;
+    const exitCode = process.exitCode;
+    const shown = await cli('runs', 'show', 'odd-1', '--state-dir', stateDir);
+
+    expect(exitCode).toBeUndefined();
+    expect(listed.map((r) => r.runId).sort()).toEqual(['kept-1', 'odd-1']);
+    expect(shown).toMatch(/^run odd-1: no result \(it stopped before it ended/);
   });
 
   it('refuses a run id that is not one, a run that does not exist, and rm with neither ids nor --older-than (exit 2)', async () => {

@@ -136,11 +136,21 @@ describe('runDoctor', () => {
     for (const [spec, detail] of [
       ['extractive', /offline extractive reader/],
       ['openai:gpt-4o-mini', /OpenAI-compatible server/],
-      ['llama:/models/m.gguf', /in-process/],
     ] as const) {
       const checks = await runDoctor(parseModelSpec(spec), clients());
       expect(checks.at(-1)).toMatchObject({ name: 'model', status: 'skipped', detail: expect.stringMatching(detail) });
     }
+    expect(bedrock.calls()).toHaveLength(0);
+  });
+
+  it('fails the model check of a spec the stack refuses at synth (llama: runs only on this machine)', async () => {
+    const checks = await runDoctor(parseModelSpec('llama:/models/m.gguf'), clients());
+    expect(checks.at(-1)).toMatchObject({
+      name: 'model',
+      status: 'fail',
+      detail: expect.stringMatching(/local machine only/),
+      fix: expect.stringMatching(/bedrock:/),
+    });
     expect(bedrock.calls()).toHaveLength(0);
   });
 });
