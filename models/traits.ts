@@ -4,7 +4,8 @@
  * to know of a parsed model spec, one entry per kind. Each provider folder declares its kind's traits
  * in its own SDK-free `traits.ts`; this table lists them, keyed by the model kind, so a kind without
  * traits is a compile error (as in models/index.ts), and nothing outside models/ switches on a kind.
- * Loads nothing but shared/ (the dependency-cruiser rule `infra-only-model-traits`).
+ * Loads nothing but shared/ and the port's types (the dependency-cruiser rules `infra-without-providers`,
+ * `traits-without-providers`).
  */
 import { ConfigurationError } from '../shared/errors';
 import { toModelSpec, type ModelSpecInput } from '../shared/llm/model-spec';

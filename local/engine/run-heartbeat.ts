@@ -104,9 +104,9 @@ export async function startHeartbeat(
       await blobs.put(runLiveKey(runId), JSON.stringify(current()), 'application/json').catch(() => undefined);
     }));
   // A process that exits while the run goes (Ctrl-C: the CLI exits at once) leaves its latest
-  // progress, not that of the last timed beat: one synchronous write as it exits (no async work runs then).
+  // progress, not that of the last timed beat: one synchronous write as it exits (no async work runs
+  // then); `stop` takes it out of the exit set, so a stopped run writes nothing more.
   const lastBeat = (): void => {
-    if (stopped) return;
     try {
       writeFileSync(blobs.pathOf(runLiveKey(runId)), JSON.stringify(current()));
     } catch {

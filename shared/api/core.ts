@@ -413,11 +413,8 @@ export class ApiCore {
     return { record, result };
   }
 
-  private async progressOf(runId: string, status: ExecutionStatus, record: RunRecord | undefined): Promise<RunProgress> {
-    const finished = status !== 'RUNNING';
-    // A run that stopped says how: finished (SUCCEEDED), aborted (cancelled, or its process stopped), failed.
-    const stopped = status === 'RUNNING' ? 'finished' : stoppedPhase(status);
-    if (!record) return { phase: finished ? stopped : 'preparing', chunks: null, tokens: null, rounds: [], karSteps: [] };
+  /** Each round's chunks sought and to seek, from the run table (the rounds up to the first not yet begun). */
+  private async roundsOf(runId: string, record: RunRecord): Promise<RunProgress['rounds']> {
     const rounds: RunProgress['rounds'] = [];
     for (let round = 1; round <= record.options.rounds; round++) {
       const sought = (await this.deps.store.soughtChunks(runId, round)).length;
@@ -426,13 +423,23 @@ export class ApiCore {
       const chosen = round > 1 && record.options.reseek === 'promising' ? await this.readJson<unknown[]>(reseekItemsKey(runId, round)) : undefined;
       rounds.push({ round, sought, total: chosen?.length ?? record.chunks });
     }
-    // A run another process runs with its own table: its heartbeat's counts (earlier rounds are done).
+    return rounds;
+  }
+
+  private async progressOf(runId: string, status: ExecutionStatus, record: RunRecord | undefined): Promise<RunProgress> {
+    const finished = status !== 'RUNNING';
+    // A run that stopped says how: finished (SUCCEEDED), aborted (cancelled, or its process stopped), failed.
+    const stopped = status === 'RUNNING' ? 'finished' : stoppedPhase(status);
+    if (!record) return { phase: finished ? stopped : 'preparing', chunks: null, tokens: null, rounds: [], karSteps: [] };
+    // A run another process runs with its own table (a CLI `ask` beside `serve`), which this store does
+    // not hold: its heartbeat's counts, the rounds before it done. Else the table's.
     const foreign = status === 'RUNNING' ? await this.deps.foreignProgress?.(runId) : undefined;
-    if (foreign) {
-      const total = (round: number): number => rounds[round - 1]?.total ?? record.chunks;
-      const earlier = Array.from({ length: foreign.round - 1 }, (_, i) => ({ round: i + 1, sought: total(i + 1), total: total(i + 1) }));
-      rounds.splice(0, rounds.length, ...earlier, { round: foreign.round, sought: foreign.sought, total: foreign.total });
-    }
+    const rounds: RunProgress['rounds'] = foreign
+      ? [
+          ...Array.from({ length: foreign.round - 1 }, (_, i) => ({ round: i + 1, sought: record.chunks, total: record.chunks })),
+          { round: foreign.round, sought: foreign.sought, total: foreign.total },
+        ]
+      : await this.roundsOf(runId, record);
     const steps = await this.deps.store.getSteps(runId);
     const karSteps = steps.map((s) => ({
       seq: s.seq,
