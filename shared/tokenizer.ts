@@ -238,6 +238,25 @@ export class TokenIndex {
     return this.size - 1;
   }
 
+  /**
+   * About where `tokens` tokens after `from` end: the offset (characters) of the last pre-token
+   * boundary at or before which the text from `from`'s boundary holds at most `tokens` tokens, and at
+   * least `from`. An estimate for placing work (a pre-token is counted whole; the edges of a range
+   * are not pre-tokenized again as `countSpans` does), never a count.
+   */
+  offsetAfterTokens(from: number, tokens: number): number {
+    const first = Math.max(0, this.lastBoundaryAtMost(from));
+    const target = this.counts[first] + Math.max(0, tokens);
+    let low = first;
+    let high = this.size - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if (this.counts[mid] <= target) low = mid;
+      else high = mid - 1;
+    }
+    return Math.max(from, this.ends[low]);
+  }
+
   /** The largest boundary number whose offset is <= `offset`, or -1. */
   lastBoundaryAtMost(offset: number): number {
     let low = 0;

@@ -50,7 +50,7 @@ export const IO_CONCURRENCY = 16;
  * `chunkCorpus` (shared/chunking.ts) or the readers (shared/readers/, shared/text.ts) would cut or read the
  * same bytes differently, so that no run reuses chunks of the old algorithm.
  */
-export const CHUNKING_VERSION = 2;
+export const CHUNKING_VERSION = 3;
 
 /** The manifest of one cache entry (written last). */
 export const chunkCacheManifestKey = (cacheKey: string): string => `${chunkCachePrefix(cacheKey)}manifest.json`;

@@ -259,6 +259,64 @@ describe('chunkCorpus', () => {
     for (const chunk of chunks) expect(chunk.text).toMatch(/\.\s*$/);
   });
 
+  describe('a paragraph longer than 16,384 characters (chunking version 3)', () => {
+    /** Offsets where Intl.Segmenter, over the whole text, starts a sentence. */
+    function sentenceStarts(text: string): Set<number> {
+      return new Set(Array.from(new Intl.Segmenter('en', { granularity: 'sentence' }).segment(text), (s) => s.index));
+    }
+
+    test.each([500, 2000, 8000])('at L = %i: every cut at a sentence end of the whole text, every chunk but the last at least 70%% full', (limit) => {
+      // Arrange: one paragraph of 3,000 sentences (over 100,000 characters)
+      const doc = { id: 'huge', text: englishParagraph(prng(13), 3000) };
+      const starts = sentenceStarts(doc.text);
+      // Act
+      const chunks = chunkCorpus([doc], { chunkTokens: limit });
+      // Assert
+      expectValidChunks([doc], chunks, limit);
+      for (const chunk of chunks.slice(0, -1)) {
+        expect(starts.has(chunk.segments[0].end)).toBe(true);
+        expect(chunk.tokens).toBeGreaterThanOrEqual(0.7 * limit);
+      }
+    });
+
+    test('is segmented into sentences only where a chunk can close, not whole', () => {
+      // Arrange: count the characters given to Intl.Segmenter at sentence granularity
+      const doc = { id: 'huge', text: englishParagraph(prng(17), 3000) };
+      const segment = jest.spyOn(Intl.Segmenter.prototype, 'segment');
+      try {
+        // Act
+        chunkCorpus([doc], { chunkTokens: 2000 });
+        // Assert: the whole text would be 100%; the windows are under half of it
+        const sentenceCalls = segment.mock.contexts.flatMap((segmenter, i) =>
+          (segmenter as Intl.Segmenter).resolvedOptions().granularity === 'sentence' ? [String(segment.mock.calls[i]?.[0]).length] : [],
+        );
+        const segmented = sentenceCalls.reduce((sum, n) => sum + n, 0);
+        expect(segmented).toBeGreaterThan(0);
+        expect(segmented).toBeLessThan(0.5 * doc.text.length);
+      } finally {
+        segment.mockRestore();
+      }
+    });
+
+    test('keeps its guarantees on long random mixed-script paragraphs, and on one without a sentence end', () => {
+      const random = prng(2026);
+      const alphabet = ['a', 'b', 'é', ' ', ' ', ' ', '\n', '.', '。', '，', '中', '国', '😀', '🇫🇷', '\t', '1', 'e\u0301', '<|endoftext|>'];
+      for (let round = 0; round < 4; round++) {
+        const docs = Array.from({ length: 1 + Math.floor(random() * 2) }, (_, d) => ({
+          id: `long${round}-${d}`,
+          text: Array.from({ length: 17_000 + Math.floor(random() * 20_000) }, () => alphabet[Math.floor(random() * alphabet.length)]).join(''),
+        }));
+        const limit = 64 + Math.floor(random() * 3000);
+        const chunks = chunkCorpus(docs, { chunkTokens: limit });
+        expectValidChunks(docs, chunks, limit);
+      }
+      const words = { id: 'words', text: 'commerce and revenue '.repeat(1500).trim() };
+      const chunks = chunkCorpus([words], { chunkTokens: 1000 });
+      expectValidChunks([words], chunks, 1000);
+      for (const chunk of chunks.slice(0, -1)) expect(chunk.text).toMatch(/ $/); // cut after a word and its space
+    });
+  });
+
   test('counts the final text, since the tokens of a concatenation can exceed the sum of its parts', () => {
     // Arrange: "😀" and ".b" are 1 token each but "😀.b" is 3. In this line of the novel (ideographic
     // spaces after a line break), packing by the sum of the pieces' counts gives a 6-token chunk at L=5.

@@ -91,6 +91,28 @@ describe('TokenIndex and countSpans', () => {
     }
   });
 
+  test('offsetAfterTokens finds the last pre-token boundary within a token budget from an offset', () => {
+    const random = prng(5);
+    for (let n = 0; n < 50; n++) {
+      const text = randomText(random, 1 + Math.floor(random() * 400));
+      const index = new TokenIndex(text);
+      const from = Math.floor(random() * text.length);
+      const budget = Math.floor(random() * 60);
+      const start = index.lastBoundaryAtMost(from);
+      const offset = index.offsetAfterTokens(from, budget);
+      expect(offset).toBeGreaterThanOrEqual(from);
+      expect(offset).toBeLessThanOrEqual(text.length);
+      const at = index.lastBoundaryAtMost(offset);
+      if (offset > from) {
+        expect(index.offsetOf(at)).toBe(offset); // a boundary, within the budget
+        expect(index.tokensBetween(start, at)).toBeLessThanOrEqual(budget);
+      }
+      // The next boundary would exceed the budget (or there is none).
+      if (at < index.lastBoundary) expect(index.tokensBetween(start, at + 1)).toBeGreaterThan(budget);
+    }
+    expect(new TokenIndex('').offsetAfterTokens(0, 10)).toBe(0);
+  });
+
   test('any range of a generated text, and joins of ranges with a separator, count as their string', () => {
     const random = prng(7);
     for (let n = 0; n < 12; n++) {
