@@ -113,13 +113,41 @@ export interface DynamoMessageStoreOptions {
   /** Run data expires this many days after it is written (DynamoDB TTL attribute `ttl`). */
   retentionDays?: number;
   now?: () => number;
+  /**
+   * This store is the only writer of the table's seek records (local mode: the process holds the state
+   * directory's lock, or the table is in memory; never on AWS, where many Lambda containers write it).
+   * It then keeps what it knows of each round's seek records and failures (`RoundSeekState`): read
+   * with one paged Query per (run, round) at the first `seekState` or `recordSeek`, updated by its own
+   * writes. A seek then costs one request (the conditional PutItem) instead of three (BatchGetItem,
+   * GetItem, PutItem), and two records of one chunk cannot both be written by concurrent tasks (the
+   * claim is taken in memory before the write). Issue 27, item 1. Default false.
+   */
+  soleWriter?: boolean;
 }
+
+/**
+ * One round's seek records as a sole-writer store knows them: the chunks sought (a seek record or a
+ * message, or a record being written) and each chunk's last failure.
+ */
+interface RoundSeekState {
+  sought: Set<number>;
+  failures: Map<number, SeekFailure>;
+}
+
+/**
+ * Rounds whose seek state a sole-writer store keeps (the oldest is dropped first and read again when
+ * asked): a run's current round and a few runs beside it in one `serve` process.
+ */
+const ROUND_STATES_KEPT = 16;
 
 /** MessageStore over a DynamoDBDocumentClient (created once per container by the caller). */
 export class DynamoMessageStore implements MessageStore {
   private readonly tableName: string;
   private readonly retentionSeconds: number;
   private readonly now: () => number;
+  private readonly soleWriter: boolean;
+  /** With `soleWriter`: the seek state of recent rounds, by `roundKey`, oldest first. */
+  private readonly roundStates = new Map<string, Promise<RoundSeekState>>();
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -128,6 +156,32 @@ export class DynamoMessageStore implements MessageStore {
     this.tableName = options.tableName;
     this.retentionSeconds = Math.round((options.retentionDays ?? 30) * 86_400);
     this.now = options.now ?? Date.now;
+    this.soleWriter = options.soleWriter ?? false;
+  }
+
+  /** The seek state of (run, round) for a sole-writer store: kept, or read with one Query per key prefix. */
+  private roundState(runId: string, round: number): Promise<RoundSeekState> {
+    const key = roundKey(runId, round);
+    let state = this.roundStates.get(key);
+    if (state === undefined) {
+      const loading = this.loadRoundState(runId, round);
+      state = loading;
+      // A failed read is not kept: the next call reads again.
+      loading.catch(() => this.forgetRound(key, loading));
+      this.roundStates.set(key, loading);
+      if (this.roundStates.size > ROUND_STATES_KEPT) this.roundStates.delete(this.roundStates.keys().next().value as string);
+    }
+    return state;
+  }
+
+  private async loadRoundState(runId: string, round: number): Promise<RoundSeekState> {
+    const [sought, failures] = await Promise.all([this.soughtChunks(runId, round), this.failureItems(runId, round)]);
+    return { sought: new Set(sought), failures: new Map(failures.map((item) => [chunkOf(item), failureOf(chunkOf(item), item)])) };
+  }
+
+  /** Drop a round's kept state (only `state`, when given): after a write whose outcome is unknown. */
+  private forgetRound(key: string, state?: Promise<RoundSeekState>): void {
+    if (state === undefined || this.roundStates.get(key) === state) this.roundStates.delete(key);
   }
 
   private ttl(): number {
@@ -138,18 +192,43 @@ export class DynamoMessageStore implements MessageStore {
    * One conditional PutItem per sought chunk: a message item (`MSG#…`, in the GSI) when the agent
    * found evidence, else a seek record (`SEEK#…`); either carries the task's usage and warnings.
    * The condition is that neither key of (run, round, chunk) exists yet — the other key's absence is
-   * checked first (a duplicated task is rare; a read is cheaper than a second write per chunk).
+   * checked first (a duplicated task is rare; a read is cheaper than a second write per chunk); a
+   * sole-writer store (`DynamoMessageStoreOptions.soleWriter`) checks its kept round state instead and
+   * claims the chunk in memory before the write, so only the PutItem is sent.
+   * @throws InvalidInputError when the message is of another round or chunk; the SDK's error of a failed write.
    */
   async recordSeek(runId: string, record: SeekRecord): Promise<'recorded' | 'already-recorded'> {
-    const { round, chunkIndex, message, usage } = record;
+    const { round, chunkIndex, message } = record;
     if (message && (message.round !== round || message.chunkIndex !== chunkIndex)) {
       throw new InvalidInputError(`Message ${message.id} does not belong to round ${round}, chunk ${chunkIndex}`);
     }
-    const other = message ? seekSk(round, chunkIndex) : messageSk(round, chunkIndex);
-    const exists = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: { pk: runPk(runId), sk: other }, ProjectionExpression: 'sk', ConsistentRead: true }),
-    );
-    if (exists.Item) return 'already-recorded';
+    if (!this.soleWriter) {
+      const other = message ? seekSk(round, chunkIndex) : messageSk(round, chunkIndex);
+      const exists = await this.client.send(
+        new GetCommand({ TableName: this.tableName, Key: { pk: runPk(runId), sk: other }, ProjectionExpression: 'sk', ConsistentRead: true }),
+      );
+      if (exists.Item) return 'already-recorded';
+      return this.putSeekRecord(runId, record);
+    }
+    // Sole writer: the kept state says whether either key exists; the claim is taken before the write.
+    const key = roundKey(runId, round);
+    const kept = this.roundState(runId, round);
+    const state = await kept;
+    if (state.sought.has(chunkIndex)) return 'already-recorded';
+    state.sought.add(chunkIndex);
+    try {
+      return await this.putSeekRecord(runId, record);
+    } catch (error) {
+      // Not written, or not known to be: read the round again when next asked.
+      state.sought.delete(chunkIndex);
+      this.forgetRound(key, kept);
+      throw error;
+    }
+  }
+
+  /** The conditional PutItem of `recordSeek`: 'already-recorded' when its key exists. */
+  private async putSeekRecord(runId: string, record: SeekRecord): Promise<'recorded' | 'already-recorded'> {
+    const { round, chunkIndex, message, usage } = record;
     const warnings = record.warnings.slice(0, MAX_STORED_WARNINGS);
     const item: Record<string, unknown> = {
       pk: runPk(runId),
@@ -276,6 +355,11 @@ export class DynamoMessageStore implements MessageStore {
    * seek state: its seek record, its message (either makes it sought) and its failure record.
    */
   async seekState(runId: string, round: number, chunkIndex: number): Promise<{ sought: boolean; lastFailure?: SeekFailure }> {
+    if (this.soleWriter) {
+      const state = await this.roundState(runId, round);
+      const failure = state.failures.get(chunkIndex);
+      return { sought: state.sought.has(chunkIndex), ...(failure !== undefined && { lastFailure: failure }) };
+    }
     const keys = [seekSk(round, chunkIndex), messageSk(round, chunkIndex), failureSk(round, chunkIndex)].map((sk) => ({ pk: runPk(runId), sk }));
     const items = await this.batchGet(keys);
     const failureKey = failureSk(round, chunkIndex);
@@ -354,19 +438,17 @@ export class DynamoMessageStore implements MessageStore {
         : `${Array.from(failure.message)
             .slice(0, MAX_FAILURE_MESSAGE_CHARS - 1)
             .join('')}…`;
-    await this.client.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: {
-          pk: runPk(runId),
-          sk: failureSk(round, chunkIndex),
-          error: failure.error,
-          message,
-          ...(failure.at !== undefined && { at: failure.at }),
-          ttl: this.ttl(),
-        },
-      }),
-    );
+    const item = { pk: runPk(runId), sk: failureSk(round, chunkIndex), error: failure.error, message, ...(failure.at !== undefined && { at: failure.at }) };
+    const key = roundKey(runId, round);
+    const kept = this.soleWriter ? this.roundStates.get(key) : undefined;
+    try {
+      await this.client.send(new PutCommand({ TableName: this.tableName, Item: { ...item, ttl: this.ttl() } }));
+    } catch (error) {
+      if (kept !== undefined) this.forgetRound(key, kept);
+      throw error;
+    }
+    // A kept round learns of the failure (a round not kept reads it when next asked).
+    if (kept !== undefined) (await kept).failures.set(chunkIndex, failureOf(chunkIndex, item));
   }
 
   async lastSeekFailure(runId: string, round: number, chunkIndex: number): Promise<SeekFailure | undefined> {
@@ -389,15 +471,18 @@ export class DynamoMessageStore implements MessageStore {
   }
 
   async seekFailures(runId: string, round: number): Promise<SeekFailure[]> {
-    const items = await this.queryAll({
+    const items = await this.failureItems(runId, round);
+    return items.map((item) => ({ chunk: chunkOf(item), error: String(item.error), message: String(item.message) })).sort((a, b) => a.chunk - b.chunk);
+  }
+
+  /** The failure record items of a round (one paged Query, consistent reads). */
+  private failureItems(runId: string, round: number): Promise<Array<Record<string, unknown>>> {
+    return this.queryAll({
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: { ':pk': runPk(runId), ':prefix': `FAIL#${pad(round, 2)}#` },
       ConsistentRead: true,
     });
-    return items
-      .map((item) => ({ chunk: Number((item.sk as string).split('#')[2]), error: String(item.error), message: String(item.message) }))
-      .sort((a, b) => a.chunk - b.chunk);
   }
 
   /**
@@ -518,6 +603,21 @@ export class DynamoMessageStore implements MessageStore {
    * @returns the number of items deleted.
    */
   async deleteRun(runId: string): Promise<number> {
+    this.forgetRun(runId);
+    try {
+      return await this.deleteRunItems(runId);
+    } finally {
+      this.forgetRun(runId);
+    }
+  }
+
+  /** Drop every kept round state of a run. */
+  private forgetRun(runId: string): void {
+    const prefix = roundKey(runId, 0).replace(/0$/, '');
+    for (const key of [...this.roundStates.keys()]) if (key.startsWith(prefix)) this.roundStates.delete(key);
+  }
+
+  private async deleteRunItems(runId: string): Promise<number> {
     const keys = (
       await this.queryAll({
         TableName: this.tableName,
@@ -551,6 +651,12 @@ export class DynamoMessageStore implements MessageStore {
     return items;
   }
 }
+
+/** The key of a round's kept seek state (run ids hold no NUL). */
+const roundKey = (runId: string, round: number): string => `${runId}\u0000${round}`;
+
+/** The chunk index of a `<kind>#<round>#<chunk>` item. */
+const chunkOf = (item: Record<string, unknown>): number => Number((item.sk as string).split('#')[2]);
 
 /** A failure record item as the port's `SeekFailure`. */
 function failureOf(chunkIndex: number, item: Record<string, unknown>): SeekFailure {

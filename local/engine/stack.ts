@@ -90,7 +90,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const resolved = resolveStateMachineDefinition(template, logicalIds.workflow, { tableNames });
     const surveyResolved = resolveStateMachineDefinition(template, logicalIds.survey, { tableNames });
     await createTablesFromTemplate(raw, template, resolved.tableNames);
-    const store = new DynamoMessageStore(DynamoDBDocumentClient.from(raw), { tableName: resolved.tableNames[tableLogicalId] });
+    // This process is the table's only writer (the state directory's lock, or a table in memory): the
+    // store keeps each round's seek state and a seek costs one request (DynamoMessageStoreOptions.soleWriter).
+    const store = new DynamoMessageStore(DynamoDBDocumentClient.from(raw), { tableName: resolved.tableNames[tableLogicalId], soleWriter: true });
 
     let model: AgentModel | undefined = options.model;
     const handlers = makeHandlers({

@@ -17,8 +17,11 @@ export interface TestRunTable {
   stop: () => Promise<void>;
 }
 
-/** Start dynalite and create the run table `tableName` on it; reached over HTTP, or in process (as the local stack reaches it) with `inProcess`. */
-export async function startRunTable(tableName: string, options: { inProcess?: boolean } = {}): Promise<TestRunTable> {
+/**
+ * Start dynalite and create the run table `tableName` on it; reached over HTTP, or in process (as the
+ * local stack reaches it) with `inProcess`; its store the table's sole writer (as the local stack's) with `soleWriter`.
+ */
+export async function startRunTable(tableName: string, options: { inProcess?: boolean; soleWriter?: boolean } = {}): Promise<TestRunTable> {
   const server = await startDynalite();
   const raw = new DynamoDBClient(localClientConfig(server.endpoint, options.inProcess === true ? server.requestHandler : undefined));
   await raw.send(
@@ -44,7 +47,7 @@ export async function startRunTable(tableName: string, options: { inProcess?: bo
   );
   // ACTIVE before the first request (dynalite makes it so on a timer: in process, a request can come first).
   await waitUntilActive(raw, tableName);
-  const store = new DynamoMessageStore(DynamoDBDocumentClient.from(raw), { tableName });
+  const store = new DynamoMessageStore(DynamoDBDocumentClient.from(raw), { tableName, soleWriter: options.soleWriter === true });
   return {
     server,
     raw,
