@@ -614,7 +614,7 @@ export class DynamoMessageStore implements MessageStore {
   /** Drop every kept round state of a run. */
   private forgetRun(runId: string): void {
     const prefix = roundKey(runId, 0).replace(/0$/, '');
-    for (const key of [...this.roundStates.keys()]) if (key.startsWith(prefix)) this.roundStates.delete(key);
+    for (const key of this.roundStates.keys()) if (key.startsWith(prefix)) this.roundStates.delete(key);
   }
 
   private async deleteRunItems(runId: string): Promise<number> {
