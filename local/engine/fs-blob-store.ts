@@ -54,21 +54,27 @@ export class FsBlobStore implements BlobStore {
    * @throws NotFoundError when no object has this key; InvalidInputError for an invalid key.
    */
   async get(key: string): Promise<Uint8Array> {
+    return this.read(key, async (file) => new Uint8Array(await readFile(file)));
+  }
+
+  /**
+   * Read an object as UTF-8 text, decoded as the file is read (no copies of its bytes on the way: a
+   * warm seek reads two objects, its chunk and the chunk's analysis).
+   * @throws NotFoundError when no object has this key; InvalidInputError for an invalid key.
+   */
+  async getText(key: string): Promise<string> {
+    return this.read(key, (file) => readFile(file, 'utf8'));
+  }
+
+  /** `reading` of the object's file; a missing file is a NotFoundError naming the key. */
+  private async read<T>(key: string, reading: (file: string) => Promise<T>): Promise<T> {
     const file = this.pathOf(key);
     try {
-      return new Uint8Array(await readFile(file));
+      return await reading(file);
     } catch (error) {
       if (isMissing(error)) throw new NotFoundError(`No object with key ${JSON.stringify(key)} in ${this.root}`, { cause: error });
       throw error;
     }
-  }
-
-  /**
-   * Read an object as UTF-8 text.
-   * @throws NotFoundError when no object has this key; InvalidInputError for an invalid key.
-   */
-  async getText(key: string): Promise<string> {
-    return Buffer.from(await this.get(key)).toString('utf8');
   }
 
   /**

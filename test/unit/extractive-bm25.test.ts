@@ -10,7 +10,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import MiniSearch from 'minisearch';
 import type { WeightedQuery } from '../../shared/extractive/query';
-import { type AnalyzedSentence, analyzeText, SentenceIndex } from '../../shared/extractive/relevance';
+import { type AnalyzedSentence, analyzeText, parseAnalysis, SentenceIndex, serializeAnalysis, StoredSentence } from '../../shared/extractive/relevance';
 
 /** The ranking as the reader made it with MiniSearch (its code before the change, verbatim but for the names). */
 function miniSearchRank(sentences: readonly AnalyzedSentence[], query: WeightedQuery, limit: number): Array<[number, number]> {
@@ -47,12 +47,17 @@ it('ranks whole addresses exactly as the MiniSearch index did', () => {
   // Four addresses of different times and lengths; queries: terms of a few of their own sentences
   // (a term repeated, weights of several sizes), and a term no sentence holds.
   for (const file of [files[0], files[40], files[120], files.at(-1) ?? files[1]]) {
-    const sentences = analyzeText(readFileSync(path.join(SOTU, file), 'utf8'));
+    const text = readFileSync(path.join(SOTU, file), 'utf8');
+    const sentences = analyzeText(text);
+    // And as a warm seek reads them: the stored analysis, whose sentences are searched in their stored terms
+    const stored = parseAnalysis(text, serializeAnalysis(sentences)) as AnalyzedSentence[];
+    expect(stored[0]).toBeInstanceOf(StoredSentence);
     for (const at of [0, 7, Math.floor(sentences.length / 2)]) {
       const terms = [...(sentences[at]?.terms ?? [])].slice(0, 6);
       const weighted = terms.map((term, i): [string, number] => [term, 1 + i * 1.7]);
       for (const q of [query(weighted), query([...weighted, ...weighted.slice(0, 2)]), query([...weighted, ['zzzunseen', 9]])]) {
         expect(rank(sentences, q, 20)).toEqual(miniSearchRank(sentences, q, 20));
+        expect(rank(stored, q, 20)).toEqual(miniSearchRank(sentences, q, 20));
       }
     }
   }
@@ -68,9 +73,11 @@ it('ranks random texts and queries exactly as the MiniSearch index did', () => {
       fc.integer({ min: 1, max: 25 }),
       (text, picked, limit) => {
         const sentences = analyzeText(text.join(' '));
+        const stored = parseAnalysis(text.join(' '), serializeAnalysis(sentences)) as AnalyzedSentence[];
         const stems = picked.flatMap(([word, weight]): Array<[string, number]> => [...analyzeText(`${word}.`)[0].terms].map((t) => [t, weight]));
         const q = query(stems);
         expect(rank(sentences, q, limit)).toEqual(miniSearchRank(sentences, q, limit));
+        expect(rank(stored, q, limit)).toEqual(miniSearchRank(sentences, q, limit));
       },
     ),
     { numRuns: 300 },
