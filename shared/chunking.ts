@@ -404,7 +404,8 @@ class Chunker {
     let cuts: number[];
     for (;;) {
       to = Math.min(piece.end, reach + lookahead);
-      cuts = segmentCuts(text.slice(from, to), sentenceSegmenter, (s) => /\S/.test(s.segment))
+      // A forced cut of a 65,536-character run without a sentence end is no sentence end: dropped.
+      cuts = segmentCuts(text.slice(from, to), sentenceSegmenter, (s) => /\S/.test(s.segment), false)
         .map((cut) => from + cut)
         .filter((offset) => offset > piece.start && clusters.has(offset));
       if (to === piece.end) break;
@@ -520,9 +521,10 @@ class Chunker {
  * two segments' worth of decisions: boundaries up to the start of the second-to-last segment are kept
  * (decided with that whole segment as look-ahead) and the next window starts there. A window with a
  * single segment grows, up to MAX_SEGMENT_WINDOW_CHARS; a segment longer than that is cut at the
- * window end (moved off a surrogate pair), a forced boundary that only very long runs reach.
+ * window end (moved off a surrogate pair), a forced boundary that only very long runs reach; with
+ * `forcedCuts` false such a boundary is not returned (it is no sentence end: `refineToSentences`).
  */
-function segmentCuts(text: string, segmenter: Intl.Segmenter, startsPiece: (s: Intl.SegmentData) => boolean): number[] {
+function segmentCuts(text: string, segmenter: Intl.Segmenter, startsPiece: (s: Intl.SegmentData) => boolean, forcedCuts = true): number[] {
   const cuts: number[] = [];
   const accept = (offset: number): void => {
     if (offset > 0 && offset < text.length && offset > (cuts.at(-1) ?? 0)) cuts.push(offset);
@@ -548,7 +550,7 @@ function segmentCuts(text: string, segmenter: Intl.Segmenter, startsPiece: (s: I
       const second = segments[1];
       let next = second !== undefined ? base + second.index : end;
       if (second === undefined && isHighSurrogate(text.charCodeAt(next - 1))) next--;
-      if (second === undefined || second.starts) accept(next);
+      if (second === undefined ? forcedCuts : second.starts) accept(next);
       base = next;
       size = SEGMENT_WINDOW_CHARS;
     }

@@ -310,6 +310,20 @@ describe('chunkCorpus', () => {
         const chunks = chunkCorpus(docs, { chunkTokens: limit });
         expectValidChunks(docs, chunks, limit);
       }
+      // Over 65,536 characters without a sentence end the segmenter cuts by force: that is no sentence
+      // end, and a cut there would split a word (found by fuzzing: chunks ended mid-word every 65,536).
+      const random2 = prng(1);
+      const common = ['the', 'of', 'and', 'to', 'in', 'a', 'is', 'that', 'for', 'it', 'as', 'was', 'with', 'which'];
+      const unpunctuated = { id: 'unpunctuated', text: Array.from({ length: 100_000 }, () => common[Math.floor(random2() * common.length)]).join(' ') };
+      expect(unpunctuated.text.length).toBeGreaterThan(300_000);
+      const long = chunkCorpus([unpunctuated], { chunkTokens: 20_000 });
+      expectValidChunks([unpunctuated], long, 20_000);
+      expect(
+        long
+          .slice(0, -1)
+          .filter((chunk) => !chunk.text.endsWith(' '))
+          .map((chunk) => chunk.text.slice(-16)),
+      ).toEqual([]);
       const words = { id: 'words', text: 'commerce and revenue '.repeat(1500).trim() };
       const chunks = chunkCorpus([words], { chunkTokens: 1000 });
       expectValidChunks([words], chunks, 1000);
