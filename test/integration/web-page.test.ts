@@ -42,12 +42,20 @@ const filler = (i: number): string =>
 /** Questions with this word are sought slowly, so their runs stay RUNNING long enough to be cancelled. */
 const SLOW = 'slowly';
 
-/** The extractive reader (the server's default model), each seek of a SLOW question waiting 300 ms. */
+/**
+ * Questions with these words are sought at a pace (20 ms a seek), so a test that watches the progress
+ * sees it move however fast the machine and the local engine are (a round of 100 chunks took about
+ * 100 ms once a seek sent one request, too fast for a page polled every 50 ms to see several states).
+ */
+const PACED = 'at a steady pace';
+
+/** The extractive reader (the server's default model), each seek of a SLOW question waiting 300 ms, of a PACED one 20 ms. */
 class SlowWhenAsked implements AgentModel {
   readonly description = 'extractive';
   private readonly inner = new ExtractiveReader();
   async seek(request: SeekRequest): Promise<SeekResult> {
     if (request.question.includes(SLOW)) await new Promise((resolve) => setTimeout(resolve, 300));
+    if (request.question.includes(PACED)) await new Promise((resolve) => setTimeout(resolve, 20));
     return this.inner.seek(request);
   }
   reason(request: ReasonRequest): Promise<ReasonResult> {
@@ -277,7 +285,7 @@ maybe('the corpus picker names each corpus once: a copy an ask made by what it h
 maybe('watch the seeking progress update live, then the KAR steps and the answer', async () => {
   const page = await newPage();
   await login(page);
-  await ask(page, 'many', QUESTION, { chunkTokens: '64', concurrency: '1', rounds: '2' });
+  await ask(page, 'many', `${QUESTION.slice(0, -1)}, asked ${PACED}?`, { chunkTokens: '64', concurrency: '1', rounds: '2' });
   const counts = new Set<string>();
   let photographed = false;
   const round1 = page.getByTestId('round-1').getByTestId('round-count');
