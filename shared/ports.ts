@@ -264,14 +264,11 @@ export interface MessageStore {
   /** Messages by id (for citations). */
   getMessages(runId: string, ids: string[]): Promise<Message[]>;
   /**
-   * Add model usage and warnings to the run's counters (atomic ADD on one item): the reasoning
-   * agent's KAR steps, which run one at a time (a seeking agent's usage goes with its `recordSeek`).
-   */
-  addUsage(runId: string, role: AgentRole, usage: RoleUsage, warnings?: string[]): Promise<void>;
-  /**
-   * The run's counters: the `addUsage` totals plus the usage and warnings of every seek record,
-   * summed here. Warnings come in a fixed order: those of seek records by round then chunk, then
-   * the others in arrival order (at most MAX_STORED_WARNINGS texts; the count is exact).
+   * The run's counters: the usage and warnings of every seek record and every KAR step, summed
+   * here, plus the COUNTERS item's (transient errors, throttle waits; the reasoning agent's usage of
+   * runs recorded before steps carried it). Warnings come in a fixed order: those of seek records by
+   * round then chunk, then those of KAR steps by sequence, then the others in arrival order (at most
+   * MAX_STORED_WARNINGS texts; the count is exact).
    */
   getCounters(runId: string): Promise<RunCounters>;
   /**
@@ -293,8 +290,14 @@ export interface MessageStore {
   addThrottleWait(runId: string, ms: number): Promise<void>;
   /** The failures recorded in a round, by ascending chunk index. */
   seekFailures(runId: string, round: number): Promise<SeekFailure[]>;
-  /** Append one KAR step with the reasoning agent's output. */
-  putStep(runId: string, step: StoredStep): Promise<void>;
+  /**
+   * Record one KAR step with the reasoning agent's output, and the usage and warnings of the model
+   * call(s) that made it, in one write: a step's usage counts once its result is recorded, as a
+   * seek's does (a call whose step a kill lost is made again when the run resumes, and counted then,
+   * not twice). A step recorded under the same `seq` (another path of a resumed run) is replaced,
+   * usage included.
+   */
+  putStep(runId: string, step: StoredStep, made?: { usage: RoleUsage; warnings: string[] }): Promise<void>;
   /** All KAR steps in `seq` order. */
   getSteps(runId: string): Promise<StoredStep[]>;
   /**

@@ -386,39 +386,6 @@ export class DynamoMessageStore implements MessageStore {
     return found;
   }
 
-  async addUsage(runId: string, role: AgentRole, usage: RoleUsage, warnings: string[] = []): Promise<void> {
-    // The three counts always (zero included), the optional fields when the call had them.
-    const added = { calls: usage.calls, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, ...usageAttributes(usage) };
-    const fields = Object.entries(added);
-    await this.client.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: runPk(runId), sk: COUNTERS_SK },
-        UpdateExpression: `ADD ${fields.map((_, i) => `#f${i} :f${i}`).join(', ')}, warningCount :w SET #ttl = :ttl`,
-        ExpressionAttributeNames: {
-          ...Object.fromEntries(fields.map(([field], i) => [`#f${i}`, countersAttribute(role, field)])),
-          '#ttl': 'ttl',
-        },
-        ExpressionAttributeValues: { ...Object.fromEntries(fields.map(([, value], i) => [`:f${i}`, value])), ':w': warnings.length, ':ttl': this.ttl() },
-      }),
-    );
-    if (warnings.length === 0) return;
-    // Keep the first MAX_STORED_WARNINGS texts; the count above stays exact.
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: runPk(runId), sk: COUNTERS_SK },
-          UpdateExpression: 'SET warnings = list_append(if_not_exists(warnings, :empty), :w)',
-          ConditionExpression: 'attribute_not_exists(warnings) OR size(warnings) < :max',
-          ExpressionAttributeValues: { ':empty': [], ':w': warnings, ':max': MAX_STORED_WARNINGS },
-        }),
-      );
-    } catch (error) {
-      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
-    }
-  }
-
   async countTransientError(runId: string, role: AgentRole, errorName: string): Promise<void> {
     await this.client.send(
       new UpdateCommand({
@@ -486,19 +453,21 @@ export class DynamoMessageStore implements MessageStore {
   }
 
   /**
-   * The COUNTERS item (the reasoning agent's usage, transient errors) plus the usage and warnings of
-   * every seek record, summed from one paged Query over the `MSG#` and `SEEK#` keys of the run
-   * (projected to the counted attributes): O(chunks × rounds) small reads at Finalize, instead of
-   * one contended UpdateItem per seeking agent.
+   * The COUNTERS item (transient errors, throttle waits; the reasoning agent's usage of runs recorded
+   * before KAR steps carried it) plus the usage and warnings of every seek record and KAR step,
+   * summed from one paged Query over the `MSG#`..`STEP#` keys of the run (projected to the counted
+   * attributes): O(chunks × rounds) small reads at Finalize, instead of one contended UpdateItem per
+   * seeking agent.
    */
   async getCounters(runId: string): Promise<RunCounters> {
     const [out, records] = await Promise.all([
       this.client.send(new GetCommand({ TableName: this.tableName, Key: { pk: runPk(runId), sk: COUNTERS_SK }, ConsistentRead: true })),
       this.queryAll({
         TableName: this.tableName,
-        // Sort keys of the run: COUNTERS < FAIL# < MSG# < SEEK# < STEP#, so this range is the seek records.
+        // Sort keys of the run: COUNTERS < FAIL# < MSG# < SEEK# < STEP#, so this range is the seek
+        // records and the KAR steps.
         KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
-        ExpressionAttributeValues: { ':pk': runPk(runId), ':first': 'MSG#', ':last': 'SEEK#~' },
+        ExpressionAttributeValues: { ':pk': runPk(runId), ':first': 'MSG#', ':last': 'STEP#~' },
         // Attribute names through placeholders: none may collide with a DynamoDB reserved word.
         ProjectionExpression: ['sk', 'warnings', 'warningCount', ...USAGE_FIELDS].map((_, i) => `#a${i}`).join(', '),
         ExpressionAttributeNames: Object.fromEntries(['sk', 'warnings', 'warningCount', ...USAGE_FIELDS].map((name, i) => [`#a${i}`, name])),
@@ -508,8 +477,11 @@ export class DynamoMessageStore implements MessageStore {
     const item = out.Item ?? {};
     const role = (r: AgentRole): RoleUsage => usageOf(item, r);
     const seeker = role('seeker');
+    const reasoner = role('reasoner');
+    const steps = records.filter((record) => (record.sk as string).startsWith('STEP#'));
     // Seek records by round, then chunk (MSG# and SEEK# keys of one round interleave by chunk).
     const ordered = records
+      .filter((record) => !(record.sk as string).startsWith('STEP#'))
       .map((record) => ({ record, at: (record.sk as string).split('#').slice(1).join('#') }))
       .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
     const warnings: string[] = [];
@@ -523,13 +495,19 @@ export class DynamoMessageStore implements MessageStore {
       warningCount += Number(record.warningCount ?? 0);
       warnings.push(...((record.warnings as string[] | undefined) ?? []));
     }
+    // KAR steps in sequence order (STEP#<seq:04> sorts so).
+    for (const step of steps.sort((a, b) => ((a.sk as string) < (b.sk as string) ? -1 : 1))) {
+      addUsageInto(reasoner, usageOf(step));
+      warningCount += Number(step.warningCount ?? 0);
+      warnings.push(...((step.warnings as string[] | undefined) ?? []));
+    }
     warnings.push(...((item.warnings as string[] | undefined) ?? []));
     const byError: Record<string, number> = {};
     for (const [key, value] of Object.entries(item)) {
       if (key.startsWith(TRANSIENT_BY_ERROR_PREFIX)) byError[key.slice(TRANSIENT_BY_ERROR_PREFIX.length)] = Number(value);
     }
     return {
-      usage: { seeker, reasoner: role('reasoner') },
+      usage: { seeker, reasoner },
       seekerByRound,
       warnings: warnings.slice(0, MAX_STORED_WARNINGS),
       warningCount,
@@ -541,11 +519,20 @@ export class DynamoMessageStore implements MessageStore {
     };
   }
 
-  async putStep(runId: string, step: StoredStep): Promise<void> {
+  async putStep(runId: string, step: StoredStep, made?: { usage: RoleUsage; warnings: string[] }): Promise<void> {
+    const warnings = made?.warnings ?? [];
     await this.client.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { pk: runPk(runId), sk: stepSk(step.seq), step: JSON.stringify(step), ttl: this.ttl() },
+        Item: {
+          pk: runPk(runId),
+          sk: stepSk(step.seq),
+          step: JSON.stringify(step),
+          // The reasoning agent's usage and warnings of this step, summed by getCounters (as a seek record's).
+          ...(made !== undefined && usageAttributes(made.usage)),
+          ...(warnings.length > 0 && { warnings: warnings.slice(0, MAX_STORED_WARNINGS), warningCount: warnings.length }),
+          ttl: this.ttl(),
+        },
       }),
     );
   }

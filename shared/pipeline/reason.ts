@@ -82,13 +82,6 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
     fitted = smaller;
     warnings.push(`context window exceeded; sent once more with ${shrunk}`);
   }
-  await store.addUsage(
-    state.runId,
-    'reasoner',
-    result.usage,
-    [...warnings, ...result.warnings].map((w) => `KAR step ${state.seq + 1}: ${w}`),
-  );
-
   const stored: StoredStep = {
     seq: state.seq + 1,
     round: state.round,
@@ -101,7 +94,11 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
     citedMessageIds: result.citedMessageIds,
     ...(result.answerBasis !== undefined && { answerBasis: result.answerBasis }),
   };
-  await store.putStep(state.runId, stored);
+  // The step, its usage and its warnings in one write: counted once, when its result is recorded.
+  await store.putStep(state.runId, stored, {
+    usage: result.usage,
+    warnings: [...warnings, ...result.warnings].map((w) => `KAR step ${state.seq + 1}: ${w}`),
+  });
   // Budget-bound: the token budget dropped or trimmed messages it was given, so a wider k would give
   // the agent the same text again. (Fewer messages than k from the GSI — which DynamoDB updates
   // asynchronously — is not budget-bound: the next, wider step reads them.)

@@ -23,7 +23,7 @@ function phaseOf(label: string, afterSync: boolean): string {
   if (/^put corpora\/|^put runs\/sweep\/(chunks\/|run\.json|manifest\.json|reseek\/chunk-documents\.json)/.test(label)) return 'Prepare';
   if (/^put runs\/sweep\/(sync\/|reseek\/items-)/.test(label)) return 'Synchronize';
   if (label.startsWith('put runs/sweep/result.json')) return 'Finalize';
-  if (/^(call reason|usage reasoner|step )/.test(label)) return 'KAR steps';
+  if (/^(call reason|step )/.test(label)) return 'KAR steps';
   return afterSync ? 'round-2 seeking' : 'round-1 seeking';
 }
 

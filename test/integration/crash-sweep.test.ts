@@ -27,7 +27,7 @@ function phaseOf(label: string, afterSync: boolean): string {
   if (label.startsWith('put runs/sweep/sync/')) return 'Synchronize';
   if (label.startsWith('put runs/sweep/result.json')) return 'Finalize';
   if (/forced/.test(label)) return 'AnswerBestEffort';
-  if (/^(call reason|usage reasoner|step )/.test(label)) return 'KAR steps';
+  if (/^(call reason|step )/.test(label)) return 'KAR steps';
   return afterSync ? 'round-2 seeking' : 'round-1 seeking';
 }
 

@@ -188,7 +188,7 @@ describe.each(['over HTTP', 'in process', 'in process, sole writer'] as const)('
     expect((await store.getCounters('no-such-run')).throttleWaitMs).toBe(0);
   });
 
-  it("sums the seek records' usage and warnings at read time, beside the counters of addUsage", async () => {
+  it("sums the seek records' and KAR steps' usage and warnings at read time", async () => {
     // Arrange: 10 seeking agents at once (no shared item), 3 with a message; two KAR steps
     const run = 'usage';
     await Promise.all(
@@ -202,13 +202,26 @@ describe.each(['over HTTP', 'in process', 'in process, sole writer'] as const)('
         }),
       ),
     );
-    await store.addUsage(run, 'reasoner', { calls: 2, inputTokens: 50, outputTokens: 9 }, ['step 1']);
-    await store.addUsage(run, 'reasoner', { calls: 1, inputTokens: 5, outputTokens: 1, modelMs: 3 });
+    const step = (seq: number) => ({
+      seq,
+      round: 1,
+      k: seq,
+      messagesUsed: seq,
+      evidenceTokens: 10,
+      outcome: 'refused' as const,
+      answer: 'NO ANSWER',
+      citedMessageIds: [],
+    });
+    // Step 2 written first: the warnings still come in step order. Step 1 is then written again by
+    // another path of a resumed run (its first usage replaced, not added).
+    await store.putStep(run, step(2), { usage: { calls: 1, inputTokens: 5, outputTokens: 1, modelMs: 3 }, warnings: [] });
+    await store.putStep(run, step(1), { usage: { calls: 9, inputTokens: 999, outputTokens: 99 }, warnings: ['lost path'] });
+    await store.putStep(run, step(1), { usage: { calls: 2, inputTokens: 50, outputTokens: 9 }, warnings: ['step 1'] });
 
     // Act
     const counters = await store.getCounters(run);
 
-    // Assert: exact sums; warnings of seek records by round then chunk, then the others
+    // Assert: exact sums; warnings of seek records by round then chunk, then of the steps
     expect(counters.usage.seeker).toEqual({ calls: 10, inputTokens: 1045, outputTokens: 50, modelMs: 12, cacheReadInputTokens: 30 });
     expect(counters.usage.reasoner).toEqual({ calls: 3, inputTokens: 55, outputTokens: 10, modelMs: 3 });
     expect(counters.warnings).toEqual(['c2', 'c6 odd', 'c6 odder', 'c0 r2', 'step 1']);

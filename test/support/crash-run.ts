@@ -59,7 +59,7 @@ afterEach(DynamoMessageStore.prototype, 'recordSeek', (args) => {
   const record = args[1] as { round: number; chunkIndex: number; message?: unknown };
   return `sought r${record.round} c${record.chunkIndex}${record.message ? ' with message' : ''}`;
 });
-afterEach(DynamoMessageStore.prototype, 'addUsage', (args) => `usage ${String(args[1])}`);
+// One write per KAR step (its outcome, usage and warnings together).
 afterEach(DynamoMessageStore.prototype, 'putStep', (args) => `step ${(args[1] as { seq: number }).seq} r${(args[1] as { round: number }).round}`);
 
 async function main(): Promise<void> {

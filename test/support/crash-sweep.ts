@@ -45,10 +45,15 @@ export function finished(run: ChildRun): { events: number; result: RunResult } {
   return JSON.parse(run.stdout.trim().split('\n').pop() as string) as { events: number; result: RunResult };
 }
 
-/** What must not change across a kill and a resume. */
+/**
+ * What must not change across a kill and a resume: the answer and its evidence, and the usage of
+ * both agents (a call counts once its result is recorded: a seek or a KAR step in flight at the
+ * kill is made again and counted once).
+ */
 export function comparable(result: RunResult): unknown {
   const { answer, answerable, citations, trace, rounds, chunks, poolSize, failedChunks, chunkFailures, skipped } = result;
-  return { answer, answerable, citations, trace, rounds, chunks, poolSize, failedChunks, chunkFailures, skipped };
+  const { seeker, reasoner } = result.usage;
+  return { answer, answerable, citations, trace, rounds, chunks, poolSize, failedChunks, chunkFailures, skipped, usage: { seeker, reasoner } };
 }
 
 /** The log's events, in order: `{ pid, label }`. */

@@ -28,7 +28,6 @@ function fakeStore(visible: Message[], poolSize: number): MessageStore {
     poolSize: async () => poolSize,
     putStep: async (_run: string, step: StoredStep) => void steps.push(step),
     getSteps: async () => steps,
-    addUsage: async () => undefined,
     addRetry: async () => undefined,
     getCounters: async () => ({}) as RunCounters,
   } as unknown as MessageStore;
