@@ -162,16 +162,14 @@ export class DynamoMessageStore implements MessageStore {
   /** The seek state of (run, round) for a sole-writer store: kept, or read with one Query per key prefix. */
   private roundState(runId: string, round: number): Promise<RoundSeekState> {
     const key = roundKey(runId, round);
-    let state = this.roundStates.get(key);
-    if (state === undefined) {
-      const loading = this.loadRoundState(runId, round);
-      state = loading;
-      // A failed read is not kept: the next call reads again.
-      loading.catch(() => this.forgetRound(key, loading));
-      this.roundStates.set(key, loading);
-      if (this.roundStates.size > ROUND_STATES_KEPT) this.roundStates.delete(this.roundStates.keys().next().value as string);
-    }
-    return state;
+    const kept = this.roundStates.get(key);
+    if (kept !== undefined) return kept;
+    const loading = this.loadRoundState(runId, round);
+    // A failed read is not kept: the next call reads again.
+    loading.catch(() => this.forgetRound(key, loading));
+    this.roundStates.set(key, loading);
+    if (this.roundStates.size > ROUND_STATES_KEPT) this.roundStates.delete(this.roundStates.keys().next().value as string);
+    return loading;
   }
 
   private async loadRoundState(runId: string, round: number): Promise<RoundSeekState> {
@@ -590,18 +588,12 @@ export class DynamoMessageStore implements MessageStore {
    * @returns the number of items deleted.
    */
   async deleteRun(runId: string): Promise<number> {
-    this.forgetRun(runId);
     try {
       return await this.deleteRunItems(runId);
     } finally {
-      this.forgetRun(runId);
+      // Whatever was kept of the run (or read while its items were deleted) is read again if asked.
+      for (const key of this.roundStates.keys()) if (key.startsWith(roundKeyPrefix(runId))) this.roundStates.delete(key);
     }
-  }
-
-  /** Drop every kept round state of a run. */
-  private forgetRun(runId: string): void {
-    const prefix = roundKey(runId, 0).replace(/0$/, '');
-    for (const key of this.roundStates.keys()) if (key.startsWith(prefix)) this.roundStates.delete(key);
   }
 
   private async deleteRunItems(runId: string): Promise<number> {
@@ -639,8 +631,11 @@ export class DynamoMessageStore implements MessageStore {
   }
 }
 
-/** The key of a round's kept seek state (run ids hold no NUL). */
-const roundKey = (runId: string, round: number): string => `${runId}\u0000${round}`;
+/** The keys of a run's kept round states begin so (run ids hold no NUL). */
+const roundKeyPrefix = (runId: string): string => `${runId}\u0000`;
+
+/** The key of a round's kept seek state. */
+const roundKey = (runId: string, round: number): string => `${roundKeyPrefix(runId)}${round}`;
 
 /** The chunk index of a `<kind>#<round>#<chunk>` item. */
 const chunkOf = (item: Record<string, unknown>): number => Number((item.sk as string).split('#')[2]);
