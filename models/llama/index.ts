@@ -26,6 +26,10 @@ export const provider: ModelProvider<'llama'> = {
     seekerCaches: false,
     unpriced: 'a local model on this machine: no service price',
   }),
-  recordIds: (spec) => ({ seeker: `llama:${path.basename(spec.seekerModelId)}`, reasoner: `llama:${path.basename(spec.reasonerModelId)}` }),
+    // The context size is part of a record's model: the same file with another context is another configuration.
+  recordIds: (spec) => {
+    const context = spec.contextTokens !== undefined ? `?ctx=${spec.contextTokens}` : '';
+    return { seeker: `llama:${path.basename(spec.seekerModelId)}${context}`, reasoner: `llama:${path.basename(spec.reasonerModelId)}${context}` };
+  },
   lambdaEnvIssues: () => [{ variable: 'MODEL_SPEC', message: 'llama: models run only in local commands, not in Lambda' }],
 };

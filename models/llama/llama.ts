@@ -50,8 +50,9 @@ type ChatHistoryItem = Parameters<LlamaChat['generateResponse']>[0][number];
 /** Options of a `llama:` model. */
 export interface LlamaOptions {
   /**
-   * Context size per sequence, tokens of the model's tokenizer; default the smaller of the model's
-   * training context and `DEFAULT_LLAMA_CONTEXT_TOKENS`.
+   * Context size per sequence, tokens of the model's tokenizer (the spec's `?ctx=`), at most the
+   * model's training context; default the smaller of that and `DEFAULT_LLAMA_CONTEXT_TOKENS`. The KV
+   * cache grows linearly with it (README, "Models": about 12 KiB a token for the reference model).
    */
   contextTokens?: number;
   /** Parallel sequences of the context (calls evaluated in one batch); default 1. */
@@ -201,8 +202,12 @@ async function loadLlama(file: string, options: LlamaOptions): Promise<LoadedLla
       }
       const trained = model.trainContextSize;
       const contextTokens = options.contextTokens ?? Math.min(trained, DEFAULT_LLAMA_CONTEXT_TOKENS);
-      if (!Number.isInteger(contextTokens) || contextTokens < 256)
-        throw new ConfigurationError(`llama: context size must be an integer >= 256 tokens (got ${contextTokens})`);
+      if (!Number.isInteger(contextTokens) || contextTokens < 256 || contextTokens > trained) {
+        await model.dispose();
+        throw new ConfigurationError(
+          `llama: context size must be an integer from 256 to the model's training context, ${trained} tokens, for ${path.basename(file)} (got ${contextTokens}; set it with ?ctx=<tokens>)`,
+        );
+      }
       let context: LlamaContext;
       try {
         context = await model.createContext({
@@ -422,8 +427,10 @@ const opened = new Map<string, LlamaModels>();
 export async function loadLlamaModels(spec: ModelSpecInput, options: LlamaOptions = {}): Promise<LlamaModels> {
   const parsed = toModelSpec(spec);
   if (parsed.kind !== 'llama') throw new ConfigurationError(`not a llama: model spec: ${formatModelSpec(parsed)}`);
-  const seeker = await LlamaChatModel.load(parsed.seekerModelId, options);
-  const reasoner = parsed.reasonerModelId === parsed.seekerModelId ? seeker : await LlamaChatModel.load(parsed.reasonerModelId, options);
+  // The spec's context size (`?ctx=`) unless the caller gives one.
+  const withContext: LlamaOptions = parsed.contextTokens !== undefined && options.contextTokens === undefined ? { ...options, contextTokens: parsed.contextTokens } : options;
+  const seeker = await LlamaChatModel.load(parsed.seekerModelId, withContext);
+  const reasoner = parsed.reasonerModelId === parsed.seekerModelId ? seeker : await LlamaChatModel.load(parsed.reasonerModelId, withContext);
   const models: LlamaModels = {
     // The reasoning agent replies in prose (the answer alone, as a plain prompt asks for it): the
     // in-process models are small, and measured with the test model, a JSON reply kept less of what

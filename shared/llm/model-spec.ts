@@ -9,9 +9,13 @@
  *   openai:<model>[,<reasonerModel>]    an OpenAI-compatible chat-completions server (vLLM, Ollama,
  *                                       llama.cpp, …) at OPENAI_BASE_URL; model names as the server
  *                                       knows them (`llama3.1:8b`, `meta-llama/Llama-3.1-8B-Instruct`)
- *   llama:<path.gguf>[,<reasonerPath>]  a GGUF model run in-process on the CPU with node-llama-cpp
+ *   llama:<path.gguf>[,<reasonerPath>][?ctx=<tokens>]
+ *                                       a GGUF model run in-process on the CPU with node-llama-cpp
  *                                       (local commands only: ask, serve, job, survey, eval); the
- *                                       paths may not contain a comma
+ *                                       paths may not contain a comma or "?"; `?ctx=` sets the context
+ *                                       size per sequence (model tokens, e.g. 4096, 16k = 16,000; up
+ *                                       to the model's training context, checked when it loads;
+ *                                       default the smaller of that and 8,192)
  *
  * A model id is a Bedrock foundation-model id (`meta.llama3-1-8b-instruct-v1:0`) or the id of a
  * system-defined cross-region inference profile: a geographic prefix followed by the foundation-model
@@ -25,14 +29,19 @@
  * (foundation model and inference profile ARNs are derived from them).
  */
 import { ConfigurationError } from '../errors';
+import { parseTokenCount } from '../token-count';
 
 /** A parsed model spec. */
 export type ModelSpec =
   | { kind: 'extractive' }
   | { kind: 'bedrock'; seekerModelId: string; reasonerModelId: string }
   | { kind: 'openai'; seekerModelId: string; reasonerModelId: string }
-  /** `seekerModelId` / `reasonerModelId` are GGUF file paths as given (relative to the working directory). */
-  | { kind: 'llama'; seekerModelId: string; reasonerModelId: string };
+  /**
+   * `seekerModelId` / `reasonerModelId` are GGUF file paths as given (relative to the working
+   * directory); `contextTokens` the context size per sequence (`?ctx=`), tokens of the model's
+   * tokenizer, absent for the provider's default.
+   */
+  | { kind: 'llama'; seekerModelId: string; reasonerModelId: string; contextTokens?: number };
 
 /**
  * Geographic prefixes of system-defined cross-region inference profile ids, per the Bedrock user
@@ -45,7 +54,7 @@ export const INFERENCE_PROFILE_PREFIXES = ['us', 'us-gov', 'eu', 'apac', 'jp', '
 const FOUNDATION_MODEL_ID = /^[a-z0-9][a-z0-9_-]*\.[a-z0-9][a-z0-9_-]*(?::[a-z0-9._-]+)*$/;
 
 const SPEC_GRAMMAR =
-  '"extractive", "bedrock:<seekerModelId>[,<reasonerModelId>]", "openai:<model>[,<reasonerModel>]" or "llama:<model.gguf>[,<reasonerModel.gguf>]"';
+  '"extractive", "bedrock:<seekerModelId>[,<reasonerModelId>]", "openai:<model>[,<reasonerModel>]" or "llama:<model.gguf>[,<reasonerModel.gguf>][?ctx=<tokens>]"';
 
 /**
  * True when `id` is a system-defined cross-region inference profile id: a known geographic prefix,
@@ -137,18 +146,38 @@ function parseOpenAiModels(spec: string, rest: string): ModelSpec {
   return { kind: 'openai', seekerModelId, reasonerModelId };
 }
 
+/** Smallest context size a `llama:` spec may ask for, tokens (a seeking prompt's instructions alone take about 700). */
+export const MIN_LLAMA_CONTEXT_TOKENS = 1024;
+
 /**
- * The GGUF paths after "llama:": one or two, comma-separated; the reasoner defaults to the seeker.
- * Only the form is checked here (the file itself is checked when the model loads: models/llama/llama.ts).
- * @throws ConfigurationError for zero, empty or more than two paths.
+ * The GGUF paths after "llama:": one or two, comma-separated; the reasoner defaults to the seeker;
+ * an optional `?ctx=<tokens>` suffix (shared/token-count.ts forms: 4096, 16k) sets the context size
+ * of both. Only the form is checked here (the file, and a context above the model's training
+ * context, are checked when the model loads: models/llama/llama.ts).
+ * @throws ConfigurationError for zero, empty or more than two paths, or a malformed or too small `?ctx=`.
  */
 function parseLlamaModels(spec: string, rest: string): ModelSpec {
+  let contextTokens: number | undefined;
+  const query = rest.indexOf('?');
+  if (query >= 0) {
+    const option = rest.slice(query + 1).trim();
+    const match = /^ctx\s*=\s*(\S+)$/i.exec(option);
+    const value = match ? parseTokenCount(match[1]) : undefined;
+    if (value === undefined) {
+      throw new ConfigurationError(`Invalid model spec "${spec}": after "?" expected ctx=<tokens> (the context size, e.g. ?ctx=4096), got "${option}"`);
+    }
+    if (value < MIN_LLAMA_CONTEXT_TOKENS) {
+      throw new ConfigurationError(`Invalid model spec "${spec}": ctx=${value} is below the smallest context, ${MIN_LLAMA_CONTEXT_TOKENS} tokens`);
+    }
+    contextTokens = value;
+    rest = rest.slice(0, query);
+  }
   const paths = rest.split(',').map((p) => p.trim());
   if (paths.length > 2 || paths.some((p) => p === '')) {
     throw new ConfigurationError(`Invalid model spec "${spec}": expected one or two comma-separated GGUF file paths after "llama:" (${SPEC_GRAMMAR})`);
   }
   const [seekerModelId, reasonerModelId = seekerModelId] = paths;
-  return { kind: 'llama', seekerModelId, reasonerModelId };
+  return { kind: 'llama', seekerModelId, reasonerModelId, ...(contextTokens !== undefined ? { contextTokens } : {}) };
 }
 
 /** A model spec as text (to parse) or already parsed: functions along one command take either, so the text is parsed once. */
@@ -162,10 +191,14 @@ export function toModelSpec(spec: ModelSpecInput): ModelSpec {
   return typeof spec === 'string' ? parseModelSpec(spec) : spec;
 }
 
-/** The spec's text (`extractive`, `llama:<seeker>[,<reasoner>]`, …), as a command prints it; the reasoner only when it differs. */
+/**
+ * The spec's text (`extractive`, `llama:<seeker>[,<reasoner>][?ctx=<tokens>]`, …), as a command
+ * prints it; the reasoner only when it differs. `parseModelSpec` of it gives the same spec.
+ */
 export function formatModelSpec(spec: ModelSpec): string {
   if (spec.kind === 'extractive') return 'extractive';
-  return `${spec.kind}:${spec.seekerModelId}${spec.reasonerModelId !== spec.seekerModelId ? `,${spec.reasonerModelId}` : ''}`;
+  const context = spec.kind === 'llama' && spec.contextTokens !== undefined ? `?ctx=${spec.contextTokens}` : '';
+  return `${spec.kind}:${spec.seekerModelId}${spec.reasonerModelId !== spec.seekerModelId ? `,${spec.reasonerModelId}` : ''}${context}`;
 }
 
 /**
