@@ -681,3 +681,108 @@ export function readSotuQuestions(file: string): QaSet {
   }));
   return { name: 'sotu', sources: [path.resolve(file)], documents: [], examples, warnings };
 }
+
+// ---------------------------------------------------------------------------------------------
+// CMRC 2018 at a target length (the curve's Chinese set)
+// ---------------------------------------------------------------------------------------------
+
+/** One CMRC 2018 question at a target length: its own passage among other passages. */
+export interface CmrcLongContextSet {
+  /** One example per included passage (its first question), with the gold span's offsets in its document. */
+  examples: Array<{ example: QaExample; document: LongDocument }>;
+  sources: string[];
+  warnings: DataWarning[];
+}
+
+/**
+ * CMRC 2018 (SQuAD format) as a needle-in-haystack set at a target length, the Chinese counterpart
+ * of `buildHotpotLongContext`: for each of the first `limit` passages, its FIRST question is an
+ * example over one document made of that passage (the needle) and other passages of the file,
+ * shuffled with the seeded PRNG (`seed` + question id) and taken while the running token count (o200k,
+ * 1 token per separator, an estimate) stays within `targetTokens` (so a context is up to one passage,
+ * about 500 tokens, short of it); the own passage is inserted at a seeded random position. The passage's title is not in the text (CMRC passages start with their
+ * subject). Evidence = each distinct gold answer span, shifted to the document's offsets.
+ * The same (file, passage, seed, target) always gives the same text.
+ * @param file `chinese/cmrc2018_dev.squad.json`.
+ * @throws Error when the file is missing or not SQuAD-shaped.
+ */
+export function buildCmrcLongContexts(
+  file: string,
+  options: { targetTokens: number; seed?: string | number; limit?: number },
+): CmrcLongContextSet {
+  const warnings: DataWarning[] = [];
+  const parsed = SquadSchema.safeParse(readJsonFile(file));
+  if (!parsed.success) throw new Error(`${file}: not SQuAD format (${issues(parsed.error)})`);
+  const passages = parsed.data.data.flatMap((d) => d.paragraphs).filter((p) => p.qas.length > 0);
+  const tokensOf = new Map<number, number>();
+  const cost = (i: number): number => {
+    let t = tokensOf.get(i);
+    if (t === undefined) {
+      t = countTokens(passages[i].context) + 1;
+      tokensOf.set(i, t);
+    }
+    return t;
+  };
+  const examples: CmrcLongContextSet['examples'] = [];
+  for (let own = 0; own < Math.min(passages.length, options.limit ?? passages.length); own++) {
+    const qa = passages[own].qas[0];
+    const random: Random = seededRandom(`${options.seed ?? '0'}:${qa.id}`);
+    let budget = options.targetTokens - cost(own);
+    const picked: number[] = [];
+    let misses = 0;
+    for (const i of shuffled(
+      passages.map((_, i) => i).filter((i) => i !== own),
+      random,
+    )) {
+      if (budget <= 0 || misses >= MAX_CONSECUTIVE_MISSES) break;
+      if (cost(i) > budget) {
+        misses += 1;
+        continue;
+      }
+      misses = 0;
+      budget -= cost(i);
+      picked.push(i);
+    }
+    const layout = picked.slice();
+    layout.splice(randomInt(random, picked.length + 1), 0, own);
+    const docId = `cmrc-${qa.id}-${options.targetTokens}`;
+    const parts: string[] = [];
+    const paragraphs: PlacedParagraph[] = [];
+    let offset = 0;
+    let ownStart = 0;
+    for (const i of layout) {
+      if (parts.length > 0) offset += PARAGRAPH_SEPARATOR.length;
+      const text = passages[i].context;
+      if (i === own) ownStart = offset;
+      paragraphs.push({ title: passages[i].id ?? `passage-${i}`, start: offset, end: offset + text.length, own: i === own });
+      parts.push(text);
+      offset += text.length;
+    }
+    const text = parts.join(PARAGRAPH_SEPARATOR);
+    const evidence: GoldEvidence[] = [];
+    const seen = new Set<string>();
+    for (const a of qa.answers) {
+      const key = `${a.text}@${a.answer_start}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      if (passages[own].context.slice(a.answer_start, a.answer_start + a.text.length) === a.text) {
+        evidence.push({ documentId: docId, quote: a.text, start: ownStart + a.answer_start, end: ownStart + a.answer_start + a.text.length });
+      } else {
+        evidence.push({ documentId: docId, quote: a.text });
+        warnings.push({ file, message: `question ${qa.id}: answer "${a.text}" is not at answer_start ${a.answer_start}; kept without offsets` });
+      }
+    }
+    const tokens = countTokens(text);
+    // Passages are long (about 500 tokens), so a context usually ends up to one passage short of the
+    // target; only running out of passages is worth a warning.
+    if (picked.length === passages.length - 1 && tokens < options.targetTokens * 0.95) {
+      warnings.push({ file, message: `question ${qa.id}: passages exhausted, context has ${tokens} tokens for a target of ${options.targetTokens}` });
+    }
+    examples.push({
+      example: { id: qa.id, question: qa.question, answers: [...new Set(qa.answers.map((a) => a.text))], documentIds: [docId], evidence },
+      document: { id: docId, title: `CMRC 2018 ${qa.id} at ${options.targetTokens} tokens`, text, tokens, paragraphs },
+    });
+  }
+  return { examples, sources: [path.resolve(file)], warnings };
+}
+

@@ -19,7 +19,17 @@ export interface EvalCall {
 }
 
 /** Names of the strategies compared (docs/EVAL.md). */
-export const STRATEGIES = ['extagents', 'extagents-no-sync', 'extagents-no-kar', 'official', 'direct', 'rag', 'chain-of-agents', 'mapreduce'] as const;
+export const STRATEGIES = [
+  'extagents',
+  'extagents-no-sync',
+  'extagents-no-kar',
+  'official',
+  'direct',
+  'rag',
+  'chain-of-agents',
+  'mapreduce',
+  'question-only',
+] as const;
 
 /**
  * Ablations of the pool's ranking (run option `ranking`, shared/ranking.ts), each `extagents` through
@@ -76,4 +86,12 @@ export interface EvalRecord {
   reusedCalls?: number;
   /** Set when the strategy failed on this example (then scores are 0). */
   error?: string;
+  /** The example's category when its data set has one (HotpotQA: bridge / comparison). */
+  questionType?: string;
+  /**
+   * The model's context window the run was fitted to, tokens of the model (a `llama:` model's `?ctx=`);
+   * the report plots scores against `targetTokens / windowTokens` (docs/EVAL.md, "The curve"). Absent
+   * when the model's window is unknown (Bedrock, an OpenAI-compatible server, the extractive reader).
+   */
+  windowTokens?: number;
 }

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { renderLineChartPng, type ChartPoint } from './charts';
 import { chartName } from './report-markdown';
 import { ROLES, type ReportRow, type UncertaintyRow } from './report-stats';
+import { ALL_TYPES, type CurveRow } from './report-curve';
 // ---------------------------------------------------------------------------------------------
 // Charts and the whole report
 // ---------------------------------------------------------------------------------------------
@@ -19,6 +20,7 @@ export async function writeReportCharts(
   dataset: string,
   rows: readonly ReportRow[],
   uncertainty: readonly UncertaintyRow[],
+  curve: readonly CurveRow[] = [],
 ): Promise<string[]> {
   const points = (y: (r: ReportRow) => number): ChartPoint[] => rows.map((r) => ({ series: r.strategy, x: r.targetTokens, y: y(r) }));
   // Points with 95% intervals, each series shifted a little along the (log) x axis so that
@@ -81,6 +83,28 @@ export async function writeReportCharts(
       },
     ],
   ];
+  // The curve (the paper's figure): F1 against multiples of the window, all questions and per type.
+  const curveSeries = [...new Set(curve.map((c) => c.strategy))];
+  for (const type of [...new Set(curve.map((c) => c.questionType))]) {
+    const cells = curve.filter((c) => c.questionType === type);
+    charts.push([
+      type === ALL_TYPES ? 'f1-vs-window' : `f1-vs-window-${type}`,
+      {
+        title: `F1 vs input length in multiples of the window W — ${dataset}${type === ALL_TYPES ? '' : `, ${type} questions`}`,
+        subtitle: `W = ${[...new Set(cells.map((c) => c.windowTokens))].join(', ')} model tokens; mean with 95% bootstrap interval`,
+        xTitle: 'input length / W',
+        yTitle: 'F1 (mean)',
+        yFormat: '.0%',
+        points: cells.map((c) => ({
+          series: c.strategy,
+          x: c.multiple * 1.04 ** (curveSeries.indexOf(c.strategy) - (curveSeries.length - 1) / 2),
+          y: c.f1.mean,
+          low: c.f1.low,
+          high: c.f1.high,
+        })),
+      },
+    ]);
+  }
   const names: string[] = [];
   for (const [kind, chart] of charts) {
     const name = chartName(kind, dataset);

@@ -6,6 +6,7 @@ import { type MeanInterval, type PairedComparison } from './stats';
 import path from 'node:path';
 import { formatWarning } from './jsonl';
 import { ROLES, type Report } from './report-stats';
+import { renderCurveMarkdown } from './report-curve';
 const fmtInterval = (m: MeanInterval): string => `${(100 * m.mean).toFixed(1)} [${(100 * m.low).toFixed(1)}, ${(100 * m.high).toFixed(1)}]`;
 const fmtPaired = (c: PairedComparison | undefined): string =>
   c === undefined
@@ -70,6 +71,8 @@ export function renderMarkdown(report: Report): string {
       ),
       '',
     );
+    const curve = renderCurveMarkdown(report.curve ?? [], dataset);
+    if (curve !== '') out.push(curve, '');
     const uncertain = (report.uncertainty ?? []).filter((u) => u.dataset === dataset);
     if (uncertain.length > 0) {
       out.push('### Intervals and paired tests', '');

@@ -4,6 +4,7 @@
  * dataset × strategy × target length (scores, calls and tokens per role, cost, modeled latency,
  * measured wall time), and the 95% bootstrap intervals and paired tests against `extagents`.
  */
+import type { CurveRow } from './report-curve';
 import { bootstrapMeanInterval, pairedBootstrap, type MeanInterval, type PairedComparison } from './stats';
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';
@@ -44,6 +45,8 @@ export const EvalRecordSchema = z.object({
   wallMs: z.number().nonnegative(),
   reusedCalls: z.number().int().nonnegative().optional(),
   error: z.string().optional(),
+  questionType: z.string().optional(),
+  windowTokens: z.number().int().positive().optional(),
 });
 
 /**
@@ -154,6 +157,8 @@ export interface Report {
   charts: string[];
   /** 95% bootstrap intervals per cell and paired tests against `extagents` (`uncertaintyRows`). */
   uncertainty: UncertaintyRow[];
+  /** F1 against multiples of the model's window (eval/report-curve.ts); empty when no record carries `windowTokens`. */
+  curve?: CurveRow[];
 }
 
 /** One cell's means with 95% bootstrap intervals, and the paired comparison with `extagents` on the same questions. */

@@ -24,6 +24,7 @@ import { writeReportCharts } from './report-charts';
 import { renderMarkdown } from './report-markdown';
 import { dataSourcesFor, parseDataReadme } from './report-sources';
 import { aggregateRecords, type DataSource, readEvalRecords, type Report, ROLES, uncertaintyRows } from './report-stats';
+import { curveRows } from './report-curve';
 /** Options of `buildReport`. */
 export interface ReportOptions {
   /** Price table (default: shared/prices.json). */
@@ -77,6 +78,7 @@ export async function buildReport(
 
   await fs.mkdir(outDir, { recursive: true });
   const charts: string[] = [];
+  const curve = curveRows(records);
   if (options.charts ?? true) {
     const uncertain = uncertaintyRows(records);
     for (const d of datasets)
@@ -86,6 +88,7 @@ export async function buildReport(
           d,
           rows.filter((r) => r.dataset === d),
           uncertain.filter((u) => u.dataset === d),
+          curve.filter((c) => c.dataset === d),
         )),
       );
   }
@@ -106,6 +109,7 @@ export async function buildReport(
     dataSources,
     charts,
     uncertainty: uncertaintyRows(records),
+    curve,
   };
   const jsonPath = path.join(outDir, 'report.json');
   const markdownPath = path.join(outDir, 'report.md');

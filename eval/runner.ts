@@ -36,6 +36,7 @@ import {
   type LongDocument,
   type QaExample,
   type QaSet,
+  buildCmrcLongContexts,
   readCmrc2018Haystack,
   readFairytaleQa,
   readFillerParagraphs,
@@ -129,8 +130,11 @@ export function parseLengths(value: string): Array<number | typeof FULL_LENGTH> 
 export function checkLengths(spec: DatasetSpec, lengths: ReadonlyArray<number | typeof FULL_LENGTH>): void {
   for (const l of lengths) {
     if (spec.kind === 'hotpotqa' && l === FULL_LENGTH) throw new InvalidInputError('hotpotqa needs target lengths (e.g. 8k,128k,1M), not "full"');
-    if (spec.kind !== 'hotpotqa' && l !== FULL_LENGTH) throw new InvalidInputError(`${spec.kind} is evaluated at its full length only: use --lengths full`);
+    if (spec.kind !== 'hotpotqa' && spec.kind !== 'cmrc' && l !== FULL_LENGTH)
+      throw new InvalidInputError(`${spec.kind} is evaluated at its full length only: use --lengths full`);
   }
+  if (spec.kind === 'cmrc' && lengths.includes(FULL_LENGTH) && lengths.some((l) => l !== FULL_LENGTH))
+    throw new InvalidInputError('cmrc takes either target lengths (one passage among others per question, e.g. 4k,16k) or "full" (one haystack), not both');
 }
 
 /** One example at one target length, its context built on demand. */
@@ -188,6 +192,11 @@ export interface RunEvalOptions {
    * Records then carry `reusedCalls`. Default false.
    */
   reuseCalls?: boolean;
+  /**
+   * The model's context window, tokens of the model, written into every record (`windowTokens`) so
+   * the report can plot scores against multiples of it. Absent when unknown.
+   */
+  windowTokens?: number;
   /** Output directory (created). */
   outDir: string;
   /** The shared data directory. Default `defaultDataRoot()`. */
@@ -372,6 +381,8 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunSummary> 
             question: example.question,
             gold: example.answers,
             models: options.modelIds,
+            ...(example.type !== undefined && { questionType: example.type }),
+            ...(options.windowTokens !== undefined && { windowTokens: options.windowTokens }),
           };
           try {
             const result = await STRATEGY_FUNCTIONS[strategy]({
@@ -504,6 +515,24 @@ function loadItems(options: RunEvalOptions): LoadedItems {
   }
 
   checkLengths(spec, options.lengths ?? []);
+  const cmrcTargets = spec.kind === 'cmrc' ? (options.lengths ?? []).filter((l): l is number => l !== FULL_LENGTH) : [];
+  if (spec.kind === 'cmrc' && cmrcTargets.length > 0) {
+    // One passage among other passages per question at each target length (eval/datasets.ts buildCmrcLongContexts).
+    // Built at load (a few seconds of tokenizing), so their warnings reach the summary.
+    const warnings: string[] = [];
+    const items: EvalItem[] = cmrcTargets.flatMap((targetTokens) => {
+      const built = buildCmrcLongContexts(spec.file, { targetTokens, seed, limit: options.limit });
+      warnings.push(...built.warnings.map(formatWarning));
+      return built.examples.map(({ example, document }) => ({
+        dataset: 'cmrc2018',
+        targetTokens,
+        exampleId: example.id,
+        scorer: 'cmrc' as const,
+        load: () => ({ documents: [document], example }),
+      }));
+    });
+    return { dataset: 'cmrc2018', items, sources: [path.resolve(spec.file)], warnings, strategyDefaults: {} };
+  }
   let set: QaSet;
   let scorer: ScorerKind;
   let dataset: string;

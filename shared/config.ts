@@ -15,6 +15,13 @@ export const RunOptionsSchema = z
     chunkTokens: z.number().int().min(64).max(200_000).default(8000),
     /** Seeking rounds (1 = no global knowledge synchronization). */
     rounds: z.number().int().min(1).max(10).default(2),
+    /**
+     * k of the first knowledge-accumulating reasoning step of each round (paper 2B starts at 1): the
+     * reasoning agent first reads the top `karFirstK` messages, then 2×, 4×, … after each refusal. A
+     * larger first k costs one longer prompt instead of several short ones and lets a model that
+     * rarely refuses see more than the top message (docs/EVAL.md, "Defaults for a model that can answer").
+     */
+    karFirstK: z.number().int().min(1).max(1024).default(1),
     /** Token budget of the evidence given to the reasoning agent in one KAR step. */
     reasonerBudgetTokens: z.number().int().min(256).max(1_000_000).default(16_000),
     /** Token budget of the synchronized top-K messages given to each seeking agent in rounds >= 2. */

@@ -50,7 +50,8 @@ export interface EstimateInput {
   /** Tokens of all chunk texts. */
   chunkTokensTotal: number;
   question: string;
-  options: Pick<RunOptions, 'rounds' | 'reasonerBudgetTokens' | 'syncBudgetTokens' | 'syncMaxMessages' | 'bestEffort'>;
+  /** `karFirstK` absent: 1 (the paper's first k). */
+  options: Pick<RunOptions, 'rounds' | 'reasonerBudgetTokens' | 'syncBudgetTokens' | 'syncMaxMessages' | 'bestEffort'> & Partial<Pick<RunOptions, 'karFirstK'>>;
 }
 
 /** Tokens of the prompts' own text (instructions, delimiters) around an empty chunk and no evidence. */
@@ -93,7 +94,7 @@ export function estimateRun(input: EstimateInput, pricing?: ModelPricing): RunEs
   let reasonCalls = 0;
   let reasonInput = 0;
   for (let round = 1; round <= options.rounds; round++) {
-    for (const k of karSchedule(chunks * round)) {
+    for (const k of karSchedule(chunks * round, options.karFirstK ?? 1)) {
       reasonCalls += 1;
       reasonInput += o.reason + question + Math.min(options.reasonerBudgetTokens, k * message);
     }

@@ -13,16 +13,18 @@ function requireInteger(name: string, value: number, min: number): void {
 }
 
 /**
- * Every k of the KAR iterations over a pool of `poolSize` messages: [1, 2, 4, …, 2^m, poolSize],
- * where 2^m < poolSize, and the last entry is `poolSize` (so [1, 2, 4] for 4, [1, 2, 4, 5] for 5,
- * [1] for 1, [] for an empty pool).
+ * Every k of the KAR iterations over a pool of `poolSize` messages: [f, 2f, 4f, …, 2^m·f, poolSize],
+ * where 2^m·f < poolSize, and the last entry is `poolSize` (with f = 1: [1, 2, 4] for 4, [1, 2, 4, 5]
+ * for 5, [1] for 1, [] for an empty pool; with f = 4: [4, 8, 10] for 10, [3] for 3).
  * @param poolSize number of messages in the pool, integer >= 0.
- * @throws InvalidInputError when `poolSize` is not a non-negative integer.
+ * @param firstK f, the first step's k (run option `karFirstK`), integer >= 1; default 1 (the paper).
+ * @throws InvalidInputError when `poolSize` is not a non-negative integer or `firstK` not a positive one.
  */
-export function karSchedule(poolSize: number): number[] {
+export function karSchedule(poolSize: number, firstK = 1): number[] {
   requireInteger('poolSize', poolSize, 0);
+  requireInteger('firstK', firstK, 1);
   const schedule: number[] = [];
-  for (let k = 1; k < poolSize; k *= 2) schedule.push(k);
+  for (let k = firstK; k < poolSize; k *= 2) schedule.push(k);
   if (poolSize > 0) schedule.push(poolSize);
   return schedule;
 }

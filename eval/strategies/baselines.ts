@@ -106,6 +106,18 @@ export async function runRag(input: StrategyInput): Promise<StrategyResult> {
   return reasonOnce(input, messages, []);
 }
 
+/**
+ * `question-only`: the question with no passage at all (a closed-book baseline): ONE `reason` call
+ * whose only message is empty, forced when `bestEffort`. It shows what the model answers from the
+ * question alone: comparison questions name their candidates (a yes/no or one of two names), so a
+ * strategy's score there is only worth what it adds over this row (docs/EVAL.md, "The curve").
+ * An empty message rather than none: the reasoning agent refuses an empty list without a model call.
+ */
+export async function runQuestionOnly(input: StrategyInput): Promise<StrategyResult> {
+  const empty: Message = { id: 'none', round: 1, chunkIndex: 0, score: 0, evidence: '', tokens: 0, quotes: [], sources: [] };
+  return reasonOnce(input, [empty], []);
+}
+
 /** One reasoning call over `messages` (stage 0). */
 async function reasonOnce(input: StrategyInput, messages: Message[], warnings: string[]): Promise<StrategyResult> {
   return answerFrom(new CallRecorder(input.model), input.question, messages, input.options.bestEffort, warnings);

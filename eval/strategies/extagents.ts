@@ -78,7 +78,7 @@ export async function runExtAgents(input: StrategyInput, variant: ExtAgentsVaria
       if (result.answerable) return done(result.answer, true, fitted.messages);
       continue;
     }
-    let k = 1;
+    let k = Math.min(options.karFirstK, pool.length);
     for (;;) {
       model.nextStage();
       const fitted = fitForReasoning(pool.slice(0, k), options.reasonerBudgetTokens);
@@ -167,6 +167,7 @@ export async function runExtAgentsWorkflow(
       reasonerBudgetTokens: options.reasonerBudgetTokens,
       syncBudgetTokens: options.syncBudgetTokens,
       syncMaxMessages: options.syncMaxMessages,
+      karFirstK: options.karFirstK,
       bestEffort: options.bestEffort,
       concurrency: options.callConcurrency,
       ranking,

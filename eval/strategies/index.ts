@@ -3,7 +3,7 @@
  * its strategy maps onto `AgentModel.seek` / `reason` calls and their stages.
  */
 import type { StrategyName } from '../records';
-import { runDirect, runRag } from './baselines';
+import { runDirect, runQuestionOnly, runRag } from './baselines';
 import { runChainOfAgents } from './chain-of-agents';
 import { runExtAgents, runExtAgentsWorkflow } from './extagents';
 import { runMapReduce } from './mapreduce';
@@ -38,6 +38,7 @@ export const STRATEGY_FUNCTIONS: Record<StrategyName, Strategy> = {
   official: runOfficial,
   direct: runDirect,
   rag: runRag,
+  'question-only': runQuestionOnly,
   'chain-of-agents': runChainOfAgents,
   mapreduce: runMapReduce,
 };

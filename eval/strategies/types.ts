@@ -23,6 +23,8 @@ export interface StrategyOptions {
   syncBudgetTokens: number;
   /** Upper bound on synchronized messages before the token budget. */
   syncMaxMessages: number;
+  /** k of each round's first KAR step (the run option `karFirstK`; the paper: 1). */
+  karFirstK: number;
   /** Answer from the best evidence when the method would refuse (the official code always forces an answer). */
   bestEffort: boolean;
   /** Model calls of one stage run at once (bounded). */
@@ -43,6 +45,7 @@ export const DEFAULT_STRATEGY_OPTIONS: StrategyOptions = {
   reasonerBudgetTokens: 16_000,
   syncBudgetTokens: 4_000,
   syncMaxMessages: 16,
+  karFirstK: 1,
   bestEffort: true,
   callConcurrency: 8,
   contextWindowTokens: 128_000,

@@ -65,7 +65,7 @@ export function addEvalCommand(program: Command): void {
       `"all" (${STRATEGIES.join(', ')}) or a comma list of those and the ranking ablations ${RANKING_ABLATIONS.join(', ')} (extagents with the run option ranking score / retrieval) and the extensions ${EXTENSIONS.join(', ')} (extagents with coverage grow / reseek promising; use --rounds 2 or more for reseek)`,
       'all',
     )
-    .option('-l, --lengths <list>', 'HotpotQA target lengths in tokens, e.g. 8k,128k,1M (default 8k,128k); other data sets: full')
+    .option('-l, --lengths <list>', 'target lengths in tokens, e.g. 4k,8k,16k,32k (hotpotqa: default 8k,128k; cmrc: each question\'s passage among other passages, or full for one haystack, the default); other data sets: full')
     .option('--limit <n>', 'first n examples of the data set (per length; >= 1)', numberFlag('--limit', { min: 1 }))
     .option('--seed <seed>', 'seed of the long-context construction', '0')
     .option(
@@ -125,7 +125,9 @@ export function addEvalCommand(program: Command): void {
       applyStructured(opts.structured);
       // An in-process (llama:) model loads once here, with as many sequences as the calls that may
       // run at once (capped), and its context sets the defaults the user left unset: the chunk size,
-      // the reasoner and synchronization budgets (contextFittedRunOptionDefaults) and direct's window.
+      // the reasoner and synchronization budgets (contextFittedRunOptionDefaults). One window for
+      // every strategy: `direct` reads as much corpus as the reasoning agent's evidence budget (the
+      // budget less the question), the same text budget as `rag` and each KAR step.
       const contextTokens = await checkLocalModelFiles(spec, { sequences: Math.min(opts.concurrency * 2, MAX_LLAMA_SEQUENCES) });
       const modelIds: Record<AgentRole, string> = recordModelIds(spec);
       const model = agentModel(spec);
@@ -136,8 +138,8 @@ export function addEvalCommand(program: Command): void {
           ? {
               reasonerBudgetTokens: fitted.reasonerBudgetTokens,
               syncBudgetTokens: fitted.syncBudgetTokens,
-              contextWindowTokens: Math.floor(contextTokens * 0.75),
-              promptReserveTokens: 1_000,
+              contextWindowTokens: fitted.reasonerBudgetTokens,
+              promptReserveTokens: 0,
             }
           : {};
       // The records as one counted task (local/cli/progress.ts): a bar on a terminal, else lines.
@@ -163,6 +165,7 @@ export function addEvalCommand(program: Command): void {
           chunkTokens,
           strategyOptions: { ...contextOptions, bestEffort: opts.bestEffort },
           reuseCalls: opts.reuseCalls,
+          ...(contextTokens !== undefined && { windowTokens: contextTokens }),
           // extagents and extagents-no-sync run the product's workflow, as `ask` does.
           workflow: localWorkflowRunner,
           outDir,

@@ -16,7 +16,7 @@ export interface GrowCoverageDeps {
 /**
  * Write the items of the next tranche — positions `covered`..min(2·covered, cap)-1 of the coverage
  * order Prepare wrote — and return the state that seeks them in the same round: `manifestKey` the
- * tranche's items, `covered` the new coverage, and KAR from k = 1 over the grown pool. Deterministic
+ * tranche's items, `covered` the new coverage, and KAR from k = `config.karFirstK` over the grown pool. Deterministic
  * (same order, same bytes), so a replay after a crash writes the same tranche.
  * @throws InvalidInputError when the coverage cannot grow (`covered >= config.coverageCap`: the
  *   workflow's Choice never sends such a state); NotFoundError when the run has no coverage order.
@@ -29,5 +29,5 @@ export async function growCoverage(state: WorkflowState, deps: GrowCoverageDeps)
   const order = JSON.parse(await deps.blobs.getText(coverageOrderKey(runId))) as number[];
   const key = coverageItemsKey(runId, covered, next);
   await deps.blobs.put(key, JSON.stringify(coverageItems(order, covered, next)), 'application/json');
-  return { ...state, manifestKey: key, covered: next, k: 1, outcome: null, exhausted: false, poolSize: 0 };
+  return { ...state, manifestKey: key, covered: next, k: state.config.karFirstK, outcome: null, exhausted: false, poolSize: 0 };
 }

@@ -136,7 +136,7 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
     chunks: chunkCount,
     covered,
     round: 1,
-    k: 1,
+    k: options.karFirstK,
     seq: 0,
     outcome: null,
     exhausted: false,
@@ -148,6 +148,7 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
       bestEffort: options.bestEffort,
       pipelineRounds: options.pipelineRounds,
       coverageCap,
+      karFirstK: options.karFirstK,
     },
   };
 }

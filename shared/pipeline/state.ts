@@ -37,6 +37,8 @@ export const WorkflowConfigSchema = z
      * grows the coverage (GrowCoverage).
      */
     coverageCap: z.number().int().min(0),
+    /** Run option `karFirstK`: k of each round's (and each grown tranche's) first KAR step; 1 for states written before it. */
+    karFirstK: z.number().int().min(1).default(1),
   })
   .strict();
 

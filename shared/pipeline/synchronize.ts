@@ -43,7 +43,7 @@ export async function synchronizeRound(state: WorkflowState, deps: SynchronizeDe
     manifestKey = coverageItemsKey(state.runId, 0, state.covered);
     await deps.blobs.put(manifestKey, JSON.stringify(coverageItems(order, 0, state.covered)), 'application/json');
   }
-  const next: WorkflowState = { ...state, manifestKey, round, k: 1, outcome: null, exhausted: false, poolSize: 0 };
+  const next: WorkflowState = { ...state, manifestKey, round, k: record.options.karFirstK, outcome: null, exhausted: false, poolSize: 0 };
   if (record.options.reseek !== 'promising') return next;
 
   const [found, chunkDocuments] = await Promise.all([
