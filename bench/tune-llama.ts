@@ -6,6 +6,7 @@
  *
  * A configuration is a `+`-joined list of `key=value` (`--configs` takes a comma list of them):
  *   reply=prose|json       the reasoning agent's reply (shared/llm/prompts.ts REASONER_REPLIES)
+ *   seek=json|prose        the seeking agent's reply (SEEKER_REPLIES)
  *   ranking=score|hybrid|retrieval, rounds=N, chunk=N (chunkTokens), firstk=N (karFirstK),
  *   budget=N (reasonerBudgetTokens), sync=N (syncBudgetTokens)
  * Unset keys take the run options the product fits to the model's context.
@@ -35,7 +36,7 @@ import { bootstrapMeanInterval, pairedBootstrap } from '../eval/stats';
 import { localWorkflowRunner } from '../local/engine/eval-workflow';
 import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../shared/ports';
 import { LlmAgents } from '../shared/llm/agents';
-import { REASONER_REPLIES, type ReasonerReply } from '../shared/llm/prompts';
+import { REASONER_REPLIES, type ReasonerReply, SEEKER_REPLIES, type SeekerReply } from '../shared/llm/prompts';
 import { benchArgs, usageError } from './support/args';
 import { parseTokenCount, TOKEN_COUNT_FORMS } from '../shared/token-count';
 import { llamaThreadsFromEnv } from '../models/llama/llama';
@@ -46,7 +47,8 @@ const USAGE = `Usage: npx tsx bench/tune-llama.ts --model llama:<gguf>[?ctx=N] [
 
 Choose llama: defaults by measurement: the product's workflow over HotpotQA questions (training
 questions by default) padded to --length tokens, once per configuration, identical model calls
-answered from a call memo on disk. A configuration is key=value pairs joined by "+": reply=prose|json,
+answered from a call memo on disk. A configuration is key=value pairs joined by "+": seek=json|prose,
+reply=prose|json,
 ranking=score|hybrid|retrieval, rounds=N, chunk=N, firstk=N, budget=N, sync=N; unset keys take the
 options the product fits to the model's context. Prints mean F1 [95% CI] per configuration, by
 question type, and the paired difference with the first configuration. Run it alone.
@@ -68,6 +70,7 @@ Options:
 interface Config {
   name: string;
   reply?: ReasonerReply;
+  seek?: SeekerReply;
   options: RunOptionsInput;
 }
 
@@ -84,7 +87,10 @@ function parseConfig(text: string): Config {
   const config: Config = { name: text, options: {} };
   for (const pair of text.split('+')) {
     const [key, value] = pair.split('=').map((s) => s.trim());
-    if (key === 'reply') {
+    if (key === 'seek') {
+      if (!SEEKER_REPLIES.includes(value as SeekerReply)) usageError(USAGE, `seek: one of ${SEEKER_REPLIES.join(', ')}; got ${value}`);
+      config.seek = value as SeekerReply;
+    } else if (key === 'reply') {
       if (!REASONER_REPLIES.includes(value as ReasonerReply)) usageError(USAGE, `reply: one of ${REASONER_REPLIES.join(', ')}; got ${value}`);
       config.reply = value as ReasonerReply;
     } else if (key === 'ranking') {
@@ -173,15 +179,23 @@ async function main(): Promise<void> {
   const llama = await loadLlamaModels(values.model, { sequences: 1 });
   const fitted = contextFittedRunOptionDefaults(llama.contextTokens);
   void runOptionDefaultsForContext;
-  const agents: Record<ReasonerReply, LlmAgents> = {
-    prose: new LlmAgents({ seeker: llama.seeker, reasoner: llama.reasoner, reasonerReply: 'prose' }),
-    json: new LlmAgents({ seeker: llama.seeker, reasoner: llama.reasoner, reasonerReply: 'json' }),
+  const agentsCache = new Map<string, LlmAgents>();
+  const agentsFor = (seek: SeekerReply, reply: ReasonerReply): LlmAgents => {
+    const key = `${seek}/${reply}`;
+    let agents = agentsCache.get(key);
+    if (!agents) {
+      agents = new LlmAgents({ seeker: llama.seeker, reasoner: llama.reasoner, reasonerReply: reply, seekerReply: seek });
+      agentsCache.set(key, agents);
+    }
+    return agents;
   };
   const defaultReply = (llama.agents as unknown as { reasonerReply?: ReasonerReply }).reasonerReply ?? 'prose';
+  const defaultSeek = (llama.agents as unknown as { seekerReply?: SeekerReply }).seekerReply ?? 'json';
   const memo = new DiskMemo(values.memo);
   const modelKey = `${values.model}#threads=${llamaThreadsFromEnv() ?? 'default'}`;
   const hash = (kind: string, request: unknown): string => createHash('sha256').update(JSON.stringify([modelKey, kind, request])).digest('hex');
   const filler = readFillerParagraphs().paragraphs;
+  const trace = process.env.TUNE_TRACE === '1';
   const done = new Map<string, TuneRecord>();
   if (values.records && existsSync(values.records)) {
     for (const line of readFileSync(values.records, 'utf8').split('\n')) {
@@ -200,6 +214,7 @@ async function main(): Promise<void> {
     const doc = built.document;
     const goldTitles = [...new Set(q.supportingFacts.map((f) => f.title))];
     const goldSpans = (doc.paragraphs ?? []).filter((p) => p.own && goldTitles.includes(p.title));
+    const goldHeads = goldSpans.map((p) => doc.text.slice(p.start, p.end).split('\n').pop()!.slice(0, 60));
     for (const config of configs) {
       const key = `${q.id}|${config.name}|${length}`;
       const previous = done.get(key);
@@ -208,6 +223,8 @@ async function main(): Promise<void> {
         continue;
       }
       const reply = config.reply ?? defaultReply;
+      const seekMode = config.seek ?? defaultSeek;
+      const agents = agentsFor(seekMode, reply);
       let newModelMs = 0;
       const counts = { seek: 0, reason: 0, input: 0 };
       const onNew = (ms: number): void => {
@@ -216,14 +233,25 @@ async function main(): Promise<void> {
       const model: AgentModel = {
         description: `${llama.agents.description} (${reply})`,
         seek: async (request: SeekRequest): Promise<SeekResult> => {
-          const r = await memo.get(hash('seek', request), () => agents[reply].seek(request), onNew);
+          const r = await memo.get(hash(seekMode === 'json' ? 'seek' : `seek-${seekMode}`, request), () => agents.seek(request), onNew);
           counts.seek += 1;
+          if (trace) {
+            const gold = goldHeads.filter((h) => request.chunk.text.includes(h)).length;
+            process.stderr.write(
+              `  seek r${request.round} c${request.chunk.index}${gold > 0 ? ` GOLD×${gold}` : ''} score=${r.score} ${JSON.stringify((r.evidence ?? '').slice(0, 140))}\n`,
+            );
+          }
           counts.input += r.usage.inputTokens;
           return r;
         },
         reason: async (request: ReasonRequest): Promise<ReasonResult> => {
-          const r = await memo.get(hash(`reason-${reply}`, request), () => agents[reply].reason(request), onNew);
+          const r = await memo.get(hash(`reason-${reply}`, request), () => agents.reason(request), onNew);
           counts.reason += 1;
+          if (trace) {
+            process.stderr.write(`  reason k=${request.messages.length}${request.force ? ' forced' : ''} -> ${JSON.stringify(r.answer)}\n`);
+            for (const m of request.messages)
+              process.stderr.write(`    ${m.id} s=${m.score}${goldHeads.some((h) => m.evidence.includes(h.slice(0, 40))) ? ' GOLD' : ''} ${JSON.stringify(m.evidence.slice(0, 110))}\n`);
+          }
           counts.input += r.usage.inputTokens;
           return r;
         },

@@ -152,7 +152,7 @@ export async function runExtAgentsWorkflow(
   input: StrategyInput,
   rounds: number,
   ranking: RankingMode = DEFAULT_RANKING,
-  extension: Pick<RunOptionsInput, 'coverage' | 'reseek'> = {},
+  extension: Pick<RunOptionsInput, 'coverage' | 'reseek' | 'karFirstK'> = {},
 ): Promise<StrategyResult> {
   if (!input.workflow) throw new Error('runExtAgentsWorkflow needs input.workflow');
   const { options } = input;

@@ -9,6 +9,7 @@ import { runExtAgents, runExtAgentsWorkflow } from './extagents';
 import { runMapReduce } from './mapreduce';
 import { runOfficial } from './official';
 import type { Strategy } from './types';
+import { FORCED_MAX_MESSAGES } from '../../shared/method';
 
 export * from './types';
 export { CallRecorder } from './recorder';
@@ -18,7 +19,13 @@ export const STRATEGY_FUNCTIONS: Record<StrategyName, Strategy> = {
   // Through the product's workflow when the caller gives it (the eval command does), else in memory.
   extagents: (input) => (input.workflow ? runExtAgentsWorkflow(input, input.options.rounds) : runExtAgents(input, { rounds: input.options.rounds, kar: true })),
   'extagents-no-sync': (input) => (input.workflow ? runExtAgentsWorkflow(input, 1) : runExtAgents(input, { rounds: 1, kar: true })),
-  'extagents-no-kar': (input) => runExtAgents(input, { rounds: input.options.rounds, kar: false }),
+  // Without knowledge-accumulating reasoning: each round's one KAR step reads every message, best
+  // first, to the reasoner's budget (the workflow with karFirstK at its most). Through the workflow,
+  // its round-1 seeks are the same requests as extagents' (so --reuse-calls answers them).
+  'extagents-no-kar': (input) =>
+    input.workflow
+      ? runExtAgentsWorkflow(input, input.options.rounds, undefined, { karFirstK: FORCED_MAX_MESSAGES })
+      : runExtAgents(input, { rounds: input.options.rounds, kar: false }),
   'extagents-rank-score': (input) =>
     input.workflow
       ? runExtAgentsWorkflow(input, input.options.rounds, 'score')

@@ -21,10 +21,11 @@
 import type { AgentModel, ChatModel, ChatRequest, ChatResponse, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../ports';
 import { NO_ANSWER, type Message, type RoleUsage } from '../types';
 import { lexicalPrior } from '../extractive/prior';
-import { cutAt, junkAnswer, parseReasonReply, parseSeekReply, readScore, type ReasonParse, type SeekParse } from './parse';
+import { cutAt, isRefusal, junkAnswer, parseReasonReply, parseSeekReply, readScore, type ReasonParse, type SeekParse } from './parse';
 import {
   brevityReminder,
   buildProseReasonPrompt,
+  buildProseSeekPrompt,
   buildReasonPrompt,
   buildSeekPrompt,
   echoesPrompt,
@@ -32,6 +33,7 @@ import {
   junkReminder,
   type JunkReason,
   type ReasonerReply,
+  type SeekerReply,
   SCORE_REASK_PROMPT,
   unescapeUntrusted,
 } from './prompts';
@@ -47,7 +49,7 @@ import {
   seekReplySchema,
 } from './schemas';
 import { splitSentences } from '../extractive/text';
-import { citedText, MAX_UNIT_CHARS, sentenceUnits } from './sentences';
+import { citedText, MAX_UNIT_CHARS, sentenceUnits, type SentenceUnit } from './sentences';
 
 /** Output-token limits per call, in tokens of the model's tokenizer. */
 export interface MaxOutputTokens {
@@ -114,6 +116,56 @@ export interface LlmAgentsOptions {
    * `prose` (the answer alone, cited messages found by `citedByOverlap`).
    */
   reasonerReply?: ReasonerReply;
+  /**
+   * How the seeking agent replies (shared/llm/prompts.ts `SEEKER_REPLIES`): `json` (default: cited
+   * sentence ids, a note and a relevance level) or `prose` (the words that answer, located in the
+   * chunk: `LlmAgents.seek`).
+   */
+  seekerReply?: SeekerReply;
+}
+
+/** Output-token limit of a prose seek (a word or a short phrase; a reply that runs on is cut to its first line). */
+export const PROSE_SEEK_MAX_TOKENS = 48;
+
+/**
+ * Relevance scores of a prose seek: the answer's words found verbatim in one or more sentences of the
+ * chunk (`located`), or only by word overlap (`overlap`). The pool's `hybrid` ranking averages them
+ * with the lexical prior of the cited sentences (shared/ranking.ts), which then orders the candidates.
+ */
+export const PROSE_SEEK_SCORES = { located: 100, overlap: 50 } as const;
+
+/** Sentences a prose seek cites at most: those holding the answer, in chunk order. */
+export const PROSE_SEEK_MAX_UNITS = 2;
+
+/**
+ * The units of a chunk that hold a prose seeker's answer: those that contain it (white space, case,
+ * typographic quotes and dashes folded: `locateQuotes`), else the unit whose words overlap the
+ * answer's content words most (`lexicalPrior` of the answer, at least half of them).
+ * @returns unit ids in chunk order (at most `PROSE_SEEK_MAX_UNITS`) and how they were found; none
+ *   when the answer is not in the chunk (an answer the model did not read there).
+ */
+export function unitsHoldingAnswer(text: string, units: readonly SentenceUnit[], answer: string): { ids: number[]; how: 'located' | 'overlap' | 'none' } {
+  const needle = answer.trim().replace(/[.。]$/, '');
+  if (needle === '') return { ids: [], how: 'none' };
+  // Short answers ("1986", "Laie") are searched as they are; locateQuotes needs MIN_QUOTE_CHARS.
+  const spans: Array<{ start: number; end: number }> = [];
+  if (needle.length < MIN_QUOTE_CHARS) {
+    const lower = text.toLowerCase();
+    const n = needle.toLowerCase();
+    for (let at = lower.indexOf(n); at !== -1; at = lower.indexOf(n, at + 1)) spans.push({ start: at, end: at + n.length });
+  } else spans.push(...locateQuotes(text, [needle]));
+  const located = units.filter((u) => spans.some((s) => u.start < s.end && u.end > s.start)).map((u) => u.id);
+  if (located.length > 0) return { ids: located.slice(0, PROSE_SEEK_MAX_UNITS), how: 'located' };
+  let best = 0;
+  let bestId = 0;
+  for (const u of units) {
+    const prior = lexicalPrior(needle, text.slice(u.start, u.end));
+    if (prior > best) {
+      best = prior;
+      bestId = u.id;
+    }
+  }
+  return best >= 50 ? { ids: [bestId], how: 'overlap' } : { ids: [], how: 'none' };
 }
 
 /**
@@ -288,6 +340,7 @@ export class LlmAgents implements AgentModel {
   private readonly maxTokens: MaxOutputTokens;
   private readonly temperature: number;
   private readonly reasonerReply: ReasonerReply;
+  private readonly seekerReply: SeekerReply;
 
   /**
    * @param options chat models per role, optional output-token limits (tokens) and temperature.
@@ -298,6 +351,7 @@ export class LlmAgents implements AgentModel {
     this.maxTokens = { ...DEFAULT_MAX_OUTPUT_TOKENS, ...options.maxOutputTokens };
     this.temperature = options.temperature ?? 0;
     this.reasonerReply = options.reasonerReply ?? 'json';
+    this.seekerReply = options.seekerReply ?? 'json';
     this.description =
       this.seeker.modelId === this.reasoner.modelId
         ? `LLM agents (${this.seeker.modelId} for both roles)`
@@ -313,6 +367,7 @@ export class LlmAgents implements AgentModel {
    * @throws the chat model's typed errors (ModelThrottledError, ContextOverflowError, …) unchanged.
    */
   async seek(request: SeekRequest): Promise<SeekResult> {
+    if (this.seekerReply === 'prose') return this.seekProse(request);
     const usage: RoleUsage = { calls: 0, inputTokens: 0, outputTokens: 0 };
     const warnings: string[] = [];
     const units = sentenceUnits(request.chunk.text);
@@ -378,6 +433,46 @@ export class LlmAgents implements AgentModel {
       warnings.push(`relevance score missing or not a number after ${MAX_SCORE_REASKS} re-ask; fallback score ${FALLBACK_SCORE} used`);
     }
     return { evidence: evidence.text, score, spans: evidence.spans, usage, warnings };
+  }
+
+  /**
+   * The prose seeking agent (`seekerReply: 'prose'`): one plain call (the passage, the known evidence
+   * in rounds >= 2, the question, "Answer:"), read as its first line, at most one retry of an empty
+   * reply. "NONE" (or another refusal) is no information. The evidence is the chunk's sentences that
+   * hold the answer (`unitsHoldingAnswer`), verbatim with exact offsets, scored by how they were found
+   * (`PROSE_SEEK_SCORES`); an answer found nowhere in the chunk yields no message, with a warning
+   * (the model did not read it there).
+   * @returns as `seek`.
+   * @throws the chat model's typed errors unchanged.
+   */
+  private async seekProse(request: SeekRequest): Promise<SeekResult> {
+    const usage: RoleUsage = { calls: 0, inputTokens: 0, outputTokens: 0 };
+    const warnings: string[] = [];
+    const none = (): SeekResult => ({ evidence: null, score: 0, spans: [], usage, warnings });
+    const text = request.chunk.text;
+    const prompt = buildProseSeekPrompt(request);
+    const chat: ChatRequest = {
+      role: 'seeker',
+      system: prompt.system,
+      messages: [{ role: 'user', text: prompt.user }],
+      maxTokens: Math.min(PROSE_SEEK_MAX_TOKENS, this.maxTokens.seek),
+      temperature: this.temperature,
+    };
+    let answer = firstLine((await timedCall(this.seeker, chat, usage, warnings)).text);
+    if (answer === '') answer = firstLine((await timedCall(this.seeker, chat, usage, warnings)).text);
+    if (answer === '') {
+      warnings.push('seeking agent reply empty twice; the chunk yields no message');
+      return none();
+    }
+    if (isRefusal(answer) || /^none\b/i.test(answer)) return none();
+    const units = sentenceUnits(text);
+    const found = unitsHoldingAnswer(text, units, answer);
+    if (found.how === 'none') {
+      warnings.push(`seeking agent answered ${JSON.stringify(cutAt(answer, 80))}, which is not in its chunk; no message`);
+      return none();
+    }
+    const cited = citedText(text, units, found.ids);
+    return { evidence: cited.text, score: PROSE_SEEK_SCORES[found.how], spans: cited.units.map((u) => ({ start: u.start, end: u.end })), usage, warnings };
   }
 
   /**
