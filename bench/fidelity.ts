@@ -33,7 +33,8 @@ import { runLocal } from '../local/engine/run';
 import { resolveCorpus } from '../local/engine/corpus';
 import { loadLlamaModels } from '../models/llama/llama';
 import { MAX_LLAMA_SEQUENCES } from '../local/engine/defaults';
-import { runOptionDefaultsForContext, type RunOptionsInput } from '../shared/config';
+import type { RunOptionsInput } from '../shared/config';
+import { contextFittedRunOptionDefaults } from '../models/context';
 import { buildHotpotLongContext, defaultDataRoot, readFillerParagraphs, readHotpotQa, type HotpotQuestion } from '../eval/datasets';
 import { cmrcF1, hotpotExactMatch, hotpotF1 } from '../eval/scorers';
 import { bootstrapMeanInterval } from '../eval/stats';
@@ -241,8 +242,11 @@ async function main(): Promise<void> {
   const dataset = values.dataset;
   const questions = loadQuestions(dataset, Number(values.offset), Number(values.limit));
   const llama = await loadLlamaModels(values.model, { sequences: Math.min(2, MAX_LLAMA_SEQUENCES) });
-  const fitted = runOptionDefaultsForContext(llama.contextTokens);
-  const agents = reply === undefined ? llama.agents : new LlmAgents({ seeker: llama.seeker, reasoner: llama.reasoner, reasonerReply: reply as ReasonerReply });
+  const fitted = contextFittedRunOptionDefaults(llama.contextTokens, llama.runDefaults);
+  const agents =
+    reply === undefined
+      ? llama.agents
+      : new LlmAgents({ seeker: llama.seeker, reasoner: llama.reasoner, seekerReply: llama.seeker.profile.seekerReply, reasonerReply: reply as ReasonerReply });
   const options: RunOptionsInput = {
     ...fitted,
     concurrency: 1,

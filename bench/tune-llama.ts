@@ -23,18 +23,24 @@
  * calls and tokens (all calls, memo or not), and the share of gold paragraphs the answer's citations
  * point into. The table prints per configuration mean F1 with a 95% bootstrap interval, by type, and
  * the paired difference with the first configuration.
+ *
+ * Usage: npx tsx bench/tune-llama.ts --model llama:<gguf>[?ctx=N] [--dataset hotpot-train|hotpotqa]
+ *   [--limit 12] [--offset 0] [--length 16k] [--configs reply=prose,reply=json+firstk=4]
+ *   [--memo tune-memo.jsonl] [--records tune.jsonl] [--json]
+ * Set TUNE_TRACE=1 to print every seek (its chunk, GOLD when it holds a gold paragraph, the score and
+ * evidence) and every reasoning step's messages.
  */
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { loadLlamaModels } from '../models/llama/llama';
-import { runOptionDefaultsForContext, type RunOptionsInput } from '../shared/config';
+import type { RunOptionsInput } from '../shared/config';
 import { contextFittedRunOptionDefaults } from '../models/context';
 import { buildHotpotLongContext, defaultDataRoot, readFillerParagraphs, readHotpotQa } from '../eval/datasets';
 import { hotpotExactMatch, hotpotF1 } from '../eval/scorers';
 import { bootstrapMeanInterval, pairedBootstrap } from '../eval/stats';
 import { localWorkflowRunner } from '../local/engine/eval-workflow';
-import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../shared/ports';
+import type { AgentModel, ChatModel, ChatRequest, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../shared/ports';
 import { LlmAgents } from '../shared/llm/agents';
 import { REASONER_REPLIES, type ReasonerReply, SEEKER_REPLIES, type SeekerReply } from '../shared/llm/prompts';
 import { benchArgs, usageError } from './support/args';
@@ -177,20 +183,28 @@ async function main(): Promise<void> {
   );
   const configs = values.configs.split(',').map(parseConfig);
   const llama = await loadLlamaModels(values.model, { sequences: 1 });
-  const fitted = contextFittedRunOptionDefaults(llama.contextTokens);
-  void runOptionDefaultsForContext;
+  const fitted = contextFittedRunOptionDefaults(llama.contextTokens, llama.runDefaults);
+  // The memo holds chat calls (the whole ChatRequest as key), so a change of how replies are read
+  // (parsing, locating) reuses the model's replies.
+  let onNewCall: (ms: number) => void = () => undefined;
+  const memoChat = (chat: ChatModel): ChatModel => ({
+    modelId: chat.modelId,
+    complete: (request: ChatRequest) => memo.get(hash('chat', request), () => chat.complete(request), (ms) => onNewCall(ms)),
+  });
+  const seekerChat = memoChat(llama.seeker);
+  const reasonerChat = llama.reasoner === llama.seeker ? seekerChat : memoChat(llama.reasoner);
   const agentsCache = new Map<string, LlmAgents>();
   const agentsFor = (seek: SeekerReply, reply: ReasonerReply): LlmAgents => {
     const key = `${seek}/${reply}`;
     let agents = agentsCache.get(key);
     if (!agents) {
-      agents = new LlmAgents({ seeker: llama.seeker, reasoner: llama.reasoner, reasonerReply: reply, seekerReply: seek });
+      agents = new LlmAgents({ seeker: seekerChat, reasoner: reasonerChat, reasonerReply: reply, seekerReply: seek });
       agentsCache.set(key, agents);
     }
     return agents;
   };
-  const defaultReply = (llama.agents as unknown as { reasonerReply?: ReasonerReply }).reasonerReply ?? 'prose';
-  const defaultSeek = (llama.agents as unknown as { seekerReply?: SeekerReply }).seekerReply ?? 'json';
+  const defaultReply = llama.reasoner.profile.reasonerReply;
+  const defaultSeek = llama.seeker.profile.seekerReply;
   const memo = new DiskMemo(values.memo);
   const modelKey = `${values.model}#threads=${llamaThreadsFromEnv() ?? 'default'}`;
   const hash = (kind: string, request: unknown): string => createHash('sha256').update(JSON.stringify([modelKey, kind, request])).digest('hex');
@@ -227,13 +241,13 @@ async function main(): Promise<void> {
       const agents = agentsFor(seekMode, reply);
       let newModelMs = 0;
       const counts = { seek: 0, reason: 0, input: 0 };
-      const onNew = (ms: number): void => {
+      onNewCall = (ms: number): void => {
         newModelMs += ms;
       };
       const model: AgentModel = {
         description: `${llama.agents.description} (${reply})`,
         seek: async (request: SeekRequest): Promise<SeekResult> => {
-          const r = await memo.get(hash(seekMode === 'json' ? 'seek' : `seek-${seekMode}`, request), () => agents.seek(request), onNew);
+          const r = await agents.seek(request);
           counts.seek += 1;
           if (trace) {
             const gold = goldHeads.filter((h) => request.chunk.text.includes(h)).length;
@@ -245,7 +259,7 @@ async function main(): Promise<void> {
           return r;
         },
         reason: async (request: ReasonRequest): Promise<ReasonResult> => {
-          const r = await memo.get(hash(`reason-${reply}`, request), () => agents.reason(request), onNew);
+          const r = await agents.reason(request);
           counts.reason += 1;
           if (trace) {
             process.stderr.write(`  reason k=${request.messages.length}${request.force ? ' forced' : ''} -> ${JSON.stringify(r.answer)}\n`);

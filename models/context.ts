@@ -8,6 +8,7 @@ import { ConfigurationError } from '../shared/errors';
 import { withFittedOptions, type ParsedRunRequest } from '../shared/run-request';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../shared/llm/agents';
 import { MARKER_TOKEN_SHARE } from '../shared/llm/sentences';
+import type { ModelRunDefaults } from './port';
 
 /** Tokens of a seeking agent's prompt besides its chunk (system prompt, question, tags), a generous estimate. */
 export const SEEK_PROMPT_OVERHEAD_TOKENS = 700;
@@ -32,12 +33,17 @@ export function largestChunkTokens(contextTokens: number, replyTokens: number): 
  * Run option defaults of a small-context model (`runOptionDefaultsForContext`), with a chunk size
  * that also passes `chunkFitProblem`: 40% of a context under about 2,900 tokens leaves no room for the
  * seeking prompt's instructions and reply, so there the default is the largest chunk that fits (at
- * least the schema's 64).
+ * least the schema's 64). A model's own measured defaults (`modelDefaults`, its profile) replace the
+ * fitted ones, the chunk size still capped so that it fits.
  * @param contextTokens the model's context per sequence, tokens.
+ * @param modelDefaults the loaded model's `runDefaults` (models/port.ts `LoadedModel`).
  * @returns chunkTokens, syncBudgetTokens, reasonerBudgetTokens, tokens.
  */
-export function contextFittedRunOptionDefaults(contextTokens: number): ReturnType<typeof runOptionDefaultsForContext> {
-  const fitted = runOptionDefaultsForContext(contextTokens);
+export function contextFittedRunOptionDefaults(
+  contextTokens: number,
+  modelDefaults: ModelRunDefaults = {},
+): ReturnType<typeof runOptionDefaultsForContext> & ModelRunDefaults {
+  const fitted = { ...runOptionDefaultsForContext(contextTokens), ...modelDefaults };
   const largest = largestChunkTokens(contextTokens, DEFAULT_MAX_OUTPUT_TOKENS.seek);
   return { ...fitted, chunkTokens: Math.max(64, Math.min(fitted.chunkTokens, largest)) };
 }
@@ -72,12 +78,13 @@ export function chunkFitProblem(chunkTokens: number, contextTokens: number, sett
  * state directory) is not checked again below.
  * @param contextTokens the model's context per sequence, tokens; undefined when unknown (Bedrock,
  *   an OpenAI-compatible server without a stated context, the extractive reader): nothing to check.
+ * @param modelDefaults the loaded model's measured defaults (`LoadedModel.runDefaults`).
  * @returns the request with `fitted` set.
  * @throws ConfigurationError naming the chunk size, the context and the largest chunk size that fits.
  */
-export function fitRunRequest(request: ParsedRunRequest, contextTokens: number | undefined): ParsedRunRequest {
+export function fitRunRequest(request: ParsedRunRequest, contextTokens: number | undefined, modelDefaults: ModelRunDefaults = {}): ParsedRunRequest {
   if (request.fitted !== undefined && request.fitted.contextTokens === contextTokens) return request;
-  const defaults = contextTokens !== undefined ? contextFittedRunOptionDefaults(contextTokens) : {};
+  const defaults = contextTokens !== undefined ? contextFittedRunOptionDefaults(contextTokens, modelDefaults) : modelDefaults;
   const options = parseRunOptions({ ...defaults, ...request.options }); // fills; the given values were checked by parseRunRequest
   if (contextTokens !== undefined) {
     const problem = chunkFitProblem(options.chunkTokens, contextTokens);

@@ -11,6 +11,7 @@
  * The option shapes a host passes (`ProviderDeps`, with the `openai:` options and key reader) are
  * declared here too, so the port never imports a provider's folder.
  */
+import type { RunOptions } from '../shared/config';
 import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import type { ModelPricing } from '../shared/cost';
 import type { ModelSpec } from '../shared/llm/model-spec';
@@ -95,7 +96,16 @@ export interface LoadOptions {
 export interface LoadedModel {
   /** The model's context per sequence, tokens of its own tokenizer (the smaller of the two roles'); unset for a service with a large context. */
   contextTokens?: number;
+  /**
+   * Run option defaults measured for this model (a `llama:` model's profile, models/llama/profiles.ts:
+   * e.g. the chunk size a small model reads reliably, KAR's first k), over the context-fitted ones
+   * (models/context.ts `contextFittedRunOptionDefaults`); options a caller sets win over both.
+   */
+  runDefaults?: ModelRunDefaults;
 }
+
+/** The run options a model's profile may default (tokens for `chunkTokens`). */
+export type ModelRunDefaults = Partial<Pick<RunOptions, 'chunkTokens' | 'karFirstK' | 'reasonerBudgetTokens'>>;
 
 /** One problem of a Lambda environment for a spec: the variable and what is wrong. */
 export interface LambdaEnvIssue {

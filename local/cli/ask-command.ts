@@ -216,7 +216,7 @@ export function addAskCommand(program: Command): void {
       // The model next (a llama: file is loaded once here and reused by the run), so a bad model
       // or a chunk size its context cannot hold stops before the state directory is made.
       // An estimate sends no request, so an openai: server's settings (its key) are not needed for it.
-      const contextTokens = await checkLocalModelFiles(
+      const loadedModel = await checkLocalModelFiles(
         model,
         { sequences: Math.min(parsed.filled.concurrency, MAX_LLAMA_SEQUENCES) },
         { estimate: opts.estimate },
@@ -224,7 +224,7 @@ export function addAskCommand(program: Command): void {
       // The model's defaults and the one check of the chunks against its context (models/context.ts);
       // the run does not check the request again.
       try {
-        parsed = engine().fitRunRequest(parsed, contextTokens);
+        parsed = engine().fitRunRequest(parsed, loadedModel.contextTokens, loadedModel.runDefaults);
       } catch (error) {
         if (error instanceof ExtAgentsError) throw new UsageError(`--chunk-tokens: ${error.message}`, { cause: error });
         throw error;

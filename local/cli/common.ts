@@ -10,6 +10,7 @@ import path from 'node:path';
 import { ExtAgentsError, InvalidInputError } from '../../shared/errors';
 import { toModelSpec, type ModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
 import { checkModelSettings, loadModels } from '../../models';
+import type { LoadedModel } from '../../models/port';
 import { STRUCTURED_MODES } from '../../models/port';
 import { installCommand } from '../../shared/optional-packages';
 
@@ -100,14 +101,15 @@ export function parseModelFlag(text: string): ModelSpec {
  * @param options `estimate`: the command only estimates (`ask --estimate`), which sends no request,
  *   so a service's settings (an `openai:` key) are not checked; a `llama:` model still loads (its
  *   context sets the defaults the estimate prices).
- * @returns the model's context size (tokens) when it was loaded and has one.
+ * @returns what loading told of the model (its context size, tokens, and measured run defaults);
+ *   `{}` when it was not loaded or has neither.
  * @throws UsageError naming the file or setting and the problem.
  */
 export async function checkLocalModelFiles(
   spec: ModelSpecInput,
   load?: { sequences: number },
   options: { estimate?: boolean } = {},
-): Promise<number | undefined> {
+): Promise<LoadedModel> {
   let parsed;
   try {
     parsed = toModelSpec(spec);
@@ -116,7 +118,7 @@ export async function checkLocalModelFiles(
   }
   try {
     if (!options.estimate) await checkModelSettings(parsed);
-    return load ? (await loadModels(parsed, { sequences: load.sequences })).contextTokens : undefined;
+    return load ? await loadModels(parsed, { sequences: load.sequences }) : {};
   } catch (error) {
     throw new UsageError(`--model: ${(error as Error).message}`, { cause: error });
   }

@@ -128,10 +128,11 @@ export function addEvalCommand(program: Command): void {
       // the reasoner and synchronization budgets (contextFittedRunOptionDefaults). One window for
       // every strategy: `direct` reads as much corpus as the reasoning agent's evidence budget (the
       // budget less the question), the same text budget as `rag` and each KAR step.
-      const contextTokens = await checkLocalModelFiles(spec, { sequences: Math.min(opts.concurrency * 2, MAX_LLAMA_SEQUENCES) });
+      const loadedModel = await checkLocalModelFiles(spec, { sequences: Math.min(opts.concurrency * 2, MAX_LLAMA_SEQUENCES) });
+      const contextTokens = loadedModel.contextTokens;
       const modelIds: Record<AgentRole, string> = recordModelIds(spec);
       const model = agentModel(spec);
-      const fitted = contextTokens !== undefined ? contextFittedRunOptionDefaults(contextTokens) : undefined;
+      const fitted = contextTokens !== undefined ? contextFittedRunOptionDefaults(contextTokens, loadedModel.runDefaults) : undefined;
       const chunkTokens = fitted && command.getOptionValueSource('chunkTokens') === 'default' ? fitted.chunkTokens : opts.chunkTokens;
       const contextOptions =
         fitted && contextTokens !== undefined
@@ -140,6 +141,7 @@ export function addEvalCommand(program: Command): void {
               syncBudgetTokens: fitted.syncBudgetTokens,
               contextWindowTokens: fitted.reasonerBudgetTokens,
               promptReserveTokens: 0,
+              ...(fitted.karFirstK !== undefined && { karFirstK: fitted.karFirstK }),
             }
           : {};
       // The records as one counted task (local/cli/progress.ts): a bar on a terminal, else lines.

@@ -66,7 +66,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const loaded: LoadedModel = options.model === undefined ? await loadModels(modelSpec, { sequences: options.llamaSequences ?? 1 }) : {};
   // A small context (a llama: model's, or a stand-in model's in tests) fits the option defaults and checks chunk sizes.
   const contextTokens = loaded.contextTokens ?? (options.model !== undefined ? options.modelContextTokens : undefined);
-  const runOptionDefaults: RunOptionsInput = contextTokens !== undefined ? contextFittedRunOptionDefaults(contextTokens) : {};
+  const runOptionDefaults: RunOptionsInput = contextTokens !== undefined ? contextFittedRunOptionDefaults(contextTokens, loaded.runDefaults) : {};
   // The generated template (local/engine/stack-template.ts): no CDK synth at run time.
   const { template, logicalIds } = localStackTemplate();
   const stateDir = path.resolve(options.stateDir);
@@ -175,7 +175,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       modelSpec,
       stateDir,
       contextTokens,
-      fit: (request) => fitRunRequest(request, contextTokens),
+      fit: (request) => fitRunRequest(request, contextTokens, loaded.runDefaults),
       runOptionProblems: (runOptions) => {
         const chunkTokens = { ...runOptionDefaults, ...runOptions }.chunkTokens;
         if (contextTokens === undefined || chunkTokens === undefined) return [];

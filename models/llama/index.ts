@@ -17,7 +17,10 @@ export const provider: ModelProvider<'llama'> = {
   },
   // The files are checked when the model loads (checkGgufFile first, then the load).
   checkAccess: async () => undefined,
-  load: async (spec, options) => ({ contextTokens: (await loadLlamaModels(spec, { sequences: options.sequences ?? 1 })).contextTokens }),
+  load: async (spec, options) => {
+    const models = await loadLlamaModels(spec, { sequences: options.sequences ?? 1 });
+    return { contextTokens: models.contextTokens, runDefaults: models.runDefaults };
+  },
   chat: (spec, role) => loadedLlamaModels(spec)[role],
   agents: (spec) => loadedLlamaModels(spec).agents,
   survey: (spec) => loadedLlamaModels(spec).survey,

@@ -30,7 +30,8 @@ import path from 'node:path';
 import { ConfigurationError, ContextOverflowError, ModelConfigurationError, ModelError } from '../../shared/errors';
 import { isMissingModule, missingPackageError } from '../../shared/optional-packages';
 import type { AgentModel, ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
-import type { ReasonerReply } from '../../shared/llm/prompts';
+import type { ModelRunDefaults } from '../port';
+import { llamaProfileFor, type LlamaProfile } from './profiles';
 import { LlmAgents } from '../../shared/llm/agents';
 import { largestChunkTokens } from '../context';
 import { formatModelSpec, toModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
@@ -307,6 +308,11 @@ export class LlamaChatModel implements ChatModel {
     return this.loadedModel.context.totalSequences;
   }
 
+  /** The model's profile (models/llama/profiles.ts), from its GGUF metadata. */
+  get profile(): LlamaProfile {
+    return llamaProfileFor((this.loadedModel.model.fileInfo.metadata as { general?: { basename?: unknown; name?: unknown } }).general);
+  }
+
   /** Count the tokens of a text in the model's tokenizer. */
   countTokens(text: string): number {
     return this.loadedModel.model.tokenize(text).length;
@@ -408,14 +414,12 @@ export interface LlamaModels {
   reasoner: LlamaChatModel;
   /** The smaller context size of the two models, tokens (for `runOptionDefaultsForContext`). */
   contextTokens: number;
+  /**
+   * The models' measured run defaults (models/llama/profiles.ts): the seeker's chunk size, the
+   * reasoner's first k.
+   */
+  runDefaults: ModelRunDefaults;
 }
-
-/**
- * How the reasoning agent of a `llama:` model replies (shared/llm/prompts.ts `REASONER_REPLIES`):
- * `prose`, chosen by measurement (docs/EVAL.md, "Fidelity"); Bedrock and OpenAI-compatible models
- * reply in JSON (`json`), which cites messages by id.
- */
-export const LLAMA_REASONER_REPLY: ReasonerReply = 'prose';
 
 /** The loaded models of each spec (by its text), for the provider's synchronous builders (models/llama/index.ts). */
 const opened = new Map<string, LlamaModels>();
@@ -431,15 +435,21 @@ export async function loadLlamaModels(spec: ModelSpecInput, options: LlamaOption
   const withContext: LlamaOptions = parsed.contextTokens !== undefined && options.contextTokens === undefined ? { ...options, contextTokens: parsed.contextTokens } : options;
   const seeker = await LlamaChatModel.load(parsed.seekerModelId, withContext);
   const reasoner = parsed.reasonerModelId === parsed.seekerModelId ? seeker : await LlamaChatModel.load(parsed.reasonerModelId, withContext);
+  // How each agent replies and the run defaults: the model's profile (models/llama/profiles.ts),
+  // chosen by measurement: the seeker's for seeking and chunks, the reasoner's for reasoning and KAR.
+  const seekerProfile = seeker.profile;
+  const reasonerProfile = reasoner.profile;
   const models: LlamaModels = {
-    // The reasoning agent replies in prose (the answer alone, as a plain prompt asks for it): the
-    // in-process models are small, and measured with the test model, a JSON reply kept less of what
-    // the model answers from a plain prompt, in Chinese almost nothing (docs/EVAL.md, "Fidelity").
-    agents: new LlmAgents({ seeker, reasoner, reasonerReply: LLAMA_REASONER_REPLY }),
+    agents: new LlmAgents({ seeker, reasoner, seekerReply: seekerProfile.seekerReply, reasonerReply: reasonerProfile.reasonerReply }),
     survey: new LlmSurveyModel({ reasoner }),
     seeker,
     reasoner,
     contextTokens: Math.min(seeker.contextTokens, reasoner.contextTokens),
+    runDefaults: {
+      ...(seekerProfile.runDefaults.chunkTokens !== undefined && { chunkTokens: seekerProfile.runDefaults.chunkTokens }),
+      ...(reasonerProfile.runDefaults.karFirstK !== undefined && { karFirstK: reasonerProfile.runDefaults.karFirstK }),
+      ...(reasonerProfile.runDefaults.reasonerBudgetTokens !== undefined && { reasonerBudgetTokens: reasonerProfile.runDefaults.reasonerBudgetTokens }),
+    },
   };
   opened.set(formatModelSpec(parsed), models);
   return models;

@@ -131,8 +131,31 @@ export const PROSE_SEEK_MAX_TOKENS = 48;
  * Relevance scores of a prose seek: the answer's words found verbatim in one or more sentences of the
  * chunk (`located`), or only by word overlap (`overlap`). The pool's `hybrid` ranking averages them
  * with the lexical prior of the cited sentences (shared/ranking.ts), which then orders the candidates.
+ * `question`: the answer is not in the chunk (a yes or no counts as `overlap`), so the sentence that
+ * shares most of the question's words is cited instead (`unitsAboutQuestion`).
  */
-export const PROSE_SEEK_SCORES = { located: 100, overlap: 50 } as const;
+export const PROSE_SEEK_SCORES = { located: 100, overlap: 50, question: 25 } as const;
+
+/** A yes-or-no answer (of a comparison question), which no sentence holds as words. */
+const YES_NO = /^(yes|no)\b/i;
+
+/**
+ * The unit of a chunk sharing most of the question's weighted content words (`lexicalPrior` of the
+ * question, at least 50), for a prose seek whose answer is not in the chunk (a yes or no).
+ * @returns one unit id, or none.
+ */
+export function unitsAboutQuestion(text: string, units: readonly SentenceUnit[], question: string): number[] {
+  let best = 0;
+  let bestId = 0;
+  for (const u of units) {
+    const prior = lexicalPrior(question, text.slice(u.start, u.end));
+    if (prior > best) {
+      best = prior;
+      bestId = u.id;
+    }
+  }
+  return best >= 50 ? [bestId] : [];
+}
 
 /** Sentences a prose seek cites at most: those holding the answer, in chunk order. */
 export const PROSE_SEEK_MAX_UNITS = 2;
@@ -144,7 +167,11 @@ export const PROSE_SEEK_MAX_UNITS = 2;
  * @returns unit ids in chunk order (at most `PROSE_SEEK_MAX_UNITS`) and how they were found; none
  *   when the answer is not in the chunk (an answer the model did not read there).
  */
-export function unitsHoldingAnswer(text: string, units: readonly SentenceUnit[], answer: string): { ids: number[]; how: 'located' | 'overlap' | 'none' } {
+export function unitsHoldingAnswer(
+  text: string,
+  units: readonly SentenceUnit[],
+  answer: string,
+): { ids: number[]; how: 'located' | 'overlap' | 'question' | 'none' } {
   const needle = answer.trim().replace(/[.。]$/, '');
   if (needle === '') return { ids: [], how: 'none' };
   // Short answers ("1986", "Laie") are searched as they are; locateQuotes needs MIN_QUOTE_CHARS.
@@ -466,13 +493,20 @@ export class LlmAgents implements AgentModel {
     }
     if (isRefusal(answer) || /^none\b/i.test(answer)) return none();
     const units = sentenceUnits(text);
-    const found = unitsHoldingAnswer(text, units, answer);
+    let found: { ids: number[]; how: keyof typeof PROSE_SEEK_SCORES | 'none' } = unitsHoldingAnswer(text, units, answer);
     if (found.how === 'none') {
-      warnings.push(`seeking agent answered ${JSON.stringify(cutAt(answer, 80))}, which is not in its chunk; no message`);
-      return none();
+      // A yes or no (a comparison), or words the chunk does not hold: the sentence of the chunk that
+      // shares most of the question's words, if it shares at least half of them (a weak message).
+      const best = unitsAboutQuestion(text, units, request.question);
+      if (best.length === 0) {
+        warnings.push(`seeking agent answered ${JSON.stringify(cutAt(answer, 80))}, which is not in its chunk, and no sentence is about the question; no message`);
+        return none();
+      }
+      found = { ids: best, how: YES_NO.test(answer) ? 'overlap' : 'question' };
     }
+    const how = found.how === 'none' ? 'question' : found.how;
     const cited = citedText(text, units, found.ids);
-    return { evidence: cited.text, score: PROSE_SEEK_SCORES[found.how], spans: cited.units.map((u) => ({ start: u.start, end: u.end })), usage, warnings };
+    return { evidence: cited.text, score: PROSE_SEEK_SCORES[how], spans: cited.units.map((u) => ({ start: u.start, end: u.end })), usage, warnings };
   }
 
   /**

@@ -274,7 +274,7 @@ describe('evaluation options and scores', () => {
     expect(parseDatasetSpec('infinitebench:/x/en.jsonl')).toEqual({ kind: 'infinitebench', file: '/x/en.jsonl' });
     expect(() => parseDatasetSpec('infinitebench')).toThrow(/needs a file/);
     expect(() => parseDatasetSpec('squad')).toThrow(/Unknown dataset/);
-    expect(parseStrategies('all')).toHaveLength(8);
+    expect(parseStrategies('all')).toHaveLength(9);
     expect(parseStrategies('rag, direct')).toEqual(['rag', 'direct']);
     expect(() => parseStrategies('extagent')).toThrow(/unknown strategy/);
   });

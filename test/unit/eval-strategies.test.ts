@@ -210,7 +210,7 @@ describe('evaluation strategies with the extractive reader', () => {
   ];
   const gold = [{ documentId: 'gold', start: 0, end: documents[6].text.length }];
 
-  test.each(STRATEGIES)('%s answers a single-hop question from the right document', async (name) => {
+  test.each(STRATEGIES.filter((s) => s !== 'question-only'))('%s answers a single-hop question from the right document', async (name) => {
     const model = new ExtractiveReader();
     const result = await STRATEGY_FUNCTIONS[name]({
       question: 'In what year was the Eiffel Tower in Paris completed?',
@@ -223,5 +223,30 @@ describe('evaluation strategies with the extractive reader', () => {
     expect(result.prediction).toContain('1889');
     expect(scoreAnswer('hotpotqa', result.prediction, result.answerable, ['1889']).f1).toBeGreaterThan(0);
     expect(evidenceRecall(gold, result.finalContext)).toBe(1);
+  });
+
+  test('question-only gives the reasoning agent the question and no passage (one forced call)', async () => {
+    const seen: ReasonRequest[] = [];
+    const model: AgentModel = {
+      description: 'spy',
+      seek: () => Promise.reject(new Error('question-only must not seek')),
+      reason: async (request) => {
+        seen.push(request);
+        return { answerable: true, answer: 'Paris', citedMessageIds: [], usage: { calls: 1, inputTokens: 20, outputTokens: 2 }, warnings: [] };
+      },
+    };
+    const result = await STRATEGY_FUNCTIONS['question-only']({
+      question: 'Where is the Eiffel Tower?',
+      documents,
+      chunks: chunkCorpus(documents, { chunkTokens: 96 }),
+      model,
+      options: DEFAULT_STRATEGY_OPTIONS,
+    });
+    expect(seen).toHaveLength(1);
+    expect(seen[0].force).toBe(true);
+    expect(seen[0].messages.map((m) => m.evidence)).toEqual(['']);
+    expect(result.prediction).toBe('Paris');
+    expect(result.calls).toEqual([{ stage: 0, role: 'reasoner', inputTokens: 20, outputTokens: 2 }]);
+    expect(evidenceRecall(gold, result.finalContext)).toBe(0);
   });
 });
