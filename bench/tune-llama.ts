@@ -189,7 +189,12 @@ async function main(): Promise<void> {
   let onNewCall: (ms: number) => void = () => undefined;
   const memoChat = (chat: ChatModel): ChatModel => ({
     modelId: chat.modelId,
-    complete: (request: ChatRequest) => memo.get(hash('chat', request), () => chat.complete(request), (ms) => onNewCall(ms)),
+    complete: (request: ChatRequest) =>
+      memo.get(
+        hash('chat', request),
+        () => chat.complete(request),
+        (ms) => onNewCall(ms),
+      ),
   });
   const seekerChat = memoChat(llama.seeker);
   const reasonerChat = llama.reasoner === llama.seeker ? seekerChat : memoChat(llama.reasoner);
@@ -207,7 +212,10 @@ async function main(): Promise<void> {
   const defaultSeek = llama.seeker.profile.seekerReply;
   const memo = new DiskMemo(values.memo);
   const modelKey = `${values.model}#threads=${llamaThreadsFromEnv() ?? 'default'}`;
-  const hash = (kind: string, request: unknown): string => createHash('sha256').update(JSON.stringify([modelKey, kind, request])).digest('hex');
+  const hash = (kind: string, request: unknown): string =>
+    createHash('sha256')
+      .update(JSON.stringify([modelKey, kind, request]))
+      .digest('hex');
   const filler = readFillerParagraphs().paragraphs;
   const trace = process.env.TUNE_TRACE === '1';
   const done = new Map<string, TuneRecord>();
@@ -264,7 +272,9 @@ async function main(): Promise<void> {
           if (trace) {
             process.stderr.write(`  reason k=${request.messages.length}${request.force ? ' forced' : ''} -> ${JSON.stringify(r.answer)}\n`);
             for (const m of request.messages)
-              process.stderr.write(`    ${m.id} s=${m.score}${goldHeads.some((h) => m.evidence.includes(h.slice(0, 40))) ? ' GOLD' : ''} ${JSON.stringify(m.evidence.slice(0, 110))}\n`);
+              process.stderr.write(
+                `    ${m.id} s=${m.score}${goldHeads.some((h) => m.evidence.includes(h.slice(0, 40))) ? ' GOLD' : ''} ${JSON.stringify(m.evidence.slice(0, 110))}\n`,
+              );
           }
           counts.input += r.usage.inputTokens;
           return r;
@@ -342,10 +352,14 @@ function printTable(records: TuneRecord[], configs: Config[], json: boolean): vo
       return { n: xs.length, f1: xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0, ci: [ci.low, ci.high] };
     };
     const first = records.filter((r) => r.config === configs[0].name);
-    const paired = rs
-      .map((r) => ({ a: r.f1, b: first.find((f) => f.id === r.id)?.f1 }))
-      .filter((p): p is { a: number; b: number } => p.b !== undefined);
-    const diff = paired.length > 0 && c !== configs[0] ? pairedBootstrap(paired.map((p) => p.a), paired.map((p) => p.b)) : undefined;
+    const paired = rs.map((r) => ({ a: r.f1, b: first.find((f) => f.id === r.id)?.f1 })).filter((p): p is { a: number; b: number } => p.b !== undefined);
+    const diff =
+      paired.length > 0 && c !== configs[0]
+        ? pairedBootstrap(
+            paired.map((p) => p.a),
+            paired.map((p) => p.b),
+          )
+        : undefined;
     const mean = (f: (r: TuneRecord) => number): number => (rs.length ? rs.reduce((s, r) => s + f(r), 0) / rs.length : 0);
     return {
       config: c.name,
@@ -366,7 +380,9 @@ function printTable(records: TuneRecord[], configs: Config[], json: boolean): vo
     return;
   }
   const pct = (x: number): string => (x * 100).toFixed(1);
-  process.stdout.write('| config | n | F1 [95% CI] | bridge F1 (n) | comparison F1 (n) | ΔF1 vs first [95% CI] | refused | KAR steps | round 2 | cited gold | input tok | errors |\n');
+  process.stdout.write(
+    '| config | n | F1 [95% CI] | bridge F1 (n) | comparison F1 (n) | ΔF1 vs first [95% CI] | refused | KAR steps | round 2 | cited gold | input tok | errors |\n',
+  );
   process.stdout.write('|---|---|---|---|---|---|---|---|---|---|---|---|\n');
   for (const r of rows) {
     process.stdout.write(

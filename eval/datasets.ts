@@ -706,10 +706,7 @@ export interface CmrcLongContextSet {
  * @param file `chinese/cmrc2018_dev.squad.json`.
  * @throws Error when the file is missing or not SQuAD-shaped.
  */
-export function buildCmrcLongContexts(
-  file: string,
-  options: { targetTokens: number; seed?: string | number; limit?: number },
-): CmrcLongContextSet {
+export function buildCmrcLongContexts(file: string, options: { targetTokens: number; seed?: string | number; limit?: number }): CmrcLongContextSet {
   const warnings: DataWarning[] = [];
   const parsed = SquadSchema.safeParse(readJsonFile(file));
   if (!parsed.success) throw new Error(`${file}: not SQuAD format (${issues(parsed.error)})`);
@@ -785,4 +782,3 @@ export function buildCmrcLongContexts(
   }
   return { examples, sources: [path.resolve(file)], warnings };
 }
-

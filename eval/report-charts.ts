@@ -85,7 +85,7 @@ export async function writeReportCharts(
   ];
   // The curve (the paper's figure): F1 against multiples of the window, all questions and per type.
   const curveSeries = [...new Set(curve.map((c) => c.strategy))];
-  for (const type of [...new Set(curve.map((c) => c.questionType))]) {
+  for (const type of new Set(curve.map((c) => c.questionType))) {
     const cells = curve.filter((c) => c.questionType === type);
     charts.push([
       type === ALL_TYPES ? 'f1-vs-window' : `f1-vs-window-${type}`,

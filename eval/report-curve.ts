@@ -142,7 +142,7 @@ export function renderCurveMarkdown(rows: readonly CurveRow[], dataset: string):
     `### The curve: F1 against the input length in multiples of the window (W = ${windows.map((w) => w.toLocaleString('en-US')).join(', ')} model tokens)`,
     '',
     'F1 in percent with its 95% bootstrap interval and n; the paired difference is extagents − the strategy on the same ' +
-      'questions (bootstrap interval, two-sided p). Lengths are o200k tokens of the constructed context, W the model\'s ' +
+      "questions (bootstrap interval, two-sided p). Lengths are o200k tokens of the constructed context, W the model's " +
       'context (its own tokens). "s / q" is the measured wall time per question (calls answered from the call memo excluded).',
     '',
   );

