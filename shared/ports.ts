@@ -105,10 +105,23 @@ export interface ChatRequest {
   cacheable?: { prefix: string; suffix: string };
 }
 
+/**
+ * The port's stop reason of a reply a provider's content filter withheld or replaced (its text is the
+ * filter's canned message, never the model's reply): the agents read it as a refusal with a warning
+ * (shared/llm/agents.ts), never as an answer or evidence.
+ */
+export const CONTENT_FILTERED = 'content_filtered';
+
 export interface ChatResponse {
   text: string;
-  /** 'end_turn' | 'max_tokens' | 'stop_sequence' | other provider value. */
+  /**
+   * 'end_turn' | 'max_tokens' | 'stop_sequence' | `CONTENT_FILTERED` (the provider's content filter
+   * withheld or replaced the reply: Bedrock `guardrail_intervened` / `content_filtered`, OpenAI
+   * `content_filter`; `filteredBy` names which) | other provider value.
+   */
   stopReason: string;
+  /** With `stopReason` `CONTENT_FILTERED`: the provider's own stop reason, e.g. "guardrail_intervened". */
+  filteredBy?: string;
   inputTokens: number;
   outputTokens: number;
   /** Input tokens read from the prompt cache (Bedrock `usage.cacheReadInputTokens`); absent without caching. */

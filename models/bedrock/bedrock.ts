@@ -46,7 +46,7 @@ import {
   ModelUnavailableError,
 } from '../../shared/errors';
 import { foundationModelIdOf, isInferenceProfileId, supportsPromptCaching } from '../../shared/llm/model-spec';
-import type { ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
+import { CONTENT_FILTERED, type ChatModel, type ChatRequest, type ChatResponse } from '../../shared/ports';
 
 /** Options of `createBedrockRuntimeClient`. */
 export interface BedrockClientOptions {
@@ -348,10 +348,13 @@ export class BedrockChatModel implements ChatModel {
       throw new ContextOverflowError(`Bedrock Converse (model ${this.modelId}): input plus maxTokens (${request.maxTokens}) exceed the model's context window`);
     }
     const toolInput = tool ? toolInputOf(output.output?.message?.content) : undefined;
+    // A guardrail or the model's own content filter replaced the reply (Converse API stopReason).
+    const filtered = stopReason === 'guardrail_intervened' || stopReason === 'content_filtered';
     return {
+      ...(filtered && { filteredBy: stopReason }),
       text: toolInput ?? textOf(output.output?.message?.content),
       // A forced tool's reply ends with stopReason "tool_use": the reply is complete.
-      stopReason: toolInput !== undefined && stopReason === 'tool_use' ? 'end_turn' : stopReason,
+      stopReason: filtered ? CONTENT_FILTERED : toolInput !== undefined && stopReason === 'tool_use' ? 'end_turn' : stopReason,
       ...(request.schema ? { structured: toolInput !== undefined ? ('schema' as const) : ('prose' as const) } : {}),
       inputTokens: output.usage?.inputTokens ?? 0,
       outputTokens: output.usage?.outputTokens ?? 0,

@@ -50,7 +50,7 @@ import {
   ModelTimeoutError,
   ModelUnavailableError,
 } from '../../shared/errors';
-import type { ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
+import { CONTENT_FILTERED, type ChatModel, type ChatRequest, type ChatResponse } from '../../shared/ports';
 import { STRUCTURED_MODES, type OpenAiOptions, type StructuredMode } from '../port';
 
 // The options and modes are declared with the port (models/port.ts: what a host gives the providers).
@@ -236,6 +236,7 @@ export function mapOpenAiFetchError(error: unknown, modelId: string, baseUrl: st
 export function stopReasonOf(finishReason: unknown): string {
   if (finishReason === 'stop') return 'end_turn';
   if (finishReason === 'length') return 'max_tokens';
+  if (finishReason === 'content_filter') return CONTENT_FILTERED;
   return typeof finishReason === 'string' ? finishReason : 'unknown';
 }
 
@@ -509,6 +510,7 @@ export class OpenAiChatModel implements ChatModel {
     return {
       text: content,
       stopReason: stopReasonOf(choice.finish_reason),
+      ...(choice.finish_reason === 'content_filter' && { filteredBy: 'content_filter' }),
       inputTokens: nonNegativeInt(reply.usage?.prompt_tokens),
       outputTokens: nonNegativeInt(reply.usage?.completion_tokens),
     };

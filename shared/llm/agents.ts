@@ -18,7 +18,7 @@
  * Errors of the chat models (ModelThrottledError, ContextOverflowError, …) propagate unchanged:
  * Step Functions retries the transient ones by name, and the caller handles the others.
  */
-import type { AgentModel, ChatModel, ChatRequest, ChatResponse, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../ports';
+import { CONTENT_FILTERED, type AgentModel, type ChatModel, type ChatRequest, type ChatResponse, type ReasonRequest, type ReasonResult, type SeekRequest, type SeekResult } from '../ports';
 import { NO_ANSWER, type Message, type RoleUsage } from '../types';
 import { lexicalPrior } from '../extractive/prior';
 import { cutAt, isRefusal, junkAnswer, parseReasonReply, parseSeekReply, readScore, type ReasonParse, type SeekParse } from './parse';
@@ -231,6 +231,15 @@ async function timedCall(model: ChatModel, request: ChatRequest, usage: RoleUsag
   return response;
 }
 
+/**
+ * The warning of a reply the provider's content filter withheld (`CONTENT_FILTERED`), or undefined for
+ * any other reply. Its text is the filter's canned message: never an answer, never evidence.
+ */
+function filteredWarning(response: ChatResponse, who: string, outcome: string): string | undefined {
+  if (response.stopReason !== CONTENT_FILTERED) return undefined;
+  return `the provider's content filter (${response.filteredBy ?? CONTENT_FILTERED}) withheld the ${who}'s reply; ${outcome}`;
+}
+
 /** True when the reply stopped at the output-token limit. */
 function cutOff(response: ChatResponse): boolean {
   return response.stopReason === 'max_tokens';
@@ -410,7 +419,14 @@ export class LlmAgents implements AgentModel {
       ...(prompt.cacheable && { cacheable: prompt.cacheable }),
     };
 
+    const noMessage = (): SeekResult => ({ evidence: null, score: 0, spans: [], usage, warnings });
+    const chunkOutcome = `chunk ${request.chunk.index} yields no message`;
     let response = await call(base);
+    let filtered = filteredWarning(response, 'seeking agent', chunkOutcome);
+    if (filtered !== undefined) {
+      warnings.push(filtered);
+      return noMessage();
+    }
     let parsed = parseSeekReply(response.text, { chunkText: request.chunk.text });
     if (seekUnusable(parsed, response)) {
       const wasCutOff = cutOff(response);
@@ -423,6 +439,11 @@ export class LlmAgents implements AgentModel {
           }
         : base;
       response = await call(retry);
+      filtered = filteredWarning(response, 'seeking agent', chunkOutcome);
+      if (filtered !== undefined) {
+        warnings.push(filtered);
+        return noMessage();
+      }
       parsed = parseSeekReply(response.text, { chunkText: request.chunk.text });
       if (seekUnusable(parsed, response)) {
         warnings.push(
@@ -451,6 +472,11 @@ export class LlmAgents implements AgentModel {
         maxTokens: Math.min(SCORE_REASK_MAX_TOKENS, this.maxTokens.seek),
         schema: SCORE_REPLY,
       });
+      const reask = filteredWarning(answer, 'seeking agent', 'its score re-ask is not read');
+      if (reask !== undefined) {
+        warnings.push(reask);
+        break;
+      }
       const reading = readScore(answer.text);
       if (reading.warning !== undefined) warnings.push(`score re-ask: ${reading.warning}`);
       score = reading.score;
@@ -486,8 +512,15 @@ export class LlmAgents implements AgentModel {
       maxTokens: Math.min(PROSE_SEEK_MAX_TOKENS, this.maxTokens.seek),
       temperature: this.temperature,
     };
-    let answer = firstLine((await timedCall(this.seeker, chat, usage, warnings)).text);
-    if (answer === '') answer = firstLine((await timedCall(this.seeker, chat, usage, warnings)).text);
+    const chunkOutcome = `chunk ${request.chunk.index} yields no message`;
+    let response = await timedCall(this.seeker, chat, usage, warnings);
+    if (firstLine(response.text) === '' && response.stopReason !== CONTENT_FILTERED) response = await timedCall(this.seeker, chat, usage, warnings);
+    const filtered = filteredWarning(response, 'seeking agent', chunkOutcome);
+    if (filtered !== undefined) {
+      warnings.push(filtered);
+      return none();
+    }
+    const answer = firstLine(response.text);
     if (answer === '') {
       warnings.push('seeking agent reply empty twice; the chunk yields no message');
       return none();
@@ -631,7 +664,15 @@ export class LlmAgents implements AgentModel {
       p.kind === 'answer' && p.answerable ? (junkAnswer(p.answer, request.question) ?? (echoesPrompt(p.answer, source) ? 'prompt' : undefined)) : undefined;
     // A prose answer is its first line, as a plain prompt's is read (later lines are the model running on).
     const read = (r: ChatResponse): ReasonParse => parseReasonReply(prose ? firstLine(r.text) : r.text);
+    const filteredRefusal = (r: ChatResponse): ReasonResult | undefined => {
+      const warning = filteredWarning(r, 'reasoning agent', 'counted as a refusal');
+      if (warning === undefined) return undefined;
+      warnings.push(warning);
+      return refuse();
+    };
     let response = await timedCall(this.reasoner, base, usage, warnings);
+    const filteredFirst = filteredRefusal(response);
+    if (filteredFirst !== undefined) return filteredFirst;
     let parsed = read(response);
     const unusable = reasonUnusable(parsed, response, prose);
     const junk = unusable ? undefined : junkOf(parsed);
@@ -639,6 +680,8 @@ export class LlmAgents implements AgentModel {
       const reminder = junk !== undefined ? junkReminder(junk) : cutOff(response) ? brevityReminder(this.maxTokens.reason) : '';
       const retry = reminder === '' ? base : { ...base, messages: [{ role: 'user' as const, text: prompt.user + reminder }] };
       response = await timedCall(this.reasoner, retry, usage, warnings);
+      const filteredRetry = filteredRefusal(response);
+      if (filteredRetry !== undefined) return filteredRetry;
       parsed = read(response);
       if (reasonUnusable(parsed, response, prose)) {
         warnings.push('reasoning agent reply empty, unreadable or cut off twice; counted as a refusal');

@@ -18,7 +18,7 @@
 import { extractJsonObject } from '../llm/parse';
 import { escapeUntrusted } from '../llm/prompts';
 import { outlineReplySchema, outputTokenBudget, sectionReplySchema, type ReplySchema } from '../llm/schemas';
-import type { ChatModel, ChatRequest, ChatResponse } from '../ports';
+import { CONTENT_FILTERED, type ChatModel, type ChatRequest, type ChatResponse } from '../ports';
 import type { Message, RoleUsage } from '../types';
 import type { OutlineRequest, OutlineResult, SectionDraft, SectionRequest, SurveyModel } from './ports';
 import type { Outline, OutlineSection } from './types';
@@ -193,6 +193,9 @@ export class LlmSurveyModel implements SurveyModel {
     const prompt = buildOutlinePrompt(request);
     const schema = outlineReplySchema(request.maxSections);
     const response = await this.call(prompt, this.limit('outline', schema), usage, schema);
+    if (response.stopReason === CONTENT_FILTERED) {
+      return { covered: false, outline: null, usage, warnings: [`the provider's content filter (${response.filteredBy ?? CONTENT_FILTERED}) withheld the outline`] };
+    }
     const parsed = parseOutlineReply(response.text, request.topic, request.maxSections);
     const warnings: string[] = [];
     if (request.force && !parsed.covered) warnings.push('the reasoning agent gave no outline although it was asked to');
@@ -209,6 +212,10 @@ export class LlmSurveyModel implements SurveyModel {
     const schema = sectionReplySchema(request.targetWords);
     const maxTokens = this.limit('section', schema);
     const response = await this.call(buildSectionPrompt(request), maxTokens, usage, schema);
+    if (response.stopReason === CONTENT_FILTERED) {
+      // The filter's canned message is not the section: the section stays empty, and says why.
+      return { text: '', usage, warnings: [`section ${request.section + 1}: the provider's content filter (${response.filteredBy ?? CONTENT_FILTERED}) withheld it`] };
+    }
     const warnings = response.stopReason === 'max_tokens' ? [`section ${request.section + 1}: reply cut off at ${maxTokens} tokens`] : [];
     return { text: parseSectionReply(response.text), usage, warnings };
   }
@@ -238,7 +245,7 @@ export class LlmSurveyModel implements SurveyModel {
       return response;
     };
     let response = await once();
-    if (response.text.trim() === '') response = await once();
+    if (response.text.trim() === '' && response.stopReason !== CONTENT_FILTERED) response = await once();
     return response;
   }
 }

@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_OUTPUT_TOKENS, FALLBACK_SCORE, LlmAgents, locateQuotes } from '../../shared/llm/agents';
+import { DEFAULT_MAX_OUTPUT_TOKENS, FALLBACK_SCORE, LlmAgents, locateQuotes, PROSE_SEEK_MAX_TOKENS, PROSE_SEEK_SCORES } from '../../shared/llm/agents';
 import { buildReasonPrompt, buildSeekPrompt, escapeUntrusted, unescapeUntrusted } from '../../shared/llm/prompts';
 import { ModelThrottledError } from '../../shared/errors';
 import type { ChatModel, ChatRequest, ChatResponse, SeekRequest } from '../../shared/ports';
@@ -613,5 +613,108 @@ describe('LlmAgents.seek: evidence rated 0', () => {
     expect(result).toMatchObject({ evidence: 'The chunk is about bridges.', score: 0, warnings: [] });
     const empty = await agentsWith(new ScriptedChatModel('m', [{ text: '{"evidence": "", "quotes": [], "score": 0}' }])).seek(seekRequest());
     expect(empty).toMatchObject({ evidence: null, score: 0 });
+  });
+});
+
+describe('LlmAgents.seek: prose replies (seekerReply "prose")', () => {
+  const proseSeeker = (seeker: ChatModel): LlmAgents =>
+    new LlmAgents({ seeker, reasoner: seeker, maxOutputTokens: { seek: 300, reason: 100 }, seekerReply: 'prose' });
+  const PASSAGE =
+    'The Golden Gate Bridge is a suspension bridge in San Francisco. It opened to traffic in May 1937. ' +
+    'Its chief engineer was Joseph Strauss. The strait it spans is about a mile wide.';
+
+  it('cites the sentence holding the answer and the one most about the question, verbatim with exact offsets', async () => {
+    // Arrange
+    const seeker = new ScriptedChatModel('s', [{ text: 'Joseph Strauss\nbecause the passage says so' }]);
+    const request = seekRequest({ question: 'Who was the chief engineer of the Golden Gate Bridge?', chunk: chunkOf(PASSAGE) });
+
+    // Act
+    const result = await proseSeeker(seeker).seek(request);
+
+    // Assert
+    expect(result.score).toBe(PROSE_SEEK_SCORES.located);
+    expect(result.evidence).toContain('Its chief engineer was Joseph Strauss.');
+    expect(result.evidence).toContain('The Golden Gate Bridge is a suspension bridge in San Francisco.');
+    expect(result.evidence).not.toContain('mile wide');
+    for (const span of result.spans) expect(PASSAGE.slice(span.start, span.end)).toMatch(/^(The Golden Gate|Its chief engineer)/);
+    expect(seeker.requests).toHaveLength(1);
+    expect(seeker.requests[0].maxTokens).toBe(PROSE_SEEK_MAX_TOKENS);
+  });
+
+  it('reads NONE as no information: no message, no warning', async () => {
+    // Arrange
+    const seeker = new ScriptedChatModel('s', [{ text: 'NONE' }]);
+
+    // Act
+    const result = await proseSeeker(seeker).seek(seekRequest({ chunk: chunkOf(PASSAGE) }));
+
+    // Assert
+    expect(result.evidence).toBeNull();
+    expect(result.warnings).toEqual([]);
+  });
+
+  it('cites the sentence about the question for a yes or no (a comparison), as a weaker message', async () => {
+    // Arrange
+    const seeker = new ScriptedChatModel('s', [{ text: 'Yes.' }]);
+    const request = seekRequest({ question: 'Did the bridge open to traffic in May?', chunk: chunkOf(PASSAGE) });
+
+    // Act
+    const result = await proseSeeker(seeker).seek(request);
+
+    // Assert
+    expect(result.score).toBe(PROSE_SEEK_SCORES.overlap);
+    expect(result.evidence).toBe('It opened to traffic in May 1937.');
+  });
+
+  it('gives no message, with a warning, for an answer its chunk does not hold and no sentence about the question', async () => {
+    // Arrange
+    const seeker = new ScriptedChatModel('s', [{ text: 'Gustave Eiffel' }]);
+    const request = seekRequest({ question: 'Who designed the tower in Paris?', chunk: chunkOf(PASSAGE) });
+
+    // Act
+    const result = await proseSeeker(seeker).seek(request);
+
+    // Assert
+    expect(result.evidence).toBeNull();
+    expect(result.warnings.join('\n')).toMatch(/not in its chunk/);
+  });
+
+  it("reads a reply the provider's content filter withheld as no message, without a retry", async () => {
+    // Arrange
+    const seeker = new ScriptedChatModel('s', [{ text: 'Sorry, the model cannot answer this question.', stopReason: 'content_filtered', filteredBy: 'guardrail_intervened' }]);
+
+    // Act
+    const result = await proseSeeker(seeker).seek(seekRequest({ chunk: chunkOf(PASSAGE) }));
+
+    // Assert
+    expect(result.evidence).toBeNull();
+    expect(seeker.requests).toHaveLength(1);
+    expect(result.warnings).toEqual([expect.stringMatching(/content filter \(guardrail_intervened\).*chunk 7 yields no message/)]);
+  });
+
+  it("refuses, as a prose reasoner, a reply the provider's content filter withheld", async () => {
+    // Arrange
+    const reasoner = new ScriptedChatModel('r', [{ text: 'Sorry, the model cannot answer this question.', stopReason: 'content_filtered' }]);
+    const agents = new LlmAgents({ seeker: reasoner, reasoner, reasonerReply: 'prose' });
+
+    // Act
+    const result = await agents.reason({ question: 'Who was the chief engineer?', messages: [messageOf('r1-c7', PASSAGE)], force: true });
+
+    // Assert
+    expect(result).toMatchObject({ answerable: false, answer: NO_ANSWER });
+    expect(result.warnings.join('\n')).toMatch(/content filter .*counted as a refusal/);
+  });
+
+  it('asks once more after an empty reply, then gives up with a warning', async () => {
+    // Arrange
+    const seeker = new ScriptedChatModel('s', [{ text: '  ' }, { text: '\n' }]);
+
+    // Act
+    const result = await proseSeeker(seeker).seek(seekRequest({ chunk: chunkOf(PASSAGE) }));
+
+    // Assert
+    expect(seeker.requests).toHaveLength(2);
+    expect(result.evidence).toBeNull();
+    expect(result.warnings.join('\n')).toMatch(/empty twice/);
   });
 });

@@ -29,7 +29,7 @@ import { resetStructuredModeDetection } from '../../models/openai/openai';
 import { ConfigurationError, ContextOverflowError, ModelThrottledError, ModelUnavailableError } from '../../shared/errors';
 import { reasonReplySchema } from '../../shared/llm/schemas';
 import type { ChatRequest } from '../../shared/ports';
-import type { Message } from '../../shared/types';
+import { NO_ANSWER, type Message } from '../../shared/types';
 
 /** Every model kind, once: `satisfies` with the exhaustive check below makes a new kind fail to compile here until it is listed. */
 const KINDS = ['extractive', 'bedrock', 'openai', 'llama'] as const satisfies readonly ModelKind[];
@@ -56,6 +56,8 @@ interface Harness {
   reply?: (replies: Scripted[]) => void;
   /** Make the next call fail with this failure (the ones the stand-in can produce). */
   fail?: Partial<Record<Failure, () => void>>;
+  /** Script the next replies as withheld by the provider's content filter (a service that has one). */
+  filter?: (times: number) => void;
   /** Usage is exactly what the stand-in said (a real model counts for itself: only positive). */
   exactUsage: boolean;
 }
@@ -123,6 +125,18 @@ const HARNESSES: Harness[] = [
         } as never);
       }
     },
+    filter: (times) => {
+      let call = bedrockMock.on(ConverseCommand);
+      for (let i = 0; i < times; i++) {
+        call = call.resolvesOnce({
+          output: { message: { role: 'assistant', content: [{ text: 'Sorry, the model cannot answer this question.' }] } },
+          stopReason: 'guardrail_intervened',
+          usage: { inputTokens: 30, outputTokens: 9, totalTokens: 39 },
+          metrics: { latencyMs: 1 },
+          $metadata: {},
+        } as never);
+      }
+    },
     fail: {
       throttled: () =>
         void bedrockMock.on(ConverseCommand).rejects(new ThrottlingException({ ...meta(429), message: 'Too many requests, please wait before trying again.' })),
@@ -137,6 +151,15 @@ const HARNESSES: Harness[] = [
     spec: 'openai:small-model',
     deps: () => ({ openai: { baseUrl, apiKey: 'test-key', structured: 'off' } }),
     reply: (replies) => void openAiReplies.push(...replies.map((r) => ({ status: 200, body: completion(r) }))),
+    filter: (times) => {
+      for (let i = 0; i < times; i++) {
+        const body = JSON.stringify({
+          choices: [{ index: 0, message: { role: 'assistant', content: 'I cannot help with that.' }, finish_reason: 'content_filter' }],
+          usage: { prompt_tokens: 30, completion_tokens: 6, total_tokens: 36 },
+        });
+        openAiReplies.push({ status: 200, body });
+      }
+    },
     fail: {
       throttled: () => void openAiReplies.push(openAiError(429, 'Rate limit reached')),
       contextOverflow: () =>
@@ -305,5 +328,26 @@ describe.each([
     // Every provider counts its calls and the tokens it read (the extractive reader in o200k tokens).
     expect(result.usage.calls).toBeGreaterThanOrEqual(1);
     expect(result.usage.inputTokens).toBeGreaterThan(0);
+  }, 120_000);
+
+  // A reply the provider's content filter withheld is the filter's canned text: never an answer, never evidence.
+  const filtering = h.filter === undefined ? it.skip : it;
+  filtering("reads a reply withheld by the provider's content filter as a refusal with its reason, and a seek as no message", async () => {
+    h.filter?.(2);
+    const agents = agentModel(h.spec, h.deps());
+
+    const reasoned = await agents.reason({ question: 'What is the capital of France?', messages: [MESSAGE], force: true });
+    const sought = await agents.seek({
+      question: 'What is the capital of France?',
+      chunk: { index: 3, tokens: 7, chars: 31, segments: [{ documentId: 'd', start: 0, end: 31, chunkStart: 0 }], text: 'Paris is the capital of France.' },
+      round: 1,
+      synchronized: [],
+    });
+
+    expect(reasoned).toMatchObject({ answerable: false, answer: NO_ANSWER, citedMessageIds: [] });
+    expect(reasoned.warnings.join('\n')).toMatch(/content filter \((guardrail_intervened|content_filter)\)/);
+    expect(reasoned.usage.calls).toBe(1);
+    expect(sought.evidence).toBeNull();
+    expect(sought.warnings.join('\n')).toMatch(/content filter .*chunk 3 yields no message/);
   }, 120_000);
 });
