@@ -427,7 +427,12 @@ export class LlmAgents implements AgentModel {
       warnings.push(filtered);
       return noMessage();
     }
-    let parsed = parseSeekReply(response.text, { chunkText: request.chunk.text });
+    const parse = (r: ChatResponse): SeekParse => {
+      const p = parseSeekReply(r.text, { chunkText: request.chunk.text });
+      if (p.kind !== 'no_information' && p.idWarning !== undefined) warnings.push(p.idWarning);
+      return p;
+    };
+    let parsed = parse(response);
     if (seekUnusable(parsed, response)) {
       const wasCutOff = cutOff(response);
       if (wasCutOff) warnings.push(`seeking agent reply cut off at the output limit (${this.maxTokens.seek} tokens); retried once`);
@@ -444,7 +449,7 @@ export class LlmAgents implements AgentModel {
         warnings.push(filtered);
         return noMessage();
       }
-      parsed = parseSeekReply(response.text, { chunkText: request.chunk.text });
+      parsed = parse(response);
       if (seekUnusable(parsed, response)) {
         warnings.push(
           `seeking agent reply ${cutOff(response) ? `cut off at the output limit (${this.maxTokens.seek} tokens)` : 'empty or unreadable'} ` +

@@ -286,9 +286,14 @@ export type SeekParse =
       scoreWarning?: string;
       /** True when the reply was JSON cut off before its end (fields salvaged). */
       truncated: boolean;
+      /** Set when sentence ids were not read (not whole numbers of at least 1), naming them as written. */
+      idWarning?: string;
     }
-  /** Nothing usable: an empty reply, or JSON cut off before the evidence was complete. */
-  | { kind: 'empty'; truncated: boolean };
+  /**
+   * Nothing usable: an empty reply, JSON cut off before the evidence was complete, or a reply citing
+   * only ids that are not sentence numbers (`idWarning` names them).
+   */
+  | { kind: 'empty'; truncated: boolean; idWarning?: string };
 
 /** Options of {@link parseSeekReply}. */
 export interface SeekParseOptions {
@@ -339,6 +344,7 @@ function parsePlainSeek(text: string, chunk: string | undefined): SeekParse {
   const scoreLines: string[] = [];
   const quotes: string[] = [];
   const sentences: number[] = [];
+  const dropped: string[] = [];
   const notes: string[] = [];
   let inQuotes = false;
   for (const line of text.split('\n')) {
@@ -347,9 +353,14 @@ function parsePlainSeek(text: string, chunk: string | undefined): SeekParse {
       inQuotes = false;
       continue;
     }
-    const cited = SENTENCES_LINE.exec(line);
+    const cited = SENTENCES_LINE.exec(line) ?? SENTENCES_MID_LINE.exec(line);
     if (cited && !copiedFromChunk(line, chunk)) {
-      sentences.push(...idsOf(cited[1]));
+      const reading = readIds(cited[1]);
+      sentences.push(...reading.ids);
+      dropped.push(...reading.dropped);
+      // Words before a label in mid-line ("The answer is in Sentences: 2, 5") are the model's note.
+      const before = line.slice(0, cited.index).trim();
+      if (cited.index > 0 && before !== '') notes.push(before);
       inQuotes = false;
       continue;
     }
@@ -376,8 +387,20 @@ function parsePlainSeek(text: string, chunk: string | undefined): SeekParse {
   const reading = scoreLines.length > 0 ? readScore(scoreLines.join('\n')) : readScore(evidenceLines.filter((l) => !copiedFromChunk(l, chunk)).join('\n'));
   const ids = [...new Set(sentences)];
   const note = notes.join(' ');
+  const idWarning = idWarningOf(dropped);
   if (ids.length > 0)
-    return { kind: 'evidence', sentences: ids, note: isRefusal(note) ? '' : note, evidence: '', quotes, ...scoreFields(reading), truncated: false };
+    return {
+      kind: 'evidence',
+      sentences: ids,
+      note: isRefusal(note) ? '' : note,
+      evidence: '',
+      quotes,
+      ...scoreFields(reading),
+      truncated: false,
+      ...(idWarning !== undefined && { idWarning }),
+    };
+  // A "Sentences:" line whose every item was unreadable cites nothing: not the rest as evidence.
+  if (idWarning !== undefined) return { kind: 'empty', truncated: false, idWarning };
   const evidence = evidenceLines.join('\n').trim().replace(EVIDENCE_LABEL, '').trim();
   if (evidence === '' || (BARE_NUMBER.test(text.trim()) && reading.score !== null)) return { kind: 'empty', truncated: false };
   if (isRefusal(evidence)) return { kind: 'no_information' };
@@ -397,19 +420,66 @@ function stripQuoteMarks(text: string): string {
     .trim();
 }
 
+/** Sentence ids a range ("2-4", "2 to 4") cites at most; a wider range is read as its two ends, with a warning. */
+export const MAX_ID_RANGE = 8;
+
+/** Sentence ids read from a reply, and what was written where an id was expected but is not one. */
+export interface IdReading {
+  /** Whole numbers >= 1, distinct, in reply order (ranges expanded). */
+  ids: number[];
+  /** Items dropped, as written ("0", "-1", "2.5", "1e3", "0x2", "9007199254740993"), and wide ranges read as their ends. */
+  dropped: string[];
+}
+
 /**
- * Sentence ids in a JSON `sentences` value: integers, numeric strings ("3", "[3]", "s3"), or one string
- * listing them ("2, 5"); positive integers only, distinct, in order.
+ * Sentence ids in a JSON `sentences` value or a "Sentences:" line: integers, numeric strings ("3",
+ * "[3]", "s3", "#3"), one string listing them ("2, 5", "2 and 5"), ranges ("2-4", "2–4", "2 to 4":
+ * every id between, at most `MAX_ID_RANGE`), nested lists (flattened). Everything else that looks like
+ * a number (zero, negative, fractional, exponent or hex forms, past the safe integers) is dropped and
+ * reported in `dropped`, never read as another id. A pure function.
  */
-function idsOf(value: unknown): number[] {
-  const items = Array.isArray(value) ? value : value === undefined || value === null ? [] : [value];
+export function readIds(value: unknown): IdReading {
   const ids: number[] = [];
-  for (const item of items) {
-    if (typeof item === 'number' && Number.isInteger(item) && item >= 1) ids.push(item);
-    // Whole numbers only: "[3]" and "3, 5" give ids; "-1" and "2.5" give none.
-    else if (typeof item === 'string') for (const m of item.match(/(?<![\d.-])\d+(?![\d.])/g) ?? []) ids.push(Number(m));
+  const dropped: string[] = [];
+  const visit = (item: unknown, depth: number): void => {
+    if (Array.isArray(item)) {
+      if (depth < 4) for (const inner of item) visit(inner, depth + 1);
+      else dropped.push(JSON.stringify(item));
+    } else if (typeof item === 'number') {
+      if (Number.isSafeInteger(item) && item >= 1) ids.push(item);
+      else dropped.push(String(item));
+    } else if (typeof item === 'string') readIdText(item, ids, dropped);
+  };
+  visit(value, 0);
+  return { ids: [...new Set(ids)], dropped };
+}
+
+/** The ids of one string (see `readIds`): tokens between separators; words without digits are skipped. */
+function readIdText(text: string, ids: number[], dropped: string[]): void {
+  const ranged = text.replace(/(?<![\w.])(\d+)\s*(?:-|–|—|\.\.|to)\s*(\d+)(?![\w.])/gi, ' $1..$2 ');
+  for (const raw of ranged.split(/[\s,;、，；()[\]{}"']+|\band\b|和|及/i)) {
+    const token = raw.replace(/^(?:s|#|id|sentence)(?=\d)/i, '');
+    if (token === '' || !/\d/.test(token)) continue;
+    const range = /^(\d+)\.\.(\d+)$/.exec(token);
+    if (range) {
+      const [from, to] = [Number(range[1]), Number(range[2])];
+      if (from >= 1 && to >= from && to - from < MAX_ID_RANGE) for (let id = from; id <= to; id++) ids.push(id);
+      else {
+        dropped.push(`${range[1]}-${range[2]}`);
+        for (const end of [from, to]) if (Number.isSafeInteger(end) && end >= 1) ids.push(end);
+      }
+    } else if (/^\d+$/.test(token) && Number.isSafeInteger(Number(token)) && Number(token) >= 1) ids.push(Number(token));
+    else dropped.push(token);
   }
-  return [...new Set(ids.filter((id) => Number.isSafeInteger(id) && id >= 1))];
+}
+
+/** The warning of ids `readIds` dropped, or undefined when none was. */
+function idWarningOf(dropped: readonly string[]): string | undefined {
+  if (dropped.length === 0) return undefined;
+  return `seeking agent wrote ${dropped.length === 1 ? 'an item that is not a sentence number' : 'items that are not sentence numbers'}, not read as ids: ${dropped
+    .slice(0, 8)
+    .map((d) => JSON.stringify(cutAt(d, 24)))
+    .join(', ')}${dropped.length > 8 ? ` and ${dropped.length - 8} more` : ''}`;
 }
 
 /**
@@ -417,6 +487,11 @@ function idsOf(value: unknown): number[] {
  * "句子："); group 1 is the rest of the line.
  */
 const SENTENCES_LINE = /^[\s*_#>-]*(?:(?:selected|cited|relevant|supporting)\s+)?(?:sentences?|sentence\s+(?:ids?|numbers?)|句子|句)[\s*_]*[:：][\s*_]*(.*)$/i;
+/**
+ * A sentence-ids label in mid-line ("The answer is in Sentences: 2, 5"), followed by ids only (digits,
+ * separators, ranges, "s"/"#" prefixes); group 1 is the ids.
+ */
+const SENTENCES_MID_LINE = /\b(?:sentences?|sentence\s+(?:ids?|numbers?))[\s*_]*[:：][\s*_]*((?:[\s,;[\]()#s.\-–—]|\d|\band\b|\bto\b)*\d(?:[\s,;[\]()#s.\-–—]|\d|\band\b|\bto\b)*)$/i;
 /** A "Note: …" line of a plain-text reply. */
 const NOTE_LINE = /^[\s*_#>-]*(?:note|备注|说明)[\s*_]*[:：][\s*_]*(.*)$/i;
 
@@ -447,9 +522,12 @@ export function parseSeekReply(text: string, options: SeekParseOptions = {}): Se
 
   const { value, complete, rest } = json;
   if (truthy(value.no_information)) return { kind: 'no_information' };
-  const sentences = idsOf(value.sentences);
+  const { ids: sentences, dropped } = readIds(value.sentences);
+  const idWarning = idWarningOf(dropped);
   const note = stringsOf(value.note).join(' ');
   const evidence = stringsOf(value.evidence).join('\n');
+  // Ids that are all unreadable are a reply to ask again, not "nothing here".
+  if (sentences.length === 0 && idWarning !== undefined && evidence === '') return { kind: 'empty', truncated: !complete, idWarning };
   if (sentences.length === 0 && evidence === '') {
     // Complete JSON citing nothing says "nothing here"; a cut-off one says nothing.
     return complete || 'score' in value ? { kind: 'no_information' } : { kind: 'empty', truncated: true };
@@ -464,6 +542,7 @@ export function parseSeekReply(text: string, options: SeekParseOptions = {}): Se
     quotes: stringsOf(value.quotes).map(stripQuoteMarks).filter(Boolean),
     ...scoreFields(reading),
     truncated: !complete,
+    ...(idWarning !== undefined && { idWarning }),
   };
 }
 

@@ -616,6 +616,20 @@ describe('LlmAgents.seek: evidence rated 0', () => {
   });
 });
 
+describe('LlmAgents.seek: sentence ids as models write them', () => {
+  it('cites every sentence of a range and warns of the items it could not read as ids', async () => {
+    // Arrange
+    const seeker = new ScriptedChatModel('s', [{ text: '{"sentences": ["2-3", 0], "note": "", "score": 75}' }]);
+
+    // Act
+    const result = await agentsWith(seeker).seek(seekRequest());
+
+    // Assert
+    expect(result.evidence).toBe('Its chief engineer was Joseph Strauss. It spans the strait.');
+    expect(result.warnings).toEqual([expect.stringMatching(/not a sentence number.*"0"/)]);
+  });
+});
+
 describe('LlmAgents.seek: prose replies (seekerReply "prose")', () => {
   const proseSeeker = (seeker: ChatModel): LlmAgents =>
     new LlmAgents({ seeker, reasoner: seeker, maxOutputTokens: { seek: 300, reason: 100 }, seekerReply: 'prose' });

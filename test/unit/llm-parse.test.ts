@@ -1,4 +1,4 @@
-import { clampScore, extractJsonObject, isRefusal, junkAnswer, parseReasonReply, parseScore, parseSeekReply, readScore } from '../../shared/llm/parse';
+import { clampScore, extractJsonObject, isRefusal, junkAnswer, parseReasonReply, parseScore, parseSeekReply, readIds, readScore } from '../../shared/llm/parse';
 import { NO_ANSWER } from '../../shared/types';
 
 describe('parseScore', () => {
@@ -232,6 +232,33 @@ describe('parseSeekReply', () => {
 
     expect(parsed).toMatchObject({ kind: 'evidence', sentences: [3, 4, 2, 5], score: 50 });
     expect(parseSeekReply('{"sentences": 3, "note": "", "score": 50}')).toMatchObject({ kind: 'evidence', sentences: [3] });
+  });
+
+  it('says which items it did not read as sentence ids, never reading them as other ids', () => {
+    const parsed = parseSeekReply('{"sentences": [0, -1, 2.5, 3, "1e3, 0x2", 9007199254740993], "note": "", "score": 50}');
+
+    expect(parsed).toMatchObject({ kind: 'evidence', sentences: [3] });
+    expect(parsed.kind === 'evidence' && parsed.idWarning).toMatch(/not sentence numbers.*"0".*"-1".*"2.5".*"1e3".*"0x2"/);
+  });
+
+  it('reads ranges as every id between them, and nested lists flattened', () => {
+    expect(readIds('2-4')).toEqual({ ids: [2, 3, 4], dropped: [] });
+    expect(readIds('2 to 4, 7')).toEqual({ ids: [2, 3, 4, 7], dropped: [] });
+    expect(readIds('1–2 and 5')).toEqual({ ids: [1, 2, 5], dropped: [] });
+    expect(readIds([[1, [2]], '3'])).toEqual({ ids: [1, 2, 3], dropped: [] });
+    expect(readIds('1-400')).toEqual({ ids: [1, 400], dropped: ['1-400'] });
+  });
+
+  it('asks again (empty, with the warning) when every cited id is unreadable, instead of reading "no information"', () => {
+    const parsed = parseSeekReply('{"sentences": [0, -2], "note": "", "score": 80}');
+
+    expect(parsed).toMatchObject({ kind: 'empty', idWarning: expect.stringMatching(/"0", "-2"/) });
+  });
+
+  it('reads a Sentences label in mid-line as the ids, the words before it as the note', () => {
+    const parsed = parseSeekReply('The chief engineer is named in Sentences: 2-3\nScore: 75');
+
+    expect(parsed).toMatchObject({ kind: 'evidence', sentences: [2, 3], note: 'The chief engineer is named in', evidence: '', score: 75 });
   });
 
   it.each([
