@@ -31,8 +31,9 @@ export const MAX_UNIT_CHARS = 400;
 
 /**
  * Most units a chunk is shown with. A chunk of 8,000 tokens of prose has about 300-400 sentences;
- * beyond this the last unit holds the rest of the chunk (cut at `MAX_UNIT_CHARS` no more), so a
- * reply schema's id range (1..count) stays small enough for every provider's schema limits.
+ * a chunk with more (thousands of short lines) has its consecutive units joined up to a larger bound
+ * (`packUnits`: 800, 1,600, … characters, the smallest that fits), so a reply schema's id range
+ * (1..count) stays small enough for every provider's schema limits and every unit stays bounded.
  */
 export const MAX_UNITS = 2000;
 
@@ -94,13 +95,27 @@ export function sentenceUnits(text: string): SentenceUnit[] {
       end = pieces[i + 1][1];
       i++;
     }
-    if (units.length === MAX_UNITS) {
-      units[units.length - 1].end = end;
-      continue;
-    }
     units.push({ id: units.length + 1, start, end });
   }
-  return units;
+  return units.length <= MAX_UNITS ? units : packUnits(text, units);
+}
+
+/**
+ * Units of a chunk with more than `MAX_UNITS` of them (thousands of short lines: a log, a word list):
+ * consecutive units joined, each at most `cap` characters, the cap starting at `MAX_UNIT_CHARS` and
+ * doubled until `MAX_UNITS` ids cover the chunk. Every unit stays bounded (by the smallest such cap)
+ * and the chunk is covered in full; no unit takes "the rest of the chunk".
+ */
+function packUnits(text: string, units: readonly SentenceUnit[]): SentenceUnit[] {
+  for (let cap = MAX_UNIT_CHARS; ; cap *= 2) {
+    const packed: SentenceUnit[] = [];
+    for (const u of units) {
+      const last = packed[packed.length - 1];
+      if (last !== undefined && u.end - last.start <= cap) last.end = u.end;
+      else packed.push({ id: packed.length + 1, start: u.start, end: u.end });
+    }
+    if (packed.length <= MAX_UNITS) return packed;
+  }
 }
 
 /** Longest line (characters) taken for a heading by `sentenceUnits`. */

@@ -7,7 +7,7 @@
 import { chunkCorpus } from '../../shared/chunking';
 import { LlmAgents, MAX_NOTE_UNITS } from '../../shared/llm/agents';
 import { MAX_ANSWER_CHARS, MAX_CITED_SENTENCES } from '../../shared/llm/schemas';
-import { citedText, MAX_UNIT_CHARS, renderNumbered, sentenceUnits, type SentenceUnit } from '../../shared/llm/sentences';
+import { citedText, MAX_UNIT_CHARS, MAX_UNITS, renderNumbered, sentenceUnits, type SentenceUnit } from '../../shared/llm/sentences';
 import { buildMessage } from '../../shared/method';
 import type { ChatModel, ChatRequest, ChatResponse, SeekRequest } from '../../shared/ports';
 import { lexicalPrior } from '../../shared/extractive/prior';
@@ -121,6 +121,22 @@ describe('sentenceUnits', () => {
       expect(last >= 0xd800 && last <= 0xdbff).toBe(false);
     }
     expect(textsOf(text, units).join('')).toBe(text);
+  });
+
+  it('keeps every unit bounded past MAX_UNITS lines, covering the chunk, so a needle deep in it is cited in a short unit', () => {
+    const lines = Array.from({ length: 3000 }, (_, i) => (i === 2500 ? 'The vault code is 4417.' : `entry ${i} ok`));
+    const text = lines.join('\n');
+
+    const units = sentenceUnits(text);
+    const needle = text.indexOf('4417');
+    const holding = units.find((u) => u.start <= needle && needle < u.end)!;
+
+    expect(units.length).toBeLessThanOrEqual(MAX_UNITS);
+    expect(Math.max(...units.map((u) => u.end - u.start))).toBeLessThanOrEqual(MAX_UNIT_CHARS);
+    expect(units[units.length - 1].end).toBe(text.length);
+    expect(units.map((u) => u.id)).toEqual(units.map((_, i) => i + 1));
+    expect(text.slice(holding.start, holding.end)).toContain('The vault code is 4417.');
+    expect(holding.end - holding.start).toBeLessThanOrEqual(MAX_UNIT_CHARS);
   });
 
   it('splits Chinese text at 。 into several units', () => {
