@@ -3,7 +3,7 @@
  * (BM25+, scored from the analysis), and the query coverage that calibrates a relevance score across chunks.
  */
 import type { QueryTerm, WeightedQuery } from './query';
-import { isNameOrNumber, type Sentence, splitSentences, termOccurrences } from './text';
+import { boundedSentences, isNameOrNumber, type Sentence, termOccurrences } from './text';
 
 /** A sentence with its distinct content terms. */
 export interface AnalyzedSentence extends Sentence {
@@ -18,11 +18,12 @@ export interface AnalyzedSentence extends Sentence {
 }
 
 /**
- * Split a text into sentences and attach each sentence's content terms. Offsets are into `text`.
- * Linear in the text length; never throws.
+ * Split a text into sentences of at most `MAX_SENTENCE_CHARS` (`boundedSentences`: a longer sentence
+ * is read as windows, so an answer or a message's evidence is never a whole page) and attach each
+ * sentence's content terms. Offsets are into `text`. Linear in the text length; never throws.
  */
 export function analyzeText(text: string): AnalyzedSentence[] {
-  const sentences = splitSentences(text);
+  const sentences = boundedSentences(text);
   const occurrences = termOccurrences(text);
   const analyzed: AnalyzedSentence[] = [];
   let o = 0;
@@ -46,7 +47,7 @@ export function analyzeText(text: string): AnalyzedSentence[] {
  * Version of `analyzeText`'s output, part of the key under which an analysis is stored
  * (shared/extractive/reader.ts): bump it whenever `analyzeText`, `splitSentences` or the terms change.
  */
-export const ANALYSIS_VERSION = 2;
+export const ANALYSIS_VERSION = 3;
 
 /**
  * The analysis of a text as compact JSON: per sentence `[start, end, terms, names]` (terms and names

@@ -126,6 +126,72 @@ export function splitSentences(text: string): Sentence[] {
   return sentences;
 }
 
+/**
+ * Longest sentence (UTF-16 units) `boundedSentences` returns: about two ordinary English sentences.
+ * The seeking agent's numbered units (shared/llm/sentences.ts `MAX_UNIT_CHARS`) and the offline
+ * reader's sentences (shared/extractive/relevance.ts `analyzeText`) are both cut to it, so neither an
+ * answer nor a message's evidence drags a whole page along.
+ */
+export const MAX_SENTENCE_CHARS = 400;
+
+/**
+ * `splitSentences` with every sentence longer than `maxChars` cut into windows of at most `maxChars`:
+ * after the last line break, else clause mark (`，、；：,;:`), else space past the window's first
+ * quarter, else at the limit (never inside a surrogate pair); each window trimmed, none empty, no text
+ * other than white space lost. Offsets exact as in `splitSentences`. Never throws.
+ * @param maxChars window length in UTF-16 units (>= 4).
+ */
+export function boundedSentences(text: string, maxChars: number = MAX_SENTENCE_CHARS): Sentence[] {
+  const bounded: Sentence[] = [];
+  for (const sentence of splitSentences(text)) {
+    let start = sentence.start;
+    const end = sentence.end;
+    if (end - start <= maxChars) {
+      bounded.push(sentence);
+      continue;
+    }
+    while (end - start > maxChars) {
+      const cut = cutPoint(text, start, start + maxChars);
+      const pieceEnd = trimEndAt(text, start, cut);
+      if (pieceEnd > start) bounded.push({ start, end: pieceEnd, text: text.slice(start, pieceEnd) });
+      start = trimStartAt(text, cut, end);
+    }
+    if (end > start) bounded.push({ start, end, text: text.slice(start, end) });
+  }
+  return bounded;
+}
+
+const SPACE = /\s/;
+/** Marks after which a long CJK or Latin clause may be cut: comma, semicolon, colon, enumeration comma. */
+const CLAUSE_MARK = /[，、；：,;:]/;
+
+/** Where to cut `[from, limit)`: after the last line break, else clause mark, else space past its first quarter; else at `limit` (never inside a surrogate pair). */
+function cutPoint(text: string, from: number, limit: number): number {
+  const floor = from + Math.floor((limit - from) / 4);
+  const last = (test: (ch: string) => boolean): number => {
+    for (let i = limit - 1; i > floor; i--) if (test(text[i])) return i + 1;
+    return -1;
+  };
+  // A clause mark before a plain space: a window then ends with a clause, not in mid-phrase ("… was | 4417").
+  for (const found of [last((ch) => ch === '\n'), last((ch) => CLAUSE_MARK.test(ch)), last((ch) => SPACE.test(ch))]) {
+    if (found > from) return found;
+  }
+  const code = text.charCodeAt(limit - 1);
+  return code >= 0xd800 && code <= 0xdbff ? limit - 1 : limit;
+}
+
+function trimEndAt(text: string, start: number, end: number): number {
+  let e = end;
+  while (e > start && SPACE.test(text[e - 1])) e--;
+  return e;
+}
+
+function trimStartAt(text: string, start: number, end: number): number {
+  let s = start;
+  while (s < end && SPACE.test(text[s])) s++;
+  return s;
+}
+
 function isSpace(code: number): boolean {
   return code === 32 || (code >= 9 && code <= 13) || code === 160 || code === 0x2028 || code === 0x2029;
 }

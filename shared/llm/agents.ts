@@ -18,7 +18,17 @@
  * Errors of the chat models (ModelThrottledError, ContextOverflowError, …) propagate unchanged:
  * Step Functions retries the transient ones by name, and the caller handles the others.
  */
-import { CONTENT_FILTERED, type AgentModel, type ChatModel, type ChatRequest, type ChatResponse, type ReasonRequest, type ReasonResult, type SeekRequest, type SeekResult } from '../ports';
+import {
+  CONTENT_FILTERED,
+  type AgentModel,
+  type ChatModel,
+  type ChatRequest,
+  type ChatResponse,
+  type ReasonRequest,
+  type ReasonResult,
+  type SeekRequest,
+  type SeekResult,
+} from '../ports';
 import { NO_ANSWER, type Message, type RoleUsage } from '../types';
 import { lexicalPrior } from '../extractive/prior';
 import { cutAt, isRefusal, junkAnswer, parseReasonReply, parseSeekReply, readScore, type ReasonParse, type SeekParse } from './parse';

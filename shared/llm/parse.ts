@@ -491,7 +491,8 @@ const SENTENCES_LINE = /^[\s*_#>-]*(?:(?:selected|cited|relevant|supporting)\s+)
  * A sentence-ids label in mid-line ("The answer is in Sentences: 2, 5"), followed by ids only (digits,
  * separators, ranges, "s"/"#" prefixes); group 1 is the ids.
  */
-const SENTENCES_MID_LINE = /\b(?:sentences?|sentence\s+(?:ids?|numbers?))[\s*_]*[:：][\s*_]*((?:[\s,;[\]()#s.\-–—]|\d|\band\b|\bto\b)*\d(?:[\s,;[\]()#s.\-–—]|\d|\band\b|\bto\b)*)$/i;
+const SENTENCES_MID_LINE =
+  /\b(?:sentences?|sentence\s+(?:ids?|numbers?))[\s*_]*[:：][\s*_]*((?:[\s,;[\]()#s.\-–—]|\d|\band\b|\bto\b)*\d(?:[\s,;[\]()#s.\-–—]|\d|\band\b|\bto\b)*)$/i;
 /** A "Note: …" line of a plain-text reply. */
 const NOTE_LINE = /^[\s*_#>-]*(?:note|备注|说明)[\s*_]*[:：][\s*_]*(.*)$/i;
 

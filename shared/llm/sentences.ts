@@ -14,7 +14,7 @@
  * Offsets are UTF-16 code units into the chunk text, half-open `[start, end)`; every unit is trimmed
  * and non-empty, units are in text order and never overlap. Pure functions; never throw.
  */
-import { splitSentences } from '../extractive/text';
+import { boundedSentences, MAX_SENTENCE_CHARS } from '../extractive/text';
 
 /** One citable unit of a chunk: its 1-based id and its `[start, end)` offsets in the chunk text. */
 export interface SentenceUnit {
@@ -27,7 +27,7 @@ export interface SentenceUnit {
  * Longest unit (characters). About two ordinary English sentences; a longer sentence is cut (see
  * the file comment), so that evidence built from a few cited ids stays short.
  */
-export const MAX_UNIT_CHARS = 400;
+export const MAX_UNIT_CHARS = MAX_SENTENCE_CHARS;
 
 /**
  * Most units a chunk is shown with. A chunk of 8,000 tokens of prose has about 300-400 sentences;
@@ -62,29 +62,15 @@ export function numberedChunkTokens(chunkTokens: number): number {
   return Math.ceil(chunkTokens * (1 + MARKER_TOKEN_SHARE));
 }
 
-const SPACE = /\s/;
-/** Marks after which a long CJK or Latin clause may be cut: comma, semicolon, colon, enumeration comma. */
-const CLAUSE_MARK = /[，、；：,;:]/;
-
 /**
  * The citable units of a chunk text, in order (see the file comment).
  * @param text the chunk text.
  * @returns units with ids 1..n; empty for a text of white space only.
  */
 export function sentenceUnits(text: string): SentenceUnit[] {
-  const pieces: Array<[number, number]> = [];
-  for (const sentence of splitSentences(text)) {
-    // A line break inside a sentence (wrapped text, a list, a table) is not cut here unless the
-    // sentence is too long: the cap below cuts at line breaks first.
-    let start = sentence.start;
-    const end = sentence.end;
-    while (end - start > MAX_UNIT_CHARS) {
-      const cut = cutPoint(text, start, start + MAX_UNIT_CHARS);
-      pieces.push([start, trimEnd(text, start, cut)]);
-      start = trimStart(text, cut, end);
-    }
-    if (end > start) pieces.push([start, end]);
-  }
+  // A line break inside a sentence (wrapped text, a list, a table) is not cut unless the sentence is
+  // too long: the window cuts at line breaks first.
+  const pieces: Array<[number, number]> = boundedSentences(text, MAX_UNIT_CHARS).map((b) => [b.start, b.end]);
   const units: SentenceUnit[] = [];
   for (let i = 0; i < pieces.length; i++) {
     let [start, end] = pieces[i];
@@ -128,32 +114,6 @@ function isHeading(text: string, start: number, end: number): boolean {
   if (end - start > MAX_HEADING_CHARS || SENTENCE_END.test(text.slice(start, end))) return false;
   const after = text.slice(end, end + 3);
   return /^[ \t]*\r?\n/.test(after);
-}
-
-/** Where to cut `[from, limit)`: after the last line break, else space, else clause mark past its first quarter; else at `limit` (never inside a surrogate pair). */
-function cutPoint(text: string, from: number, limit: number): number {
-  const floor = from + Math.floor((limit - from) / 4);
-  const last = (test: (ch: string) => boolean): number => {
-    for (let i = limit - 1; i > floor; i--) if (test(text[i])) return i + 1;
-    return -1;
-  };
-  for (const found of [last((ch) => ch === '\n'), last((ch) => SPACE.test(ch)), last((ch) => CLAUSE_MARK.test(ch))]) {
-    if (found > from) return found;
-  }
-  const code = text.charCodeAt(limit - 1);
-  return code >= 0xd800 && code <= 0xdbff ? limit - 1 : limit;
-}
-
-function trimEnd(text: string, start: number, end: number): number {
-  let e = end;
-  while (e > start && SPACE.test(text[e - 1])) e--;
-  return e;
-}
-
-function trimStart(text: string, start: number, end: number): number {
-  let s = start;
-  while (s < end && SPACE.test(text[s])) s++;
-  return s;
 }
 
 /**

@@ -194,7 +194,12 @@ export class LlmSurveyModel implements SurveyModel {
     const schema = outlineReplySchema(request.maxSections);
     const response = await this.call(prompt, this.limit('outline', schema), usage, schema);
     if (response.stopReason === CONTENT_FILTERED) {
-      return { covered: false, outline: null, usage, warnings: [`the provider's content filter (${response.filteredBy ?? CONTENT_FILTERED}) withheld the outline`] };
+      return {
+        covered: false,
+        outline: null,
+        usage,
+        warnings: [`the provider's content filter (${response.filteredBy ?? CONTENT_FILTERED}) withheld the outline`],
+      };
     }
     const parsed = parseOutlineReply(response.text, request.topic, request.maxSections);
     const warnings: string[] = [];
@@ -214,7 +219,11 @@ export class LlmSurveyModel implements SurveyModel {
     const response = await this.call(buildSectionPrompt(request), maxTokens, usage, schema);
     if (response.stopReason === CONTENT_FILTERED) {
       // The filter's canned message is not the section: the section stays empty, and says why.
-      return { text: '', usage, warnings: [`section ${request.section + 1}: the provider's content filter (${response.filteredBy ?? CONTENT_FILTERED}) withheld it`] };
+      return {
+        text: '',
+        usage,
+        warnings: [`section ${request.section + 1}: the provider's content filter (${response.filteredBy ?? CONTENT_FILTERED}) withheld it`],
+      };
     }
     const warnings = response.stopReason === 'max_tokens' ? [`section ${request.section + 1}: reply cut off at ${maxTokens} tokens`] : [];
     return { text: parseSectionReply(response.text), usage, warnings };

@@ -11,7 +11,7 @@ import { analysisKey, ExtractiveReader } from '../../shared/extractive';
 import { analysisFingerprint } from '../../shared/extractive/reader';
 import { ANALYSIS_VERSION, type AnalyzedSentence, analyzeText, parseAnalysis, serializeAnalysis } from '../../shared/extractive/relevance';
 import { analyzeQuestion } from '../../shared/extractive/query';
-import { MAX_JOINED_SENTENCE_CHARS, MAX_WORD_CHARS, splitSentences, termOf } from '../../shared/extractive/text';
+import { MAX_JOINED_SENTENCE_CHARS, MAX_SENTENCE_CHARS, MAX_WORD_CHARS, splitSentences, termOf } from '../../shared/extractive/text';
 import { countTokens } from '../../shared/tokenizer';
 import { NO_ANSWER, type Chunk, type Message } from '../../shared/types';
 
@@ -176,6 +176,29 @@ describe('ExtractiveReader.seek (seeking agent)', () => {
     expect(Number.isInteger(result.score)).toBe(true);
     expect(result.score).toBeGreaterThan(50);
     expect(result.score).toBeLessThanOrEqual(100);
+  });
+
+  it('reads a 40,000-character sentence as windows: the answer and its evidence stay short and hold the fact deep inside it', async () => {
+    // Arrange: one sentence without a full stop, the fact at offset ~20,000.
+    const filler = (n: number): string => Array.from({ length: n }, (_, i) => `item ${i} of the ledger was checked`).join(', ');
+    const head = filler(640);
+    const text = `${head}, the vault combination chosen by Margarethe Olsen was 4417, ${filler(640)}`;
+    const chunk = makeChunk(0, text);
+    const reader = new ExtractiveReader();
+    const question = 'Which vault combination did Margarethe Olsen choose?';
+
+    // Act
+    const sought = await reader.seek({ question, chunk, round: 1, synchronized: [] });
+    const reasoned = await reader.reason({ question, messages: [makeMessage(0, sought.evidence ?? '', sought.score)], force: false });
+
+    // Assert
+    expect(text.length).toBeGreaterThan(40_000);
+    expect(sought.evidence).toContain('Margarethe Olsen was 4417');
+    expect(sought.evidence!.length).toBeLessThanOrEqual(3 * MAX_SENTENCE_CHARS);
+    for (const span of sought.spans) expect(span.end - span.start).toBeLessThanOrEqual(MAX_SENTENCE_CHARS);
+    expect(reasoned.answerable).toBe(true);
+    expect(reasoned.answer).toContain('4417');
+    expect(reasoned.answer.length).toBeLessThanOrEqual(3 * MAX_SENTENCE_CHARS);
   });
 
   it('scores a relevant chunk higher than a chunk that shares only a few words with the question', async () => {
@@ -652,9 +675,9 @@ describe('the sentence analysis kept with the chunk cache', () => {
     // (shared/extractive/relevance.ts) and pin the three anew. Changed with the fingerprint (another Node's
     // ICU, another stemmer or stop-word list): the cache key changes by itself; pin the fingerprint and digest anew.
     expect({ version: ANALYSIS_VERSION, fingerprint: analysisFingerprint(), digest }).toEqual({
-      version: 2,
+      version: 3,
       fingerprint: 'e805159ffcbe',
-      digest: 'debc0de3ce7a129d',
+      digest: '5f68a65855fc8b82',
     });
   });
 });

@@ -695,7 +695,9 @@ describe('LlmAgents.seek: prose replies (seekerReply "prose")', () => {
 
   it("reads a reply the provider's content filter withheld as no message, without a retry", async () => {
     // Arrange
-    const seeker = new ScriptedChatModel('s', [{ text: 'Sorry, the model cannot answer this question.', stopReason: 'content_filtered', filteredBy: 'guardrail_intervened' }]);
+    const seeker = new ScriptedChatModel('s', [
+      { text: 'Sorry, the model cannot answer this question.', stopReason: 'content_filtered', filteredBy: 'guardrail_intervened' },
+    ]);
 
     // Act
     const result = await proseSeeker(seeker).seek(seekRequest({ chunk: chunkOf(PASSAGE) }));

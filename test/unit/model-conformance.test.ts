@@ -332,22 +332,26 @@ describe.each([
 
   // A reply the provider's content filter withheld is the filter's canned text: never an answer, never evidence.
   const filtering = h.filter === undefined ? it.skip : it;
-  filtering("reads a reply withheld by the provider's content filter as a refusal with its reason, and a seek as no message", async () => {
-    h.filter?.(2);
-    const agents = agentModel(h.spec, h.deps());
+  filtering(
+    "reads a reply withheld by the provider's content filter as a refusal with its reason, and a seek as no message",
+    async () => {
+      h.filter?.(2);
+      const agents = agentModel(h.spec, h.deps());
 
-    const reasoned = await agents.reason({ question: 'What is the capital of France?', messages: [MESSAGE], force: true });
-    const sought = await agents.seek({
-      question: 'What is the capital of France?',
-      chunk: { index: 3, tokens: 7, chars: 31, segments: [{ documentId: 'd', start: 0, end: 31, chunkStart: 0 }], text: 'Paris is the capital of France.' },
-      round: 1,
-      synchronized: [],
-    });
+      const reasoned = await agents.reason({ question: 'What is the capital of France?', messages: [MESSAGE], force: true });
+      const sought = await agents.seek({
+        question: 'What is the capital of France?',
+        chunk: { index: 3, tokens: 7, chars: 31, segments: [{ documentId: 'd', start: 0, end: 31, chunkStart: 0 }], text: 'Paris is the capital of France.' },
+        round: 1,
+        synchronized: [],
+      });
 
-    expect(reasoned).toMatchObject({ answerable: false, answer: NO_ANSWER, citedMessageIds: [] });
-    expect(reasoned.warnings.join('\n')).toMatch(/content filter \((guardrail_intervened|content_filter)\)/);
-    expect(reasoned.usage.calls).toBe(1);
-    expect(sought.evidence).toBeNull();
-    expect(sought.warnings.join('\n')).toMatch(/content filter .*chunk 3 yields no message/);
-  }, 120_000);
+      expect(reasoned).toMatchObject({ answerable: false, answer: NO_ANSWER, citedMessageIds: [] });
+      expect(reasoned.warnings.join('\n')).toMatch(/content filter \((guardrail_intervened|content_filter)\)/);
+      expect(reasoned.usage.calls).toBe(1);
+      expect(sought.evidence).toBeNull();
+      expect(sought.warnings.join('\n')).toMatch(/content filter .*chunk 3 yields no message/);
+    },
+    120_000,
+  );
 });
