@@ -9,11 +9,11 @@
  * missing job file or corpus path, a rejected job file), 1 for any other error, one line each.
  */
 import { type Command, Option } from 'commander';
-import { accessSync, constants as fsConstants } from 'node:fs';
+import { accessSync, existsSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import { ExtAgentsError, InvalidInputError } from '../../shared/errors';
-import { corpusPrefix, parseCorpusId } from '../../shared/corpus';
-import { jobNameOfKey, jobSummaryKey } from '../../shared/pipeline/jobs';
+import { corpusIdOfKey, corpusPrefix, parseCorpusId } from '../../shared/corpus';
+import { jobNameOfKey, jobSummaryKey, loadJob } from '../../shared/pipeline/jobs';
 import {
   applyStructured,
   checkLocalModelFiles,
@@ -35,6 +35,32 @@ import { RunOptionsSchema } from '../../shared/config';
 import { numberFlag, rangeText, schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
 import { Progress, type ProgressTask } from './progress';
 import { DEFAULT_LOCAL_MODEL_SPEC } from '../../shared/llm/model-spec';
+
+/**
+ * Check that the corpus of a planned job has objects in the local bucket. A corpus id that names no
+ * ingested corpus gets a UsageError with the `ingest` command that makes it (naming a local folder of
+ * that name when there is one), before any question runs.
+ * @throws UsageError when the job's corpus selection has no object.
+ */
+async function jobCorpusPresent(blobs: FsBlobStore, jobId: string, file: string, stateDir: string): Promise<void> {
+  const { plan } = await loadJob(blobs, jobId);
+  const { prefix, keys } = plan.corpus;
+  if (prefix !== undefined) {
+    if ((await blobs.list(prefix)).length > 0) return;
+    const id = corpusIdOfKey(`${prefix}x`);
+    const folder = id === undefined ? undefined : [path.resolve(id), path.resolve(path.dirname(file), id)].find((candidate) => existsSync(candidate));
+    const source = folder === undefined ? '<your files>' : path.relative(process.cwd(), folder) || '.';
+    throw new UsageError(
+      `${file}: corpus ${JSON.stringify(id ?? prefix)} has no documents in ${path.join(stateDir, 'bucket', prefix)} (a job reads an ingested corpus, not a folder): ` +
+        `run 'extagents ingest --id ${id ?? '<corpusId>'} --corpus ${source}${stateDir === '.extagents' ? '' : ` --state-dir ${stateDir}`}' first (nothing ran)`,
+    );
+  }
+  const missing: string[] = [];
+  for (const k of keys ?? []) if (!(await blobs.exists(k))) missing.push(k);
+  if (missing.length > 0) {
+    throw new UsageError(`${file}: ${missing.length} corpus key(s) not in ${path.join(stateDir, 'bucket')}: ${missing.slice(0, 3).join(', ')} (nothing ran)`);
+  }
+}
 
 /** Run `check`; an InvalidInputError / ConfigurationError becomes a UsageError (exit status 2) prefixed with `what`. */
 async function asUsage<T>(what: string, check: () => T | Promise<T>): Promise<T> {
@@ -149,13 +175,17 @@ export function addUploadCommands(program: Command): Command {
       const blobs = new FsBlobStore(path.join(path.resolve(opts.stateDir), 'bucket'));
       const key = await asUsage('', () => submitJobFile(blobs, file, opts.name));
       // A rejected job file gets results/<name>.summary.json (status "rejected"), as in AWS.
+      let planned;
       try {
-        await planLocalJob(blobs, key);
+        planned = await planLocalJob(blobs, key);
       } catch (error) {
         if (!(error instanceof InvalidInputError)) throw error;
         const summary = path.join(opts.stateDir, 'bucket', jobSummaryKey(jobNameOfKey(key)));
         throw new UsageError(`${file}: ${error.message} (nothing ran; the rejection is in ${summary})`, { cause: error });
       }
+      // A job reads an ingested corpus (as in AWS: objects under corpora/<id>/), never a local folder:
+      // an empty one would fail every question the same way, so it is named now, with the command that fills it.
+      await jobCorpusPresent(blobs, planned.jobId, file, opts.stateDir);
       const stack = await startLocalStack({ stateDir: opts.stateDir, modelSpec: model, llamaSequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) });
       // The questions as one counted task (local/cli/progress.ts), each ending named in its detail.
       const progress = new Progress(opts.progress && !opts.json);
@@ -174,6 +204,8 @@ export function addUploadCommands(program: Command): Command {
         });
         progress.stop();
         const { summary } = outcome;
+        // Every question failed: the job failed (exit status 1), whatever the output format.
+        if (summary.questions > 0 && summary.failed === summary.questions) process.exitCode = 1;
         if (opts.json) {
           process.stdout.write(`${JSON.stringify(summary)}\n`);
           return;
@@ -183,7 +215,14 @@ export function addUploadCommands(program: Command): Command {
             `${outcome.started} started, ${outcome.alreadyStarted} already started\n` +
             `results: ${path.join(opts.stateDir, 'bucket', summary.resultsKey ?? '')}\n`,
         );
+        if (outcome.started === 0 && outcome.alreadyStarted > 0) {
+          // A rerun of the same job file (same name and content) starts nothing, as an S3 re-delivery would not: say so.
+          process.stdout.write(
+            `  nothing started: every question ran in an earlier run of this job file; the results above are those runs' (to run it again: --name <another name>)\n`,
+          );
+        }
         for (const f of summary.failures) process.stdout.write(`  question ${f.index} failed: ${f.error.name}: ${f.error.message}\n`);
+        if (process.exitCode === 1) process.stderr.write(`extagents job: every question of ${file} failed\n`);
       } finally {
         unhandle();
         progress.stop();

@@ -107,6 +107,43 @@ describe('extagents job', () => {
     expect(quiet.stderr.slice(shown.stderr.length)).not.toContain('question 0:');
   });
 
+  it('exits 2 for a corpus id nothing was ingested under, naming the ingest command and the folder of that name', async () => {
+    const notes = path.join(dir, 'notes');
+    mkdirSync(notes);
+    writeFileSync(path.join(notes, 'mill.txt'), 'The mill opened in 1821.');
+    const file = path.join(dir, 'j.json');
+    writeFileSync(file, JSON.stringify({ corpus: 'notes', questions: [{ question: 'When did the mill open?' }, { question: 'Where?' }] }));
+
+    const result = await run('job', file, '--state-dir', stateDir, '--no-progress');
+
+    expect(result.status).toBe(2);
+    const line = oneLine(result.stderr);
+    expect(line).toContain('corpus "notes" has no documents');
+    expect(line).toMatch(/run 'extagents ingest --id notes --corpus \S*notes --state-dir \S+' first \(nothing ran\)/);
+    expect(existsSync(path.join(stateDir, 'bucket', 'results', 'j.jsonl'))).toBe(false);
+  });
+
+  it('exits 1 when every question of the job failed, and says a rerun started nothing', async () => {
+    const images = path.join(dir, 'images');
+    mkdirSync(images);
+    writeFileSync(path.join(images, 'a.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]));
+    await run('ingest', '--id', 'images', '-c', images, '--state-dir', stateDir);
+    const file = path.join(dir, 'k.json');
+    writeFileSync(file, JSON.stringify({ corpus: 'images', questions: [{ question: 'What is shown?' }] }));
+    const stdout: string[] = [];
+    jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      stdout.push(String(chunk));
+      return true;
+    });
+
+    const first = await run('job', file, '--state-dir', stateDir, '--no-progress');
+    const again = await run('job', file, '--state-dir', stateDir, '--no-progress');
+
+    expect([first.status, again.status]).toEqual([1, 1]);
+    expect(first.stderr).toContain('every question of');
+    expect(stdout.join('')).toMatch(/0 started, 1 already started\n[^\n]*\n  nothing started: every question ran in an earlier run of this job file/);
+  });
+
   it('exits 2 for an invalid model spec before anything starts', async () => {
     const file = path.join(dir, 'weekly.json');
     writeFileSync(file, JSON.stringify({ corpus: 'c1', questions: [{ question: 'Q' }] }));
