@@ -206,6 +206,17 @@ export function mapOpenAiHttpError(status: number, body: string, retryAfter: str
   return new ModelError(`${where} rejected the request. ${detail}`);
 }
 
+/** True for a URL whose host is this machine (localhost, 127.0.0.0/8, ::1). */
+export function isLoopbackUrl(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return false;
+  }
+  return host === 'localhost' || host === '::1' || /^127(?:\.\d{1,3}){3}$/.test(host);
+}
+
 /** Node network error codes that mean a timeout, and other transient network failures. */
 const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'ECONNABORTED', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
@@ -218,8 +229,9 @@ function codeOf(error: unknown): string | undefined {
 
 /**
  * Map what `fetch` (or reading the body) threw: the abort of our timeout signal (`TimeoutError`) and
- * socket timeouts -> ModelTimeoutError; any other network failure (connection refused or reset, DNS)
- * -> ModelUnavailableError. Always with `cause`.
+ * socket timeouts -> ModelTimeoutError; a refused connection to a loopback server (nothing listens:
+ * not retried) -> ModelConfigurationError naming the URL; any other network failure (connection
+ * refused or reset, DNS) -> ModelUnavailableError (retried). Always with `cause`.
  */
 export function mapOpenAiFetchError(error: unknown, modelId: string, baseUrl: string, timeoutMs: number): ExtAgentsError {
   const where = `OpenAI-compatible chat completions (${baseUrl}, model ${modelId})`;
@@ -228,6 +240,13 @@ export function mapOpenAiFetchError(error: unknown, modelId: string, baseUrl: st
   const message = error instanceof Error ? error.message : String(error);
   if (name === 'TimeoutError' || name === 'AbortError' || (code !== undefined && TIMEOUT_CODES.has(code))) {
     return new ModelTimeoutError(`${where} timed out after ${timeoutMs} ms${code ? ` (${code})` : ''}`, { cause: error });
+  }
+  // Nothing listens on this machine at that port: no retry brings a server up, so the run stops now.
+  if (code === 'ECONNREFUSED' && isLoopbackUrl(baseUrl)) {
+    return new ModelConfigurationError(
+      `${where}: connection refused: no server listens at ${baseUrl}; start the OpenAI-compatible server (llama.cpp's llama-server, Ollama, vLLM) or set OPENAI_BASE_URL to where it listens`,
+      { cause: error },
+    );
   }
   return new ModelUnavailableError(`${where} network error: ${message}${code ? ` (${code})` : ''}`, { cause: error });
 }

@@ -2,6 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { agentModel } from '../../models';
 import {
+  isLoopbackUrl,
+  mapOpenAiFetchError,
   mapOpenAiHttpError,
   OpenAiChatModel,
   openAiOptionsFromEnv,
@@ -194,12 +196,20 @@ describe('OpenAiChatModel.complete against a local server', () => {
     await expect(model.complete(request)).rejects.toThrow(ModelTimeoutError);
   });
 
-  it('turns a refused connection into ModelUnavailableError and a non-completion reply into ModelError', async () => {
+  it('fails at once, naming the URL, when nothing listens on this machine; a refused remote server stays retryable; a non-completion reply is a ModelError', async () => {
     const closed = http.createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    await expect(new OpenAiChatModel('m', { baseUrl: `http://127.0.0.1:${port}/v1` }).complete(request)).rejects.toThrow(ModelUnavailableError);
+    const refused = await new OpenAiChatModel('m', { baseUrl: `http://127.0.0.1:${port}/v1` }).complete(request).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ModelConfigurationError);
+    expect((refused as Error).message).toContain(`no server listens at http://127.0.0.1:${port}/v1`);
+    const remote = mapOpenAiFetchError(Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } }), 'm', 'http://10.0.0.5:8000/v1', 1000);
+    expect(remote).toBeInstanceOf(ModelUnavailableError);
+    expect(isLoopbackUrl('http://localhost:8080/v1')).toBe(true);
+    expect(isLoopbackUrl('http://[::1]:8080/v1')).toBe(true);
+    expect(isLoopbackUrl('http://127.1.2.3/v1')).toBe(true);
+    expect(isLoopbackUrl('https://api.openai.com/v1')).toBe(false);
 
     replies = [
       { status: 200, body: '{"choices": []}' },
