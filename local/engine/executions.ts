@@ -113,11 +113,24 @@ export class LocalExecutions implements RunLauncher, ExecutionControl {
       claim.release();
     }
     this.startedCount += 1;
-    void this.limit(async () => {
-      if (entry.stopReason) throw new ExecutionFailedError('ExecutionAborted', 'The execution was aborted before it started');
-      if (this.stopping.signal.aborted) throw new ExecutionFailedError('ExecutionAborted', 'The server stopped before the run started');
+    const notStarted = (): ExecutionFailedError =>
+      entry.stopReason
+        ? new ExecutionFailedError('ExecutionAborted', 'The execution was aborted before it started')
+        : new ExecutionFailedError('ExecutionAborted', 'The server stopped before the run started');
+    let begun = false;
+    const running = this.limit(async () => {
+      begun = true;
+      if (controller.signal.aborted) throw notStarted();
       return execute(input, controller.signal);
-    })
+    });
+    // A queued execution (waiting for a slot) ends as soon as it is aborted, not when a slot frees:
+    // its slot task then finds the abort and returns at once.
+    const queued = new Promise<never>((_, reject) => {
+      controller.signal.addEventListener('abort', () => (begun ? undefined : reject(notStarted())), { once: true });
+    });
+    running.catch(() => undefined);
+    queued.catch(() => undefined);
+    void Promise.race([running, queued])
       .then(
         () => Object.assign(description, { status: 'SUCCEEDED' }),
         (error: unknown) => Object.assign(description, failureOf(error)),

@@ -214,19 +214,21 @@ describe('LocalExecutions: list and abort (GET /v1/runs, cancel)', () => {
     expect(await launcher.abort('none', reason)).toBeUndefined();
   });
 
-  it('aborts a run still waiting for a slot before it starts', async () => {
+  it('aborts a run still waiting for a slot at once, while the run holding the slot goes on', async () => {
     const gate = deferred<unknown>();
     const started: string[] = [];
     const launcher = new LocalExecutions({ blobs, maxConcurrentRuns: 1, execute: async (event) => (started.push(event.runId), gate.promise) });
     await launcher.start('first', input('first'));
     await launcher.start('waiting', input('waiting'));
 
-    const aborting = launcher.abort('waiting', reason);
-    gate.resolve({});
+    const aborted = await launcher.abort('waiting', reason);
 
-    expect(await aborting).toMatchObject({ status: 'ABORTED', error: 'RunCancelled' });
+    expect(aborted).toMatchObject({ status: 'ABORTED', error: 'RunCancelled' });
+    expect(await launcher.describe('first')).toMatchObject({ status: 'RUNNING' });
+    gate.resolve({});
     await launcher.stop();
     expect(started).toEqual(['first']);
+    expect(await launcher.describe('first')).toMatchObject({ status: 'SUCCEEDED' });
   });
 
   it('refuses to abort a run another live process runs (409 at the API)', async () => {
