@@ -178,6 +178,12 @@ maybe('ask over a small corpus, see the answer, open a citation highlighted in i
   await expect(page.locator('#opt-rounds').getAttribute('min')).resolves.toBe('1');
   await expect(page.locator('#opt-rounds').getAttribute('max')).resolves.toBe('10');
   await expect(page.locator('#opt-rounds').getAttribute('placeholder')).resolves.toBe('2');
+  // a choice is a select of the schema's values, every option has a hint, user text takes its own direction
+  await expect(page.locator('select#opt-ranking option').allTextContents()).resolves.toEqual(['default (hybrid)', 'score', 'hybrid', 'retrieval']);
+  await expect(page.locator('select#opt-coverage option').allTextContents()).resolves.toEqual(['default (full)', 'full', 'grow']);
+  const hints = await page.locator('.options .hint').allTextContents();
+  expect(hints.filter((h) => /^\s*(\(|$)/.test(h))).toEqual([]);
+  await expect(page.locator('#question').getAttribute('dir')).resolves.toBe('auto');
   await photograph(page, 'ask');
   // keyboard: focus the corpus, choose, type, submit with Enter on the button
   await page.locator('#corpus').focus();
@@ -191,6 +197,8 @@ maybe('ask over a small corpus, see the answer, open a citation highlighted in i
   const answer = page.getByTestId('answer');
   await answer.waitFor();
   await expect(answer.textContent()).resolves.toMatch(/Chickamaugas/);
+  await expect(answer.getAttribute('dir')).resolves.toBe('auto');
+  for (const text of await page.getByTestId('round-count').allTextContents()) expect(text).toMatch(/^\d+ \/ (?:1 chunk|(?:0|[2-9]|\d{2,}) chunks)$/);
   const citation = page.getByTestId('citation').first();
   await citation.focus();
   await page.keyboard.press('Enter');

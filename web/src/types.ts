@@ -15,6 +15,8 @@ export interface JsonSchemaProperty {
   minimum?: number;
   maximum?: number;
   default?: unknown;
+  /** The values of a choice (`ranking`, `coverage`, `reseek`): shown as a select. */
+  enum?: unknown[];
 }
 
 export interface ServerInfo {

@@ -20,3 +20,13 @@ export function describeError(error: unknown): string {
 export function StatusBadge({ status }: { status: string }) {
   return html`<span class=${`badge ${status.toLowerCase()}`}>${status}</span>`;
 }
+
+/** `1 chunk`, `2 chunks`: a count with its noun in the right number (English; `plural` when not noun + "s"). */
+export function count(n: number, noun: string, plural = `${noun}s`): string {
+  return `${n.toLocaleString()} ${n === 1 ? noun : plural}`;
+}
+
+/** `round 1`, `rounds 1–3`: a range of rounds, never "rounds 1–1". */
+export function roundRange(from: number, to: number): string {
+  return from === to ? `round ${from}` : `rounds ${from}–${to}`;
+}

@@ -21,6 +21,13 @@ const OPTION_HINTS: Record<string, string> = {
   quotaRequestsPerMinute: "seeking model's quota, requests/min (sets concurrency)",
   quotaTokensPerMinute: "seeking model's quota, tokens/min (sets concurrency)",
   seekLatencySeconds: 'expected seconds per seek, for the quota',
+  karFirstK: 'messages the first KAR step reads',
+  pipelineRounds: 'start the next round while one ends',
+  ranking: 'how messages are ordered: model score, hybrid, retrieval',
+  coverage: 'seek every chunk (full) or grow from the best',
+  coverageFirstChunks: 'chunks sought first, with grow',
+  coverageMaxChunks: 'chunks sought at most, with grow',
+  reseek: 'round 2 re-seeks all chunks or the promising',
 };
 
 function formatBytes(bytes: number): string {
@@ -91,7 +98,7 @@ export function AskView({ info }: { info: ServerInfo }) {
       const given: Record<string, unknown> = {};
       for (const [name, value] of Object.entries(options)) {
         if (value === '' || value === undefined) continue;
-        given[name] = typeof value === 'boolean' ? value : Number(value);
+        given[name] = typeof value === 'boolean' || properties[name]?.enum !== undefined ? value : Number(value);
       }
       const started = await request<{ runId: string }>('POST', '/v1/runs', { question, corpus: { id: corpus }, options: given });
       location.hash = `#/runs/${started.runId}`;
@@ -127,7 +134,7 @@ export function AskView({ info }: { info: ServerInfo }) {
       </div>
       <div class="field">
         <label for="question">Question</label>
-        <textarea id="question" rows="3" maxlength="8000" required value=${question} onInput=${(e: Event) => setQuestion((e.target as HTMLTextAreaElement).value)}></textarea>
+        <textarea id="question" dir="auto" rows="3" maxlength="8000" required value=${question} onInput=${(e: Event) => setQuestion((e.target as HTMLTextAreaElement).value)}></textarea>
       </div>
       <details class="options">
         <summary>Run options (defaults from the API's schema)</summary>
@@ -139,6 +146,17 @@ export function AskView({ info }: { info: ServerInfo }) {
                 ><input type="checkbox" checked=${options[name] === true || (options[name] === undefined && fallback === true)} onChange=${(e: Event) => setOptions({ ...options, [name]: (e.target as HTMLInputElement).checked })} />
                 ${name} <span class="hint">${OPTION_HINTS[name] ?? ''}</span></label
               >`;
+            }
+            if (p.enum !== undefined) {
+              // A choice is chosen, not typed: the schema's values, the default first as "default (…)".
+              return html`<div>
+                <label for=${`opt-${name}`}>${name}</label>
+                <select id=${`opt-${name}`} value=${options[name] ?? ''} onChange=${(e: Event) => setOptions({ ...options, [name]: (e.target as HTMLSelectElement).value })}>
+                  <option value="">${fallback === undefined ? 'default' : `default (${String(fallback)})`}</option>
+                  ${p.enum.map((v) => html`<option value=${String(v)}>${String(v)}</option>`)}
+                </select>
+                <span class="hint">${OPTION_HINTS[name] ?? ''}</span>
+              </div>`;
             }
             return html`<div>
               <label for=${`opt-${name}`}>${name}</label>

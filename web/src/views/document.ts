@@ -49,7 +49,7 @@ export function DocumentPanel({ runId, target, onClose }: { runId: string; targe
         characters ${win.start.toLocaleString()}–${win.end.toLocaleString()} of ${win.chars.toLocaleString()}${win.format ? ` (${win.format})` : ''}; showing ${win.windowStart.toLocaleString()}–${win.windowEnd.toLocaleString()}
       </p>
       ${win.windowStart > 0 && html`<button class="link" onClick=${() => setContext(context + CONTEXT_STEP)}>more before</button>`}
-      <div class="doc-text">${win.windowStart > 0 ? '… ' : ''}${before}<mark ref=${mark} data-testid="highlight">${quote}</mark>${after}${win.windowEnd < win.chars ? ' …' : ''}</div>
+      <div class="doc-text" dir="auto">${win.windowStart > 0 ? '… ' : ''}${before}<mark ref=${mark} data-testid="highlight">${quote}</mark>${after}${win.windowEnd < win.chars ? ' …' : ''}</div>
       ${win.windowEnd < win.chars && html`<button class="link" onClick=${() => setContext(context + CONTEXT_STEP)}>more after</button>`}`
     }
   </section>`;

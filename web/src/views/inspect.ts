@@ -6,7 +6,7 @@
  */
 import { useMemo, useState } from 'preact/hooks';
 import type { Citation, KarStep, Message, RunStatus } from '../types';
-import { html } from '../ui';
+import { count, html } from '../ui';
 import { DocumentPanel, type DocTarget } from './document';
 
 /** `text` cut to at most `max` UTF-16 units with an ellipsis, never inside a character (grapheme cluster: no half surrogate pair). */
@@ -63,7 +63,7 @@ export function Inspect({
       <h2 id="answer-h">Answer</h2>
       ${
         result.answerable
-          ? html`<blockquote class="answer" data-testid="answer">${result.answer}</blockquote>`
+          ? html`<blockquote class="answer" data-testid="answer" dir="auto">${result.answer}</blockquote>`
           : html`<div class="refused-block" data-testid="answer">
             <p>
               <strong>NO ANSWER</strong> —
@@ -93,7 +93,7 @@ export function Inspect({
               [${i + 1}] ${c.documentId}${c.location ? ` · ${c.location}` : ''}
             </button>
             <span class="meta">chars ${c.start}–${c.end} · chunk ${c.chunkIndex} · round ${c.round} · score ${c.score}</span>
-            <q>${c.quote}</q>
+            <q dir="auto">${c.quote}</q>
           </li>`,
         )}
       </ol>`
@@ -103,7 +103,7 @@ export function Inspect({
     <section aria-labelledby="pool-h">
       <h2 id="pool-h">Message pool</h2>
       <p class="hint">
-        ${result.poolSize} messages from ${result.chunks} chunks in ${result.rounds} round${result.rounds === 1 ? '' : 's'}, by relevance score (pool order: score, then chunk, then round).
+        ${count(result.poolSize, 'message')} from ${count(result.chunks, 'chunk')} in ${count(result.rounds, 'round')}, by relevance score (pool order: score, then chunk, then round).
         ${pool?.truncated ? ' Only the first 2,000 are shown.' : ''}
       </p>
       <div class="row filters">
@@ -130,7 +130,7 @@ export function Inspect({
                 <td class="num">${m.score}</td>
                 <td><code>${m.id}</code><br /><span class="meta">chunk ${m.chunkIndex}, round ${m.round}</span></td>
                 <td>${m.sources.join(', ')}</td>
-                <td>
+                <td dir="auto">
                   ${clip(m.evidence, 400)}
                   ${m.quotes
                     .slice(0, 3)
@@ -188,7 +188,7 @@ export function Inspect({
 function MessageCard({ message, onOpen }: { message: Message; onOpen: (t: DocTarget) => void }) {
   return html`<div class="message">
     <div class="meta">score ${message.score} · <code>${message.id}</code> · ${message.sources.join(', ')}</div>
-    <div>${message.evidence}</div>
+    <div dir="auto">${message.evidence}</div>
     ${message.quotes.slice(0, 3).map((q) => html`<button class="link" onClick=${() => onOpen({ documentId: q.documentId, start: q.start, end: q.end, label: message.id })}>open chars ${q.start}–${q.end} in ${q.documentId}</button> `)}
   </div>`;
 }

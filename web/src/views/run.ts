@@ -9,7 +9,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { followEvents, request, UnauthorizedError } from '../api';
 import { applyEvent, applyStatus, EMPTY_LIVE, type LiveState } from '../live';
 import type { Message, RunStatus } from '../types';
-import { describeError, html, StatusBadge } from '../ui';
+import { count, describeError, html, roundRange, StatusBadge } from '../ui';
 import { Inspect } from './inspect';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -110,7 +110,7 @@ export function RunView({ runId }: { runId: string }) {
 
   return html`
     <p><a href="#/runs">← Runs</a></p>
-    <h1 class="question">${question ?? 'Run'}</h1>
+    <h1 class="question" dir="auto">${question ?? 'Run'}</h1>
     <div class="meta" data-testid="run-meta">
       <${StatusBadge} status=${status} /> <code>${runId}</code>
       ${live.chunks != null && html` · ${live.chunks} chunks, ${live.tokens?.toLocaleString()} tokens`}
@@ -129,12 +129,12 @@ export function RunView({ runId }: { runId: string }) {
         ${live.phase === 'preparing' && html`<p>Preparing: reading and chunking the corpus…</p>`}
         ${rounds.map(
           (r) => html`
-            ${live.syncs.includes(r.round - 1) && html`<p class="sync" data-testid="sync">Synchronized the pool of rounds 1–${r.round - 1}: the top messages go to every seeking agent of round ${r.round}.</p>`}
+            ${live.syncs.includes(r.round - 1) && html`<p class="sync" data-testid="sync">Synchronized the pool of ${roundRange(1, r.round - 1)}: the top messages go to every seeking agent of round ${r.round}.</p>`}
             <div class="round" data-testid=${`round-${r.round}`}>
               <div class="round-head">
                 <strong>Round ${r.round}</strong>
-                <span data-testid="round-count">${r.done} / ${r.total} chunks</span>
-                ${r.messages !== undefined && html`<span>${r.messages} messages</span>`}
+                <span data-testid="round-count">${r.done} / ${count(r.total, 'chunk')}</span>
+                ${r.messages !== undefined && html`<span>${count(r.messages, 'message')}</span>`}
                 <span class=${r.failed > 0 ? 'warn' : ''}>${r.failed} failed</span>
               </div>
               <progress max=${r.total || 1} value=${r.done} aria-label=${`Round ${r.round}: ${r.done} of ${r.total} chunks sought`}></progress>

@@ -27,9 +27,9 @@ export function RunsView() {
       html`<ul class="runs" data-testid="runs">
       ${runs.map(
         (r) => html`<li>
-          <a href=${`#/runs/${r.runId}`}>${r.question ?? r.runId}</a>
+          <a href=${`#/runs/${r.runId}`} dir="auto">${r.question ?? r.runId}</a>
           <div class="meta"><${StatusBadge} status=${r.status} /> <time datetime=${r.startedAt}>${new Date(r.startedAt).toLocaleString()}</time> <code>${r.runId}</code></div>
-          ${r.answer !== null && html`<div class="answer-line">${r.answer}</div>`}
+          ${r.answer !== null && html`<div class="answer-line" dir="auto">${r.answer}</div>`}
           ${r.error !== undefined && html`<div class="answer-line">${r.error}</div>`}
         </li>`,
       )}
