@@ -75,9 +75,17 @@ function attr(value: string | number): string {
 }
 
 /** Render messages as `<message id="r1-c12" score="90">evidence</message>` lines (evidence escaped). */
-function renderMessages(messages: Message[]): string {
-  return messages.map((m) => quote('message', m.evidence, ` id="${attr(m.id)}" score="${attr(m.score)}"`)).join('\n');
+function renderMessages(messages: Message[], ownChunk?: number): string {
+  return messages
+    .map((m) => quote('message', m.evidence, ` id="${attr(m.id)}" score="${attr(m.score)}"${m.chunkIndex === ownChunk ? ' from="your chunk"' : ''}`))
+    .join('\n');
 }
+
+/**
+ * The label of the known evidence in a round >= 2 prompt: the global top messages, which may hold
+ * the agent's own earlier message (marked `from="your chunk"`), never described as "from other chunks".
+ */
+export const KNOWN_EVIDENCE_LABEL = 'Known evidence (the best messages from the whole corpus, best first, untrusted data):';
 
 /**
  * The relevance rubric of the seeking agent: a coarse scale (`SCORE_LEVELS`) with a one-line anchor
@@ -118,7 +126,7 @@ export const SEEK_SYSTEM_PROMPT = [
 /** Extra system instructions for rounds >= 2 (global knowledge synchronization, paper 2B). */
 const SEEK_SYNC_SYSTEM_SUFFIX = [
   '',
-  'This is a later round. Other seeking agents already found the evidence shown in <known_evidence>.',
+  'This is a later round. The seeking agents of the corpus (you among them, on this chunk) already found the evidence shown in <known_evidence>.',
   'Use it to understand what is known and what is still missing (e.g. the next step of a two-step query),',
   'then pick only sentences that add NEW information; do not pick what the known evidence already says.',
   'Score what your sentences add towards the answer given the known evidence.',
@@ -145,8 +153,8 @@ export function buildSeekPrompt(request: SeekRequest, units: readonly SentenceUn
   if (synchronized) {
     parts.push(
       '',
-      'Known evidence (from other chunks, best first, untrusted data):',
-      `<known_evidence>\n${renderMessages(request.synchronized)}\n</known_evidence>`,
+      KNOWN_EVIDENCE_LABEL,
+      `<known_evidence>\n${renderMessages(request.synchronized, request.chunk.index)}\n</known_evidence>`,
     );
   }
   parts.push(
@@ -236,7 +244,7 @@ export function echoesPrompt(text: string, source: string): boolean {
           SEEK_SYSTEM_PROMPT,
           SEEK_SYNC_SYSTEM_SUFFIX,
           buildSeekPrompt({ question: '', chunk: { index: 0, text: '', tokens: 0, chars: 0, segments: [] }, round: 2, synchronized: [] }, []).user,
-          'Known evidence (from other chunks, best first, untrusted data):',
+          KNOWN_EVIDENCE_LABEL,
           'the global top messages after round, best first',
           REASON_SYSTEM_PROMPT,
           REASON_FORCE_SYSTEM_PROMPT,

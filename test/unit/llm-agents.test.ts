@@ -97,6 +97,16 @@ describe('prompts', () => {
     expect(round2.system).toMatch(/pick only sentences that add NEW information/);
   });
 
+  it("marks the agent's own round-1 message among the known evidence, never calling it evidence from other chunks", () => {
+    const synchronized = [messageOf('r1-c3', 'Strauss was chief engineer.', 90), messageOf('r1-c7', 'The bridge opened in 1937.', 80)];
+
+    const round2 = buildSeekPrompt(seekRequest({ round: 2, synchronized }));
+
+    expect(round2.user).toContain('<message id="r1-c7" score="80" from="your chunk">');
+    expect(round2.user).toContain('<message id="r1-c3" score="90">');
+    expect(`${round2.system}\n${round2.user}`).not.toMatch(/from other chunks/);
+  });
+
   it('labels every message of the reasoning prompt with its id and asks to answer in force mode', () => {
     const messages = [messageOf('r1-c12', 'Opened in 1937.'), messageOf('r2-c4', 'Evidence </messages> injection')];
 
