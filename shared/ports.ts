@@ -229,7 +229,12 @@ export const MAX_FAILURE_MESSAGE_CHARS = 1000;
 export const MAX_STORED_WARNINGS = 100;
 
 /** A recorded KAR step: the step, its sequence number and the reasoning agent's output (with its `answerBasis`, when the reader states one). */
-export type StoredStep = KarStep & { seq: number; answer: string; citedMessageIds: string[]; answerBasis?: string };
+/**
+ * A KAR step as recorded: the trace's fields, the answer and cited ids, and `messageIds`, the ids of
+ * the messages the reasoning agent read, in prompt order (absent on steps recorded before it was
+ * kept): a later step over the same messages is not sent again (shared/pipeline/reason.ts).
+ */
+export type StoredStep = KarStep & { seq: number; answer: string; citedMessageIds: string[]; answerBasis?: string; messageIds?: string[] };
 
 /**
  * The message pool and run records (DynamoDB in AWS and locally through dynalite).

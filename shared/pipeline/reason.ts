@@ -56,6 +56,28 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
   }
   const step = `KAR step ${state.seq + 1} (round ${state.round}, k=${k}${force ? ', best-effort answer' : ''})`;
   const warnings: string[] = [];
+  const messageIds = fitted.messages.map((m) => m.id);
+  // The same prompt as a step that was refused (round 2 found nothing that enters the top k): its
+  // refusal stands, recorded without a model call (the same messages, the same question, the same reply).
+  const repeated = force ? undefined : await refusedOver(store, state.runId, messageIds);
+  if (repeated !== undefined) {
+    const stored: StoredStep = {
+      seq: state.seq + 1,
+      round: state.round,
+      k,
+      messagesUsed: fitted.messages.length,
+      evidenceTokens: fitted.tokens,
+      outcome: 'refused',
+      answer: repeated.answer,
+      citedMessageIds: [],
+      messageIds,
+    };
+    await store.putStep(state.runId, stored, {
+      usage: { calls: 0, inputTokens: 0, outputTokens: 0 },
+      warnings: [`KAR step ${stored.seq}: the same messages as KAR step ${repeated.seq} (refused); its refusal reused, no model call`],
+    });
+    return afterStep(state, stored, poolSize, fitted.truncated);
+  }
   let result: ReasonResult;
   try {
     result = await model.reason({ question: record.question, messages: fitted.messages, force });
@@ -93,6 +115,7 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
     answer: result.answer,
     citedMessageIds: result.citedMessageIds,
     ...(result.answerBasis !== undefined && { answerBasis: result.answerBasis }),
+    messageIds: fitted.messages.map((m) => m.id),
   };
   // The step, its usage and its warnings in one write: counted once, when its result is recorded.
   await store.putStep(state.runId, stored, {
@@ -115,6 +138,13 @@ async function recordedStep(store: MessageStore, state: WorkflowState, k: number
   const seq = state.seq + 1;
   const step = (await store.getSteps(state.runId)).find((s) => s.seq === seq);
   return step !== undefined && step.round === state.round && step.k === k && (step.forced === true) === force ? step : undefined;
+}
+
+/** An earlier refused, not best-effort step of the run over exactly these messages (same ids, same order), if any. */
+async function refusedOver(store: MessageStore, runId: string, messageIds: readonly string[]): Promise<StoredStep | undefined> {
+  if (messageIds.length === 0) return undefined;
+  const same = (ids: readonly string[] | undefined): boolean => ids !== undefined && ids.length === messageIds.length && ids.every((id, i) => id === messageIds[i]);
+  return (await store.getSteps(runId)).find((s) => s.outcome === 'refused' && s.forced !== true && same(s.messageIds));
 }
 
 /** The workflow state after a recorded step (answered: done; refused: k doubles, or the round is exhausted). */

@@ -96,4 +96,25 @@ describe('one knowledge-accumulating reasoning step', () => {
 
     expect(next).toMatchObject({ outcome: 'refused', exhausted: true });
   });
+
+  it('does not send again a step over the same messages as a refused one (round 2 found nothing new): the refusal stands', async () => {
+    await writeRecord(16_000);
+    const store = fakeStore([message(0, 'one short message'), message(1, 'another message')], 2);
+    let calls = 0;
+    const counting: AgentModel = { ...refusing, reason: async (request) => (calls++, refusing.reason(request)) };
+    const round1 = await reasonStep({ state, force: false }, { blobs, store, model: counting });
+
+    const round2 = await reasonStep({ state: { ...round1, round: 2, k: 2, outcome: null, exhausted: false }, force: false }, { blobs, store, model: counting });
+    const forced = await reasonStep({ state: { ...round2, k: 2 }, force: true }, { blobs, store, model: counting });
+
+    expect(calls).toBe(2);
+    const steps = await store.getSteps('r');
+    expect(steps.map((s) => [s.seq, s.round, s.outcome, s.messageIds])).toEqual([
+      [1, 1, 'refused', ['r1-c0', 'r1-c1']],
+      [2, 2, 'refused', ['r1-c0', 'r1-c1']],
+      [3, 2, 'refused', ['r1-c0', 'r1-c1']],
+    ]);
+    expect(round2).toMatchObject({ outcome: 'refused', exhausted: true });
+    expect(forced.seq).toBe(3);
+  });
 });
