@@ -19,6 +19,8 @@ export interface ApiGatewayProxyEvent {
   httpMethod: string;
   headers: Record<string, string | undefined> | null;
   queryStringParameters: Record<string, string | undefined> | null;
+  /** Every value of each query parameter (REST API proxy events carry both forms). */
+  multiValueQueryStringParameters?: Record<string, string[] | undefined> | null;
   /** Decoded path parameters. */
   pathParameters: Record<string, string | undefined> | null;
   body: string | null;
@@ -59,6 +61,9 @@ export function toApiRequest(event: ApiGatewayProxyEvent): ApiRequest {
     method: event.httpMethod,
     path,
     query: event.queryStringParameters ?? {},
+    repeatedQuery: Object.entries(event.multiValueQueryStringParameters ?? {})
+      .filter(([, values]) => (values?.length ?? 0) > 1)
+      .map(([name]) => name),
     headers,
     ...(event.body !== null && { body: event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body }),
     principal: identity.userArn ?? identity.caller ?? identity.accountId ?? 'anonymous',

@@ -72,6 +72,20 @@ export async function loadUploadSecret(stateDir: string): Promise<Buffer> {
 }
 
 /**
+ * Why a request's `Content-Encoding` cannot be taken (anything but none or `identity`), or undefined.
+ * @returns the problem's detail (HTTP 415).
+ */
+export function contentEncodingProblem(header: string | undefined): string | undefined {
+  const codings = (header ?? '')
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
+  return codings.length === 0
+    ? undefined
+    : `Content-Encoding ${JSON.stringify(header)} is not decoded here: send the file's own bytes, without a Content-Encoding`;
+}
+
+/**
  * `PUT /_local/uploads/<key>?…`: check the signature, then store the body at `<key>`. The body is
  * streamed to a file (never held in memory) and refused with 413 past the signed length or
  * MAX_LOCAL_UPLOAD_BYTES, whichever is smaller.
@@ -85,6 +99,13 @@ export async function handleUpload(req: IncomingMessage, url: URL, ctx: UploadCo
   if (!check.ok) {
     req.resume();
     return problemResponse(plainProblem(403, check.detail));
+  }
+  // A compressed body would be stored as its compressed bytes (S3 stores an object as sent, too): the
+  // document would be read as a binary file. Refused, saying what to send.
+  const encoding = contentEncodingProblem(req.headers['content-encoding']);
+  if (encoding !== undefined) {
+    await drain(req);
+    return problemResponse(plainProblem(415, encoding));
   }
   const max = ctx.uploads.maxContentLength;
   const tooLarge = (): ApiResponse =>

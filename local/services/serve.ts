@@ -335,6 +335,7 @@ async function serveRequest(req: IncomingMessage, res: ServerResponse, ctx: Serv
           method: req.method ?? 'GET',
           path: url.pathname,
           query: Object.fromEntries(url.searchParams),
+          repeatedQuery: [...new Set(url.searchParams.keys())].filter((name) => url.searchParams.getAll(name).length > 1),
           headers,
           ...(body.length > 0 && { body: body.toString('utf8') }),
           principal: 'local',

@@ -23,6 +23,8 @@ export interface ApiRequest {
   path: string;
   /** Query parameters (the last value of a repeated one). */
   query: Record<string, string | undefined>;
+  /** Names of query parameters given more than once (`limit=2&limit=3`): refused with a 400. */
+  repeatedQuery?: readonly string[];
   /** Headers, any case. */
   headers: Record<string, string | undefined>;
   /** The body as text (UTF-8), when there is one. */
@@ -158,6 +160,7 @@ function parseRequest(route: CompiledRoute, request: ApiRequest): Parsed {
   });
 
   let query: unknown;
+  for (const name of request.repeatedQuery ?? []) issues.push({ location: 'query', name, detail: 'given more than once: give one value' });
   const given = Object.entries(request.query).filter((entry): entry is [string, string] => entry[1] !== undefined);
   if (!spec.query) {
     for (const [name] of given) issues.push({ location: 'query', name, detail: `unknown query parameter "${name}"` });
@@ -178,7 +181,7 @@ function parseRequest(route: CompiledRoute, request: ApiRequest): Parsed {
 
   let body: unknown;
   if (spec.body) {
-    const json = parseJsonBody(request.body, headers['content-type']);
+    const json = parseJsonBody(request.body, headers['content-type'], headers['content-encoding']);
     if (json.ok) {
       const result = spec.body.safeParse(json.value);
       if (result.success) body = result.data;
@@ -203,11 +206,18 @@ function parseRequest(route: CompiledRoute, request: ApiRequest): Parsed {
  * @throws PayloadTooLargeError over MAX_BODY_BYTES; UnsupportedMediaTypeError unless the content
  *   type is `application/json` (or `application/<x>+json`), UTF-8 or no charset.
  */
-function parseJsonBody(text: string | undefined, contentType: string | undefined): { ok: true; value: unknown } | { ok: false; detail: string } {
+function parseJsonBody(
+  text: string | undefined,
+  contentType: string | undefined,
+  contentEncoding?: string,
+): { ok: true; value: unknown } | { ok: false; detail: string } {
   const bytes = Buffer.byteLength(text ?? '', 'utf8');
   if (bytes > MAX_BODY_BYTES) throw new PayloadTooLargeError(`The body is ${bytes} bytes; at most ${MAX_BODY_BYTES} are accepted`);
   const media = (contentType ?? '').split(';')[0].trim().toLowerCase();
   const charset = /;\s*charset=("?)([^";]+)\1/i.exec(contentType ?? '')?.[2]?.toLowerCase();
+  if (contentEncoding !== undefined && !/^\s*(identity)?\s*$/i.test(contentEncoding)) {
+    throw new UnsupportedMediaTypeError(`Send the JSON body without a Content-Encoding (got ${JSON.stringify(contentEncoding)}, which is not decoded here)`);
+  }
   if (!/^application\/(?:[\w.+-]+\+)?json$/.test(media) || (charset !== undefined && charset !== 'utf-8')) {
     throw new UnsupportedMediaTypeError(
       `Send the body as JSON with "Content-Type: application/json" (got ${contentType === undefined ? 'no Content-Type' : JSON.stringify(contentType)})`,

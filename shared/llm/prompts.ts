@@ -151,11 +151,7 @@ export function buildSeekPrompt(request: SeekRequest, units: readonly SentenceUn
     quote('chunk', renderNumbered(request.chunk.text, units)),
   ];
   if (synchronized) {
-    parts.push(
-      '',
-      KNOWN_EVIDENCE_LABEL,
-      `<known_evidence>\n${renderMessages(request.synchronized, request.chunk.index)}\n</known_evidence>`,
-    );
+    parts.push('', KNOWN_EVIDENCE_LABEL, `<known_evidence>\n${renderMessages(request.synchronized, request.chunk.index)}\n</known_evidence>`);
   }
   parts.push(
     '',

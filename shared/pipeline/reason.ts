@@ -143,7 +143,8 @@ async function recordedStep(store: MessageStore, state: WorkflowState, k: number
 /** An earlier refused, not best-effort step of the run over exactly these messages (same ids, same order), if any. */
 async function refusedOver(store: MessageStore, runId: string, messageIds: readonly string[]): Promise<StoredStep | undefined> {
   if (messageIds.length === 0) return undefined;
-  const same = (ids: readonly string[] | undefined): boolean => ids !== undefined && ids.length === messageIds.length && ids.every((id, i) => id === messageIds[i]);
+  const same = (ids: readonly string[] | undefined): boolean =>
+    ids !== undefined && ids.length === messageIds.length && ids.every((id, i) => id === messageIds[i]);
   return (await store.getSteps(runId)).find((s) => s.outcome === 'refused' && s.forced !== true && same(s.messageIds));
 }
 

@@ -161,6 +161,7 @@ describe('GET /v1/runs on extagents serve', () => {
     problem(await api('GET', '/v1/runs', { token: null }), 401);
     expect(problem(await api('GET', `/v1/runs?cursor=${'A'.repeat(30)}`), 400).errors?.[0]?.parameter).toBe('cursor');
     expect(problem(await api('GET', '/v1/runs?limit=101'), 400).errors?.[0]?.parameter).toBe('limit');
+    expect(problem(await api('GET', '/v1/runs?limit=2&limit=3'), 400).errors).toEqual([{ parameter: 'limit', detail: 'given more than once: give one value' }]);
   });
 });
 

@@ -6,6 +6,7 @@
  * upload limit; a port in use and a second server on one state directory; an idempotent retry that
  * starts nothing new, and upload URLs that still work, after a restart of the server.
  */
+import { gzipSync } from 'node:zlib';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -214,6 +215,18 @@ describe('extagents serve', () => {
 
     expect(altered.status).toBe(403);
     expect(tooLong.status).toBe(403);
+    expect(CorpusSchema.parse((await api('GET', `/v1/corpora/${created.corpusId}`)).json).files).toEqual([]);
+  });
+
+  it('refuses a compressed upload with 415 instead of storing its compressed bytes as the document', async () => {
+    const gzipped = gzipSync('hello');
+    const created = CreateCorpusResponseSchema.parse((await api('POST', '/v1/corpora', { json: { files: [{ path: 'a.txt', size: gzipped.length }] } })).json);
+    const upload = created.uploads[0];
+
+    const sent = await fetch(upload.url, { method: 'PUT', headers: { ...upload.headers, 'content-encoding': 'gzip' }, body: gzipped });
+
+    expect(sent.status).toBe(415);
+    expect(((await sent.json()) as { detail: string }).detail).toContain('without a Content-Encoding');
     expect(CorpusSchema.parse((await api('GET', `/v1/corpora/${created.corpusId}`)).json).files).toEqual([]);
   });
 

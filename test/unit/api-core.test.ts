@@ -331,6 +331,20 @@ describe('POST /v1/runs', () => {
     expect(broken.errors?.[0].detail).toMatch(/^the body is not valid JSON/);
   });
 
+  it('answers 415 for a compressed body (Content-Encoding is not decoded) and 400 for a query parameter given twice', async () => {
+    const { call, launcher } = setup();
+
+    const gzip = problemOf(
+      await call({ method: 'POST', path: '/v1/runs', body: '{}', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } }),
+      415,
+    );
+    const twice = problemOf(await call({ method: 'GET', path: '/v1/runs', query: { limit: '3' }, repeatedQuery: ['limit'] }), 400);
+
+    expect(gzip.detail).toContain('without a Content-Encoding');
+    expect(twice.errors).toEqual([{ parameter: 'limit', detail: 'given more than once: give one value' }]);
+    expect(launcher.starts).toHaveLength(0);
+  });
+
   it('answers 413 for a body over 1 MiB', async () => {
     const { call } = setup();
 
