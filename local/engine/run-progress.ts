@@ -85,7 +85,14 @@ export class RunProgressTracker {
       if (name === 'prepare') this.setStatus({ phase: 'preparing' });
       else if (name === 'reason') {
         const { state, force } = event as ReasonEvent;
-        this.setStatus({ phase: force ? 'answering' : 'reasoning', round: state.round, k: state.k });
+        // An empty pool makes no KAR step (no model call, reason.ts): no "KAR step"/"best-effort answer" line for it.
+        const pool = state.outcome !== null && state.poolSize > 0 ? Promise.resolve(state.poolSize) : this.options.store.poolSize(this.options.runId, state.round, state.covered);
+        this.queue = this.queue.then(async () => {
+          if ((await pool.catch(() => 1)) === 0) return;
+          const { round: _round, k: _k, ...rest } = this.status;
+          this.status = { ...rest, phase: force ? 'answering' : 'reasoning', round: state.round, k: state.k };
+          await this.send({ ...this.status });
+        });
       } else if (name === 'synchronize' && isGrowCoverage(event)) this.setStatus({ phase: 'seeking', round: event.growCoverage.round });
       else if (name === 'synchronize') this.setStatus({ phase: 'synchronizing', round: (event as WorkflowState).round });
       else if (name === 'finalize') this.setStatus({ phase: 'finalizing' });

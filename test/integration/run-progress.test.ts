@@ -135,6 +135,27 @@ describe('progress of every phase', () => {
     expect(state.at(-1)).toEqual({ type: 'end', status: 'SUCCEEDED', answer: result.answer, answerable: result.answerable });
   });
 
+  it('announces no KAR step and no best-effort answer when no seeking agent found anything (the empty pool makes no model call)', async () => {
+    const files = await resolveCorpus([writeCorpus(dir, twoHopCorpus())]);
+    const events: RunProgressEvent[] = [];
+    const usage = { calls: 1, inputTokens: 1, outputTokens: 1 };
+    const finding = { ...twoHopModel(), seek: async () => ({ evidence: null, score: 0, spans: [], usage, warnings: [] }) };
+
+    const result = await runLocal({
+      files,
+      question: TWO_HOP_QUESTION,
+      options: TWO_HOP_OPTIONS,
+      stateDir: path.join(dir, 'state'),
+      model: finding,
+      onProgress: (e) => events.push(e),
+    });
+
+    const seen = phases(events.filter((e): e is Exclude<RunProgressEvent, { type: 'info' }> => e.type !== 'info'));
+    expect(result).toMatchObject({ answerable: false, poolSize: 0, trace: [] });
+    expect(seen.filter((w) => /^(status:(reasoning|answering)|kar:)/.test(w))).toEqual([]);
+    expect(seen.at(-1)).toBe('end:SUCCEEDED');
+  });
+
   it('reaches a client of serve as server-sent events in the same order and vocabulary', async () => {
     // Arrange
     const token = 'progress-test-token-0123456789abcdef';
