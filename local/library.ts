@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { RunOptionsInput } from '../shared/config';
-import { InvalidInputError } from '../shared/errors';
+import { InvalidInputError, RunAbortedError } from '../shared/errors';
 import type { ModelSpecInput } from '../shared/llm/model-spec';
 import type { SurveyOptionsInput } from '../shared/survey/options';
 import type { RunResult } from '../shared/types';
@@ -22,6 +22,7 @@ import type { RunProgressEvent } from '../shared/progress';
 import { startLocalStack as startEngineStack } from './engine/stack';
 import type { LocalStack, LocalStackOptions } from './engine/stack-api';
 import { runLocalSurvey, type LocalSurveyOutput, type LocalSurveyProgress } from './engine/survey';
+import { reasonText } from '../models/call-signal';
 
 // The public face of the local stack (local/engine/stack-api.ts), not the engine's own type, so that the
 // package's declarations reach no AWS SDK, aws-local-stepfunctions or Lambda handler types.
@@ -46,6 +47,7 @@ export {
   SeekingFailedError,
   StorageError,
   NotFoundError,
+  RunAbortedError,
 } from '../shared/errors';
 export { NoEvidenceError } from '../shared/survey/errors';
 export { NO_ANSWER } from '../shared/types';
@@ -120,6 +122,11 @@ export interface AskSettings {
    */
   onProgress?: (progress: RunProgressEvent) => void;
   /** Aborting stops the run (no new seeking agent starts). */
+  /**
+   * Aborting stops the run: no new seeking agent starts and the model calls in flight are stopped
+   * (models/call-signal.ts); `ask` then rejects with `RunAbortedError`, whose `reason` is the
+   * signal's reason. A run with a `runId` resumes where it stopped when asked again.
+   */
   signal?: AbortSignal;
 }
 
@@ -130,7 +137,8 @@ export interface AskSettings {
  *   offsets in UTF-16 code units, quote, location), `trace`, `usage`, `skipped`, `warnings`.
  * @throws InvalidInputError for a corpus argument that matches nothing, a bad question or run id;
  *   InvalidRunOptionsError for invalid options; ConfigurationError for a bad model spec or an
- *   unreachable model (MissingPackageError, a kind of it, for a `llama:` model without node-llama-cpp); the typed error that failed the run (EmptyCorpusError, ModelError, …).
+ *   unreachable model (MissingPackageError, a kind of it, for a `llama:` model without node-llama-cpp); the typed error that failed the run (EmptyCorpusError, ModelError, …);
+ *   RunAbortedError (with the signal's `reason`) when `signal` aborted it.
  */
 export async function ask(request: AskRequest): Promise<RunResult> {
   if (typeof request !== 'object' || request === null) throw new InvalidInputError('ask: give a request object { corpus, question, … }');
@@ -140,16 +148,26 @@ export async function ask(request: AskRequest): Promise<RunResult> {
     throw new InvalidInputError('ask: a runId needs a stateDir (the run is kept there to be resumed)');
   }
   const files = await corpusFiles(request.corpus, request.cwd, request.stateDir);
-  return withStateDir(request.stateDir, (stateDir) =>
-    runLocal({
-      files,
-      parsed,
-      modelSpec: request.model,
-      stateDir,
-      onProgress: request.onProgress,
-      signal: request.signal,
-    }),
-  );
+  const { signal } = request;
+  try {
+    return await withStateDir(request.stateDir, (stateDir) =>
+      runLocal({
+        files,
+        parsed,
+        modelSpec: request.model,
+        stateDir,
+        onProgress: request.onProgress,
+        signal,
+      }),
+    );
+  } catch (error) {
+    // Aborted by the caller: the exported RunAbortedError with the signal's reason, however the
+    // execution reported the stop (ExecutionAborted, or a model call stopped mid-way).
+    if (signal?.aborted === true && !(error instanceof RunAbortedError)) {
+      throw new RunAbortedError(`ask: the run was aborted${reasonText(signal.reason)}`, { cause: error, reason: signal.reason });
+    }
+    throw error;
+  }
 }
 
 /** What {@link survey} takes. */

@@ -145,6 +145,20 @@ export class StorageError extends ExtAgentsError {}
  */
 export class SeekingFailedError extends ExtAgentsError {}
 
+/**
+ * A run (or one of its model calls) stopped because its caller aborted it: the library's
+ * `ask({signal})`, Ctrl-C. `reason` is the abort signal's reason as given (also the `cause` when
+ * nothing else caused it). Never retried.
+ */
+export class RunAbortedError extends ExtAgentsError {
+  readonly reason: unknown;
+
+  constructor(message: string, options: { cause?: unknown; reason?: unknown } = {}) {
+    super(message, options.cause !== undefined ? { cause: options.cause } : options.reason !== undefined ? { cause: options.reason } : undefined);
+    this.reason = options.reason;
+  }
+}
+
 /** Every typed error class by `name` (to rebuild an error from a Step Functions failure's Error/Cause). */
 export const ERROR_CLASSES: Readonly<Record<string, new (message: string, options?: { cause?: unknown }) => ExtAgentsError>> = {
   ExtAgentsError,
@@ -164,6 +178,7 @@ export const ERROR_CLASSES: Readonly<Record<string, new (message: string, option
   NotFoundError,
   StorageError,
   SeekingFailedError,
+  RunAbortedError,
 };
 
 /**

@@ -51,6 +51,7 @@ import {
   type JsonValue,
   type ParallelState,
 } from './definition';
+import { withCallSignal } from '../../models/call-signal';
 import { runParallel } from './parallel';
 import { itemProcessorDefinition, runDistributedMap, unsupportedDistributedMapFeatures, type MapRunStartedEvent } from './distributed-map';
 
@@ -409,7 +410,9 @@ async function execute(prepared: PreparedExecution, options: LocalEngineOptions,
     for (const route of Object.values(prepared.routes)) {
       if (route.kind === 'lambda') {
         const handler = options.handlers[route.functionArn];
-        taskResourceLocalHandlers[route.stateName] = (taskInput) => track(invokeLambda(handler, route, taskInput)) as Promise<LibraryJson>;
+        // Inside the run's call signal: aborting the execution stops the model calls in flight (models/call-signal.ts).
+        taskResourceLocalHandlers[route.stateName] = (taskInput) =>
+          track(withCallSignal(signal, () => invokeLambda(handler, route, taskInput))) as Promise<LibraryJson>;
       } else if (route.kind === 'parallel') {
         taskResourceLocalHandlers[route.stateName] = (taskInput) =>
           track(runParallel(taskInput, route.parallel.Branches, runOptionsFor, stop)) as Promise<LibraryJson>;

@@ -46,6 +46,7 @@ import {
   ModelUnavailableError,
 } from '../../shared/errors';
 import { foundationModelIdOf, isInferenceProfileId, supportsPromptCaching } from '../../shared/llm/model-spec';
+import { abortedCallError, callSignal } from '../call-signal';
 import { CONTENT_FILTERED, type ChatModel, type ChatRequest, type ChatResponse } from '../../shared/ports';
 
 /** Options of `createBedrockRuntimeClient`. */
@@ -339,9 +340,11 @@ export class BedrockChatModel implements ChatModel {
     }
     let output;
     try {
-      output = await this.client.send(new ConverseCommand(input));
+      // The run's abort (models/call-signal.ts) stops the call (the SDK's abortSignal).
+      const abortSignal = callSignal();
+      output = await this.client.send(new ConverseCommand(input), abortSignal === undefined ? {} : { abortSignal });
     } catch (error) {
-      throw mapBedrockError(error, this.modelId);
+      throw abortedCallError(`Bedrock Converse (model ${this.modelId})`, error) ?? mapBedrockError(error, this.modelId);
     }
     const stopReason = output.stopReason ?? 'unknown';
     if (stopReason === 'model_context_window_exceeded') {

@@ -39,6 +39,7 @@ import { toGrammarSchema, type ReplySchema } from '../../shared/llm/schemas';
 import { LlmSurveyModel } from '../../shared/survey/llm';
 import type { SurveyModel } from '../../shared/survey/ports';
 import { onDispose } from '../disposers';
+import { abortedCallError, callSignal } from '../call-signal';
 
 type NodeLlamaCpp = typeof import('node-llama-cpp');
 type Llama = Awaited<ReturnType<NodeLlamaCpp['getLlama']>>;
@@ -349,12 +350,17 @@ export class LlamaChatModel implements ChatModel {
       const before = chat.sequence.tokenMeter.usedOutputTokens;
       let result;
       try {
+        const signal = callSignal();
         result = await chat.generateResponse(history, {
           maxTokens: request.maxTokens,
           temperature: request.temperature ?? 0,
           ...(grammar ? { grammar } : {}),
+          // The run's abort (models/call-signal.ts) stops the generation between tokens.
+          ...(signal !== undefined && { signal }),
         });
       } catch (error) {
+        const aborted = abortedCallError(`llama model ${path.basename(model.file)}`, error);
+        if (aborted !== undefined) throw aborted;
         throw new ModelError(`llama model ${path.basename(model.file)}: generation failed: ${(error as Error).message}`, { cause: error });
       }
       const warnings: string[] = [];

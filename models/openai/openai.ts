@@ -50,6 +50,7 @@ import {
   ModelTimeoutError,
   ModelUnavailableError,
 } from '../../shared/errors';
+import { abortedCallError, callSignal } from '../call-signal';
 import { CONTENT_FILTERED, type ChatModel, type ChatRequest, type ChatResponse } from '../../shared/ports';
 import { STRUCTURED_MODES, type OpenAiOptions, type StructuredMode } from '../port';
 
@@ -491,6 +492,7 @@ export class OpenAiChatModel implements ChatModel {
     let status: number;
     let text: string;
     let retryAfter: string | null;
+    const runSignal = callSignal();
     try {
       const response = await this.config.fetch(`${baseUrl}/chat/completions`, {
         method: 'POST',
@@ -500,13 +502,14 @@ export class OpenAiChatModel implements ChatModel {
           ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
         },
         body: JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
+        // The run's abort (models/call-signal.ts) stops the call as the timeout does.
+        signal: runSignal === undefined ? AbortSignal.timeout(timeoutMs) : AbortSignal.any([AbortSignal.timeout(timeoutMs), runSignal]),
       });
       status = response.status;
       retryAfter = response.headers.get('retry-after');
       text = await response.text();
     } catch (error) {
-      throw mapOpenAiFetchError(error, this.modelId, baseUrl, timeoutMs);
+      throw abortedCallError(`OpenAI-compatible chat completions (${baseUrl}, model ${this.modelId})`, error) ?? mapOpenAiFetchError(error, this.modelId, baseUrl, timeoutMs);
     }
     return { status, text, retryAfter };
   }
