@@ -86,7 +86,10 @@ export class RunProgressTracker {
       else if (name === 'reason') {
         const { state, force } = event as ReasonEvent;
         // An empty pool makes no KAR step (no model call, reason.ts): no "KAR step"/"best-effort answer" line for it.
-        const pool = state.outcome !== null && state.poolSize > 0 ? Promise.resolve(state.poolSize) : this.options.store.poolSize(this.options.runId, state.round, state.covered);
+        const pool =
+          state.outcome !== null && state.poolSize > 0
+            ? Promise.resolve(state.poolSize)
+            : this.options.store.poolSize(this.options.runId, state.round, state.covered);
         this.queue = this.queue.then(async () => {
           if ((await pool.catch(() => 1)) === 0) return;
           const { round: _round, k: _k, ...rest } = this.status;

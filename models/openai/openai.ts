@@ -509,7 +509,10 @@ export class OpenAiChatModel implements ChatModel {
       retryAfter = response.headers.get('retry-after');
       text = await response.text();
     } catch (error) {
-      throw abortedCallError(`OpenAI-compatible chat completions (${baseUrl}, model ${this.modelId})`, error) ?? mapOpenAiFetchError(error, this.modelId, baseUrl, timeoutMs);
+      throw (
+        abortedCallError(`OpenAI-compatible chat completions (${baseUrl}, model ${this.modelId})`, error) ??
+        mapOpenAiFetchError(error, this.modelId, baseUrl, timeoutMs)
+      );
     }
     return { status, text, retryAfter };
   }
