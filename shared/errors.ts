@@ -95,7 +95,18 @@ export class ModelTimeoutError extends ExtAgentsError {}
  * The input is too long for the model's context (Bedrock ValidationException about input length).
  * Never retried as is: the caller shrinks what it sends once, then fails.
  */
-export class ContextOverflowError extends ExtAgentsError {}
+export class ContextOverflowError extends ExtAgentsError {
+  /**
+   * What overflowed, in the model's own tokens, when the provider counted it (an in-process model
+   * does): the prompt, the context and the reply's budget. Seek uses it to advise a chunk size that fits.
+   */
+  readonly tokens?: { prompt: number; context: number; reply: number };
+
+  constructor(message: string, options: { cause?: unknown; tokens?: { prompt: number; context: number; reply: number } } = {}) {
+    super(message, options.cause !== undefined ? { cause: options.cause } : undefined);
+    if (options.tokens !== undefined) this.tokens = options.tokens;
+  }
+}
 
 /**
  * Is `error` a ContextOverflowError? By name, not `instanceof`: the name is the contract (an error

@@ -33,7 +33,6 @@ import type { AgentModel, ChatModel, ChatRequest, ChatResponse } from '../../sha
 import type { ModelRunDefaults } from '../port';
 import { llamaProfileFor, type LlamaProfile } from './profiles';
 import { LlmAgents } from '../../shared/llm/agents';
-import { largestChunkTokens } from '../context';
 import { formatModelSpec, toModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
 import { toGrammarSchema, type ReplySchema } from '../../shared/llm/schemas';
 import { LlmSurveyModel } from '../../shared/survey/llm';
@@ -341,10 +340,11 @@ export class LlamaChatModel implements ChatModel {
       const promptTokens = contextText.tokenize(model.model.tokenizer).length;
       const contextTokens = model.context.contextSize;
       if (promptTokens + request.maxTokens > contextTokens) {
+        // No chunk size in the advice here: this call does not know the chunk's; Seek advises one that fits it.
         throw new ContextOverflowError(
           `llama model ${path.basename(model.file)}: the prompt has ${promptTokens} tokens and the reply may take ${request.maxTokens}: ` +
-            `more than the model's context of ${contextTokens} tokens; use smaller chunks (--chunk-tokens, at most ` +
-            `${largestChunkTokens(contextTokens, request.maxTokens)}) or budgets (--reasoner-budget, --sync-budget)`,
+            `more than the model's context of ${contextTokens} tokens; use smaller chunks (--chunk-tokens) or budgets (--reasoner-budget, --sync-budget)`,
+          { tokens: { prompt: promptTokens, context: contextTokens, reply: request.maxTokens } },
         );
       }
       const before = chat.sequence.tokenMeter.usedOutputTokens;

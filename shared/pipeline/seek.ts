@@ -144,6 +144,28 @@ async function queryOf(event: SeekEvent, blobs: BlobStore): Promise<SeekQuery & 
 }
 
 /**
+ * A chunk size that would have fitted the overflowing prompt, when the provider said how many tokens it
+ * had: the chunk's share of the prompt scaled down to what the context leaves (the prompt's other
+ * parts kept), always below the chunk size that failed. Empty when the provider did not count.
+ * @param chunkTokens the failing chunk's tokens (o200k); `runChunkTokens` the run's chunk size.
+ */
+function fittingAdvice(error: unknown, chunkTokens: number, runChunkTokens: number): string {
+  const tokens = (error as { tokens?: { prompt: number; context: number; reply: number } }).tokens;
+  if (tokens === undefined || tokens.prompt <= 0 || chunkTokens <= 0) return '';
+  const room = tokens.context - tokens.reply;
+  // The chunk's part of the prompt in the model's tokens, its ids and line breaks included, at most the whole prompt.
+  const chunkPart = Math.min(tokens.prompt, Math.max(1, tokens.prompt - SEEK_PROMPT_REST_TOKENS));
+  const over = tokens.prompt - room;
+  const fits = Math.floor(((Math.min(runChunkTokens, chunkTokens) * Math.max(0, chunkPart - over)) / chunkPart) * 0.95);
+  return fits >= 64
+    ? ` (this chunk's prompt was ${tokens.prompt} tokens for a context of ${tokens.context} less ${tokens.reply} for the reply: chunks of about ${fits} tokens would fit; the sentence ids shown with a chunk of many short lines add more than usual)`
+    : ` (this chunk's prompt was ${tokens.prompt} tokens for a context of ${tokens.context} less ${tokens.reply} for the reply)`;
+}
+
+/** Tokens of a seeking prompt other than its chunk, roughly (instructions, question, tags), for `fittingAdvice`. */
+const SEEK_PROMPT_REST_TOKENS = 400;
+
+/**
  * One seek, and on a context overflow one more with the synchronized messages halved (see
  * `seekChunk`). Usage of the overflowing call is unknown (the model rejected it) and not counted.
  * @returns the result and a warning when the request was shrunk.
@@ -160,7 +182,7 @@ async function seekShrinkingOnOverflow(model: AgentModel, request: SeekRequest, 
     if (!isContextOverflow(error)) throw error;
     if (request.synchronized.length === 0) {
       throw new ContextOverflowError(
-        `${what} exceeds the seeking model's context window; nothing but the chunk is sent, and cutting it would drop corpus text: ${advice}`,
+        `${what} exceeds the seeking model's context window; nothing but the chunk is sent, and cutting it would drop corpus text: ${advice}${fittingAdvice(error, chunk.tokens, chunkTokens)}`,
         { cause: error },
       );
     }

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FsBlobStore } from '../../local/engine/fs-blob-store';
 import { parseRunOptions } from '../../shared/config';
-import { ConfigurationError, ModelThrottledError } from '../../shared/errors';
+import { ConfigurationError, ContextOverflowError, ModelThrottledError } from '../../shared/errors';
 import { chunkKey, runRecordKey } from '../../shared/pipeline/layout';
 import { clearRunCaches, type RunRecord } from '../../shared/pipeline/run-record';
 import { boundMessageText, MAX_EVIDENCE_CHARS, MAX_STORED_QUOTE_CHARS } from '../../shared/method';
@@ -123,6 +123,27 @@ describe('one Seek task', () => {
 
     expect(failure).toBeInstanceOf(ConfigurationError);
     expect(recorded.failures).toEqual([{ chunk: 0, error: 'ConfigurationError', message: 'Unknown model spec "bedrock:"' }]);
+  });
+
+  it('advises, for a prompt over the context, a chunk size below the one that failed, from the tokens the model counted', async () => {
+    const recorded: Recorded = { messages: [], failures: [], warnings: [] };
+    const overflowing: AgentModel = {
+      description: 'a seeking prompt of 8,370 tokens for a context of 8,192',
+      seek: async () => {
+        throw new ContextOverflowError('llama model m.gguf: the prompt has 8370 tokens', { tokens: { prompt: 8370, context: 8192, reply: 152 } });
+      },
+      reason: async () => {
+        throw new Error('not called');
+      },
+    };
+
+    const failure = await seekChunk({ runId: 'r', round: 1, chunk: 0 }, { blobs, store: fakeStore(recorded), model: overflowing }).catch((e: unknown) => e);
+
+    expect(failure).toBeInstanceOf(ContextOverflowError);
+    const advised = Number(/chunks of about (\d+) tokens would fit/.exec((failure as Error).message)?.[1]);
+    expect(advised).toBeGreaterThan(64);
+    expect(advised).toBeLessThan(parseRunOptions({}).chunkTokens);
+    expect((failure as Error).message).toContain('prompt was 8370 tokens for a context of 8192 less 152 for the reply');
   });
 
   it('records a failure of the store before the model is called, and rethrows it unchanged', async () => {
