@@ -151,15 +151,19 @@ const skip = (documentId: string, reason: string): DecodeResult => ({ skipped: {
  * @returns `{ doc }` with the normalised text (UTF-16 string), or `{ skipped }`.
  * @throws InvalidInputError when `id` is empty.
  */
+/**
+ * The skip reason of a document over `MAX_DOCUMENT_BYTES`, the one wording for every path that finds
+ * one (decoding, and the corpus readers that skip it by its size without reading it).
+ * @param size the object's size, bytes.
+ */
+export function tooLargeReason(size: number): string {
+  return `too large (${size} bytes; a document is read as one string of at most ${MAX_DOCUMENT_BYTES} bytes, 500 MiB): split it into smaller files`;
+}
+
 export function decodeDocument(id: string, bytes: Uint8Array): DecodeResult {
   if (id.length === 0) throw new InvalidInputError('A document id must not be empty');
   if (bytes.length === 0) return skip(id, 'empty file');
-  if (bytes.length > MAX_DOCUMENT_BYTES) {
-    return skip(
-      id,
-      `too large (${bytes.length} bytes; a document is read as one string of at most ${MAX_DOCUMENT_BYTES} bytes, 500 MiB): split it into smaller files`,
-    );
-  }
+  if (bytes.length > MAX_DOCUMENT_BYTES) return skip(id, tooLargeReason(bytes.length));
 
   for (const signature of SIGNATURES) {
     if (startsWith(bytes, signature.bytes, signature.offset)) return skip(id, `binary file (${signature.name})`);

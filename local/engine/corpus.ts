@@ -10,6 +10,10 @@ import { surveyRecordKey } from '../../shared/pipeline/layout';
 import path from 'node:path';
 import { corpusPrefix, CorpusIdSchema } from '../../shared/corpus';
 import { InvalidInputError } from '../../shared/errors';
+import type { CorpusObject } from '../../shared/pipeline/ingest';
+import type { BlobStore } from '../../shared/ports';
+import { MAX_DOCUMENT_BYTES } from '../../shared/text';
+import { FsBlobStore } from './fs-blob-store';
 import { LOCAL_CORPUS_ID_PREFIX } from './runs';
 
 // fast-glob is loaded for a bundled corpus, a directory, an ingested corpus id or a pattern, not for
@@ -20,6 +24,28 @@ const fg = (...args: Parameters<typeof FastGlob>): ReturnType<typeof FastGlob> =
 export interface CorpusFile {
   id: string;
   path: string;
+}
+
+/**
+ * A corpus file as the pipeline reads an object (shared/pipeline/ingest.ts `CorpusObject`): its bytes,
+ * or, for a file over `MAX_DOCUMENT_BYTES` (known by its size before any read), none and its size:
+ * such a file is skipped as too large and never loaded.
+ */
+export async function readCorpusFile(file: CorpusFile): Promise<CorpusObject> {
+  const { size } = await fs.stat(file.path);
+  if (size > MAX_DOCUMENT_BYTES) return { id: file.id, bytes: new Uint8Array(0), tooLargeSize: size };
+  return { id: file.id, bytes: new Uint8Array(await fs.readFile(file.path)) };
+}
+
+/**
+ * Put a corpus file under `key` of the local bucket: its bytes, or a file over `MAX_DOCUMENT_BYTES`
+ * linked or copied without being read (`FsBlobStore.putFile`; the pipeline skips it by its listed size).
+ */
+export async function putCorpusFile(blobs: BlobStore, key: string, file: CorpusFile): Promise<void> {
+  const { size } = await fs.stat(file.path);
+  if (size > MAX_DOCUMENT_BYTES && blobs instanceof FsBlobStore) return blobs.putFile(key, file.path);
+  if (size > MAX_DOCUMENT_BYTES) throw new InvalidInputError(`Corpus file ${file.path} is too large to upload (${size} bytes; at most ${MAX_DOCUMENT_BYTES})`);
+  await blobs.put(key, await fs.readFile(file.path));
 }
 
 /**

@@ -3,7 +3,6 @@
  * (the same readers and chunking, shared/pipeline/ingest.ts `decodeAndChunk`, and shared/cost.ts),
  * without starting the workflow and before any model call.
  */
-import { promises as fs } from 'node:fs';
 import type { ParsedRunRequest } from '../../shared/run-request';
 import { EmptyCorpusError } from '../../shared/errors';
 import { costLimitProblem, estimateRun, priceEstimate, type PricedEstimate } from '../../shared/cost';
@@ -12,7 +11,7 @@ import { modelPricing } from '../../models';
 import { decodeAndChunk } from '../../shared/pipeline/ingest';
 import { checkQuota, planRunConcurrency, type SeekingPlan } from '../../shared/quota';
 import { forecastRun, type TimeForecast } from '../../shared/capacity';
-import type { CorpusFile } from './corpus';
+import { readCorpusFile, type CorpusFile } from './corpus';
 
 /**
  * @returns the priced estimate, the corpus it was computed for (chunks, tokens, rounds) and the
@@ -33,7 +32,7 @@ export async function estimateLocal(request: { files: CorpusFile[]; parsed: Pars
   // The options as the run would take them: fitted to the model when the caller fitted them (the CLI does).
   const options = request.parsed.fitted?.options ?? request.parsed.filled;
   const question = request.parsed.question;
-  const objects = await Promise.all(request.files.map(async (f) => ({ id: f.id, bytes: new Uint8Array(await fs.readFile(f.path)) })));
+  const objects = await Promise.all(request.files.map((f) => readCorpusFile(f)));
   const corpus = await decodeAndChunk(objects, options.chunkTokens, false);
   if (corpus.chunks.length === 0)
     throw new EmptyCorpusError(

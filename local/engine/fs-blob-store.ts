@@ -5,7 +5,7 @@
  * as ListObjectsV2 does (https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectsV2.html).
  */
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, link, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { InvalidInputError, NotFoundError } from '../../shared/errors';
 import type { BlobStore } from '../../shared/ports';
@@ -45,6 +45,25 @@ export class FsBlobStore implements BlobStore {
       // A failed write (ENOSPC, EIO) names no path; the object's file is what the user needs to see.
       const failure = error as NodeJS.ErrnoException;
       if (typeof failure.code === 'string' && failure.path === undefined) failure.path = file;
+      throw error;
+    }
+  }
+
+  /**
+   * Put a file of this machine as an object without reading it into memory: a hard link to it when
+   * it is on the bucket's file system (no copy: a corpus file too large to read, 4 GB, is placed at
+   * once), else a file copy; atomically (a temporary name, then `rename`), as `put`.
+   * @throws InvalidInputError for an invalid key; the file system's error when the file cannot be read.
+   */
+  async putFile(key: string, source: string): Promise<void> {
+    const file = this.pathOf(key);
+    await mkdir(path.dirname(file), { recursive: true });
+    const temp = tempBeside(file);
+    try {
+      await link(source, temp).catch(() => copyFile(source, temp));
+      await rename(temp, file);
+    } catch (error) {
+      await rm(temp, { force: true });
       throw error;
     }
   }

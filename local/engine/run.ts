@@ -23,7 +23,6 @@
  * `local-` corpus only when no run is left that reads it (local/engine/runs.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
 import pLimit from 'p-limit';
 import { InvalidInputError } from '../../shared/errors';
 import { parseRunOptions, type RunOptions, type RunOptionsInput } from '../../shared/config';
@@ -43,7 +42,7 @@ import { parseRunRequest, type ParsedRunRequest } from '../../shared/run-request
 import { corpusPrefix } from '../../shared/corpus';
 import { formatModelSpec, toModelSpec, type ModelSpecInput, DEFAULT_LOCAL_MODEL_SPEC } from '../../shared/llm/model-spec';
 import type { RunResult } from '../../shared/types';
-import type { CorpusFile } from './corpus';
+import { putCorpusFile, readCorpusFile, type CorpusFile } from './corpus';
 import { MAX_LLAMA_SEQUENCES, startLocalStack, type LocalStack } from './stack';
 
 /**
@@ -246,7 +245,7 @@ async function execute(
  */
 async function hashFiles(files: CorpusFile[]): Promise<string> {
   const hasher = new CorpusHasher();
-  for (const file of [...files].sort((a, b) => compareKeys(a.id, b.id))) hasher.add({ id: file.id, bytes: await fs.readFile(file.path) });
+  for (const file of [...files].sort((a, b) => compareKeys(a.id, b.id))) hasher.add(await readCorpusFile(file));
   return hasher.digest();
 }
 
@@ -278,7 +277,7 @@ async function placeCorpus(blobs: BlobStore, files: CorpusFile[], contentHash: s
   const prefix = corpusPrefix(`${LOCAL_CORPUS_ID_PREFIX}${contentHash}`);
   const { present } = await holdsExactly(prefix);
   const limit = pLimit(IO_CONCURRENCY);
-  await Promise.all(files.filter((f) => !present.has(f.id)).map((f) => limit(async () => blobs.put(prefix + f.id, await fs.readFile(f.path)))));
+  await Promise.all(files.filter((f) => !present.has(f.id)).map((f) => limit(() => putCorpusFile(blobs, prefix + f.id, f))));
   return prefix;
 }
 
@@ -340,9 +339,16 @@ async function previousRun(
 
 /** Do the stored corpus objects hold exactly the files' bytes? (Runs recorded before the chunk cache.) */
 async function sameBytes(blobs: BlobStore, prefix: string, files: CorpusFile[]): Promise<boolean> {
+  const sizes = new Map((await blobs.list(prefix)).map((o) => [o.key, o.size]));
   for (const file of files) {
-    const [stored, local] = await Promise.all([blobs.get(prefix + file.id), fs.readFile(file.path)]);
-    if (Buffer.compare(Buffer.from(stored), local) !== 0) return false;
+    const local = await readCorpusFile(file);
+    // A file too large to read counts by its size (its text is skipped whatever it holds).
+    if (local.tooLargeSize !== undefined) {
+      if (sizes.get(prefix + file.id) !== local.tooLargeSize) return false;
+      continue;
+    }
+    const stored = await blobs.get(prefix + file.id);
+    if (Buffer.compare(Buffer.from(stored), local.bytes) !== 0) return false;
   }
   return true;
 }

@@ -15,7 +15,7 @@ import type { SurveyMetadata } from '../../shared/survey/types';
 import type { BucketIndexEntry } from '../../shared/survey/schedule';
 import type { SurveyOutput, SurveyState } from '../../shared/survey/workflow';
 import { corpusPrefix } from '../../shared/corpus';
-import { resolveCorpus, type CorpusFile } from './corpus';
+import { putCorpusFile, resolveCorpus, type CorpusFile } from './corpus';
 // The public stack types (what the library's callers have), so the package's declarations stay off the engine's.
 import type { ExecutionCallbacks, LocalStack } from './stack-api';
 import { topicSlug } from '../../shared/survey/workflow';
@@ -90,7 +90,7 @@ export async function runLocalSurvey(request: LocalSurveyRequest, stack: LocalSt
     : [...(request.corpus as readonly CorpusFile[])];
   const surveyId = request.surveyId ?? newSurveyId();
   const prefix = corpusPrefix(surveyId);
-  await Promise.all(files.map(async (f) => stack.blobs.put(prefix + f.id, await fs.readFile(f.path))));
+  await Promise.all(files.map((f) => putCorpusFile(stack.blobs, prefix + f.id, f)));
   const execution = await stack.executeSurvey(
     {
       surveyId,

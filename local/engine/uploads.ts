@@ -23,7 +23,7 @@ import { ingestCorpus, type IngestOutcome } from '../../shared/pipeline/ingest';
 import { JOBS_PREFIX, JobNameSchema, loadJob, planJob, writeJobResults, type JobState, type JobSummary } from '../../shared/pipeline/jobs';
 import type { BlobStore } from '../../shared/ports';
 import type { RunOptionsInput } from '../../shared/config';
-import type { CorpusFile } from './corpus';
+import { putCorpusFile, type CorpusFile } from './corpus';
 import { LocalExecutions } from './executions';
 import type { LocalStack } from './stack';
 
@@ -40,7 +40,7 @@ export async function ingestLocalCorpus(
 ): Promise<IngestOutcome> {
   const id = parseCorpusId(corpusId);
   const limit = pLimit(16);
-  await Promise.all(files.map((f) => limit(async () => blobs.put(corpusPrefix(id) + f.id, await fs.readFile(f.path)))));
+  await Promise.all(files.map((f) => limit(() => putCorpusFile(blobs, corpusPrefix(id) + f.id, f))));
   return ingestCorpus(id, { blobs, now: options.now }, { chunkTokens: options.chunkTokens });
 }
 

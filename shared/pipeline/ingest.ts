@@ -36,6 +36,7 @@ import { ConfigurationError } from '../errors';
 import { issueMessages } from '../validation';
 import type { BlobStore } from '../ports';
 import { readDocument } from '../readers';
+import { MAX_DOCUMENT_BYTES, tooLargeReason, type DecodeResult } from '../text';
 import { TOKENIZER_NAME, countTokens } from '../tokenizer';
 import { documentSummary, type Chunk, type DocumentSummary, type SkippedDocument, type SourceDocument } from '../types';
 import { cachedChunkKey, chunkCachePrefix } from './layout';
@@ -61,7 +62,25 @@ export const ingestionKey = (corpusId: string): string => `cache/corpora/${corpu
 export interface CorpusObject {
   /** Document id: the key below the corpus prefix (the whole key when there is no prefix). */
   id: string;
+  /** The object's bytes; empty, never read, for an object over `MAX_DOCUMENT_BYTES` (see `size`). */
   bytes: Uint8Array;
+  /**
+   * The object's size in bytes when it was not read: set (and over `MAX_DOCUMENT_BYTES`) only for an
+   * object skipped as too large by its listed size, so that no path loads it into memory.
+   */
+  tooLargeSize?: number;
+}
+
+/** The size an object counts with: its bytes, or the listed size of one too large to read. */
+export const objectSize = (object: CorpusObject): number => object.tooLargeSize ?? object.bytes.length;
+
+/**
+ * An object's document or skip reason: `readDocument` (shared/readers), or "too large" by its listed
+ * size for an object that was not read.
+ */
+export async function readCorpusObject(object: CorpusObject): Promise<DecodeResult> {
+  if (object.tooLargeSize !== undefined) return { skipped: { documentId: object.id, reason: tooLargeReason(object.tooLargeSize) } };
+  return readDocument(object.id, object.bytes);
 }
 
 /** One object of an ingested corpus. */
@@ -160,6 +179,11 @@ export class CorpusHasher {
   private readonly hash = createHash('sha256').update('extagents-corpus-v1\n');
 
   add(object: CorpusObject): void {
+    if (object.tooLargeSize !== undefined) {
+      // Never read: its id and size stand for it (its text is skipped whatever its bytes).
+      this.hash.update(`${object.id}\n${object.tooLargeSize}\ntoo-large\n`);
+      return;
+    }
     this.hash.update(`${object.id}\n${object.bytes.length}\n`);
     this.hash.update(object.bytes);
   }
@@ -189,7 +213,28 @@ export function chunkCacheKey(contentHash: string, chunkTokens: number): string 
  */
 export async function readCorpusObjects(blobs: BlobStore, keys: readonly string[], prefix: string): Promise<CorpusObject[]> {
   const limit = pLimit(IO_CONCURRENCY);
-  return Promise.all(keys.map((key) => limit(async () => ({ id: documentIdOf(key, prefix), bytes: await blobs.get(key) }))));
+  const sizes = await listedSizes(blobs, keys);
+  return Promise.all(keys.map((key) => limit(() => readObject(blobs, key, prefix, sizes))));
+}
+
+/**
+ * The listed sizes of `keys`, from one listing of their longest common prefix (ListObjectsV2 gives
+ * sizes; S3 or the local bucket), so that an object too large to read is known before it is read.
+ */
+async function listedSizes(blobs: BlobStore, keys: readonly string[]): Promise<Map<string, number>> {
+  if (keys.length === 0) return new Map();
+  let common = keys[0];
+  for (const key of keys) while (!key.startsWith(common)) common = common.slice(0, -1);
+  const wanted = new Set(keys);
+  return new Map((await blobs.list(common)).filter((o) => wanted.has(o.key)).map((o) => [o.key, o.size]));
+}
+
+/** One corpus object: read, or (over `MAX_DOCUMENT_BYTES` by its listed size) not read, with its size. */
+async function readObject(blobs: BlobStore, key: string, prefix: string, sizes: ReadonlyMap<string, number>): Promise<CorpusObject> {
+  const size = sizes.get(key);
+  const id = documentIdOf(key, prefix);
+  if (size !== undefined && size > MAX_DOCUMENT_BYTES) return { id, bytes: new Uint8Array(0), tooLargeSize: size };
+  return { id, bytes: await blobs.get(key) };
 }
 
 /** Document id of a corpus key: the key below `prefix` (a key equal to the prefix keeps its whole key). */
@@ -206,8 +251,9 @@ export async function forEachCorpusObject(
   prefix: string,
   visit: (object: CorpusObject) => Promise<void> | void,
 ): Promise<void> {
+  const sizes = await listedSizes(blobs, keys);
   const batch = (start: number): Promise<CorpusObject[]> =>
-    Promise.all(keys.slice(start, start + IO_CONCURRENCY).map(async (key) => ({ id: documentIdOf(key, prefix), bytes: await blobs.get(key) })));
+    Promise.all(keys.slice(start, start + IO_CONCURRENCY).map((key) => readObject(blobs, key, prefix, sizes)));
   let next = batch(0);
   for (let start = 0; start < keys.length; start += IO_CONCURRENCY) {
     const objects = await next;
@@ -243,7 +289,7 @@ export async function decodeAndChunk(objects: readonly CorpusObject[], chunkToke
   const documents: SourceDocument[] = [];
   const skipped: SkippedDocument[] = [];
   for (const object of objects) {
-    const decoded = await readDocument(object.id, object.bytes);
+    const decoded = await readCorpusObject(object);
     if ('doc' in decoded) {
       documents.push(decoded.doc);
       files.push({
@@ -254,7 +300,7 @@ export async function decodeAndChunk(objects: readonly CorpusObject[], chunkToke
       });
     } else {
       skipped.push(decoded.skipped);
-      files.push({ id: object.id, bytes: object.bytes.length, skipped: decoded.skipped.reason });
+      files.push({ id: object.id, bytes: objectSize(object), skipped: decoded.skipped.reason });
     }
   }
   const chunks = documents.length > 0 ? chunkCorpus(documents, { chunkTokens }) : [];
@@ -314,7 +360,7 @@ export async function chunkIntoCache(
     }
   };
   await forEachCorpusObject(blobs, keys, prefix, async (object) => {
-    const decoded = await readDocument(object.id, object.bytes);
+    const decoded = await readCorpusObject(object);
     if ('doc' in decoded) {
       const { doc } = decoded;
       documents.push(documentSummary(doc));
@@ -325,7 +371,7 @@ export async function chunkIntoCache(
       await new Promise<void>((resolve) => setImmediate(resolve));
     } else {
       skipped.push(decoded.skipped);
-      files.push({ id: object.id, bytes: object.bytes.length, skipped: decoded.skipped.reason });
+      files.push({ id: object.id, bytes: objectSize(object), skipped: decoded.skipped.reason });
     }
   });
   await write(stream.end());
