@@ -662,7 +662,12 @@ describe('local engine: Parallel states', () => {
     await blobStore.put('items.json', JSON.stringify(Array.from({ length: 100 }, (_, n) => ({ n }))));
     let works = 0;
     const handlers: Record<string, LocalLambdaHandler> = {
-      [fnArn('Slow')]: async () => new Promise((resolve) => setTimeout(() => resolve({}), slowMs)),
+      // Branch A ends once branch B has worked at least once (then after slowMs): on a loaded machine a
+      // fixed delay alone could end A before B's first item started.
+      [fnArn('Slow')]: async () => {
+        while (works === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+        return new Promise((resolve) => setTimeout(() => resolve({}), slowMs));
+      },
       [fnArn('Work')]: async () => {
         works += 1;
         return new Promise((resolve) => setTimeout(() => resolve({}), 5));
