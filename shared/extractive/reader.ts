@@ -629,9 +629,16 @@ interface Selection {
   relevance: number;
 }
 
-/** The sentences' texts in the given order, joined by a space. */
+/**
+ * The sentences' texts in corpus order (their chunk, then their place in the message's evidence,
+ * which keeps its chunk's order), joined by a space: a multi-sentence answer reads as the documents
+ * do, whatever order the sentences were chosen in.
+ */
 function sentencesText(used: readonly Candidate[]): string {
-  return used.map((c) => c.sentence.text).join(' ');
+  return [...used]
+    .sort((a, b) => a.message.chunkIndex - b.message.chunkIndex || a.message.round - b.message.round || a.sentence.start - b.sentence.start)
+    .map((c) => c.sentence.text)
+    .join(' ');
 }
 
 /**
