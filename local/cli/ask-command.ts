@@ -59,6 +59,16 @@ export function addAskCommand(program: Command): void {
       schemaDefault(RunOptionsSchema, 'rounds'),
     )
     .option(
+      '--kar-first-k <n>',
+      schemaHelp(
+        'messages the first KAR step reads (run option karFirstK): the reasoning agent reads the top k, then 2k, 4k, … after each refusal (the paper: 1)',
+        RunOptionsSchema,
+        'karFirstK',
+      ),
+      schemaFlag('--kar-first-k', RunOptionsSchema, 'karFirstK'),
+      schemaDefault(RunOptionsSchema, 'karFirstK'),
+    )
+    .option(
       '--concurrency <n>',
       schemaHelp('seeking agents run at once', RunOptionsSchema, 'concurrency'),
       schemaFlag('--concurrency', RunOptionsSchema, 'concurrency'),
@@ -191,6 +201,7 @@ export function addAskCommand(program: Command): void {
         Object.entries({
           chunkTokens: given('chunkTokens'),
           rounds: given('rounds'),
+          karFirstK: given('karFirstK'),
           concurrency: given('concurrency'),
           reasonerBudgetTokens: given('reasonerBudget'),
           syncBudgetTokens: given('syncBudget'),
@@ -281,6 +292,7 @@ interface AskOptions {
   model: string;
   chunkTokens: number;
   rounds: number;
+  karFirstK: number;
   concurrency: number;
   reasonerBudget: number;
   syncBudget: number;

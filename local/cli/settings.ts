@@ -42,6 +42,7 @@ export const SETTINGS = {
   'state-dir': ['ask', 'serve', 'ingest', 'job', 'survey', 'runs'],
   'chunk-tokens': ['ask', 'ingest', 'survey', 'eval'],
   rounds: ['ask'],
+  'kar-first-k': ['ask'],
   concurrency: ['ask', 'survey'],
   'reasoner-budget': ['ask'],
   'sync-budget': ['ask'],
@@ -61,6 +62,7 @@ export type SettingName = keyof typeof SETTINGS;
 const RUN_OPTION_FIELDS = {
   'chunk-tokens': 'chunkTokens',
   rounds: 'rounds',
+  'kar-first-k': 'karFirstK',
   concurrency: 'concurrency',
   'reasoner-budget': 'reasonerBudgetTokens',
   'sync-budget': 'syncBudgetTokens',
@@ -99,6 +101,7 @@ function parseSetting(name: SettingName, raw: RawValue): string | number | boole
       return text();
     case 'chunk-tokens':
     case 'rounds':
+    case 'kar-first-k':
     case 'concurrency':
     case 'reasoner-budget':
     case 'sync-budget':
