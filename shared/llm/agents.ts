@@ -155,16 +155,18 @@ const YES_NO = /^(yes|no)\b/i;
  * @returns one unit id, or none.
  */
 export function unitsAboutQuestion(text: string, units: readonly SentenceUnit[], question: string): number[] {
-  let best = 0;
-  let bestId = 0;
+  const best = bestUnitFor(text, units, question);
+  return best.prior >= 50 ? [best.id] : [];
+}
+
+/** The unit whose words cover most of `query`'s weighted content words (`lexicalPrior`), the first of equals; prior 0 when none shares any. */
+function bestUnitFor(text: string, units: readonly SentenceUnit[], query: string): { id: number; prior: number } {
+  let best = { id: 0, prior: 0 };
   for (const u of units) {
-    const prior = lexicalPrior(question, text.slice(u.start, u.end));
-    if (prior > best) {
-      best = prior;
-      bestId = u.id;
-    }
+    const prior = lexicalPrior(query, text.slice(u.start, u.end));
+    if (prior > best.prior) best = { id: u.id, prior };
   }
-  return best >= 50 ? [bestId] : [];
+  return best;
 }
 
 /** Sentences a prose seek cites at most: those holding the answer, in chunk order. */
@@ -193,16 +195,8 @@ export function unitsHoldingAnswer(
   } else spans.push(...locateQuotes(text, [needle]));
   const located = units.filter((u) => spans.some((s) => u.start < s.end && u.end > s.start)).map((u) => u.id);
   if (located.length > 0) return { ids: located.slice(0, PROSE_SEEK_MAX_UNITS), how: 'located' };
-  let best = 0;
-  let bestId = 0;
-  for (const u of units) {
-    const prior = lexicalPrior(needle, text.slice(u.start, u.end));
-    if (prior > best) {
-      best = prior;
-      bestId = u.id;
-    }
-  }
-  return best >= 50 ? { ids: [bestId], how: 'overlap' } : { ids: [], how: 'none' };
+  const best = bestUnitFor(text, units, needle);
+  return best.prior >= 50 ? { ids: [best.id], how: 'overlap' } : { ids: [], how: 'none' };
 }
 
 /**
