@@ -250,8 +250,9 @@ export async function forEachCorpusObject(
   keys: readonly string[],
   prefix: string,
   visit: (object: CorpusObject) => Promise<void> | void,
+  listed?: ReadonlyMap<string, number>,
 ): Promise<void> {
-  const sizes = await listedSizes(blobs, keys);
+  const sizes = listed ?? (await listedSizes(blobs, keys));
   const batch = (start: number): Promise<CorpusObject[]> =>
     Promise.all(keys.slice(start, start + IO_CONCURRENCY).map((key) => readObject(blobs, key, prefix, sizes)));
   let next = batch(0);
@@ -263,9 +264,9 @@ export async function forEachCorpusObject(
 }
 
 /** The content hash (`corpusContentHash`) of corpus objects read one batch at a time. */
-export async function hashCorpusObjects(blobs: BlobStore, keys: readonly string[], prefix: string): Promise<string> {
+export async function hashCorpusObjects(blobs: BlobStore, keys: readonly string[], prefix: string, listed?: ReadonlyMap<string, number>): Promise<string> {
   const hasher = new CorpusHasher();
-  await forEachCorpusObject(blobs, keys, prefix, (object) => hasher.add(object));
+  await forEachCorpusObject(blobs, keys, prefix, (object) => hasher.add(object), listed);
   return hasher.digest();
 }
 
@@ -337,6 +338,7 @@ export async function chunkIntoCache(
   prefix: string,
   entry: { cacheKey: string; contentHash: string; chunkTokens: number; createdAt: string },
   countFileTokens: boolean,
+  listed?: ReadonlyMap<string, number>,
 ): Promise<ChunkCacheManifest> {
   const files: IngestedFile[] = [];
   const documents: DocumentSummary[] = [];
@@ -359,21 +361,27 @@ export async function chunkIntoCache(
       await Promise.all(writing);
     }
   };
-  await forEachCorpusObject(blobs, keys, prefix, async (object) => {
-    const decoded = await readCorpusObject(object);
-    if ('doc' in decoded) {
-      const { doc } = decoded;
-      documents.push(documentSummary(doc));
-      files.push({ id: object.id, bytes: object.bytes.length, chars: doc.text.length, ...(countFileTokens && { tokens: countTokens(doc.text) }) });
-      await write(stream.add(doc));
-      // Chunking is CPU work on the event loop: let it serve others (a local server's requests)
-      // between documents, not only after the whole corpus.
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    } else {
-      skipped.push(decoded.skipped);
-      files.push({ id: object.id, bytes: objectSize(object), skipped: decoded.skipped.reason });
-    }
-  });
+  await forEachCorpusObject(
+    blobs,
+    keys,
+    prefix,
+    async (object) => {
+      const decoded = await readCorpusObject(object);
+      if ('doc' in decoded) {
+        const { doc } = decoded;
+        documents.push(documentSummary(doc));
+        files.push({ id: object.id, bytes: object.bytes.length, chars: doc.text.length, ...(countFileTokens && { tokens: countTokens(doc.text) }) });
+        await write(stream.add(doc));
+        // Chunking is CPU work on the event loop: let it serve others (a local server's requests)
+        // between documents, not only after the whole corpus.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      } else {
+        skipped.push(decoded.skipped);
+        files.push({ id: object.id, bytes: objectSize(object), skipped: decoded.skipped.reason });
+      }
+    },
+    listed,
+  );
   await write(stream.end());
   await Promise.all(pending);
   const manifest: ChunkCacheManifest = {
@@ -415,7 +423,8 @@ export async function ingestCorpus(corpusId: string, deps: IngestDeps, options: 
   const listed = await blobs.list(prefix);
   if (listed.length === 0) return { outcome: 'no-objects', corpusId: id };
   const keys = listed.map((o) => o.key);
-  const contentHash = await hashCorpusObjects(blobs, keys, prefix);
+  const sizes = new Map(listed.map((o) => [o.key, o.size]));
+  const contentHash = await hashCorpusObjects(blobs, keys, prefix, sizes);
   const cacheKey = chunkCacheKey(contentHash, chunkTokens);
 
   const previous = await getCorpusIngestion(blobs, id);
@@ -429,7 +438,7 @@ export async function ingestCorpus(corpusId: string, deps: IngestDeps, options: 
     return { outcome: 'unchanged', ingestion };
   }
   const outcome = manifest ? 'reused' : 'ingested';
-  manifest ??= await chunkIntoCache(blobs, keys, prefix, { cacheKey, contentHash, chunkTokens, createdAt: now }, true);
+  manifest ??= await chunkIntoCache(blobs, keys, prefix, { cacheKey, contentHash, chunkTokens, createdAt: now }, true, sizes);
   const ingestion = summaryOf(id, manifest, now);
   await blobs.put(ingestionKey(id), JSON.stringify(ingestion), 'application/json');
   return { outcome, ingestion };

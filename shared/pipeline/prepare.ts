@@ -59,14 +59,15 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
   const { blobs } = deps;
   const limit = pLimit(IO_CONCURRENCY);
 
-  const keys = await resolveCorpusKeys(event.corpus, blobs, limit);
+  const { keys, sizes } = await resolveCorpusKeys(event.corpus, blobs, limit);
   const prefix = event.corpus.prefix ?? '';
   const now = (deps.now ?? (() => new Date()))().toISOString();
-  const contentHash = await hashCorpusObjects(blobs, keys, prefix);
+  const contentHash = await hashCorpusObjects(blobs, keys, prefix, sizes);
   const cacheKey = chunkCacheKey(contentHash, options.chunkTokens);
   const cached = await loadChunkCache(blobs, cacheKey);
   // A miss chunks the corpus into the cache entry (one object at a time), which the run then reads.
-  const entry = cached ?? (await chunkIntoCache(blobs, keys, prefix, { cacheKey, contentHash, chunkTokens: options.chunkTokens, createdAt: now }, false));
+  const entry =
+    cached ?? (await chunkIntoCache(blobs, keys, prefix, { cacheKey, contentHash, chunkTokens: options.chunkTokens, createdAt: now }, false, sizes));
   if (entry.chunks === 0) throw emptyCorpus(keys.length, entry.skipped);
   // What the run costs at most, before any model call and before the run writes anything: a cost
   // limit refuses it here, leaving no run objects behind (the cache entry is not the run's).
@@ -173,8 +174,13 @@ function emptyCorpus(objects: number, skipped: SkippedDocument[]): EmptyCorpusEr
   return new EmptyCorpusError(`The corpus has no usable text (${objects} object(s): ${why})`);
 }
 
-async function resolveCorpusKeys(corpus: PrepareEvent['corpus'], blobs: BlobStore, limit: pLimit.Limit): Promise<string[]> {
-  const keys = corpus.keys ?? (await blobs.list(corpus.prefix ?? '')).map((o) => o.key);
+async function resolveCorpusKeys(
+  corpus: PrepareEvent['corpus'],
+  blobs: BlobStore,
+  limit: pLimit.Limit,
+): Promise<{ keys: string[]; sizes?: Map<string, number> }> {
+  const listing = corpus.keys === undefined ? await blobs.list(corpus.prefix ?? '') : undefined;
+  const keys = corpus.keys ?? listing!.map((o) => o.key);
   const inRuns = keys.filter((k) => k.startsWith('runs/'));
   if (inRuns.length > 0) {
     throw new InvalidInputError(`Corpus keys must not point into runs/ (the workflow's own output): ${inRuns.slice(0, 3).join(', ')}`);
@@ -185,5 +191,6 @@ async function resolveCorpusKeys(corpus: PrepareEvent['corpus'], blobs: BlobStor
     if (missing.length > 0) throw new InvalidInputError(`Corpus object(s) not found: ${missing.slice(0, 5).join(', ')}`);
   }
   if (keys.length === 0) throw new InvalidInputError(`No corpus object under prefix "${corpus.prefix}"`);
-  return [...new Set(keys)];
+  // The listing's sizes: an object too large to read is known without reading it (ingest.ts).
+  return { keys: [...new Set(keys)], ...(listing && { sizes: new Map(listing.map((o) => [o.key, o.size])) }) };
 }
