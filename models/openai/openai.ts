@@ -51,6 +51,7 @@ import {
   ModelUnavailableError,
 } from '../../shared/errors';
 import { abortedCallError, callSignal } from '../call-signal';
+import { gateFor } from '../adaptive-gate';
 import { CONTENT_FILTERED, type ChatModel, type ChatRequest, type ChatResponse } from '../../shared/ports';
 import { STRUCTURED_MODES, type OpenAiOptions, type StructuredMode } from '../port';
 
@@ -117,6 +118,36 @@ export function openAiOptionsFromEnv(options: OpenAiOptions = {}, env: NodeJS.Pr
     timeoutMs,
     fetch: options.fetch ?? fetch,
   };
+}
+
+/** The throttle waits of one `complete` call (its warning). */
+interface ThrottleNotes {
+  throttled: number;
+  waitedMs: number;
+}
+
+/** First backoff after a 429 without `Retry-After`, ms (full jitter: a random wait up to it). */
+export const THROTTLE_BACKOFF_MS = 250;
+/** Longest backoff after a 429 without `Retry-After`, ms. */
+export const THROTTLE_BACKOFF_MAX_MS = 10_000;
+/**
+ * Most a call waits for throttled replies before it gives the 429 back as a ModelThrottledError (then
+ * the workflow's Retry takes over), ms: a minute, well within a seek Lambda's timeout.
+ */
+export const THROTTLE_BUDGET_MS = 60_000;
+
+/** Wait `ms`, ending early when `signal` aborts. */
+function sleepUnlessAborted(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** A ModelThrottledError with the server's `Retry-After`, when it sent one. The error's name stays "ModelThrottledError" (the workflow retries on it). */
@@ -366,19 +397,28 @@ export class OpenAiChatModel implements ChatModel {
    *   reply that is not a chat completion (not JSON, no choices, no text content).
    */
   async complete(request: ChatRequest): Promise<ChatResponse> {
-    if (this.config.structured !== 'auto') return this.completeIn(this.config.structured, request);
+    const notes: ThrottleNotes = { throttled: 0, waitedMs: 0 };
+    const reply = await this.completeRouted(request, notes);
+    if (notes.throttled === 0) return reply;
+    const said = `OpenAI-compatible server ${this.config.baseUrl} (model ${this.modelId}) throttled this call ${notes.throttled} time(s) (HTTP 429); waited ${(notes.waitedMs / 1000).toFixed(1)} s in all (its Retry-After when given) with fewer calls at once (now at most ${gateFor(this.config.baseUrl).limit}), then it answered`;
+    return { ...reply, warnings: [...(reply.warnings ?? []), said] };
+  }
+
+  /** `complete` by the structured mode (detection, settled or forced), its throttle waits counted in `notes`. */
+  private async completeRouted(request: ChatRequest, notes: ThrottleNotes): Promise<ChatResponse> {
+    if (this.config.structured !== 'auto') return this.completeIn(this.config.structured, request, notes);
     // A request without a schema sends no response_format: nothing to detect.
-    if (!request.schema) return this.completeIn('off', request);
+    if (!request.schema) return this.completeIn('off', request, notes);
     const key = `${this.config.baseUrl}\n${this.modelId}`;
     let detection = detections.get(key);
     if (!detection) detections.set(key, (detection = { start: 'schema', rejected: [] }));
     for (;;) {
-      if (detection.mode !== undefined) return this.completeSettled(detection, request);
+      if (detection.mode !== undefined) return this.completeSettled(detection, request, notes);
       if (detection.probe === undefined) break;
       // Another call is detecting: wait for its outcome (settled, or failed: then probe again).
       await detection.probe.catch(() => undefined);
     }
-    const probe = this.probe(detection, request);
+    const probe = this.probe(detection, request, notes);
     detection.probe = probe;
     try {
       return await probe;
@@ -394,11 +434,11 @@ export class OpenAiChatModel implements ChatModel {
    * A call that fails otherwise settles nothing (the next call probes again, from the lowest mode
    * not yet rejected).
    */
-  private async probe(detection: Detection, request: ChatRequest): Promise<ChatResponse> {
+  private async probe(detection: Detection, request: ChatRequest, notes: ThrottleNotes): Promise<ChatResponse> {
     for (;;) {
       const mode = detection.start;
       const responseFormat = responseFormatOf(mode, request);
-      const { status, text, retryAfter } = await this.send(request, responseFormat);
+      const { status, text, retryAfter } = await this.send(request, responseFormat, notes);
       if (status < 200 || status >= 300) {
         if (responseFormat && rejectsResponseFormat(status, text)) {
           detection.rejected.push(`${mode === 'schema' ? 'json_schema' : 'json_object'} (HTTP ${status})`);
@@ -433,10 +473,10 @@ export class OpenAiChatModel implements ChatModel {
    * down one step, said by the one call that lowered it (calls that used the same mode meanwhile
    * follow without a warning).
    */
-  private async completeSettled(detection: Detection, request: ChatRequest): Promise<ChatResponse> {
+  private async completeSettled(detection: Detection, request: ChatRequest, notes: ThrottleNotes): Promise<ChatResponse> {
     const mode = detection.mode ?? 'off';
     const responseFormat = responseFormatOf(mode, request);
-    const { status, text, retryAfter } = await this.send(request, responseFormat);
+    const { status, text, retryAfter } = await this.send(request, responseFormat, notes);
     const lower = (next: FixedMode, what: string): string[] => {
       if (detection.mode !== mode) return []; // another call lowered it already
       detection.mode = next;
@@ -447,7 +487,7 @@ export class OpenAiChatModel implements ChatModel {
     if (status < 200 || status >= 300) {
       if (responseFormat && rejectsResponseFormat(status, text)) {
         const warnings = lower(weaker(mode), `rejected response_format ${mode === 'schema' ? 'json_schema' : 'json_object'} (HTTP ${status})`);
-        const reply = await this.completeSettled(detection, request);
+        const reply = await this.completeSettled(detection, request, notes);
         return warnings.length > 0 ? { ...reply, warnings: [...warnings, ...(reply.warnings ?? [])] } : reply;
       }
       throw mapOpenAiHttpError(status, text, retryAfter, this.modelId, this.config.baseUrl);
@@ -463,17 +503,58 @@ export class OpenAiChatModel implements ChatModel {
   }
 
   /** A call in a forced mode (`schema`, `json`, `off`): never falls back. */
-  private async completeIn(mode: FixedMode, request: ChatRequest): Promise<ChatResponse> {
+  private async completeIn(mode: FixedMode, request: ChatRequest, notes: ThrottleNotes): Promise<ChatResponse> {
     const responseFormat = responseFormatOf(mode, request);
-    const { status, text, retryAfter } = await this.send(request, responseFormat);
+    const { status, text, retryAfter } = await this.send(request, responseFormat, notes);
     if (status < 200 || status >= 300) throw mapOpenAiHttpError(status, text, retryAfter, this.modelId, this.config.baseUrl);
     const reply = this.parseReply(text);
     if (request.schema) reply.structured = mode === 'schema' ? 'schema' : mode === 'json' ? 'json' : 'prose';
     return reply;
   }
 
-  /** One POST of the request (with `responseFormat` when given). @throws the typed errors of `mapOpenAiFetchError`. */
+  /**
+   * The request, sent through the server's adaptive gate (models/adaptive-gate.ts) and sent again
+   * after a throttled reply (HTTP 429, but OpenAI's `insufficient_quota`, which is billing): after the
+   * server's `Retry-After` when it gives one, else a jittered backoff (`THROTTLE_BACKOFF_MS`, doubling
+   * to `THROTTLE_BACKOFF_MAX_MS`), for at most `THROTTLE_BUDGET_MS` of waiting; past that, the last
+   * 429 is returned (the caller's ModelThrottledError, retried by the workflow). While the server
+   * keeps answering, throttling alone thus never fails a call within the budget.
+   * @throws the typed errors of `mapOpenAiFetchError`; RunAbortedError when the run was aborted meanwhile.
+   */
   private async send(
+    request: ChatRequest,
+    responseFormat: Record<string, unknown> | undefined,
+    notes: ThrottleNotes,
+  ): Promise<{ status: number; text: string; retryAfter: string | null }> {
+    const gate = gateFor(this.config.baseUrl);
+    const where = `OpenAI-compatible chat completions (${this.config.baseUrl}, model ${this.modelId})`;
+    for (let attempt = 0; ; attempt++) {
+      const runSignal = callSignal();
+      if (!(await gate.acquire(runSignal))) throw abortedCallError(where, runSignal?.reason) ?? new Error('aborted');
+      let reply: { status: number; text: string; retryAfter: string | null };
+      try {
+        reply = await this.sendOnce(request, responseFormat);
+      } finally {
+        gate.release();
+      }
+      if (reply.status !== 429 || errorDetail(reply.text).code === 'insufficient_quota') {
+        if (reply.status < 400) gate.succeeded();
+        return reply;
+      }
+      gate.throttled();
+      const seconds = parseRetryAfter(reply.retryAfter);
+      const delay = seconds !== undefined ? seconds * 1000 : Math.random() * Math.min(THROTTLE_BACKOFF_MAX_MS, THROTTLE_BACKOFF_MS * 2 ** attempt);
+      if (notes.waitedMs + delay > THROTTLE_BUDGET_MS) return reply;
+      notes.throttled++;
+      notes.waitedMs += delay;
+      await sleepUnlessAborted(delay, runSignal);
+      const aborted = abortedCallError(where, runSignal?.reason);
+      if (aborted !== undefined) throw aborted;
+    }
+  }
+
+  /** One POST of the request (with `responseFormat` when given). @throws the typed errors of `mapOpenAiFetchError`. */
+  private async sendOnce(
     request: ChatRequest,
     responseFormat: Record<string, unknown> | undefined,
   ): Promise<{ status: number; text: string; retryAfter: string | null }> {

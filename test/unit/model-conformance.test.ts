@@ -73,14 +73,14 @@ const meta = (status: number) => ({ $metadata: { httpStatusCode: status } });
 // ---- the OpenAI-compatible stand-in ----
 let server: http.Server;
 let baseUrl = '';
-let openAiReplies: Array<{ status: number; body: string }> = [];
+let openAiReplies: Array<{ status: number; body: string; headers?: Record<string, string> }> = [];
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
       const reply = openAiReplies.shift() ?? { status: 500, body: '{"error":{"message":"no scripted reply"}}' };
-      res.writeHead(reply.status, { 'content-type': 'application/json' });
+      res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
       res.end(reply.body);
     });
   });
@@ -161,7 +161,8 @@ const HARNESSES: Harness[] = [
       }
     },
     fail: {
-      throttled: () => void openAiReplies.push(openAiError(429, 'Rate limit reached')),
+      // A Retry-After past the adapter's own throttle budget: the 429 comes back at once, typed.
+      throttled: () => void openAiReplies.push({ ...openAiError(429, 'Rate limit reached'), headers: { 'retry-after': '3600' } }),
       contextOverflow: () =>
         void openAiReplies.push(openAiError(400, "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.")),
       unavailable: () => void openAiReplies.push(openAiError(503, 'The server is overloaded')),

@@ -142,16 +142,31 @@ describe('OpenAiChatModel.complete against a local server', () => {
     expect((received[0].body.messages as unknown[])[0]).toEqual({ role: 'user', content: 'Read the chunk.' });
   });
 
-  it('turns a 429 with Retry-After into a retryable ModelThrottledError carrying the delay', async () => {
-    replies = [{ status: 429, headers: { 'retry-after': '7' }, body: '{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}' }];
+  it('waits out a 429 as its Retry-After says and sends again, saying so in a warning', async () => {
+    const throttle = { status: 429, headers: { 'retry-after': '1' }, body: '{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}' };
+    replies = [throttle, { status: 200, body: completion('Paris') }];
+    const model = new OpenAiChatModel('m', { baseUrl });
+
+    const started = Date.now();
+    const reply = await model.complete(request);
+
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(reply.text).toBe('Paris');
+    expect(received).toHaveLength(2);
+    expect(reply.warnings?.join('\n')).toMatch(/throttled this call 1 time\(s\) \(HTTP 429\); waited 1\.0 s/);
+  });
+
+  it('turns a 429 whose Retry-After is past its throttle budget into a retryable ModelThrottledError carrying the delay, at once', async () => {
+    replies = [{ status: 429, headers: { 'retry-after': '3600' }, body: '{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}' }];
     const model = new OpenAiChatModel('m', { baseUrl });
 
     const error = await model.complete(request).catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(ModelThrottledError);
     expect((error as Error).name).toBe('ModelThrottledError');
-    expect((error as Error).message).toMatch(/Retry-After: 7 s.*HTTP 429 rate_limit_error: Rate limit reached/);
-    expect(retryAfterSecondsOf(error)).toBe(7);
+    expect((error as Error).message).toMatch(/Retry-After: 3600 s.*HTTP 429 rate_limit_error: Rate limit reached/);
+    expect(retryAfterSecondsOf(error)).toBe(3600);
+    expect(received).toHaveLength(1);
   });
 
   it('turns a 400 about the context length into ContextOverflowError and another 400 into ModelError', async () => {
