@@ -181,11 +181,13 @@ describe('coverage that grows only when needed (coverage grow)', () => {
     expect(firstGrow.seekTokens * 25).toBeLessThanOrEqual(firstFull.seekTokens + 100);
     expect([firstFull.reasons, firstGrow.reasons]).toEqual([1, 1]);
     // Where it loses: the answer's chunk comes last, so every tranche is sought (4, 8, …, 100: each chunk
-    // once) and each refused tranche adds its KAR steps: k = 1, 2, 4 over 4 chunks, …, 1 … 64 over 64
-    // (3 + 4 + 5 + 6 + 7 = 25), then k = 1 over 100 answers
+    // once) and each refused tranche adds its KAR steps: k = 1, 2, 4 over 4 chunks, then over 8, 16, 32
+    // and 64 chunks only the step that reads a new message set calls the model (k = 8, 16, 32, 64: the
+    // smaller k read the same top messages as a refused step, whose refusal stands without a call),
+    // 3 + 4 = 7, then k = 1 over 100 answers
     expect([lastFull.seeks, lastGrow.seeks]).toEqual([100, 100]);
     expect(lastGrow.seekTokens).toBe(lastFull.seekTokens);
-    expect([lastFull.reasons, lastGrow.reasons]).toEqual([1, 26]);
+    expect([lastFull.reasons, lastGrow.reasons]).toEqual([1, 8]);
   });
 
   it('refuses a grow option without coverage grow, before any model call', async () => {
