@@ -17,7 +17,7 @@ import {
   DescribeTableCommand,
   ResourceInUseException,
   type CreateTableCommandInput,
-  type DynamoDBClient,
+  DynamoDBClient,
   type DynamoDBClientConfig,
 } from '@aws-sdk/client-dynamodb';
 import { ConfigurationError } from '../../shared/errors';
@@ -164,6 +164,27 @@ export function localClientConfig(endpoint: string, requestHandler?: InProcessHa
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     ...(requestHandler !== undefined && { requestHandler: requestHandler as unknown as DynamoDBClientConfig['requestHandler'] }),
   };
+}
+
+/**
+ * A DynamoDB client for a local endpoint ({@link localClientConfig}), made without the AWS SDK's
+ * Node-version support warning (8 lines on stderr under Node < 22): the client only reaches the
+ * stand-in on 127.0.0.1, so the warning about future SDK releases says nothing about this run, yet
+ * every library call and command printed it. The SDK reads `AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED`
+ * when a client is constructed, once per process: when the variable is unset it is set to `true`
+ * for this construction only and removed again; a value the user set (e.g. `false`, to see the
+ * warning) is left as it is. The SDK keeps one "warned" flag per process, so a client the caller
+ * makes later does not warn either.
+ */
+export function localDynamoClient(endpoint: string, requestHandler?: InProcessHandler): DynamoDBClient {
+  const variable = 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED';
+  if (process.env[variable] !== undefined) return new DynamoDBClient(localClientConfig(endpoint, requestHandler));
+  process.env[variable] = 'true';
+  try {
+    return new DynamoDBClient(localClientConfig(endpoint, requestHandler));
+  } finally {
+    delete process.env[variable];
+  }
 }
 
 /**

@@ -13,7 +13,6 @@
  *   (in memory, or kept under `<stateDir>/dynamodb` when `persistent`).
  * - S3: the directory `<stateDir>/bucket` behind the same BlobStore port.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { promises as fs } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -35,7 +34,7 @@ import type { SurveyModel } from '../../shared/survey/ports';
 import type { SurveyOutput } from '../../shared/survey/workflow';
 import type { AslDefinition } from './definition';
 import { resolveStateMachineDefinition } from './definition';
-import { createTablesFromTemplate, localClientConfig, startDynalite, type LocalDynamo } from './dynalite';
+import { createTablesFromTemplate, localDynamoClient, startDynalite, type LocalDynamo } from './dynalite';
 import { StateDirLock } from './state-dir-lock';
 import { ExecutionFailedError, LambdaFunctionError, prepareLocalExecution, type LocalLambdaHandler, type PreparedExecution } from './engine';
 import { FsBlobStore } from './fs-blob-store';
@@ -82,7 +81,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await lock?.release();
     throw error;
   }
-  const raw = new DynamoDBClient(localClientConfig(dynamo.endpoint, dynamo.requestHandler));
+  const raw = localDynamoClient(dynamo.endpoint, dynamo.requestHandler);
   try {
     const tableLogicalId = logicalIds.table;
     const tableNames = { [tableLogicalId]: 'extagents-local' };

@@ -5,7 +5,7 @@
  * CommonJS bundle, and the declarations stay off the engine's internals. The packed package itself
  * is checked by scripts/check-pack.sh (CI), which installs it in an empty project.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -97,6 +97,31 @@ describe('the package entries', () => {
     expect(all.filter((file) => file.startsWith('lambdas') || file.startsWith('models') || file.endsWith('stack.d.ts'))).toEqual([]);
     const imported = all.flatMap((file) => [...readFileSync(path.join(dir, 'types', file), 'utf8').matchAll(/from '([^.][^']*)'/g)].map((m) => m[1]));
     expect([...new Set(imported)]).toEqual(['zod']);
+  });
+
+  it("answer without the AWS SDK's Node-version warning on stderr (the local engine reaches only 127.0.0.1 stand-ins), a warning the SDK prints for a client of its own", () => {
+    const corpus = mkdtempSync(path.join(tmpdir(), 'extagents-library-quiet-'));
+    try {
+      writeFileSync(path.join(corpus, 'bridge.txt'), 'Joseph Strauss was the chief engineer of the Golden Gate Bridge.');
+      const env = { ...process.env };
+      delete env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
+      const run = (script: string) =>
+        spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env, cwd: root, timeout: 120_000 });
+      const ours = run(
+        `import { ask } from ${JSON.stringify(path.join(dir, 'lib', 'index.mjs'))};\n` +
+          `const r = await ask({ corpus: [${JSON.stringify(corpus)}], question: 'Who was the chief engineer of the Golden Gate Bridge?' });\n` +
+          `console.log(JSON.stringify({ answer: r.answer }));`,
+      );
+      // The control: the same SDK, a client made by the caller, warns under Node < 22 (the SDK's rule).
+      const control = run(`import { DynamoDBClient } from '@aws-sdk/client-dynamodb';\nnew DynamoDBClient({ region: 'us-east-1' });`);
+
+      expect(ours.status).toBe(0);
+      expect(JSON.parse(ours.stdout).answer).toContain('Joseph Strauss');
+      expect(ours.stderr).not.toContain('NodeVersionSupportWarning');
+      if (Number(process.versions.node.split('.')[0]) < 22) expect(control.stderr).toContain('NodeVersionSupportWarning');
+    } finally {
+      rmSync(corpus, { recursive: true, force: true });
+    }
   });
 
   it("export every typed error a run can fail with (ERROR_CLASSES, and the survey's NoEvidenceError), as the same classes", () => {
