@@ -12,7 +12,11 @@
  * - reasoning agent: every KAR step of every round (k = 1, 2, 4, … up to the pool, which holds at
  *   most one message per chunk per round), plus the best-effort answer with `bestEffort`; a step
  *   reads at most `reasonerBudgetTokens` of evidence (or what k messages of at most the seeker's
- *   output limit hold) and writes at most the reasoner's output limit.
+ *   output limit hold) and writes at most the reasoner's output limit. With `coverage: 'grow'`
+ *   (shared/coverage.ts) round 1 runs KAR over every coverage of its schedule (4, 8, … chunks up to
+ *   the cap), and the later rounds read only the cap's chunks;
+ * - a numbered chunk (the sentence ids) holds at most `numberedChunkTokens` of its tokens, plus 32
+ *   marker tokens for a chunk under 160 tokens (shared/llm/sentences.ts `numberedUnits`).
  * Tokens are the project tokenizer's (o200k_base); a model's own tokenizer may count differently.
  */
 import type { RunOptions } from './config';
@@ -21,7 +25,8 @@ import { karSchedule } from './kar';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from './llm/agents';
 import { buildReasonPrompt, buildSeekPrompt } from './llm/prompts';
 import { MAX_CITED_EVIDENCE_TOKENS } from './llm/agents';
-import { numberedChunkTokens } from './llm/sentences';
+import { MARKER_TOKENS_PER_UNIT, MIN_NUMBERED_UNITS, numberedChunkTokens } from './llm/sentences';
+import { coverageSchedule } from './coverage';
 import { MESSAGE_OVERHEAD_TOKENS } from './method';
 import { costUsd, loadPriceTable, priceOf, type PriceTable } from './prices';
 import { countTokens } from './tokenizer';
@@ -51,7 +56,8 @@ export interface EstimateInput {
   chunkTokensTotal: number;
   question: string;
   /** `karFirstK` absent: 1 (the paper's first k). */
-  options: Pick<RunOptions, 'rounds' | 'reasonerBudgetTokens' | 'syncBudgetTokens' | 'syncMaxMessages' | 'bestEffort'> & Partial<Pick<RunOptions, 'karFirstK'>>;
+  options: Pick<RunOptions, 'rounds' | 'reasonerBudgetTokens' | 'syncBudgetTokens' | 'syncMaxMessages' | 'bestEffort'> &
+    Partial<Pick<RunOptions, 'karFirstK' | 'coverage' | 'coverageFirstChunks' | 'coverageMaxChunks'>>;
 }
 
 /** Tokens of the prompts' own text (instructions, delimiters) around an empty chunk and no evidence. */
@@ -89,16 +95,22 @@ export function estimateRun(input: EstimateInput, pricing?: ModelPricing): RunEs
   const syncTokens = Math.min(options.syncBudgetTokens, options.syncMaxMessages * message);
   const seekInput =
     seekCalls * (o.seek + question) +
-    options.rounds * numberedChunkTokens(input.chunkTokensTotal) +
+    options.rounds * (numberedChunkTokens(input.chunkTokensTotal) + chunks * MIN_NUMBERED_UNITS * MARKER_TOKENS_PER_UNIT) +
     (options.rounds - 1) * chunks * (o.seekSync - o.seek + (options.syncMaxMessages > 0 ? syncTokens : 0));
   let reasonCalls = 0;
   let reasonInput = 0;
-  for (let round = 1; round <= options.rounds; round++) {
-    for (const k of karSchedule(chunks * round, options.karFirstK ?? 1)) {
+  const karOver = (pool: number): void => {
+    for (const k of karSchedule(pool, options.karFirstK ?? 1)) {
       reasonCalls += 1;
       reasonInput += o.reason + question + Math.min(options.reasonerBudgetTokens, k * message);
     }
-  }
+  };
+  // A grow run's round 1 runs KAR over each coverage of its schedule in turn; later rounds cover the cap.
+  const grow = options.coverage === 'grow' && chunks > 0;
+  const covered = grow ? Math.min(options.coverageMaxChunks ?? chunks, chunks) : chunks;
+  // (`coverageFirstChunks` absent, as in a call with unparsed options: a schedule from 1 chunk)
+  if (grow) for (const coverage of coverageSchedule(options.coverageFirstChunks ?? 1, covered).slice(0, -1)) karOver(coverage);
+  for (let round = 1; round <= options.rounds; round++) karOver(covered * round);
   if (options.bestEffort && chunks > 0) {
     reasonCalls += 1;
     reasonInput += o.force + question + Math.min(options.reasonerBudgetTokens, chunks * options.rounds * message);

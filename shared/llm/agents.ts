@@ -59,7 +59,7 @@ import {
   seekReplySchema,
 } from './schemas';
 import { splitSentences } from '../extractive/text';
-import { citedText, MAX_UNIT_CHARS, sentenceUnits, type SentenceUnit } from './sentences';
+import { citedText, MAX_UNIT_CHARS, numberedUnits, sentenceUnits, type SentenceUnit } from './sentences';
 
 /** Output-token limits per call, in tokens of the model's tokenizer. */
 export interface MaxOutputTokens {
@@ -410,7 +410,7 @@ export class LlmAgents implements AgentModel {
     if (this.seekerReply === 'prose') return this.seekProse(request);
     const usage: RoleUsage = { calls: 0, inputTokens: 0, outputTokens: 0 };
     const warnings: string[] = [];
-    const units = sentenceUnits(request.chunk.text);
+    const units = numberedUnits(request.chunk.text, request.chunk.tokens);
     const prompt = buildSeekPrompt(request, units);
     const call = (chat: ChatRequest): Promise<ChatResponse> => timedCall(this.seeker, chat, usage, warnings);
     const base: ChatRequest = {

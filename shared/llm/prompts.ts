@@ -24,7 +24,7 @@
 import { NO_ANSWER, type Message } from '../types';
 import type { ReasonRequest, SeekRequest } from '../ports';
 import { MAX_ANSWER_CHARS, MAX_CITED_SENTENCES, MAX_NOTE_CHARS } from './schemas';
-import { renderNumbered, sentenceUnits, type SentenceUnit } from './sentences';
+import { numberedUnits, renderNumbered, type SentenceUnit } from './sentences';
 
 /** A system prompt and the first user turn of one model call. */
 export interface PromptPair {
@@ -136,12 +136,12 @@ const SEEK_SYNC_SYSTEM_SUFFIX = [
  * Build the seeking agent's prompt for one chunk in one round.
  * @param request the query, the chunk, the 1-based round and, in rounds >= 2, the synchronized
  *   global top-K messages (already fitted to the synchronization token budget by the caller).
- * @param units the chunk's citable units (`sentenceUnits(request.chunk.text)`; computed here when
- *   not given).
+ * @param units the chunk's citable units (`numberedUnits(request.chunk.text, request.chunk.tokens)`;
+ *   computed here when not given).
  * @returns system and user text; the user text quotes the query, the numbered chunk and the known
  *   evidence between escaped delimiters, and ends with the reply instructions.
  */
-export function buildSeekPrompt(request: SeekRequest, units: readonly SentenceUnit[] = sentenceUnits(request.chunk.text)): PromptPair {
+export function buildSeekPrompt(request: SeekRequest, units: readonly SentenceUnit[] = numberedUnits(request.chunk.text, request.chunk.tokens)): PromptPair {
   const synchronized = request.round >= 2 && request.synchronized.length > 0;
   const parts = [
     'Query:',

@@ -38,23 +38,32 @@ export const MAX_UNIT_CHARS = MAX_SENTENCE_CHARS;
 export const MAX_UNITS = 2000;
 
 /**
- * Tokens the id markers add to a chunk's prompt, per unit: `[123] ` and the line break that replaces
- * the space between two sentences (o200k: 3-4 tokens). Budgets use it through
- * {@link numberedChunkTokens}.
+ * Tokens the id markers add to a chunk's prompt, per unit, at most: `[123] ` and the line break that
+ * replaces the space between two sentences (o200k: 3 tokens for ids below 1,000, 4 up to
+ * `MAX_UNITS`). Budgets use it through {@link numberedChunkTokens}; {@link numberedUnits} keeps a
+ * chunk's units within it.
  */
 export const MARKER_TOKENS_PER_UNIT = 4;
 
 /**
- * Share of a chunk's tokens the id markers add, for budgets made before the chunk is seen (the
+ * Most share of a chunk's tokens the id markers add, for budgets made before the chunk is seen (the
  * context check of a chunk size, the cost estimate): English prose averages about 25-30 tokens a
- * sentence, so 4 marker tokens a sentence are 13-16%; 0.2 leaves room for shorter sentences and
- * lists. A chunk of many very short lines can take more; the seek then fails with a
- * ContextOverflowError that names the chunk size to lower.
+ * sentence, so 4 marker tokens a sentence are 13-16%; a chunk of shorter sentences or lines has
+ * its units joined until the markers fit this share ({@link numberedUnits}).
  */
 export const MARKER_TOKEN_SHARE = 0.2;
 
 /**
- * Tokens of a chunk of `chunkTokens` once numbered, as budgets estimate it (`MARKER_TOKEN_SHARE`).
+ * Units a numbered chunk may keep whatever its size ({@link numberedUnits}): so a chunk under 160
+ * tokens may take up to `MIN_NUMBERED_UNITS × MARKER_TOKENS_PER_UNIT` (32) marker tokens, more than
+ * the share; the cost estimate adds that much per chunk.
+ */
+export const MIN_NUMBERED_UNITS = 8;
+
+/**
+ * Tokens of a chunk of `chunkTokens` once numbered, at most (`MARKER_TOKEN_SHARE`, kept by
+ * {@link numberedUnits}; a chunk under 160 tokens may take up to 32 marker tokens, which the cost
+ * estimate adds per chunk: `MIN_NUMBERED_UNITS`).
  * @param chunkTokens tokens of corpus text (o200k).
  * @returns tokens (o200k), rounded up.
  */
@@ -87,12 +96,38 @@ export function sentenceUnits(text: string): SentenceUnit[] {
 }
 
 /**
- * Units of a chunk with more than `MAX_UNITS` of them (thousands of short lines: a log, a word list):
+ * The units a seeking agent sees numbered (`renderNumbered`): the chunk's `sentenceUnits`, joined
+ * further where their id markers would cost more than `MARKER_TOKEN_SHARE` of the chunk's tokens
+ * (many one-word sentences or short lines, where the markers alone added 66-95%), so that every
+ * budget made before the chunk is seen (the chunk-size check, `numberedChunkTokens`; the cost
+ * estimate's "at most") holds for every text: as many units as markers fit in
+ * `MARKER_TOKEN_SHARE` of the chunk's tokens (3 tokens a marker below id 1,000, 4 above), or
+ * `MIN_NUMBERED_UNITS` for a chunk under about 120 tokens (a small chunk keeps its sentences apart;
+ * its prompt is far from any window). Joined units are consecutive
+ * and bounded as in `packUnits`; prose of ordinary sentences (25-30 tokens each) is left as it is.
+ * The prompt and the reading of the reply's ids both use this function, so the ids always name the
+ * same spans.
+ * @param text the chunk text.
+ * @param tokens the chunk's tokens (o200k; `Chunk.tokens`).
+ * @returns units with ids 1..n, n <= `MAX_UNITS`: the markers add at most max(32, 0.2 × tokens)
+ *   tokens.
+ */
+export function numberedUnits(text: string, tokens: number): SentenceUnit[] {
+  const units = sentenceUnits(text);
+  // o200k: `[1] `…`[999] ` with the line break cost 3 tokens (measured), `[1000] ` and above 4.
+  const allowance = Math.floor(MARKER_TOKEN_SHARE * tokens);
+  const fitting = allowance <= 3 * 999 ? Math.floor(allowance / 3) : 999 + Math.floor((allowance - 3 * 999) / MARKER_TOKENS_PER_UNIT);
+  const budget = Math.min(MAX_UNITS, Math.max(MIN_NUMBERED_UNITS, fitting));
+  return units.length <= budget ? units : packUnits(text, units, budget);
+}
+
+/**
+ * Units of a chunk with more than `maxUnits` of them (thousands of short lines: a log, a word list):
  * consecutive units joined, each at most `cap` characters, the cap starting at `MAX_UNIT_CHARS` and
- * doubled until `MAX_UNITS` ids cover the chunk. Every unit stays bounded (by the smallest such cap)
+ * doubled until `maxUnits` ids cover the chunk. Every unit stays bounded (by the smallest such cap)
  * and the chunk is covered in full; no unit takes "the rest of the chunk".
  */
-function packUnits(text: string, units: readonly SentenceUnit[]): SentenceUnit[] {
+function packUnits(text: string, units: readonly SentenceUnit[], maxUnits = MAX_UNITS): SentenceUnit[] {
   for (let cap = MAX_UNIT_CHARS; ; cap *= 2) {
     const packed: SentenceUnit[] = [];
     for (const u of units) {
@@ -100,7 +135,7 @@ function packUnits(text: string, units: readonly SentenceUnit[]): SentenceUnit[]
       if (last !== undefined && u.end - last.start <= cap) last.end = u.end;
       else packed.push({ id: packed.length + 1, start: u.start, end: u.end });
     }
-    if (packed.length <= MAX_UNITS) return packed;
+    if (packed.length <= maxUnits) return packed;
   }
 }
 

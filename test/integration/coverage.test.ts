@@ -162,6 +162,9 @@ describe('coverage that grows only when needed (coverage grow)', () => {
         stateDir: path.join(dir, `state-${name}`),
         model,
       });
+      // The estimate's "at most" holds for the calls made (issue 37 #6: 7 estimated, 19 made).
+      expect(reasons).toBeLessThanOrEqual(result.estimate?.reasoner.calls ?? 0);
+      expect(seeks).toBeLessThanOrEqual(result.estimate?.seeker.calls ?? 0);
       return { answer: result.answer, seeks, seekTokens, reasons };
     };
     const grow = { coverage: 'grow' as const };

@@ -9,6 +9,10 @@ import { CostLimitExceededError } from '../../shared/errors';
 import { karSchedule } from '../../shared/kar';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../shared/llm/agents';
 import { modelPricing } from '../../models';
+import { chunkCorpus } from '../../shared/chunking';
+import { coverageSchedule } from '../../shared/coverage';
+import { buildSeekPrompt } from '../../shared/llm/prompts';
+import { countTokens } from '../../shared/tokenizer';
 
 const options = parseRunOptions({ rounds: 2 });
 const input = { chunks: 10, chunkTokensTotal: 50_000, question: 'Who lit the lamp?', options };
@@ -31,6 +35,56 @@ describe('estimateRun', () => {
     expect(one.seeker.calls).toBe(10);
     expect(forced.reasoner.calls).toBe(one.reasoner.calls + 1);
     expect(estimateRun(input).seeker.inputTokens).toBeGreaterThan(2 * one.seeker.inputTokens);
+  });
+});
+
+describe("estimateRun's at most, for every text and option (issue 37 #6)", () => {
+  // Round-1 seeking prompts as LlmAgents sends them (buildSeekPrompt numbers the chunk), summed.
+  const seekPromptTokens = (text: string, chunkTokens: number, question: string) => {
+    const chunks = chunkCorpus([{ id: 'list.txt', text }], { chunkTokens });
+    const sent = chunks.reduce((sum, chunk) => {
+      const prompt = buildSeekPrompt({ question, chunk, round: 1, synchronized: [] });
+      return sum + countTokens(prompt.system) + countTokens(prompt.user);
+    }, 0);
+    return { chunks, sent };
+  };
+
+  it.each([
+    ['one-word sentences', Array.from({ length: 6000 }, (_, i) => `Item${i}.`).join(' ')],
+    ['short lines', Array.from({ length: 4000 }, (_, i) => `row ${i} ok`).join('\n')],
+    [
+      'prose',
+      Array.from({ length: 300 }, (_, i) => `The committee met on day ${i} and agreed that the northern road should be repaired before the winter rains.`).join(
+        ' ',
+      ),
+    ],
+    ['Chinese', Array.from({ length: 800 }, (_, i) => `第${i}号。`).join('')],
+  ])('bounds the seeking prompts that are really sent over %s, at 8k and 500-token chunks', (_name, text) => {
+    const question = 'Which item is the last one?';
+    for (const chunkTokens of [8000, 500]) {
+      const { chunks, sent } = seekPromptTokens(text, chunkTokens, question);
+      const e = estimateRun({
+        chunks: chunks.length,
+        chunkTokensTotal: chunks.reduce((sum, c) => sum + c.tokens, 0),
+        question,
+        options: parseRunOptions({ rounds: 1, chunkTokens }),
+      });
+
+      expect(sent).toBeLessThanOrEqual(e.seeker.inputTokens);
+    }
+  });
+
+  it('counts the KAR steps of every coverage a grow run passes through (first 4 of 100 chunks: 4, 8, …, 64, then 100)', () => {
+    const grow = parseRunOptions({ rounds: 1, coverage: 'grow', coverageFirstChunks: 4 });
+    const full = parseRunOptions({ rounds: 1 });
+    const at = (options: typeof grow) => estimateRun({ chunks: 100, chunkTokensTotal: 6400, question: 'Which roads?', options });
+
+    const passes = coverageSchedule(4, 100).reduce((sum, covered) => sum + karSchedule(covered).length, 0);
+
+    expect(coverageSchedule(4, 100)).toEqual([4, 8, 16, 32, 64, 100]);
+    expect(at(full).reasoner.calls).toBe(karSchedule(100).length);
+    expect(at(grow).reasoner.calls).toBe(passes);
+    expect(at(grow).seeker.calls).toBe(at(full).seeker.calls);
   });
 });
 

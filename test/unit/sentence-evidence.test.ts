@@ -7,7 +7,17 @@
 import { chunkCorpus } from '../../shared/chunking';
 import { LlmAgents, MAX_NOTE_UNITS } from '../../shared/llm/agents';
 import { MAX_ANSWER_CHARS, MAX_CITED_SENTENCES } from '../../shared/llm/schemas';
-import { citedText, MAX_UNIT_CHARS, MAX_UNITS, renderNumbered, sentenceUnits, type SentenceUnit } from '../../shared/llm/sentences';
+import {
+  citedText,
+  MAX_UNIT_CHARS,
+  MAX_UNITS,
+  MARKER_TOKEN_SHARE,
+  numberedUnits,
+  renderNumbered,
+  sentenceUnits,
+  type SentenceUnit,
+} from '../../shared/llm/sentences';
+import { countTokens } from '../../shared/tokenizer';
 import { buildMessage } from '../../shared/method';
 import type { ChatModel, ChatRequest, ChatResponse, SeekRequest } from '../../shared/ports';
 import { lexicalPrior } from '../../shared/extractive/prior';
@@ -137,6 +147,24 @@ describe('sentenceUnits', () => {
     expect(units.map((u) => u.id)).toEqual(units.map((_, i) => i + 1));
     expect(text.slice(holding.start, holding.end)).toContain('The vault code is 4417.');
     expect(holding.end - holding.start).toBeLessThanOrEqual(MAX_UNIT_CHARS);
+  });
+
+  it('numberedUnits joins one-word sentences until their markers cost at most a fifth of the chunk, covering it, each unit bounded; prose keeps its sentences', () => {
+    const list = Array.from({ length: 1500 }, (_, i) => `Item${i}.`).join(' ');
+    const prose = Array.from({ length: 60 }, (_, i) => `The committee met on day ${i} and agreed that the northern road should be repaired soon.`).join(' ');
+    const tokens = countTokens(list);
+
+    const units = numberedUnits(list, tokens);
+    const numbered = countTokens(renderNumbered(list, units));
+
+    // The sentences alone: one marker per word, about 75% more tokens (what overflowed the window).
+    expect(countTokens(renderNumbered(list, sentenceUnits(list)))).toBeGreaterThan(1.5 * tokens);
+    expect(numbered).toBeLessThanOrEqual(Math.ceil(tokens * (1 + MARKER_TOKEN_SHARE)));
+    expect(units.map((u) => u.id)).toEqual(units.map((_, i) => i + 1));
+    expect([units[0].start, units[units.length - 1].end]).toEqual([0, list.length]);
+    expect(Math.max(...units.map((u) => u.end - u.start))).toBeLessThanOrEqual(2 * MAX_UNIT_CHARS);
+    expect(numberedUnits(prose, countTokens(prose))).toEqual(sentenceUnits(prose));
+    expect(numberedUnits(ENGLISH, 25)).toEqual(sentenceUnits(ENGLISH));
   });
 
   it('splits Chinese text at 。 into several units', () => {
