@@ -27,7 +27,18 @@ import {
   type RunSyncEvent,
 } from '../../shared/progress';
 import { STATE_NAMES } from '../../shared/pipeline/state-names';
+import { RETRYABLE_ERRORS } from '../../shared/errors';
+import { MODEL_RETRY_POLICY, retryDelaysSeconds } from '../../shared/quota';
 import type { ExecutionCallbacks } from './stack';
+
+/**
+ * Within this time after a line about a failed model call, further failures with the same error are
+ * counted into the next line instead of each printing one (ms): a server that is down fails every
+ * chunk's seek at once.
+ */
+export const FAILURE_LINE_INTERVAL_MS = 10_000;
+/** Longest error message quoted in a failure line, characters. */
+const FAILURE_MESSAGE_CHARS = 300;
 
 /** Options of {@link RunProgressTracker}. */
 export interface RunProgressTrackerOptions {
@@ -79,8 +90,37 @@ export class RunProgressTracker {
     };
   }
 
+  /** Per retryable error name: failed attempts not yet said, and when the last line was said (ms). */
+  private readonly failures = new Map<string, { unsaid: number; saidAt: number }>();
+
   /** The engine's callbacks of the execution (local/engine/stack.ts `execute`). */
-  readonly callbacks: Required<Pick<ExecutionCallbacks, 'onTaskStarted' | 'onTaskDone' | 'onMapRunStarted' | 'onItemDone'>> = {
+  readonly callbacks: Required<Pick<ExecutionCallbacks, 'onTaskStarted' | 'onTaskDone' | 'onTaskFailed' | 'onMapRunStarted' | 'onItemDone'>> = {
+    // A model call the workflow retries (RETRYABLE_ERRORS: a server down, throttling, a timeout) is
+    // said as it happens, at most one line per error and FAILURE_LINE_INTERVAL_MS, so a run never
+    // waits in silence; other errors end the task, and the result or the failed run names them.
+    onTaskFailed: (name, event, error) => {
+      const errorName = error instanceof Error ? error.name : 'Error';
+      if (!(RETRYABLE_ERRORS as readonly string[]).includes(errorName)) return;
+      const now = this.now();
+      const last = this.failures.get(errorName);
+      if (last !== undefined && now - last.saidAt < FAILURE_LINE_INTERVAL_MS) {
+        last.unsaid += 1;
+        return;
+      }
+      this.failures.set(errorName, { unsaid: 0, saidAt: now });
+      const seek = name === 'seek' ? (event as SeekEvent) : undefined;
+      const who = seek ? `seeking agent of chunk ${seek.chunk} (round ${seek.round})` : name === 'reason' ? 'reasoning agent' : `${name} task`;
+      const raw = error instanceof Error ? error.message : String(error);
+      const message = raw.length > FAILURE_MESSAGE_CHARS ? `${raw.slice(0, FAILURE_MESSAGE_CHARS)}…` : raw;
+      const more = last !== undefined && last.unsaid > 0 ? `; ${last.unsaid} more attempt(s) failed so since the last such line` : '';
+      this.push({
+        type: 'info',
+        runId: this.options.runId,
+        message:
+          `${who}: ${errorName}: ${message}; the workflow retries it (up to ${MODEL_RETRY_POLICY.retries} times, ` +
+          `after at most ${retryDelaysSeconds().join(', ')} s)${more}`,
+      });
+    },
     onTaskStarted: (name, event) => {
       if (name === 'prepare') this.setStatus({ phase: 'preparing' });
       else if (name === 'reason') {

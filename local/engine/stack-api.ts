@@ -73,6 +73,12 @@ export interface ExecutionCallbacks {
    * `onTaskStarted`; `seek` once per chunk and round, beside `onItemDone`), its event and result.
    */
   onTaskDone?: (functionName: string, event: unknown, result: unknown) => void;
+  /**
+   * Called when a Lambda task's handler throws (the error as thrown, before the workflow's `Retry`
+   * or `Catch` decides what follows): the function's name (as for `onTaskStarted`), its event and
+   * the error. A retried task calls it once per failed attempt.
+   */
+  onTaskFailed?: (functionName: string, event: unknown, error: unknown) => void;
   signal?: AbortSignal;
 }
 

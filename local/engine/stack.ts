@@ -128,13 +128,19 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const preparedFor = (definition: AslDefinition, callbacks: ExecutionCallbacks): PreparedExecution => {
       const byArn: Record<string, LocalLambdaHandler> = {};
-      const { onTaskStarted, onTaskDone } = callbacks;
+      const { onTaskStarted, onTaskDone, onTaskFailed } = callbacks;
       for (const { name, arn, handler } of bound) {
         byArn[arn] =
-          onTaskStarted || onTaskDone
+          onTaskStarted || onTaskDone || onTaskFailed
             ? async (event) => {
                 onTaskStarted?.(name, event);
-                const result = await handler(event);
+                let result: Awaited<ReturnType<LocalLambdaHandler>>;
+                try {
+                  result = await handler(event);
+                } catch (error) {
+                  onTaskFailed?.(name, event, error);
+                  throw error;
+                }
                 onTaskDone?.(name, event, result);
                 return result;
               }

@@ -16,6 +16,8 @@ import { runLocal } from '../../local/engine/run';
 import { describeRun } from '../../local/engine/runs';
 import { startServer } from '../../local/services/serve';
 import type { RunProgressEvent } from '../../shared/progress';
+import { RunProgressTracker } from '../../local/engine/run-progress';
+import { InvalidInputError, ModelTimeoutError, ModelUnavailableError } from '../../shared/errors';
 import { TWO_HOP_OPTIONS, TWO_HOP_QUESTION, twoHopCorpus, twoHopModel } from '../support/two-hop';
 import { hundredNotes, writeCorpus } from '../support/corpus';
 
@@ -195,6 +197,77 @@ describe('progress of every phase', () => {
     } finally {
       await server.stop();
     }
+  });
+});
+
+describe('model calls the workflow retries, said as they happen (issue 37 #11)', () => {
+  it('says a failed seek with its error and the retry policy, one line for a burst of the same error, and the run still answers', async () => {
+    // Arrange: every chunk's first seek fails as a server that is down does; the workflow retries each
+    const files = await resolveCorpus([writeCorpus(dir, twoHopCorpus())]);
+    const inner = twoHopModel();
+    const failed = new Set<number>();
+    const model = {
+      ...inner,
+      seek: (req: Parameters<typeof inner.seek>[0]) => {
+        if (req.round === 1 && !failed.has(req.chunk.index)) {
+          failed.add(req.chunk.index);
+          return Promise.reject(new ModelUnavailableError('connect ECONNREFUSED 10.1.2.3:8000 (http://10.1.2.3:8000/v1)'));
+        }
+        return inner.seek(req);
+      },
+    };
+    const events: RunProgressEvent[] = [];
+
+    // Act
+    const result = await runLocal({
+      files,
+      question: TWO_HOP_QUESTION,
+      options: TWO_HOP_OPTIONS,
+      stateDir: path.join(dir, 'state'),
+      model,
+      retryIntervalMs: 0,
+      onProgress: (e) => events.push(e),
+    });
+
+    // Assert
+    const lines = events.flatMap((e) => (e.type === 'info' && e.message.includes('ModelUnavailableError') ? [e.message] : []));
+    expect(result.answer).toBe('Fredville');
+    expect(failed.size).toBe(result.chunks);
+    expect(result.retries.byError.ModelUnavailableError).toBe(result.chunks);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^seeking agent of chunk \d+ \(round 1\): ModelUnavailableError: connect ECONNREFUSED 10\.1\.2\.3:8000 .*; the workflow retries it \(up to 6 times, after at most 2, 4, 8, 16, 32, 60 s\)$/,
+    );
+  });
+
+  it('counts the failures within 10 s of a line into the next one, and says nothing of an error the workflow does not retry', async () => {
+    let now = 0;
+    const emitted: RunProgressEvent[] = [];
+    const tracker = new RunProgressTracker({
+      runId: 'r1',
+      question: 'Who?',
+      store: { getSteps: () => Promise.resolve([]), poolSize: () => Promise.resolve(0) },
+      blobs: { getText: () => Promise.reject(new Error('not read')) },
+      emit: (e) => emitted.push(e),
+      now: () => now,
+    });
+    const fail = (at: number, chunk: number, error: Error) => {
+      now = at;
+      tracker.callbacks.onTaskFailed('seek', { runId: 'r1', round: 1, chunk }, error);
+    };
+
+    fail(0, 0, new ModelTimeoutError('no reply in 120 s'));
+    fail(1_000, 1, new ModelTimeoutError('no reply in 120 s'));
+    fail(2_000, 2, new ModelTimeoutError('no reply in 120 s'));
+    fail(3_000, 3, new InvalidInputError('bad chunk'));
+    fail(12_000, 4, new ModelTimeoutError('no reply in 120 s'));
+
+    await tracker.flush();
+
+    const lines = emitted.flatMap((e) => (e.type === 'info' ? [e.message] : []));
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^seeking agent of chunk 0 \(round 1\): ModelTimeoutError: no reply in 120 s; the workflow retries it/);
+    expect(lines[1]).toMatch(/^seeking agent of chunk 4 \(round 1\): ModelTimeoutError: .*; 2 more attempt\(s\) failed so since the last such line$/);
   });
 });
 
