@@ -105,6 +105,8 @@ describe('the package entries', () => {
       writeFileSync(path.join(corpus, 'bridge.txt'), 'Joseph Strauss was the chief engineer of the Golden Gate Bridge.');
       const env = { ...process.env };
       delete env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED;
+      // npm test's NODE_OPTIONS holds --no-warnings=ExperimentalWarning, which Node 20 reads as no warnings at all.
+      delete env.NODE_OPTIONS;
       const run = (script: string) =>
         spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env, cwd: root, timeout: 120_000 });
       const ours = run(
