@@ -89,6 +89,22 @@ def _repeats_a_path(body) -> bool:
     return len(paths) != len(set(paths))
 
 
+# Refusals before any model call that weigh the corpus against a budget the request states (docs/API.md:
+# 422 cost-limit-exceeded with options.maxCostUsd, quota-exceeded with options.quotaRequestsPerMinute or
+# quotaTokensPerMinute, shared/api/problem.ts): whether a schema-valid budget suffices depends on the
+# corpus's size, which no JSON Schema can say, as for the coverage rules above.
+BUDGET_REFUSALS = {
+    "tag:extagents,2026:cost-limit-exceeded": ("maxCostUsd",),
+    "tag:extagents,2026:quota-exceeded": ("quotaRequestsPerMinute", "quotaTokensPerMinute"),
+}
+
+
+def _refused_by_a_stated_budget(problem, body) -> bool:
+    options = body.get("options") if isinstance(body, dict) else None
+    stated = BUDGET_REFUSALS.get(problem.get("type")) if isinstance(problem, dict) else None
+    return stated is not None and isinstance(options, dict) and any(name in options for name in stated)
+
+
 @schemathesis.hook
 def filter_failure(context, failure, case, response) -> bool:
     if getattr(failure, "code", None) != "ST202":
@@ -101,6 +117,8 @@ def filter_failure(context, failure, case, response) -> bool:
     if case.operation.label in CURSOR_ERRORS:
         messages = CURSOR_ERRORS[case.operation.label]
         return not (_only_cursor_rule(problem, messages) and (case.query or {}).get("cursor") is not None)
+    if case.operation.label == "POST /v1/runs" and _refused_by_a_stated_budget(problem, case.body):
+        return False
     if case.operation.label == "POST /v1/runs":
         only_coverage = bool(details) and all(isinstance(d, str) and any(rule in d for rule in COVERAGE_RULES) for d in details)
         return not (only_coverage and _breaks_a_coverage_rule(case.body))
