@@ -71,6 +71,14 @@ async function main(): Promise<void> {
   const questions = readHotpotQa(path.join(data, file)).questions.slice(0, limit);
   const dir = mkdtempSync(path.join(tmpdir(), 'extagents-answerability-'));
   try {
+    // Each question's two corpora, written once and read by every threshold's runs.
+    const corpora = await Promise.all(
+      questions.map(async (question, i) => ({
+        question,
+        answerable: await resolveCorpus([writeCorpus(path.join(dir, `q${i}`), question, true)]),
+        unanswerable: await resolveCorpus([writeCorpus(path.join(dir, `q${i}`), question, false)]),
+      })),
+    );
     process.stdout.write(`${questions.length} questions of ${file}, offline model, ${thresholds.length} thresholds\n`);
     process.stdout.write(
       '| answerCoverage | answered, answerable | F1 of those | answered, unanswerable (false answers) | decision accuracy |\n|---|---|---|---|---|\n',
@@ -79,14 +87,13 @@ async function main(): Promise<void> {
       let answered = 0;
       let f1 = 0;
       let falseAnswers = 0;
-      for (const [i, question] of questions.entries()) {
+      for (const [i, { question, answerable, unanswerable }] of corpora.entries()) {
         for (const withGold of [true, false]) {
-          const work = path.join(dir, `${threshold}-${i}-${withGold}`);
           const result = await runLocal({
-            files: await resolveCorpus([writeCorpus(work, question, withGold)]),
+            files: withGold ? answerable : unanswerable,
             question: question.question,
             options: {},
-            stateDir: path.join(work, 'state'),
+            stateDir: path.join(dir, 'state', `${threshold}-${i}-${withGold}`),
             model: new ExtractiveReader({ answerCoverage: threshold }),
           });
           if (!result.answerable) continue;

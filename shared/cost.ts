@@ -16,7 +16,7 @@
  *   (shared/coverage.ts) round 1 runs KAR over every coverage of its schedule (4, 8, … chunks up to
  *   the cap), and the later rounds read only the cap's chunks;
  * - a numbered chunk (the sentence ids) holds at most `numberedChunkTokens` of its tokens, plus 32
- *   marker tokens for a chunk under 160 tokens (shared/llm/sentences.ts `numberedUnits`).
+ *   marker tokens for a chunk under 120 tokens (shared/llm/sentences.ts `numberedUnits`).
  * Tokens are the project tokenizer's (o200k_base); a model's own tokenizer may count differently.
  */
 import type { RunOptions } from './config';

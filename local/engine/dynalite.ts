@@ -178,12 +178,12 @@ export function localClientConfig(endpoint: string, requestHandler?: InProcessHa
  */
 export function localDynamoClient(endpoint: string, requestHandler?: InProcessHandler): DynamoDBClient {
   const variable = 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED';
-  if (process.env[variable] !== undefined) return new DynamoDBClient(localClientConfig(endpoint, requestHandler));
-  process.env[variable] = 'true';
+  const unset = process.env[variable] === undefined;
+  if (unset) process.env[variable] = 'true';
   try {
     return new DynamoDBClient(localClientConfig(endpoint, requestHandler));
   } finally {
-    delete process.env[variable];
+    if (unset) delete process.env[variable];
   }
 }
 

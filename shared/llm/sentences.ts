@@ -45,6 +45,11 @@ export const MAX_UNITS = 2000;
  */
 export const MARKER_TOKENS_PER_UNIT = 4;
 
+/** Tokens of one id marker below id 1,000 (`[1] ` … `[999] ` with its line break; o200k, measured). */
+const SHORT_MARKER_TOKENS = 3;
+/** Ids with a short marker: 1 … 999. */
+const SHORT_MARKER_IDS = 999;
+
 /**
  * Most share of a chunk's tokens the id markers add, for budgets made before the chunk is seen (the
  * context check of a chunk size, the cost estimate): English prose averages about 25-30 tokens a
@@ -54,15 +59,15 @@ export const MARKER_TOKENS_PER_UNIT = 4;
 export const MARKER_TOKEN_SHARE = 0.2;
 
 /**
- * Units a numbered chunk may keep whatever its size ({@link numberedUnits}): so a chunk under 160
- * tokens may take up to `MIN_NUMBERED_UNITS × MARKER_TOKENS_PER_UNIT` (32) marker tokens, more than
- * the share; the cost estimate adds that much per chunk.
+ * Units a numbered chunk may keep whatever its size ({@link numberedUnits}): a chunk under 120 tokens
+ * keeps up to this many, so its markers may take more than the share, at most
+ * `MIN_NUMBERED_UNITS × MARKER_TOKENS_PER_UNIT` (32) tokens; the cost estimate adds that much per chunk.
  */
 export const MIN_NUMBERED_UNITS = 8;
 
 /**
  * Tokens of a chunk of `chunkTokens` once numbered, at most (`MARKER_TOKEN_SHARE`, kept by
- * {@link numberedUnits}; a chunk under 160 tokens may take up to 32 marker tokens, which the cost
+ * {@link numberedUnits}; a chunk under 120 tokens may take up to 32 marker tokens, which the cost
  * estimate adds per chunk: `MIN_NUMBERED_UNITS`).
  * @param chunkTokens tokens of corpus text (o200k).
  * @returns tokens (o200k), rounded up.
@@ -114,9 +119,10 @@ export function sentenceUnits(text: string): SentenceUnit[] {
  */
 export function numberedUnits(text: string, tokens: number): SentenceUnit[] {
   const units = sentenceUnits(text);
-  // o200k: `[1] `…`[999] ` with the line break cost 3 tokens (measured), `[1000] ` and above 4.
   const allowance = Math.floor(MARKER_TOKEN_SHARE * tokens);
-  const fitting = allowance <= 3 * 999 ? Math.floor(allowance / 3) : 999 + Math.floor((allowance - 3 * 999) / MARKER_TOKENS_PER_UNIT);
+  const short = SHORT_MARKER_TOKENS * SHORT_MARKER_IDS;
+  const fitting =
+    allowance <= short ? Math.floor(allowance / SHORT_MARKER_TOKENS) : SHORT_MARKER_IDS + Math.floor((allowance - short) / MARKER_TOKENS_PER_UNIT);
   const budget = Math.min(MAX_UNITS, Math.max(MIN_NUMBERED_UNITS, fitting));
   return units.length <= budget ? units : packUnits(text, units, budget);
 }

@@ -16,6 +16,7 @@ import { runLocal } from '../../local/engine/run';
 import { describeRun } from '../../local/engine/runs';
 import { startServer } from '../../local/services/serve';
 import type { RunProgressEvent } from '../../shared/progress';
+import type { AgentModel } from '../../shared/ports';
 import { RunProgressTracker } from '../../local/engine/run-progress';
 import { InvalidInputError, ModelTimeoutError, ModelUnavailableError } from '../../shared/errors';
 import { TWO_HOP_OPTIONS, TWO_HOP_QUESTION, twoHopCorpus, twoHopModel } from '../support/two-hop';
@@ -91,21 +92,27 @@ function expectedPhases(karSteps: Array<{ seq: number; round: number; forced?: b
   ];
 }
 
+/** The two-hop run through runLocal with `model`, every progress event pushed to `events`; `extra` adds request fields. */
+async function runTwoHop(model: AgentModel, events: RunProgressEvent[], extra: { retryIntervalMs?: number } = {}) {
+  const files = await resolveCorpus([writeCorpus(dir, twoHopCorpus())]);
+  return runLocal({
+    files,
+    question: TWO_HOP_QUESTION,
+    options: TWO_HOP_OPTIONS,
+    stateDir: path.join(dir, 'state'),
+    model,
+    ...extra,
+    onProgress: (e) => events.push(e),
+  });
+}
+
 describe('progress of every phase', () => {
   it("reaches the library's onProgress in workflow order, with counts, messages, ETA and each KAR step", async () => {
     // Arrange
-    const files = await resolveCorpus([writeCorpus(dir, twoHopCorpus())]);
     const events: RunProgressEvent[] = [];
 
     // Act
-    const result = await runLocal({
-      files,
-      question: TWO_HOP_QUESTION,
-      options: TWO_HOP_OPTIONS,
-      stateDir: path.join(dir, 'state'),
-      model: twoHopModel(),
-      onProgress: (e) => events.push(e),
-    });
+    const result = await runTwoHop(twoHopModel(), events);
 
     // Assert: every phase, in order
     const state = events.filter((e): e is Exclude<RunProgressEvent, { type: 'info' }> => e.type !== 'info');
@@ -138,19 +145,11 @@ describe('progress of every phase', () => {
   });
 
   it('announces no KAR step and no best-effort answer when no seeking agent found anything (the empty pool makes no model call)', async () => {
-    const files = await resolveCorpus([writeCorpus(dir, twoHopCorpus())]);
     const events: RunProgressEvent[] = [];
     const usage = { calls: 1, inputTokens: 1, outputTokens: 1 };
     const finding = { ...twoHopModel(), seek: async () => ({ evidence: null, score: 0, spans: [], usage, warnings: [] }) };
 
-    const result = await runLocal({
-      files,
-      question: TWO_HOP_QUESTION,
-      options: TWO_HOP_OPTIONS,
-      stateDir: path.join(dir, 'state'),
-      model: finding,
-      onProgress: (e) => events.push(e),
-    });
+    const result = await runTwoHop(finding, events);
 
     const seen = phases(events.filter((e): e is Exclude<RunProgressEvent, { type: 'info' }> => e.type !== 'info'));
     expect(result).toMatchObject({ answerable: false, poolSize: 0, trace: [] });
@@ -203,7 +202,6 @@ describe('progress of every phase', () => {
 describe('model calls the workflow retries, said as they happen (issue 37 #11)', () => {
   it('says a failed seek with its error and the retry policy, one line for a burst of the same error, and the run still answers', async () => {
     // Arrange: every chunk's first seek fails as a server that is down does; the workflow retries each
-    const files = await resolveCorpus([writeCorpus(dir, twoHopCorpus())]);
     const inner = twoHopModel();
     const failed = new Set<number>();
     const model = {
@@ -219,15 +217,7 @@ describe('model calls the workflow retries, said as they happen (issue 37 #11)',
     const events: RunProgressEvent[] = [];
 
     // Act
-    const result = await runLocal({
-      files,
-      question: TWO_HOP_QUESTION,
-      options: TWO_HOP_OPTIONS,
-      stateDir: path.join(dir, 'state'),
-      model,
-      retryIntervalMs: 0,
-      onProgress: (e) => events.push(e),
-    });
+    const result = await runTwoHop(model, events, { retryIntervalMs: 0 });
 
     // Assert
     const lines = events.flatMap((e) => (e.type === 'info' && e.message.includes('ModelUnavailableError') ? [e.message] : []));
