@@ -31,7 +31,7 @@ import {
 } from '../ports';
 import { NO_ANSWER, type Message, type RoleUsage } from '../types';
 import { lexicalPrior } from '../extractive/prior';
-import { cutAt, isRefusal, junkAnswer, parseReasonReply, parseSeekReply, readScore, type ReasonParse, type SeekParse } from './parse';
+import { cutAt, isRefusal, junkAnswer, parseReasonReply, parseSeekReply, readScore, restatesQuestion, type ReasonParse, type SeekParse } from './parse';
 import {
   brevityReminder,
   buildProseReasonPrompt,
@@ -708,6 +708,12 @@ export class LlmAgents implements AgentModel {
     if (parsed.truncated) warnings.push('reasoning agent reply was truncated JSON; complete fields salvaged');
     if (!parsed.answerable) {
       if (request.force) warnings.push('reasoning agent refused although a best-effort answer was requested');
+      return refuse();
+    }
+    // An answer that only restates the question is the evidence falling short (a multi-hop question's
+    // first hop read alone): a refusal, so KAR reads more. A best-effort answer keeps it.
+    if (!request.force && restatesQuestion(parsed.answer, request.question)) {
+      warnings.push(`reasoning agent's answer ${JSON.stringify(cutAt(parsed.answer, 80))} only restates words of the question; counted as a refusal`);
       return refuse();
     }
     const given = new Set(request.messages.map((m) => m.id));

@@ -11,6 +11,7 @@
  */
 import { Allow, parse as parsePartialJson } from 'partial-json';
 import { NO_ANSWER } from '../types';
+import { contentTerms } from '../extractive/text';
 
 // ---------------------------------------------------------------------------------------------
 // JSON extraction
@@ -651,6 +652,40 @@ export function parseReasonReply(text: string): ReasonParse {
   if (answer === '') return { kind: 'empty', truncated: false };
   if (isRefusal(answer)) return refusal(false);
   return { kind: 'answer', answerable: true, answer, cited, truncated: false };
+}
+
+/**
+ * Words of a question that offer its answer as a choice among named candidates: "A or B", "either",
+ * "whether", "which of A and B", "between", "both", and Chinese 还是 / 或者 / 或是. The answer to such
+ * a question is one of its own words, so `restatesQuestion` never counts it.
+ */
+const OFFERS_CHOICE = /\b(?:or|either|whether|both|between|which\s+of|which\s+one)\b|还是|或者|或是/i;
+/** A run of CJK ideographs, kana or hangul (text compared without word boundaries). */
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+
+/**
+ * True when an answer adds nothing to its question: every content term of the answer (stemmed,
+ * stop words dropped: shared/extractive/text.ts `contentTerms`) is a term of the question (for
+ * CJK text: the answer, spaces and punctuation removed, stands in the question as it is), and the
+ * question offers no choice (`OFFERS_CHOICE`). A small reasoning agent given only a multi-hop
+ * question's first hop answers with the entity the question already names ("VIVA Media" for "VIVA
+ * Media AG changed its name in 2004. What does their new acronym stand for?"); that is the
+ * evidence falling short, so knowledge-accumulating reasoning counts it as a refusal and reads more
+ * messages (paper 2B; docs/EVAL.md, "The curve"). An answer with no content term ("yes", "no", a
+ * stop word) is never a restatement. A pure function.
+ * @param answer the parsed answer (not a refusal); @param question the run's question.
+ */
+export function restatesQuestion(answer: string, question: string): boolean {
+  if (OFFERS_CHOICE.test(question)) return false;
+  if (CJK.test(answer)) {
+    const fold = (t: string): string => (t.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join('');
+    const folded = fold(answer);
+    return folded !== '' && fold(question).includes(folded);
+  }
+  const terms = contentTerms(answer);
+  if (terms.length === 0) return false;
+  const asked = new Set(contentTerms(question));
+  return terms.every((t) => asked.has(t));
 }
 
 /** A reply that is only an answer's preamble: "The answer is", "Answer:", "The final answer is:". */

@@ -527,6 +527,32 @@ describe('LlmAgents.reason: prose replies (reasonerReply "prose")', () => {
     expect(result.citedMessageIds).toEqual(['r1-c12', 'r1-c3', 'r1-c5']);
   });
 
+  it('counts an answer that only restates the question as a refusal, with a warning, so KAR reads more', async () => {
+    const reasoner = new ScriptedChatModel('m', [{ text: 'The bridge' }]);
+
+    const result = await prose(reasoner).reason({ question: 'Who was the bridge named after?', messages, force: false });
+
+    expect(result).toMatchObject({ answerable: false, answer: NO_ANSWER, citedMessageIds: [] });
+    expect(result.warnings.join('\n')).toMatch(/"The bridge" only restates words of the question; counted as a refusal/);
+    expect(reasoner.requests).toHaveLength(1);
+  });
+
+  it('keeps a restating answer when a best-effort answer was asked for, and one the question offers as a choice', async () => {
+    const forced = await prose(new ScriptedChatModel('m', [{ text: 'The bridge' }])).reason({
+      question: 'Who was the bridge named after?',
+      messages,
+      force: true,
+    });
+    const choice = await prose(new ScriptedChatModel('m', [{ text: 'The bridge' }])).reason({
+      question: 'Which opened first, the bridge or the tunnel?',
+      messages,
+      force: false,
+    });
+
+    expect(forced).toMatchObject({ answerable: true, answer: 'The bridge' });
+    expect(choice).toMatchObject({ answerable: true, answer: 'The bridge' });
+  });
+
   it("reads the first line as the answer, as a plain prompt's reply is read", async () => {
     const reasoner = new ScriptedChatModel('m', [{ text: '\nJoseph Strauss\nQuestion: Who designed the towers?\nAnswer: Irving Morrow' }]);
 

@@ -1,4 +1,15 @@
-import { clampScore, extractJsonObject, isRefusal, junkAnswer, parseReasonReply, parseScore, parseSeekReply, readIds, readScore } from '../../shared/llm/parse';
+import {
+  clampScore,
+  extractJsonObject,
+  isRefusal,
+  junkAnswer,
+  parseReasonReply,
+  parseScore,
+  parseSeekReply,
+  readIds,
+  readScore,
+  restatesQuestion,
+} from '../../shared/llm/parse';
 import { NO_ANSWER } from '../../shared/types';
 
 describe('parseScore', () => {
@@ -532,5 +543,31 @@ describe('junkAnswer: answers that answer nothing, by shape, in any language', (
     ['2 < 3', 'Is two less than three?'],
   ])('%j (question %j) may be an answer', (answer, question) => {
     expect(junkAnswer(answer, question)).toBeUndefined();
+  });
+});
+
+describe('restatesQuestion: an answer that adds nothing to its question', () => {
+  it.each([
+    ['VIVA Media', "VIVA Media AG changed it's name in 2004. What does their new acronym stand for?"],
+    ['Teen Titans Spinoff', 'Who voiced her in what Teen Titans spinoff series?'],
+    ['the magazines', "Woman's Era and Naj are what kind of magazines?"],
+    ['2014', 'Which footballer did Ronald Koeman replace in 2014?'],
+    ['中国', '中国的首都是哪里？'],
+  ])('%j restates %j', (answer, question) => {
+    expect(restatesQuestion(answer, question)).toBe(true);
+  });
+
+  it.each([
+    ['Gesellschaft mit beschränkter Haftung', "VIVA Media AG changed it's name in 2004. What does their new acronym stand for?"],
+    ['Jonny Craig', 'Which of Jonny Craig and Pete Doherty has been a member of more bands?'],
+    ["Arthur's Magazine", "Which magazine was started first, Arthur's Magazine or First for Women?"],
+    ['German', 'The game between Idaho and Montana: from which European culture is its trophy derived?'],
+    ['yes', 'Is Paris the capital of France?'],
+    ['the', 'What is the capital?'],
+    ['北京', '中国的首都是哪里？'],
+    ['北京', '首都是北京还是上海？'],
+    ['Paris, France', 'What is the capital of France?'],
+  ])('%j adds to %j, or the question offers it as a choice', (answer, question) => {
+    expect(restatesQuestion(answer, question)).toBe(false);
   });
 });
