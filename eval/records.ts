@@ -40,7 +40,7 @@ export const STRATEGIES = [
 export const RANKING_ABLATIONS = ['extagents-rank-score', 'extagents-rank-retrieval'] as const;
 
 /**
- * The product's extensions of the method (README, "Coverage that grows only when needed", "Later
+ * The product's extensions of the method (docs/CONCEPTS.md, "Coverage that grows only when needed", "Later
  * rounds that re-read only promising chunks"), each `extagents` through the workflow with one run
  * option: `extagents-grow` = `coverage: 'grow'` with the default first tranche; `extagents-reseek` =
  * `reseek: 'promising'` (the eval's `rounds`, 2 by default). Not in "all"; named explicitly

@@ -90,7 +90,7 @@ export type AskRequest = AskSettings &
   (
     | {
         question: string;
-        /** Run options (README, "Configuration reference"); every field optional, defaults from the schema. */
+        /** Run options (docs/CONFIGURATION.md, "Configuration reference"); every field optional, defaults from the schema. */
         options?: RunOptionsInput;
         /** A run id: kept under `stateDir` (which it then needs), and the same id resumes the run. */
         runId?: string;
@@ -115,7 +115,7 @@ export interface AskSettings {
   cwd?: string;
   /**
    * Gets the run's progress, in order (`RunProgressEvent`, the vocabulary of the CLI's progress and
-   * of `serve`'s server-sent events; README, "Progress"): `info` lines, `status` at each phase
+   * of `serve`'s server-sent events; docs/CLI.md, "Progress"): `info` lines, `status` at each phase
    * (preparing, seeking round r, synchronizing, a KAR step with its k, the best-effort answer,
    * finalizing, finished), `seek` as each chunk ends (done, failed, total, messages, etaMs), `sync`,
    * `kar` after each KAR step (k, messages read, outcome), `end` last.

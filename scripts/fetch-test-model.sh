@@ -7,7 +7,7 @@
 # Idempotent: a cached file with the right sha256 is reused without any download.
 #
 # Cache: $EXTAGENTS_MODEL_CACHE, default ${XDG_CACHE_HOME:-$HOME/.cache}/extagents/models.
-# Tests find the model through EXTAGENTS_TEST_MODEL=<the printed path> (see README, "Real models").
+# Tests find the model through EXTAGENTS_TEST_MODEL=<the printed path> (see docs/MODELS.md, "Real models").
 # Exit status: 0 with the path on stdout; 1 (message on stderr) when pip fails or the sha256 differs.
 set -euo pipefail
 PY="$(command -v python3 || command -v python || true)"

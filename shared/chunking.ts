@@ -25,7 +25,7 @@
  * encoding pass over the document, built when its first piece is counted, dropped when its last
  * chunk closes), so each token is encoded about once; only a few dozen characters at each range edge
  * are pre-tokenized again. Documents can be fed one at a time (`ChunkStream`), so a corpus is never
- * held whole. Measured on SOTU at L=8000 (bench/orchestration.ts, `chunkingRatio`): see README "Time".
+ * held whole. Measured on SOTU at L=8000 (bench/orchestration.ts, `chunkingRatio`): see docs/PERFORMANCE.md.
  */
 import { InvalidInputError } from './errors';
 import { countSpans, countTokens, tokenBoundaries, TokenIndex, type TextSpan } from './tokenizer';

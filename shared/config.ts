@@ -70,7 +70,7 @@ export const RunOptionsSchema = z
      */
     seekLatencySeconds: z.number().min(0.1).max(900).optional(),
     /**
-     * Which chunks the seeking agents read (shared/coverage.ts; README, "Coverage that grows only when
+     * Which chunks the seeking agents read (shared/coverage.ts; docs/CONCEPTS.md, "Coverage that grows only when
      * needed"): `full`, every chunk in every round (the paper); `grow`, an extension of the method:
      * first the `coverageFirstChunks` chunks a BM25 retriever ranks highest for the question (no model
      * call), then, each time the reasoning agent refuses at every k, twice as many, up to
@@ -85,7 +85,7 @@ export const RunOptionsSchema = z
      */
     coverageMaxChunks: z.number().int().min(1).max(1_000_000).optional(),
     /**
-     * Which chunks rounds >= 2 seek (shared/reseek.ts; README, "Later rounds that re-read only promising
+     * Which chunks rounds >= 2 seek (shared/reseek.ts; docs/CONCEPTS.md, "Later rounds that re-read only promising
      * chunks"): `all`, every chunk the run covers (the paper); `promising`, an extension of the method:
      * only the chunks whose seeking agent found something in the round before, the chunks of the
      * synchronized messages and the chunks that share a document with them. No effect with `rounds` 1.

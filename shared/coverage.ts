@@ -1,5 +1,5 @@
 /**
- * Coverage that grows only when needed (run option `coverage: 'grow'`; README, "Coverage that grows
+ * Coverage that grows only when needed (run option `coverage: 'grow'`; docs/CONCEPTS.md, "Coverage that grows
  * only when needed"). An extension of the method, not the paper's: the paper's seeking agents read
  * every chunk in every round. A grow run orders the chunks by a cheap local retriever (BM25 of the
  * chunk texts against the question, shared/retrieval.ts, no model call) and seeks first only the

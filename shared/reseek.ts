@@ -1,5 +1,5 @@
 /**
- * Which chunks a round >= 2 seeks (run option `reseek`; README, "Later rounds that re-read only
+ * Which chunks a round >= 2 seeks (run option `reseek`; docs/CONCEPTS.md, "Later rounds that re-read only
  * promising chunks"). `all`, the paper: every chunk a round covers (every chunk, or the chunks a
  * `coverage: 'grow'` run covered). `promising`, an extension of the method, not the paper's: round
  * r + 1 seeks only

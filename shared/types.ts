@@ -323,7 +323,7 @@ export interface RunResult {
 }
 
 /**
- * What a run with `coverage: 'grow'` covered (shared/coverage.ts; README, "Coverage that grows only
+ * What a run with `coverage: 'grow'` covered (shared/coverage.ts; docs/CONCEPTS.md, "Coverage that grows only
  * when needed"). Counts are chunks.
  */
 export interface CoverageReport {
@@ -337,7 +337,7 @@ export interface CoverageReport {
 }
 
 /**
- * What a run with `reseek: 'promising'` sought (shared/reseek.ts; README, "Later rounds that re-read
+ * What a run with `reseek: 'promising'` sought (shared/reseek.ts; docs/CONCEPTS.md, "Later rounds that re-read
  * only promising chunks"). Counts are chunks.
  */
 export interface ReseekReport {

@@ -132,7 +132,7 @@ export function addAskCommand(program: Command): void {
     .addOption(
       new Option(
         '--coverage <mode>',
-        'which chunks the seeking agents read (run option coverage; README, "Coverage that grows only when needed"): full = every chunk (the paper); grow = first the chunks BM25 ranks highest for the question, twice as many after each refusal at every k (an extension of the method)',
+        'which chunks the seeking agents read (run option coverage; docs/CONCEPTS.md, "Coverage that grows only when needed"): full = every chunk (the paper); grow = first the chunks BM25 ranks highest for the question, twice as many after each refusal at every k (an extension of the method)',
       )
         .choices([...COVERAGE_MODES])
         .default(RunOptionsSchema.shape.coverage.parse(undefined)),
@@ -155,7 +155,7 @@ export function addAskCommand(program: Command): void {
     .addOption(
       new Option(
         '--reseek <mode>',
-        'which chunks rounds >= 2 seek (run option reseek; README, "Later rounds that re-read only promising chunks"): all = every chunk covered (the paper); promising = only those that found something in the round before and those sharing a document with the synchronized messages (an extension of the method)',
+        'which chunks rounds >= 2 seek (run option reseek; docs/CONCEPTS.md, "Later rounds that re-read only promising chunks"): all = every chunk covered (the paper); promising = only those that found something in the round before and those sharing a document with the synchronized messages (an extension of the method)',
       )
         .choices([...RESEEK_MODES])
         .default(RunOptionsSchema.shape.reseek.parse(undefined)),
@@ -163,14 +163,14 @@ export function addAskCommand(program: Command): void {
     .addOption(
       new Option(
         '--ranking <mode>',
-        'how the message pool is ranked (run option ranking; README, "Evidence and ranking"): score = the seeking agents\' scores (the paper), hybrid = their mean with a lexical prior of the cited sentences, retrieval = the lexical prior alone',
+        'how the message pool is ranked (run option ranking; docs/CONCEPTS.md, "Evidence and ranking"): score = the seeking agents\' scores (the paper), hybrid = their mean with a lexical prior of the cited sentences, retrieval = the lexical prior alone',
       )
         .choices([...RANKING_MODES])
         .default(DEFAULT_RANKING),
     )
     .option(
       '--estimate',
-      'print what the run would cost at most (calls, tokens, USD per role; README, "Cost before spending"), the seeking concurrency its quota allows (README, "Quota-aware fan-out") and its expected time on the AWS path (docs/CAPACITY.md), and exit, before any model call',
+      'print what the run would cost at most (calls, tokens, USD per role; docs/COST.md, "Cost before spending"), the seeking concurrency its quota allows (docs/COST.md, "Quota-aware fan-out") and its expected time on the AWS path (docs/CAPACITY.md), and exit, before any model call',
       false,
     )
     .option(

@@ -233,6 +233,6 @@ export function settingsHelp(top: string): string | undefined {
   return (
     `\nDefaults: ${names.map((n) => `--${n} (${settingVariable(n)})`).join(', ')} also come from the environment ` +
     `and from a JSON file (${DEFAULTS_FILE} in the current directory, or the file ${DEFAULTS_FILE_VARIABLE} names) keyed by the option names: ` +
-    'a flag wins over the environment, the environment over the file, the file over the built-in default (README, "Options, defaults and corpora").'
+    'a flag wins over the environment, the environment over the file, the file over the built-in default (docs/CLI.md, "Options, defaults and corpora").'
   );
 }

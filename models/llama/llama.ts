@@ -53,7 +53,7 @@ export interface LlamaOptions {
   /**
    * Context size per sequence, tokens of the model's tokenizer (the spec's `?ctx=`), at most the
    * model's training context; default the smaller of that and `DEFAULT_LLAMA_CONTEXT_TOKENS`. The KV
-   * cache grows linearly with it (README, "Models": about 12 KiB a token for the reference model).
+   * cache grows linearly with it (docs/MODELS.md, "Models": about 12 KiB a token for the reference model).
    */
   contextTokens?: number;
   /** Parallel sequences of the context (calls evaluated in one batch); default 1. */

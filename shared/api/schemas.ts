@@ -72,7 +72,7 @@ export const CreateRunRequestSchema = z
   .object({
     question: QuestionSchema,
     corpus: CorpusRefSchema,
-    options: RunOptionsSchema.optional().describe('Run options (README, "Configuration reference"); every field optional.'),
+    options: RunOptionsSchema.optional().describe('Run options (docs/CONFIGURATION.md, "Configuration reference"); every field optional.'),
   })
   .strict()
   .register(requestRegistry, { id: 'CreateRunRequest', description: 'Start a question-answering run.' });
@@ -211,7 +211,7 @@ export const MessageSchema = z
       .int()
       .min(0)
       .max(100)
-      .describe('Pool score 0-100: the seeking agent\'s score and the lexical prior combined by the run\'s ranking (README, "Evidence and ranking")'),
+      .describe('Pool score 0-100: the seeking agent\'s score and the lexical prior combined by the run\'s ranking (docs/CONCEPTS.md, "Evidence and ranking")'),
     modelScore: z.number().int().min(0).max(100).optional().describe("The seeking agent's own relevance score 0-100"),
     prior: z.number().int().min(0).max(100).optional().describe("Lexical prior 0-100: the share of the question's weighted terms in the cited text"),
     evidence: z.string(),
@@ -301,7 +301,7 @@ const ConcurrencySchema = z
     throttledCalls: z.number().int().describe('Throttled model calls of the run, each retried by the workflow'),
     throttleWaitSeconds: z.number().describe("Seconds the seeking agents waited for the workflow's Retry after throttled attempts, summed over chunks"),
   })
-  .describe('The seeking concurrency derived from the model\'s quota (README, "Quota-aware fan-out")');
+  .describe('The seeking concurrency derived from the model\'s quota (docs/COST.md, "Quota-aware fan-out")');
 
 /** The final result of a run (shared/types.ts `RunResult`). */
 export const RunResultSchema = z
@@ -322,7 +322,7 @@ export const RunResultSchema = z
     estimate: z
       .object({ seeker: RoleEstimateSchema, reasoner: RoleEstimateSchema })
       .optional()
-      .describe('What Prepare estimated before any model call: at most this many calls and tokens per role (README, "Cost before spending")'),
+      .describe('What Prepare estimated before any model call: at most this many calls and tokens per role (docs/COST.md, "Cost before spending")'),
     concurrency: ConcurrencySchema.optional(),
     rounds: z.number().int(),
     chunks: z.number().int(),
@@ -335,7 +335,7 @@ export const RunResultSchema = z
         tranches: z.number().int().describe('Tranches sought in round 1 (1 = only the first)'),
       })
       .optional()
-      .describe('Runs with coverage "grow" only (README, "Coverage that grows only when needed"): the chunks covered'),
+      .describe('Runs with coverage "grow" only (docs/CONCEPTS.md, "Coverage that grows only when needed"): the chunks covered'),
     reseek: z
       .object({
         mode: z.literal('promising'),
@@ -344,7 +344,7 @@ export const RunResultSchema = z
           .describe('Chunks each round was to seek, round 1 first: the chunks covered in round 1, then those the rule chose for each later round (0: skipped)'),
       })
       .optional()
-      .describe('Runs with reseek "promising" only (README, "Later rounds that re-read only promising chunks"): the chunks each round sought'),
+      .describe('Runs with reseek "promising" only (docs/CONCEPTS.md, "Later rounds that re-read only promising chunks"): the chunks each round sought'),
     skipped: z.array(SkippedDocumentSchema),
     failedChunks: z.array(z.number().int()).describe('Chunks whose seeking agent failed permanently in the last round'),
     chunkFailures: z.array(ChunkFailureSchema).describe('One entry per failedChunks entry: the error that failed it'),
@@ -547,7 +547,7 @@ export const ProblemSchema = z
     concurrency: ConcurrencySchema.omit({ throttledCalls: true, throttleWaitSeconds: true })
       .optional()
       .describe(
-        'quota-exceeded: the refused plan (MaxConcurrency, the quota, tokens and seconds per seek, each step of the derivation; README, "Quota-aware fan-out")',
+        'quota-exceeded: the refused plan (MaxConcurrency, the quota, tokens and seconds per seek, each step of the derivation; docs/COST.md, "Quota-aware fan-out")',
       ),
   })
   .register(responseRegistry, { id: 'Problem', description: 'An error (RFC 9457 problem details).' });

@@ -342,7 +342,7 @@ describe('ExtractiveReader.reason (reasoning agent)', () => {
   });
 
   it("answers from the sentence that covers the question's other words, with the sentence of its message that names the place", async () => {
-    // Arrange: the README's town.txt
+    // Arrange: docs/MODELS.md's town.txt
     const reader = new ExtractiveReader();
     const messages = [makeMessage(0, 'Millbrook was founded in 1842. Its library opened in 1903; the first librarian was Edward Pike.', 60)];
 
