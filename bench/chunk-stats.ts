@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { resolveCorpus } from '../local/engine/corpus';
 import { chunkCorpus } from '../shared/chunking';
-import { decodeDocument } from '../shared/text';
+import { decodeDocument } from '../shared/decode';
 import type { SourceDocument } from '../shared/types';
 import { benchArgs, usageError } from './support/args';
 

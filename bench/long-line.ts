@@ -14,10 +14,10 @@
  * (user + system of this process: less sensitive to other load on the machine), chunks, mean / max
  * tokens per chunk, and whether the chunks concatenate back to the text and stay within L.
  * Times are of one run on this machine (indicative only); the first chunking that meets a long run
- * also builds the rank tables of shared/text.ts (~0.5 s).
+ * also builds the rank tables of shared/tokenizer.ts (~0.5 s).
  */
 import { chunkCorpus, MIN_CHUNK_TOKENS } from '../shared/chunking';
-import { decodeDocument } from '../shared/text';
+import { decodeDocument } from '../shared/decode';
 import { countTokens } from '../shared/tokenizer';
 import { benchArgs, usageError } from './support/args';
 
@@ -31,7 +31,7 @@ checks the guarantees. Content is pseudo-random (fixed seed) so that no chunk re
 tokenizer caches repeated pre-tokens). Prints one JSON line per kind: MB, characters, L, decode ms,
 chunk ms (wall clock) and chunk CPU ms (user + system), chunks, mean / max tokens per chunk, and
 whether the chunks concatenate back to the text and stay within L. One run on this machine,
-indicative only; the first chunking of a long run also builds shared/text.ts's rank tables (~0.5 s).
+indicative only; the first chunking of a long run also builds shared/tokenizer.ts's rank tables (~0.5 s).
 
 Arguments (positional, in this order):
   MB       the line's size, MiB of UTF-8 (default 20)

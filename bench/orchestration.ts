@@ -42,7 +42,7 @@ import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult }
 import { FsBlobStore } from '../local/engine/fs-blob-store';
 import { chunkCorpus } from '../shared/chunking';
 import { prepareRun } from '../shared/pipeline/prepare';
-import { decodeDocument } from '../shared/text';
+import { decodeDocument } from '../shared/decode';
 import type { SourceDocument } from '../shared/types';
 import { countTokens } from '../shared/tokenizer';
 import { benchArgs, usageError } from './support/args';

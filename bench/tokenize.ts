@@ -12,7 +12,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { chunkCorpus, MIN_CHUNK_TOKENS } from '../shared/chunking';
-import { decodeDocument } from '../shared/text';
+import { decodeDocument } from '../shared/decode';
 import { countTokens } from '../shared/tokenizer';
 import type { SourceDocument } from '../shared/types';
 import { benchArgs, usageError } from './support/args';

@@ -2,7 +2,7 @@
  * Lenient JSON Lines parsing for evaluation data: a malformed line is reported (with its 1-based
  * line number) and skipped, never thrown and never silent. Blank lines are ignored.
  */
-import { graphemeBoundary } from '../shared/chunking';
+import { graphemeBoundary } from '../shared/unicode';
 
 /** A non-fatal problem found while reading a data file. */
 export interface DataWarning {

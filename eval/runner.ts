@@ -24,7 +24,7 @@ import pLimit from 'p-limit';
 import { chunkCorpus } from '../shared/chunking';
 import { InvalidInputError } from '../shared/errors';
 import type { AgentModel } from '../shared/ports';
-import { decodeDocument } from '../shared/text';
+import { decodeDocument } from '../shared/decode';
 import { countTokens } from '../shared/tokenizer';
 import type { AgentRole, Chunk, SourceDocument } from '../shared/types';
 import { parseTokenCount, TOKEN_COUNT_FORMS } from '../shared/token-count';

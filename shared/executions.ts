@@ -7,6 +7,7 @@
  * Nothing here imports the AWS SDK.
  */
 import { failureMessage } from './errors';
+import { codePointCut } from './unicode';
 import type { PrepareEvent } from './pipeline/state';
 
 /**
@@ -45,12 +46,8 @@ export function causeMessage(cause: string): string {
   const message = failureMessage(cause);
   if (message.length <= MAX_CAUSE_CHARS) return message;
   // Never half a surrogate pair before the ellipsis (it would show U+FFFD).
-  const cut = MAX_CAUSE_CHARS - (isHighSurrogate(message.charCodeAt(MAX_CAUSE_CHARS - 2)) ? 2 : 1);
+  const cut = codePointCut(message, MAX_CAUSE_CHARS - 1);
   return `${message.slice(0, cut)}…`;
-}
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
 }
 
 /** Looks up an execution by name (Step Functions DescribeExecution; the local registry). */

@@ -21,6 +21,7 @@ import type { SeekResult } from './ports';
 import { lexicalPrior } from './extractive/prior';
 import { poolScore, type RankingMode } from './ranking';
 import { countTokens } from './tokenizer';
+import { codePointCut } from './unicode';
 import type { Chunk, Message, Quote } from './types';
 
 /**
@@ -181,13 +182,6 @@ export function boundMessageText(evidence: string, quotes: Quote[]): { evidence:
     room -= cut;
   }
   return { evidence: keptEvidence, quotes: kept, warnings };
-}
-
-/** Largest offset <= `max` in `text` that is not inside a surrogate pair. */
-function codePointCut(text: string, max: number): number {
-  if (max >= text.length) return text.length;
-  const code = text.charCodeAt(max - 1);
-  return max > 0 && code >= 0xd800 && code <= 0xdbff ? max - 1 : max;
 }
 
 /**

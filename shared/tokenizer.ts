@@ -44,7 +44,7 @@ export function encodeTokens(text: string): number[] {
 
 // No decodeTokens here on purpose: gpt-tokenizer 4.0.0 decodes through one shared stateful decoder,
 // so decoding ids that end inside a character returns "" and corrupts the NEXT decode call with
-// U+FFFD. Cut text at token boundaries with `tokenBoundaries` (shared/text.ts) instead.
+// U+FFFD. Cut text at token boundaries with `tokenBoundaries` (shared/tokenizer.ts) instead.
 
 /** Name of the encoding, recorded in results and cache keys. */
 export const TOKENIZER_NAME = 'gpt-tokenizer/o200k_base';

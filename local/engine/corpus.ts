@@ -12,7 +12,7 @@ import { corpusPrefix, CorpusIdSchema } from '../../shared/corpus';
 import { InvalidInputError } from '../../shared/errors';
 import type { CorpusObject } from '../../shared/pipeline/ingest';
 import type { BlobStore } from '../../shared/ports';
-import { MAX_DOCUMENT_BYTES } from '../../shared/text';
+import { MAX_DOCUMENT_BYTES } from '../../shared/decode';
 import { FsBlobStore } from './fs-blob-store';
 import { LOCAL_CORPUS_ID_PREFIX } from './runs';
 

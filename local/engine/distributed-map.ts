@@ -36,7 +36,7 @@
 import './polyfills';
 import { randomUUID } from 'node:crypto';
 import { StateMachine, type RunOptions, type StateMachineDefinition } from 'aws-local-stepfunctions';
-import { graphemeBoundary } from '../../shared/chunking';
+import { graphemeBoundary } from '../../shared/unicode';
 import { ExtAgentsError, NotFoundError } from '../../shared/errors';
 import type { BlobStore } from '../../shared/ports';
 import { StatesError, type AslDefinition, type DistributedMapState, type JsonObject, type JsonValue } from './definition';

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import fg from 'fast-glob';
 import { parseRunOptions, RunOptionsSchema, type RunOptionsInput } from '../../shared/config';
-import { graphemeBoundary } from '../../shared/chunking';
+import { graphemeBoundary } from '../../shared/unicode';
 import { corpusPrefix, CORPORA_PREFIX, keyProblem } from '../../shared/corpus';
 import { InvalidInputError, NotFoundError } from '../../shared/errors';
 import { modelTraits } from '../../models/traits';
@@ -277,7 +277,7 @@ export class WebEndpoints {
     const doc = await this.documentText(runId, id);
     const chars = doc.text.length;
     // Every edge (range and window) falls on a grapheme cluster boundary, as chunk cuts do
-    // (shared/chunking.ts `graphemeBoundary`): a slice never splits a character (half a surrogate
+    // (shared/unicode.ts `graphemeBoundary`): a slice never splits a character (half a surrogate
     // pair shows U+FFFD), so an edge asked inside a cluster moves back to the cluster's start.
     const start = graphemeBoundary(doc.text, Math.min(int('start', 0), chars), 'before');
     // A window is at most MAX_DOCUMENT_WINDOW characters of range plus its context, however large `end` is.

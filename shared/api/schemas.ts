@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { RunOptionsSchema } from '../config';
-import { MAX_DOCUMENT_BYTES } from '../text';
+import { MAX_DOCUMENT_BYTES } from '../decode';
 import { CorpusIdSchema, CorpusRefSchema, keyLike } from '../corpus';
 import { QuestionSchema, RunIdSchema } from '../pipeline/state';
 import type { ChunkFailure, Citation, KarStep, Message, RetryReport, RunResult, SkippedDocument } from '../types';

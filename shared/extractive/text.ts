@@ -8,6 +8,7 @@
  */
 import stemWord from 'wink-porter2-stemmer';
 import { eng as ENGLISH_STOP_WORDS } from 'stopword';
+import { codePointCut } from '../unicode';
 
 /** One sentence of a text: its trimmed text and its `[start, end)` offsets in that text. */
 export interface Sentence {
@@ -176,8 +177,7 @@ function cutPoint(text: string, from: number, limit: number): number {
   for (const found of [last((ch) => ch === '\n'), last((ch) => CLAUSE_MARK.test(ch)), last((ch) => SPACE.test(ch))]) {
     if (found > from) return found;
   }
-  const code = text.charCodeAt(limit - 1);
-  return code >= 0xd800 && code <= 0xdbff ? limit - 1 : limit;
+  return codePointCut(text, limit);
 }
 
 function trimEndAt(text: string, start: number, end: number): number {

@@ -12,6 +12,7 @@
 import { Allow, parse as parsePartialJson } from 'partial-json';
 import { NO_ANSWER } from '../types';
 import { contentTerms } from '../extractive/text';
+import { codePointCut } from '../unicode';
 
 // ---------------------------------------------------------------------------------------------
 // JSON extraction
@@ -556,10 +557,7 @@ export function parseSeekReply(text: string, options: SeekParseOptions = {}): Se
  */
 export function cutAt(text: string, max: number): string {
   if (text.length <= max) return text;
-  let end = max - 1;
-  const code = text.charCodeAt(end - 1);
-  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
-  return text.slice(0, end).trimEnd() + '…';
+  return text.slice(0, codePointCut(text, max - 1)).trimEnd() + '…';
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ import { ConfigurationError } from '../errors';
 import { issueMessages } from '../validation';
 import type { BlobStore } from '../ports';
 import { readDocument } from '../readers';
-import { MAX_DOCUMENT_BYTES, tooLargeReason, type DecodeResult } from '../text';
+import { MAX_DOCUMENT_BYTES, tooLargeReason, type DecodeResult } from '../decode';
 import { TOKENIZER_NAME, countTokens } from '../tokenizer';
 import { documentSummary, type Chunk, type DocumentSummary, type SkippedDocument, type SourceDocument } from '../types';
 import { cachedChunkKey, chunkCachePrefix } from './layout';
@@ -48,7 +48,7 @@ export const IO_CONCURRENCY = 16;
 
 /**
  * Version of the chunking algorithm's output, part of the cache key. Bump it whenever
- * `chunkCorpus` (shared/chunking.ts) or the readers (shared/readers/, shared/text.ts) would cut or read the
+ * `chunkCorpus` (shared/chunking.ts) or the readers (shared/readers/, shared/decode.ts) would cut or read the
  * same bytes differently, so that no run reuses chunks of the old algorithm.
  */
 export const CHUNKING_VERSION = 3;

@@ -7,10 +7,10 @@
  * Formats (`documentFormat`): PDF (`.pdf`, or the `%PDF-` signature), DOCX (`.docx`, or a ZIP that
  * holds `word/document.xml`), HTML (`.html`, `.htm`, `.xhtml`, or UTF-8 text that starts with a
  * doctype or `<html>`), Markdown (`.md`, `.markdown`, `.mdown`, `.mkd`), else plain UTF-8 text
- * (shared/text.ts `decodeDocument`, which also names what a binary file looks like). HTML and Markdown
+ * (shared/decode.ts `decodeDocument`, which also names what a binary file looks like). HTML and Markdown
  * are decoded as UTF-8 first, with the same rules and reasons as plain text.
  */
-import { decodeDocument, MAX_DOCUMENT_BYTES, type DecodeResult } from '../text';
+import { decodeDocument, MAX_DOCUMENT_BYTES, type DecodeResult } from '../decode';
 import type { SourceDocument } from '../types';
 import type { DocumentFormat, DocumentLocation } from './types';
 
@@ -62,7 +62,7 @@ const skip = (documentId: string, reason: string): DecodeResult => ({ skipped: {
  * Read one corpus object.
  * @returns `{ doc }` (text, `format`, `locations` when the format has them, `title` when the source
  *   names one), or `{ skipped }` with the reason (e.g. "encrypted PDF …", "not a readable DOCX (…)",
- *   the plain-text reasons of shared/text.ts `decodeDocument`).
+ *   the plain-text reasons of shared/decode.ts `decodeDocument`).
  * @throws InvalidInputError when `id` is empty (as decodeDocument).
  */
 export async function readDocument(id: string, bytes: Uint8Array): Promise<DecodeResult> {

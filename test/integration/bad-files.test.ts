@@ -17,7 +17,7 @@ import { EmptyCorpusError } from '../../shared/errors';
 import { runChunkKey, runRecordKey } from '../../shared/pipeline/layout';
 import type { RunRecord } from '../../shared/pipeline/run-record';
 import type { AgentModel } from '../../shared/ports';
-import { decodeDocument } from '../../shared/text';
+import { decodeDocument } from '../../shared/decode';
 import type { Chunk } from '../../shared/types';
 import { ANSWER_SENTENCE, scriptedModel, writeCorpus } from '../support/corpus';
 

@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { main } from '../../local/cli/cli';
-import { MAX_DOCUMENT_BYTES } from '../../shared/text';
+import { MAX_DOCUMENT_BYTES } from '../../shared/decode';
 
 let dir: string;
 let out: string[];

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { resolveCorpus } from '../../local/engine/corpus';
 import { chunkCorpus, ChunkStream } from '../../shared/chunking';
 import { CHUNKING_VERSION } from '../../shared/pipeline/ingest';
-import { decodeDocument } from '../../shared/text';
+import { decodeDocument } from '../../shared/decode';
 import type { Chunk, SourceDocument } from '../../shared/types';
 import { describeWithSharedData, SHARED_DATA } from '../support/shared-data';
 

@@ -1,6 +1,6 @@
 import { chunkCorpus, SEGMENT_SEPARATOR } from '../../shared/chunking';
 import { InvalidInputError } from '../../shared/errors';
-import { decodeDocument } from '../../shared/text';
+import { decodeDocument } from '../../shared/decode';
 import { countTokens } from '../../shared/tokenizer';
 import type { Chunk, SourceDocument } from '../../shared/types';
 

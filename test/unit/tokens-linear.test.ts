@@ -1,5 +1,5 @@
 /**
- * Token counting and token boundaries of texts with very long pre-tokens (shared/text.ts,
+ * Token counting and token boundaries of texts with very long pre-tokens (shared/tokenizer.ts,
  * `countTokens` and `tokenBoundaries`), which run their own O(n log n) byte-pair merge instead
  * of gpt-tokenizer's quadratic one: they must give exactly what the library gives.
  */

@@ -11,7 +11,7 @@ import fg from 'fast-glob';
 import { BUNDLED_CORPORA } from '../../local/engine/corpus';
 import { FsBlobStore } from '../../local/engine/fs-blob-store';
 import { WebEndpoints } from '../../local/services/web';
-import { graphemeBoundary } from '../../shared/chunking';
+import { graphemeBoundary } from '../../shared/unicode';
 import { parseJsonLines } from '../../eval/jsonl';
 import { causeMessage, MAX_CAUSE_CHARS } from '../../shared/executions';
 import { runRecordKey } from '../../shared/pipeline/layout';

@@ -1,6 +1,6 @@
 import { constants } from 'node:buffer';
 import { InvalidInputError } from '../../shared/errors';
-import { MAX_DOCUMENT_BYTES, decodeDocument } from '../../shared/text';
+import { MAX_DOCUMENT_BYTES, decodeDocument } from '../../shared/decode';
 import { tokenBoundaries } from '../../shared/tokenizer';
 import { decode as decodeTokens } from 'gpt-tokenizer';
 import { countTokens, encodeTokens } from '../../shared/tokenizer';
