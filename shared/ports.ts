@@ -110,16 +110,31 @@ export interface ChatRequest {
  * filter's canned message, never the model's reply): the agents read it as a refusal with a warning
  * (shared/llm/agents.ts), never as an answer or evidence.
  */
-export const CONTENT_FILTERED = 'content_filtered';
+export const CONTENT_FILTERED = 'content_filtered' as const;
+
+/**
+ * Why a reply ended, in the port's closed vocabulary; each adapter maps its provider's values once
+ * (models/bedrock/bedrock.ts, models/openai/openai.ts `stopReasonOf`, models/llama/llama.ts
+ * `stopReasonOf`):
+ * - `end_turn`: the model finished (Bedrock `end_turn`, a forced tool's `tool_use`; OpenAI `stop`;
+ *   node-llama-cpp `eogToken`);
+ * - `max_tokens`: cut off at the request's `maxTokens` (OpenAI `length`; node-llama-cpp `maxTokens`);
+ * - `stop_sequence`: a stop sequence ended it (Bedrock `stop_sequence`; node-llama-cpp
+ *   `stopGenerationTrigger`, `customStopTrigger`);
+ * - `content_filtered` ({@link CONTENT_FILTERED}): the provider's content filter withheld or replaced
+ *   the reply; `filteredBy` names the provider's value;
+ * - `other`: any other value (`providerStopReason` keeps it), read as a complete reply.
+ */
+export const STOP_REASONS = ['end_turn', 'max_tokens', 'stop_sequence', CONTENT_FILTERED, 'other'] as const;
+/** One stop reason of the port (see {@link STOP_REASONS}). */
+export type StopReason = (typeof STOP_REASONS)[number];
 
 export interface ChatResponse {
   text: string;
-  /**
-   * 'end_turn' | 'max_tokens' | 'stop_sequence' | `CONTENT_FILTERED` (the provider's content filter
-   * withheld or replaced the reply: Bedrock `guardrail_intervened` / `content_filtered`, OpenAI
-   * `content_filter`; `filteredBy` names which) | other provider value.
-   */
-  stopReason: string;
+  /** Why the reply ended ({@link STOP_REASONS}, mapped once by the adapter). */
+  stopReason: StopReason;
+  /** With `stopReason` `other`: the provider's own value, e.g. OpenAI "tool_calls". */
+  providerStopReason?: string;
   /** With `stopReason` `CONTENT_FILTERED`: the provider's own stop reason, e.g. "guardrail_intervened". */
   filteredBy?: string;
   inputTokens: number;

@@ -47,7 +47,7 @@ import {
 } from '../../shared/errors';
 import { foundationModelIdOf, isInferenceProfileId, supportsPromptCaching } from '../../shared/llm/model-spec';
 import { abortedCallError, callSignal } from '../call-signal';
-import { CONTENT_FILTERED, type ChatModel, type ChatRequest, type ChatResponse } from '../../shared/ports';
+import { CONTENT_FILTERED, type ChatModel, type ChatRequest, type ChatResponse, type StopReason } from '../../shared/ports';
 
 /** Options of `createBedrockRuntimeClient`. */
 export interface BedrockClientOptions {
@@ -346,18 +346,16 @@ export class BedrockChatModel implements ChatModel {
     } catch (error) {
       throw abortedCallError(`Bedrock Converse (model ${this.modelId})`, error) ?? mapBedrockError(error, this.modelId);
     }
-    const stopReason = output.stopReason ?? 'unknown';
+    const stopReason: string = output.stopReason ?? 'unknown';
     if (stopReason === 'model_context_window_exceeded') {
       throw new ContextOverflowError(`Bedrock Converse (model ${this.modelId}): input plus maxTokens (${request.maxTokens}) exceed the model's context window`);
     }
     const toolInput = tool ? toolInputOf(output.output?.message?.content) : undefined;
-    // A guardrail or the model's own content filter replaced the reply (Converse API stopReason).
     const filtered = stopReason === 'guardrail_intervened' || stopReason === 'content_filtered';
     return {
       ...(filtered && { filteredBy: stopReason }),
       text: toolInput ?? textOf(output.output?.message?.content),
-      // A forced tool's reply ends with stopReason "tool_use": the reply is complete.
-      stopReason: filtered ? CONTENT_FILTERED : toolInput !== undefined && stopReason === 'tool_use' ? 'end_turn' : stopReason,
+      ...converseStopReason(stopReason, toolInput !== undefined),
       ...(request.schema ? { structured: toolInput !== undefined ? ('schema' as const) : ('prose' as const) } : {}),
       inputTokens: output.usage?.inputTokens ?? 0,
       outputTokens: output.usage?.outputTokens ?? 0,
@@ -365,4 +363,18 @@ export class BedrockChatModel implements ChatModel {
       ...(output.usage?.cacheWriteInputTokens ? { cacheWriteInputTokens: output.usage.cacheWriteInputTokens } : {}),
     };
   }
+}
+
+/**
+ * The Converse API's `stopReason` onto the port's vocabulary (shared/ports.ts `STOP_REASONS`):
+ * `end_turn`, `max_tokens` and `stop_sequence` as they are; a forced tool's `tool_use` is a complete
+ * reply (`end_turn`); a guardrail or the model's own content filter (`guardrail_intervened`,
+ * `content_filtered`) is `content_filtered`; anything else is `other`, its value kept.
+ * (`model_context_window_exceeded` is thrown as ContextOverflowError before this.)
+ */
+export function converseStopReason(stopReason: string, toolReply: boolean): { stopReason: StopReason; providerStopReason?: string } {
+  if (stopReason === 'end_turn' || stopReason === 'max_tokens' || stopReason === 'stop_sequence') return { stopReason };
+  if (stopReason === 'tool_use' && toolReply) return { stopReason: 'end_turn' };
+  if (stopReason === 'guardrail_intervened' || stopReason === 'content_filtered') return { stopReason: CONTENT_FILTERED };
+  return { stopReason: 'other', providerStopReason: stopReason };
 }

@@ -29,7 +29,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigurationError, ContextOverflowError, ModelConfigurationError, ModelError } from '../../shared/errors';
 import { isMissingModule, missingPackageError } from '../../shared/optional-packages';
-import type { AgentModel, ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
+import type { AgentModel, ChatModel, ChatRequest, ChatResponse, StopReason } from '../../shared/ports';
 import type { ModelRunDefaults } from '../port';
 import { llamaProfileFor, type LlamaProfile } from './profiles';
 import { LlmAgents } from '../../shared/llm/agents';
@@ -272,10 +272,11 @@ function grammarFor(model: LoadedLlama, schema: ReplySchema): Promise<LlamaGramm
 }
 
 /** node-llama-cpp's stop reasons onto the port's vocabulary. */
-function stopReasonOf(reason: string): string {
-  if (reason === 'maxTokens') return 'max_tokens';
-  if (reason === 'eogToken' || reason === 'stopGenerationTrigger') return 'end_turn';
-  return reason;
+function stopReasonOf(reason: string): { stopReason: StopReason; providerStopReason?: string } {
+  if (reason === 'maxTokens') return { stopReason: 'max_tokens' };
+  if (reason === 'eogToken') return { stopReason: 'end_turn' };
+  if (reason === 'stopGenerationTrigger' || reason === 'customStopTrigger') return { stopReason: 'stop_sequence' };
+  return { stopReason: 'other', providerStopReason: reason };
 }
 
 /** A `ChatModel` over one loaded GGUF model (see the file comment). Create with `loadLlamaChatModel`. */
@@ -370,7 +371,7 @@ export class LlamaChatModel implements ChatModel {
       }
       return {
         text: result.response,
-        stopReason: stopReasonOf(result.metadata.stopReason),
+        ...stopReasonOf(result.metadata.stopReason),
         inputTokens: promptTokens,
         outputTokens: chat.sequence.tokenMeter.usedOutputTokens - before,
         ...(request.schema ? { structured: 'schema' as const } : {}),

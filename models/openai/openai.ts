@@ -52,7 +52,7 @@ import {
 } from '../../shared/errors';
 import { abortedCallError, callSignal } from '../call-signal';
 import { gateFor } from '../adaptive-gate';
-import { CONTENT_FILTERED, type ChatModel, type ChatRequest, type ChatResponse } from '../../shared/ports';
+import { CONTENT_FILTERED, type ChatModel, type ChatRequest, type ChatResponse, type StopReason } from '../../shared/ports';
 import { STRUCTURED_MODES, type OpenAiOptions, type StructuredMode } from '../port';
 
 // The options and modes are declared with the port (models/port.ts: what a host gives the providers).
@@ -284,11 +284,11 @@ export function mapOpenAiFetchError(error: unknown, modelId: string, baseUrl: st
 }
 
 /** Map an OpenAI `finish_reason` onto the port's `stopReason` vocabulary. */
-export function stopReasonOf(finishReason: unknown): string {
-  if (finishReason === 'stop') return 'end_turn';
-  if (finishReason === 'length') return 'max_tokens';
-  if (finishReason === 'content_filter') return CONTENT_FILTERED;
-  return typeof finishReason === 'string' ? finishReason : 'unknown';
+export function stopReasonOf(finishReason: unknown): { stopReason: StopReason; providerStopReason?: string } {
+  if (finishReason === 'stop') return { stopReason: 'end_turn' };
+  if (finishReason === 'length') return { stopReason: 'max_tokens' };
+  if (finishReason === 'content_filter') return { stopReason: CONTENT_FILTERED };
+  return { stopReason: 'other', providerStopReason: typeof finishReason === 'string' ? finishReason : 'unknown' };
 }
 
 /** The message content: a string, or (some servers) a list of `{type: "text", text}` parts. */
@@ -615,7 +615,7 @@ export class OpenAiChatModel implements ChatModel {
     if (!choice || content === undefined) throw new ModelError(`${where}: reply has no choices[0].message.content: ${text.slice(0, 200)}`);
     return {
       text: content,
-      stopReason: stopReasonOf(choice.finish_reason),
+      ...stopReasonOf(choice.finish_reason),
       ...(choice.finish_reason === 'content_filter' && { filteredBy: 'content_filter' }),
       inputTokens: nonNegativeInt(reply.usage?.prompt_tokens),
       outputTokens: nonNegativeInt(reply.usage?.completion_tokens),

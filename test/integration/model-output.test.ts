@@ -39,7 +39,7 @@ class MarkerChatModel implements ChatModel {
 
   async complete(request: ChatRequest): Promise<ChatResponse> {
     const prompt = request.messages.map((m) => m.text).join('\n');
-    const base = { stopReason: 'end_turn', inputTokens: 100, outputTokens: 10 };
+    const base = { stopReason: 'end_turn' as const, inputTokens: 100, outputTokens: 10 };
     if (request.role === 'reasoner') {
       const reno = /<message id="(r\d+-c\d+)"[^>]*>\nVisitors get maps at the Reno information desk\./.exec(prompt);
       const text = reno ? `Reno information desk [${reno[1]}]` : 'NO ANSWER';

@@ -305,7 +305,7 @@ describe('LlmAgents.seek', () => {
   });
 
   it('gives up after one retry when the reply is cut off twice: no message, a warning, no loop', async () => {
-    const cut = { text: 'The bridge opened in May 1937 and', stopReason: 'max_tokens' };
+    const cut = { text: 'The bridge opened in May 1937 and', stopReason: 'max_tokens' as const };
     const seeker = new ScriptedChatModel('m', [cut, cut, cut]);
 
     const result = await agentsWith(seeker).seek(seekRequest());
