@@ -19,7 +19,10 @@
  * - A prompt that does not fit (prompt tokens + the call's `maxTokens` > the context size) fails
  *   before any generation with ContextOverflowError naming both numbers; nothing is truncated.
  * - Usage: `inputTokens` = the prompt's tokens in the model's own tokenizer (the rendered chat
- *   template), `outputTokens` = tokens generated (the sequence's token meter).
+ *   template), `outputTokens` = tokens generated (the sequence's token meter), `cacheReadInputTokens`
+ *   = the prompt's tokens the sequence did not evaluate again: node-llama-cpp keeps each sequence's
+ *   evaluated tokens and evaluates only where a new prompt differs from them, so consecutive calls
+ *   that share a start (the system prompt; a KAR step after the one before it) pay only the rest.
  *
  * Why node-llama-cpp: it is the maintained Node binding of llama.cpp with prebuilt CPU binaries on
  * npm and grammar-constrained JSON output; nothing else on npm runs GGUF models in-process.
@@ -349,6 +352,7 @@ export class LlamaChatModel implements ChatModel {
         );
       }
       const before = chat.sequence.tokenMeter.usedOutputTokens;
+      const beforeInput = chat.sequence.tokenMeter.usedInputTokens;
       let result;
       try {
         const signal = callSignal();
@@ -369,10 +373,14 @@ export class LlamaChatModel implements ChatModel {
         this.templateWarned = true;
         warnings.push(`llama model ${path.basename(model.file)} has no chat template in its metadata (a base model?); a generic chat format is used`);
       }
+      // node-llama-cpp keeps the sequence's evaluated tokens and evaluates only where the new prompt
+      // differs (LlamaContextSequence.adaptStateToTokens): the rest was read from the KV cache.
+      const reused = Math.max(0, promptTokens - (chat.sequence.tokenMeter.usedInputTokens - beforeInput));
       return {
         text: result.response,
         ...stopReasonOf(result.metadata.stopReason),
         inputTokens: promptTokens,
+        ...(reused > 0 && { cacheReadInputTokens: reused }),
         outputTokens: chat.sequence.tokenMeter.usedOutputTokens - before,
         ...(request.schema ? { structured: 'schema' as const } : {}),
         ...(warnings.length > 0 ? { warnings } : {}),

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { main } from '../../local/cli/cli';
 import { resolveCorpus } from '../../local/engine/corpus';
-import { disposeLlamaModels } from '../../models/llama/llama';
+import { disposeLlamaModels, LlamaChatModel } from '../../models/llama/llama';
 import { runLocal } from '../../local/engine/run';
 import { startLocalStack, type LocalStack } from '../../local/engine/stack';
 import { runLocalSurvey } from '../../local/engine/survey';
@@ -105,6 +105,26 @@ describeWithSharedData('with the shared datasets', () =>
       // No seek reply is lost to the output limit (see cutOffWarnings).
       expect(cutOffWarnings(result)).toEqual([]);
       expect(result.poolSize).toBeGreaterThan(0);
+    });
+
+    it('llama: a call that starts as the one before it evaluates only the rest, and says so (cacheReadInputTokens)', async () => {
+      const model = await LlamaChatModel.load(modelPath, { sequences: 1 });
+      const passage = 'Millbrook was founded in 1842 by the miller Anne Hale. '.repeat(30);
+      const ask = (question: string) =>
+        model.complete({
+          role: 'reasoner',
+          system: 'You answer questions about a passage.',
+          messages: [{ role: 'user', text: `${passage}\nQuestion: ${question}\nAnswer:` }],
+          maxTokens: 4,
+          temperature: 0,
+        });
+
+      await ask('When was it founded?');
+      const next = await ask('Who founded it?');
+
+      // Only the question and the reply's start differ: far less than a fifth of the prompt.
+      expect(next.cacheReadInputTokens ?? 0).toBeGreaterThan(next.inputTokens * 0.8);
+      expect(next.cacheReadInputTokens ?? 0).toBeLessThan(next.inputTokens);
     });
 
     it('llama: the default options adapt to the model context (8,192 tokens): a 10,000-token corpus needs no option', async () => {
