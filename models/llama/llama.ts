@@ -27,7 +27,8 @@
  * Why node-llama-cpp: it is the maintained Node binding of llama.cpp with prebuilt CPU binaries on
  * npm and grammar-constrained JSON output; nothing else on npm runs GGUF models in-process.
  */
-import { open, realpath, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, open, realpath, rename, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigurationError, ContextOverflowError, ModelConfigurationError, ModelError } from '../../shared/errors';
@@ -63,6 +64,108 @@ export interface LlamaOptions {
   sequences?: number;
   /** CPU threads; default EXTAGENTS_LLAMA_THREADS, else node-llama-cpp's count of math cores. */
   threads?: number;
+  /**
+   * Disk for the evaluated states of prompt prefixes (`PromptStates`), bytes; default
+   * EXTAGENTS_LLAMA_STATE_MB, else `DEFAULT_PROMPT_STATE_BYTES`; 0 keeps none.
+   */
+  promptStateBytes?: number;
+}
+
+/** Default disk for saved prompt-prefix states: 1 GiB (about 80 chunks of 1,000 tokens of the reference model). */
+export const DEFAULT_PROMPT_STATE_BYTES = 2 ** 30;
+
+/**
+ * The bytes of EXTAGENTS_LLAMA_STATE_MB (MiB), if set: the disk the saved prompt-prefix states of a
+ * process may use (0: none are kept).
+ * @throws ConfigurationError when it is set to anything but an integer 0-1048576.
+ */
+export function llamaStateBytesFromEnv(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const value = env.EXTAGENTS_LLAMA_STATE_MB?.trim();
+  if (value === undefined || value === '') return undefined;
+  const mib = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isInteger(mib) || mib > 1_048_576) throw new ConfigurationError(`EXTAGENTS_LLAMA_STATE_MB must be an integer 0-1048576 (MiB; got "${value}")`);
+  return mib * 2 ** 20;
+}
+
+/**
+ * The evaluated states of prompt prefixes, kept on disk so a prompt that starts with a prefix read
+ * before evaluates only the rest (issue 38: each chunk is read once). A request names its prefix with
+ * `ChatRequest.cacheable` (the prose seeking agent's passage, the same in every round and for every
+ * question over the chunk); a state is the sequence's whole state after that call
+ * (`LlamaContextSequence.saveStateToFile`), and a later call with the same system prompt and prefix
+ * loads it (`loadStateFromFile`), after which node-llama-cpp evaluates only from the first token that
+ * differs. Files live in a directory of this process (removed by `disposeLlamaModels`), written to a
+ * temporary name and renamed (a killed write leaves no half state), at most `maxBytes` in all, the
+ * least recently used removed first. A state that fails to load is dropped and the prompt evaluated
+ * whole (time lost, nothing else). Hand-written: node-llama-cpp saves and loads one state; choosing
+ * which to keep is ours.
+ */
+class PromptStates {
+  private readonly files = new Map<string, { file: string; bytes: number }>();
+  private total = 0;
+  private dir: string | undefined;
+  /** The prefix key each sequence's state starts with (undefined: unknown or none). */
+  private readonly holding = new WeakMap<LlamaChat, string>();
+
+  constructor(private readonly maxBytes: number) {}
+
+  /** The key of a request's cacheable prefix, or undefined when it has none the adapter can use. */
+  keyOf(request: ChatRequest): string | undefined {
+    const split = request.cacheable;
+    if (this.maxBytes <= 0 || split === undefined || request.messages.length !== 1 || request.messages[0].text !== `${split.prefix}\n${split.suffix}`)
+      return undefined;
+    return createHash('sha256').update(`${request.system}\u0000${split.prefix}`).digest('hex');
+  }
+
+  /** Before a call: load the prefix's state into the sequence unless it already holds it. */
+  async restore(chat: LlamaChat, key: string): Promise<void> {
+    const saved = this.files.get(key);
+    if (saved === undefined || this.holding.get(chat) === key) return;
+    this.files.delete(key);
+    try {
+      await chat.sequence.loadStateFromFile(saved.file, { acceptRisk: true });
+      this.files.set(key, saved); // most recently used last
+    } catch {
+      this.total -= saved.bytes;
+      await rm(saved.file, { force: true });
+      await chat.sequence.clearHistory();
+    }
+  }
+
+  /** After a call: the sequence now starts with `key`'s prefix (or nothing known); save it once. */
+  async keep(chat: LlamaChat, key: string | undefined): Promise<void> {
+    if (key === undefined) {
+      this.holding.delete(chat);
+      return;
+    }
+    this.holding.set(chat, key);
+    if (this.files.has(key)) return;
+    this.dir ??= await mkdtemp(path.join(os.tmpdir(), 'extagents-llama-state-'));
+    const file = path.join(this.dir, key);
+    try {
+      const { fileSize } = await chat.sequence.saveStateToFile(`${file}.tmp`);
+      await rename(`${file}.tmp`, file);
+      this.files.set(key, { file, bytes: fileSize });
+      this.total += fileSize;
+    } catch {
+      await rm(`${file}.tmp`, { force: true });
+      return;
+    }
+    for (const [oldKey, old] of this.files) {
+      if (this.total <= this.maxBytes) break;
+      this.files.delete(oldKey);
+      this.total -= old.bytes;
+      await rm(old.file, { force: true });
+    }
+  }
+
+  /** Remove every saved state and the directory. */
+  async clear(): Promise<void> {
+    this.files.clear();
+    this.total = 0;
+    if (this.dir !== undefined) await rm(this.dir, { recursive: true, force: true });
+    this.dir = undefined;
+  }
 }
 
 /**
@@ -170,6 +273,7 @@ interface LoadedLlama {
   readonly free: LlamaChat[];
   readonly waiting: Array<(chat: LlamaChat) => void>;
   readonly grammars: Map<string, Promise<LlamaGrammar>>;
+  readonly states: PromptStates;
 }
 
 const loaded = new Map<string, Promise<LoadedLlama>>();
@@ -185,7 +289,10 @@ async function loadLlama(file: string, options: LlamaOptions): Promise<LoadedLla
   if (!Number.isInteger(sequences) || sequences < 1 || sequences > 64)
     throw new ConfigurationError(`llama: sequences must be an integer 1-64 (got ${sequences})`);
   const threads = options.threads ?? llamaThreadsFromEnv();
-  const key = `${realPath}#${sequences}#${options.contextTokens ?? ''}#${threads ?? ''}`;
+  const stateBytes = options.promptStateBytes ?? llamaStateBytesFromEnv() ?? DEFAULT_PROMPT_STATE_BYTES;
+  if (!Number.isSafeInteger(stateBytes) || stateBytes < 0)
+    throw new ConfigurationError(`llama: promptStateBytes must be a whole number of bytes (got ${stateBytes})`);
+  const key = `${realPath}#${sequences}#${options.contextTokens ?? ''}#${threads ?? ''}#${stateBytes}`;
   let entry = loaded.get(key);
   if (!entry) {
     onDispose(disposeLlamaModels);
@@ -239,6 +346,7 @@ async function loadLlama(file: string, options: LlamaOptions): Promise<LoadedLla
         free,
         waiting: [],
         grammars: new Map(),
+        states: new PromptStates(stateBytes),
       };
     })();
     loaded.set(key, entry);
@@ -351,6 +459,8 @@ export class LlamaChatModel implements ChatModel {
           { tokens: { prompt: promptTokens, context: contextTokens, reply: request.maxTokens } },
         );
       }
+      const stateKey = model.states.keyOf(request);
+      if (stateKey !== undefined) await model.states.restore(chat, stateKey);
       const before = chat.sequence.tokenMeter.usedOutputTokens;
       const beforeInput = chat.sequence.tokenMeter.usedInputTokens;
       let result;
@@ -368,6 +478,7 @@ export class LlamaChatModel implements ChatModel {
         if (aborted !== undefined) throw aborted;
         throw new ModelError(`llama model ${path.basename(model.file)}: generation failed: ${(error as Error).message}`, { cause: error });
       }
+      await model.states.keep(chat, stateKey);
       const warnings: string[] = [];
       if (!model.hasChatTemplate && !this.templateWarned) {
         this.templateWarned = true;
@@ -402,6 +513,7 @@ export async function disposeLlamaModels(): Promise<void> {
   for (const entry of entries) {
     try {
       const model = await entry;
+      await model.states.clear();
       await model.context.dispose();
       await model.model.dispose();
     } catch {

@@ -518,6 +518,7 @@ export class LlmAgents implements AgentModel {
       role: 'seeker',
       system: prompt.system,
       messages: [{ role: 'user', text: prompt.user }],
+      ...(prompt.cacheable && { cacheable: prompt.cacheable }),
       maxTokens: Math.min(PROSE_SEEK_MAX_TOKENS, this.maxTokens.seek),
       temperature: this.temperature,
     };

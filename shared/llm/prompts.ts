@@ -198,7 +198,9 @@ export const SEEK_PROSE_SYSTEM_PROMPT = [
 
 /**
  * Build the prose seeker's prompt for one chunk in one round: the passage, in rounds >= 2 the known
- * evidence, then the question and "Answer:" (the plain prompt's order: question last).
+ * evidence, then the question and "Answer:" (the plain prompt's order: question last). The user text
+ * is already in prompt-cache order, so `cacheable` splits it after the passage (`user` = prefix,
+ * a line break, suffix).
  * @param request as for `buildSeekPrompt`.
  */
 export function buildProseSeekPrompt(request: SeekRequest): PromptPair {
@@ -212,7 +214,10 @@ export function buildProseSeekPrompt(request: SeekRequest): PromptPair {
     );
   }
   parts.push('', `Question: ${escapeUntrusted(request.question)}`, 'Answer:');
-  return { system: SEEK_PROSE_SYSTEM_PROMPT, user: parts.join('\n') };
+  // The passage first: the same for every round and question over the chunk (a prompt cache's prefix).
+  const prefix = parts.slice(0, 2).join('\n');
+  const suffix = parts.slice(2).join('\n');
+  return { system: SEEK_PROSE_SYSTEM_PROMPT, user: `${prefix}\n${suffix}`, cacheable: { prefix, suffix } };
 }
 
 /** Words of at least 3 letters, lower-cased: the shingles `echoesPrompt` compares. */

@@ -15,6 +15,7 @@ import { runLocal } from '../../local/engine/run';
 import { startLocalStack, type LocalStack } from '../../local/engine/stack';
 import { runLocalSurvey } from '../../local/engine/survey';
 import { resetStructuredModeDetection } from '../../models/openai/openai';
+import type { ChatResponse } from '../../shared/ports';
 import { NO_ANSWER, type RunResult } from '../../shared/types';
 import { startLlamaOpenAiServer, type LlamaOpenAiServer } from '../support/llama-openai-server';
 import { describeWithRealModel } from '../support/real-model';
@@ -125,6 +126,37 @@ describeWithSharedData('with the shared datasets', () =>
       // Only the question and the reply's start differ: far less than a fifth of the prompt.
       expect(next.cacheReadInputTokens ?? 0).toBeGreaterThan(next.inputTokens * 0.8);
       expect(next.cacheReadInputTokens ?? 0).toBeLessThan(next.inputTokens);
+    });
+
+    it("llama: a passage read before (another chunk's call in between) is loaded from its saved state, not evaluated again", async () => {
+      const withStates = await LlamaChatModel.load(modelPath, { sequences: 1 });
+      const without = await LlamaChatModel.load(modelPath, { sequences: 1, promptStateBytes: 0 });
+      const passage = (n: number): string => `Passage:\n<chunk>\n${`Town ${n} was founded in 18${n}0 by the miller Anne Hale. `.repeat(30)}\n</chunk>`;
+      const seek = (model: LlamaChatModel, n: number, question: string) => {
+        const suffix = `\nQuestion: ${question}\nAnswer:`;
+        return model.complete({
+          role: 'seeker',
+          system: 'You answer questions from the given passage.',
+          messages: [{ role: 'user', text: `${passage(n)}\n${suffix}` }],
+          cacheable: { prefix: passage(n), suffix },
+          maxTokens: 4,
+          temperature: 0,
+        });
+      };
+
+      const saved: ChatResponse[] = [];
+      const evaluatedAgain: ChatResponse[] = [];
+      for (const model of [withStates, without]) {
+        await seek(model, 1, 'When was it founded?');
+        await seek(model, 2, 'When was it founded?');
+        const again = await seek(model, 1, 'Who founded it?');
+        (model === withStates ? saved : evaluatedAgain).push(again);
+      }
+
+      // With saved states only the question differs; without, the passage is evaluated again.
+      expect(saved[0].cacheReadInputTokens ?? 0).toBeGreaterThan(saved[0].inputTokens * 0.8);
+      expect(evaluatedAgain[0].cacheReadInputTokens ?? 0).toBeLessThan(evaluatedAgain[0].inputTokens * 0.2);
+      expect(saved[0].text).toBe(evaluatedAgain[0].text);
     });
 
     it('llama: the default options adapt to the model context (8,192 tokens): a 10,000-token corpus needs no option', async () => {

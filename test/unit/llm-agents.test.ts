@@ -691,6 +691,24 @@ describe('LlmAgents.seek: prose replies (seekerReply "prose")', () => {
     expect(seeker.requests[0].maxTokens).toBe(PROSE_SEEK_MAX_TOKENS);
   });
 
+  it('marks the passage as the prompt-cache prefix, the same in round 1 and round 2 (only the suffix grows)', async () => {
+    const seeker = new ScriptedChatModel('s', [{ text: 'Joseph Strauss' }, { text: 'Joseph Strauss' }]);
+    const agents = proseSeeker(seeker);
+    const question = 'Who was the chief engineer?';
+
+    await agents.seek(seekRequest({ question, chunk: chunkOf(PASSAGE) }));
+    await agents.seek(seekRequest({ question, chunk: chunkOf(PASSAGE), round: 2, synchronized: [messageOf('r1-c3', 'The bridge opened in May 1937.')] }));
+
+    const [first, second] = seeker.requests;
+    for (const request of [first, second]) {
+      expect(request.cacheable?.prefix).toMatch(/^Passage:\n<chunk>/);
+      expect(request.messages[0].text).toBe(`${request.cacheable?.prefix}\n${request.cacheable?.suffix}`);
+    }
+    expect(second.cacheable?.prefix).toBe(first.cacheable?.prefix);
+    expect(second.cacheable?.suffix).toContain('The bridge opened in May 1937.');
+    expect(first.cacheable?.suffix).not.toContain('May 1937');
+  });
+
   it('reads NONE as no information: no message, no warning', async () => {
     // Arrange
     const seeker = new ScriptedChatModel('s', [{ text: 'NONE' }]);
