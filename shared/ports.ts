@@ -3,7 +3,7 @@
  * models by the providers of models/ (one folder per model kind), storage for AWS (lambdas/adapters/*)
  * and for the local run (local/*). Nothing here imports the AWS SDK.
  */
-import type { Chunk, KarStep, Message, RoleUsage, AgentRole } from './types';
+import type { Chunk, KarStep, Message, RoleUsage, AgentRole, NO_ANSWER } from './types';
 import type { ReplySchema } from './llm/schemas';
 
 // ---------------------------------------------------------------------------------------------
@@ -24,20 +24,38 @@ export interface SeekRequest {
   synchronized: Message[];
 }
 
-/** What a seeking agent returns: in ONE model call, the evidence and its relevance score. */
-export interface SeekResult {
-  /** Extracted evidence, or null for "no information" (yields no message). */
-  evidence: string | null;
-  /** Relevance score 0-100 (integer; clamped by the parser). 0 when evidence is null. */
+/**
+ * What a seeking agent returns: in ONE model call, the evidence and its relevance score, or "no
+ * information" (`evidence: null`, score 0, no spans: the chunk yields no message). A union, so no
+ * result can hold a score or spans without evidence.
+ */
+export type SeekResult = SeekEvidence | SeekNothing;
+
+/** Fields of every seek result. */
+interface SeekOutcomeBase {
+  usage: RoleUsage;
+  /** Non-fatal problems (e.g. "score missing; fallback 50 used"). */
+  warnings: string[];
+}
+
+/** A seek that found evidence. */
+export interface SeekEvidence extends SeekOutcomeBase {
+  /** Extracted evidence (may be empty or white space only, which still yields no message: shared/method.ts `buildMessage`). */
+  evidence: string;
+  /** Relevance score 0-100 (integer; clamped by the parser). */
   score: number;
   /**
    * Verbatim spans of the chunk text that support the evidence, as offsets into the chunk text
    * (`[start, end)`). The LLM adapter fills this by locating quoted sentences; may be empty.
    */
   spans: Array<{ start: number; end: number }>;
-  usage: RoleUsage;
-  /** Non-fatal problems (e.g. "score missing; fallback 50 used"). */
-  warnings: string[];
+}
+
+/** A seek that found nothing ("no information"). */
+export interface SeekNothing extends SeekOutcomeBase {
+  evidence: null;
+  score: 0;
+  spans: [];
 }
 
 /** What the reasoning agent receives in one knowledge-accumulating reasoning step. */
@@ -49,14 +67,30 @@ export interface ReasonRequest {
   force: boolean;
 }
 
-/** The reasoning agent's answer, or its structured refusal. */
-export interface ReasonResult {
-  /** False = structured refusal ("NO ANSWER"): KAR widens k. */
-  answerable: boolean;
-  /** The answer text; "NO ANSWER" when not answerable. */
+/**
+ * The reasoning agent's answer, or its structured refusal (`answerable: false`, the answer exactly
+ * "NO ANSWER", nothing cited): KAR widens k. A union, so no refusal carries an answer or citations.
+ */
+export type ReasonResult = ReasonAnswer | ReasonRefusal;
+
+/** An answer of the reasoning agent. */
+export interface ReasonAnswer extends ReasonOutcomeBase {
+  answerable: true;
+  /** The answer text. */
   answer: string;
   /** Ids of the messages the answer relies on (subset of the request's messages). */
   citedMessageIds: string[];
+}
+
+/** A structured refusal of the reasoning agent. */
+export interface ReasonRefusal extends ReasonOutcomeBase {
+  answerable: false;
+  answer: typeof NO_ANSWER;
+  citedMessageIds: [];
+}
+
+/** Fields of every reasoning result. */
+interface ReasonOutcomeBase {
   usage: RoleUsage;
   warnings: string[];
   /**

@@ -350,4 +350,4 @@ export interface ReseekReport {
 }
 
 /** The exact refusal marker of the method. */
-export const NO_ANSWER = 'NO ANSWER';
+export const NO_ANSWER = 'NO ANSWER' as const;

@@ -109,7 +109,7 @@ export function buildSectionPrompt(request: SectionRequest): { system: string; u
  * Parse an outline reply leniently.
  * @returns `covered` (false only when the reply says so and gives no section), the outline or null.
  */
-export function parseOutlineReply(text: string, topic: string, maxSections: number): { covered: boolean; outline: Outline | null } {
+export function parseOutlineReply(text: string, topic: string, maxSections: number): { covered: true; outline: Outline } | { covered: false; outline: null } {
   const json = extractJsonObject(text);
   let sections: OutlineSection[] = [];
   let title: string | undefined;

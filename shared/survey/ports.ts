@@ -19,15 +19,14 @@ export interface OutlineRequest {
   force: boolean;
 }
 
-/** The outline, or the structured "the knowledge does not yet cover the topic" (KAR doubles k). */
-export interface OutlineResult {
-  /** False = not yet covered: KAR doubles k. Always true when the request was forced (unless nothing to outline). */
-  covered: boolean;
-  /** The outline when covered (1..maxSections sections). */
-  outline: Outline | null;
-  usage: RoleUsage;
-  warnings: string[];
-}
+/**
+ * The outline, or the structured "the knowledge does not yet cover the topic" (KAR doubles k). A
+ * union: an outline exactly when covered. Covered is always the case when the request was forced
+ * (unless there is nothing to outline).
+ */
+export type OutlineResult =
+  | { covered: true /** 1..maxSections sections. */; outline: Outline; usage: RoleUsage; warnings: string[] }
+  | { covered: false; outline: null; usage: RoleUsage; warnings: string[] };
 
 /** What the writer reads for one section. */
 export interface SectionRequest {

@@ -16,7 +16,7 @@ import { runLocal } from '../../local/engine/run';
 import { describeRun } from '../../local/engine/runs';
 import { startServer } from '../../local/services/serve';
 import type { RunProgressEvent } from '../../shared/progress';
-import type { AgentModel } from '../../shared/ports';
+import type { AgentModel, SeekResult } from '../../shared/ports';
 import { RunProgressTracker } from '../../local/engine/run-progress';
 import { InvalidInputError, ModelTimeoutError, ModelUnavailableError } from '../../shared/errors';
 import { TWO_HOP_OPTIONS, TWO_HOP_QUESTION, twoHopCorpus, twoHopModel } from '../support/two-hop';
@@ -147,7 +147,7 @@ describe('progress of every phase', () => {
   it('announces no KAR step and no best-effort answer when no seeking agent found anything (the empty pool makes no model call)', async () => {
     const events: RunProgressEvent[] = [];
     const usage = { calls: 1, inputTokens: 1, outputTokens: 1 };
-    const finding = { ...twoHopModel(), seek: async () => ({ evidence: null, score: 0, spans: [], usage, warnings: [] }) };
+    const finding = { ...twoHopModel(), seek: async (): Promise<SeekResult> => ({ evidence: null, score: 0, spans: [], usage, warnings: [] }) };
 
     const result = await runTwoHop(finding, events);
 

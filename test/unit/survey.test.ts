@@ -82,11 +82,12 @@ describe('outline (knowledge-accumulating reasoning)', () => {
       extractive: false,
       async outline(request: OutlineRequest): Promise<OutlineResult> {
         seen.push(request.messages.length);
-        const covered = request.messages.length >= 5;
+        const usage = { calls: 1, inputTokens: 0, outputTokens: 0 };
+        if (request.messages.length < 5) return { covered: false, outline: null, usage, warnings: [] };
         return {
-          covered,
-          outline: covered ? { title: 'T', sections: [{ heading: 'A', scope: 'a' }] } : null,
-          usage: { calls: 1, inputTokens: 0, outputTokens: 0 },
+          covered: true,
+          outline: { title: 'T', sections: [{ heading: 'A', scope: 'a' }] },
+          usage,
           warnings: [],
         };
       },
