@@ -251,7 +251,7 @@ export interface SkippedDocument {
  * Transient model errors of a run: ModelThrottledError, ModelUnavailableError, ModelTimeoutError
  * (`RETRYABLE_ERRORS` of shared/errors.ts). Each one failed one attempt of a Seek or Reason task,
  * which the workflow's Retry (infra/extagents-workflow.ts, `MODEL_RETRY`) ran again after a jittered
- * backoff, unless the task's attempts were exhausted (then the chunk is in `failedChunks`, or the run
+ * backoff, unless the task's attempts were exhausted (then the chunk is in `chunkFailures`, or the run
  * failed). Counted by the task before it rethrows the error, so the figure is exact for errors that
  * reached the task; retries made inside the SDK client are not included.
  */
@@ -313,9 +313,10 @@ export interface RunResult {
   /** Runs with `reseek: 'promising'` only: how many chunks each round sought (shared/reseek.ts). */
   reseek?: ReseekReport;
   skipped: SkippedDocument[];
-  /** Chunks whose seeking agent failed permanently in the last round (tolerated by the Distributed Map). */
-  failedChunks: number[];
-  /** One entry per `failedChunks` entry, same order: the error that failed it. */
+  /**
+   * The chunks whose seeking agent failed permanently in the last round (tolerated by the
+   * Distributed Map), in chunk order, each with the error that failed it.
+   */
   chunkFailures: ChunkFailure[];
   /** Transient model errors, each retried by the workflow (see `RetryReport`). */
   retries: RetryReport;

@@ -66,7 +66,7 @@ export const runMetrics: RunMetrics = {
   runFinished: (result: RunResult) => {
     count(METRIC.runsFinished);
     count(METRIC.refusals, result.answerable ? 0 : 1);
-    count(METRIC.failedChunks, result.failedChunks.length);
+    count(METRIC.failedChunks, result.chunkFailures.length);
   },
 };
 

@@ -104,9 +104,9 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
     lines.push(`Skipped documents (${result.skipped.length}):`);
     for (const s of result.skipped) lines.push(`  ${s.documentId}: ${s.reason}`);
   }
-  if (result.failedChunks.length > 0) {
-    lines.push(`Failed chunks (tolerated, ${result.failedChunks.length}): ${result.failedChunks.join(', ')}`);
-    for (const f of result.chunkFailures ?? []) lines.push(`  chunk ${f.chunk} (round ${f.round}): ${f.error}: ${f.message}`);
+  if (result.chunkFailures.length > 0) {
+    lines.push(`Failed chunks (tolerated, ${result.chunkFailures.length}): ${result.chunkFailures.map((f) => f.chunk).join(', ')}`);
+    for (const f of result.chunkFailures) lines.push(`  chunk ${f.chunk} (round ${f.round}): ${f.error}: ${f.message}`);
   }
   const retries = formatRetries(result);
   if (retries !== undefined) lines.push(retries);

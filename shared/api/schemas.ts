@@ -346,8 +346,9 @@ export const RunResultSchema = z
       .optional()
       .describe('Runs with reseek "promising" only (docs/CONCEPTS.md, "Later rounds that re-read only promising chunks"): the chunks each round sought'),
     skipped: z.array(SkippedDocumentSchema),
-    failedChunks: z.array(z.number().int()).describe('Chunks whose seeking agent failed permanently in the last round'),
-    chunkFailures: z.array(ChunkFailureSchema).describe('One entry per failedChunks entry: the error that failed it'),
+    chunkFailures: z
+      .array(ChunkFailureSchema)
+      .describe('The chunks whose seeking agent failed permanently in the last round, in chunk order, each with the error that failed it'),
     retries: RetryReportSchema,
     warnings: z.array(z.string()),
   })

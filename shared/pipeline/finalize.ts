@@ -78,14 +78,15 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
   const promising = record.options.reseek === 'promising';
   const chosen = promising ? await reseekChosen(blobs, state.runId, state.round) : [];
   const expected = chosen.length > 0 ? chosen[chosen.length - 1] : covered;
-  const failedChunks = expected.filter((i) => !soughtSet.has(i));
   const failureOf = new Map(failures.map((f) => [f.chunk, f]));
-  const chunkFailures: ChunkFailure[] = failedChunks.map((chunk) => {
-    const failure = failureOf.get(chunk);
-    return failure
-      ? { chunk, round: state.round, error: failure.error, message: failure.message }
-      : { chunk, round: state.round, error: 'Unknown', message: UNKNOWN_FAILURE };
-  });
+  const chunkFailures: ChunkFailure[] = expected
+    .filter((i) => !soughtSet.has(i))
+    .map((chunk) => {
+      const failure = failureOf.get(chunk);
+      return failure
+        ? { chunk, round: state.round, error: failure.error, message: failure.message }
+        : { chunk, round: state.round, error: 'Unknown', message: UNKNOWN_FAILURE };
+    });
   const { byRole, byError } = counters.transientErrors;
   const retries: RetryReport = { total: byRole.seeker + byRole.reasoner, byRole, byError };
 
@@ -126,7 +127,6 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
     ...(grow && { coverage: coverageReport(state, record.options.coverageFirstChunks) }),
     ...(promising && { reseek: { mode: 'promising', chunksPerRound: [covered.length, ...chosen.map((c) => c.length)] } satisfies ReseekReport }),
     skipped: record.skipped,
-    failedChunks,
     chunkFailures,
     retries,
     warnings,

@@ -56,7 +56,7 @@ describe('the metrics the handlers emit', () => {
       const telemetry = await import('../../lambdas/adapters/telemetry');
       const handler = telemetry.withMetrics(async () => {
         telemetry.recordUsage('seeker', { calls: 2, inputTokens: 300, outputTokens: 40 });
-        telemetry.runMetrics.runFinished({ answerable: false, failedChunks: [3, 4] } as never);
+        telemetry.runMetrics.runFinished({ answerable: false, chunkFailures: [{ chunk: 3 }, { chunk: 4 }] } as never);
         return 'done';
       });
       await handler({ runId: 'run-1' });

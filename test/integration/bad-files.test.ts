@@ -106,7 +106,7 @@ describe('bad input files in a local run', () => {
     expect(rebuilt.get('crlf.txt')).toBe('one\ntwo\nthree\n\nfour\n');
     expect(rebuilt.get('line.json')).toBe(line); // 20 MB, nothing dropped
     expect(result.chunks).toBeGreaterThan(300);
-    expect(result.failedChunks).toEqual([]);
+    expect(result.chunkFailures).toEqual([]);
     // The answer is cited at its offsets in the decoded text
     expect(result.answer).toBe('saffron');
     const decoded = decodeDocument('bom.txt', files['bom.txt'] as Uint8Array);

@@ -74,7 +74,7 @@ describe('coverage that grows only when needed (coverage grow)', () => {
     expect(grow.sought).toEqual([[1, BIRTH_CHUNK]]);
     expect(grow.result.usage.seeker.calls).toBe(1);
     expect(grow.result.coverage).toEqual({ mode: 'grow', covered: 1, cap: 7, tranches: 1 });
-    expect(grow.result.failedChunks).toEqual([]);
+    expect(grow.result.chunkFailures).toEqual([]);
     expect(full.result.coverage).toBeUndefined();
   });
 
@@ -129,7 +129,7 @@ describe('coverage that grows only when needed (coverage grow)', () => {
       ].sort(),
     );
     expect(grow.result.coverage).toEqual({ mode: 'grow', covered: 2, cap: 2, tranches: 2 });
-    expect(grow.result.failedChunks).toEqual([]);
+    expect(grow.result.chunkFailures).toEqual([]);
     expect(grow.result.poolSize).toBe(4);
   });
 

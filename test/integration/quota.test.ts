@@ -128,7 +128,7 @@ describe('a run with a stated quota', () => {
       stateDir: path.join(dir, 'state'),
     });
 
-    expect(result.failedChunks).toEqual([]);
+    expect(result.chunkFailures).toEqual([]);
     expect(result.concurrency?.throttledCalls).toBe(4);
     expect(result.retries.byError).toEqual({ ModelThrottledError: 4 });
     expect(result.concurrency?.throttleWaitSeconds).toBeGreaterThanOrEqual(1.2);

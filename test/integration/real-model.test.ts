@@ -175,7 +175,7 @@ describeWithSharedData('with the shared datasets', () =>
 
       // 40% of 8,192 tokens per chunk (runOptionDefaultsForContext), so no prompt overflows the context.
       expect(result.chunks).toBeGreaterThanOrEqual(2);
-      expect(result.failedChunks).toEqual([]);
+      expect(result.chunkFailures).toEqual([]);
       await expectWellFormed(result, corpus);
     });
 

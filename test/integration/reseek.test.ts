@@ -84,7 +84,7 @@ describe('later rounds that re-read only promising chunks (reseek promising)', (
     expect(promising.result.usage.seeker.calls).toBe(chunks + 2);
     expect(all.result.usage.seeker.calls).toBe(2 * chunks);
     expect(promising.result.reseek).toEqual({ mode: 'promising', chunksPerRound: [chunks, 2] });
-    expect(promising.result.failedChunks).toEqual([]);
+    expect(promising.result.chunkFailures).toEqual([]);
     expect(all.result.reseek).toBeUndefined();
   });
 
@@ -140,7 +140,7 @@ describe('later rounds that re-read only promising chunks (reseek promising)', (
       // What ask and runs show print
       expect(formatResult(skip.result)).toContain('Reseek (promising): chunks sought per round of 7: round 1: 7, round 2: 1, round 3: skipped');
       expect(skip.result.rounds).toBe(3);
-      expect(skip.result.failedChunks).toEqual([]);
+      expect(skip.result.chunkFailures).toEqual([]);
       expect(skip.result.answer).toBe('Freedonia');
       // KAR ran over rounds 1 and 2 only, then the forced answer
       expect(skip.result.trace.filter((s) => !s.forced).every((s) => s.round <= 2)).toBe(true);
@@ -165,7 +165,7 @@ describe('later rounds that re-read only promising chunks (reseek promising)', (
     expect(promising.result.answer).toBe('Fredville');
     expect(promising.result.coverage).toMatchObject({ covered: 4, cap: 4 });
     expect(promising.result.reseek).toEqual({ mode: 'promising', chunksPerRound: [4, 2] });
-    expect(promising.result.failedChunks).toEqual([]);
+    expect(promising.result.chunkFailures).toEqual([]);
   });
 
   it('refuses an unknown reseek mode before any model call', async () => {

@@ -72,7 +72,7 @@ describe('resuming a local run with the same run id', () => {
     expect(result.answer).toBe('saffron');
     expect(result.chunks).toBe(100);
     expect(result.poolSize).toBe(100);
-    expect(result.failedChunks).toEqual([]);
+    expect(result.chunkFailures).toEqual([]);
     expect(result.usage.seeker.calls).toBe(100); // the first execution's calls are kept, none counted twice
     expect(infos[0]).toMatch(new RegExp(`^resuming run r1: ${soughtBefore.size} of 100 chunk\\(s\\) already sought in round 1`));
   });
@@ -110,7 +110,7 @@ describe('resuming a local run with the same run id', () => {
     expect(resumed.soughtChunks.filter((c) => recorded.has(c))).toEqual([]);
     expect(resumed.passed.seeker).toBe(100 - recorded.size);
     expect(result.poolSize).toBe(100);
-    expect(result.failedChunks).toEqual([]);
+    expect(result.chunkFailures).toEqual([]);
     expect(result.answer).toBe('saffron');
   });
 

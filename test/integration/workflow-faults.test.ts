@@ -45,7 +45,7 @@ describe('the local workflow under injected model faults', () => {
     // Assert: nothing lost, every injected throttle counted once
     expect(result.chunks).toBe(100);
     expect(result.answer).toBe('saffron');
-    expect(result.failedChunks).toEqual([]);
+    expect(result.chunkFailures).toEqual([]);
     expect(new Set(model.soughtChunks).size).toBe(100);
     const injected = model.injected.throttled.seeker + model.injected.throttled.reasoner;
     expect(injected).toBeGreaterThan(20); // ~30% of at least 100 calls
@@ -76,7 +76,7 @@ describe('the local workflow under injected model faults', () => {
 
     // Assert
     expect(result.answer).toBe('saffron');
-    expect(result.failedChunks).toEqual([37]);
+    expect(result.chunkFailures.map((f) => f.chunk)).toEqual([37]);
     expect(result.chunkFailures).toEqual([{ chunk: 37, round: 1, error: 'ModelError', message: 'injected permanent failure of chunk 37' }]);
     expect(model.injected.permanent).toBe(1); // ModelError is not retried
     expect(formatResult(result, 0)).toContain('chunk 37 (round 1): ModelError: injected permanent failure of chunk 37');
@@ -124,7 +124,7 @@ describe('the local workflow under injected model faults', () => {
     // Assert: 1 attempt + MODEL_RETRY.maxAttempts retries, then the chunk is listed, never a loop
     expect(model.injected.throttled.seeker).toBe(1 + (MODEL_RETRY.maxAttempts ?? 0));
     expect(result.retries.total).toBe(1 + (MODEL_RETRY.maxAttempts ?? 0));
-    expect(result.failedChunks).toEqual([0]);
+    expect(result.chunkFailures.map((f) => f.chunk)).toEqual([0]);
     expect(result.chunkFailures[0]).toMatchObject({ chunk: 0, error: 'ModelThrottledError' });
     expect(result.answer).toBe('NO ANSWER');
   });
@@ -166,7 +166,7 @@ describe('the local workflow under injected model faults', () => {
     // Assert: sent once, not retried as is (round 1 has nothing to shrink but the chunk itself)
     expect(model.injected.overflow).toBe(1);
     expect(result.answer).toBe('saffron');
-    expect(result.failedChunks).toEqual([12]);
+    expect(result.chunkFailures.map((f) => f.chunk)).toEqual([12]);
     expect(result.chunkFailures[0]).toMatchObject({ chunk: 12, error: 'ContextOverflowError' });
     expect(result.chunkFailures[0].message).toMatch(/^Chunk 12 \(round 1, \d+ tokens of corpus text\) exceeds the seeking model's context window/);
     expect(result.chunkFailures[0].message).toMatch(/chunkTokens.*now 64/);

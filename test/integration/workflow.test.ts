@@ -173,7 +173,7 @@ describe('the workflow run locally', () => {
 
     expect(result.answer).toBe('saffron');
     expect(result.chunks).toBeGreaterThanOrEqual(30);
-    expect(result.failedChunks).toEqual([failingChunk]);
+    expect(result.chunkFailures.map((f) => f.chunk)).toEqual([failingChunk]);
   });
 
   it('fails with a clear cause when more chunks fail than tolerated', async () => {

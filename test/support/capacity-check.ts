@@ -160,7 +160,7 @@ export async function runCapacityCheck(scenario: CapacityCheckScenario): Promise
         seekingSeconds: s.last - s.first,
         throttles: s.throttles,
         reportedThrottles: result.concurrency?.throttledCalls ?? 0,
-        failedChunks: result.failedChunks.length,
+        failedChunks: result.chunkFailures.length,
         wallSeconds,
       },
       modeled: {

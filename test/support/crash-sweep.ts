@@ -51,9 +51,9 @@ export function finished(run: ChildRun): { events: number; result: RunResult } {
  * kill is made again and counted once).
  */
 export function comparable(result: RunResult): unknown {
-  const { answer, answerable, citations, trace, rounds, chunks, poolSize, failedChunks, chunkFailures, skipped } = result;
+  const { answer, answerable, citations, trace, rounds, chunks, poolSize, chunkFailures, skipped } = result;
   const { seeker, reasoner } = result.usage;
-  return { answer, answerable, citations, trace, rounds, chunks, poolSize, failedChunks, chunkFailures, skipped, usage: { seeker, reasoner } };
+  return { answer, answerable, citations, trace, rounds, chunks, poolSize, chunkFailures, skipped, usage: { seeker, reasoner } };
 }
 
 /** The log's events, in order: `{ pid, label }`. */

@@ -704,7 +704,6 @@ describe('GET /v1/runs/{runId}', () => {
       chunks: 10,
       poolSize: 3,
       skipped: [],
-      failedChunks: [],
       chunkFailures: [],
       retries: { total: 0, byRole: { seeker: 0, reasoner: 0 }, byError: {} },
       warnings: [],

@@ -16,7 +16,6 @@ const base: RunResult = {
   chunks: 1,
   poolSize: 1,
   skipped: [],
-  failedChunks: [],
   chunkFailures: [],
   retries: { total: 0, byRole: { seeker: 0, reasoner: 0 }, byError: {} },
   warnings: [],

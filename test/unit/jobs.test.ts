@@ -26,7 +26,6 @@ const runResult = (runId: string, question: string, answerable: boolean): RunRes
     chunks: 3,
     poolSize: 1,
     skipped: [],
-    failedChunks: [],
     warnings: [],
   }) as Partial<RunResult> as RunResult;
 
