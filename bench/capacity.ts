@@ -24,7 +24,7 @@
 import { parseRunOptions } from '../shared/config';
 import { estimateRun, formatUsd, priceEstimate } from '../shared/cost';
 import { DEFAULT_LATENCY_MODEL } from '../shared/latency';
-import { DEFAULT_MODEL_SPEC } from '../shared/llm/model-spec';
+import { DEFAULT_MODEL_SPEC } from '../models/spec';
 import { modelPricing } from '../models';
 import { checkQuota, describeQuota, planRunConcurrency } from '../shared/quota';
 import {

@@ -27,9 +27,10 @@ import { DEFAULT_SEEK_RESERVED_CONCURRENCY } from '../shared/capacity';
 import { ConfigurationError, InvalidInputError } from '../shared/errors';
 import { RELEVANCE_INDEX_NAME } from '../shared/pool';
 import { modelTraits } from '../models/traits';
-import { DEFAULT_MODEL_SPEC, foundationModelIdOf, isInferenceProfileId, parseModelSpec, type ModelSpec } from '../shared/llm/model-spec';
+import { foundationModelIdOf, isInferenceProfileId } from '../models/bedrock/traits';
+import { DEFAULT_MODEL_SPEC, parseModelSpec, type ModelSpec } from '../models/spec';
 
-/** The default model spec of the app (shared/llm/model-spec.ts `DEFAULT_MODEL_SPEC`). */
+/** The default model spec of the app (models/spec.ts `DEFAULT_MODEL_SPEC`). */
 export { DEFAULT_MODEL_SPEC };
 
 /**
@@ -59,7 +60,7 @@ export interface ExtAgentsStackProps extends StackProps {
    * Model spec: `extractive`, `bedrock:<modelId>`, `bedrock:<seekerModelId>,<reasonerModelId>`
    * (model ids or cross-region inference profile ids) or `openai:<model>[,<reasonerModel>]` (with
    * `openaiBaseUrl`). Passed to the handlers as `MODEL_SPEC` and used to scope
-   * `bedrock:InvokeModel`; parsed with `parseModelSpec` (shared/llm/model-spec.ts).
+   * `bedrock:InvokeModel`; parsed with `parseModelSpec` (models/spec.ts).
    * @default DEFAULT_MODEL_SPEC
    */
   readonly modelSpec?: string;

@@ -10,7 +10,7 @@
  */
 import type { ModelPricing } from '../shared/cost';
 import { ConfigurationError } from '../shared/errors';
-import { toModelSpec, type ModelSpecInput } from '../shared/llm/model-spec';
+import { toModelSpec, type ModelSpecInput } from './spec';
 import type { AgentModel, ChatModel } from '../shared/ports';
 import type { SurveyModel } from '../shared/survey/ports';
 import type { AgentRole } from '../shared/types';
@@ -28,7 +28,7 @@ const PROVIDERS: { readonly [K in ModelKind]: () => ModelProvider<K> } = {
 
 /**
  * The provider of a spec, with the spec parsed.
- * @throws ConfigurationError for invalid spec text (shared/llm/model-spec.ts), or a spec object of a kind the table does not list.
+ * @throws ConfigurationError for invalid spec text (models/spec.ts), or a spec object of a kind the table does not list.
  */
 export function providerOf(spec: ModelSpecInput): { provider: ModelProvider<ModelKind>; spec: SpecOf<ModelKind> } {
   const parsed = toModelSpec(spec);

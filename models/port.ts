@@ -1,12 +1,12 @@
 /**
  * The port every model provider implements (one folder per provider under models/, one table of
  * them in models/index.ts keyed by the model kind). A provider turns a parsed model spec of its kind
- * (shared/llm/model-spec.ts) into the domain's model ports (`ChatModel`, `AgentModel`: shared/ports.ts;
+ * (models/spec.ts) into the domain's model ports (`ChatModel`, `AgentModel`: shared/ports.ts;
  * `SurveyModel`: shared/survey/ports.ts), says what it needs before any work (settings, access,
  * loading), and what the cost estimate prices it as.
  *
  * Adding a provider: a folder `models/<kind>/` whose `index.ts` exports a `ModelProvider<'<kind>'>`
- * named `provider`, its kind in the spec grammar (shared/llm/model-spec.ts), and its line in the table
+ * named `provider`, its kind in the spec grammar (models/spec.ts), and its line in the table
  * (models/index.ts): the compiler lists every place a kind is missing (docs/ARCHITECTURE.md, "Models").
  * The option shapes a host passes (`ProviderDeps`, with the `openai:` options and key reader) are
  * declared here too, so the port never imports a provider's folder.
@@ -14,7 +14,7 @@
 import type { RunOptions } from '../shared/config';
 import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import type { ModelPricing } from '../shared/cost';
-import type { ModelSpec } from '../shared/llm/model-spec';
+import type { ModelSpec } from './spec-types';
 import type { AgentModel, BlobStore, ChatModel } from '../shared/ports';
 import type { AgentRole } from '../shared/types';
 import type { SurveyModel } from '../shared/survey/ports';

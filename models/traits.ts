@@ -8,7 +8,7 @@
  * `traits-without-providers`).
  */
 import { ConfigurationError } from '../shared/errors';
-import { toModelSpec, type ModelSpecInput } from '../shared/llm/model-spec';
+import { toModelSpec, type ModelSpecInput } from './spec';
 import { traits as bedrockTraits } from './bedrock/traits';
 import { traits as extractiveTraits } from './extractive/traits';
 import { traits as llamaTraits } from './llama/traits';
@@ -27,7 +27,7 @@ const TRAITS: { readonly [K in ModelKind]: (spec: SpecOf<K>) => ModelTraits } = 
 
 /**
  * The traits of a spec (text parsed, or a parsed spec).
- * @throws ConfigurationError for invalid spec text (shared/llm/model-spec.ts), or a spec object of a kind the table does not list.
+ * @throws ConfigurationError for invalid spec text (models/spec.ts), or a spec object of a kind the table does not list.
  */
 export function modelTraits(spec: ModelSpecInput): ModelTraits {
   const parsed = toModelSpec(spec);

@@ -26,7 +26,7 @@ import {
   UsageError,
   writableStateDir,
 } from './common';
-import { DEFAULT_LOCAL_MODEL_SPEC } from '../../shared/llm/model-spec';
+import { DEFAULT_LOCAL_MODEL_SPEC } from '../../models/spec';
 
 // The engine loads when `ask` runs, not for `ask --help` (issue 11: start-up).
 const engine = () => ({

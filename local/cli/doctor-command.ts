@@ -5,7 +5,7 @@
  * check passed (or was not needed), 1 when one failed.
  */
 import { type Command, Option } from 'commander';
-import { DEFAULT_MODEL_SPEC } from '../../shared/llm/model-spec';
+import { DEFAULT_MODEL_SPEC } from '../../models/spec';
 import { loadOptionalPackages } from '../../shared/optional-packages';
 import { parseModelFlag } from './common';
 

@@ -14,7 +14,7 @@ import { buildReport } from '../../eval/report';
 import { EVAL_STRATEGIES, type EvalRecord, EXTENSIONS, RANKING_ABLATIONS, STRATEGIES, type StrategyName } from '../../eval/records';
 import { defaultDataRoot } from '../../eval/datasets';
 import { checkLengths, DATASET_NAMES, parseDatasetSpec, parseLengths, readRecords, recordsFile, runEval } from '../../eval/runner';
-import { parseModelSpec, DEFAULT_LOCAL_MODEL_SPEC } from '../../shared/llm/model-spec';
+import { parseModelSpec, DEFAULT_LOCAL_MODEL_SPEC } from '../../models/spec';
 import type { AgentRole } from '../../shared/types';
 import { applyStructured, checkLocalModelFiles, handleInterrupts, MODEL_OPTION_HELP, structuredOption, UsageError } from './common';
 import { MAX_LLAMA_SEQUENCES } from '../engine/defaults';

@@ -4,7 +4,7 @@
  * aborts running executions and stops the stack.
  */
 import { type Command, Option } from 'commander';
-import { formatModelSpec, DEFAULT_LOCAL_MODEL_SPEC } from '../../shared/llm/model-spec';
+import { formatModelSpec, DEFAULT_LOCAL_MODEL_SPEC } from '../../models/spec';
 import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT, MAX_LLAMA_SEQUENCES, RUNS_AT_ONCE } from '../engine/defaults';
 import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './common';
 import { numberFlag, rangeText } from './cli-numbers';

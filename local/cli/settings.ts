@@ -92,7 +92,7 @@ function parseSetting(name: SettingName, raw: RawValue): string | number | boole
   const run = (field: keyof typeof RunOptionsSchema.shape) => schemaFlag(`--${name}`, RunOptionsSchema, field)(text());
   switch (name) {
     case 'model': {
-      const { toModelSpec } = require('../../shared/llm/model-spec') as typeof import('../../shared/llm/model-spec');
+      const { toModelSpec } = require('../../models/spec') as typeof import('../../models/spec');
       toModelSpec(text());
       return text();
     }

@@ -27,7 +27,7 @@ import { runLocalSchedule, runLocalSurvey, type LocalSurveyProgress } from '../e
 import { schemaFlag, schemaHelp } from './cli-numbers';
 import { terminalSafe } from './format';
 import { Progress, type ProgressTask } from './progress';
-import { DEFAULT_LOCAL_MODEL_SPEC } from '../../shared/llm/model-spec';
+import { DEFAULT_LOCAL_MODEL_SPEC } from '../../models/spec';
 
 interface SurveyCommandOptions {
   corpus?: string[];

@@ -34,7 +34,7 @@ import { ingestLocalCorpus, planLocalJob, runJob, submitJobFile } from '../engin
 import { RunOptionsSchema } from '../../shared/config';
 import { numberFlag, rangeText, schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
 import { Progress, type ProgressTask } from './progress';
-import { DEFAULT_LOCAL_MODEL_SPEC } from '../../shared/llm/model-spec';
+import { DEFAULT_LOCAL_MODEL_SPEC } from '../../models/spec';
 
 /**
  * Check that the corpus of a planned job has objects in the local bucket. A corpus id that names no

@@ -40,7 +40,7 @@ import type { RunRecord } from '../../shared/pipeline/run-record';
 import type { FinalizeOutput } from '../../shared/pipeline/state';
 import { parseRunRequest, type ParsedRunRequest } from '../../shared/run-request';
 import { corpusPrefix } from '../../shared/corpus';
-import { formatModelSpec, toModelSpec, type ModelSpecInput, DEFAULT_LOCAL_MODEL_SPEC } from '../../shared/llm/model-spec';
+import { formatModelSpec, toModelSpec, type ModelSpecInput, DEFAULT_LOCAL_MODEL_SPEC } from '../../models/spec';
 import type { RunResult } from '../../shared/types';
 import { putCorpusFile, readCorpusFile, type CorpusFile } from './corpus';
 import { MAX_LLAMA_SEQUENCES, startLocalStack, type LocalStack } from './stack';
@@ -76,7 +76,7 @@ export type LocalRunRequest = LocalRunSettings &
 /** The settings of a local run besides its question, options and run id. */
 export interface LocalRunSettings {
   files: CorpusFile[];
-  /** The model spec, text or parsed (shared/llm/model-spec.ts): `extractive` (default), `bedrock:…`, `openai:…`, `llama:…`. */
+  /** The model spec, text or parsed (models/spec.ts): `extractive` (default), `bedrock:…`, `openai:…`, `llama:…`. */
   modelSpec?: ModelSpecInput;
   /** Directory of the local state: the bucket (`bucket/`) and the DynamoDB data (`dynamodb/`). */
   stateDir: string;

@@ -8,7 +8,7 @@
  */
 import type { ParsedRunRequest } from '../../shared/run-request';
 import type { RunOptionsInput } from '../../shared/config';
-import type { ModelSpec, ModelSpecInput } from '../../shared/llm/model-spec';
+import type { ModelSpec, ModelSpecInput } from '../../models/spec';
 import type { AgentModel, BlobStore, MessageStore } from '../../shared/ports';
 import type { SurveyModel } from '../../shared/survey/ports';
 import type { SurveyExecutionInput, SurveyOutput } from '../../shared/survey/workflow';
@@ -18,7 +18,7 @@ import type { JsonValue } from './definition';
 export interface LocalStackOptions {
   /** Directory of the local bucket (and of the DynamoDB data when `persistent`). */
   stateDir: string;
-  /** The model spec (shared/llm/model-spec.ts), text or parsed: `extractive` (default), `bedrock:…`, `openai:…`, `llama:…`. */
+  /** The model spec (models/spec.ts), text or parsed: `extractive` (default), `bedrock:…`, `openai:…`, `llama:…`. */
   modelSpec?: ModelSpecInput;
   /** Use this model instead of the one the spec names (tests: scripted or fault-injecting models). */
   model?: AgentModel;

@@ -26,7 +26,7 @@ import { ConfigurationError, ExtAgentsError, StorageError, errorFromFailure } fr
 import { EXCEED_TOLERATED_FAILURE_THRESHOLD } from '../../shared/pipeline/state';
 import { loadRunRecord } from '../../shared/pipeline/run-record';
 import { seekingFailureError } from '../../shared/pipeline/seek-failures';
-import { toModelSpec, DEFAULT_LOCAL_MODEL_SPEC } from '../../shared/llm/model-spec';
+import { toModelSpec, DEFAULT_LOCAL_MODEL_SPEC } from '../../models/spec';
 import type { RunOptionsInput } from '../../shared/config';
 import { chunkFitProblem, contextFittedRunOptionDefaults, fitRunRequest } from '../../models/context';
 import type { AgentModel, BlobStore, MessageStore } from '../../shared/ports';

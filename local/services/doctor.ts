@@ -18,7 +18,8 @@ import { BedrockClient, GetFoundationModelAvailabilityCommand, GetFoundationMode
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { modelTraits } from '../../models/traits';
-import { foundationModelIdOf, isInferenceProfileId, type ModelSpec } from '../../shared/llm/model-spec';
+import { foundationModelIdOf, isInferenceProfileId } from '../../models/bedrock/traits';
+import type { ModelSpec } from '../../models/spec';
 
 /** The CDK bootstrap version parameter of the default qualifier (what `cdk deploy` checks). */
 export const BOOTSTRAP_VERSION_PARAMETER = '/cdk-bootstrap/hnb659fds/version';

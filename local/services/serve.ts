@@ -48,7 +48,7 @@ import { MAX_BODY_BYTES } from '../../shared/api/schemas';
 import { ConfigurationError } from '../../shared/errors';
 import { UnauthorizedError } from '../../shared/api/errors';
 import type { RunOptions } from '../../shared/config';
-import type { ModelSpecInput } from '../../shared/llm/model-spec';
+import type { ModelSpecInput } from '../../models/spec';
 import type { AgentModel } from '../../shared/ports';
 import { LocalExecutions } from '../engine/executions';
 import { runLiveness } from '../engine/run-heartbeat';
@@ -85,7 +85,7 @@ export interface ServeOptions {
   host?: string;
   /** Bearer token; generated when absent. */
   token?: string;
-  /** The model spec, text or parsed (shared/llm/model-spec.ts); `extractive` by default. */
+  /** The model spec, text or parsed (models/spec.ts); `extractive` by default. */
   modelSpec?: ModelSpecInput;
   /** Runs executed at once. @default DEFAULT_MAX_CONCURRENT_RUNS */
   maxConcurrentRuns?: number;

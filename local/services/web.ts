@@ -19,7 +19,7 @@ import { graphemeBoundary } from '../../shared/unicode';
 import { corpusPrefix, CORPORA_PREFIX, keyProblem } from '../../shared/corpus';
 import { InvalidInputError, NotFoundError } from '../../shared/errors';
 import { modelTraits } from '../../models/traits';
-import { formatModelSpec, type ModelSpec } from '../../shared/llm/model-spec';
+import { formatModelSpec, type ModelSpec } from '../../models/spec';
 import { resultKey, runRecordKey } from '../../shared/pipeline/layout';
 import type { RunRecord } from '../../shared/pipeline/run-record';
 import type { PrepareEvent } from '../../shared/pipeline/state';

@@ -45,7 +45,7 @@ import {
   ModelTimeoutError,
   ModelUnavailableError,
 } from '../../shared/errors';
-import { foundationModelIdOf, isInferenceProfileId, supportsPromptCaching } from '../../shared/llm/model-spec';
+import { foundationModelIdOf, isInferenceProfileId, supportsPromptCaching } from './traits';
 import { abortedCallError, callSignal } from '../call-signal';
 import { CONTENT_FILTERED, type ChatModel, type ChatRequest, type ChatResponse, type StopReason } from '../../shared/ports';
 

@@ -5,7 +5,7 @@
  * This module loads the Bedrock SDK; models/index.ts loads it only for a `bedrock:` spec.
  */
 import { ModelConfigurationError } from '../../shared/errors';
-import { supportsPromptCaching } from '../../shared/llm/model-spec';
+import { supportsPromptCaching } from './traits';
 import { LlmAgents } from '../../shared/llm/agents';
 import { LlmSurveyModel } from '../../shared/survey/llm';
 import type { ModelProvider, ProviderDeps, SpecOf } from '../port';

@@ -37,8 +37,9 @@ import type { AgentModel, ChatModel, ChatRequest, ChatResponse, StopReason } fro
 import type { ModelRunDefaults } from '../port';
 import { llamaProfileFor, type LlamaProfile } from './profiles';
 import { LlmAgents } from '../../shared/llm/agents';
-import { formatModelSpec, toModelSpec, type ModelSpecInput } from '../../shared/llm/model-spec';
-import { toGrammarSchema, type ReplySchema } from '../../shared/llm/schemas';
+import { formatModelSpec, toModelSpec, type ModelSpecInput } from '../spec';
+import type { ReplySchema } from '../../shared/llm/schemas';
+import { toGrammarSchema } from './grammar';
 import { LlmSurveyModel } from '../../shared/survey/llm';
 import type { SurveyModel } from '../../shared/survey/ports';
 import { onDispose } from '../disposers';

@@ -1,3 +1,4 @@
+import { ConfigurationError } from '../../shared/errors';
 /** The `openai:` kind's traits (models/traits.ts): a server outside AWS, whose base URL and key secret the stack deploys. */
 import type { ModelTraits, SpecOf } from '../port';
 
@@ -7,3 +8,24 @@ export const traits = (_spec: SpecOf<'openai'>): ModelTraits => ({
   service: 'an OpenAI-compatible server (not an Amazon Bedrock model: nothing to check in AWS)',
   openAiServer: true,
 });
+
+/** OpenAI-compatible model names: no whitespace, no comma (the separator); anything else servers use (`/`, `:`, `.`). */
+const OPENAI_MODEL_NAME = /^[^\s,]+$/;
+
+/**
+ * The model names after "openai:": one or two, comma-separated; the reasoner defaults to the seeker.
+ * @throws ConfigurationError for zero, empty, more than two, or whitespace-containing names.
+ */
+export function parseOpenAiModels(spec: string, rest: string, grammar: string): SpecOf<'openai'> {
+  const names = rest.split(',').map((name) => name.trim());
+  if (names.length > 2 || names.some((name) => name === '')) {
+    throw new ConfigurationError(`Invalid model spec "${spec}": expected one or two comma-separated model names after "openai:" (${grammar})`);
+  }
+  for (const name of names) {
+    if (!OPENAI_MODEL_NAME.test(name)) {
+      throw new ConfigurationError(`Invalid model spec "${spec}": "${name}" is not a model name (no spaces)`);
+    }
+  }
+  const [seekerModelId, reasonerModelId = seekerModelId] = names;
+  return { kind: 'openai', seekerModelId, reasonerModelId };
+}

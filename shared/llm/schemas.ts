@@ -2,7 +2,7 @@
  * The reply schemas of every agent role, defined once: the contract that all providers share.
  *
  * - `llama:` models (models/llama/llama.ts) turn a schema into a JSON-schema grammar (node-llama-cpp's
- *   `createGrammarForJsonSchema`, via `toGrammarSchema`), so a reply is valid by construction;
+ *   `createGrammarForJsonSchema`, via models/llama/grammar.ts `toGrammarSchema`), so a reply is valid by construction;
  * - OpenAI-compatible servers receive it as `response_format: {type: "json_schema", json_schema:
  *   {name, strict: true, schema}}` (https://platform.openai.com/docs/guides/structured-outputs);
  * - Bedrock receives it as the `inputSchema` of one tool with a forced `toolChoice`
@@ -85,7 +85,7 @@ const SCORE: JsonSchema = { type: 'integer', enum: [...SCORE_LEVELS], descriptio
  * sentences do not say verbatim (may be empty); `score`, one of `SCORE_LEVELS` (0 when nothing
  * relevant). Field order is generation order: the sentences are chosen first, the score last.
  * The ids are a bounded integer (OpenAI json_schema, the Bedrock tool schema) and an enum of the
- * ids in a `llama:` grammar (`toGrammarSchema`), so a constrained model can only cite real ids.
+ * ids in a `llama:` grammar (models/llama/grammar.ts), so a constrained model can only cite real ids.
  * @param unitCount the chunk's number of units (at least 1).
  */
 export function seekReplySchema(unitCount: number): ReplySchema {
@@ -240,26 +240,4 @@ export function maxReplyChars(schema: JsonSchema): number {
  */
 export function outputTokenBudget(schema: ReplySchema): number {
   return Math.ceil(maxReplyChars(schema.schema) / BUDGET_CHARS_PER_TOKEN) + BUDGET_OVERHEAD_TOKENS;
-}
-
-/**
- * The schema in the form node-llama-cpp's JSON-schema grammar accepts (its `GbnfJsonSchema`):
- * an integer range of at most `MAX_UNITS` + 1 values (the sentence ids of a chunk) becomes an `enum` of those integers (the grammar has
- * no `minimum`/`maximum`, and an unbounded integer could run on), `required` is dropped (the
- * grammar makes every property required), everything else is kept.
- */
-export function toGrammarSchema(schema: JsonSchema): Record<string, unknown> {
-  const { required: _required, minimum, maximum, ...rest } = schema;
-  void _required;
-  if ((rest.type === 'integer' || rest.type === 'number') && minimum !== undefined && maximum !== undefined && maximum - minimum <= MAX_UNITS && !rest.enum) {
-    const values: number[] = [];
-    for (let v = Math.ceil(minimum); v <= maximum; v++) values.push(v);
-    const { type: _type, ...others } = rest;
-    void _type;
-    return { ...others, enum: values };
-  }
-  const out: Record<string, unknown> = { ...rest };
-  if (rest.properties) out.properties = Object.fromEntries(Object.entries(rest.properties).map(([key, value]) => [key, toGrammarSchema(value)]));
-  if (rest.items) out.items = toGrammarSchema(rest.items);
-  return out;
 }

@@ -33,7 +33,8 @@ import {
   ModelUnavailableError,
   RETRYABLE_ERRORS,
 } from '../../shared/errors';
-import { foundationModelIdOf, isInferenceProfileId, parseModelSpec } from '../../shared/llm/model-spec';
+import { foundationModelIdOf, isInferenceProfileId } from '../../models/bedrock/traits';
+import { parseModelSpec } from '../../models/spec';
 import type { ChatRequest } from '../../shared/ports';
 
 const MODEL_ID = 'us.meta.llama3-1-8b-instruct-v1:0';

@@ -8,7 +8,7 @@ import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { mockClient } from 'aws-sdk-client-mock';
 import { BOOTSTRAP_VERSION_PARAMETER, runDoctor, type DoctorClients } from '../../local/services/doctor';
-import { parseModelSpec } from '../../shared/llm/model-spec';
+import { parseModelSpec } from '../../models/spec';
 
 const sts = mockClient(STSClient);
 const ssm = mockClient(SSMClient);

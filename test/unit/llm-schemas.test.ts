@@ -1,10 +1,11 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { toGrammarSchema } from '../../models/llama/grammar';
 import { checkGgufFile } from '../../models/llama/llama';
 import { runOptionDefaultsForContext, parseRunOptions } from '../../shared/config';
 import { ModelConfigurationError } from '../../shared/errors';
-import { parseModelSpec } from '../../shared/llm/model-spec';
+import { parseModelSpec } from '../../models/spec';
 import { parseReasonReply, parseSeekReply } from '../../shared/llm/parse';
 import {
   maxReplyChars,
@@ -18,7 +19,6 @@ import {
   seekReplySchema,
   sectionReplySchema,
   SEEK_REPLY,
-  toGrammarSchema,
   type JsonSchema,
 } from '../../shared/llm/schemas';
 

@@ -23,7 +23,7 @@ import {
   ModelUnavailableError,
 } from '../../shared/errors';
 import { LlmAgents } from '../../shared/llm/agents';
-import { parseModelSpec } from '../../shared/llm/model-spec';
+import { parseModelSpec } from '../../models/spec';
 import type { ChatRequest } from '../../shared/ports';
 
 /** What the fake server received. */

@@ -11,7 +11,7 @@ import { modelPricing } from '../../models';
 import { estimateRun, priceEstimate } from '../../shared/cost';
 import { parseRunOptions } from '../../shared/config';
 import { LlmAgents } from '../../shared/llm/agents';
-import { supportsPromptCaching } from '../../shared/llm/model-spec';
+import { supportsPromptCaching } from '../../models/bedrock/traits';
 import type { Chunk } from '../../shared/types';
 
 const bedrockMock = mockClient(BedrockRuntimeClient);
