@@ -11,6 +11,7 @@
  * The option shapes a host passes (`ProviderDeps`, with the `openai:` options and key reader) are
  * declared here too, so the port never imports a provider's folder.
  */
+import type { OptionalPackage } from '../shared/optional-packages';
 import type { RunOptions } from '../shared/config';
 import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import type { ModelPricing } from '../shared/cost';
@@ -84,6 +85,20 @@ export interface ModelTraits {
   openAiServer: boolean;
   /** Why the AWS stack cannot deploy the spec (the synth's error); unset when it can. */
   cloudRefusal?: string;
+}
+
+/**
+ * How a kind is written in a model spec and what it is, declared in its provider's `traits.ts`: the
+ * spec grammar of error messages (models/spec.ts) and every command's `--model` help are built from
+ * these, so no list of kinds is written by hand outside models/.
+ */
+export interface SpecSyntax {
+  /** The kind's form, e.g. `bedrock:<seekerModelId>[,<reasonerModelId>]`. */
+  syntax: string;
+  /** What it is and what it needs, one clause, e.g. "Amazon Bedrock Converse API; needs AWS credentials". */
+  help: string;
+  /** Optional npm packages the kind needs (the CLI adds the install command). */
+  optionalPackages?: OptionalPackage[];
 }
 
 /** Options of {@link ModelProvider.load}. */

@@ -29,16 +29,31 @@
  * (foundation model and inference profile ARNs are derived from them).
  */
 import { ConfigurationError } from '../shared/errors';
-import { parseBedrockModels } from './bedrock/traits';
-import { parseLlamaModels } from './llama/traits';
-import { parseOpenAiModels } from './openai/traits';
+import type { SpecSyntax } from './port';
+import { parseBedrockModels, syntax as bedrockSyntax } from './bedrock/traits';
+import { syntax as extractiveSyntax } from './extractive/traits';
+import { parseLlamaModels, syntax as llamaSyntax } from './llama/traits';
+import { parseOpenAiModels, syntax as openaiSyntax } from './openai/traits';
 
 import type { ModelSpec } from './spec-types';
 
 export type { ModelSpec } from './spec-types';
 
-const SPEC_GRAMMAR =
-  '"extractive", "bedrock:<seekerModelId>[,<reasonerModelId>]", "openai:<model>[,<reasonerModel>]" or "llama:<model.gguf>[,<reasonerModel.gguf>][?ctx=<tokens>]"';
+/** How each kind is written, in the order help texts list them (a kind missing here is a compile error). */
+export const SPEC_SYNTAX: { readonly [K in ModelSpec['kind']]: SpecSyntax } = {
+  extractive: extractiveSyntax,
+  bedrock: bedrockSyntax,
+  openai: openaiSyntax,
+  llama: llamaSyntax,
+};
+
+/** The spec grammar as error messages give it: every kind's form, quoted. */
+const SPEC_GRAMMAR = listed(Object.values(SPEC_SYNTAX).map((s) => `"${s.syntax}"`));
+
+/** "a", "a or b", "a, b or c". */
+export function listed(items: readonly string[]): string {
+  return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
+}
 
 /**
  * Parse a model spec (grammar in the file comment). Surrounding whitespace is ignored; the

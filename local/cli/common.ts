@@ -8,7 +8,7 @@ import { Option } from 'commander';
 import { accessSync, constants as fsConstants, existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ExtAgentsError, InvalidInputError } from '../../shared/errors';
-import { toModelSpec, type ModelSpec, type ModelSpecInput } from '../../models/spec';
+import { listed, SPEC_SYNTAX, toModelSpec, type ModelSpec, type ModelSpecInput } from '../../models/spec';
 import { checkModelSettings, loadModels } from '../../models';
 import type { LoadedModel } from '../../models/port';
 import { STRUCTURED_MODES } from '../../models/port';
@@ -60,9 +60,12 @@ export const CORPUS_OPTION_HELP =
   'each a bundled corpus ("sotu": 233 State of the Union addresses), a file, a directory (every file below), the id of a corpus in --state-dir (what "ingest --id <id>" made), or a glob pattern, tried in that order';
 
 /** `--help` text of every command's `-m, --model <spec>` (parsed by models/spec.ts). */
-export const MODEL_OPTION_HELP =
-  'model: "extractive" (offline BM25 extractive reader, not an LLM: answers with sentences chosen by word overlap, and says so), "bedrock:<seekerId>[,<reasonerId>]" (Amazon Bedrock Converse API; needs AWS credentials), "openai:<model>[,<reasonerModel>]" (OpenAI\'s API, or an OpenAI-compatible server such as vLLM, Ollama, llama.cpp at OPENAI_BASE_URL; default https://api.openai.com/v1, which needs OPENAI_API_KEY) or "llama:<model.gguf>[,<reasoner.gguf>]" (a GGUF model run in-process on the CPU; ' +
-  `needs node-llama-cpp, an optional peer of the extagents package: ${installCommand(['node-llama-cpp'])})`;
+export const MODEL_OPTION_HELP = `model: ${listed(
+  Object.values(SPEC_SYNTAX).map(
+    (s) =>
+      `"${s.syntax}" (${s.help}${s.optionalPackages ? `; needs ${s.optionalPackages.join(', ')}, an optional peer of the extagents package: ${installCommand(s.optionalPackages)}` : ''})`,
+  ),
+)}`;
 
 /** `--help` text of every command's `--structured <mode>` (the OpenAI-compatible adapter's structured-output mode). */
 export const STRUCTURED_OPTION_HELP =

@@ -9,7 +9,13 @@
  * https://docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html
  */
 import { ConfigurationError } from '../../shared/errors';
-import type { ModelTraits, SpecOf } from '../port';
+import type { ModelTraits, SpecOf, SpecSyntax } from '../port';
+
+/** How the kind is written (models/spec.ts). */
+export const syntax: SpecSyntax = {
+  syntax: 'bedrock:<seekerModelId>[,<reasonerModelId>]',
+  help: 'Amazon Bedrock Converse API; needs AWS credentials',
+};
 
 /** Amazon Bedrock: each role invokes its model id (a foundation model or an inference profile). */
 export const traits = (spec: SpecOf<'bedrock'>): ModelTraits => ({

@@ -1,7 +1,14 @@
+/** The `llama:` kind's traits (models/traits.ts): in-process on the local machine only, so the AWS stack refuses it. */
 import { ConfigurationError } from '../../shared/errors';
 import { parseTokenCount } from '../../shared/token-count';
-/** The `llama:` kind's traits (models/traits.ts): in-process on the local machine only, so the AWS stack refuses it. */
-import type { ModelTraits, SpecOf } from '../port';
+import type { ModelTraits, SpecOf, SpecSyntax } from '../port';
+
+/** How the kind is written (models/spec.ts). */
+export const syntax: SpecSyntax = {
+  syntax: 'llama:<model.gguf>[,<reasonerModel.gguf>][?ctx=<tokens>]',
+  help: 'a GGUF model run in-process on the CPU',
+  optionalPackages: ['node-llama-cpp'],
+};
 
 /** A GGUF model run in-process: local commands only. */
 export const traits = (_spec: SpecOf<'llama'>): ModelTraits => ({

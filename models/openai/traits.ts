@@ -1,6 +1,12 @@
-import { ConfigurationError } from '../../shared/errors';
 /** The `openai:` kind's traits (models/traits.ts): a server outside AWS, whose base URL and key secret the stack deploys. */
-import type { ModelTraits, SpecOf } from '../port';
+import { ConfigurationError } from '../../shared/errors';
+import type { ModelTraits, SpecOf, SpecSyntax } from '../port';
+
+/** How the kind is written (models/spec.ts). */
+export const syntax: SpecSyntax = {
+  syntax: 'openai:<model>[,<reasonerModel>]',
+  help: "OpenAI's API, or an OpenAI-compatible server such as vLLM, Ollama, llama.cpp at OPENAI_BASE_URL; default https://api.openai.com/v1, which needs OPENAI_API_KEY",
+};
 
 /** An OpenAI-compatible server: no Bedrock grant; the stack needs its https base URL and, optionally, its key's secret. */
 export const traits = (_spec: SpecOf<'openai'>): ModelTraits => ({
