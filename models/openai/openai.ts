@@ -40,6 +40,7 @@
  * by the workflow (Step Functions Retry by error name) or by the caller, exactly like the Bedrock
  * adapter's throttling errors. A 429's `Retry-After` is kept on the error (`retryAfterSecondsOf`).
  */
+import { z } from 'zod';
 import {
   ConfigurationError,
   ContextOverflowError,
@@ -180,23 +181,31 @@ export function parseRetryAfter(value: string | null | undefined, now: number = 
 const CONTEXT_TOO_LONG =
   /context[_\s-]?length|maximum context|context (?:size|window)|exceed_context_size|too many (?:input )?tokens|prompt is too long|input (?:is )?too long|input length exceeds|exceeds? the (?:maximum|available) (?:context|input)/i;
 
+/** One string field of a server's reply, or nothing when it is absent or not a string (servers differ). */
+const lenientString = z
+  .unknown()
+  .transform((v) => (typeof v === 'string' ? v : undefined))
+  .optional();
+
+/** An error object as servers send it: OpenAI's `{message, type, code}`, each field optional. */
+const ErrorObjectSchema = z.object({ message: lenientString, code: lenientString, type: lenientString });
+/** An error body: `{error: {…}}`, `{error: "text"}`, or the error object itself. */
+const ErrorBodySchema = z.union([z.object({ error: z.string() }), z.object({ error: ErrorObjectSchema }), ErrorObjectSchema]);
+
 /** The `error` object servers return (OpenAI style `{error: {message, type, code}}`, or a plain string). */
 function errorDetail(body: string): { message: string; code?: string } {
+  let json: unknown;
   try {
-    const parsed = JSON.parse(body) as unknown;
-    if (typeof parsed === 'object' && parsed !== null) {
-      const err = (parsed as { error?: unknown; message?: unknown }).error ?? parsed;
-      if (typeof err === 'string') return { message: err };
-      if (typeof err === 'object' && err !== null) {
-        const e = err as { message?: unknown; code?: unknown; type?: unknown };
-        const code = typeof e.code === 'string' ? e.code : typeof e.type === 'string' ? e.type : undefined;
-        return { message: typeof e.message === 'string' ? e.message : body, ...(code ? { code } : {}) };
-      }
-    }
+    json = JSON.parse(body);
   } catch {
-    // Not JSON: the body is the message.
+    return { message: body }; // Not JSON: the body is the message.
   }
-  return { message: body };
+  const parsed = ErrorBodySchema.safeParse(json);
+  if (!parsed.success) return { message: body };
+  const err = 'error' in parsed.data ? parsed.data.error : parsed.data;
+  if (typeof err === 'string') return { message: err };
+  const code = err.code ?? err.type;
+  return { message: err.message ?? body, ...(code ? { code } : {}) };
 }
 
 /**
@@ -291,19 +300,28 @@ export function stopReasonOf(finishReason: unknown): { stopReason: StopReason; p
   return { stopReason: 'other', providerStopReason: typeof finishReason === 'string' ? finishReason : 'unknown' };
 }
 
-/** The message content: a string, or (some servers) a list of `{type: "text", text}` parts. */
-function contentText(content: unknown): string | undefined {
-  if (typeof content === 'string') return content;
-  if (content === null) return '';
-  if (Array.isArray(content)) {
-    return content
-      .map((part) =>
-        typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '',
-      )
-      .join('');
-  }
-  return undefined;
-}
+/**
+ * A chat completion as servers send it (OpenAI's API reference, "The chat completion object"): only
+ * what the adapter reads, each field lenient. The message content is a string, null (no text), or
+ * (some servers) a list of `{type: "text", text}` parts, whose texts are joined.
+ */
+const ChatCompletionSchema = z.object({
+  choices: z
+    .array(
+      z.object({
+        message: z.object({
+          content: z.union([
+            z.string(),
+            z.null().transform(() => ''),
+            z.array(z.object({ text: lenientString }).catch({ text: undefined })).transform((parts) => parts.map((p) => p.text ?? '').join('')),
+          ]),
+        }),
+        finish_reason: z.unknown().optional(),
+      }),
+    )
+    .min(1),
+  usage: z.object({ prompt_tokens: z.unknown(), completion_tokens: z.unknown() }).partial().optional(),
+});
 
 /** True when the text (trimmed, optionally in a ```json fence) is one JSON object. */
 function isJsonObjectText(text: string): boolean {
@@ -606,15 +624,12 @@ export class OpenAiChatModel implements ChatModel {
     } catch (error) {
       throw new ModelError(`${where}: reply is not JSON: ${text.slice(0, 200)}`, { cause: error });
     }
-    const reply = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as {
-      choices?: Array<{ message?: { content?: unknown }; finish_reason?: unknown }>;
-      usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
-    };
-    const choice = Array.isArray(reply.choices) ? reply.choices[0] : undefined;
-    const content = contentText(choice?.message?.content);
-    if (!choice || content === undefined) throw new ModelError(`${where}: reply has no choices[0].message.content: ${text.slice(0, 200)}`);
+    const read = ChatCompletionSchema.safeParse(parsed);
+    if (!read.success) throw new ModelError(`${where}: reply has no choices[0].message.content: ${text.slice(0, 200)}`);
+    const reply = read.data;
+    const choice = reply.choices[0];
     return {
-      text: content,
+      text: choice.message.content,
       ...stopReasonOf(choice.finish_reason),
       ...(choice.finish_reason === 'content_filter' && { filteredBy: 'content_filter' }),
       inputTokens: nonNegativeInt(reply.usage?.prompt_tokens),

@@ -93,7 +93,7 @@ const request: ChatRequest = {
 };
 
 /** A chat.completion body; `usage` null leaves the usage object out. */
-function completion(content: string, finishReason = 'stop', usage: object | null = { prompt_tokens: 812, completion_tokens: 64, total_tokens: 876 }): string {
+function completion(content: unknown, finishReason = 'stop', usage: object | null = { prompt_tokens: 812, completion_tokens: 64, total_tokens: 876 }): string {
   return JSON.stringify({
     id: 'chatcmpl-1',
     object: 'chat.completion',
@@ -140,6 +140,19 @@ describe('OpenAiChatModel.complete against a local server', () => {
     expect(received[0].authorization).toBeUndefined();
     expect(received[0].body).not.toHaveProperty('temperature');
     expect((received[0].body.messages as unknown[])[0]).toEqual({ role: 'user', content: 'Read the chunk.' });
+  });
+
+  it('reads content as servers write it: null as no text, a list of parts as their texts joined (parts without text add nothing)', async () => {
+    replies = [
+      { status: 200, body: completion(null) },
+      { status: 200, body: completion([{ type: 'text', text: 'Joseph ' }, null, { type: 'image_url' }, { type: 'text', text: 'Strauss' }]) },
+      { status: 200, body: completion(42) },
+    ];
+    const model = new OpenAiChatModel('m', { baseUrl, apiKey: '' });
+
+    expect((await model.complete(request)).text).toBe('');
+    expect((await model.complete(request)).text).toBe('Joseph Strauss');
+    await expect(model.complete(request)).rejects.toThrow(/reply has no choices\[0\]\.message\.content/);
   });
 
   it('waits out a 429 as its Retry-After says and sends again, saying so in a warning', async () => {
