@@ -5,8 +5,8 @@
  */
 import { documentFormat, locationAt, readDocument } from '../../shared/readers';
 import type { SourceDocument } from '../../shared/types';
-import { harbourDocx, pdfOf } from '../support/documents';
-import { joinPdfLines } from '../../shared/readers/pdf';
+import { harbourDocx, pdfOf, twoColumnPdf } from '../support/documents';
+import { columnText, joinPdfLines } from '../../shared/readers/pdf';
 
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
 
@@ -204,6 +204,31 @@ describe('the PDF reader', () => {
     expect(doc.text).toContain(quote);
     expect(locationAt(doc.locations, doc.text.indexOf(quote))?.page).toBe(3);
     expect(locationAt(doc.locations, doc.text.indexOf('Skerryvore 1844'))?.page).toBe(2);
+  });
+
+  it('reads a page set in two columns column by column, under its full-width title, so a quote of either column is one span', async () => {
+    const left = [
+      'The harbour of Millbrook was dredged in 1902 and',
+      'again in 1931, after the great storm had filled the',
+      'outer basin with sand and shingle from the bar.',
+    ];
+    const right = [
+      'The railway reached the town in 1871, two years',
+      'after the bridge over the Tay was opened, and the',
+      'station was rebuilt in brick by the Hollis firm.',
+    ];
+    const doc = await read('journal.pdf', await twoColumnPdf('Notes on the harbour and the railway of the town of Millbrook', left, right));
+
+    expect(doc.text).toBe(`Notes on the harbour and the railway of the town of Millbrook\n\n${left.join(' ')}\n\n${right.join(' ')}`);
+    for (const quote of ['dredged in 1902 and again in 1931, after the great storm', 'reached the town in 1871, two years after the bridge']) {
+      expect(doc.text.slice(doc.text.indexOf(quote), doc.text.indexOf(quote) + quote.length)).toBe(quote);
+    }
+  });
+
+  it('columnText: a single-column page, or one with too few rows showing a gutter, is left to PDF.js as it is', () => {
+    const item = (str: string, x: number, y: number, width: number) => ({ str, transform: [12, 0, 0, 12, x, y], width, height: 12 });
+    expect(columnText([item('A line of running text across the page.', 36, 300, 540), item('Another one.', 36, 285, 100)], 612)).toBeUndefined();
+    expect(columnText([item('Name', 36, 300, 40), item('Value', 400, 300, 40), item('Long text across', 36, 285, 540)], 612)).toBeUndefined();
   });
 
   it('skips a PDF without a text layer and a damaged one, each with its reason', async () => {
