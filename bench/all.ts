@@ -10,15 +10,17 @@
  * never side by side (a 2-core machine). The model-heavy benches (fidelity.ts, llama-speed.ts,
  * sotu-dev.ts, survey.ts, eval-*.ts) are not run: they measure models, not the local engine.
  *
- * Usage: npx tsx bench/all.ts [--quick] [--runs N] [--json]
+ * Usage: npx tsx bench/all.ts [--quick] [--runs N] [--json] [--model-time]
  * Prints a Markdown table: figure, the issue's figure (f131921), min / median / max measured, target,
  * met; then the runs' raw ratios. `npm run bench` runs it.
  */
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { benchArgs, usageError } from './support/args';
 
-const USAGE = `Usage: npx tsx bench/all.ts [--quick] [--runs N] [--json]
+const USAGE = `Usage: npx tsx bench/all.ts [--quick] [--runs N] [--json] [--model-time]
 
 Issue 27's table in one command: the seek phase against its ideal at concurrency 16 and 64
 (bench/parallel-seek.ts, 300 ms per call), a cold and a warm local run over the SOTU corpus with the
@@ -34,6 +36,9 @@ Options:
   --quick        one run of each bench (the start-up pairs: 3) instead of --runs
   --runs N       runs of each bench (default 3; the start-up bench: N + 2 pairs)
   --json         print the rows as one JSON line after the table
+  --model-time   also issue 38's model-time figures (bench/llama-method-time.ts at 1x and 4x a
+                 4,096-token window; the reference model when cached, else the test model; about
+                 15 minutes more with the reference model)
   -h, --help     print this and exit
 `;
 
@@ -80,6 +85,7 @@ function main(): void {
     quick: { type: 'boolean', default: false },
     runs: { type: 'string', default: '3' },
     json: { type: 'boolean', default: false },
+    'model-time': { type: 'boolean', default: false },
   });
   const runs = values.quick ? 1 : Number(values.runs);
   if (!Number.isInteger(runs) || runs < 1) usageError(USAGE, `--runs must be a positive integer, got ${values.runs}`);
@@ -124,6 +130,36 @@ function main(): void {
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   if (values.json) process.stdout.write(`${JSON.stringify(rows.map(({ figure, values: measured }) => ({ figure, values: measured })))}\n`);
+  if (values['model-time']) modelTime();
+}
+
+/**
+ * Issue 38's figures with a real model (`--model-time`): bench/llama-method-time.ts at 1x and 4x a
+ * 4,096-token window, with the reference model when it is cached, else the test model.
+ */
+function modelTime(): void {
+  const cache = path.join(os.homedir(), '.cache', 'extagents', 'models');
+  const reference = path.join(cache, 'qwen2.5-coder-0.5b-instruct-q4_k_m.gguf');
+  const file = existsSync(reference) ? reference : (process.env.EXTAGENTS_TEST_MODEL ?? path.join(cache, 'SmolLM2-135M-Instruct.Q4_1.gguf'));
+  const [line] = bench('llama-method-time.ts', ['--model', `llama:${file}?ctx=4096`, '--lengths', '4096,16384', '--json']);
+  const results = (line?.results ?? []) as Array<{
+    length: number;
+    headline: { round1OverEngine: number; round2OverRound1: number };
+    kar: Array<{ evaluated: number; addedTokens: number }>;
+  }>;
+  const out = [
+    `\nModel time (${path.basename(file)}, prefill ${Number(line?.prefillRate ?? 0).toFixed(0)} tokens/s):`,
+    '| length | round 1 seeking / engine time for the corpus (target <= 1.05) | forced round 2 / round 1 model time (target <= 0.35) | KAR steps after the first: evaluated / added tokens (target <= 1.1) |',
+    '|---|---|---|---|',
+    ...results.map(
+      (r) =>
+        `| ${r.length} | ${r.headline.round1OverEngine.toFixed(2)} | ${r.headline.round2OverRound1.toFixed(2)} | ${r.kar
+          .slice(1)
+          .map((s) => (s.addedTokens > 0 ? (s.evaluated / s.addedTokens).toFixed(2) : '-'))
+          .join(', ')} |`,
+    ),
+  ];
+  process.stdout.write(`${out.join('\n')}\n`);
 }
 
 main();
