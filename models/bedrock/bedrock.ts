@@ -28,6 +28,7 @@
  * most 3, a reasoning step 2: shared/llm/agents.ts). Each error that reaches a task is counted
  * (`RunResult.retries`); the SDK's own retry is not.
  */
+import { gateFor } from '../adaptive-gate';
 import {
   BedrockRuntimeClient,
   ConverseCommand,
@@ -339,12 +340,23 @@ export class BedrockChatModel implements ChatModel {
       };
     }
     let output;
+    // One AIMD gate per model in this process (models/adaptive-gate.ts): a throttle halves the calls in
+    // flight, each answer adds one back, so a local run's many seeking agents settle near the quota's
+    // rate instead of throttling together; the throttled call itself goes back to the workflow's
+    // Retry (shared/quota.ts MODEL_RETRY_POLICY). In a Lambda (one call at a time) it never waits.
+    const gate = gateFor(`bedrock:${this.modelId}`);
+    const abortSignal = callSignal();
+    if (!(await gate.acquire(abortSignal))) throw abortedCallError(`Bedrock Converse (model ${this.modelId})`, abortSignal?.reason) ?? new Error('aborted');
     try {
       // The run's abort (models/call-signal.ts) stops the call (the SDK's abortSignal).
-      const abortSignal = callSignal();
       output = await this.client.send(new ConverseCommand(input), abortSignal === undefined ? {} : { abortSignal });
+      gate.succeeded();
     } catch (error) {
-      throw abortedCallError(`Bedrock Converse (model ${this.modelId})`, error) ?? mapBedrockError(error, this.modelId);
+      const mapped = abortedCallError(`Bedrock Converse (model ${this.modelId})`, error) ?? mapBedrockError(error, this.modelId);
+      if (mapped.name === ModelThrottledError.name) gate.throttled();
+      throw mapped;
+    } finally {
+      gate.release();
     }
     const stopReason: string = output.stopReason ?? 'unknown';
     if (stopReason === 'model_context_window_exceeded') {

@@ -12,6 +12,7 @@ import {
   ThrottlingException,
   ValidationException,
 } from '@aws-sdk/client-bedrock-runtime';
+import { gateFor, resetGates } from '../../models/adaptive-gate';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import {
@@ -139,6 +140,32 @@ describe('BedrockChatModel.complete', () => {
     expect((error as ModelThrottledError).name).toBe('ModelThrottledError');
     expect((error as ModelThrottledError).cause).toBe(sdkError);
     expect((error as ModelThrottledError).message).toContain(MODEL_ID);
+  });
+
+  it('lowers how many calls of the model may be in flight after a throttle and raises it with each answer (one AIMD gate per model)', async () => {
+    resetGates();
+    bedrockMock
+      .on(ConverseCommand)
+      .rejectsOnce(new ThrottlingException({ $metadata: { httpStatusCode: 429 }, message: 'Too many requests' }))
+      .resolves(converseReply('ok'));
+    const model = new BedrockChatModel(new BedrockRuntimeClient({ region: 'us-east-1' }), MODEL_ID);
+    const gate = gateFor(`bedrock:${MODEL_ID}`);
+
+    await expect(model.complete(request)).rejects.toBeInstanceOf(ModelThrottledError);
+    expect(gate.limit).toBe(1);
+    let inFlight = 0;
+    let most = 0;
+    bedrockMock.on(ConverseCommand).callsFake(async () => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      inFlight--;
+      return converseReply('ok');
+    });
+    await Promise.all([1, 2, 3, 4].map(() => model.complete(request)));
+
+    expect(most).toBeLessThan(4);
+    expect(gate.limit).toBe(5);
+    resetGates();
   });
 
   it('refuses an empty model id', () => {
