@@ -11,7 +11,6 @@
  * The option shapes a host passes (`ProviderDeps`, with the `openai:` options and key reader) are
  * declared here too, so the port never imports a provider's folder.
  */
-import type { OptionalPackage } from '../shared/optional-packages';
 import type { RunOptions } from '../shared/config';
 import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import type { ModelPricing } from '../shared/cost';
@@ -97,8 +96,12 @@ export interface SpecSyntax {
   syntax: string;
   /** What it is and what it needs, one clause, e.g. "Amazon Bedrock Converse API; needs AWS credentials". */
   help: string;
-  /** Optional npm packages the kind needs (the CLI adds the install command). */
-  optionalPackages?: OptionalPackage[];
+  /**
+   * Optional npm packages the kind needs, each a key of package.json's `peerDependencies` (the CLI
+   * adds their install command: shared/optional-packages.ts). Plain names here, so the library's
+   * declarations do not reach package.json.
+   */
+  optionalPackages?: readonly string[];
 }
 
 /** Options of {@link ModelProvider.load}. */

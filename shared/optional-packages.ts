@@ -13,6 +13,11 @@ import { MissingPackageError } from './errors';
 /** An optional peer dependency: a key of package.json's `peerDependencies`. */
 export type OptionalPackage = keyof typeof peerDependencies;
 
+/** Is `name` an optional peer dependency of the package? */
+export function isOptionalPackage(name: string): name is OptionalPackage {
+  return Object.hasOwn(peerDependencies, name);
+}
+
 /** The install command of `packages`: exact pins with `--save-exact`, ranges quoted for the shell. */
 export function installCommand(packages: readonly OptionalPackage[]): string {
   const specs = packages.map((name) => {

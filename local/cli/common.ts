@@ -12,7 +12,7 @@ import { listed, SPEC_SYNTAX, toModelSpec, type ModelSpec, type ModelSpecInput }
 import { checkModelSettings, loadModels } from '../../models';
 import type { LoadedModel } from '../../models/port';
 import { STRUCTURED_MODES } from '../../models/port';
-import { installCommand } from '../../shared/optional-packages';
+import { installCommand, isOptionalPackage } from '../../shared/optional-packages';
 
 /** A command-line usage error (exit status 2): bad option values, question, run id or state dir. */
 export class UsageError extends ExtAgentsError {}
@@ -63,7 +63,7 @@ export const CORPUS_OPTION_HELP =
 export const MODEL_OPTION_HELP = `model: ${listed(
   Object.values(SPEC_SYNTAX).map(
     (s) =>
-      `"${s.syntax}" (${s.help}${s.optionalPackages ? `; needs ${s.optionalPackages.join(', ')}, an optional peer of the extagents package: ${installCommand(s.optionalPackages)}` : ''})`,
+      `"${s.syntax}" (${s.help}${s.optionalPackages ? `; needs ${s.optionalPackages.join(', ')}, an optional peer of the extagents package: ${installCommand(s.optionalPackages.filter(isOptionalPackage))}` : ''})`,
   ),
 )}`;
 
