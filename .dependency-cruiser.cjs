@@ -60,14 +60,14 @@ module.exports = {
       severity: 'error',
       comment: 'the CDK app never imports the model providers (they load the SDKs and node-llama-cpp); it reads the model traits (models/traits.ts, SDK-free)',
       from: { path: '^infra/' },
-      to: { path: '^models/', pathNot: '^models/(traits|port|spec|spec-types)\\.ts$|^models/[^/]+/traits\\.ts$' },
+      to: { path: '^models/', pathNot: '^models/(traits|port|spec)\\.ts$|^models/[^/]+/traits\\.ts$' },
     },
     {
       name: 'traits-without-providers',
       severity: 'error',
       comment: 'the traits (what the CDK app reads of a model) import no provider module, so the CDK app loads no SDK through them',
       from: { path: '^models/(traits\\.ts$|spec\\.ts$|[^/]+/traits\\.ts$)' },
-      to: { path: '^models/', pathNot: '^models/(port\\.ts$|spec\\.ts$|spec-types\\.ts$|[^/]+/traits\\.ts$)' },
+      to: { path: '^models/', pathNot: '^models/(port\\.ts$|spec\\.ts$|[^/]+/traits\\.ts$)' },
     },
     {
       name: 'lambdas-without-infra-or-local',

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { RunOptionsInput } from '../shared/config';
 import { InvalidInputError, RunAbortedError } from '../shared/errors';
-import type { ModelSpecInput } from '../models/spec';
+import type { ModelSpecInput } from '../shared/model-spec';
 import type { SurveyOptionsInput } from '../shared/survey/options';
 import type { RunResult } from '../shared/types';
 import { resolveCorpus, type CorpusFile } from './engine/corpus';
@@ -54,7 +54,7 @@ export { NO_ANSWER } from '../shared/types';
 export type { Citation, KarStep, RunResult, SkippedDocument, Usage } from '../shared/types';
 export type { RunOptionsInput } from '../shared/config';
 export { parseRunRequest, type ParsedRunRequest } from '../shared/run-request';
-export type { ModelSpec, ModelSpecInput } from '../models/spec';
+export type { ModelSpec, ModelSpecInput } from '../shared/model-spec';
 export type { SurveyOptionsInput } from '../shared/survey/options';
 export type { LocalProgress } from './engine/run';
 export type {

@@ -14,7 +14,7 @@
 import type { RunOptions } from '../shared/config';
 import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import type { ModelPricing } from '../shared/cost';
-import type { ModelSpec } from './spec-types';
+import type { ModelSpec } from '../shared/model-spec';
 import type { AgentModel, BlobStore, ChatModel } from '../shared/ports';
 import type { AgentRole } from '../shared/types';
 import type { SurveyModel } from '../shared/survey/ports';

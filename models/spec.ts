@@ -35,9 +35,9 @@ import { syntax as extractiveSyntax } from './extractive/traits';
 import { parseLlamaModels, syntax as llamaSyntax } from './llama/traits';
 import { parseOpenAiModels, syntax as openaiSyntax } from './openai/traits';
 
-import type { ModelSpec } from './spec-types';
+import type { ModelSpec, ModelSpecInput } from '../shared/model-spec';
 
-export type { ModelSpec } from './spec-types';
+export type { ModelSpec, ModelSpecInput } from '../shared/model-spec';
 
 /** How each kind is written, in the order help texts list them (a kind missing here is a compile error). */
 export const SPEC_SYNTAX: { readonly [K in ModelSpec['kind']]: SpecSyntax } = {
@@ -85,9 +85,6 @@ const REST_PARSERS: {
   openai: parseOpenAiModels,
   llama: parseLlamaModels,
 };
-
-/** A model spec as text (to parse) or already parsed: functions along one command take either, so the text is parsed once. */
-export type ModelSpecInput = string | ModelSpec;
 
 /**
  * The parsed spec: a parsed one unchanged, text parsed with {@link parseModelSpec}.

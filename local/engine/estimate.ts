@@ -6,7 +6,7 @@
 import type { ParsedRunRequest } from '../../shared/run-request';
 import { EmptyCorpusError } from '../../shared/errors';
 import { costLimitProblem, estimateRun, priceEstimate, type PricedEstimate } from '../../shared/cost';
-import type { ModelSpec } from '../../models/spec';
+import type { ModelSpec } from '../../shared/model-spec';
 import { modelPricing } from '../../models';
 import { decodeAndChunk } from '../../shared/pipeline/ingest';
 import { checkQuota, planRunConcurrency, type SeekingPlan } from '../../shared/quota';

@@ -8,7 +8,7 @@
  */
 import type { ParsedRunRequest } from '../../shared/run-request';
 import type { RunOptionsInput } from '../../shared/config';
-import type { ModelSpec, ModelSpecInput } from '../../models/spec';
+import type { ModelSpec, ModelSpecInput } from '../../shared/model-spec';
 import type { AgentModel, BlobStore, MessageStore } from '../../shared/ports';
 import type { SurveyModel } from '../../shared/survey/ports';
 import type { SurveyExecutionInput, SurveyOutput } from '../../shared/survey/workflow';

@@ -19,7 +19,7 @@ import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { modelTraits } from '../../models/traits';
 import { foundationModelIdOf, isInferenceProfileId } from '../../models/bedrock/traits';
-import type { ModelSpec } from '../../models/spec';
+import type { ModelSpec } from '../../shared/model-spec';
 
 /** The CDK bootstrap version parameter of the default qualifier (what `cdk deploy` checks). */
 export const BOOTSTRAP_VERSION_PARAMETER = '/cdk-bootstrap/hnb659fds/version';

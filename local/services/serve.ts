@@ -48,7 +48,7 @@ import { MAX_BODY_BYTES } from '../../shared/api/schemas';
 import { ConfigurationError } from '../../shared/errors';
 import { UnauthorizedError } from '../../shared/api/errors';
 import type { RunOptions } from '../../shared/config';
-import type { ModelSpecInput } from '../../models/spec';
+import type { ModelSpecInput } from '../../shared/model-spec';
 import type { AgentModel } from '../../shared/ports';
 import { LocalExecutions } from '../engine/executions';
 import { runLiveness } from '../engine/run-heartbeat';

@@ -1,6 +1,8 @@
 /**
- * The parsed model spec's type, apart from its parser (models/spec.ts), so the port and the providers'
- * traits can name it without importing the parser (which imports their parsers).
+ * The parsed model spec's type, apart from its parser (models/spec.ts, where each kind's provider
+ * parses what follows its colon): the library's public surface names these types, and its
+ * declarations may not reach the providers; the port and the providers' traits name it without
+ * importing the parser.
  */
 
 /** A parsed model spec. */
@@ -14,3 +16,6 @@ export type ModelSpec =
    * tokenizer, absent for the provider's default.
    */
   | { kind: 'llama'; seekerModelId: string; reasonerModelId: string; contextTokens?: number };
+
+/** A model spec as text (to parse) or already parsed: functions along one command take either, so the text is parsed once. */
+export type ModelSpecInput = string | ModelSpec;
