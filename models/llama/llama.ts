@@ -81,11 +81,20 @@ export const DEFAULT_PROMPT_STATE_BYTES = 2 ** 30;
  * @throws ConfigurationError when it is set to anything but an integer 0-1048576.
  */
 export function llamaStateBytesFromEnv(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const value = env.EXTAGENTS_LLAMA_STATE_MB?.trim();
+  const mib = integerFromEnv(env, 'EXTAGENTS_LLAMA_STATE_MB', 0, 1_048_576, ' (MiB)');
+  return mib === undefined ? undefined : mib * 2 ** 20;
+}
+
+/**
+ * An integer environment variable, if set: decimal digits only (no 0x2, 2e0), within [min, max].
+ * @throws ConfigurationError naming the variable, the range and the value otherwise.
+ */
+function integerFromEnv(env: NodeJS.ProcessEnv, name: string, min: number, max: number, unit = ''): number | undefined {
+  const value = env[name]?.trim();
   if (value === undefined || value === '') return undefined;
-  const mib = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isInteger(mib) || mib > 1_048_576) throw new ConfigurationError(`EXTAGENTS_LLAMA_STATE_MB must be an integer 0-1048576 (MiB; got "${value}")`);
-  return mib * 2 ** 20;
+  const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigurationError(`${name} must be an integer ${min}-${max}${unit} (got "${value}")`);
+  return n;
 }
 
 /**
@@ -176,12 +185,7 @@ class PromptStates {
  * @throws ConfigurationError when it is set to anything but an integer 1-256.
  */
 export function llamaThreadsFromEnv(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const value = env.EXTAGENTS_LLAMA_THREADS?.trim();
-  if (value === undefined || value === '') return undefined;
-  const threads = /^\d+$/.test(value) ? Number(value) : Number.NaN; // decimal digits only: no 0x2, 2e0
-  if (!Number.isInteger(threads) || threads < 1 || threads > 256)
-    throw new ConfigurationError(`EXTAGENTS_LLAMA_THREADS must be an integer 1-256 (got "${value}")`);
-  return threads;
+  return integerFromEnv(env, 'EXTAGENTS_LLAMA_THREADS', 1, 256);
 }
 
 /** Default (and largest default) context size per sequence, tokens. */
@@ -386,8 +390,9 @@ function grammarFor(model: LoadedLlama, schema: ReplySchema): Promise<LlamaGramm
 /** node-llama-cpp's stop reasons onto the port's vocabulary. */
 function stopReasonOf(reason: string): { stopReason: StopReason; providerStopReason?: string } {
   if (reason === 'maxTokens') return { stopReason: 'max_tokens' };
-  if (reason === 'eogToken') return { stopReason: 'end_turn' };
-  if (reason === 'stopGenerationTrigger' || reason === 'customStopTrigger') return { stopReason: 'stop_sequence' };
+  // The chat wrapper's own stop trigger is the end of the model's turn, as an end-of-generation token is.
+  if (reason === 'eogToken' || reason === 'stopGenerationTrigger') return { stopReason: 'end_turn' };
+  if (reason === 'customStopTrigger') return { stopReason: 'stop_sequence' };
   return { stopReason: 'other', providerStopReason: reason };
 }
 
