@@ -1,7 +1,7 @@
 /**
  * Cost before spending: what a run will cost at most, from what Prepare knows (chunk count and
  * tokens, the question, the run options) and the model's price (shared/prices.json), before any
- * model call. `ask --estimate` prints it, `maxCostUsd` (`--max-cost`) refuses a run whose estimate
+ * model call, in both seeking modes (every call on demand; the seeking calls as batch jobs). `ask --estimate` prints it, `maxCostUsd` (`--max-cost`) refuses a run whose estimate
  * exceeds it, and the run result states it beside the actual usage.
  *
  * An upper bound of the method's calls (paper, section 2), one call per agent task (re-asks after a
@@ -28,22 +28,91 @@ import { MAX_CITED_EVIDENCE_TOKENS } from './llm/agents';
 import { MARKER_TOKENS_PER_UNIT, MIN_NUMBERED_UNITS, numberedChunkTokens } from './llm/sentences';
 import { coverageSchedule } from './coverage';
 import { MESSAGE_OVERHEAD_TOKENS } from './method';
-import { costUsd, loadPriceTable, priceOf, type PriceTable } from './prices';
+import { costUsd, loadPriceTable, type PriceMode, priceOf, type PriceTable, rateOf } from './prices';
 import { countTokens } from './tokenizer';
 import type { AgentRole, RunEstimate } from './types';
 
 export type { RoleEstimate, RunEstimate } from './types';
+export type { PriceMode } from './prices';
 
-/** The price of a role's estimate, or why there is none. */
+/** The price of a role's estimate in one mode (USD at most, at the rate named by `rate`), or why there is none. */
 export type RolePrice =
-  | { model: string; priced: true; usd: number; priceKey: string; inputUsdPerMTok: number; outputUsdPerMTok: number; asOf: string; verified: boolean }
+  | {
+      model: string;
+      priced: true;
+      /** USD at most. */
+      usd: number;
+      /** The price table's key that matched the model. */
+      priceKey: string;
+      /** The rate the role's calls are billed at in this mode ({@link ROLE_RATE}). */
+      rate: PriceMode;
+      /** USD per 1,000,000 input tokens at `rate`. */
+      inputUsdPerMTok: number;
+      /** USD per 1,000,000 output tokens at `rate`. */
+      outputUsdPerMTok: number;
+      asOf: string;
+      source: string;
+      verified: boolean;
+    }
   | { model: string; priced: false; reason: string };
 
-/** An estimate with its price. */
-export interface PricedEstimate extends RunEstimate {
+/** A run's price in one seeking mode. */
+export interface ModeCost {
   prices: Record<AgentRole, RolePrice>;
-  /** USD at most, the sum over both roles; undefined when a role has no price. */
+  /** USD at most, the sum over both roles; undefined when a role has no price in this mode. */
   totalUsd?: number;
+}
+
+/**
+ * The rate each role is billed at in each seeking mode. With batch seeking only the seeking agents'
+ * first call per chunk (each call the estimate counts) goes into a batch job; the reasoning agent
+ * (KAR, the best-effort answer) stays on demand, as do a seek's follow-up calls (a retry of an
+ * unusable reply, a score re-ask), which the estimate does not count. The batch figure assumes every
+ * counted seeking call goes into its round's batch job; what a run seeks on demand instead (a round
+ * below the model's minimum record count, a record a job failed) is billed on demand, so a caller
+ * that knows a run will not batch prices it at `on-demand`.
+ */
+export const ROLE_RATE: Record<PriceMode, Record<AgentRole, PriceMode>> = {
+  'on-demand': { seeker: 'on-demand', reasoner: 'on-demand' },
+  batch: { seeker: 'batch', reasoner: 'on-demand' },
+};
+
+/** How long batch seeking may wait for its results. */
+export interface BatchWait {
+  /** Hours a batch job may take at most (its timeout). */
+  maxHours: number;
+  /** The wait as printed. */
+  text: string;
+  /** Why, in words. */
+  basis: string;
+  /** The page the figure comes from. */
+  source: string;
+}
+
+/**
+ * The expected wait of a Bedrock batch job: at most its timeout, CreateModelInvocationJob's
+ * `timeoutDurationInHours` (default 24 h), AWS's "24-hour processing window" for batch.
+ * Source: https://docs.aws.amazon.com/bedrock/latest/userguide/capacity-limits-cost-optimization.html
+ */
+export const BATCH_WAIT: BatchWait = {
+  maxHours: 24,
+  text: 'up to 24 h (often minutes to hours)',
+  basis: "Bedrock batch's 24-hour processing window, a job's default timeout (timeoutDurationInHours)",
+  source: 'https://docs.aws.amazon.com/bedrock/latest/userguide/capacity-limits-cost-optimization.html',
+};
+
+/** An estimate with its price in both seeking modes. */
+export interface PricedEstimate extends RunEstimate {
+  /** The seeking mode `prices` and `totalUsd` are at (the run's; `priceEstimate`'s `mode`). */
+  mode: PriceMode;
+  /** Each role's price in `mode` (= `modes[mode].prices`). */
+  prices: Record<AgentRole, RolePrice>;
+  /** USD at most in `mode`, the sum over both roles; undefined when a role has no price. */
+  totalUsd?: number;
+  /** The price in each seeking mode: every call on demand, or the seeking calls as batch jobs. */
+  modes: Record<PriceMode, ModeCost>;
+  /** What batch seeking waits for its jobs. */
+  batchWait: BatchWait;
   /** The price table's date and caveat. */
   priceTable: { writtenOn: string; warning: string };
 }
@@ -138,58 +207,93 @@ export interface ModelPricing {
 }
 
 /**
- * Price an estimate for a model spec. A model the table does not list has no price ("no price"),
- * never a guess; a `llama:` model runs on the local CPU and has none either (`pricing.unpriced`).
+ * Price an estimate for a model spec in both seeking modes ({@link ROLE_RATE}). A model the table
+ * does not list has no price ("no price"), never a guess; a model it lists without a batch rate has
+ * no batch price; a `llama:` model runs on the local CPU and has none either (`pricing.unpriced`).
+ * Prompt-cache tokens are priced at the rate's cache prices, else its input price (a batch rate has
+ * no cache prices).
  * @param pricing the spec's pricing, from its provider (models/ `modelPricing`).
  * @param table default the shipped table (shared/prices.json).
+ * @param mode the seeking mode the run will use, which `prices` and `totalUsd` (and so the cost limit)
+ *   are at; default on demand.
  */
-export function priceEstimate(estimate: RunEstimate, pricing: ModelPricing, table: PriceTable = loadPriceTable()): PricedEstimate {
-  const price = (role: AgentRole): RolePrice => {
+export function priceEstimate(
+  estimate: RunEstimate,
+  pricing: ModelPricing,
+  table: PriceTable = loadPriceTable(),
+  mode: PriceMode = 'on-demand',
+): PricedEstimate {
+  const price = (role: AgentRole, rate: PriceMode): RolePrice => {
     const model = pricing.models[role];
     if (pricing.unpriced !== undefined) return { model, priced: false, reason: pricing.unpriced };
     const found = priceOf(table, model);
-    if (!found) return { model, priced: false, reason: `no price for ${model} in the price table (shared/prices.json, written ${table.writtenOn})` };
+    const where = `in the price table (shared/prices.json, written ${table.writtenOn})`;
+    if (!found) return { model, priced: false, reason: `no price for ${model} ${where}` };
+    const r = rateOf(found.price, rate);
+    if (!r) return { model, priced: false, reason: `no ${rate} price for ${model} ${where}` };
     const e = estimate[role];
     return {
       model,
       priced: true,
-      usd: costUsd(found.price, e.inputTokens, e.outputTokens, { writeTokens: e.cacheWriteInputTokens }),
+      usd: costUsd(r, e.inputTokens, e.outputTokens, { writeTokens: e.cacheWriteInputTokens }),
       priceKey: found.key,
-      inputUsdPerMTok: found.price.inputUsdPerMTok,
-      outputUsdPerMTok: found.price.outputUsdPerMTok,
-      asOf: found.price.asOf,
-      verified: found.price.verified,
+      rate,
+      inputUsdPerMTok: r.inputUsdPerMTok,
+      outputUsdPerMTok: r.outputUsdPerMTok,
+      asOf: r.asOf,
+      source: r.source,
+      verified: r.verified,
     };
   };
-  const prices = { seeker: price('seeker'), reasoner: price('reasoner') };
-  const totalUsd = prices.seeker.priced && prices.reasoner.priced ? prices.seeker.usd + prices.reasoner.usd : undefined;
-  return { ...estimate, prices, ...(totalUsd !== undefined && { totalUsd }), priceTable: { writtenOn: table.writtenOn, warning: table.warning } };
+  const cost = (m: PriceMode): ModeCost => {
+    const prices = { seeker: price('seeker', ROLE_RATE[m].seeker), reasoner: price('reasoner', ROLE_RATE[m].reasoner) };
+    const totalUsd = prices.seeker.priced && prices.reasoner.priced ? prices.seeker.usd + prices.reasoner.usd : undefined;
+    return { prices, ...(totalUsd !== undefined && { totalUsd }) };
+  };
+  const modes = { 'on-demand': cost('on-demand'), batch: cost('batch') };
+  return {
+    ...estimate,
+    mode,
+    ...modes[mode],
+    modes,
+    batchWait: BATCH_WAIT,
+    priceTable: { writtenOn: table.writtenOn, warning: table.warning },
+  };
+}
+
+/** ` with batch seeking` in batch mode, nothing on demand (the messages' wording of a mode). */
+function modeWords(mode: PriceMode): string {
+  return mode === 'batch' ? ' with batch seeking' : '';
 }
 
 /**
- * Why a run's estimate is over `maxCostUsd`, or undefined when it is within it.
+ * Why a run's estimate is over `maxCostUsd` (USD), or undefined when it is within it.
  * A run without a price cannot be checked against a cost limit, and is refused too (the limit would
  * otherwise be silently ignored).
+ * @param mode the seeking mode the run will use; default the mode the estimate was priced at.
  */
-export function costLimitProblem(priced: PricedEstimate, maxCostUsd: number): string | undefined {
-  if (priced.totalUsd === undefined) {
-    const missing = [priced.prices.seeker, priced.prices.reasoner].filter((p) => !p.priced).map((p) => `${p.model} (${(p as { reason: string }).reason})`);
-    return `maxCostUsd ${maxCostUsd} cannot be checked: ${[...new Set(missing)].join('; ')}`;
+export function costLimitProblem(priced: PricedEstimate, maxCostUsd: number, mode: PriceMode = priced.mode): string | undefined {
+  const cost = priced.modes[mode];
+  if (cost.totalUsd === undefined) {
+    const missing = [cost.prices.seeker, cost.prices.reasoner].filter((p) => !p.priced).map((p) => `${p.model} (${(p as { reason: string }).reason})`);
+    return `maxCostUsd ${maxCostUsd} cannot be checked${modeWords(mode)}: ${[...new Set(missing)].join('; ')}`;
   }
-  if (priced.totalUsd <= maxCostUsd) return undefined;
-  return `the run would cost at most $${formatUsd(priced.totalUsd)} (seeker ${priced.seeker.calls} calls, reasoner ${priced.reasoner.calls} calls; prices of ${priced.priceTable.writtenOn}), over maxCostUsd $${formatUsd(maxCostUsd)}`;
+  if (cost.totalUsd <= maxCostUsd) return undefined;
+  return `the run would cost at most $${formatUsd(cost.totalUsd)}${modeWords(mode)} (seeker ${priced.seeker.calls} calls, reasoner ${priced.reasoner.calls} calls; prices of ${priced.priceTable.writtenOn}), over maxCostUsd $${formatUsd(maxCostUsd)}`;
 }
 
 /**
- * Refuse a run over its cost limit: the CostLimitExceededError (with the estimate) when
- * {@link costLimitProblem} finds one.
+ * Refuse a run over its cost limit (`maxCostUsd`, USD): the CostLimitExceededError (with the
+ * estimate, `totalUsd` in `mode`) when {@link costLimitProblem} finds one.
+ * @param mode the seeking mode the run will use; default the mode the estimate was priced at.
  * @throws CostLimitExceededError `Refused before any model call: <problem>`.
  */
-export function enforceCostLimit(priced: PricedEstimate, maxCostUsd: number): void {
-  const problem = costLimitProblem(priced, maxCostUsd);
+export function enforceCostLimit(priced: PricedEstimate, maxCostUsd: number, mode: PriceMode = priced.mode): void {
+  const problem = costLimitProblem(priced, maxCostUsd, mode);
   if (problem === undefined) return;
+  const totalUsd = priced.modes[mode].totalUsd;
   throw new CostLimitExceededError(`Refused before any model call: ${problem}`, {
-    estimate: { seeker: priced.seeker, reasoner: priced.reasoner, ...(priced.totalUsd !== undefined && { totalUsd: priced.totalUsd }), maxCostUsd },
+    estimate: { seeker: priced.seeker, reasoner: priced.reasoner, ...(totalUsd !== undefined && { totalUsd }), maxCostUsd },
   });
 }
 

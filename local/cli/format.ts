@@ -1,7 +1,7 @@
 /**
  * Human-readable rendering of a run result for the CLI (the `--json` output is the RunResult itself).
  */
-import { formatUsd, type PricedEstimate } from '../../shared/cost';
+import { formatUsd, type PriceMode, type PricedEstimate, ROLE_RATE, type RolePrice } from '../../shared/cost';
 import type { RunResult, SeekingPlan, Usage } from '../../shared/types';
 import type { TimeForecast } from '../../shared/capacity';
 
@@ -127,9 +127,20 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
   return terminalSafe(lines.join('\n'));
 }
 
+/** A role's price as the estimate prints it: `$1.42 (bedrock:…, $0.22 / $0.22 per 1M tokens, 2026-11-30, unverified)` or `no price: <why>`. */
+function rolePriceText(p: RolePrice, withModel = true): string {
+  if (!p.priced) return `no price: ${p.reason}`;
+  return `$${formatUsd(p.usd)} (${withModel ? `${p.model}, ` : ''}$${p.inputUsdPerMTok} / $${p.outputUsdPerMTok} per 1M tokens, ${p.asOf}${p.verified ? '' : ', unverified'})`;
+}
+
+/** The seeking modes, and the rates, as the estimate names them. */
+const MODE_WORDS: Record<PriceMode, string> = { 'on-demand': 'seeking on demand', batch: 'seeking as batch jobs' };
+const RATE_WORDS: Record<PriceMode, string> = { 'on-demand': 'on demand', batch: 'batch' };
+
 /**
- * A priced estimate (`ask --estimate`), e.g.
- * `seeker: at most 558 calls, 5,581,050 input / 326,988 output tokens, $1.30 (bedrock:…, $0.22 / $0.22 per 1M tokens, 2026-11-30, unverified)`.
+ * A priced estimate (`ask --estimate`) in both seeking modes, e.g.
+ * `seeker: at most 542 calls, 6,363,975 input / 82,384 output tokens; on demand $1.42 (bedrock:…, $0.22 / $0.22 per 1M tokens, 2026-11-30, unverified); batch $0.71 (…)`,
+ * a total line per mode (the run's `seekMode` marked), and batch seeking's expected wait.
  */
 export function formatEstimate(
   priced: PricedEstimate,
@@ -139,19 +150,38 @@ export function formatEstimate(
   costRefusal?: string,
 ): string {
   const lines = [`Estimate before any model call (an upper bound): ${count(corpus.chunks, 'chunk')}, ${n(corpus.tokens)} tokens, ${corpus.rounds} round(s)`];
+  const modes = Object.keys(priced.modes) as PriceMode[];
+  // A run that costs nothing in any mode (the offline reader) has one total; else one per mode.
+  const free = modes.every((m) => priced.modes[m].totalUsd === 0);
   for (const role of ['seeker', 'reasoner'] as const) {
     const e = priced[role];
-    const p = priced.prices[role];
-    const price = p.priced
-      ? `$${formatUsd(p.usd)} (${p.model}, $${p.inputUsdPerMTok} / $${p.outputUsdPerMTok} per 1M tokens, ${p.asOf}${p.verified ? '' : ', unverified'})`
-      : `no price: ${p.reason}`;
-    lines.push(`  ${role}: at most ${count(e.calls, 'call')}, ${n(e.inputTokens)} input / ${n(e.outputTokens)} output tokens, ${price}`);
+    const tokens = `${role}: at most ${count(e.calls, 'call')}, ${n(e.inputTokens)} input / ${n(e.outputTokens)} output tokens`;
+    // The rates this role is billed at across the modes (ROLE_RATE): one price, or one per rate.
+    const rates = [...new Set(modes.map((m) => ROLE_RATE[m][role]))];
+    const priceIn = (rate: PriceMode): RolePrice => priced.modes[modes.find((m) => ROLE_RATE[m][role] === rate) ?? rate].prices[role];
+    const same = rates.every((rate) => rolePriceText(priceIn(rate)) === rolePriceText(priceIn(rates[0])));
+    if (rates.length === 1 || free || same) {
+      lines.push(`  ${tokens}, ${rolePriceText(priceIn(rates[0]))}${free || rates.length > 1 ? '' : `, ${RATE_WORDS[rates[0]]} in either seeking mode`}`);
+    } else {
+      const each = rates.map((rate, i) => `${RATE_WORDS[rate]} ${rolePriceText(priceIn(rate), i === 0)}`);
+      lines.push(`  ${tokens}; ${each.join('; ')}`);
+    }
   }
-  lines.push(priced.totalUsd !== undefined ? `  total: at most $${formatUsd(priced.totalUsd)}` : '  total: no price (a role has none)');
+  if (free) lines.push('  total: at most $0 (either seeking mode)');
+  else
+    for (const m of modes) {
+      const total = priced.modes[m].totalUsd;
+      const run = m === priced.mode ? " (the run's seekMode)" : '';
+      lines.push(`  total, ${MODE_WORDS[m]}${run}: ${total !== undefined ? `at most $${formatUsd(total)}` : 'no price (a role has none)'}`);
+      if (m === 'batch')
+        lines.push(
+          `    expected wait: each round's seeking waits for its batch job, ${priced.batchWait.text}: ${priced.batchWait.basis}, ${priced.batchWait.source} (the modeled time below is for seeking on demand)`,
+        );
+    }
   // --max-cost: what Prepare would do with this estimate.
   if (costRefusal !== undefined) lines.push(`  the run would be refused (CostLimitExceededError): ${costRefusal}`);
   // The table's caveat where a price from it was used.
-  if ([priced.prices.seeker, priced.prices.reasoner].some((p) => p.priced && p.usd > 0))
+  if (modes.some((m) => [priced.modes[m].prices.seeker, priced.modes[m].prices.reasoner].some((p) => p.priced && p.usd > 0)))
     lines.push(`Prices of ${priced.priceTable.writtenOn}: ${priced.priceTable.warning}`);
   if (concurrency) {
     // One estimate of the seeking time: the capacity model's (below) when there is one.

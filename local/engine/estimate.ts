@@ -5,7 +5,7 @@
  */
 import type { ParsedRunRequest } from '../../shared/run-request';
 import { EmptyCorpusError } from '../../shared/errors';
-import { costLimitProblem, estimateRun, priceEstimate, type PricedEstimate } from '../../shared/cost';
+import { costLimitProblem, estimateRun, type PriceMode, priceEstimate, type PricedEstimate } from '../../shared/cost';
 import type { ModelSpec } from '../../shared/model-spec';
 import { modelPricing } from '../../models';
 import { decodeAndChunk } from '../../shared/pipeline/ingest';
@@ -14,7 +14,8 @@ import { forecastRun, type TimeForecast } from '../../shared/capacity';
 import { readCorpusFile, type CorpusFile } from './corpus';
 
 /**
- * @returns the priced estimate, the corpus it was computed for (chunks, tokens, rounds) and the
+ * @returns the priced estimate (in both seeking modes; `prices`, `totalUsd` and `costRefusal` at the
+ *   run's `seekMode`, on demand when the options have none), the corpus it was computed for (chunks, tokens, rounds) and the
  *   seeking concurrency Prepare would derive (shared/quota.ts), with `refusal` when its pre-flight
  *   check would refuse the run, and the run's expected time on the AWS path (shared/capacity.ts
  *   `forecastRun`: modeled, with Bedrock-class latencies; a local `llama:` model is slower).
@@ -40,7 +41,12 @@ export async function estimateLocal(request: { files: CorpusFile[]; parsed: Pars
     );
   const tokens = corpus.chunks.reduce((sum, c) => sum + c.tokens, 0);
   const pricing = modelPricing(request.model);
-  const estimate = priceEstimate(estimateRun({ chunks: corpus.chunks.length, chunkTokensTotal: tokens, question, options }, pricing), pricing);
+  const estimate = priceEstimate(
+    estimateRun({ chunks: corpus.chunks.length, chunkTokensTotal: tokens, question, options }, pricing),
+    pricing,
+    undefined,
+    seekModeOf(options),
+  );
   const plan = planRunConcurrency(estimate, options);
   const check = checkQuota(plan);
   const costRefusal = options.maxCostUsd !== undefined ? costLimitProblem(estimate, options.maxCostUsd) : undefined;
@@ -51,4 +57,9 @@ export async function estimateLocal(request: { files: CorpusFile[]; parsed: Pars
     time: forecastRun(estimate, plan, options),
     ...(costRefusal !== undefined && { costRefusal }),
   };
+}
+
+/** The run's seeking mode: its `seekMode` option when the options carry one, else on demand. */
+function seekModeOf(options: object): PriceMode {
+  return 'seekMode' in options && options.seekMode === 'batch' ? 'batch' : 'on-demand';
 }
