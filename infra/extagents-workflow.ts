@@ -34,6 +34,7 @@ import {
   RETRYABLE_ERRORS,
 } from '../shared/errors';
 import type { HandlerName } from './extagents-function';
+import { batchSeekingRound } from './batch-seeking';
 import { MODEL_RETRY_POLICY } from '../shared/quota';
 import { EXCEED_TOLERATED_FAILURE_THRESHOLD, WorkflowStateSchema } from '../shared/pipeline/state';
 
@@ -353,7 +354,29 @@ export class ExtAgentsWorkflow extends Construct {
       )
       .otherwise(reason);
 
-    const definition = prepare.next(seekChunks);
+    // Each round's seeking: on demand (SeekChunks), or with seekMode 'batch' as batch jobs first
+    // (infra/batch-seeking.ts), the Map seeking on demand only what the jobs did not answer.
+    const seekRound = new sfn.Choice(this, STATE_NAMES.SeekMode, { comment: "Run option seekMode: 'batch' submits the round as batch jobs first." })
+      .when(
+        sfn.Condition.and(sfn.Condition.isPresent('$.config.seekMode'), sfn.Condition.stringEquals('$.config.seekMode', 'batch')),
+        batchSeekingRound(this, {
+          prefix: '',
+          seekFunction: functions.seek,
+          eventFields: {
+            runId: sfn.JsonPath.stringAt('$.runId'),
+            round: sfn.JsonPath.numberAt('$.round'),
+            manifestKey: sfn.JsonPath.stringAt('$.manifestKey'),
+            covered: sfn.JsonPath.numberAt('$.covered'),
+          },
+          stateFields: Object.keys(WorkflowStateSchema.shape),
+          seekingMap: seekChunks,
+          afterSeeking: pipelined,
+          lambdaServiceRetry: LAMBDA_SERVICE_RETRY,
+          modelRetry: MODEL_RETRY,
+        }),
+      )
+      .otherwise(seekChunks);
+    const definition = prepare.next(seekRound);
     seekChunks.next(pipelined);
     reason.next(answered);
     // Reseek 'promising' (shared/reseek.ts): a next round whose rule chose no chunk is skipped,
@@ -361,9 +384,9 @@ export class ExtAgentsWorkflow extends Construct {
     synchronize.next(
       new sfn.Choice(this, STATE_NAMES.RoundToSeek, { comment: 'Reseek promising: did the rule choose any chunk for the next round?' })
         .when(sfn.Condition.stringEquals('$.outcome', 'refused'), answered)
-        .otherwise(seekChunks),
+        .otherwise(seekRound),
     );
-    growCoverage.next(seekChunks);
+    growCoverage.next(seekRound);
     answerBestEffort.next(finalize);
 
     this.logGroup = new logs.LogGroup(this, 'Logs', {

@@ -5,7 +5,7 @@
  * small result. Errors propagate with their class `name`, which Step Functions Retry/Catch match.
  */
 import { logged, type HandlerLogger } from './logged';
-import type { AgentModel, BlobStore, MessageStore } from '../shared/ports';
+import type { AgentModel, BatchInference, BlobStore, ChatModel, MessageStore } from '../shared/ports';
 import type { RunResult } from '../shared/types';
 import type { ModelPricing } from '../shared/cost';
 import { finalizeRun } from '../shared/pipeline/finalize';
@@ -13,10 +13,13 @@ import { prepareRun } from '../shared/pipeline/prepare';
 import type { ModelQuota } from '../shared/quota';
 import { reasonStep } from '../shared/pipeline/reason';
 import { seekChunk } from '../shared/pipeline/seek';
+import { checkSeekBatch, submitSeekBatch } from '../shared/pipeline/seek-batch';
 import {
   PrepareEventSchema,
   ReasonEventSchema,
+  SeekBatchEventSchema,
   SeekEventSchema,
+  type SeekBatchOutcome,
   SynchronizeEventSchema,
   WorkflowStateSchema,
   parseEvent,
@@ -43,6 +46,12 @@ export interface HandlerDeps {
   logger?: HandlerLogger;
   /** Run metrics (Powertools Metrics in AWS, lambdas/adapters/telemetry.ts); absent = none (the local run). */
   metrics?: RunMetrics;
+  /**
+   * Batch seeking (run option `seekMode: 'batch'`, shared/pipeline/seek-batch.ts): the batch service
+   * (Bedrock model invocation jobs; the local batch runner) and the agents with their seeker's chat
+   * model wrapped. Absent = none: such runs seek on demand and say so.
+   */
+  batch?: { inference: BatchInference; agents(wrapSeeker: (chat: ChatModel) => ChatModel): AgentModel };
 }
 
 /** What the handlers report as metrics: each KAR step taken, and each finished run's result. */
@@ -54,7 +63,8 @@ export interface RunMetrics {
 /** The five task handlers of the workflow, keyed like `ExtAgentsWorkflow.functions`. */
 export interface WorkflowHandlers {
   prepare(event: unknown): Promise<WorkflowState>;
-  seek(event: unknown): Promise<SeekOutcome>;
+  /** A chunk's seeking agent, or (event `{seekBatch: …}`) the round's batch seeking tasks. */
+  seek(event: unknown): Promise<SeekOutcome | SeekBatchOutcome>;
   reason(event: unknown): Promise<WorkflowState>;
   synchronize(event: unknown): Promise<WorkflowState>;
   finalize(event: unknown): Promise<FinalizeOutput>;
@@ -67,7 +77,14 @@ export function makeHandlers(deps: HandlerDeps): WorkflowHandlers {
     prepare: logged(logger, 'Prepare', 'info', async (event) =>
       prepareRun(parseEvent(PrepareEventSchema, event, 'Prepare'), { blobs, pricing: deps.pricing, quota: deps.quota }),
     ),
-    seek: logged(logger, 'Seek', 'debug', async (event) => seekChunk(parseEvent(SeekEventSchema, event, 'Seek'), { blobs, store, model: deps.model })),
+    seek: logged(logger, 'Seek', 'debug', async (event) => {
+      if (typeof event === 'object' && event !== null && 'seekBatch' in event) {
+        const parsed = parseEvent(SeekBatchEventSchema, event, 'SeekBatch');
+        const batchDeps = { blobs, store, batch: deps.batch };
+        return parsed.seekBatch === 'submit' ? submitSeekBatch(parsed, batchDeps) : checkSeekBatch(parsed, batchDeps);
+      }
+      return seekChunk(parseEvent(SeekEventSchema, event, 'Seek'), { blobs, store, model: deps.model });
+    }),
     reason: logged(logger, 'Reason', 'info', async (event) => {
       const state = await reasonStep(parseEvent(ReasonEventSchema, event, 'Reason'), { blobs, store, model: deps.model() });
       deps.metrics?.karStep();

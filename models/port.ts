@@ -66,6 +66,12 @@ export interface ProviderDeps {
   openaiApiKey?: ApiKeyProvider;
   /** Where the extractive reader keeps the sentence analysis of the chunks it read (the local bucket: warm runs skip it). */
   analyses?: BlobStore;
+  /**
+   * Wraps the seeking agents' chat model (the batch path, shared/pipeline/seek-batch.ts: its first
+   * call captured as a batch record, then answered from the job's output). A provider that makes no
+   * chat call (the extractive reader) ignores it.
+   */
+  wrapSeeker?: (chat: ChatModel) => ChatModel;
 }
 
 /**

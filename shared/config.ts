@@ -9,6 +9,10 @@ import { RESEEK_MODES } from './reseek';
 import { DEFAULT_RANKING, RANKING_MODES } from './ranking';
 import { issuesText } from './validation';
 
+/** Run option `seekMode`: how the seeking agents' first calls are made. */
+export const SEEK_MODES = ['on-demand', 'batch'] as const;
+export type SeekMode = (typeof SEEK_MODES)[number];
+
 export const RunOptionsSchema = z
   .object({
     /** Maximum tokens per chunk (L in the paper). */
@@ -38,6 +42,17 @@ export const RunOptionsSchema = z
      * Lower time-to-answer for questions that need round r+1, at the price of those extra calls.
      */
     pipelineRounds: z.boolean().default(false),
+    /**
+     * How the seeking agents' first calls are made (shared/pipeline/seek-batch.ts; docs/CONCEPTS.md,
+     * "Batch seeking"): `on-demand`, one call per chunk as the round runs (default); `batch`, each
+     * round's calls as batch inference jobs (Amazon Bedrock model invocation jobs: about half the
+     * on-demand price, results within the job's timeout, typically minutes to hours), for work
+     * nobody waits for. A round below the model's minimum record count, or a model without batch
+     * inference, is sought on demand and the result says so (`RunResult.batch`). KAR and
+     * synchronization are always on demand. Not with `pipelineRounds` (a speculative round is for
+     * time-to-answer; batch trades time for price).
+     */
+    seekMode: z.enum(SEEK_MODES).default('on-demand'),
     /**
      * How the message pool is ranked (shared/ranking.ts): `score`, the seeking agents' scores (the
      * paper); `hybrid`, their mean with a lexical prior of the cited text (default); `retrieval`,
@@ -104,6 +119,13 @@ export const RunOptionsSchema = z
     // Every problem of the coverage options at once (zod runs this only when the fields are valid).
     if (options.coverageMaxChunks !== undefined && options.coverage !== 'grow') {
       ctx.addIssue({ code: 'custom', path: ['coverageMaxChunks'], message: "only with coverage 'grow' (a full read covers every chunk)" });
+    }
+    if (options.seekMode === 'batch' && options.pipelineRounds) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['seekMode'],
+        message: "'batch' cannot be combined with pipelineRounds (a speculative round is for time-to-answer; batch trades time for price)",
+      });
     }
     if (options.coverageMaxChunks !== undefined && options.coverageMaxChunks < options.coverageFirstChunks) {
       ctx.addIssue({ code: 'custom', path: ['coverageMaxChunks'], message: `must be at least coverageFirstChunks (${options.coverageFirstChunks})` });

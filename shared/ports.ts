@@ -197,6 +197,70 @@ export interface ChatModel {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Batch inference (the seeking phase of work nobody waits for: issue 40)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * One record of a batch job: the first model call of one chunk's seeking agent, as the agents built
+ * it (shared/llm/agents.ts), so the batch reply is read by the same parser as an on-demand reply.
+ * `recordId` names the chunk (`C` + its index, 10 digits: 11 alphanumerics, the form of Bedrock's
+ * record ids); the job names the run and the round.
+ */
+export interface BatchRecord {
+  recordId: string;
+  request: ChatRequest;
+}
+
+/** What a batch job returned for one record: the reply, or why the service failed it. */
+export type BatchRecordResult = { recordId: string; response: ChatResponse } | { recordId: string; error: { code: string; message: string } };
+
+/** A submitted job: its id (Bedrock: the job ARN), the bucket prefix of its records and output, its model. */
+export interface BatchJobRef {
+  jobId: string;
+  prefix: string;
+  modelId: string;
+}
+
+/** A batch job's state as the workflow reads it: still running, or ended (completed, partly or not at all). */
+export interface BatchJobStatus {
+  state: 'in-progress' | 'ended';
+  /** The service's own status, e.g. Bedrock `InProgress`, `Completed`, `PartiallyCompleted`, `Failed`, `Expired`. */
+  serviceStatus: string;
+  /** The service's message of a failed or stopped job. */
+  message?: string;
+}
+
+/**
+ * Batch inference for one seeking model: Amazon Bedrock's model invocation jobs
+ * (lambdas/adapters/bedrock-batch.ts: JSONL records in S3, CreateModelInvocationJob, results in S3)
+ * or the local batch runner (local/engine/local-batch.ts: the same records, run through the local
+ * model). Source: https://docs.aws.amazon.com/bedrock/latest/userguide/batch-inference.html
+ */
+export interface BatchInference {
+  /**
+   * How many records one job of this model takes, or why the model has no batch inference (the run
+   * then seeks on demand and says so).
+   */
+  limits(modelId: string): { minRecords: number; maxRecords: number } | { unavailable: string };
+  /** Seconds the workflow waits between two status reads of a running job (the Wait state's period). */
+  readonly pollSeconds: number;
+  /**
+   * Write the records under `prefix` and start one job; idempotent per `name`: the same name (a
+   * resumed run, a retried task) never starts a second job, it returns the first one's id.
+   * @returns the job's id (Bedrock: its ARN).
+   * @throws the service's typed errors (ModelThrottledError for a quota of jobs, ModelConfigurationError, …).
+   */
+  submit(job: { name: string; modelId: string; prefix: string; records: BatchRecord[] }): Promise<string>;
+  /** The job's state. The local runner advances its job here, a slice of records at a time. */
+  status(job: BatchJobRef): Promise<BatchJobStatus>;
+  /**
+   * The output records of an ended job, by record id (records the job never wrote are absent).
+   * @param requests the job's requests by record id: each reply is read against its own request.
+   */
+  results(job: BatchJobRef, requests: ReadonlyMap<string, ChatRequest>): Promise<Map<string, BatchRecordResult>>;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Storage
 // ---------------------------------------------------------------------------------------------
 

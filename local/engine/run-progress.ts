@@ -13,7 +13,7 @@
  */
 import type { BlobStore, MessageStore } from '../../shared/ports';
 import { runRecordKey, syncKey } from '../../shared/pipeline/layout';
-import type { ReasonEvent, SeekEvent, SeekOutcome, WorkflowState } from '../../shared/pipeline/state';
+import type { ReasonEvent, SeekBatchEvent, SeekBatchOutcome, SeekEvent, SeekOutcome, WorkflowState } from '../../shared/pipeline/state';
 import {
   estimateRemainingMs,
   progressEventKey,
@@ -92,6 +92,8 @@ export class RunProgressTracker {
 
   /** Per retryable error name: failed attempts not yet said, and when the last line was said (ms). */
   private readonly failures = new Map<string, { unsaid: number; saidAt: number }>();
+  /** The batch-seeking lines already said (`<round>:<what>`). */
+  private readonly batchLines = new Set<string>();
 
   /** The engine's callbacks of the execution (local/engine/stack.ts `execute`). */
   readonly callbacks: Required<Pick<ExecutionCallbacks, 'onTaskStarted' | 'onTaskDone' | 'onTaskFailed' | 'onMapRunStarted' | 'onItemDone'>> = {
@@ -108,7 +110,7 @@ export class RunProgressTracker {
         return;
       }
       this.failures.set(errorName, { unsaid: 0, saidAt: now });
-      const seek = name === 'seek' ? (event as SeekEvent) : undefined;
+      const seek = name === 'seek' && !isSeekBatch(event) ? (event as SeekEvent) : undefined;
       const who = seek ? `seeking agent of chunk ${seek.chunk} (round ${seek.round})` : name === 'reason' ? 'reasoning agent' : `${name} task`;
       const raw = error instanceof Error ? error.message : String(error);
       const message = raw.length > FAILURE_MESSAGE_CHARS ? `${raw.slice(0, FAILURE_MESSAGE_CHARS)}…` : raw;
@@ -123,6 +125,7 @@ export class RunProgressTracker {
     },
     onTaskStarted: (name, event) => {
       if (name === 'prepare') this.setStatus({ phase: 'preparing' });
+      else if (name === 'seek' && isSeekBatch(event) && event.seekBatch === 'submit') this.setStatus({ phase: 'seeking', round: event.round });
       else if (name === 'reason') {
         const { state, force } = event as ReasonEvent;
         // An empty pool makes no KAR step (no model call, reason.ts): no "KAR step"/"best-effort answer" line for it.
@@ -142,6 +145,7 @@ export class RunProgressTracker {
     },
     onTaskDone: (name, event, result) => {
       if (name === 'prepare') this.prepared(result as WorkflowState);
+      else if (name === 'seek' && isSeekBatch(event)) this.batchSought(event, result as SeekBatchOutcome);
       else if (name === 'seek') this.sought(event as SeekEvent, result as SeekOutcome);
       else if (name === 'reason') this.reasoned(event as ReasonEvent, result as WorkflowState);
       // GrowCoverage (the Synchronize function) writes no snapshot: its tranche's Map reports the seeks.
@@ -232,6 +236,18 @@ export class RunProgressTracker {
     });
   }
 
+  /** A batch-seeking task (seekMode 'batch'): one line when a round's records go out and when they are read. */
+  private batchSought(event: SeekBatchEvent, outcome: SeekBatchOutcome): void {
+    const said = `${event.round}:${event.seekBatch === 'submit' ? 'submit' : outcome.status}`;
+    if (this.batchLines.has(said) || outcome.status === 'collecting' || (event.seekBatch === 'check' && outcome.status === 'waiting')) return;
+    this.batchLines.add(said);
+    const message =
+      outcome.status === 'waiting'
+        ? `round ${event.round}: ${outcome.remaining} chunk(s) submitted as batch records; waiting for the batch job`
+        : `round ${event.round}: ${event.seekBatch === 'submit' ? 'sought on demand (no batch job; the result says why)' : 'batch records read'}; ${outcome.remaining} chunk(s) left for on-demand seeking`;
+    this.push({ type: 'info', runId: this.options.runId, message });
+  }
+
   private sought(event: SeekEvent, outcome: SeekOutcome): void {
     const state = this.rounds.get(event.round);
     if (!state) return;
@@ -302,6 +318,10 @@ export class RunProgressTracker {
 }
 
 /** Is this event of the Synchronize function a GrowCoverage task's (`{growCoverage: state}`; coverage 'grow')? */
+function isSeekBatch(event: unknown): event is SeekBatchEvent {
+  return typeof event === 'object' && event !== null && 'seekBatch' in event;
+}
+
 function isGrowCoverage(event: unknown): event is { growCoverage: WorkflowState } {
   return typeof event === 'object' && event !== null && 'growCoverage' in event;
 }

@@ -102,6 +102,8 @@ export interface LocalRunSettings {
   persistent?: boolean;
   /** Aborting stops the execution: no new seeking agent starts, those in flight finish and are recorded. */
   signal?: AbortSignal;
+  /** The local batch runner's limits and, with a stand-in `model`, its chat model (LocalStackOptions.batch; tests). */
+  batch?: import('./stack-api').LocalStackOptions['batch'];
 }
 
 /** A fresh run id: `run-<UTC yyyymmddThhmmss>-<6 hex>`. */
@@ -128,6 +130,7 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
     stateDir: request.stateDir,
     modelSpec: request.modelSpec,
     model: request.model,
+    batch: request.batch,
     retryIntervalMs: request.retryIntervalMs,
     retryTimeScale: request.retryTimeScale,
     persistent,

@@ -9,7 +9,8 @@
 import type { ParsedRunRequest } from '../../shared/run-request';
 import type { RunOptionsInput } from '../../shared/config';
 import type { ModelSpec, ModelSpecInput } from '../../shared/model-spec';
-import type { AgentModel, BlobStore, MessageStore } from '../../shared/ports';
+import type { AgentModel, BlobStore, ChatModel, MessageStore } from '../../shared/ports';
+import type { LocalBatchOptions } from './local-batch';
 import type { SurveyModel } from '../../shared/survey/ports';
 import type { SurveyExecutionInput, SurveyOutput } from '../../shared/survey/workflow';
 import type { JsonValue } from './definition';
@@ -43,6 +44,13 @@ export interface LocalStackOptions {
    * chunk sizes checked against it). Ignored without `model`.
    */
   modelContextTokens?: number;
+  /**
+   * Batch seeking here (run option `seekMode: 'batch'`): the local batch runner's limits
+   * (local/engine/local-batch.ts; at least 100 records a job by default, as Bedrock) and, with a
+   * stand-in `model` (tests), the chat model the records run through and the agents over it with
+   * their seeker wrapped. Without them a stand-in model's rounds are sought on demand.
+   */
+  batch?: LocalBatchOptions & { seekerChat?: ChatModel; agents?: (wrapSeeker: (chat: ChatModel) => ChatModel) => AgentModel };
 }
 
 /** Reported once per Map Run, before the first item starts (for a progress bar). */

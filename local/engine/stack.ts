@@ -19,7 +19,9 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { localStackTemplate, type LocalFunctionName } from './stack-template';
 import { DynamoMessageStore } from '../../lambdas/adapters/dynamo-message-store';
-import { agentModel, checkModelAccess, loadModels, modelPricing, surveyModel, type LoadedModel } from '../../models';
+import { agentModel, chatModel, checkModelAccess, loadModels, modelPricing, surveyModel, type LoadedModel } from '../../models';
+import { LocalBatchRunner } from './local-batch';
+import type { ModelSpec } from '../../shared/model-spec';
 import { makeHandlers, type WorkflowHandlers } from '../../lambdas/handlers';
 import { makeSurveyHandlers, type SurveyHandlers } from '../../lambdas/survey-handlers';
 import { ConfigurationError, ExtAgentsError, StorageError, errorFromFailure } from '../../shared/errors';
@@ -29,7 +31,7 @@ import { seekingFailureError } from '../../shared/pipeline/seek-failures';
 import { toModelSpec, DEFAULT_LOCAL_MODEL_SPEC } from '../../models/spec';
 import type { RunOptionsInput } from '../../shared/config';
 import { chunkFitProblem, contextFittedRunOptionDefaults, fitRunRequest } from '../../models/context';
-import type { AgentModel, BlobStore, MessageStore } from '../../shared/ports';
+import type { AgentModel, BlobStore, ChatModel, MessageStore } from '../../shared/ports';
 import type { SurveyModel } from '../../shared/survey/ports';
 import type { SurveyOutput } from '../../shared/survey/workflow';
 import type { AslDefinition } from './definition';
@@ -94,12 +96,20 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const store = new DynamoMessageStore(DynamoDBDocumentClient.from(raw), { tableName: resolved.tableNames[tableLogicalId], soleWriter: true });
 
     let model: AgentModel | undefined = options.model;
+    let batchSeeker: ChatModel | undefined;
     const handlers = makeHandlers({
       blobs,
       store,
       // The extractive reader keeps each chunk's sentence analysis in the bucket (cache/extractive/).
       model: () => (model ??= agentModel(modelSpec, { analyses: blobs })),
       pricing: modelPricing(modelSpec),
+      // Batch seeking (seekMode 'batch'): the local batch runner, through the spec's seeking model
+      // (a stand-in model's own, in tests).
+      batch: {
+        inference: new LocalBatchRunner(blobs, () => (batchSeeker ??= localBatchSeeker(modelSpec, blobs, options.batch?.seekerChat)), options.batch),
+        agents: (wrapSeeker) =>
+          options.model !== undefined ? (options.batch?.agents?.(wrapSeeker) ?? options.model) : agentModel(modelSpec, { analyses: blobs, wrapSeeker }),
+      },
     });
     // The survey roles as the survey Lambda entry point builds them (lambdas/survey.ts), on first use.
     let survey: SurveyModel | undefined = options.surveyModel;
@@ -365,4 +375,17 @@ function domainErrorOf(error: unknown): unknown {
     current = current.cause;
   }
   return errorFromFailure(error.error, error.causeText) ?? error;
+}
+
+/**
+ * The chat model the local batch runner runs records through: the spec's seeking model, or the
+ * stand-in's (tests).
+ * @throws ConfigurationError when the spec names no chat model (the extractive reader makes no call
+ *   to batch, so its rounds never reach the runner).
+ */
+function localBatchSeeker(spec: ModelSpec, blobs: BlobStore, standIn: ChatModel | undefined): ChatModel {
+  if (standIn !== undefined) return standIn;
+  const chat = chatModel(spec, 'seeker', { analyses: blobs });
+  if (chat === undefined) throw new ConfigurationError('the local batch runner needs a language model: this model spec has no chat model');
+  return chat;
 }

@@ -314,31 +314,8 @@ export class BedrockChatModel implements ChatModel {
    *   the input as too long; the other typed errors per `mapBedrockError`.
    */
   async complete(request: ChatRequest): Promise<ChatResponse> {
-    const cache = request.cacheable && supportsPromptCaching(this.modelId) ? request.cacheable : undefined;
-    const input: ConverseCommandInput = {
-      modelId: this.modelId,
-      messages: request.messages.map((m, i) =>
-        i === 0 && cache
-          ? // The stable prefix (the chunk, with the system prompt) up to a cache point, then the question.
-            { role: m.role, content: [{ text: cache.prefix }, { cachePoint: { type: 'default' as const } }, { text: cache.suffix }] }
-          : { role: m.role, content: [{ text: m.text }] },
-      ),
-      inferenceConfig: {
-        maxTokens: request.maxTokens,
-        ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
-      },
-      // Bedrock rejects blank text blocks: omit an empty system prompt.
-      ...(request.system.trim() === '' ? {} : { system: [{ text: request.system }] }),
-    };
-    // Structured reply: one tool whose input schema is the reply schema, forced, where the model
-    // supports it; other models keep prose prompting (the prompt states the same format).
     const tool = request.schema && supportsForcedToolChoice(this.modelId) ? request.schema : undefined;
-    if (tool) {
-      input.toolConfig = {
-        tools: [{ toolSpec: { name: tool.name, description: tool.description, inputSchema: { json: tool.schema as Record<string, never> } } }],
-        toolChoice: { tool: { name: tool.name } },
-      };
-    }
+    const input: ConverseCommandInput = { modelId: this.modelId, ...converseInput(this.modelId, request, { tool: tool !== undefined }) };
     let output;
     // One AIMD gate per model in this process (models/adaptive-gate.ts): a throttle halves the calls in
     // flight, each answer adds one back, so a local run's many seeking agents settle near the quota's
@@ -358,23 +335,77 @@ export class BedrockChatModel implements ChatModel {
     } finally {
       gate.release();
     }
-    const stopReason: string = output.stopReason ?? 'unknown';
-    if (stopReason === 'model_context_window_exceeded') {
-      throw new ContextOverflowError(`Bedrock Converse (model ${this.modelId}): input plus maxTokens (${request.maxTokens}) exceed the model's context window`);
-    }
-    const toolInput = tool ? toolInputOf(output.output?.message?.content) : undefined;
-    const filtered = stopReason === 'guardrail_intervened' || stopReason === 'content_filtered';
-    return {
-      ...(filtered && { filteredBy: stopReason }),
-      text: toolInput ?? textOf(output.output?.message?.content),
-      ...converseStopReason(stopReason, toolInput !== undefined),
-      ...(request.schema ? { structured: toolInput !== undefined ? ('schema' as const) : ('prose' as const) } : {}),
-      inputTokens: output.usage?.inputTokens ?? 0,
-      outputTokens: output.usage?.outputTokens ?? 0,
-      ...(output.usage?.cacheReadInputTokens ? { cacheReadInputTokens: output.usage.cacheReadInputTokens } : {}),
-      ...(output.usage?.cacheWriteInputTokens ? { cacheWriteInputTokens: output.usage.cacheWriteInputTokens } : {}),
+    return converseResponse(output, request, { modelId: this.modelId, tool: tool !== undefined });
+  }
+}
+
+/**
+ * The Converse request body of a chat request, without the model id: what `BedrockChatModel` sends
+ * and what a batch record's `modelInput` holds (models/bedrock/batch-records.ts). The seeking
+ * agent's chunk goes before a cache point on models that cache prompts; with `tool`, the reply
+ * schema becomes one forced tool (a batch record never has one: batch inference's Converse records
+ * take no toolConfig, so the prompt's own statement of the format is read by the lenient parser).
+ * Source: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html
+ */
+export function converseInput(modelId: string, request: ChatRequest, options: { tool: boolean }): Omit<ConverseCommandInput, 'modelId'> {
+  const cache = request.cacheable && supportsPromptCaching(modelId) ? request.cacheable : undefined;
+  const input: Omit<ConverseCommandInput, 'modelId'> = {
+    messages: request.messages.map((m, i) =>
+      i === 0 && cache
+        ? // The stable prefix (the chunk, with the system prompt) up to a cache point, then the question.
+          { role: m.role, content: [{ text: cache.prefix }, { cachePoint: { type: 'default' as const } }, { text: cache.suffix }] }
+        : { role: m.role, content: [{ text: m.text }] },
+    ),
+    inferenceConfig: {
+      maxTokens: request.maxTokens,
+      ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    },
+    // Bedrock rejects blank text blocks: omit an empty system prompt.
+    ...(request.system.trim() === '' ? {} : { system: [{ text: request.system }] }),
+  };
+  // Structured reply: one tool whose input schema is the reply schema, forced, where the model
+  // supports it; other models keep prose prompting (the prompt states the same format).
+  const tool = options.tool ? request.schema : undefined;
+  if (tool) {
+    input.toolConfig = {
+      tools: [{ toolSpec: { name: tool.name, description: tool.description, inputSchema: { json: tool.schema as Record<string, never> } } }],
+      toolChoice: { tool: { name: tool.name } },
     };
   }
+  return input;
+}
+
+/** The parts of a Converse reply `converseResponse` reads (the SDK's output, or a batch record's `modelOutput`). */
+export interface ConverseReply {
+  output?: { message?: { content?: ContentBlock[] } };
+  stopReason?: string;
+  usage?: { inputTokens?: number; outputTokens?: number; cacheReadInputTokens?: number; cacheWriteInputTokens?: number };
+}
+
+/**
+ * A Converse reply as the port's `ChatResponse`: the text (a forced tool's input when `tool`), the stop
+ * reason mapped once (`converseStopReason`), the token usage Bedrock reported (0 when absent).
+ * @throws ContextOverflowError when Bedrock stopped with "model_context_window_exceeded".
+ */
+export function converseResponse(output: ConverseReply, request: ChatRequest, options: { modelId: string; tool: boolean }): ChatResponse {
+  const stopReason: string = output.stopReason ?? 'unknown';
+  if (stopReason === 'model_context_window_exceeded') {
+    throw new ContextOverflowError(
+      `Bedrock Converse (model ${options.modelId}): input plus maxTokens (${request.maxTokens}) exceed the model's context window`,
+    );
+  }
+  const toolInput = options.tool ? toolInputOf(output.output?.message?.content) : undefined;
+  const filtered = stopReason === 'guardrail_intervened' || stopReason === 'content_filtered';
+  return {
+    ...(filtered && { filteredBy: stopReason }),
+    text: toolInput ?? textOf(output.output?.message?.content),
+    ...converseStopReason(stopReason, toolInput !== undefined),
+    ...(request.schema ? { structured: toolInput !== undefined ? ('schema' as const) : ('prose' as const) } : {}),
+    inputTokens: output.usage?.inputTokens ?? 0,
+    outputTokens: output.usage?.outputTokens ?? 0,
+    ...(output.usage?.cacheReadInputTokens ? { cacheReadInputTokens: output.usage.cacheReadInputTokens } : {}),
+    ...(output.usage?.cacheWriteInputTokens ? { cacheWriteInputTokens: output.usage.cacheWriteInputTokens } : {}),
+  };
 }
 
 /**

@@ -45,7 +45,8 @@ export const provider: ModelProvider<'bedrock'> = {
   chat: (spec, role, deps) => chatOf(spec, role, clientOf(deps)),
   agents(spec, deps) {
     const client = clientOf(deps);
-    return new LlmAgents({ seeker: chatOf(spec, 'seeker', client), reasoner: chatOf(spec, 'reasoner', client) });
+    const seeker = chatOf(spec, 'seeker', client);
+    return new LlmAgents({ seeker: deps.wrapSeeker ? deps.wrapSeeker(seeker) : seeker, reasoner: chatOf(spec, 'reasoner', client) });
   },
   survey: (spec, deps) => new LlmSurveyModel({ reasoner: chatOf(spec, 'reasoner', clientOf(deps)) }),
   pricing: (spec) => ({

@@ -22,7 +22,10 @@ export const provider: ModelProvider<'llama'> = {
     return { contextTokens: models.contextTokens, runDefaults: models.runDefaults };
   },
   chat: (spec, role) => loadedLlamaModels(spec)[role],
-  agents: (spec) => loadedLlamaModels(spec).agents,
+  agents(spec, deps) {
+    const agents = loadedLlamaModels(spec).agents;
+    return deps.wrapSeeker ? agents.withSeeker(deps.wrapSeeker) : agents;
+  },
   survey: (spec) => loadedLlamaModels(spec).survey,
   pricing: (spec) => ({
     models: { seeker: `llama:${spec.seekerModelId}`, reasoner: `llama:${spec.reasonerModelId}` },

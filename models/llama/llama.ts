@@ -33,7 +33,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ConfigurationError, ContextOverflowError, ModelConfigurationError, ModelError } from '../../shared/errors';
 import { isMissingModule, missingPackageError } from '../../shared/optional-packages';
-import type { AgentModel, ChatModel, ChatRequest, ChatResponse, StopReason } from '../../shared/ports';
+import type { ChatModel, ChatRequest, ChatResponse, StopReason } from '../../shared/ports';
 import type { ModelRunDefaults } from '../port';
 import { llamaProfileFor, type LlamaProfile } from './profiles';
 import { LlmAgents } from '../../shared/llm/agents';
@@ -540,7 +540,7 @@ export async function disposeLlamaModels(): Promise<void> {
 /** The agent roles of a `llama:` spec, loaded. */
 export interface LlamaModels {
   /** Seeking and reasoning agents (LlmAgents over the loaded models). */
-  agents: AgentModel;
+  agents: LlmAgents;
   /** Survey outline and writer roles on the reasoner model. */
   survey: SurveyModel;
   seeker: LlamaChatModel;

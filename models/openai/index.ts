@@ -25,7 +25,10 @@ export const provider: ModelProvider<'openai'> = {
   },
   load: async () => ({}),
   chat: chatOf,
-  agents: (spec, deps) => new LlmAgents({ seeker: chatOf(spec, 'seeker', deps), reasoner: chatOf(spec, 'reasoner', deps) }),
+  agents(spec, deps) {
+    const seeker = chatOf(spec, 'seeker', deps);
+    return new LlmAgents({ seeker: deps.wrapSeeker ? deps.wrapSeeker(seeker) : seeker, reasoner: chatOf(spec, 'reasoner', deps) });
+  },
   survey: (spec, deps) => new LlmSurveyModel({ reasoner: chatOf(spec, 'reasoner', deps) }),
   pricing: (spec) => ({ models: { seeker: `openai:${spec.seekerModelId}`, reasoner: `openai:${spec.reasonerModelId}` }, seekerCaches: false }),
   recordIds: (spec) => ({ seeker: spec.seekerModelId, reasoner: spec.reasonerModelId }),

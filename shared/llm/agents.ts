@@ -385,7 +385,7 @@ export class LlmAgents implements AgentModel {
   /**
    * @param options chat models per role, optional output-token limits (tokens) and temperature.
    */
-  constructor(options: LlmAgentsOptions) {
+  constructor(private readonly options: LlmAgentsOptions) {
     this.seeker = options.seeker;
     this.reasoner = options.reasoner;
     this.maxTokens = { ...DEFAULT_MAX_OUTPUT_TOKENS, ...options.maxOutputTokens };
@@ -396,6 +396,11 @@ export class LlmAgents implements AgentModel {
       this.seeker.modelId === this.reasoner.modelId
         ? `LLM agents (${this.seeker.modelId} for both roles)`
         : `LLM agents (seeking agents: ${this.seeker.modelId}; reasoning agent: ${this.reasoner.modelId})`;
+  }
+
+  /** The same agents with the seeking agents' chat model wrapped (the batch path: `ProviderDeps.wrapSeeker`). */
+  withSeeker(wrap: (chat: ChatModel) => ChatModel): LlmAgents {
+    return new LlmAgents({ ...this.options, seeker: wrap(this.options.seeker) });
   }
 
   /**

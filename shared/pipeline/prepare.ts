@@ -148,6 +148,7 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
       toleratedFailurePercentage: options.toleratedFailurePercentage,
       bestEffort: options.bestEffort,
       pipelineRounds: options.pipelineRounds,
+      seekMode: options.seekMode,
       coverageCap,
       karFirstK: options.karFirstK,
     },

@@ -111,14 +111,46 @@ function describe(error: unknown): { error: string; message: string } {
 }
 
 async function seekOnce(event: SeekEvent, deps: SeekDeps & { model: AgentModel }): Promise<SeekOutcome> {
-  const { blobs, store, model } = deps;
+  const prepared = await prepareSeek(event, deps.blobs);
+  const { result, warnings } = await seekShrinkingOnOverflow(deps.model, prepared.request, prepared.chunkTokens);
+  return recordSeekResult(event, prepared, result, warnings, deps.store);
+}
+
+/** What one seeking agent is asked (the chunk, the query, the synchronized messages) and how its message is ranked. */
+export interface PreparedSeek {
+  request: SeekRequest;
+  /** The run's chunk size, tokens (for the overflow advice). */
+  chunkTokens: number;
+  ranking: RankingMode;
+}
+
+/**
+ * The request of one chunk's seeking agent in one round, read from the run's records: the same for
+ * an on-demand Seek and a batch record (shared/pipeline/seek-batch.ts).
+ * @throws NotFoundError when the run or chunk object is missing.
+ */
+export async function prepareSeek(event: SeekEvent, blobs: BlobStore): Promise<PreparedSeek> {
   const { runId, round, chunk: index } = event;
   const { query, chunkTokens, chunksFrom, ranking } = await queryOf(event, blobs);
   const chunk = JSON.parse(await blobs.getText(runChunkKey(runId, index, chunksFrom))) as Chunk;
   const synchronized = await loadSynchronized(blobs, runId, round);
+  return { request: { question: query, chunk, round, synchronized }, chunkTokens, ranking };
+}
 
-  const { result, warnings } = await seekShrinkingOnOverflow(model, { question: query, chunk, round, synchronized }, chunkTokens);
-  const { message, warnings: cuts } = buildMessage(chunk, round, messageId(round, index), result, { question: query, mode: ranking });
+/**
+ * One seeking agent's result as its message (if any), usage and warnings, in one conditional write
+ * (`MessageStore.recordSeek`): how an on-demand Seek and a collected batch record end alike.
+ */
+export async function recordSeekResult(
+  event: SeekEvent,
+  prepared: PreparedSeek,
+  result: SeekResult,
+  warnings: string[],
+  store: MessageStore,
+): Promise<SeekOutcome> {
+  const { runId, round, chunk: index } = event;
+  const { request, ranking } = prepared;
+  const { message, warnings: cuts } = buildMessage(request.chunk, round, messageId(round, index), result, { question: request.question, mode: ranking });
   const allWarnings = [...warnings, ...result.warnings, ...cuts];
   // One write records the message (if any), the usage and the warnings, and marks the chunk sought.
   const written = await store.recordSeek(runId, {
@@ -172,7 +204,11 @@ const SEEK_PROMPT_REST_TOKENS = 400;
  * @throws ContextOverflowError naming the chunk when nothing can be shrunk or the smaller request
  *   overflows too; any other error of the model unchanged.
  */
-async function seekShrinkingOnOverflow(model: AgentModel, request: SeekRequest, chunkTokens: number): Promise<{ result: SeekResult; warnings: string[] }> {
+export async function seekShrinkingOnOverflow(
+  model: AgentModel,
+  request: SeekRequest,
+  chunkTokens: number,
+): Promise<{ result: SeekResult; warnings: string[] }> {
   const { chunk, round } = request;
   const what = `Chunk ${chunk.index} (round ${round}, ${chunk.tokens} tokens of corpus text)`;
   const advice = `use a smaller chunk size (run option chunkTokens, CLI --chunk-tokens; now ${chunkTokens}) or a model with a larger context window`;

@@ -36,7 +36,26 @@ export const STATE_NAMES = {
   SpeculativeRoundSought: 'SpeculativeRoundSought?',
   KarState: 'KarState',
   AdoptSpeculativeRound: 'AdoptSpeculativeRound',
+  // Batch seeking (run option seekMode 'batch'; shared/pipeline/seek-batch.ts):
+  SeekMode: 'SeekMode?',
+  ...batchSeekingStateNames(''),
 } as const;
+
+/**
+ * The states of a batch-seeking round (infra/batch-seeking.ts), with a prefix per state machine
+ * (the QA workflow's: none; the survey's: `Survey`): submit the round's records, wait, check, and
+ * leave with the chunks the jobs did not answer for the seeking Map, or none.
+ */
+export function batchSeekingStateNames<P extends string>(prefix: P) {
+  return {
+    SubmitSeekBatch: `${prefix}SubmitSeekBatch`,
+    SeekBatchStatus: `${prefix}SeekBatchStatus?`,
+    WaitForSeekBatch: `${prefix}WaitForSeekBatch`,
+    CheckSeekBatch: `${prefix}CheckSeekBatch`,
+    SeekBatchRemainder: `${prefix}SeekBatchRemainder`,
+    SeekBatchComplete: `${prefix}SeekBatchComplete`,
+  } as const satisfies Record<string, string>;
+}
 
 /** One of the workflow's state names. */
 export type StateName = (typeof STATE_NAMES)[keyof typeof STATE_NAMES];

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { InvalidInputError } from '../errors';
 import { issuesText } from '../validation';
 import { CorpusSelectionSchema } from '../corpus';
+import { SEEK_MODES } from '../config';
 
 /** Run ids become S3 key parts, DynamoDB keys and execution names: a safe, bounded alphabet. */
 /**
@@ -39,6 +40,8 @@ export const WorkflowConfigSchema = z
     coverageCap: z.number().int().min(0),
     /** Run option `karFirstK`: k of each round's (and each grown tranche's) first KAR step; 1 for states written before it. */
     karFirstK: z.number().int().min(1).default(1),
+    /** Run option `seekMode` (the SeekMode? Choice before each round's seeking); on demand for states written before it. */
+    seekMode: z.enum(SEEK_MODES).default('on-demand'),
   })
   .strict();
 
@@ -148,6 +151,41 @@ export const SeekEventSchema = z
     covered: z.number().int().min(1).optional(),
   })
   .strict();
+
+/**
+ * Event of the batch seeking tasks (SubmitSeekBatch, CheckSeekBatch: the Seek function; run option
+ * `seekMode: 'batch'`, shared/pipeline/seek-batch.ts): the round to seek and where its chunks are
+ * listed (the seeking Map's ItemReader object).
+ */
+export const SeekBatchEventSchema = z
+  .object({
+    seekBatch: z.enum(['submit', 'check']),
+    runId: RunIdSchema,
+    round: z.number().int().min(1),
+    manifestKey: z.string().min(1),
+    task: z.enum(['qa', 'survey']).optional(),
+    /** As `SeekEventSchema.covered`. */
+    covered: z.number().int().min(1).optional(),
+  })
+  .strict();
+
+export type SeekBatchEvent = z.infer<typeof SeekBatchEventSchema>;
+
+/**
+ * What SubmitSeekBatch and CheckSeekBatch return (to `$.seekBatch` of the state, removed before the
+ * next task): `waiting` (a job still runs: wait `waitSeconds`, then check again), `collecting` (the
+ * jobs ended and their records are being read, a page per task: check again at once) or `done`
+ * (`remaining` chunks of the round are still unsought: the seeking Map seeks them on demand; 0 skips it).
+ */
+export const SeekBatchOutcomeSchema = z
+  .object({
+    status: z.enum(['waiting', 'collecting', 'done']),
+    waitSeconds: z.number().int().min(0),
+    remaining: z.number().int().min(0),
+  })
+  .strict();
+
+export type SeekBatchOutcome = z.infer<typeof SeekBatchOutcomeSchema>;
 
 export type SeekEvent = z.infer<typeof SeekEventSchema>;
 

@@ -76,7 +76,16 @@ describe('payloads of a 100,000-chunk run', () => {
       outcome: null,
       exhausted: false,
       poolSize: 0,
-      config: { rounds: 2, concurrency: 1000, toleratedFailurePercentage: 5, bestEffort: false, pipelineRounds: false, coverageCap: CHUNKS, karFirstK: 1 },
+      config: {
+        rounds: 2,
+        concurrency: 1000,
+        toleratedFailurePercentage: 5,
+        bestEffort: false,
+        pipelineRounds: false,
+        coverageCap: CHUNKS,
+        karFirstK: 1,
+        seekMode: 'on-demand' as const,
+      },
     });
     const handlers: Record<string, LocalLambdaHandler> = {
       [arnOf('prepare')]: measured('Prepare', async (event) => {

@@ -224,7 +224,7 @@ describe('model faults in one task', () => {
     const outcomes = await Promise.all([stack.handlers.seek({ runId, round: 1, chunk: 5 }), stack.handlers.seek({ runId, round: 1, chunk: 5 })]);
 
     // Assert: one message, the first one written
-    expect(outcomes.map((o) => o.outcome)).toEqual(['already-done', 'already-done']);
+    expect(outcomes.map((o) => ('outcome' in o ? o.outcome : o.status))).toEqual(['already-done', 'already-done']);
     const pool = await stack.store.topK(runId, 10, 99);
     expect(pool.filter((m) => m.chunkIndex === 5)).toEqual([firstMessage]);
     expect(await stack.store.poolSize(runId, 99)).toBe(1);

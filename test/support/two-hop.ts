@@ -10,7 +10,9 @@
  * best-effort answer, whose text depends on round 2: "Fredville" with round 2's message, "Freedonia"
  * without it. A resume that skipped or misread round 2 cannot pass.
  */
-import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
+import type { AgentModel, ChatModel, ChatRequest, ChatResponse, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
+import { ModelError } from '../../shared/errors';
+import { LlmAgents } from '../../shared/llm/agents';
 import { NO_ANSWER } from '../../shared/types';
 import { note } from './corpus';
 
@@ -166,4 +168,52 @@ export function twoHopAtlasCorpus(notes = 4): Record<string, string> {
   const filler = [0, 1, 2, 3, 4, 5].map((i) => `Chapter ${i + 1}. The rivers of the north were mapped by surveyors who walked the banks for many seasons.`);
   docs['atlas.txt'] = [BIRTH, ...filler, `Chapter 7. ${CAPITAL}`].join(' ');
   return docs;
+}
+
+/**
+ * The two-hop seeking agents of {@link twoHopModel} at the chat level (the batch path needs the
+ * seeker's chat calls: shared/pipeline/seek-batch.ts): the LLM agents (shared/llm/agents.ts) over a
+ * scripted chat model that replies with the JSON seek format, with the two-hop reasoning agent.
+ * `failOnce` makes the first call for a chunk holding that text throw a ModelError (a failed batch
+ * record); `calls` counts the seeker's chat calls by the chunk's first words.
+ */
+export function twoHopChatModel(options: { failOnce?: string } = {}): {
+  chat: ChatModel;
+  agents: (wrapSeeker?: (chat: ChatModel) => ChatModel) => AgentModel;
+  calls: string[];
+} {
+  const calls: string[] = [];
+  let failed = false;
+  const chat: ChatModel = {
+    modelId: 'two-hop-chat',
+    async complete(request: ChatRequest): Promise<ChatResponse> {
+      const prompt = request.messages[0].text;
+      const chunk = /<chunk>([\s\S]*?)<\/chunk>/.exec(prompt)?.[1] ?? '';
+      calls.push(
+        chunk
+          .replace(/\[\d+\]\s*/g, '')
+          .trim()
+          .slice(0, 12),
+      );
+      if (options.failOnce !== undefined && !failed && chunk.includes(options.failOnce)) {
+        failed = true;
+        throw new ModelError('scripted failure of one record');
+      }
+      const reply = (text: string, score: number) => ({
+        text: JSON.stringify({ evidence: text, quotes: [text], score }),
+        stopReason: 'end_turn' as const,
+        inputTokens: 10,
+        outputTokens: 2,
+      });
+      if (chunk.includes(BIRTH)) return reply(BIRTH, 90);
+      if (chunk.includes(CAPITAL) && prompt.replace(chunk, '').includes('Freedonia')) return reply(CAPITAL, 95);
+      return { text: '{"no_information": true}', stopReason: 'end_turn', inputTokens: 10, outputTokens: 2 };
+    },
+  };
+  const reasoner = twoHopModel();
+  const agents = (wrapSeeker?: (chat: ChatModel) => ChatModel): AgentModel => {
+    const llm = new LlmAgents({ seeker: wrapSeeker ? wrapSeeker(chat) : chat, reasoner: chat });
+    return { description: 'two-hop chat model (tests)', seek: (req) => llm.seek(req), reason: (req) => reasoner.reason(req) };
+  };
+  return { chat, agents, calls };
 }

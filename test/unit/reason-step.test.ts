@@ -53,7 +53,16 @@ describe('one knowledge-accumulating reasoning step', () => {
     outcome: null,
     exhausted: false,
     poolSize: 0,
-    config: { rounds: 1, concurrency: 1, toleratedFailurePercentage: 0, bestEffort: false, pipelineRounds: false, coverageCap: 8, karFirstK: 1 },
+    config: {
+      rounds: 1,
+      concurrency: 1,
+      toleratedFailurePercentage: 0,
+      bestEffort: false,
+      pipelineRounds: false,
+      coverageCap: 8,
+      karFirstK: 1,
+      seekMode: 'on-demand',
+    },
   };
 
   beforeEach(async () => {
