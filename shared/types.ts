@@ -312,6 +312,8 @@ export interface RunResult {
   coverage?: CoverageReport;
   /** Runs with `reseek: 'promising'` only: how many chunks each round sought (shared/reseek.ts). */
   reseek?: ReseekReport;
+  /** Runs with `seekMode: 'batch'` only: how each round was sought (shared/pipeline/seek-batch.ts). */
+  batch?: BatchReport;
   skipped: SkippedDocument[];
   /**
    * The chunks whose seeking agent failed permanently in the last round (tolerated by the
@@ -341,6 +343,24 @@ export interface CoverageReport {
  * What a run with `reseek: 'promising'` sought (shared/reseek.ts; docs/CONCEPTS.md, "Later rounds that re-read
  * only promising chunks"). Counts are chunks.
  */
+/** How the rounds of a run with `seekMode: 'batch'` were sought, round 1 first (`RunResult.batch`). */
+export interface BatchReport {
+  rounds: Array<{
+    round: number;
+    /** `batch`: as batch jobs; `on-demand`: the round's seeking Map alone (`reason` says why). */
+    mode: 'batch' | 'on-demand';
+    reason?: string;
+    /** Batch jobs submitted, and the service's final status of each (Bedrock: Completed, PartiallyCompleted, Failed, Expired, Stopped). */
+    jobs: Array<{ status?: string; message?: string; records: number }>;
+    /** Chunks asked as batch records. */
+    records: number;
+    /** Records whose reply became the chunk's seek; failed records and records a job never wrote were sought on demand. */
+    recorded?: number;
+    failedRecords?: number;
+    missingRecords?: number;
+  }>;
+}
+
 export interface ReseekReport {
   mode: 'promising';
   /**

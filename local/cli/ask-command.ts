@@ -8,7 +8,7 @@ import { COVERAGE_MODES, type CoverageMode } from '../../shared/coverage';
 import { RESEEK_MODES, type ReseekMode } from '../../shared/reseek';
 import { Progress, RunProgressReporter } from './progress';
 import { ExtAgentsError } from '../../shared/errors';
-import { RunOptionsSchema, type RunOptionsInput } from '../../shared/config';
+import { RunOptionsSchema, SEEK_MODES, type RunOptionsInput, type SeekMode } from '../../shared/config';
 import { parseRunRequest, type ParsedRunRequest } from '../../shared/run-request';
 import { formatEstimate, formatResult } from './format';
 import type { RunProgressEvent } from '../../shared/progress';
@@ -162,6 +162,14 @@ export function addAskCommand(program: Command): void {
     )
     .addOption(
       new Option(
+        '--seek-mode <mode>',
+        'how the seeking agents\' calls are made (run option seekMode; docs/CONCEPTS.md, "Batch seeking"): on-demand = one call per chunk as the round runs; batch = each round as batch jobs (Bedrock batch inference: about half the price, results within hours; locally the same states through the local batch runner, no saving), the rest on demand',
+      )
+        .choices([...SEEK_MODES])
+        .default(RunOptionsSchema.shape.seekMode.parse(undefined)),
+    )
+    .addOption(
+      new Option(
         '--ranking <mode>',
         'how the message pool is ranked (run option ranking; docs/CONCEPTS.md, "Evidence and ranking"): score = the seeking agents\' scores (the paper), hybrid = their mean with a lexical prior of the cited sentences, retrieval = the lexical prior alone',
       )
@@ -213,6 +221,7 @@ export function addAskCommand(program: Command): void {
           coverageFirstChunks: given('coverageFirst'),
           coverageMaxChunks: opts.coverageMax,
           reseek: given('reseek'),
+          seekMode: given('seekMode'),
           maxCostUsd: opts.maxCost,
           quotaRequestsPerMinute: opts.quotaRpm,
           quotaTokensPerMinute: opts.quotaTpm,
@@ -304,6 +313,7 @@ interface AskOptions {
   coverageFirst: number;
   coverageMax?: number;
   reseek: ReseekMode;
+  seekMode: SeekMode;
   estimate: boolean;
   maxCost?: number;
   quotaRpm?: number;

@@ -345,6 +345,25 @@ export const RunResultSchema = z
       })
       .optional()
       .describe('Runs with reseek "promising" only (docs/CONCEPTS.md, "Later rounds that re-read only promising chunks"): the chunks each round sought'),
+    batch: z
+      .object({
+        rounds: z.array(
+          z.object({
+            round: z.number().int(),
+            mode: z.enum(['batch', 'on-demand']).describe('batch: as batch jobs; on-demand: by the seeking Map alone (reason says why)'),
+            reason: z.string().optional(),
+            jobs: z
+              .array(z.object({ status: z.string().optional(), message: z.string().optional(), records: z.number().int() }))
+              .describe("The round's batch jobs and the service's final status of each"),
+            records: z.number().int().describe('Chunks asked as batch records'),
+            recorded: z.number().int().optional().describe("Records whose reply became the chunk's seek"),
+            failedRecords: z.number().int().optional().describe('Records the service failed (sought on demand)'),
+            missingRecords: z.number().int().optional().describe('Records a job never wrote (sought on demand)'),
+          }),
+        ),
+      })
+      .optional()
+      .describe('Runs with seekMode "batch" only (docs/CONCEPTS.md, "Batch seeking"): how each round was sought'),
     skipped: z.array(SkippedDocumentSchema),
     chunkFailures: z
       .array(ChunkFailureSchema)

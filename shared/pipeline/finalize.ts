@@ -11,6 +11,7 @@ import {
   NO_ANSWER,
   type CoverageReport,
   type ReseekReport,
+  type BatchReport,
   type RoleUsage,
   type ChunkFailure,
   type Citation,
@@ -19,6 +20,7 @@ import {
   type RunResult,
 } from '../types';
 import { coverageOrderKey, reseekItemsKey, resultKey, runChunkKey } from './layout';
+import { batchRoundKey, type BatchRoundRecord } from './seek-batch';
 import { loadRunRecord } from './run-record';
 import type { Chunk } from '../types';
 import { locationAt, type DocumentLocation } from '../readers/types';
@@ -126,6 +128,7 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
     poolSize: await store.poolSize(state.runId, state.round, state.covered),
     ...(grow && { coverage: coverageReport(state, record.options.coverageFirstChunks) }),
     ...(promising && { reseek: { mode: 'promising', chunksPerRound: [covered.length, ...chosen.map((c) => c.length)] } satisfies ReseekReport }),
+    ...(record.options.seekMode === 'batch' && { batch: await batchReport(blobs, state.runId, state.round) }),
     skipped: record.skipped,
     chunkFailures,
     retries,
@@ -140,6 +143,29 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
 function coverageReport(state: WorkflowState, first: number): CoverageReport {
   const cap = state.config.coverageCap;
   return { mode: 'grow', covered: state.covered, cap, tranches: coverageSchedule(first, Math.max(cap, 1)).indexOf(state.covered) + 1 };
+}
+
+/** How each round of a batch-seeking run was sought, from its batch records (a round with none: not reached by the batch states). */
+async function batchReport(blobs: BlobStore, runId: string, lastRound: number): Promise<BatchReport> {
+  const rounds: BatchReport['rounds'] = [];
+  for (let round = 1; round <= lastRound; round++) {
+    const key = batchRoundKey(runId, round);
+    if (!(await blobs.exists(key))) continue;
+    const r = JSON.parse(await blobs.getText(key)) as BatchRoundRecord;
+    rounds.push({
+      round,
+      mode: r.mode,
+      ...(r.reason !== undefined && { reason: r.reason }),
+      jobs: r.jobs.map((job) => ({
+        ...(job.ended !== undefined && { status: job.ended }),
+        ...(job.message !== undefined && { message: job.message }),
+        records: job.records,
+      })),
+      records: r.records,
+      ...r.collected,
+    });
+  }
+  return { rounds };
 }
 
 /** The chunks the rule of a promising run chose for each of rounds 2..`lastRound` (shared/reseek.ts), ascending. */

@@ -49,7 +49,7 @@ describe('batch seeking in a local run', () => {
   const pool = async (name: string) => {
     const stack = await startLocalStack({ stateDir: path.join(dir, name), persistent: true });
     try {
-      return (await stack.store.topK(name, 99, 99)).map((m) => ({ id: m.id, evidence: m.evidence, score: m.score, spans: m.spans }));
+      return await stack.store.topK(name, 99, 99);
     } finally {
       await stack.stop();
     }
@@ -77,6 +77,11 @@ describe('batch seeking in a local run', () => {
       expect(record).toMatchObject({ mode: 'batch', records: 7, collected: { recorded: 7, failedRecords: 0, missingRecords: 0 } });
       expect(record.jobs).toHaveLength(1);
     }
+    expect(batch.batch?.rounds.map((r) => [r.round, r.mode, r.jobs.map((j) => j.status), r.recorded])).toEqual([
+      [1, 'batch', ['Completed'], 7],
+      [2, 'batch', ['Completed'], 7],
+    ]);
+    expect(onDemand.batch).toBeUndefined();
   });
 
   it('seeks on demand, and says why, when a round has fewer chunks than a batch job takes', async () => {
@@ -88,6 +93,7 @@ describe('batch seeking in a local run', () => {
     expect(record.mode).toBe('on-demand');
     expect(record.reason).toBe('7 chunk(s) to seek, below the 100 records a batch job of two-hop-chat needs at least');
     expect(record.jobs).toEqual([]);
+    expect(result.batch?.rounds[0]).toEqual({ round: 1, mode: 'on-demand', reason: record.reason, jobs: [], records: 0 });
   });
 
   it('records a failed batch record as the chunk failure and seeks that chunk on demand', async () => {
