@@ -14,16 +14,19 @@
  * Usage: node -r tsx/cjs test/support/crash-run.ts <corpusDir> <stateDir> <runId> <killAt> <logFile> [pipeline|grow|reseek]
  * (`pipeline`: with the run option pipelineRounds; `grow`: with coverage 'grow' from one chunk, so
  * the run grows its coverage three times before round 2; `reseek`: with reseek 'promising' and the
- * sparse two-hop model, whose round 2 re-reads two chunks.)
+ * sparse two-hop model, whose round 2 re-reads two chunks; `batch`: with seekMode 'batch' and the
+ * chat-level two-hop model, each round one job of the local batch runner, whose record calls are
+ * logged as `call record <chunk's first words>`.)
  */
 import { appendFileSync } from 'node:fs';
 import { resolveCorpus } from '../../local/engine/corpus';
 import { FsBlobStore } from '../../local/engine/fs-blob-store';
 import { runLocal } from '../../local/engine/run';
 import { DynamoMessageStore } from '../../lambdas/adapters/dynamo-message-store';
-import type { AgentModel } from '../../shared/ports';
+import type { AgentModel, ChatModel } from '../../shared/ports';
+import { LlmAgents } from '../../shared/llm/agents';
 import type { RunOptionsInput } from '../../shared/config';
-import { TWO_HOP_GROW, TWO_HOP_OPTIONS, TWO_HOP_QUESTION, twoHopModel, twoHopSparseModel } from './two-hop';
+import { TWO_HOP_GROW, TWO_HOP_OPTIONS, TWO_HOP_QUESTION, twoHopChatModel, twoHopModel, twoHopSparseModel } from './two-hop';
 
 const [corpusDir, stateDir, runId, killAtText, logFile, mode] = process.argv.slice(2);
 /** The run options of each mode, beside TWO_HOP_OPTIONS. */
@@ -32,6 +35,7 @@ const MODE_OPTIONS: Record<string, RunOptionsInput> = {
   pipeline: { pipelineRounds: true },
   grow: TWO_HOP_GROW,
   reseek: { reseek: 'promising' },
+  batch: { seekMode: 'batch' },
 };
 const killAt = Number(killAtText);
 let events = 0;
@@ -62,7 +66,54 @@ afterEach(DynamoMessageStore.prototype, 'recordSeek', (args) => {
 // One write per KAR step (its outcome, usage and warnings together).
 afterEach(DynamoMessageStore.prototype, 'putStep', (args) => `step ${(args[1] as { seq: number }).seq} r${(args[1] as { round: number }).round}`);
 
+/** The batch mode's models: the chat-level two-hop model, its record calls logged (test/support/two-hop.ts). */
+function batchModels(): { model: AgentModel; batch: NonNullable<Parameters<typeof runLocal>[0]['batch']> } {
+  const scripted = twoHopChatModel();
+  const chat: ChatModel = {
+    modelId: scripted.chat.modelId,
+    async complete(request) {
+      const chunk = /<chunk>([\s\S]*?)<\/chunk>/.exec(request.messages[0].text)?.[1] ?? '';
+      event(
+        `call record ${chunk
+          .replace(/\[\d+\]\s*/g, '')
+          .trim()
+          .slice(0, 12)
+          .replace(/\s+/g, ' ')}`,
+      );
+      return scripted.chat.complete(request);
+    },
+  };
+  const agents = (wrap?: (c: ChatModel) => ChatModel): AgentModel => {
+    const inner = scripted.agents();
+    const llm = new LlmAgents({ seeker: wrap ? wrap(chat) : chat, reasoner: chat });
+    return {
+      description: inner.description,
+      seek: (request) => llm.seek(request),
+      async reason(request) {
+        event(`call reason${request.force ? ' forced' : ''} [${request.messages.map((m) => m.id).join(',')}]`);
+        return inner.reason(request);
+      },
+    };
+  };
+  return { model: agents(), batch: { minRecords: 4, seekerChat: chat, agents } };
+}
+
 async function main(): Promise<void> {
+  if (mode === 'batch') {
+    const { model, batch } = batchModels();
+    const result = await runLocal({
+      files: await resolveCorpus([corpusDir]),
+      question: TWO_HOP_QUESTION,
+      options: { ...TWO_HOP_OPTIONS, ...MODE_OPTIONS.batch },
+      stateDir,
+      runId,
+      model,
+      batch,
+      retryIntervalMs: 0,
+    });
+    process.stdout.write(`${JSON.stringify({ events, result })}\n`);
+    return;
+  }
   const inner = mode === 'reseek' ? twoHopSparseModel({ capitalFiller: true }) : twoHopModel();
   const model: AgentModel = {
     description: inner.description,
