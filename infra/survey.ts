@@ -65,11 +65,17 @@ import { ExtAgentsFunction, type ExtAgentsFunctionProps } from './extagents-func
 import { grantObjectRead, grantObjectWrite } from './grants';
 import { EXCEED_TOLERATED_FAILURE_THRESHOLD, LAMBDA_SERVICE_RETRY, MODEL_RETRY } from './extagents-workflow';
 import { EXECUTION_ALREADY_EXISTS, EXECUTION_LIMIT_EXCEEDED } from './ingest';
+import { batchSeekingRound } from './batch-seeking';
+import { batchSeekingStateNames } from '../shared/pipeline/state-names';
+import { SurveyStateSchema } from '../shared/survey/workflow';
 
 /** State names of the survey state machine (a contract: tests, docs and local overrides use them). */
 export const SURVEY_STATE_NAMES = {
   SurveyPrepare: 'SurveyPrepare',
   SurveyRejected: 'SurveyRejected',
+  SurveySeekMode: 'SurveySeekMode?',
+  // The batch-seeking states of the first round (seekMode 'batch'): the QA workflow's names.
+  ...batchSeekingStateNames(''),
   SeekSources: 'SeekSources',
   SeekSource: 'SeekSource',
   SeekingFailed: 'SeekingFailed',
@@ -333,7 +339,32 @@ export class SurveyWorkflows extends Construct {
     })
       .when(sfn.Condition.numberGreaterThan('$.syncItems', 0), seekSections)
       .otherwise(sections);
-    prepare.next(seekSources);
+    // The first seeking round: on demand, or with the survey option seekMode 'batch' (a scheduled
+    // survey's default) as batch jobs first (infra/batch-seeking.ts: the same states as the QA workflow's).
+    prepare.next(
+      new sfn.Choice(this, SURVEY_STATE_NAMES.SurveySeekMode, {
+        comment: "Survey option seekMode: 'batch' submits the first seeking round as batch jobs first.",
+      })
+        .when(
+          sfn.Condition.and(sfn.Condition.isPresent('$.config.seekMode'), sfn.Condition.stringEquals('$.config.seekMode', 'batch')),
+          batchSeekingRound(this, {
+            prefix: '',
+            seekFunction,
+            eventFields: {
+              runId: sfn.JsonPath.stringAt('$.runId'),
+              round: sfn.JsonPath.numberAt('$.round'),
+              manifestKey: sfn.JsonPath.stringAt('$.manifestKey'),
+              task: 'survey',
+            },
+            stateFields: Object.keys(SurveyStateSchema.shape),
+            seekingMap: seekSources,
+            afterSeeking: outline,
+            lambdaServiceRetry: LAMBDA_SERVICE_RETRY,
+            modelRetry: MODEL_RETRY,
+          }),
+        )
+        .otherwise(seekSources),
+    );
     seekSources.next(outline);
     outline.next(outlined);
     planSections.next(sectionRounds);

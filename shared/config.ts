@@ -8,10 +8,9 @@ import { COVERAGE_MODES } from './coverage';
 import { RESEEK_MODES } from './reseek';
 import { DEFAULT_RANKING, RANKING_MODES } from './ranking';
 import { issuesText } from './validation';
+import { SEEK_MODES } from './seek-mode';
 
-/** Run option `seekMode`: how the seeking agents' first calls are made. */
-export const SEEK_MODES = ['on-demand', 'batch'] as const;
-export type SeekMode = (typeof SEEK_MODES)[number];
+export { SEEK_MODES, type SeekMode } from './seek-mode';
 
 export const RunOptionsSchema = z
   .object({

@@ -7,6 +7,7 @@ import { type Command, Option } from 'commander';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import { SurveyOptionsSchema, type SurveyOptionsInput } from '../../shared/survey/options';
+import { SEEK_MODES, type SeekMode } from '../../shared/config';
 import { TopicSchema } from '../../shared/survey/workflow';
 import { issueMessages } from '../../shared/validation';
 import {
@@ -45,6 +46,7 @@ interface SurveyCommandOptions {
   quotaRpm?: number;
   quotaTpm?: number;
   seekLatency?: number;
+  seekMode?: SeekMode;
   progress: boolean;
   json: boolean;
 }
@@ -140,6 +142,12 @@ export function addSurveyCommand(program: Command): Command {
       schemaHelp("expected seconds per seek for the quota's concurrency, as ask --seek-latency", SurveyOptionsSchema, 'seekLatencySeconds'),
       schemaFlag('--seek-latency', SurveyOptionsSchema, 'seekLatencySeconds'),
     )
+    .addOption(
+      new Option(
+        '--seek-mode <mode>',
+        "how the first seeking round's calls are made (survey option seekMode, as ask --seek-mode): on-demand, or batch = as batch jobs (a scheduled survey's default)",
+      ).choices([...SEEK_MODES]),
+    )
     .option('--no-progress', 'no progress lines on stderr')
     .option('--json', 'print the survey (paths, execution, metadata) or the schedule index as one JSON object on stdout (no progress on stderr)', false)
     .addOption(structuredOption());
@@ -202,6 +210,7 @@ export function addSurveyCommand(program: Command): Command {
         ...(opts.quotaRpm !== undefined && { quotaRequestsPerMinute: opts.quotaRpm }),
         ...(opts.quotaTpm !== undefined && { quotaTokensPerMinute: opts.quotaTpm }),
         ...(opts.seekLatency !== undefined && { seekLatencySeconds: opts.seekLatency }),
+        ...(opts.seekMode !== undefined && { seekMode: opts.seekMode }),
       };
       progress.line(`survey: ${opts.topic}`);
       const {

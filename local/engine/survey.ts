@@ -12,8 +12,9 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { SurveyProgress } from '../../shared/survey/survey';
 import type { SurveyMetadata } from '../../shared/survey/types';
-import type { BucketIndexEntry } from '../../shared/survey/schedule';
+import { scheduledSurveyOptions, type BucketIndexEntry } from '../../shared/survey/schedule';
 import type { SurveyOutput, SurveyState } from '../../shared/survey/workflow';
+import type { SeekBatchOutcome } from '../../shared/pipeline/state';
 import { corpusPrefix } from '../../shared/corpus';
 import { putCorpusFile, resolveCorpus, type CorpusFile } from './corpus';
 // The public stack types (what the library's callers have), so the package's declarations stay off the engine's.
@@ -130,7 +131,13 @@ function surveyCallbacks(onProgress: ((progress: LocalSurveyProgress) => void) |
       onProgress({ phase: 'seek', ...seek });
     },
     onTaskDone: (name, event, result) => {
-      if (name === 'SurveyPrepare') {
+      if (name === 'seek' && typeof event === 'object' && event !== null && 'seekBatch' in event) {
+        // Batch seeking of the first round (seekMode 'batch'): what the job is doing.
+        const outcome = result as SeekBatchOutcome;
+        const detail =
+          outcome.status === 'done' ? `batch records read; ${outcome.remaining} chunk(s) left for on-demand seeking` : `batch job ${outcome.status}`;
+        onProgress({ phase: 'seek', detail, done: 0, failed: 0, total: 0 });
+      } else if (name === 'SurveyPrepare') {
         const state = result as SurveyState;
         onProgress({ phase: 'prepare', done: state.chunks, total: state.chunks, detail: `${state.chunks} chunks` });
       } else if (name === 'SurveyAssemble') {
@@ -236,7 +243,7 @@ export async function runLocalSchedule(
         {
           corpus: typeof entry.corpus === 'string' ? [entry.corpus] : entry.corpus,
           topic: entry.topic,
-          options: entry.options,
+          options: scheduledSurveyOptions(entry.options),
           output: path.join(outDir, relative),
           cwd: path.dirname(path.resolve(schedulePath)),
           date,

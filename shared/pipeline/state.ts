@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { InvalidInputError } from '../errors';
 import { issuesText } from '../validation';
 import { CorpusSelectionSchema } from '../corpus';
-import { SEEK_MODES } from '../config';
+import { SEEK_MODES } from '../seek-mode';
 
 /** Run ids become S3 key parts, DynamoDB keys and execution names: a safe, bounded alphabet. */
 /**

@@ -27,6 +27,8 @@ export const SurveyOptionsSchema = z
     writerBudgetTokens: z.number().int().min(100).max(1_000_000).default(8_000),
     minSectionMessages: z.number().int().min(0).max(1000).default(8),
     rounds: z.number().int().min(1).max(2).default(2),
+    // The run option's meaning: the survey's first seeking round as batch jobs (shared/pipeline/seek-batch.ts).
+    seekMode: RunOptionsSchema.shape.seekMode,
   })
   .strict();
 

@@ -103,7 +103,7 @@ export async function planSurveys(event: unknown, deps: { blobs: BlobStore; now?
       topic: entry.topic,
       executionName,
       outputPrefix: surveyOutputPrefix(entry.topic, date),
-      input: { surveyId: executionName, topic: entry.topic, corpus, ...(entry.options !== undefined && { options: entry.options }), date },
+      input: { surveyId: executionName, topic: entry.topic, corpus, options: scheduledSurveyOptions(entry.options), date },
     };
   });
   await deps.blobs.put(bulkItemsKey(bulkId), `${JSON.stringify(items)}\n`, 'application/json');
@@ -181,3 +181,16 @@ export async function writeSurveyIndex(
     failed: entries.filter((e) => e.status === 'failed').length,
   };
 }
+
+/**
+ * A scheduled survey's options: its entry's, with `seekMode: 'batch'` unless the entry says otherwise
+ * (work nobody waits for: the first seeking round as batch jobs, about half the price; a corpus below
+ * the model's minimum record count is sought on demand and the survey says so). The bucket's schedule
+ * and a local `survey --schedule` alike.
+ */
+export function scheduledSurveyOptions<T extends Record<string, unknown>>(options: T | undefined): T & { seekMode: unknown } {
+  return { seekMode: SCHEDULED_SURVEY_SEEK_MODE, ...(options ?? ({} as T)) } as T & { seekMode: unknown };
+}
+
+/** The seeking mode of a scheduled survey whose entry names none. */
+export const SCHEDULED_SURVEY_SEEK_MODE = 'batch' as const;

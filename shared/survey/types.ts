@@ -6,6 +6,7 @@
  * non-space characters of the rendered prose (citations excluded).
  */
 import type { RoleUsage } from '../types';
+import type { SeekMode } from '../seek-mode';
 
 /**
  * One source of a survey corpus: a paper (a JSONL / JSON record) or a text / Markdown file.
@@ -53,6 +54,12 @@ export interface SurveyOptions {
   minSectionMessages: number;
   /** Seeking rounds per section: 1 = never a synchronized round, 2 = one where evidence is thin. */
   rounds: number;
+  /**
+   * How the first seeking round (SeekSources, every chunk against the topic) is sought: on demand, or
+   * as batch jobs (run option `seekMode`; shared/pipeline/seek-batch.ts). A scheduled survey's default
+   * is `batch` (shared/survey/schedule.ts); a section's synchronized round is always on demand.
+   */
+  seekMode: SeekMode;
 }
 
 /** One section of the outline: a heading and a one-line scope (the section's query). */

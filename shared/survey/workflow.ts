@@ -24,6 +24,7 @@
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import { parseRunOptions } from '../config';
+import { SEEK_MODES } from '../seek-mode';
 import { CORPORA_PREFIX, CorpusRefSchema, resolveCorpusRef } from '../corpus';
 import { estimateRun } from '../cost';
 import { EmptyCorpusError, InvalidInputError } from '../errors';
@@ -155,6 +156,8 @@ export const SurveyConfigSchema = z
     sectionConcurrency: z.number().int().min(1),
     toleratedFailurePercentage: z.number().min(0).max(100),
     rounds: z.number().int().min(1),
+    /** Survey option `seekMode` (the SurveySeekMode? Choice before SeekSources); on demand for states written before it. */
+    seekMode: z.enum(SEEK_MODES).default('on-demand'),
   })
   .strict();
 
@@ -356,6 +359,7 @@ export async function prepareSurvey(
       sectionConcurrency: options.sectionConcurrency,
       toleratedFailurePercentage: SURVEY_TOLERATED_FAILURE_PERCENTAGE,
       rounds: options.rounds,
+      seekMode: options.seekMode,
     },
   };
 }

@@ -84,7 +84,16 @@ describe('the survey state machine', () => {
   it('prepares, seeks every chunk, loops the outline, plans the sections, writes them and assembles', () => {
     // Assert
     expect(asl.StartAt).toBe(S.SurveyPrepare);
-    expect(asl.States[S.SurveyPrepare]).toMatchObject({ Type: 'Task', Resource: `\${${ids.prepare}.Arn}`, Next: S.SeekSources });
+    expect(asl.States[S.SurveyPrepare]).toMatchObject({ Type: 'Task', Resource: `\${${ids.prepare}.Arn}`, Next: S.SurveySeekMode });
+    // The first seeking round: on demand, or (seekMode 'batch') the batch-seeking states first, on the Seek function with task survey
+    expect(asl.States[S.SurveySeekMode]).toMatchObject({ Type: 'Choice', Choices: [{ Next: S.SubmitSeekBatch }], Default: S.SeekSources });
+    expect(asl.States[S.SubmitSeekBatch]).toMatchObject({
+      Type: 'Task',
+      Parameters: { seekBatch: 'submit', 'runId.$': '$.runId', 'round.$': '$.round', 'manifestKey.$': '$.manifestKey', task: 'survey' },
+      ResultPath: '$.seekBatch',
+    });
+    expect(asl.States[S.SeekBatchRemainder]).toMatchObject({ Type: 'Pass', Next: S.SeekSources });
+    expect(asl.States[S.SeekBatchComplete]).toMatchObject({ Type: 'Pass', Next: S.Outline });
     expect(asl.States[S.SeekSources]).toMatchObject({ Type: 'Map', Next: S.Outline, ResultPath: null });
     expect(asl.States[S.Outline]).toMatchObject({
       Type: 'Task',
@@ -112,6 +121,13 @@ describe('the survey state machine', () => {
         S.Sections,
         S.WriteSections,
         S.SurveyAssemble,
+        S.SurveySeekMode,
+        S.SubmitSeekBatch,
+        S.SeekBatchStatus,
+        S.WaitForSeekBatch,
+        S.CheckSeekBatch,
+        S.SeekBatchRemainder,
+        S.SeekBatchComplete,
       ].sort(),
     );
   });

@@ -506,6 +506,8 @@ describe('local engine on the real ExtAgents stack', () => {
         STATE_NAMES.PipelinedReason,
         STATE_NAMES.SpeculativeSynchronize,
         STATE_NAMES.SpeculativeSeek,
+        STATE_NAMES.SubmitSeekBatch,
+        STATE_NAMES.CheckSeekBatch,
       ].sort(),
     );
     for (const route of lambdaRoutes) expect(Object.values(functionArnOf)).toContain(route.kind === 'lambda' ? route.functionArn : '');

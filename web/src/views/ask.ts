@@ -28,6 +28,7 @@ const OPTION_HINTS: Record<string, string> = {
   coverageFirstChunks: 'chunks sought first, with grow',
   coverageMaxChunks: 'chunks sought at most, with grow',
   reseek: 'round 2 re-seeks all chunks or the promising',
+  seekMode: 'seeking calls on demand, or as batch jobs (cheaper, hours)',
 };
 
 function formatBytes(bytes: number): string {
