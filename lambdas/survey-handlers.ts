@@ -21,6 +21,7 @@ import { parseEvent } from '../shared/pipeline/state';
 import type { BlobStore, MessageStore } from '../shared/ports';
 import type { SurveyModel } from '../shared/survey/ports';
 import type { ModelQuota } from '../shared/types';
+import type { ModelPricing } from '../shared/cost';
 import { planSurveys, writeSurveyIndex, type BulkPlan } from '../shared/survey/schedule';
 import {
   SurveyExecutionInputSchema,
@@ -61,6 +62,8 @@ export interface SurveyHandlerDeps {
   logger?: HandlerLogger;
   /** The deployment's quota of the seeking model (CDK context; shared/quota.ts), which a survey's options override. */
   quota?: ModelQuota;
+  /** How the seeking model is priced (models/ `modelPricing`): SurveyPrepare prices the first seeking round (`SurveySeekingEstimate`). */
+  pricing?: ModelPricing;
 }
 
 /** The survey state machine's handlers. */

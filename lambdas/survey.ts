@@ -20,6 +20,7 @@ const handlers = makeSurveyHandlers({
   model: () => (model ??= surveyModel(env.MODEL_SPEC, { openai: openAiOptions, openaiApiKey: openAiApiKey })),
   logger,
   quota: awsDeps.quota,
+  pricing: awsDeps.pricing,
 });
 
 export const prepareHandler = withLambdaContext(handlers.prepare);

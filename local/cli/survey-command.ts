@@ -8,6 +8,8 @@ import { accessSync, constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import { SurveyOptionsSchema, type SurveyOptionsInput } from '../../shared/survey/options';
 import { SEEK_MODES, type SeekMode } from '../../shared/config';
+import { formatUsd } from '../../shared/cost';
+import type { SurveySeekingEstimate } from '../../shared/survey/types';
 import { TopicSchema } from '../../shared/survey/workflow';
 import { issueMessages } from '../../shared/validation';
 import {
@@ -228,6 +230,7 @@ export function addSurveyCommand(program: Command): Command {
           `${m.title}${m.extractive ? ' (extractive survey: selected, ordered, cited corpus sentences)' : ''}`,
           ...m.sections.map((s, i) => `  ${i + 1}. ${s.heading} — ${s.scope}`),
           `${m.words} words, ${m.sections.length} sections, citations ${m.citations.kept} kept / ${m.citations.removed} removed, ${m.sources.cited} of ${m.sources.available} sources cited`,
+          ...(m.seekingEstimate ? [formatSeekingEstimate(m.seekingEstimate)] : []),
           `survey execution ${execution.surveyId}: ${execution.markdownKey} in ${path.join(opts.stateDir, 'bucket')}`,
           `written: ${path.relative(process.cwd(), markdownPath)} and ${path.relative(process.cwd(), metadataPath)}`,
         ].join('\n') + '\n',
@@ -241,4 +244,18 @@ export function addSurveyCommand(program: Command): Command {
     }
   });
   return command;
+}
+
+/**
+ * The survey's first seeking round priced (`SurveySeekingEstimate`) as one line: both modes, the one
+ * it used marked, or why it has no price.
+ */
+export function formatSeekingEstimate(e: SurveySeekingEstimate): string {
+  const usd = (value: number | undefined) => (value === undefined ? 'no price' : `at most $${formatUsd(value)}`);
+  const mark = (mode: SurveySeekingEstimate['mode']) => (e.mode === mode ? ' (this survey)' : '');
+  const priced =
+    e.onDemandUsd === undefined && e.batchUsd === undefined
+      ? `no price (${e.unpriced ?? 'no price table entry'})`
+      : `${usd(e.onDemandUsd)} on demand${mark('on-demand')}, ${usd(e.batchUsd)} as batch jobs${mark('batch')}${e.priceNote ? ` (${e.priceNote})` : ''}`;
+  return `seeking the sources: ${e.calls} call(s), ${e.inputTokens.toLocaleString('en-US')} input / ${e.outputTokens.toLocaleString('en-US')} output tokens at most; ${priced}`;
 }

@@ -117,6 +117,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       blobs,
       store,
       model: () => (survey ??= surveyModel(modelSpec)),
+      pricing: modelPricing(modelSpec),
     });
     // Every bound function: its name (as in `ExtAgentsStack.functions`, or the survey function's),
     // its local ARN in the template and its in-process handler.

@@ -145,6 +145,31 @@ export interface SurveyMetadata {
   outlineTrace: OutlineStep[];
   usage: SurveyUsage;
   warnings: string[];
+  /** The survey state machine's: its first seeking round priced before any model call (absent in-process). */
+  seekingEstimate?: SurveySeekingEstimate;
+}
+
+/**
+ * A survey's first seeking round (SeekSources: every chunk against the topic) priced before any model
+ * call by SurveyPrepare (shared/cost.ts, the dated price table): at most, in USD, on demand and as
+ * batch jobs (survey option `seekMode`). The outline, the sections' rounds and the writer are not
+ * in it (their size depends on what the seeking finds).
+ */
+export interface SurveySeekingEstimate {
+  /** The mode the survey seeks in. */
+  mode: SeekMode;
+  /** Seeking calls (one per chunk) and their tokens, at most. */
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** USD at most seeking on demand; absent without a price (see `unpriced`). */
+  onDemandUsd?: number;
+  /** USD at most as batch jobs (the table's batch rate); absent without a batch price. */
+  batchUsd?: number;
+  /** Why a mode has no price (a model the table does not list, a local model). */
+  unpriced?: string;
+  /** The table's date and whether its figures were verified, e.g. "prices of 2026-11-30, unverified". */
+  priceNote?: string;
 }
 
 /** The result of one survey: the Markdown and its metadata. */

@@ -26,7 +26,9 @@ import { z } from 'zod';
 import { parseRunOptions } from '../config';
 import { SEEK_MODES } from '../seek-mode';
 import { CORPORA_PREFIX, CorpusRefSchema, resolveCorpusRef } from '../corpus';
-import { estimateRun } from '../cost';
+import { estimateRun, priceEstimate, type ModelPricing } from '../cost';
+import type { RunEstimate } from '../types';
+import type { SeekMode } from '../seek-mode';
 import { EmptyCorpusError, InvalidInputError } from '../errors';
 import { nextK } from '../kar';
 import { IO_CONCURRENCY } from '../pipeline/ingest';
@@ -55,7 +57,7 @@ import {
   writeSection,
   type WrittenSection,
 } from './survey';
-import type { CitationCounts, Outline, OutlineStep, SurveyOptions, SurveySource, SurveyUsage } from './types';
+import type { CitationCounts, Outline, OutlineStep, SurveyOptions, SurveySeekingEstimate, SurveySource, SurveyUsage } from './types';
 
 /** Share of seeking agents (chunks) that may fail before a survey's seeking Map Run fails, percent. */
 export const SURVEY_TOLERATED_FAILURE_PERCENTAGE = 5;
@@ -200,6 +202,8 @@ export interface SurveyRecord {
   chunks: number;
   createdAt: string;
   outputPrefix: string;
+  /** The first seeking round priced before any model call (with the model's pricing). */
+  seekingEstimate?: SurveySeekingEstimate;
 }
 
 /** One outline step as stored. */
@@ -267,7 +271,7 @@ function modelOf(deps: SurveyStepDeps): SurveyModel {
  */
 export async function prepareSurvey(
   input: z.output<typeof SurveyExecutionInputSchema>,
-  deps: Pick<SurveyStepDeps, 'blobs' | 'now'> & { quota?: ModelQuota },
+  deps: Pick<SurveyStepDeps, 'blobs' | 'now'> & { quota?: ModelQuota; pricing?: ModelPricing },
 ): Promise<SurveyState> {
   const { blobs } = deps;
   const options = parseSurveyOptions(input.options);
@@ -336,6 +340,7 @@ export async function prepareSurvey(
     chunks: chunks.length,
     createdAt: now.toISOString(),
     outputPrefix,
+    ...(deps.pricing && { seekingEstimate: seekingEstimateOf(estimate, deps.pricing, options.seekMode) }),
   };
   await blobs.put(surveyRecordKey(runId), json(record), 'application/json');
   const query: SeekQuery = { query: input.topic, chunkTokens: options.chunkTokens };
@@ -550,9 +555,32 @@ export async function assembleSurveyRun(state: SurveyState, deps: SurveyStepDeps
     usage,
     warnings,
   });
+  if (record.seekingEstimate) result.metadata.seekingEstimate = record.seekingEstimate;
   const markdownKey = `${record.outputPrefix}survey.md`;
   const metadataKey = `${record.outputPrefix}survey.json`;
   await blobs.put(markdownKey, result.markdown, 'text/markdown; charset=utf-8');
   await blobs.put(metadataKey, `${JSON.stringify(result.metadata, null, 2)}\n`, 'application/json');
   return { surveyId: runId, markdownKey, metadataKey, words: result.metadata.words, citations: result.metadata.citations.kept };
+}
+
+/**
+ * The first seeking round's price in both modes: the seeking agents' share of the round's estimate
+ * (one call per chunk), at the on-demand and the batch rate (shared/cost.ts `priceEstimate`).
+ */
+function seekingEstimateOf(estimate: RunEstimate, pricing: ModelPricing, mode: SeekMode): SurveySeekingEstimate {
+  const priced = priceEstimate(estimate, pricing, undefined, mode);
+  const onDemand = priced.modes['on-demand'].prices.seeker;
+  const batch = priced.modes.batch.prices.seeker;
+  const unpriced = !onDemand.priced ? onDemand.reason : !batch.priced ? batch.reason : undefined;
+  const dated = onDemand.priced ? onDemand : batch.priced ? batch : undefined;
+  return {
+    mode,
+    calls: estimate.seeker.calls,
+    inputTokens: estimate.seeker.inputTokens,
+    outputTokens: estimate.seeker.outputTokens,
+    ...(onDemand.priced && { onDemandUsd: onDemand.usd }),
+    ...(batch.priced && { batchUsd: batch.usd }),
+    ...(unpriced !== undefined && { unpriced }),
+    ...(dated && { priceNote: `prices of ${dated.asOf}, ${dated.verified ? 'verified' : 'unverified'}` }),
+  };
 }

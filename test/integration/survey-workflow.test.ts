@@ -18,7 +18,12 @@ import { ExtractiveSurveyModel } from '../../shared/survey/extractive';
 import { runSurvey } from '../../shared/survey/survey';
 import type { SurveyMetadata } from '../../shared/survey/types';
 import type { SurveyState } from '../../shared/survey/workflow';
-import type { BulkPlan, BucketIndex } from '../../shared/survey/schedule';
+import { scheduledSurveyOptions, type BulkPlan, type BucketIndex } from '../../shared/survey/schedule';
+import { modelPricing } from '../../models';
+import { loadPriceTable } from '../../shared/prices';
+import { formatSeekingEstimate } from '../../local/cli/survey-command';
+import type { SurveySeekingEstimate } from '../../shared/survey/types';
+import type { SurveyRecord } from '../../shared/survey/workflow';
 import { SURVEY_PAPERS } from '../support/survey-corpus';
 
 const TABLE = 'survey-workflow';
@@ -114,6 +119,41 @@ describe('the survey state machine steps', () => {
       name: 'InvalidInputError',
       message: expect.stringContaining('topic'),
     });
+  });
+
+  it("prices the first seeking round before any model call, on demand and as batch jobs at the table's batch rate", async () => {
+    const survey = makeSurveyHandlers({
+      blobs,
+      store,
+      model: () => new ExtractiveSurveyModel(),
+      now: NOW,
+      pricing: modelPricing('bedrock:meta.llama3-1-8b-instruct-v1:0'),
+    });
+    await survey.prepare({ surveyId: 'priced-1', topic: 'LLM planning', corpus: 'planning', options: { seekMode: 'batch' } });
+    await survey.prepare({
+      surveyId: 'priced-2',
+      topic: 'LLM planning',
+      corpus: 'planning',
+      options: { ...scheduledSurveyOptions(undefined), seekMode: 'on-demand' },
+    });
+    const unpriced = makeSurveyHandlers({ blobs, store, model: () => new ExtractiveSurveyModel(), now: NOW, pricing: modelPricing('llama:/models/x.gguf') });
+    await unpriced.prepare({ surveyId: 'priced-3', topic: 'LLM planning', corpus: 'planning' });
+
+    const estimateOf = async (id: string) => (JSON.parse(await blobs.getText(`runs/${id}/survey/survey.json`)) as SurveyRecord).seekingEstimate;
+    const batch = await estimateOf('priced-1');
+    const price = loadPriceTable().models['meta.llama3-1-8b-instruct-v1:0'];
+    expect(batch?.mode).toBe('batch');
+    expect(batch?.calls).toBeGreaterThan(0);
+    // on demand at the table's rate, batch at its batch rate: half of it for this model
+    expect(batch?.onDemandUsd).toBeCloseTo(((batch?.inputTokens ?? 0) * price.inputUsdPerMTok + (batch?.outputTokens ?? 0) * price.outputUsdPerMTok) / 1e6, 10);
+    expect(batch?.batchUsd).toBeCloseTo((batch?.onDemandUsd ?? 0) * 0.5, 10);
+    expect(formatSeekingEstimate(batch as SurveySeekingEstimate)).toMatch(
+      /on demand, at most \$[\d.]+ as batch jobs \(this survey\) \(prices of \d{4}-\d{2}-\d{2}, unverified\)$/,
+    );
+    expect((await estimateOf('priced-2'))?.mode).toBe('on-demand');
+    const local = await estimateOf('priced-3');
+    expect(local).toMatchObject({ unpriced: expect.stringContaining('local model') });
+    expect(local?.onDemandUsd).toBeUndefined();
   });
 
   it("sets the seeking Maps' MaxConcurrency from a stated quota, as the QA run's Prepare, and refuses one that cannot carry a seek before writing anything", async () => {
