@@ -22,6 +22,7 @@
  * (https://docs.aws.amazon.com/step-functions/latest/dg/concepts-nested-workflows.html), "Distributed
  * Map state" (https://docs.aws.amazon.com/step-functions/latest/dg/state-map-distributed.html).
  */
+import type { SeekMode } from '../shared/seek-mode';
 import { CfnOutput, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -97,6 +98,11 @@ export interface UploadTriggersProps {
   readonly logRetention: logs.RetentionDays;
   /** L of the chunks ingestion caches, tokens: runs with this `chunkTokens` reuse them. @default 8000 */
   readonly ingestChunkTokens?: number;
+  /**
+   * The seeking mode of a job's questions whose options name none (run option `seekMode`; JOB_SEEK_MODE
+   * of the PlanJob function). @default the run option's default (on demand)
+   */
+  readonly jobSeekMode?: SeekMode;
   /** Questions of one job running at once (Map MaxConcurrency). @default 4 */
   readonly jobConcurrency?: number;
   /** Level of the jobs state machine's execution logs. @default sfn.LogLevel.ERROR */
@@ -186,7 +192,12 @@ export class UploadTriggers extends Construct {
     });
 
     // --- Jobs ----------------------------------------------------------------------------------
-    const jobsEnvironment = { ...props.environment, BUCKET_NAME: bucket.bucketName, STATE_MACHINE_ARN: stateMachine.stateMachineArn };
+    const jobsEnvironment = {
+      ...props.environment,
+      BUCKET_NAME: bucket.bucketName,
+      STATE_MACHINE_ARN: stateMachine.stateMachineArn,
+      ...(props.jobSeekMode !== undefined && { JOB_SEEK_MODE: props.jobSeekMode }),
+    };
     this.planJobFunction = new ExtAgentsFunction(this, 'PlanJobFunction', {
       handler: 'jobs',
       exportName: 'planHandler',

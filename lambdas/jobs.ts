@@ -16,6 +16,7 @@ const handlers = makeJobHandlers({
   blobs: new S3BlobStore(new S3Client({}), env.BUCKET_NAME),
   executions: new SfnRunLauncher(new SFNClient({}), env.STATE_MACHINE_ARN),
   logger,
+  ...(env.JOB_SEEK_MODE !== undefined && { defaultOptions: { seekMode: env.JOB_SEEK_MODE } }),
 });
 
 export const planHandler = withLambdaContext(handlers.plan);

@@ -4,6 +4,7 @@
  * (reads the ingest queue, where the `corpora/` rule sends its events) and lambdas/jobs.ts (the jobs
  * state machine's two Lambda tasks).
  */
+import type { RunOptionsInput } from '../shared/config';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { PartialItemFailureResponse } from '@aws-lambda-powertools/batch/types';
 import { SqsSchema } from '@aws-lambda-powertools/parser/schemas/sqs';
@@ -132,7 +133,13 @@ export interface JobHandlers {
 }
 
 /** Build the job handlers over the given adapters. */
-export function makeJobHandlers(deps: { blobs: BlobStore; executions: ExecutionLookup; logger?: HandlerLogger }): JobHandlers {
+export function makeJobHandlers(deps: {
+  blobs: BlobStore;
+  executions: ExecutionLookup;
+  logger?: HandlerLogger;
+  /** Run options of every question under the job's own (JOB_SEEK_MODE: `{seekMode: 'batch'}` with a bedrock: model). */
+  defaultOptions?: RunOptionsInput;
+}): JobHandlers {
   const { blobs, executions, logger } = deps;
   return {
     async plan(event) {
@@ -141,7 +148,7 @@ export function makeJobHandlers(deps: { blobs: BlobStore; executions: ExecutionL
       logger?.removePersistentKeys(['jobId']);
       logger?.appendPersistentKeys({ key: object.key, task: 'PlanJob' });
       try {
-        const state = await planJob({ key: object.key, etag: object.etag, versionId: object.versionId }, { blobs });
+        const state = await planJob({ key: object.key, etag: object.etag, versionId: object.versionId }, { blobs, defaultOptions: deps.defaultOptions });
         logger?.appendPersistentKeys({ jobId: state.jobId });
         logger?.info('Job planned', { questions: state.questions });
         return state;

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { StateMachineArnSchema, loadLambdaEnv } from './lambda-env';
+import { SEEK_MODES } from '../../shared/seek-mode';
 
 const IngestEnvSchema = z.object({
   /** The project bucket. */
@@ -18,6 +19,8 @@ const JobsEnvSchema = z.object({
   BUCKET_NAME: z.string().min(1),
   /** ARN of the question-answering state machine (the questions' executions are looked up there). */
   STATE_MACHINE_ARN: StateMachineArnSchema,
+  /** Run option `seekMode` of a job's questions whose options name none (`batch` with a bedrock: model; infra/ingest.ts). */
+  JOB_SEEK_MODE: z.enum(SEEK_MODES).optional(),
 });
 
 export type IngestEnv = z.infer<typeof IngestEnvSchema>;

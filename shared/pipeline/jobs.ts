@@ -251,9 +251,9 @@ function jobIssues(error: z.ZodError): string[] {
   return out;
 }
 
-/** The run options of question `index`: the job's options, overridden by the question's. */
-function mergedOptions(job: JobFile, index: number): RunOptionsInput {
-  return { ...job.options, ...job.questions[index]?.options } as RunOptionsInput;
+/** The run options of question `index`: the host's defaults, under the job's options, under the question's. */
+function mergedOptions(job: JobFile, index: number, defaults: RunOptionsInput = {}): RunOptionsInput {
+  return { ...defaults, ...job.options, ...job.questions[index]?.options } as RunOptionsInput;
 }
 
 /** The workflow's corpus reference of a job's `corpus` (as the API resolves it). */
@@ -266,6 +266,11 @@ export interface JobDeps {
   blobs: BlobStore;
   /** Clock (tests pass a fixed one). */
   now?: () => Date;
+  /**
+   * Run options of every question under the job's own (the AWS jobs trigger's `seekMode: 'batch'`
+   * with a bedrock: model: job files are work nobody waits for; JOB_SEEK_MODE). @default none
+   */
+  defaultOptions?: RunOptionsInput;
 }
 
 /**
@@ -301,7 +306,7 @@ export async function planJob(ref: JobObjectRef, deps: JobDeps): Promise<JobStat
   const corpus = corpusOf(job);
   const items: JobItem[] = job.questions.map((q, index) => {
     const executionName = questionExecutionName(jobId, index);
-    const options = mergedOptions(job, index);
+    const options = mergedOptions(job, index, deps.defaultOptions);
     const input: PrepareEvent = {
       runId: executionName,
       question: q.question,

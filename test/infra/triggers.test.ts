@@ -235,6 +235,17 @@ describe('the jobs state machine', () => {
     expect(allows(statements, 's3:PutObject', `${bucketArn}/runs/*`)).toBe(false);
   });
 
+  it('plans job questions as batch seeking (JOB_SEEK_MODE) only where the stack has batch inference (a bedrock: model)', () => {
+    const planEnv = (t: Template) =>
+      (
+        resourceOf(t, idStartingWith(t, 'AWS::Lambda::Function', 'UploadsPlanJobFunction')).Properties as {
+          Environment: { Variables: Record<string, unknown> };
+        }
+      ).Environment.Variables;
+    expect(planEnv(synth({ modelSpec: 'bedrock:us.meta.llama3-1-8b-instruct-v1:0' })).JOB_SEEK_MODE).toBe('batch');
+    expect(planEnv(synth({ modelSpec: 'extractive' }))).not.toHaveProperty('JOB_SEEK_MODE');
+  });
+
   it('logs errors without execution data and traces with X-Ray', () => {
     expect(resourceOf(template, jobsId).Properties).toMatchObject({
       StateMachineType: 'STANDARD',
@@ -255,7 +266,7 @@ describe('the operations baseline', () => {
     template = synth();
   });
 
-  it('alarms on failed and throttled executions of every state machine, on throttles of every function and on a dead-lettered ingest event', () => {
+  it('alarms on failed and throttled executions of every state machine, on throttles of every function, on a dead-lettered ingest event and on a failed batch job', () => {
     // Arrange
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties as JsonObject);
     const byMetric = (namespace: string, metric: string) => alarms.filter((a) => a.Namespace === namespace && a.MetricName === metric);
@@ -268,8 +279,11 @@ describe('the operations baseline', () => {
     expect(byMetric('AWS/States', 'ExecutionThrottled')).toHaveLength(machines.length);
     expect(byMetric('AWS/Lambda', 'Throttles')).toHaveLength(functions.length);
     const dlqId = idStartingWith(template, 'AWS::SQS::Queue', 'UploadsIngestDeadLetterQueue');
+    // The failed Bedrock batch jobs' events (the default spec is a bedrock: one; infra/batch-inference.ts).
+    const failedJobsId = idStartingWith(template, 'AWS::SQS::Queue', 'SeekBatchFailedJobsQueue');
     expect(byMetric('AWS/SQS', 'ApproximateNumberOfMessagesVisible')).toEqual([
       expect.objectContaining({ Statistic: 'Maximum', Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlqId, 'QueueName'] } }] }),
+      expect.objectContaining({ Statistic: 'Maximum', Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [failedJobsId, 'QueueName'] } }] }),
     ]);
     for (const alarm of alarms) {
       expect(alarm).toMatchObject({

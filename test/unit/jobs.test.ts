@@ -180,6 +180,25 @@ describe('planning and results of a job', () => {
     for (const item of items) expect(item.executionName.length).toBeLessThanOrEqual(80);
   });
 
+  it("puts the host's default options under the job's and the question's (the AWS jobs trigger's seekMode 'batch')", async () => {
+    await blobs.put(
+      'jobs/nightly.json',
+      JSON.stringify({
+        corpus: 'reports',
+        questions: [{ question: 'What changed?' }, { question: 'Who signed?', options: { seekMode: 'on-demand' } }],
+        options: { rounds: 1 },
+      }),
+    );
+
+    const state = await planJob({ key: 'jobs/nightly.json', etag: 'n1' }, { blobs, defaultOptions: { seekMode: 'batch' } });
+
+    const { items } = await loadJob(blobs, state.jobId);
+    expect(items.map((i) => i.input.options)).toEqual([
+      { seekMode: 'batch', rounds: 1 },
+      { seekMode: 'on-demand', rounds: 1 },
+    ]);
+  });
+
   it('writes a rejected summary naming the error when the job file is invalid, and starts nothing', async () => {
     // Arrange
     await blobs.put('jobs/broken.json', JSON.stringify({ corpus: 'reports', questions: [{ question: '' }] }));
