@@ -2,8 +2,10 @@
  * CloudWatch alarms of the stack: failed and throttled executions of every state machine
  * (`AWS/States` ExecutionsFailed, ExecutionThrottled) and throttled invocations of every Lambda
  * function (`AWS/Lambda` Throttles), and messages waiting in a dead-letter queue (`AWS/SQS`
- * ApproximateNumberOfMessagesVisible), each alarming on one occurrence in 5 minutes; missing data
- * (no executions) is not breaching. Optionally notifies an SNS topic (with an e-mail subscription).
+ * ApproximateNumberOfMessagesVisible), and events waiting in a queue an operator reads (the failed
+ * Bedrock batch jobs of infra/batch-inference.ts, same metric), each alarming on one occurrence in 5
+ * minutes; missing data (no executions) is not breaching. Optionally notifies an SNS topic (with an
+ * e-mail subscription).
  *
  * Sources: "Monitoring Step Functions metrics using Amazon CloudWatch"
  * (https://docs.aws.amazon.com/step-functions/latest/dg/procedure-cw-metrics.html), "Using CloudWatch
@@ -28,6 +30,11 @@ export interface OperationsAlarmsProps {
   readonly functions: Readonly<Record<string, lambda.IFunction>>;
   /** Dead-letter queues by a short name: alarm when one holds a message. @default none */
   readonly deadLetterQueues?: Readonly<Record<string, sqs.IQueue>>;
+  /**
+   * Queues that keep events for the operator (nothing consumes them), by a short name, each with what
+   * a message there means: alarm while one holds a message. @default none
+   */
+  readonly eventQueues?: Readonly<Record<string, { readonly queue: sqs.IQueue; readonly description: string }>>;
   /** Create an SNS topic the alarms notify. @default false (true when `alarmEmail` is set) */
   readonly topic?: boolean;
   /** E-mail address subscribed to the topic (implies `topic`). */
@@ -88,6 +95,9 @@ export class OperationsAlarms extends Construct {
         queue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }),
         `${name}: an event could not be processed and waits in the dead-letter queue (ApproximateNumberOfMessagesVisible >= 1).`,
       );
+    }
+    for (const [name, { queue, description }] of Object.entries(props.eventQueues ?? {})) {
+      add(`${name}Messages`, queue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }), description);
     }
     this.alarms = alarms;
   }

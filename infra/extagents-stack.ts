@@ -19,6 +19,7 @@ import { grantObjectRead, grantObjectWrite } from './grants';
 import { ExtAgentsApi } from './api';
 import { ExtAgentsWorkflow } from './extagents-workflow';
 import { OperationsAlarms } from './alarms';
+import { SeekBatchInference } from './batch-inference';
 import { OperationsDashboard } from './dashboard';
 import { UploadTriggers, uploadTriggerSettingProblems } from './ingest';
 import { SurveyWorkflows, surveySettingProblems } from './survey';
@@ -132,6 +133,10 @@ export interface ExtAgentsStackProps extends StackProps {
  *   and write runs/ and the table; Seek and Reason may invoke their model: Bedrock InvokeModel, or read
  *   the key secret of an `openai:` spec).
  * - The workflow (Standard state machine).
+ * - For a `bedrock:` spec, batch seeking (infra/batch-inference.ts): the batch service role Bedrock
+ *   assumes (reads `runs/*\/batch/*\/input/*`, writes `…/output/*`, invokes the seeking model), the
+ *   Seek function's grants to start and read jobs and pass that role (BATCH_ROLE_ARN), and a rule
+ *   keeping the events of failed, stopped or expired jobs in an alarmed queue.
  * - The upload triggers (infra/ingest.ts, docs/UPLOADS.md): EventBridge notifications of the bucket,
  *   ingestion of `corpora/`, the jobs state machine for `jobs/*.json`.
  * - Surveys (infra/survey.ts, docs/SURVEY.md): the survey state machine (reusing the Seek function),
@@ -163,6 +168,8 @@ export class ExtAgentsStack extends Stack {
   public readonly dashboard: OperationsDashboard;
   /** The survey and bulk survey state machines and the optional schedule (infra/survey.ts). */
   public readonly surveys: SurveyWorkflows;
+  /** Bedrock batch inference of the seeking agents (infra/batch-inference.ts); only with a `bedrock:` spec. */
+  public readonly seekBatch?: SeekBatchInference;
 
   constructor(scope: Construct, id: string, props: ExtAgentsStackProps = {}) {
     super(scope, id, props);
@@ -297,6 +304,14 @@ export class ExtAgentsStack extends Stack {
     if (traits.bedrockModels) {
       grantInvokeModel(this, functions.seek, traits.bedrockModels.seeker);
       grantInvokeModel(this, functions.reason, traits.bedrockModels.reasoner);
+      // Batch seeking (run option seekMode 'batch'): Bedrock model invocation jobs of the seeking
+      // model, submitted and read by the Seek function (its BATCH_ROLE_ARN). Other specs have no
+      // batch service here: their batch runs seek on demand and say so.
+      this.seekBatch = new SeekBatchInference(this, 'SeekBatch', {
+        bucket: this.bucket,
+        seekFunction: functions.seek,
+        seekerModelArns: bedrockResourceArns(this, traits.bedrockModels.seeker),
+      });
     }
     // An openai: spec calls a server outside AWS: no Bedrock grant, only the key's secret (if any).
     if (openai) for (const fn of [functions.seek, functions.reason]) grantOpenAiApiKey(fn, openai);
@@ -330,6 +345,9 @@ export class ExtAgentsStack extends Stack {
       ingestChunkTokens: props.ingestChunkTokens,
       jobConcurrency: props.jobConcurrency,
       logLevel: props.stateMachineLogLevel,
+      // Job files are work nobody waits for: their questions seek as batch jobs where the stack has
+      // batch inference (a bedrock: model), unless the job's options say otherwise.
+      ...(this.seekBatch && { jobSeekMode: 'batch' as const }),
     });
     // Surveys (infra/survey.ts, docs/SURVEY.md): the survey and bulk state machines, the schedule.
     this.surveys = new SurveyWorkflows(this, 'Surveys', {
@@ -372,6 +390,15 @@ export class ExtAgentsStack extends Stack {
         WriteSurveyIndex: this.surveys.writeIndexFunction,
       },
       deadLetterQueues: { IngestDeadLetterQueue: this.triggers.ingestDeadLetterQueue },
+      ...(this.seekBatch && {
+        eventQueues: {
+          SeekBatchFailedJobs: {
+            queue: this.seekBatch.failedJobs,
+            description:
+              'A Bedrock batch job of the seeking agents failed, stopped or expired (its event waits in the queue: read, then purge it); the run sought those chunks on demand.',
+          },
+        },
+      }),
       topic: props.alarmTopic,
       alarmEmail: props.alarmEmail,
     });

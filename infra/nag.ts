@@ -195,6 +195,14 @@ export const PARLIAMENT_ACCEPTED: readonly AcceptedMismatch[] = [
     reason:
       'Bedrock model ids end in a version after a colon (meta.llama3-1-8b-instruct-v1:0); parliament 1.6 refuses a colon in the resource part of an ARN whose documented format has none, so no model ARN can match. The grants name one inference profile and its foundation model (bedrockResourceArns).',
   },
+  {
+    action: 'bedrock:CreateModelInvocationJob',
+    requiredFormat: /^arn:\*:bedrock:\*:(\*:custom-model|:foundation-model)\/\*$/,
+    resources:
+      /^arn:aws:bedrock:([a-z0-9-]+:\d{12}:(model-invocation-job\/\*|inference-profile\/[a-z0-9.-]+:\d+)|(\*|[a-z0-9-]+)::foundation-model\/[a-z0-9.-]+:\d+)$/,
+    reason:
+      "CreateModelInvocationJob (the Seek function's batch jobs, infra/batch-inference.ts) takes the job and the model it runs: the Service Authorization Reference lists custom-model and foundation-model as required, meaning the job's model is one or the other, and parliament 1.6 wants one of each; it also refuses the colon of a model id's version. The grant names the jobs of the stack's account and region and the seeking model (its inference profile and foundation model, as for InvokeModel), no custom model.",
+  },
 ];
 
 /**
@@ -208,6 +216,18 @@ export function acknowledgeStackFindings(stack: Stack): void {
       finding: /^Resource::(<Bucket[A-Za-z0-9]+\.Arn>|arn:<AWS::Partition>:s3:::<Bucket[A-Za-z0-9]+>)\/([A-Za-z0-9_./-]*\/)?\*$/,
       reason:
         'Objects of the project bucket only, scoped to the key prefixes the function uses where it uses few (runs/, corpora/, cache/, …); object keys are chosen at run time (run ids, corpus files).',
+    },
+    {
+      finding: /^Resource::<Bucket[A-Za-z0-9]+\.Arn>\/runs\/\*\/batch\/\*\/(input|output)\/\*$/,
+      actions: /^s3:(GetObject|PutObject)$/,
+      reason:
+        'The batch service role (infra/batch-inference.ts): the records of a batch job and its output, runs/<runId>/batch/r<round>/p<part>/input|output/; run ids are chosen at run time, and Bedrock names the output folder after the job.',
+    },
+    {
+      finding: /^Resource::arn:<AWS::Partition>:bedrock:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|\d{12}):model-invocation-job\/\*$/,
+      actions: /^bedrock:(CreateModelInvocationJob|GetModelInvocationJob)$/,
+      reason:
+        "Bedrock batch inference jobs of the stack's account and region: a job's id is assigned by Bedrock when the Seek function creates it (CreateModelInvocationJob names the jobs resource type with a wildcard for that reason).",
     },
     {
       finding: /^Resource::<Table[A-Za-z0-9]+\.Arn>\/index\/\*$/,
@@ -225,8 +245,9 @@ export function acknowledgeStackFindings(stack: Stack): void {
     },
     {
       finding: /^Resource::arn:<AWS::Partition>:bedrock:\*::foundation-model\/.+$/,
-      actions: /^bedrock:InvokeModel$/,
-      reason: 'A cross-region inference profile routes to the named foundation model in any of its regions; the model id is fixed, only the region is open.',
+      actions: /^bedrock:(InvokeModel|CreateModelInvocationJob)$/,
+      reason:
+        'A cross-region inference profile routes to the named foundation model in any of its regions (on demand, and in a batch job of that profile); the model id is fixed, only the region is open.',
     },
     {
       finding: /^Resource::\*$/,

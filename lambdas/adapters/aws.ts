@@ -2,21 +2,27 @@
  * The workflow handlers' dependencies in this Lambda container: the S3 and DynamoDB clients and the
  * OpenAI key's Secrets Manager client at module scope (reused across invocations; `mockClient`
  * patches the classes, so tests can still mock them), and the agent model, built on first use from
- * MODEL_SPEC by the model table (models/index.ts) with a traced Bedrock client.
+ * MODEL_SPEC by the model table (models/index.ts) with a traced Bedrock client. With a `bedrock:`
+ * spec and BATCH_ROLE_ARN (the Seek function only), batch seeking's Bedrock model invocation jobs
+ * (lambdas/adapters/bedrock-batch.ts); otherwise no batch service, and batch runs seek on demand.
  */
+import { BedrockClient } from '@aws-sdk/client-bedrock';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HandlerDeps } from '../handlers';
 import { seekQuotaOf } from './lambda-env';
-import type { AgentModel } from '../../shared/ports';
+import type { AgentModel, BlobStore } from '../../shared/ports';
 import { agentModel, modelPricing } from '../../models';
+import type { ProviderDeps } from '../../models/port';
+import { modelTraits } from '../../models/traits';
 import { createBedrockClient } from '../../models/bedrock/bedrock';
 import type { OpenAiOptions } from '../../models/openai/openai';
 import { openAiApiKeyProvider, type ApiKeyProvider } from '../../models/openai/openai-key';
+import { BedrockBatchInference } from './bedrock-batch';
 import { DynamoMessageStore } from './dynamo-message-store';
-import { loadEnv } from './env';
+import { loadEnv, type LambdaEnv } from './env';
 import { logger } from './logging';
 import { runMetrics, tracer, withUsageMetrics } from './telemetry';
 import { S3BlobStore } from './s3-blob-store';
@@ -47,15 +53,36 @@ openAiApiKey?.().catch((error: unknown) => {
   });
 });
 
+/** What the model table builds the agents with in this container (each Bedrock call a trace subsegment). */
+const modelDeps: ProviderDeps = {
+  bedrockClient: () => tracer.captureAWSv3Client(createBedrockClient()),
+  openai: openAiOptions,
+  openaiApiKey: openAiApiKey,
+};
+
+/**
+ * Batch seeking of this container (`HandlerDeps.batch`): Bedrock model invocation jobs run by the
+ * batch service role, and the agents with their seeker wrapped, built like the on-demand model.
+ * Undefined without BATCH_ROLE_ARN (every function but Seek, or a stack without the role) or for a
+ * spec that is not `bedrock:` (no Bedrock model to batch).
+ */
+export function batchDepsOf(lambdaEnv: LambdaEnv, blobs: BlobStore, bedrock: () => BedrockClient): HandlerDeps['batch'] {
+  if (lambdaEnv.BATCH_ROLE_ARN === undefined || modelTraits(lambdaEnv.MODEL_SPEC).bedrockModels === undefined) return undefined;
+  return {
+    inference: new BedrockBatchInference(bedrock(), blobs, { bucket: lambdaEnv.BUCKET_NAME, roleArn: lambdaEnv.BATCH_ROLE_ARN, logger }),
+    agents: (wrapSeeker) => withUsageMetrics(agentModel(lambdaEnv.MODEL_SPEC, { ...modelDeps, wrapSeeker })),
+  };
+}
+
+const blobs = new S3BlobStore(s3, env.BUCKET_NAME);
+
 /** The handler dependencies of this container. */
 export const awsDeps: HandlerDeps = {
-  blobs: new S3BlobStore(s3, env.BUCKET_NAME),
+  blobs,
   store: new DynamoMessageStore(dynamo, { tableName: env.TABLE_NAME, retentionDays: env.RUN_RETENTION_DAYS }),
   // Each agent call's usage becomes metrics; each Bedrock call a trace subsegment.
-  model: () =>
-    (model ??= withUsageMetrics(
-      agentModel(env.MODEL_SPEC, { bedrockClient: () => tracer.captureAWSv3Client(createBedrockClient()), openai: openAiOptions, openaiApiKey: openAiApiKey }),
-    )),
+  model: () => (model ??= withUsageMetrics(agentModel(env.MODEL_SPEC, modelDeps))),
+  batch: batchDepsOf(env, blobs, () => tracer.captureAWSv3Client(new BedrockClient({}))),
   pricing: modelPricing(env.MODEL_SPEC),
   quota: seekQuotaOf(env),
   logger,

@@ -31,6 +31,13 @@ export interface BedrockBatchSettings {
   pollSeconds?: number;
   /** Records per job, when the account's quotas differ from the defaults. @default BEDROCK_BATCH_RECORDS */
   records?: { minRecords: number; maxRecords: number };
+  /**
+   * Where output lines the job's records cannot be matched to are reported (a line that is not JSON,
+   * or names no record of the job): one warning per output file with the count. Their records stay
+   * absent from the results (the workflow counts them missing and seeks them on demand).
+   * @default none (the lines are skipped without a report)
+   */
+  logger?: { warn(message: string, ...extra: Array<Record<string, unknown>>): void };
 }
 
 /** Bedrock batch inference over the project bucket. */
@@ -91,10 +98,19 @@ export class BedrockBatchInference implements BatchInference {
     // Bedrock writes `<output prefix><job id>/records.jsonl.out` (and a manifest.json.out, not read).
     for (const { key } of await this.blobs.list(`${prefix}output/`)) {
       if (!key.endsWith('.jsonl.out')) continue;
+      let skipped = 0;
       for (const line of (await this.blobs.getText(key)).split('\n')) {
         if (line.trim() === '') continue;
         const result = batchOutputRecord(line, requests, modelId);
-        if (result !== undefined) results.set(result.recordId, result);
+        if (result === undefined) skipped += 1;
+        else results.set(result.recordId, result);
+      }
+      if (skipped > 0) {
+        this.settings.logger?.warn('Batch output lines skipped: not JSON, or naming no record of the job (those records are sought on demand)', {
+          jobId: job.jobId,
+          key,
+          skipped,
+        });
       }
     }
     return results;

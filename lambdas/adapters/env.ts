@@ -24,6 +24,15 @@ const EnvSchema = z
      * openaiApiKeySecretName); set only on the functions that call the model and may read it.
      */
     OPENAI_API_KEY_SECRET: z.string().min(1).optional(),
+    /**
+     * ARN of the Bedrock batch service role (infra/batch-inference.ts), set only on the Seek function
+     * of a `bedrock:` spec: batch seeking (run option `seekMode: 'batch'`) submits its jobs with it.
+     * Absent = no batch service: such runs seek on demand and say so.
+     */
+    BATCH_ROLE_ARN: z
+      .string()
+      .regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]+$/, 'must be an IAM role ARN (arn:<partition>:iam::<account>:role/<name>)')
+      .optional(),
   })
   .superRefine((env, ctx) => {
     let issues;

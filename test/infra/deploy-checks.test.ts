@@ -93,6 +93,26 @@ describe('the parliament acceptances (infra/nag.ts PARLIAMENT_ACCEPTED)', () => 
     expect(isAcceptedMismatch(mapRun, list('arn:aws:states:us-east-1:123456789012:stateMachine:*'), PARLIAMENT_ACCEPTED)).toBe(false);
     expect(isAcceptedMismatch(mapRun, list('*'), PARLIAMENT_ACCEPTED)).toBe(false);
   });
+
+  it("accepts the model mismatches of CreateModelInvocationJob for the Seek function's grant on its jobs and its model only", () => {
+    const create = (resources: string[]) => ({ Statement: [{ Effect: 'Allow', Action: 'bedrock:CreateModelInvocationJob', Resource: resources }] });
+    const formats = ['arn:*:bedrock:*:*:custom-model/*', 'arn:*:bedrock:*::foundation-model/*'];
+    const stack = buildStack(createSynthesisApp(), {});
+    const seek = resolvePolicies(CdkTemplate.fromStack(stack).toJSON() as Template).find((p) => p.source.startsWith('SeekFunctionRole'));
+
+    for (const required_format of formats) {
+      const mismatch = { action: 'bedrock:CreateModelInvocationJob', required_format };
+      expect(isAcceptedMismatch(mismatch, seek?.document, PARLIAMENT_ACCEPTED)).toBe(true);
+      expect(
+        isAcceptedMismatch(
+          mismatch,
+          create(['arn:aws:bedrock:us-east-1:123456789012:model-invocation-job/*', 'arn:aws:bedrock:*::foundation-model/*']),
+          PARLIAMENT_ACCEPTED,
+        ),
+      ).toBe(false);
+      expect(isAcceptedMismatch(mismatch, create(['arn:aws:bedrock:us-east-1:123456789012:custom-model/*']), PARLIAMENT_ACCEPTED)).toBe(false);
+    }
+  });
 });
 
 describe('the Lambda bundle smoke test', () => {

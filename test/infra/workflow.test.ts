@@ -8,7 +8,7 @@ import { ConfigurationError, RETRYABLE_ERRORS } from '../../shared/errors';
 import { buildStack, createSynthesisApp, type BuildStackOptions } from '../../infra/extagents-stack';
 import { STATE_NAMES } from '../../infra/extagents-workflow';
 import { WorkflowStateSchema } from '../../shared/pipeline/state';
-import { ACCOUNT, REGION, resolveIntrinsics, type Json, type JsonObject } from '../support/cdk';
+import { ACCOUNT, REGION, idStartingWith, resolveIntrinsics, type Json, type JsonObject } from '../support/cdk';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -159,6 +159,14 @@ describe('the workflow definition', () => {
         'SpeculativeRoundSought?',
         'KarState',
         'AdoptSpeculativeRound',
+        // batch seeking (run option seekMode 'batch')
+        'SeekMode?',
+        'SubmitSeekBatch',
+        'SeekBatchStatus?',
+        'WaitForSeekBatch',
+        'CheckSeekBatch',
+        'SeekBatchRemainder',
+        'SeekBatchComplete',
       ].sort(),
     );
     expect(Object.keys(asl.States.SeekChunks.ItemProcessor?.States ?? {})).toEqual(['Seek']);
@@ -168,7 +176,7 @@ describe('the workflow definition', () => {
     // Arrange
     const prepare = asl.States.Prepare;
     // Assert
-    expect(prepare).toMatchObject({ Type: 'Task', Resource: fnArn('Prepare'), Next: 'SeekChunks' });
+    expect(prepare).toMatchObject({ Type: 'Task', Resource: fnArn('Prepare'), Next: 'SeekMode?' });
     expect(prepare.Parameters).toBeUndefined();
     expect(prepare.Catch).toEqual([
       {
@@ -291,14 +299,14 @@ describe('the workflow definition', () => {
       Type: 'Choice',
       Comment: expect.any(String),
       Choices: [{ Variable: '$.outcome', StringEquals: 'refused', Next: 'Answered?' }],
-      Default: 'SeekChunks',
+      Default: 'SeekMode?',
     });
     expect(asl.States.Finalize).toMatchObject({ Type: 'Task', Resource: fnArn('Finalize'), End: true });
     expect(asl.States.Finalize.Parameters).toBeUndefined();
   });
 
   it('grows the coverage with the Synchronize function and seeks the next tranche in the same round', () => {
-    expect(asl.States.GrowCoverage).toMatchObject({ Type: 'Task', Resource: fnArn('Synchronize'), Parameters: { 'growCoverage.$': '$' }, Next: 'SeekChunks' });
+    expect(asl.States.GrowCoverage).toMatchObject({ Type: 'Task', Resource: fnArn('Synchronize'), Parameters: { 'growCoverage.$': '$' }, Next: 'SeekMode?' });
   });
 
   it('runs plain KAR after seeking unless pipelineRounds is set, a next round exists and the coverage is final; a skipped round goes to Answered?', () => {
@@ -393,9 +401,57 @@ describe('the workflow definition', () => {
     expect(asl.States.AdoptSpeculativeRound).toMatchObject({ Type: 'Pass', OutputPath: '$.adopted', Next: 'Pipelined?' });
   });
 
+  it("seeks a round as batch jobs with seekMode 'batch' (waiting between status reads, no polling Lambda), then on demand only what the jobs left", () => {
+    // Assert: SeekMode? chooses batch only when the config says so (states written before it: on demand)
+    expect(asl.States['SeekMode?']).toEqual({
+      Type: 'Choice',
+      Comment: expect.any(String),
+      Choices: [
+        {
+          And: [
+            { Variable: '$.config.seekMode', IsPresent: true },
+            { Variable: '$.config.seekMode', StringEquals: 'batch' },
+          ],
+          Next: 'SubmitSeekBatch',
+        },
+      ],
+      Default: 'SeekChunks',
+    });
+    const event = { 'runId.$': '$.runId', 'round.$': '$.round', 'manifestKey.$': '$.manifestKey', 'covered.$': '$.covered' };
+    for (const [name, step] of [
+      ['SubmitSeekBatch', 'submit'],
+      ['CheckSeekBatch', 'check'],
+    ] as const) {
+      expect(asl.States[name]).toMatchObject({
+        Type: 'Task',
+        Resource: fnArn('Seek'),
+        Parameters: { seekBatch: step, ...event },
+        ResultPath: '$.seekBatch',
+        Next: 'SeekBatchStatus?',
+      });
+      expect((asl.States[name].Retry ?? []).flatMap((r) => r.ErrorEquals)).toEqual(
+        expect.arrayContaining(['ModelThrottledError', 'Lambda.TooManyRequestsException']),
+      );
+    }
+    expect(asl.States.WaitForSeekBatch).toMatchObject({ Type: 'Wait', SecondsPath: '$.seekBatch.waitSeconds', Next: 'CheckSeekBatch' });
+    expect(asl.States['SeekBatchStatus?']).toMatchObject({
+      Type: 'Choice',
+      Choices: [
+        { Variable: '$.seekBatch.status', StringEquals: 'waiting', Next: 'WaitForSeekBatch' },
+        { Variable: '$.seekBatch.status', StringEquals: 'collecting', Next: 'CheckSeekBatch' },
+        { Variable: '$.seekBatch.remaining', NumericGreaterThan: 0, Next: 'SeekBatchRemainder' },
+      ],
+      Default: 'SeekBatchComplete',
+    });
+    // Both exits keep every field of the state and drop $.seekBatch (the next tasks validate strictly)
+    const kept = Object.fromEntries(Object.keys(WorkflowStateSchema.shape).map((field) => [`${field}.$`, `$.${field}`]));
+    expect(asl.States.SeekBatchRemainder).toMatchObject({ Type: 'Pass', Parameters: kept, Next: 'SeekChunks' });
+    expect(asl.States.SeekBatchComplete).toMatchObject({ Type: 'Pass', Parameters: kept, Next: 'Pipelined?' });
+  });
+
   it('passes every Lambda result through as the state (no Payload envelope, no ResultSelector)', () => {
-    // Arrange
-    const tasks = Object.entries(asl.States).filter(([, state]) => state.Type === 'Task');
+    // Arrange: the batch-seeking tasks keep their result beside the state (ResultPath $.seekBatch), tested above
+    const tasks = Object.entries(asl.States).filter(([name, state]) => state.Type === 'Task' && !name.endsWith('SeekBatch'));
     // Assert
     expect(tasks.map(([name]) => name).sort()).toEqual(['AnswerBestEffort', 'Finalize', 'GrowCoverage', 'Prepare', 'Reason', 'Synchronize']);
     for (const [, state] of tasks) {
@@ -657,5 +713,133 @@ describe('Bedrock permissions', () => {
     // Assert
     expect(build).toThrow(ConfigurationError);
     expect(build).toThrow(/openaiBaseUrl=https:\/\//);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Bedrock batch inference of the seeking agents (run option seekMode 'batch')
+// ---------------------------------------------------------------------------------------------
+
+describe('Bedrock batch inference', () => {
+  let template: Template;
+
+  beforeAll(() => {
+    template = synth({ modelSpec: 'bedrock:us.meta.llama3-1-8b-instruct-v1:0,us.meta.llama3-3-70b-instruct-v1:0' });
+  });
+
+  function batchRoleId(t: Template): string {
+    const ids = Object.keys(t.findResources('AWS::IAM::Role')).filter((id) => id.startsWith('SeekBatchServiceRole'));
+    expect(ids).toHaveLength(1);
+    return ids[0];
+  }
+
+  const environmentOf = (t: Template, handler: string) =>
+    (t.toJSON().Resources[functionLogicalId(t, handler)].Properties.Environment?.Variables ?? {}) as Record<string, Json>;
+
+  it('creates a service role only Bedrock may assume, for model invocation jobs of this account and region', () => {
+    // Arrange
+    const role = template.toJSON().Resources[batchRoleId(template)].Properties as JsonObject;
+    // Assert
+    expect(resolveIntrinsics(role.AssumeRolePolicyDocument)).toEqual({
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Effect: 'Allow',
+          Action: 'sts:AssumeRole',
+          Principal: { Service: 'bedrock.amazonaws.com' },
+          Condition: {
+            StringEquals: { 'aws:SourceAccount': ACCOUNT },
+            ArnEquals: { 'aws:SourceArn': `arn:aws:bedrock:${REGION}:${ACCOUNT}:model-invocation-job/*` },
+          },
+        },
+      ],
+    });
+    expect(role.ManagedPolicyArns).toBeUndefined();
+  });
+
+  it("lets the role read the jobs' records, write their output, list only batch keys and invoke the seeking model", () => {
+    // Arrange
+    const bucketArn = `\${${projectBucketId(template)}.Arn}`;
+    const statements = statementsOfRole(template, batchRoleId(template));
+    const byAction = (action: string) => statements.filter((s) => [s.Action].flat().includes(action));
+    // Assert: nothing else.
+    expect(statements.flatMap((s) => [s.Action].flat()).sort()).toEqual(['bedrock:InvokeModel', 's3:GetObject', 's3:ListBucket', 's3:PutObject']);
+    const ownBucket = { StringEquals: { 'aws:ResourceAccount': ACCOUNT } };
+    expect(byAction('s3:GetObject')).toEqual([expect.objectContaining({ Resource: `${bucketArn}/runs/*/batch/*/input/*`, Condition: ownBucket })]);
+    expect(byAction('s3:PutObject')).toEqual([expect.objectContaining({ Resource: `${bucketArn}/runs/*/batch/*/output/*`, Condition: ownBucket })]);
+    expect(byAction('s3:ListBucket')).toEqual([
+      expect.objectContaining({ Resource: bucketArn, Condition: { ...ownBucket, StringLike: { 's3:prefix': 'runs/*/batch/*' } } }),
+    ]);
+    expect(
+      byAction('bedrock:InvokeModel')
+        .flatMap((s) => [s.Resource].flat())
+        .sort(),
+    ).toEqual(bedrockResourcesOf(template, 'Seek').sort());
+  });
+
+  it('lets the Seek function create and read jobs of the seeking model and pass the role to Bedrock only', () => {
+    // Arrange
+    const statements = statementsOfRole(template, roleOfFunction(template, 'Seek'));
+    const byAction = (action: string) => statements.filter((s) => [s.Action].flat().includes(action));
+    const jobs = `arn:aws:bedrock:${REGION}:${ACCOUNT}:model-invocation-job/*`;
+    // Assert
+    expect(byAction('bedrock:CreateModelInvocationJob')).toEqual([
+      expect.objectContaining({ Action: 'bedrock:CreateModelInvocationJob', Resource: [jobs, ...bedrockResourcesOf(template, 'Seek')] }),
+    ]);
+    expect(byAction('bedrock:GetModelInvocationJob')).toEqual([expect.objectContaining({ Action: 'bedrock:GetModelInvocationJob', Resource: jobs })]);
+    expect(byAction('iam:PassRole')).toEqual([
+      expect.objectContaining({
+        Action: 'iam:PassRole',
+        Resource: `\${${batchRoleId(template)}.Arn}`,
+        Condition: { StringEquals: { 'iam:PassedToService': 'bedrock.amazonaws.com' } },
+      }),
+    ]);
+    for (const handler of ['Prepare', 'Reason', 'Synchronize', 'Finalize']) {
+      const actions = statementsOfRole(template, roleOfFunction(template, handler)).flatMap((s) => [s.Action].flat());
+      expect(actions.filter((a) => a === 'iam:PassRole' || String(a).includes('ModelInvocationJob'))).toEqual([]);
+    }
+  });
+
+  it('names the role in BATCH_ROLE_ARN of the Seek function only', () => {
+    // Assert
+    expect(environmentOf(template, 'Seek').BATCH_ROLE_ARN).toEqual({ 'Fn::GetAtt': [batchRoleId(template), 'Arn'] });
+    for (const handler of ['Prepare', 'Reason', 'Synchronize', 'Finalize']) expect(environmentOf(template, handler)).not.toHaveProperty('BATCH_ROLE_ARN');
+    const others = Object.entries(template.findResources('AWS::Lambda::Function')).filter(([id]) => !id.startsWith('SeekFunction'));
+    for (const [, fn] of others) expect(fn.Properties.Environment?.Variables ?? {}).not.toHaveProperty('BATCH_ROLE_ARN');
+  });
+
+  it('keeps the events of failed, stopped or expired jobs of this project in a queue, and alarms while one is there', () => {
+    // Arrange
+    const queueId = idStartingWith(template, 'AWS::SQS::Queue', 'SeekBatchFailedJobsQueue');
+    // Assert
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.bedrock'],
+        'detail-type': ['Batch Inference Job State Change'],
+        detail: { status: ['Failed', 'Stopped', 'Expired'], batchJobName: [{ prefix: 'extagents-' }] },
+      },
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [queueId, 'Arn'] } })],
+    });
+    template.hasResourceProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true, MessageRetentionPeriod: 14 * 24 * 3600 });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queueId, 'QueueName'] } }],
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+    template.hasOutput('SeekBatchFailedJobsQueueUrl', { Value: { Ref: queueId } });
+  });
+
+  it('has no batch role, grants, variable or rule without a Bedrock model', () => {
+    for (const modelSpec of ['extractive']) {
+      // Arrange
+      const other = synth({ modelSpec });
+      // Assert
+      expect(Object.keys(other.findResources('AWS::IAM::Role')).filter((id) => id.startsWith('SeekBatch'))).toEqual([]);
+      expect(JSON.stringify(other.findResources('AWS::IAM::Policy'))).not.toMatch(/ModelInvocationJob|iam:PassRole/);
+      expect(environmentOf(other, 'Seek')).not.toHaveProperty('BATCH_ROLE_ARN');
+      expect(JSON.stringify(other.findResources('AWS::Events::Rule'))).not.toContain('aws.bedrock');
+    }
   });
 });
