@@ -134,7 +134,10 @@ describe('sentenceUnits', () => {
   });
 
   it('keeps every unit bounded past MAX_UNITS lines, covering the chunk, so a needle deep in it is cited in a short unit', () => {
-    const lines = Array.from({ length: 3000 }, (_, i) => (i === 2500 ? 'The vault code is 4417.' : `entry ${i} ok`));
+    // Each line a sentence of its own (a sentence mark at its end), so the chunk has 3,000 units before
+    // any joining: past MAX_UNITS (lines without a mark are one wrapped sentence, windowed at 400
+    // characters, and would never reach it).
+    const lines = Array.from({ length: 3000 }, (_, i) => (i === 2500 ? 'The vault code is 4417.' : `Entry ${i} is fine.`));
     const text = lines.join('\n');
 
     const units = sentenceUnits(text);
