@@ -116,7 +116,7 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
     lines.push(
       head,
       ...steps,
-      `  throttled model calls: ${n(result.concurrency.throttledCalls)} (each retried); seeking agents waited ${result.concurrency.throttleWaitSeconds} s for the retries`,
+      `  throttled model calls: ${n(result.concurrency.throttledCalls)} (each retried); seeking agents waited ${result.concurrency.throttleWaitSeconds} s in all for the retries (summed over chunks: chunks wait side by side, so this is not the run's wall time)`,
     );
   }
   if (result.warnings.length > 0) {

@@ -57,4 +57,29 @@ describe('formatResult', () => {
     expect(grow).toMatch(/^Coverage \(grow\): 8 chunks of 100 sought per round, in 2 tranches \(at most 100\)$/m);
     expect(formatResult(base)).not.toMatch(/Coverage/);
   });
+
+  it("says the seeking agents' throttle wait is summed over chunks, not the run's wall time (issue 37 #3: 6,366 s in a 2-minute run)", () => {
+    const throttled = formatResult({
+      ...base,
+      concurrency: {
+        concurrency: 5,
+        requested: 64,
+        boundBy: 'requestsPerMinute',
+        quota: { requestsPerMinute: 300 },
+        tokensPerSeek: 1200,
+        seekLatencySeconds: 1,
+        byRequests: 5,
+        expectedRequestsPerMinute: 300,
+        expectedTokensPerMinute: 360_000,
+        reasoning: [],
+        warnings: [],
+        throttledCalls: 412,
+        throttleWaitSeconds: 6366,
+      },
+    });
+
+    expect(throttled).toMatch(
+      /^ {2}throttled model calls: 412 \(each retried\); seeking agents waited 6366 s in all for the retries \(summed over chunks: chunks wait side by side, so this is not the run's wall time\)$/m,
+    );
+  });
 });
