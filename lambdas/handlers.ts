@@ -5,7 +5,7 @@
  * small result. Errors propagate with their class `name`, which Step Functions Retry/Catch match.
  */
 import { logged, type HandlerLogger } from './logged';
-import type { AgentModel, BatchInference, BlobStore, ChatModel, MessageStore } from '../shared/ports';
+import type { AgentModel, BlobStore, MessageStore } from '../shared/ports';
 import type { RunResult } from '../shared/types';
 import type { ModelPricing } from '../shared/cost';
 import { finalizeRun } from '../shared/pipeline/finalize';
@@ -13,7 +13,7 @@ import { prepareRun } from '../shared/pipeline/prepare';
 import type { ModelQuota } from '../shared/quota';
 import { reasonStep } from '../shared/pipeline/reason';
 import { seekChunk } from '../shared/pipeline/seek';
-import { checkSeekBatch, submitSeekBatch } from '../shared/pipeline/seek-batch';
+import { checkSeekBatch, submitSeekBatch, type BatchSeeking } from '../shared/pipeline/seek-batch';
 import {
   PrepareEventSchema,
   ReasonEventSchema,
@@ -33,8 +33,8 @@ import { growCoverage } from '../shared/pipeline/grow-coverage';
 export interface HandlerDeps {
   blobs: BlobStore;
   store: MessageStore;
-  /** Created on first use: Prepare, Synchronize and Finalize never call a model. */
-  model: () => AgentModel;
+  /** Created on first use (the spec's models loaded then: models/index.ts `loadModels`): Prepare, Synchronize and Finalize never call a model. */
+  model: () => Promise<AgentModel>;
   /** How the model is priced (models/ `modelPricing`), for Prepare's cost estimate under `maxCostUsd` (shared/cost.ts). */
   pricing?: ModelPricing;
   /** The deployment's quota of the seeking model (CDK context; shared/quota.ts), which a run's options override. */
@@ -51,7 +51,7 @@ export interface HandlerDeps {
    * (Bedrock model invocation jobs; the local batch runner) and the agents with their seeker's chat
    * model wrapped. Absent = none: such runs seek on demand and say so.
    */
-  batch?: { inference: BatchInference; agents(wrapSeeker: (chat: ChatModel) => ChatModel): AgentModel };
+  batch?: BatchSeeking;
 }
 
 /** What the handlers report as metrics: each KAR step taken, and each finished run's result. */
@@ -86,7 +86,7 @@ export function makeHandlers(deps: HandlerDeps): WorkflowHandlers {
       return seekChunk(parseEvent(SeekEventSchema, event, 'Seek'), { blobs, store, model: deps.model });
     }),
     reason: logged(logger, 'Reason', 'info', async (event) => {
-      const state = await reasonStep(parseEvent(ReasonEventSchema, event, 'Reason'), { blobs, store, model: deps.model() });
+      const state = await reasonStep(parseEvent(ReasonEventSchema, event, 'Reason'), { blobs, store, model: await deps.model() });
       deps.metrics?.karStep();
       return state;
     }),

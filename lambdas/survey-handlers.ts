@@ -56,7 +56,7 @@ export interface SurveyHandlerDeps {
    * The outline and writer roles, created on first use: by the steps, which call them, and by
    * Assemble, which only reads their description for the survey's metadata (Prepare uses none).
    */
-  model: () => SurveyModel;
+  model: () => Promise<SurveyModel>;
   now?: () => Date;
   /** Structured logger (Powertools in AWS); absent = no logging (local runs). Same wrapper as the QA handlers (`logged`). */
   logger?: HandlerLogger;
@@ -94,7 +94,7 @@ export function makeSurveyHandlers(deps: SurveyHandlerDeps): SurveyHandlers {
     }),
     assemble: logged(logger, 'SurveyAssemble', 'info', async (event) => {
       const state = parseEvent(SurveyStateSchema, event, 'SurveyAssemble');
-      const model = deps.model();
+      const model = await deps.model();
       return assembleSurveyRun(state, { ...deps, modelDescription: model.description, extractive: model.extractive });
     }),
   };

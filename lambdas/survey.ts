@@ -2,22 +2,17 @@
  * Lambda entry points of the survey state machine (infra/survey.ts, docs/SURVEY.md "On AWS"):
  * `prepareHandler` (SurveyPrepare), `stepsHandler` (Outline, PlanSections, SectionEvidence,
  * WriteSection: the payload's `step`), `assembleHandler` (SurveyAssemble). The seeking agents run in
- * the Seek function (lambdas/seek.ts, event `task: "survey"`). Clients at module scope (adapters/aws.ts),
- * environment validated at cold start, the survey roles created on first use.
+ * the Seek function (lambdas/seek.ts, event `task: "survey"`). Clients at module scope and the
+ * environment validated at cold start (adapters/aws.ts), the survey roles created on first use.
  */
-import { awsDeps, openAiApiKey, openAiOptions } from './adapters/aws';
-import { loadEnv } from './adapters/env';
+import { awsDeps, containerModels, modelDeps, onFirstUse } from './adapters/aws';
 import { logger, withLambdaContext } from './adapters/logging';
-import { surveyModel } from '../models';
-import type { SurveyModel } from '../shared/survey/ports';
 import { makeSurveyHandlers } from './survey-handlers';
 
-const env = loadEnv();
-let model: SurveyModel | undefined;
 const handlers = makeSurveyHandlers({
   blobs: awsDeps.blobs,
   store: awsDeps.store,
-  model: () => (model ??= surveyModel(env.MODEL_SPEC, { openai: openAiOptions, openaiApiKey: openAiApiKey })),
+  model: onFirstUse(async () => (await containerModels()).survey(modelDeps)),
   logger,
   quota: awsDeps.quota,
   pricing: awsDeps.pricing,

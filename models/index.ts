@@ -11,12 +11,10 @@
 import type { ModelPricing } from '../shared/cost';
 import { ConfigurationError } from '../shared/errors';
 import { toModelSpec, type ModelSpecInput } from './spec';
-import type { AgentModel, ChatModel } from '../shared/ports';
-import type { SurveyModel } from '../shared/survey/ports';
 import type { AgentRole } from '../shared/types';
-import type { LambdaEnvIssue, LoadedModel, LoadOptions, ModelKind, ModelProvider, ProviderDeps, SpecOf } from './port';
+import type { LambdaEnvIssue, LoadedModels, LoadOptions, ModelKind, ModelProvider, SpecOf } from './port';
 
-export type { LambdaEnvIssue, LoadedModel, LoadOptions, ModelKind, ModelProvider, ProviderDeps, SpecOf } from './port';
+export type { LambdaEnvIssue, LoadedModel, LoadedModels, LoadOptions, ModelKind, ModelProvider, ProviderDeps, SpecOf } from './port';
 
 /** The providers by kind, each loaded on first use. */
 const PROVIDERS: { readonly [K in ModelKind]: () => ModelProvider<K> } = {
@@ -58,31 +56,15 @@ export async function checkModelAccess(spec: ModelSpecInput): Promise<void> {
   await provider.checkAccess(parsed);
 }
 
-/** `ModelProvider.load` of the spec's provider: read an in-process model into memory (once per process), report its context. @throws as it. */
-export async function loadModels(spec: ModelSpecInput, options: LoadOptions = {}): Promise<LoadedModel> {
+/**
+ * `ModelProvider.load` of the spec's provider: read an in-process model into memory (once per
+ * process and file; nothing for a service) and return the spec's builders (chat models, agents,
+ * survey roles) with its context size. The only way to build a spec's models.
+ * @throws ConfigurationError for an invalid spec or a bad model file; the provider's load errors.
+ */
+export async function loadModels(spec: ModelSpecInput, options: LoadOptions = {}): Promise<LoadedModels> {
   const { provider, spec: parsed } = providerOf(spec);
   return provider.load(parsed, options);
-}
-
-/**
- * The seeking and reasoning agents of a spec (a `llama:` spec loaded first: {@link loadModels}).
- * @throws ConfigurationError for an invalid spec or configuration (e.g. an `openai:` spec without a base URL or key).
- */
-export function agentModel(spec: ModelSpecInput, deps: ProviderDeps = {}): AgentModel {
-  const { provider, spec: parsed } = providerOf(spec);
-  return provider.agents(parsed, deps);
-}
-
-/** The survey's outline and writer roles of a spec (on its reasoner model). @throws as {@link agentModel}. */
-export function surveyModel(spec: ModelSpecInput, deps: ProviderDeps = {}): SurveyModel {
-  const { provider, spec: parsed } = providerOf(spec);
-  return provider.survey(parsed, deps);
-}
-
-/** The chat model of one role, or undefined for a provider that is not a language model (`extractive`). @throws as {@link agentModel}. */
-export function chatModel(spec: ModelSpecInput, role: AgentRole, deps: ProviderDeps = {}): ChatModel | undefined {
-  const { provider, spec: parsed } = providerOf(spec);
-  return provider.chat(parsed, role, deps);
 }
 
 /** How the cost estimate prices a spec (shared/cost.ts `estimateRun`, `priceEstimate`). @throws ConfigurationError for invalid spec text. */

@@ -116,8 +116,14 @@ export interface LoadOptions {
   sequences?: number;
 }
 
-/** What {@link ModelProvider.load} learned about the model. */
-export interface LoadedModel {
+/**
+ * The models of one spec, as {@link ModelProvider.load} returns them: what the load learned (the
+ * context size, measured run defaults) and the builders of the domain's model ports. The builders
+ * exist only on a loaded set, so nothing can be built before its model is loaded; the state a
+ * provider keeps (an in-process model, an OpenAI-compatible server's detected structured mode) is
+ * this object's, shared by every model it builds, never the module's.
+ */
+export interface LoadedModels {
   /** The model's context per sequence, tokens of its own tokenizer (the smaller of the two roles'); unset for a service with a large context. */
   contextTokens?: number;
   /**
@@ -126,7 +132,19 @@ export interface LoadedModel {
    * (models/context.ts `contextFittedRunOptionDefaults`); options a caller sets win over both.
    */
   runDefaults?: ModelRunDefaults;
+  /**
+   * The chat model of one role, or undefined for a provider that is not a language model (the extractive reader).
+   * @throws ConfigurationError for a bad configuration (checked before any call).
+   */
+  chat(role: AgentRole, deps?: ProviderDeps): ChatModel | undefined;
+  /** The seeking and reasoning agents. @throws as `chat`. */
+  agents(deps?: ProviderDeps): AgentModel;
+  /** The survey's outline and writer roles (on the reasoner model). @throws as `chat`. */
+  survey(deps?: ProviderDeps): SurveyModel;
 }
+
+/** What a load learned, without the builders (a host that only sizes runs: the CLI's defaults). */
+export type LoadedModel = Pick<LoadedModels, 'contextTokens' | 'runDefaults'>;
 
 /** The run options a model's profile may default (tokens for `chunkTokens`). */
 export type ModelRunDefaults = Partial<Pick<RunOptions, 'chunkTokens' | 'karFirstK' | 'reasonerBudgetTokens'>>;
@@ -138,9 +156,10 @@ export interface LambdaEnvIssue {
 }
 
 /**
- * One model provider. Builders are synchronous (the handlers build their model on first use inside
- * a task's error handling); a provider whose models must be read into memory first (`llama:`) does
- * that in `load`, and its builders use what was loaded.
+ * One model provider. `load` returns the spec's builders (`LoadedModels`), which are synchronous
+ * (the handlers build their model on first use inside a task's error handling): a provider whose
+ * models must be read into memory first (`llama:`) reads them in `load`; a service's `load` reads
+ * nothing.
  */
 export interface ModelProvider<K extends ModelKind> {
   readonly kind: K;
@@ -157,19 +176,11 @@ export interface ModelProvider<K extends ModelKind> {
    */
   checkAccess(spec: SpecOf<K>): Promise<void>;
   /**
-   * Load what the builders need (once per process; nothing for a service) and report the context size.
+   * Load what the builders need (an in-process model: once per process and file; nothing for a
+   * service) and return the builders with the context size.
    * @throws ConfigurationError for a bad model file; the provider's load errors.
    */
-  load(spec: SpecOf<K>, options: LoadOptions): Promise<LoadedModel>;
-  /**
-   * The chat model of one role, or undefined for a provider that is not a language model (the extractive reader).
-   * @throws ConfigurationError for a bad configuration (checked before any call).
-   */
-  chat(spec: SpecOf<K>, role: AgentRole, deps: ProviderDeps): ChatModel | undefined;
-  /** The seeking and reasoning agents. @throws as `chat`. */
-  agents(spec: SpecOf<K>, deps: ProviderDeps): AgentModel;
-  /** The survey's outline and writer roles (on the reasoner model). @throws as `chat`. */
-  survey(spec: SpecOf<K>, deps: ProviderDeps): SurveyModel;
+  load(spec: SpecOf<K>, options: LoadOptions): Promise<LoadedModels>;
   /** How the cost estimate (shared/cost.ts) prices the spec: the price table's key per role, whether the seeker caches prompts, or why it has no price. */
   pricing(spec: SpecOf<K>): ModelPricing;
   /** The model of each role as the eval's records name it (`extractive`, a model id, `llama:<file name>`). */

@@ -13,9 +13,9 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HandlerDeps } from '../handlers';
 import { seekQuotaOf } from './lambda-env';
-import type { AgentModel, BlobStore } from '../../shared/ports';
-import { agentModel, modelPricing } from '../../models';
-import type { ProviderDeps } from '../../models/port';
+import type { BlobStore } from '../../shared/ports';
+import { loadModels, modelPricing } from '../../models';
+import type { LoadedModels, ProviderDeps } from '../../models/port';
 import { modelTraits } from '../../models/traits';
 import { createBedrockClient } from '../../models/bedrock/bedrock';
 import type { OpenAiOptions } from '../../models/openai/openai';
@@ -33,7 +33,6 @@ const s3 = new S3Client({});
 // may throttle a fast, highly concurrent run: the SDK's own bounded, jittered retries absorb that
 // (8 attempts, adaptive mode) rather than failing the chunk.
 const dynamo = DynamoDBDocumentClient.from(tracer.captureAWSv3Client(new DynamoDBClient({ maxAttempts: 8, retryMode: 'adaptive' })));
-let model: AgentModel | undefined;
 
 /** Options of an `openai:` spec in this container: the base URL from OPENAI_BASE_URL (validated by loadEnv). */
 export const openAiOptions: OpenAiOptions = env.OPENAI_BASE_URL === undefined ? {} : { baseUrl: env.OPENAI_BASE_URL };
@@ -54,11 +53,29 @@ openAiApiKey?.().catch((error: unknown) => {
 });
 
 /** What the model table builds the agents with in this container (each Bedrock call a trace subsegment). */
-const modelDeps: ProviderDeps = {
+export const modelDeps: ProviderDeps = {
   bedrockClient: () => tracer.captureAWSv3Client(createBedrockClient()),
   openai: openAiOptions,
   openaiApiKey: openAiApiKey,
 };
+
+/**
+ * A value made once per container on first use; a failed attempt is not kept (the next invocation
+ * tries again, and its typed error is the task's).
+ */
+export function onFirstUse<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => {
+    made ??= make().catch((error: unknown) => {
+      made = undefined;
+      throw error;
+    });
+    return made;
+  };
+}
+
+/** MODEL_SPEC's models, loaded on first use (a service's load reads nothing: models/index.ts `loadModels`). */
+export const containerModels: () => Promise<LoadedModels> = onFirstUse(() => loadModels(env.MODEL_SPEC));
 
 /**
  * Batch seeking of this container (`HandlerDeps.batch`): Bedrock model invocation jobs run by the
@@ -70,7 +87,7 @@ export function batchDepsOf(lambdaEnv: LambdaEnv, blobs: BlobStore, bedrock: () 
   if (lambdaEnv.BATCH_ROLE_ARN === undefined || modelTraits(lambdaEnv.MODEL_SPEC).bedrockModels === undefined) return undefined;
   return {
     inference: new BedrockBatchInference(bedrock(), blobs, { bucket: lambdaEnv.BUCKET_NAME, roleArn: lambdaEnv.BATCH_ROLE_ARN, logger }),
-    agents: (wrapSeeker) => withUsageMetrics(agentModel(lambdaEnv.MODEL_SPEC, { ...modelDeps, wrapSeeker })),
+    agents: async (wrapSeeker) => withUsageMetrics((await loadModels(lambdaEnv.MODEL_SPEC)).agents({ ...modelDeps, wrapSeeker })),
   };
 }
 
@@ -81,7 +98,7 @@ export const awsDeps: HandlerDeps = {
   blobs,
   store: new DynamoMessageStore(dynamo, { tableName: env.TABLE_NAME, retentionDays: env.RUN_RETENTION_DAYS }),
   // Each agent call's usage becomes metrics; each Bedrock call a trace subsegment.
-  model: () => (model ??= withUsageMetrics(agentModel(env.MODEL_SPEC, modelDeps))),
+  model: onFirstUse(async () => withUsageMetrics((await containerModels()).agents(modelDeps))),
   batch: batchDepsOf(env, blobs, () => tracer.captureAWSv3Client(new BedrockClient({}))),
   pricing: modelPricing(env.MODEL_SPEC),
   quota: seekQuotaOf(env),

@@ -11,7 +11,7 @@ import { ExtAgentsError, InvalidInputError } from '../../shared/errors';
 import { listed, SPEC_SYNTAX, toModelSpec } from '../../models/spec';
 import type { ModelSpec, ModelSpecInput } from '../../shared/model-spec';
 import { checkModelSettings, loadModels } from '../../models';
-import type { LoadedModel } from '../../models/port';
+import type { LoadedModel, LoadedModels } from '../../models/port';
 import { STRUCTURED_MODES } from '../../models/port';
 import { installCommand, isOptionalPackage } from '../../shared/optional-packages';
 
@@ -105,10 +105,12 @@ export function parseModelFlag(text: string): ModelSpec {
  * @param options `estimate`: the command only estimates (`ask --estimate`), which sends no request,
  *   so a service's settings (an `openai:` key) are not checked; a `llama:` model still loads (its
  *   context sets the defaults the estimate prices).
- * @returns what loading told of the model (its context size, tokens, and measured run defaults);
- *   `{}` when it was not loaded or has neither.
+ * @returns with `load`, the loaded models (their builders, context size in tokens and measured run
+ *   defaults: models/index.ts `loadModels`); without, `{}`.
  * @throws UsageError naming the file or setting and the problem.
  */
+export async function checkLocalModelFiles(spec: ModelSpecInput, load: { sequences: number }, options?: { estimate?: boolean }): Promise<LoadedModels>;
+export async function checkLocalModelFiles(spec: ModelSpecInput, load?: { sequences: number }, options?: { estimate?: boolean }): Promise<LoadedModel>;
 export async function checkLocalModelFiles(spec: ModelSpecInput, load?: { sequences: number }, options: { estimate?: boolean } = {}): Promise<LoadedModel> {
   let parsed;
   try {

@@ -7,7 +7,7 @@
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { Progress, type ProgressTask } from './progress';
-import { agentModel, recordModelIds } from '../../models';
+import { recordModelIds } from '../../models';
 import { contextFittedRunOptionDefaults } from '../../models/context';
 import { ExtAgentsError } from '../../shared/errors';
 import { buildReport } from '../../eval/report';
@@ -134,7 +134,7 @@ export function addEvalCommand(program: Command): void {
       const loadedModel = await checkLocalModelFiles(spec, { sequences: Math.min(opts.concurrency * 2, MAX_LLAMA_SEQUENCES) });
       const contextTokens = loadedModel.contextTokens;
       const modelIds: Record<AgentRole, string> = recordModelIds(spec);
-      const model = agentModel(spec);
+      const model = loadedModel.agents();
       const fitted = contextTokens !== undefined ? contextFittedRunOptionDefaults(contextTokens, loadedModel.runDefaults) : undefined;
       const chunkTokens = fitted && command.getOptionValueSource('chunkTokens') === 'default' ? fitted.chunkTokens : opts.chunkTokens;
       const contextOptions =

@@ -43,11 +43,11 @@ export class LocalBatchRunner implements BatchInference {
 
   /**
    * @param blobs the local bucket.
-   * @param chat the seeking model the records run through (built on first use).
+   * @param chat the seeking model the records run through (built, and its model loaded, on first use).
    */
   constructor(
     private readonly blobs: BlobStore,
-    private readonly chat: () => ChatModel,
+    private readonly chat: () => Promise<ChatModel>,
     private readonly options: LocalBatchOptions = {},
   ) {}
 
@@ -97,7 +97,7 @@ export class LocalBatchRunner implements BatchInference {
   /** One record through the model: its output line, or undefined after a transient error with attempts left. */
   private async run(record: BatchRecord): Promise<string | undefined> {
     try {
-      return JSON.stringify({ recordId: record.recordId, response: await this.chat().complete(record.request) });
+      return JSON.stringify({ recordId: record.recordId, response: await (await this.chat()).complete(record.request) });
     } catch (error) {
       const name = error instanceof Error ? error.name : 'Error';
       const message = error instanceof Error ? error.message : String(error);

@@ -19,9 +19,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { localStackTemplate, type LocalFunctionName } from './stack-template';
 import { DynamoMessageStore } from '../../lambdas/adapters/dynamo-message-store';
-import { agentModel, chatModel, checkModelAccess, loadModels, modelPricing, surveyModel, type LoadedModel } from '../../models';
+import { checkModelAccess, loadModels, modelPricing, type LoadedModels } from '../../models';
 import { LocalBatchRunner } from './local-batch';
-import type { ModelSpec } from '../../shared/model-spec';
 import { makeHandlers, type WorkflowHandlers } from '../../lambdas/handlers';
 import { makeSurveyHandlers, type SurveyHandlers } from '../../lambdas/survey-handlers';
 import { ConfigurationError, ExtAgentsError, StorageError, errorFromFailure } from '../../shared/errors';
@@ -64,10 +63,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const modelSpec = toModelSpec(options.modelSpec ?? DEFAULT_LOCAL_MODEL_SPEC);
   if (options.model === undefined) await checkModelAccess(modelSpec);
   // An in-process model (llama:) loads now (once per process), so a bad file fails before any execution.
-  const loaded: LoadedModel = options.model === undefined ? await loadModels(modelSpec, { sequences: options.llamaSequences ?? 1 }) : {};
+  const loaded: LoadedModels | undefined = options.model === undefined ? await loadModels(modelSpec, { sequences: options.llamaSequences ?? 1 }) : undefined;
   // A small context (a llama: model's, or a stand-in model's in tests) fits the option defaults and checks chunk sizes.
-  const contextTokens = loaded.contextTokens ?? (options.model !== undefined ? options.modelContextTokens : undefined);
-  const runOptionDefaults: RunOptionsInput = contextTokens !== undefined ? contextFittedRunOptionDefaults(contextTokens, loaded.runDefaults) : {};
+  const contextTokens = loaded !== undefined ? loaded.contextTokens : options.modelContextTokens;
+  const runOptionDefaults: RunOptionsInput = contextTokens !== undefined ? contextFittedRunOptionDefaults(contextTokens, loaded?.runDefaults) : {};
   // The generated template (local/engine/stack-template.ts): no CDK synth at run time.
   const { template, logicalIds } = localStackTemplate();
   const stateDir = path.resolve(options.stateDir);
@@ -95,20 +94,28 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // store keeps each round's seek state and a seek costs one request (DynamoMessageStoreOptions.soleWriter).
     const store = new DynamoMessageStore(DynamoDBDocumentClient.from(raw), { tableName: resolved.tableNames[tableLogicalId], soleWriter: true });
 
+    // The spec's models: loaded above unless a stand-in model was given (tests), then on first use
+    // (a stand-in's stack may still build the spec's survey roles or batch seeker).
+    let loadedSet = loaded;
+    const built = async (): Promise<LoadedModels> => (loadedSet ??= await loadModels(modelSpec, { sequences: options.llamaSequences ?? 1 }));
     let model: AgentModel | undefined = options.model;
     let batchSeeker: ChatModel | undefined;
     const handlers = makeHandlers({
       blobs,
       store,
       // The extractive reader keeps each chunk's sentence analysis in the bucket (cache/extractive/).
-      model: () => (model ??= agentModel(modelSpec, { analyses: blobs })),
+      model: async () => (model ??= (await built()).agents({ analyses: blobs })),
       pricing: modelPricing(modelSpec),
       // Batch seeking (seekMode 'batch'): the local batch runner, through the spec's seeking model
       // (a stand-in model's own, in tests).
       batch: {
-        inference: new LocalBatchRunner(blobs, () => (batchSeeker ??= localBatchSeeker(modelSpec, blobs, options.batch?.seekerChat)), options.batch),
-        agents: (wrapSeeker) =>
-          options.model !== undefined ? (options.batch?.agents?.(wrapSeeker) ?? options.model) : agentModel(modelSpec, { analyses: blobs, wrapSeeker }),
+        inference: new LocalBatchRunner(
+          blobs,
+          async () => (batchSeeker ??= localBatchSeeker(options.batch?.seekerChat ?? (await built()).chat('seeker', { analyses: blobs }))),
+          options.batch,
+        ),
+        agents: async (wrapSeeker) =>
+          options.model !== undefined ? (options.batch?.agents?.(wrapSeeker) ?? options.model) : (await built()).agents({ analyses: blobs, wrapSeeker }),
       },
     });
     // The survey roles as the survey Lambda entry point builds them (lambdas/survey.ts), on first use.
@@ -116,7 +123,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const surveyHandlers = makeSurveyHandlers({
       blobs,
       store,
-      model: () => (survey ??= surveyModel(modelSpec)),
+      model: async () => (survey ??= (await built()).survey()),
       pricing: modelPricing(modelSpec),
     });
     // Every bound function: its name (as in `ExtAgentsStack.functions`, or the survey function's),
@@ -191,7 +198,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       modelSpec,
       stateDir,
       contextTokens,
-      fit: (request) => fitRunRequest(request, contextTokens, loaded.runDefaults),
+      fit: (request) => fitRunRequest(request, contextTokens, loaded?.runDefaults),
       runOptionProblems: (runOptions) => {
         const chunkTokens = { ...runOptionDefaults, ...runOptions }.chunkTokens;
         if (contextTokens === undefined || chunkTokens === undefined) return [];
@@ -384,9 +391,7 @@ function domainErrorOf(error: unknown): unknown {
  * @throws ConfigurationError when the spec names no chat model (the extractive reader makes no call
  *   to batch, so its rounds never reach the runner).
  */
-function localBatchSeeker(spec: ModelSpec, blobs: BlobStore, standIn: ChatModel | undefined): ChatModel {
-  if (standIn !== undefined) return standIn;
-  const chat = chatModel(spec, 'seeker', { analyses: blobs });
+function localBatchSeeker(chat: ChatModel | undefined): ChatModel {
   if (chat === undefined) throw new ConfigurationError('the local batch runner needs a language model: this model spec has no chat model');
   return chat;
 }

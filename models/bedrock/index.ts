@@ -41,14 +41,16 @@ export const provider: ModelProvider<'bedrock'> = {
       client.destroy();
     }
   },
-  load: async () => ({}),
-  chat: (spec, role, deps) => chatOf(spec, role, clientOf(deps)),
-  agents(spec, deps) {
-    const client = clientOf(deps);
-    const seeker = chatOf(spec, 'seeker', client);
-    return new LlmAgents({ seeker: deps.wrapSeeker ? deps.wrapSeeker(seeker) : seeker, reasoner: chatOf(spec, 'reasoner', client) });
-  },
-  survey: (spec, deps) => new LlmSurveyModel({ reasoner: chatOf(spec, 'reasoner', clientOf(deps)) }),
+  // A service: nothing to read; each builder makes its own client from the host's factory.
+  load: async (spec) => ({
+    chat: (role, deps = {}) => chatOf(spec, role, clientOf(deps)),
+    agents(deps = {}) {
+      const client = clientOf(deps);
+      const seeker = chatOf(spec, 'seeker', client);
+      return new LlmAgents({ seeker: deps.wrapSeeker ? deps.wrapSeeker(seeker) : seeker, reasoner: chatOf(spec, 'reasoner', client) });
+    },
+    survey: (deps = {}) => new LlmSurveyModel({ reasoner: chatOf(spec, 'reasoner', clientOf(deps)) }),
+  }),
   pricing: (spec) => ({
     models: { seeker: `bedrock:${spec.seekerModelId}`, reasoner: `bedrock:${spec.reasonerModelId}` },
     seekerCaches: supportsPromptCaching(spec.seekerModelId),

@@ -12,10 +12,11 @@ export const provider: ModelProvider<'extractive'> = {
   kind: 'extractive',
   checkSettings: async () => undefined,
   checkAccess: async () => undefined,
-  load: async () => ({}),
-  chat: () => undefined,
-  agents: (_spec, deps) => new ExtractiveReader({}, { analyses: deps.analyses }),
-  survey: () => new ExtractiveSurveyModel(),
+  load: async () => ({
+    chat: () => undefined,
+    agents: (deps = {}) => new ExtractiveReader({}, { analyses: deps.analyses }),
+    survey: () => new ExtractiveSurveyModel(),
+  }),
   // The price table lists `extractive` at zero.
   pricing: () => ({ models: { seeker: 'extractive', reasoner: 'extractive' }, seekerCaches: false }),
   recordIds: () => ({ seeker: 'extractive', reasoner: 'extractive' }),

@@ -3,11 +3,11 @@
  * (models/llama/llama.ts). Local commands only: the AWS stack refuses a `llama:` spec, and a Lambda's
  * environment check says so; node-llama-cpp itself is loaded with a dynamic `import()` on the first
  * load, so nothing reaches it at start-up (and the Lambda bundles keep it external: infra/extagents-function.ts).
- * Its models are read into memory by `load` (once per process and file); the builders use them.
+ * Its models are read into memory by `load` (once per process and file); the builders it returns use them.
  */
 import path from 'node:path';
 import type { ModelProvider } from '../port';
-import { checkGgufFile, loadedLlamaModels, loadLlamaModels } from './llama';
+import { checkGgufFile, loadLlamaModels } from './llama';
 
 /** A local GGUF model as a model provider. */
 export const provider: ModelProvider<'llama'> = {
@@ -19,14 +19,14 @@ export const provider: ModelProvider<'llama'> = {
   checkAccess: async () => undefined,
   load: async (spec, options) => {
     const models = await loadLlamaModels(spec, { sequences: options.sequences ?? 1 });
-    return { contextTokens: models.contextTokens, runDefaults: models.runDefaults };
+    return {
+      contextTokens: models.contextTokens,
+      runDefaults: models.runDefaults,
+      chat: (role) => models[role],
+      agents: (deps = {}) => (deps.wrapSeeker ? models.agents.withSeeker(deps.wrapSeeker) : models.agents),
+      survey: () => models.survey,
+    };
   },
-  chat: (spec, role) => loadedLlamaModels(spec)[role],
-  agents(spec, deps) {
-    const agents = loadedLlamaModels(spec).agents;
-    return deps.wrapSeeker ? agents.withSeeker(deps.wrapSeeker) : agents;
-  },
-  survey: (spec) => loadedLlamaModels(spec).survey,
   pricing: (spec) => ({
     models: { seeker: `llama:${spec.seekerModelId}`, reasoner: `llama:${spec.reasonerModelId}` },
     seekerCaches: false,

@@ -4,7 +4,7 @@
  * is never imported by a Lambda bundle (it is loaded here with a dynamic `import()`, and nothing
  * under lambdas/ or infra/ imports this file).
  *
- * - One load per process and file: `loadLlamaModel` caches the loaded model by real path, so the
+ * - One load per process and file: the process's `LlamaRuntime` caches the loaded model by real path, so the
  *   seeking agents and the reasoning agent share one copy (and one context) when they name the same
  *   file. `getLlama({ gpu: false, build: 'never' })`: the prebuilt CPU binary, nothing compiled or
  *   downloaded at run time.
@@ -230,43 +230,6 @@ export async function checkGgufFile(file: string): Promise<{ realPath: string; b
   return { realPath: await realpath(file), bytes: info.size };
 }
 
-let bindings: Promise<{ lib: NodeLlamaCpp; llama: Llama }> | undefined;
-/** The last llama.cpp log lines (errors), for the message of a failed load. */
-const recentLogLines: string[] = [];
-
-/** node-llama-cpp and its CPU binding, loaded once per process. */
-async function llamaBindings(): Promise<{ lib: NodeLlamaCpp; llama: Llama }> {
-  bindings ??= (async () => {
-    let lib: NodeLlamaCpp;
-    try {
-      lib = await import('node-llama-cpp');
-    } catch (error) {
-      // An optional peer dependency of the package (shared/optional-packages.ts): the library installs without it.
-      if (isMissingModule(error, 'node-llama-cpp')) throw missingPackageError('llama: models', ['node-llama-cpp'], error);
-      throw new ConfigurationError(`llama: models need the npm package node-llama-cpp, which failed to load: ${(error as Error).message}`, { cause: error });
-    }
-    // llama.cpp's own log lines are kept (the last few), not printed: a load failure names them
-    // in its one error line instead.
-    const llama = await lib.getLlama({
-      gpu: false,
-      build: 'never',
-      logLevel: lib.LlamaLogLevel.error,
-      progressLogs: false,
-      logger: (_level, message) => {
-        recentLogLines.push(message.trim());
-        if (recentLogLines.length > 5) recentLogLines.shift();
-      },
-    });
-    return { lib, llama };
-  })();
-  try {
-    return await bindings;
-  } catch (error) {
-    bindings = undefined;
-    throw error;
-  }
-}
-
 /** A loaded model file: one model, one context with its sequences, shared by every `LlamaChatModel` of the file. */
 interface LoadedLlama {
   readonly file: string;
@@ -281,83 +244,165 @@ interface LoadedLlama {
   readonly states: PromptStates;
 }
 
-const loaded = new Map<string, Promise<LoadedLlama>>();
+/**
+ * One process's node-llama-cpp: its CPU binding, the model files it loaded (by real path and
+ * options: the seeking agents and the reasoning agent naming one file share one copy and one
+ * context) and llama.cpp's last log lines. Instance state: the provider uses the process's runtime
+ * (`processLlamaRuntime`), freed by `disposeLlamaModels`; a test or a bench may make its own.
+ */
+export class LlamaRuntime {
+  private binding: Promise<{ lib: NodeLlamaCpp; llama: Llama }> | undefined;
+  /** The last llama.cpp log lines (errors), for the message of a failed load. */
+  private readonly recentLogLines: string[] = [];
+  private readonly loaded = new Map<string, Promise<LoadedLlama>>();
+
+  /** node-llama-cpp and its CPU binding, loaded once per runtime (again after a failed load). */
+  private async bindings(): Promise<{ lib: NodeLlamaCpp; llama: Llama }> {
+    this.binding ??= (async () => {
+      let lib: NodeLlamaCpp;
+      try {
+        lib = await import('node-llama-cpp');
+      } catch (error) {
+        // An optional peer dependency of the package (shared/optional-packages.ts): the library installs without it.
+        if (isMissingModule(error, 'node-llama-cpp')) throw missingPackageError('llama: models', ['node-llama-cpp'], error);
+        throw new ConfigurationError(`llama: models need the npm package node-llama-cpp, which failed to load: ${(error as Error).message}`, { cause: error });
+      }
+      // llama.cpp's own log lines are kept (the last few), not printed: a load failure names them
+      // in its one error line instead.
+      const llama = await lib.getLlama({
+        gpu: false,
+        build: 'never',
+        logLevel: lib.LlamaLogLevel.error,
+        progressLogs: false,
+        logger: (_level, message) => {
+          this.recentLogLines.push(message.trim());
+          if (this.recentLogLines.length > 5) this.recentLogLines.shift();
+        },
+      });
+      return { lib, llama };
+    })();
+    try {
+      return await this.binding;
+    } catch (error) {
+      this.binding = undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * Load (once per runtime, real path and options) a GGUF model and create its context.
+   * @throws ModelConfigurationError for a bad file (see `checkGgufFile`), a model too large for the
+   *   free memory, or a file node-llama-cpp cannot load; ConfigurationError for bad options.
+   */
+  async load(file: string, options: LlamaOptions): Promise<LoadedLlama> {
+    const { realPath } = await checkGgufFile(file);
+    const sequences = options.sequences ?? 1;
+    if (!Number.isInteger(sequences) || sequences < 1 || sequences > 64)
+      throw new ConfigurationError(`llama: sequences must be an integer 1-64 (got ${sequences})`);
+    const threads = options.threads ?? llamaThreadsFromEnv();
+    const stateBytes = options.promptStateBytes ?? llamaStateBytesFromEnv() ?? DEFAULT_PROMPT_STATE_BYTES;
+    if (!Number.isSafeInteger(stateBytes) || stateBytes < 0)
+      throw new ConfigurationError(`llama: promptStateBytes must be a whole number of bytes (got ${stateBytes})`);
+    const key = `${realPath}#${sequences}#${options.contextTokens ?? ''}#${threads ?? ''}#${stateBytes}`;
+    let entry = this.loaded.get(key);
+    if (!entry) {
+      entry = (async (): Promise<LoadedLlama> => {
+        const { lib, llama } = await this.bindings();
+        let model: LlamaModel;
+        try {
+          model = await llama.loadModel({ modelPath: realPath, gpuLayers: 0 });
+        } catch (error) {
+          const message = (error as Error).message;
+          const log = this.recentLogLines.filter((line) => line !== '').slice(-1)[0];
+          throw new ModelConfigurationError(
+            /memory|RAM/i.test(message)
+              ? `llama: model ${file} does not fit in this machine's free memory (${(os.freemem() / 2 ** 30).toFixed(1)} GiB free): ${message}`
+              : `llama: cannot load model ${file} (a damaged or unsupported GGUF file?): ${message}${log ? ` (llama.cpp: ${log})` : ''}`,
+            { cause: error },
+          );
+        }
+        const trained = model.trainContextSize;
+        const contextTokens = options.contextTokens ?? Math.min(trained, DEFAULT_LLAMA_CONTEXT_TOKENS);
+        if (!Number.isInteger(contextTokens) || contextTokens < 256 || contextTokens > trained) {
+          await model.dispose();
+          throw new ConfigurationError(
+            `llama: context size must be an integer from 256 to the model's training context, ${trained} tokens, for ${path.basename(file)} (got ${contextTokens}; set it with ?ctx=<tokens>)`,
+          );
+        }
+        let context: LlamaContext;
+        try {
+          context = await model.createContext({
+            contextSize: contextTokens,
+            sequences,
+            threads: threads ?? llama.cpuMathCores,
+          });
+        } catch (error) {
+          await model.dispose();
+          throw new ModelConfigurationError(
+            `llama: cannot create a ${contextTokens}-token context with ${sequences} sequences for ${file}: ${(error as Error).message}`,
+            { cause: error },
+          );
+        }
+        const free: LlamaChat[] = [];
+        for (let i = 0; i < sequences; i++) free.push(new lib.LlamaChat({ contextSequence: context.getSequence() }));
+        const template = (model.fileInfo.metadata as { tokenizer?: { chat_template?: unknown } }).tokenizer?.chat_template;
+        return {
+          file,
+          model,
+          context,
+          lib,
+          llama,
+          hasChatTemplate: typeof template === 'string' && template.trim() !== '',
+          free,
+          waiting: [],
+          grammars: new Map(),
+          states: new PromptStates(stateBytes),
+        };
+      })();
+      this.loaded.set(key, entry);
+      entry.catch(() => this.loaded.delete(key));
+    }
+    return entry;
+  }
+
+  /** Free every model and context this runtime loaded, and its binding. Idempotent; the runtime can load again after it. */
+  async dispose(): Promise<void> {
+    const entries = [...this.loaded.values()];
+    this.loaded.clear();
+    for (const entry of entries) {
+      try {
+        const model = await entry;
+        await model.states.clear();
+        await model.context.dispose();
+        await model.model.dispose();
+      } catch {
+        // A model that failed to load has nothing to free.
+      }
+    }
+    const binding = this.binding;
+    this.binding = undefined;
+    if (binding) {
+      try {
+        await (await binding).llama.dispose();
+      } catch {
+        // Nothing to free.
+      }
+    }
+  }
+}
+
+let processRuntime: LlamaRuntime | undefined;
 
 /**
- * Load (once per process and real path) a GGUF model and create its context.
- * @throws ModelConfigurationError for a bad file (see `checkGgufFile`), a model too large for the
- *   free memory, or a file node-llama-cpp cannot load; ConfigurationError for bad options.
+ * The process's runtime (created on first use; the CLI frees it before exit through
+ * models/disposers.ts): the one binding of node-llama-cpp a command uses.
  */
-async function loadLlama(file: string, options: LlamaOptions): Promise<LoadedLlama> {
-  const { realPath } = await checkGgufFile(file);
-  const sequences = options.sequences ?? 1;
-  if (!Number.isInteger(sequences) || sequences < 1 || sequences > 64)
-    throw new ConfigurationError(`llama: sequences must be an integer 1-64 (got ${sequences})`);
-  const threads = options.threads ?? llamaThreadsFromEnv();
-  const stateBytes = options.promptStateBytes ?? llamaStateBytesFromEnv() ?? DEFAULT_PROMPT_STATE_BYTES;
-  if (!Number.isSafeInteger(stateBytes) || stateBytes < 0)
-    throw new ConfigurationError(`llama: promptStateBytes must be a whole number of bytes (got ${stateBytes})`);
-  const key = `${realPath}#${sequences}#${options.contextTokens ?? ''}#${threads ?? ''}#${stateBytes}`;
-  let entry = loaded.get(key);
-  if (!entry) {
+export function processLlamaRuntime(): LlamaRuntime {
+  if (processRuntime === undefined) {
+    processRuntime = new LlamaRuntime();
     onDispose(disposeLlamaModels);
-    entry = (async (): Promise<LoadedLlama> => {
-      const { lib, llama } = await llamaBindings();
-      let model: LlamaModel;
-      try {
-        model = await llama.loadModel({ modelPath: realPath, gpuLayers: 0 });
-      } catch (error) {
-        const message = (error as Error).message;
-        const log = recentLogLines.filter((line) => line !== '').slice(-1)[0];
-        throw new ModelConfigurationError(
-          /memory|RAM/i.test(message)
-            ? `llama: model ${file} does not fit in this machine's free memory (${(os.freemem() / 2 ** 30).toFixed(1)} GiB free): ${message}`
-            : `llama: cannot load model ${file} (a damaged or unsupported GGUF file?): ${message}${log ? ` (llama.cpp: ${log})` : ''}`,
-          { cause: error },
-        );
-      }
-      const trained = model.trainContextSize;
-      const contextTokens = options.contextTokens ?? Math.min(trained, DEFAULT_LLAMA_CONTEXT_TOKENS);
-      if (!Number.isInteger(contextTokens) || contextTokens < 256 || contextTokens > trained) {
-        await model.dispose();
-        throw new ConfigurationError(
-          `llama: context size must be an integer from 256 to the model's training context, ${trained} tokens, for ${path.basename(file)} (got ${contextTokens}; set it with ?ctx=<tokens>)`,
-        );
-      }
-      let context: LlamaContext;
-      try {
-        context = await model.createContext({
-          contextSize: contextTokens,
-          sequences,
-          threads: threads ?? llama.cpuMathCores,
-        });
-      } catch (error) {
-        await model.dispose();
-        throw new ModelConfigurationError(
-          `llama: cannot create a ${contextTokens}-token context with ${sequences} sequences for ${file}: ${(error as Error).message}`,
-          { cause: error },
-        );
-      }
-      const free: LlamaChat[] = [];
-      for (let i = 0; i < sequences; i++) free.push(new lib.LlamaChat({ contextSequence: context.getSequence() }));
-      const template = (model.fileInfo.metadata as { tokenizer?: { chat_template?: unknown } }).tokenizer?.chat_template;
-      return {
-        file,
-        model,
-        context,
-        lib,
-        llama,
-        hasChatTemplate: typeof template === 'string' && template.trim() !== '',
-        free,
-        waiting: [],
-        grammars: new Map(),
-        states: new PromptStates(stateBytes),
-      };
-    })();
-    loaded.set(key, entry);
-    entry.catch(() => loaded.delete(key));
   }
-  return entry;
+  return processRuntime;
 }
 
 /** Take a free sequence's chat (waiting in arrival order when all are busy). */
@@ -411,8 +456,8 @@ export class LlamaChatModel implements ChatModel {
    * @throws ModelConfigurationError for a missing, non-GGUF or too large file; ConfigurationError
    *   for bad options.
    */
-  static async load(file: string, options: LlamaOptions = {}): Promise<LlamaChatModel> {
-    const model = await loadLlama(file, options);
+  static async load(file: string, options: LlamaOptions = {}, runtime: LlamaRuntime = processLlamaRuntime()): Promise<LlamaChatModel> {
+    const model = await runtime.load(file, options);
     return new LlamaChatModel(`llama:${path.basename(file)}`, model);
   }
 
@@ -509,32 +554,14 @@ export class LlamaChatModel implements ChatModel {
 }
 
 /**
- * Free every loaded model, context and the binding (the CLI calls it before exit, so the native
- * threads do not keep the process alive). Idempotent.
+ * Free the process's runtime (`processLlamaRuntime`): every loaded model, context and the binding
+ * (the CLI calls it before exit, so the native threads do not keep the process alive). Idempotent;
+ * a later load starts a new runtime.
  */
 export async function disposeLlamaModels(): Promise<void> {
-  const entries = [...loaded.values()];
-  loaded.clear();
-  opened.clear();
-  for (const entry of entries) {
-    try {
-      const model = await entry;
-      await model.states.clear();
-      await model.context.dispose();
-      await model.model.dispose();
-    } catch {
-      // A model that failed to load has nothing to free.
-    }
-  }
-  const binding = bindings;
-  bindings = undefined;
-  if (binding) {
-    try {
-      await (await binding).llama.dispose();
-    } catch {
-      // Nothing to free.
-    }
-  }
+  const runtime = processRuntime;
+  processRuntime = undefined;
+  await runtime?.dispose();
 }
 
 /** The agent roles of a `llama:` spec, loaded. */
@@ -554,21 +581,19 @@ export interface LlamaModels {
   runDefaults: ModelRunDefaults;
 }
 
-/** The loaded models of each spec (by its text), for the provider's synchronous builders (models/llama/index.ts). */
-const opened = new Map<string, LlamaModels>();
-
 /**
  * Load the models of a `llama:` spec (one load per file: the same file for both roles is one model).
+ * @param runtime whose binding and loaded files to use; default the process's (`processLlamaRuntime`).
  * @throws ConfigurationError when `spec` is not a `llama:` spec; the errors of `LlamaChatModel.load`.
  */
-export async function loadLlamaModels(spec: ModelSpecInput, options: LlamaOptions = {}): Promise<LlamaModels> {
+export async function loadLlamaModels(spec: ModelSpecInput, options: LlamaOptions = {}, runtime: LlamaRuntime = processLlamaRuntime()): Promise<LlamaModels> {
   const parsed = toModelSpec(spec);
   if (parsed.kind !== 'llama') throw new ConfigurationError(`not a llama: model spec: ${formatModelSpec(parsed)}`);
   // The spec's context size (`?ctx=`) unless the caller gives one.
   const withContext: LlamaOptions =
     parsed.contextTokens !== undefined && options.contextTokens === undefined ? { ...options, contextTokens: parsed.contextTokens } : options;
-  const seeker = await LlamaChatModel.load(parsed.seekerModelId, withContext);
-  const reasoner = parsed.reasonerModelId === parsed.seekerModelId ? seeker : await LlamaChatModel.load(parsed.reasonerModelId, withContext);
+  const seeker = await LlamaChatModel.load(parsed.seekerModelId, withContext, runtime);
+  const reasoner = parsed.reasonerModelId === parsed.seekerModelId ? seeker : await LlamaChatModel.load(parsed.reasonerModelId, withContext, runtime);
   // How each agent replies and the run defaults: the model's profile (models/llama/profiles.ts),
   // chosen by measurement: the seeker's for seeking and chunks, the reasoner's for reasoning and KAR.
   const seekerProfile = seeker.profile;
@@ -585,18 +610,5 @@ export async function loadLlamaModels(spec: ModelSpecInput, options: LlamaOption
       ...(reasonerProfile.runDefaults.reasonerBudgetTokens !== undefined && { reasonerBudgetTokens: reasonerProfile.runDefaults.reasonerBudgetTokens }),
     },
   };
-  opened.set(formatModelSpec(parsed), models);
-  return models;
-}
-
-/**
- * The models of a `llama:` spec that {@link loadLlamaModels} loaded in this process (the latest load).
- * @throws ConfigurationError when they were not loaded (a host must load a `llama:` spec first:
- *   models/index.ts `loadModels`).
- */
-export function loadedLlamaModels(spec: ModelSpecInput): LlamaModels {
-  const text = formatModelSpec(toModelSpec(spec));
-  const models = opened.get(text);
-  if (models === undefined) throw new ConfigurationError(`the llama: model ${text} is not loaded (load it first: models/index.ts loadModels)`);
   return models;
 }

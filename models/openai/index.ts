@@ -5,12 +5,27 @@
  */
 import { LlmAgents } from '../../shared/llm/agents';
 import { LlmSurveyModel } from '../../shared/survey/llm';
-import type { ModelProvider, ProviderDeps, SpecOf } from '../port';
+import type { LoadedModels, ModelProvider, ProviderDeps, SpecOf } from '../port';
 import { createOpenAiChatModel } from './keyed';
-import { openAiOptionsFromEnv } from './openai';
+import { openAiOptionsFromEnv, StructuredModeDetections } from './openai';
 
-const chatOf = (spec: SpecOf<'openai'>, role: 'seeker' | 'reasoner', deps: ProviderDeps) =>
-  createOpenAiChatModel(role === 'seeker' ? spec.seekerModelId : spec.reasonerModelId, deps.openai, deps.openaiApiKey);
+/**
+ * The builders of one loaded `openai:` spec: every chat model they build shares one
+ * `StructuredModeDetections`, so a server's structured mode is probed once per loaded set.
+ */
+function loadedSet(spec: SpecOf<'openai'>): LoadedModels {
+  const detections = new StructuredModeDetections();
+  const chatOf = (role: 'seeker' | 'reasoner', deps: ProviderDeps) =>
+    createOpenAiChatModel(role === 'seeker' ? spec.seekerModelId : spec.reasonerModelId, deps.openai, deps.openaiApiKey, detections);
+  return {
+    chat: (role, deps = {}) => chatOf(role, deps),
+    agents(deps = {}) {
+      const seeker = chatOf('seeker', deps);
+      return new LlmAgents({ seeker: deps.wrapSeeker ? deps.wrapSeeker(seeker) : seeker, reasoner: chatOf('reasoner', deps) });
+    },
+    survey: (deps = {}) => new LlmSurveyModel({ reasoner: chatOf('reasoner', deps) }),
+  };
+}
 
 /** An OpenAI-compatible server as a model provider. */
 export const provider: ModelProvider<'openai'> = {
@@ -23,13 +38,8 @@ export const provider: ModelProvider<'openai'> = {
   checkAccess: async () => {
     openAiOptionsFromEnv();
   },
-  load: async () => ({}),
-  chat: chatOf,
-  agents(spec, deps) {
-    const seeker = chatOf(spec, 'seeker', deps);
-    return new LlmAgents({ seeker: deps.wrapSeeker ? deps.wrapSeeker(seeker) : seeker, reasoner: chatOf(spec, 'reasoner', deps) });
-  },
-  survey: (spec, deps) => new LlmSurveyModel({ reasoner: chatOf(spec, 'reasoner', deps) }),
+  // A service: nothing to read.
+  load: async (spec) => loadedSet(spec),
   pricing: (spec) => ({ models: { seeker: `openai:${spec.seekerModelId}`, reasoner: `openai:${spec.reasonerModelId}` }, seekerCaches: false }),
   recordIds: (spec) => ({ seeker: spec.seekerModelId, reasoner: spec.reasonerModelId }),
   lambdaEnvIssues: (_spec, env) =>

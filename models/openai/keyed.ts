@@ -4,17 +4,24 @@
  */
 import type { ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
 import type { ApiKeyProvider } from '../port';
-import { OpenAiChatModel, type OpenAiOptions } from './openai';
+import { OpenAiChatModel, StructuredModeDetections, type OpenAiOptions } from './openai';
 
 /**
  * One OpenAI-compatible ChatModel: an `OpenAiChatModel` when the key is known now (options or
  * OPENAI_API_KEY), a {@link KeyedOpenAiChatModel} when `apiKey` must be read first and no explicit
  * key is given.
+ * @param detections where `auto`'s detected structured mode is kept (one per loaded model set:
+ *   models/openai/index.ts); default the model's own.
  * @throws ConfigurationError for an empty model name or a missing / invalid base URL.
  */
-export function createOpenAiChatModel(modelId: string, options: OpenAiOptions = {}, apiKey?: ApiKeyProvider): ChatModel {
-  if (apiKey === undefined || options.apiKey !== undefined) return new OpenAiChatModel(modelId, options);
-  return new KeyedOpenAiChatModel(modelId, options, apiKey);
+export function createOpenAiChatModel(
+  modelId: string,
+  options: OpenAiOptions = {},
+  apiKey?: ApiKeyProvider,
+  detections: StructuredModeDetections = new StructuredModeDetections(),
+): ChatModel {
+  if (apiKey === undefined || options.apiKey !== undefined) return new OpenAiChatModel(modelId, options, detections);
+  return new KeyedOpenAiChatModel(modelId, options, apiKey, detections);
 }
 
 /**
@@ -30,6 +37,7 @@ export class KeyedOpenAiChatModel implements ChatModel {
     readonly modelId: string,
     private readonly options: OpenAiOptions,
     private readonly apiKey: ApiKeyProvider,
+    private readonly detections: StructuredModeDetections = new StructuredModeDetections(),
   ) {
     // Validate now (the key is not needed for that); the real client is built once the key is read.
     new OpenAiChatModel(modelId, { ...options, apiKey: '' });
@@ -37,7 +45,7 @@ export class KeyedOpenAiChatModel implements ChatModel {
 
   /** Read the key (once: the provider keeps it), then complete through `OpenAiChatModel`. */
   async complete(request: ChatRequest): Promise<ChatResponse> {
-    this.model ??= new OpenAiChatModel(this.modelId, { ...this.options, apiKey: await this.apiKey() });
+    this.model ??= new OpenAiChatModel(this.modelId, { ...this.options, apiKey: await this.apiKey() }, this.detections);
     return this.model.complete(request);
   }
 }

@@ -25,7 +25,7 @@
  *   (OpenAI, vLLM, llama.cpp's server, Ollama and LM Studio constrain decoding to it);
  * - `json`: `response_format: {type: "json_object"}` (any JSON object);
  * - `off`: no `response_format` (the prompt states the format; the lenient parser reads the reply);
- * - `auto` (default): the best the server accepts, detected once per process, base URL and model:
+ * - `auto` (default): the best the server accepts, detected once per loaded model set (`StructuredModeDetections`), base URL and model:
  *   one call probes (the calls made meanwhile wait for its outcome, so a server is never asked
  *   twice): start with `schema`; a 400/422 rejection that names `response_format` (or `json_schema`)
  *   falls back to `json`, then to `off`, re-sending the same request at once (never a failed call
@@ -355,19 +355,29 @@ type FixedMode = Exclude<StructuredMode, 'auto'>;
  * which the others await; `start`, the mode the next probe starts with (lowered by rejections a
  * failed probe saw); `rejected`, what those rejections were, for the one warning of the outcome.
  */
-interface Detection {
+export interface Detection {
   mode?: FixedMode;
   probe?: Promise<unknown>;
   start: FixedMode;
   rejected: string[];
 }
 
-/** The `auto` detections of this process. */
-const detections = new Map<string, Detection>();
+/**
+ * The `auto` detections of a set of chat models, by base URL and model name: the state of one
+ * loaded model set (models/openai/index.ts gives its seeking and reasoning models one instance, so
+ * a server is probed once per set), or of one `OpenAiChatModel` built alone. Instance state, not the
+ * module's: two loaded sets never share what one of them detected.
+ */
+export class StructuredModeDetections {
+  private readonly byServer = new Map<string, Detection>();
 
-/** Forget the detected modes (tests). */
-export function resetStructuredModeDetection(): void {
-  detections.clear();
+  /** The detection of one base URL and model name (created, unsettled, on first use). */
+  of(baseUrl: string, modelId: string): Detection {
+    const key = `${baseUrl}\n${modelId}`;
+    let detection = this.byServer.get(key);
+    if (!detection) this.byServer.set(key, (detection = { start: 'schema', rejected: [] }));
+    return detection;
+  }
 }
 
 /** The next weaker mode of `auto` fallback. */
@@ -390,11 +400,14 @@ export class OpenAiChatModel implements ChatModel {
    * @param modelId the server's model name, e.g. `meta-llama/Llama-3.1-8B-Instruct` (vLLM),
    *   `llama3.1:8b` (Ollama); llama.cpp ignores it.
    * @param options base URL, key, timeout; unset ones from OPENAI_BASE_URL / OPENAI_API_KEY.
+   * @param detections where `auto`'s detected mode is kept (shared by the models of one loaded
+   *   set); default this model's own.
    * @throws ConfigurationError for an empty model name or a missing / invalid base URL.
    */
   constructor(
     readonly modelId: string,
     options: OpenAiOptions = {},
+    private readonly detections: StructuredModeDetections = new StructuredModeDetections(),
   ) {
     if (modelId.trim() === '') throw new ConfigurationError('OpenAiChatModel needs a non-empty model name');
     this.config = openAiOptionsFromEnv(options);
@@ -427,9 +440,7 @@ export class OpenAiChatModel implements ChatModel {
     if (this.config.structured !== 'auto') return this.completeIn(this.config.structured, request, notes);
     // A request without a schema sends no response_format: nothing to detect.
     if (!request.schema) return this.completeIn('off', request, notes);
-    const key = `${this.config.baseUrl}\n${this.modelId}`;
-    let detection = detections.get(key);
-    if (!detection) detections.set(key, (detection = { start: 'schema', rejected: [] }));
+    const detection = this.detections.of(this.config.baseUrl, this.modelId);
     for (;;) {
       if (detection.mode !== undefined) return this.completeSettled(detection, request, notes);
       if (detection.probe === undefined) break;
@@ -481,7 +492,7 @@ export class OpenAiChatModel implements ChatModel {
       const outcome = settled === 'json' ? 'json_object replies' : 'prose replies';
       return {
         ...reply,
-        warnings: [`OpenAI-compatible server ${this.config.baseUrl} (model ${this.modelId}) ${said.join(', then ')}; ${outcome} for this process`],
+        warnings: [`OpenAI-compatible server ${this.config.baseUrl} (model ${this.modelId}) ${said.join(', then ')}; ${outcome} from now on`],
       };
     }
   }
@@ -499,7 +510,7 @@ export class OpenAiChatModel implements ChatModel {
       if (detection.mode !== mode) return []; // another call lowered it already
       detection.mode = next;
       return [
-        `OpenAI-compatible server ${this.config.baseUrl} (model ${this.modelId}) ${what}; ${next === 'json' ? 'json_object replies' : 'prose replies'} for this process`,
+        `OpenAI-compatible server ${this.config.baseUrl} (model ${this.modelId}) ${what}; ${next === 'json' ? 'json_object replies' : 'prose replies'} from now on`,
       ];
     };
     if (status < 200 || status >= 300) {

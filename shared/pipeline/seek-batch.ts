@@ -39,7 +39,16 @@ export interface SeekBatchDeps {
    * called once per task). Absent (a host without batch inference): every round is sought on demand,
    * and the run says why.
    */
-  batch?: { inference: BatchInference; agents(wrapSeeker: (chat: ChatModel) => ChatModel): AgentModel };
+  batch?: BatchSeeking;
+}
+
+/**
+ * A host's batch seeking: the batch service, and the agents with the seeker's chat model wrapped
+ * (`ProviderDeps.wrapSeeker`), built from the loaded model (async: models/index.ts `loadModels`).
+ */
+export interface BatchSeeking {
+  inference: BatchInference;
+  agents(wrapSeeker: (chat: ChatModel) => ChatModel): Promise<AgentModel>;
 }
 
 /** Chunks one CheckSeekBatch task collects before it returns `collecting` (bounded task time). */
@@ -130,7 +139,7 @@ export async function submitSeekBatch(event: SeekBatchEvent, deps: SeekBatchDeps
 
   const tap = new SeekerTap();
   tap.mode = { kind: 'capture' };
-  const agents = deps.batch.agents(tap.wrap);
+  const agents = await deps.batch.agents(tap.wrap);
   const records: BatchRecord[] = [];
   let modelId: string | undefined;
   for (const chunk of unsought) {
@@ -199,7 +208,7 @@ export async function checkSeekBatch(event: SeekBatchEvent, deps: SeekBatchDeps)
   // Every job ended: read the records of the chunks not yet recorded, a page at a time.
   const sought = new Set(await store.soughtChunks(event.runId, event.round));
   const tap = new SeekerTap();
-  const agents = deps.batch.agents(tap.wrap);
+  const agents = await deps.batch.agents(tap.wrap);
   let page = 0;
   let failedRecords = 0;
   let missingRecords = 0;

@@ -21,7 +21,7 @@ export interface SeekDeps {
    * The seeking agent's model, or a factory of it called once per task inside the task's error
    * handling (so a bad model setting, e.g. a ConfigurationError, is recorded for the chunk).
    */
-  model: AgentModel | (() => AgentModel);
+  model: AgentModel | (() => Promise<AgentModel>);
   /** Clock, ms since the epoch (tests pass their own): when a failure is recorded, and the throttle waits. */
   now?: () => number;
 }
@@ -62,7 +62,7 @@ export async function seekChunk(event: SeekEvent, deps: SeekDeps): Promise<SeekO
     const { sought, lastFailure } = await store.seekState(runId, round, index);
     if (sought) return { chunk: index, outcome: 'already-done' };
     await countThrottleWait(store, runId, lastFailure, now());
-    const model = typeof deps.model === 'function' ? deps.model() : deps.model;
+    const model = typeof deps.model === 'function' ? await deps.model() : deps.model;
     return await seekOnce(event, { ...deps, model });
   } catch (error) {
     await countIfTransient(store, runId, 'seeker', error);

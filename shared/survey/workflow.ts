@@ -240,8 +240,8 @@ export interface SurveyOutput {
 export interface SurveyStepDeps {
   blobs: BlobStore;
   store: MessageStore;
-  /** The outline and writer roles (only the steps that call a model ask for it). */
-  model?: () => SurveyModel;
+  /** The outline and writer roles, loaded on first use (only the steps that call a model ask for it). */
+  model?: () => Promise<SurveyModel>;
   now?: () => Date;
 }
 
@@ -249,9 +249,9 @@ const json = (value: unknown): string => `${JSON.stringify(value)}\n`;
 const readJson = async <T>(blobs: BlobStore, key: string): Promise<T> => JSON.parse(await blobs.getText(key)) as T;
 const emptyRoleUsage = (): RoleUsage => ({ calls: 0, inputTokens: 0, outputTokens: 0 });
 
-function modelOf(deps: SurveyStepDeps): SurveyModel {
+async function modelOf(deps: SurveyStepDeps): Promise<SurveyModel> {
   if (!deps.model) throw new InvalidInputError('This survey step needs a survey model');
-  return deps.model();
+  return await deps.model();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -381,7 +381,7 @@ export async function outlineSurveyStep(state: SurveyState, deps: SurveyStepDeps
   const poolSize = await store.poolSize(state.runId, SOURCES_ROUND);
   if (poolSize === 0) throw noEvidenceError(record.topic);
   const k = Math.min(state.k, poolSize);
-  const result = await outlineStep(record.topic, await store.topK(state.runId, k, SOURCES_ROUND), { k, poolSize }, record.options, modelOf(deps));
+  const result = await outlineStep(record.topic, await store.topK(state.runId, k, SOURCES_ROUND), { k, poolSize }, record.options, await modelOf(deps));
   const stored: StoredOutlineStep = { step: result.step, usage: result.usage, warnings: result.warnings };
   await blobs.put(outlineStepKey(state.runId, state.seq), json(stored), 'application/json');
   const next = { ...state, seq: state.seq + 1, poolSize };
@@ -493,7 +493,7 @@ export async function writeSurveySection(event: SectionEvent, deps: SurveyStepDe
     wordsPerSection(record.options.targetWords, outline.sections.length),
     avoid,
     record.options,
-    modelOf(deps),
+    await modelOf(deps),
   );
   await blobs.put(writtenSectionKey(state.runId, section), json(written), 'application/json');
   return { section, words: written.section.words };

@@ -14,7 +14,6 @@ import { disposeLlamaModels, LlamaChatModel } from '../../models/llama/llama';
 import { runLocal } from '../../local/engine/run';
 import { startLocalStack, type LocalStack } from '../../local/engine/stack';
 import { runLocalSurvey } from '../../local/engine/survey';
-import { resetStructuredModeDetection } from '../../models/openai/openai';
 import type { ChatResponse } from '../../shared/ports';
 import { NO_ANSWER, type RunResult } from '../../shared/types';
 import { startLlamaOpenAiServer, type LlamaOpenAiServer } from '../support/llama-openai-server';
@@ -256,7 +255,6 @@ describeWithSharedData('with the shared datasets', () =>
         await server?.stop();
         process.env = saved;
       });
-      beforeEach(() => resetStructuredModeDetection());
 
       it('3 HotpotQA dev questions: evidence for every question, no cut-off seek reply, replies constrained by response_format json_schema', async () => {
         const examples = await hotpot(3);

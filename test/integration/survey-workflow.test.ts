@@ -53,8 +53,8 @@ describe('the survey state machine steps', () => {
 
   /** Run every step as the state machine does; returns the output and every state seen. */
   async function execute(input: unknown): Promise<{ output: unknown; states: SurveyState[] }> {
-    const seekHandlers = makeHandlers({ blobs, store, model: () => new ExtractiveReader() });
-    const survey = makeSurveyHandlers({ blobs, store, model: () => new ExtractiveSurveyModel(), now: NOW });
+    const seekHandlers = makeHandlers({ blobs, store, model: async () => new ExtractiveReader() });
+    const survey = makeSurveyHandlers({ blobs, store, model: async () => new ExtractiveSurveyModel(), now: NOW });
     const seekAll = async (items: Array<{ chunk: number; round?: number }>, state: SurveyState) => {
       for (const item of items) await seekHandlers.seek({ runId: state.runId, round: item.round ?? state.round, chunk: item.chunk, task: 'survey' });
     };
@@ -110,7 +110,7 @@ describe('the survey state machine steps', () => {
   }, 60_000);
 
   it('refuses a corpus outside corpora/ and an empty topic before reading anything', async () => {
-    const survey = makeSurveyHandlers({ blobs, store, model: () => new ExtractiveSurveyModel() });
+    const survey = makeSurveyHandlers({ blobs, store, model: async () => new ExtractiveSurveyModel() });
     await expect(survey.prepare({ surveyId: 's2', topic: 'x', corpus: { prefix: 'jobs/' } })).rejects.toMatchObject({
       name: 'InvalidInputError',
       message: expect.stringContaining('corpora/'),
@@ -125,7 +125,7 @@ describe('the survey state machine steps', () => {
     const survey = makeSurveyHandlers({
       blobs,
       store,
-      model: () => new ExtractiveSurveyModel(),
+      model: async () => new ExtractiveSurveyModel(),
       now: NOW,
       pricing: modelPricing('bedrock:meta.llama3-1-8b-instruct-v1:0'),
     });
@@ -136,7 +136,13 @@ describe('the survey state machine steps', () => {
       corpus: 'planning',
       options: { ...scheduledSurveyOptions(undefined), seekMode: 'on-demand' },
     });
-    const unpriced = makeSurveyHandlers({ blobs, store, model: () => new ExtractiveSurveyModel(), now: NOW, pricing: modelPricing('llama:/models/x.gguf') });
+    const unpriced = makeSurveyHandlers({
+      blobs,
+      store,
+      model: async () => new ExtractiveSurveyModel(),
+      now: NOW,
+      pricing: modelPricing('llama:/models/x.gguf'),
+    });
     await unpriced.prepare({ surveyId: 'priced-3', topic: 'LLM planning', corpus: 'planning' });
 
     const estimateOf = async (id: string) => (JSON.parse(await blobs.getText(`runs/${id}/survey/survey.json`)) as SurveyRecord).seekingEstimate;
@@ -157,7 +163,7 @@ describe('the survey state machine steps', () => {
   });
 
   it("sets the seeking Maps' MaxConcurrency from a stated quota, as the QA run's Prepare, and refuses one that cannot carry a seek before writing anything", async () => {
-    const survey = makeSurveyHandlers({ blobs, store, model: () => new ExtractiveSurveyModel(), now: NOW, quota: { requestsPerMinute: 60 } });
+    const survey = makeSurveyHandlers({ blobs, store, model: async () => new ExtractiveSurveyModel(), now: NOW, quota: { requestsPerMinute: 60 } });
     // The deployment's 60 requests a minute × 5 s a seek / 60 = 5 seeks in flight, under the survey's 50.
     const byDeployment = await survey.prepare({
       surveyId: 'quota-1',

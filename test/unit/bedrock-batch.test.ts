@@ -276,7 +276,7 @@ describe('the Lambda environment of batch seeking', () => {
     const extractive = batchDepsOf(loadEnv({ ...base, MODEL_SPEC: 'extractive', BATCH_ROLE_ARN: ROLE_ARN }), blobs, client);
     // Assert
     expect(withRole?.inference).toBeInstanceOf(BedrockBatchInference);
-    expect(withRole?.agents((chat) => chat).description).toContain(LLAMA);
+    expect((await withRole?.agents((chat) => chat))?.description).toContain(LLAMA);
     expect(withoutRole).toBeUndefined();
     expect(extractive).toBeUndefined();
   });

@@ -22,10 +22,9 @@ import { BedrockRuntimeClient, ConverseCommand, ServiceUnavailableException, Thr
 import { mockClient } from 'aws-sdk-client-mock';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { agentModel, chatModel, loadModels, modelPricing, providerOf, recordModelIds, type ModelKind, type ProviderDeps } from '../../models';
+import { loadModels, modelPricing, providerOf, recordModelIds, type LoadedModels, type ModelKind, type ProviderDeps } from '../../models';
 import { disposeLlamaModels } from '../../models/llama/llama';
 import { modelTraits } from '../../models/traits';
-import { resetStructuredModeDetection } from '../../models/openai/openai';
 import { ConfigurationError, ContextOverflowError, ModelThrottledError, ModelUnavailableError } from '../../shared/errors';
 import { reasonReplySchema } from '../../shared/llm/schemas';
 import type { ChatRequest } from '../../shared/ports';
@@ -97,7 +96,6 @@ afterAll(async () => {
 beforeEach(() => {
   bedrockMock.reset();
   openAiReplies = [];
-  resetStructuredModeDetection();
 });
 
 const completion = (r: Scripted) =>
@@ -228,20 +226,27 @@ describe('the table', () => {
     expect(() => modelTraits({ kind: 'azure' } as never)).toThrow(ConfigurationError);
   });
 
-  it('has no chat model for the extractive reader, and no silent default for a kind it does not know', () => {
-    expect(chatModel('extractive', 'seeker')).toBeUndefined();
+  it('has no chat model for the extractive reader, and no silent default for a kind it does not know', async () => {
+    expect((await loadModels('extractive')).chat('seeker')).toBeUndefined();
     expect(() => providerOf({ kind: 'azure' } as never)).toThrow(ConfigurationError);
   });
 });
 
 describe.each(HARNESSES)('chat model conformance: $kind', (h) => {
+  // A loaded set per test: what a provider keeps (an OpenAI-compatible server's detected
+  // structured mode) is the set's, so no test sees another's. The first load reads an in-process
+  // model (once per process: later loads reuse it).
+  let loaded: LoadedModels;
   beforeAll(async () => {
     await loadModels(h.spec);
   }, 120_000);
+  beforeEach(async () => {
+    loaded = await loadModels(h.spec);
+  });
 
   it("answers a request with a reply schema with that schema's JSON", async () => {
     h.reply?.([{ text: JSON.stringify(ANSWER), inputTokens: 40, outputTokens: 12 }]);
-    const model = chatModel(h.spec, 'reasoner', h.deps())!;
+    const model = loaded.chat('reasoner', h.deps())!;
 
     const response = await model.complete(REASON_REQUEST);
 
@@ -257,7 +262,7 @@ describe.each(HARNESSES)('chat model conformance: $kind', (h) => {
       { text: 'Paris.', inputTokens: 30, outputTokens: 3 },
       { text: 'Paris is the', cut: true, inputTokens: 30, outputTokens: 4 },
     ]);
-    const model = chatModel(h.spec, 'seeker', h.deps())!;
+    const model = loaded.chat('seeker', h.deps())!;
     const plain: ChatRequest = {
       role: 'seeker',
       system: 'Answer in one word.',
@@ -291,7 +296,7 @@ describe.each(HARNESSES)('chat model conformance: $kind', (h) => {
   it.each(failures)(
     'fails with the typed error of a %s call',
     async (failure, type, name) => {
-      const model = chatModel(h.spec, 'seeker', h.deps())!;
+      const model = loaded.chat('seeker', h.deps())!;
       const cause = h.fail?.[failure];
       cause?.();
       const request = cause ? REASON_REQUEST : { ...REASON_REQUEST, maxTokens: 1_000_000 };
@@ -309,13 +314,20 @@ describe.each([
   { kind: 'extractive' as ModelKind, spec: 'extractive', deps: (): ProviderDeps => ({}), reply: undefined as Harness['reply'], exactUsage: true },
   ...HARNESSES,
 ])('agent conformance: $kind', (h) => {
+  // A loaded set per test: what a provider keeps (an OpenAI-compatible server's detected
+  // structured mode) is the set's, so no test sees another's. The first load reads an in-process
+  // model (once per process: later loads reuse it).
+  let loaded: LoadedModels;
   beforeAll(async () => {
     await loadModels(h.spec);
   }, 120_000);
+  beforeEach(async () => {
+    loaded = await loadModels(h.spec);
+  });
 
   it('answers from the evidence and cites it, with the reasoner usage of its calls', async () => {
     h.reply?.([{ text: JSON.stringify(ANSWER), inputTokens: 50, outputTokens: 12 }]);
-    const agents = agentModel(h.spec, h.deps());
+    const agents = loaded.agents(h.deps());
 
     const result = await agents.reason({ question: 'What is the capital of France?', messages: [MESSAGE], force: false });
 
@@ -337,7 +349,7 @@ describe.each([
     "reads a reply withheld by the provider's content filter as a refusal with its reason, and a seek as no message",
     async () => {
       h.filter?.(2);
-      const agents = agentModel(h.spec, h.deps());
+      const agents = loaded.agents(h.deps());
 
       const reasoned = await agents.reason({ question: 'What is the capital of France?', messages: [MESSAGE], force: true });
       const sought = await agents.seek({

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { agentModel } from '../../models';
+import { loadModels } from '../../models';
 import {
   isLoopbackUrl,
   mapOpenAiFetchError,
@@ -9,7 +9,6 @@ import {
   openAiOptionsFromEnv,
   OPENAI_DEFAULT_BASE_URL,
   parseRetryAfter,
-  resetStructuredModeDetection,
   retryAfterSecondsOf,
 } from '../../models/openai/openai';
 import { outputTokenBudget, SEEK_REPLY } from '../../shared/llm/schemas';
@@ -315,7 +314,7 @@ describe('openai: model specs', () => {
 
   it('builds LLM agents over the local server without touching Bedrock', async () => {
     const bedrock = jest.fn();
-    const model = agentModel('openai:small,large', { bedrockClient: bedrock, openai: { baseUrl } });
+    const model = (await loadModels('openai:small,large')).agents({ bedrockClient: bedrock, openai: { baseUrl } });
     expect(model).toBeInstanceOf(LlmAgents);
     expect(bedrock).not.toHaveBeenCalled();
     replies = [{ status: 200, body: completion('{"answerable": true, "answer": "Paris", "cited": ["r1-c0"]}') }];
@@ -331,8 +330,6 @@ describe('openai: model specs', () => {
 describe('OpenAiChatModel structured output (response_format)', () => {
   const structuredRequest: ChatRequest = { ...request, schema: SEEK_REPLY, maxTokens: outputTokenBudget(SEEK_REPLY) };
   const good = '{"sentences": [1], "note": "", "score": 75}';
-
-  beforeEach(() => resetStructuredModeDetection());
 
   it('sends the reply schema as response_format json_schema (strict) and reports the reply as schema-constrained', async () => {
     replies = [{ status: 200, body: completion(good) }];
@@ -373,7 +370,7 @@ describe('OpenAiChatModel structured output (response_format)', () => {
     expect(first.structured).toBe('prose');
     // One warning for the one detection, naming both rejections.
     expect(first.warnings).toEqual([
-      expect.stringMatching(/rejected response_format json_schema \(HTTP 400\) and json_object \(HTTP 400\); prose replies for this process/),
+      expect.stringMatching(/rejected response_format json_schema \(HTTP 400\) and json_object \(HTTP 400\); prose replies from now on/),
     ]);
     // Detected once: the next call goes straight to prose, with no warning.
     expect(second.warnings).toBeUndefined();
@@ -415,7 +412,32 @@ describe('OpenAiChatModel structured output (response_format)', () => {
       'json_object',
     ]);
     expect(second.structured).toBe('json');
-    expect(second.warnings).toEqual([expect.stringMatching(/rejected response_format json_schema \(HTTP 400\); json_object replies for this process/)]);
+    expect(second.warnings).toEqual([expect.stringMatching(/rejected response_format json_schema \(HTTP 400\); json_object replies from now on/)]);
+  });
+
+  it('keeps the detected mode per loaded model set: its seeking and reasoning models share one probe, another set probes again', async () => {
+    const rejection = (what: string): Reply => ({ status: 400, body: JSON.stringify({ error: { message: `Unsupported response_format type: ${what}` } }) });
+    const ok: Reply = { status: 200, body: completion(good) };
+    replies = [rejection('json_schema'), rejection('json_object'), ok, ok, rejection('json_schema'), rejection('json_object'), ok];
+    const first = await loadModels('openai:m');
+    const second = await loadModels('openai:m');
+
+    const probed = await first.chat('seeker', { openai: { baseUrl } })!.complete(structuredRequest);
+    const settled = await first.chat('reasoner', { openai: { baseUrl } })!.complete(structuredRequest);
+    const probedAgain = await second.chat('seeker', { openai: { baseUrl } })!.complete(structuredRequest);
+
+    expect(received.map((r) => (r.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual([
+      'json_schema',
+      'json_object',
+      'none',
+      'none',
+      'json_schema',
+      'json_object',
+      'none',
+    ]);
+    expect(probed.warnings).toHaveLength(1);
+    expect(settled.warnings).toBeUndefined();
+    expect(probedAgain.warnings).toHaveLength(1);
   });
 
   it('falls back to prose once when the server accepts response_format but ignores it (a complete reply that is not JSON)', async () => {
