@@ -12,17 +12,27 @@ import type { ModelPricing } from '../shared/cost';
 import { ConfigurationError } from '../shared/errors';
 import { toModelSpec, type ModelSpecInput } from './spec';
 import type { AgentRole } from '../shared/types';
-import type { LambdaEnvIssue, LoadedModels, LoadOptions, ModelKind, ModelProvider, SpecOf } from './port';
+import type { HostDeps, LambdaEnvIssue, LoadedModels, LoadOptions, ModelKind, ModelProvider, SpecOf } from './port';
 
-export type { LambdaEnvIssue, LoadedModel, LoadedModels, LoadOptions, ModelKind, ModelProvider, ProviderDeps, SpecOf } from './port';
+export type { HostDeps, LambdaEnvIssue, LoadedModel, LoadedModels, LoadOptions, ModelKind, ModelProvider, SpecOf } from './port';
 
-/** The providers by kind, each loaded on first use. */
-const PROVIDERS: { readonly [K in ModelKind]: () => ModelProvider<K> } = {
+/** The providers by kind, each loaded on first use (`satisfies`: each entry keeps its own dependencies' type for `ProviderDeps`). */
+const PROVIDERS = {
   extractive: () => (require('./extractive') as typeof import('./extractive')).provider,
   bedrock: () => (require('./bedrock') as typeof import('./bedrock')).provider,
   openai: () => (require('./openai') as typeof import('./openai')).provider,
   llama: () => (require('./llama') as typeof import('./llama')).provider,
-};
+} satisfies { readonly [K in ModelKind]: () => ModelProvider<K, never> };
+
+/** The dependencies provider `K` declares (the `D` of its `ModelProvider<K, D>`, in its folder). */
+export type DepsOf<K extends ModelKind> = ReturnType<(typeof PROVIDERS)[K]> extends ModelProvider<K, infer D> ? D : never;
+
+/**
+ * What a host gives the providers' builders: each kind's own dependencies under its kind's key, typed
+ * as its provider declares them (`bedrock: { client }`, `openai: { options, apiKey }`, `extractive:
+ * { analyses }`), and the host's (`wrapSeeker`). Each provider reads only its key.
+ */
+export type ProviderDeps = HostDeps & { readonly [K in ModelKind]?: DepsOf<K> };
 
 /**
  * The provider of a spec, with the spec parsed.
@@ -62,9 +72,10 @@ export async function checkModelAccess(spec: ModelSpecInput): Promise<void> {
  * survey roles) with its context size. The only way to build a spec's models.
  * @throws ConfigurationError for an invalid spec or a bad model file; the provider's load errors.
  */
-export async function loadModels(spec: ModelSpecInput, options: LoadOptions = {}): Promise<LoadedModels> {
+export async function loadModels(spec: ModelSpecInput, options: LoadOptions = {}): Promise<LoadedModels<ProviderDeps>> {
   const { provider, spec: parsed } = providerOf(spec);
-  return provider.load(parsed, options);
+  // Each provider reads its own key of the host's deps (DepsFor<K, D>), a part of ProviderDeps.
+  return (await provider.load(parsed, options)) as LoadedModels<ProviderDeps>;
 }
 
 /** How the cost estimate prices a spec (shared/cost.ts `estimateRun`, `priceEstimate`). @throws ConfigurationError for invalid spec text. */

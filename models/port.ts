@@ -8,41 +8,15 @@
  * Adding a provider: a folder `models/<kind>/` whose `index.ts` exports a `ModelProvider<'<kind>'>`
  * named `provider`, its kind in the spec grammar (models/spec.ts), and its line in the table
  * (models/index.ts): the compiler lists every place a kind is missing (docs/ARCHITECTURE.md, "Models").
- * The option shapes a host passes (`ProviderDeps`, with the `openai:` options and key reader) are
- * declared here too, so the port never imports a provider's folder.
+ * A provider's own dependencies are declared in its folder (the `D` of `ModelProvider<K, D>`), so
+ * the port never imports a provider's folder and knows no provider's options.
  */
 import type { RunOptions } from '../shared/config';
-import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import type { ModelPricing } from '../shared/cost';
 import type { ModelSpec } from '../shared/model-spec';
-import type { AgentModel, BlobStore, ChatModel } from '../shared/ports';
+import type { AgentModel, ChatModel } from '../shared/ports';
 import type { AgentRole } from '../shared/types';
 import type { SurveyModel } from '../shared/survey/ports';
-
-/** Options of an `openai:` provider's chat models (`OpenAiChatModel`, models/openai/openai.ts); unset values come from the environment (`openAiOptionsFromEnv`). */
-export interface OpenAiOptions {
-  /** API root including the version path, e.g. `http://127.0.0.1:8000/v1`. Env: OPENAI_BASE_URL. */
-  baseUrl?: string;
-  /** Bearer token; omitted from requests when empty. Env: OPENAI_API_KEY. */
-  apiKey?: string;
-  /**
-   * Whole-request timeout in ms (connection, generation and body), default 120 000. A non-streaming
-   * completion sends nothing until generation ends, so this must exceed the slowest expected
-   * generation (about maxTokens / output tokens per second).
-   */
-  timeoutMs?: number;
-  /** The fetch implementation (tests); default the global `fetch`. */
-  fetch?: typeof fetch;
-  /** Structured-output mode (models/openai/openai.ts, file comment); env OPENAI_STRUCTURED; default `auto`. */
-  structured?: StructuredMode;
-}
-
-/** Structured-output modes of the OpenAI-compatible adapter (models/openai/openai.ts, file comment). */
-export const STRUCTURED_MODES = ['auto', 'schema', 'json', 'off'] as const;
-export type StructuredMode = (typeof STRUCTURED_MODES)[number];
-
-/** Reads an `openai:` server's API key (Secrets Manager in the Lambdas: models/openai/openai-key.ts, cached for a few minutes, then read again). */
-export type ApiKeyProvider = () => Promise<string>;
 
 /** The model kinds: the scheme of a model spec (`extractive`, `bedrock`, `openai`, `llama`). */
 export type ModelKind = ModelSpec['kind'];
@@ -51,21 +25,12 @@ export type ModelKind = ModelSpec['kind'];
 export type SpecOf<K extends ModelKind> = Extract<ModelSpec, { kind: K }>;
 
 /**
- * What a host (a Lambda container, the local stack, the eval command) gives the providers; each
- * provider reads only its own part, and every part is optional.
+ * What every host may give every provider's builders, whatever its kind. A provider's own
+ * dependencies (a Bedrock client factory, an OpenAI-compatible server's options) are declared in its
+ * folder, as the `D` of its `ModelProvider<K, D>`, and a host passes them under the kind's key
+ * (`ProviderDeps` in models/index.ts: `{ bedrock: { client }, openai: { options, apiKey }, … }`).
  */
-export interface ProviderDeps {
-  /**
-   * A Bedrock Runtime client factory, called once per built model set and only for a `bedrock:`
-   * spec (the Lambdas wrap it in X-Ray tracing). Default: `createBedrockClient()` (models/bedrock/bedrock.ts).
-   */
-  bedrockClient?: () => BedrockRuntimeClient;
-  /** Options of an `openai:` spec (base URL, key, timeout, structured mode); unset values come from OPENAI_BASE_URL / OPENAI_API_KEY / OPENAI_STRUCTURED. */
-  openai?: OpenAiOptions;
-  /** Where an `openai:` spec's key comes from when `openai.apiKey` is unset and it is read asynchronously (Secrets Manager in the Lambdas). */
-  openaiApiKey?: ApiKeyProvider;
-  /** Where the extractive reader keeps the sentence analysis of the chunks it read (the local bucket: warm runs skip it). */
-  analyses?: BlobStore;
+export interface HostDeps {
   /**
    * Wraps the seeking agents' chat model (the batch path, shared/pipeline/seek-batch.ts: its first
    * call captured as a batch record, then answered from the job's output). A provider that makes no
@@ -73,6 +38,9 @@ export interface ProviderDeps {
    */
   wrapSeeker?: (chat: ChatModel) => ChatModel;
 }
+
+/** The dependencies provider `K` reads: the host's, and its own (`D`) under its kind's key. */
+export type DepsFor<K extends ModelKind, D> = HostDeps & { readonly [P in K]?: D };
 
 /**
  * What hosts that do not load a provider need to know of a spec (models/traits.ts): the CDK app's
@@ -123,7 +91,7 @@ export interface LoadOptions {
  * provider keeps (an in-process model, an OpenAI-compatible server's detected structured mode) is
  * this object's, shared by every model it builds, never the module's.
  */
-export interface LoadedModels {
+export interface LoadedModels<Deps = HostDeps> {
   /** The model's context per sequence, tokens of its own tokenizer (the smaller of the two roles'); unset for a service with a large context. */
   contextTokens?: number;
   /**
@@ -136,15 +104,15 @@ export interface LoadedModels {
    * The chat model of one role, or undefined for a provider that is not a language model (the extractive reader).
    * @throws ConfigurationError for a bad configuration (checked before any call).
    */
-  chat(role: AgentRole, deps?: ProviderDeps): ChatModel | undefined;
+  chat(role: AgentRole, deps?: Deps): ChatModel | undefined;
   /** The seeking and reasoning agents. @throws as `chat`. */
-  agents(deps?: ProviderDeps): AgentModel;
+  agents(deps?: Deps): AgentModel;
   /** The survey's outline and writer roles (on the reasoner model). @throws as `chat`. */
-  survey(deps?: ProviderDeps): SurveyModel;
+  survey(deps?: Deps): SurveyModel;
 }
 
 /** What a load learned, without the builders (a host that only sizes runs: the CLI's defaults). */
-export type LoadedModel = Pick<LoadedModels, 'contextTokens' | 'runDefaults'>;
+export type LoadedModel = Pick<LoadedModels<never>, 'contextTokens' | 'runDefaults'>;
 
 /** The run options a model's profile may default (tokens for `chunkTokens`). */
 export type ModelRunDefaults = Partial<Pick<RunOptions, 'chunkTokens' | 'karFirstK' | 'reasonerBudgetTokens'>>;
@@ -161,7 +129,7 @@ export interface LambdaEnvIssue {
  * models must be read into memory first (`llama:`) reads them in `load`; a service's `load` reads
  * nothing.
  */
-export interface ModelProvider<K extends ModelKind> {
+export interface ModelProvider<K extends ModelKind, D = unknown> {
   readonly kind: K;
   /**
    * What can be checked on this machine without a request or credentials, before any work (the
@@ -180,7 +148,7 @@ export interface ModelProvider<K extends ModelKind> {
    * service) and return the builders with the context size.
    * @throws ConfigurationError for a bad model file; the provider's load errors.
    */
-  load(spec: SpecOf<K>, options: LoadOptions): Promise<LoadedModels>;
+  load(spec: SpecOf<K>, options: LoadOptions): Promise<LoadedModels<DepsFor<K, D>>>;
   /** How the cost estimate (shared/cost.ts) prices the spec: the price table's key per role, whether the seeker caches prompts, or why it has no price. */
   pricing(spec: SpecOf<K>): ModelPricing;
   /** The model of each role as the eval's records name it (`extractive`, a model id, `llama:<file name>`). */

@@ -14,8 +14,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HandlerDeps } from '../handlers';
 import { seekQuotaOf } from './lambda-env';
 import type { BlobStore } from '../../shared/ports';
-import { loadModels, modelPricing } from '../../models';
-import type { LoadedModels, ProviderDeps } from '../../models/port';
+import { loadModels, modelPricing, type LoadedModels, type ProviderDeps } from '../../models';
 import { modelTraits } from '../../models/traits';
 import { createBedrockClient } from '../../models/bedrock/bedrock';
 import type { OpenAiOptions } from '../../models/openai/openai';
@@ -54,9 +53,8 @@ openAiApiKey?.().catch((error: unknown) => {
 
 /** What the model table builds the agents with in this container (each Bedrock call a trace subsegment). */
 export const modelDeps: ProviderDeps = {
-  bedrockClient: () => tracer.captureAWSv3Client(createBedrockClient()),
-  openai: openAiOptions,
-  openaiApiKey: openAiApiKey,
+  bedrock: { client: () => tracer.captureAWSv3Client(createBedrockClient()) },
+  openai: { options: openAiOptions, apiKey: openAiApiKey },
 };
 
 /**
@@ -75,7 +73,7 @@ export function onFirstUse<T>(make: () => Promise<T>): () => Promise<T> {
 }
 
 /** MODEL_SPEC's models, loaded on first use (a service's load reads nothing: models/index.ts `loadModels`). */
-export const containerModels: () => Promise<LoadedModels> = onFirstUse(() => loadModels(env.MODEL_SPEC));
+export const containerModels: () => Promise<LoadedModels<ProviderDeps>> = onFirstUse(() => loadModels(env.MODEL_SPEC));
 
 /**
  * Batch seeking of this container (`HandlerDeps.batch`): Bedrock model invocation jobs run by the

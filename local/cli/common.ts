@@ -12,7 +12,7 @@ import { listed, SPEC_SYNTAX, toModelSpec } from '../../models/spec';
 import type { ModelSpec, ModelSpecInput } from '../../shared/model-spec';
 import { checkModelSettings, loadModels } from '../../models';
 import type { LoadedModel, LoadedModels } from '../../models/port';
-import { STRUCTURED_MODES } from '../../models/port';
+import { STRUCTURED_MODES } from '../../models/openai/options';
 import { installCommand, isOptionalPackage } from '../../shared/optional-packages';
 
 /** A command-line usage error (exit status 2): bad option values, question, run id or state dir. */

@@ -19,7 +19,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { localStackTemplate, type LocalFunctionName } from './stack-template';
 import { DynamoMessageStore } from '../../lambdas/adapters/dynamo-message-store';
-import { checkModelAccess, loadModels, modelPricing, type LoadedModels } from '../../models';
+import { checkModelAccess, loadModels, modelPricing, type LoadedModels, type ProviderDeps } from '../../models';
 import { LocalBatchRunner } from './local-batch';
 import { makeHandlers, type WorkflowHandlers } from '../../lambdas/handlers';
 import { makeSurveyHandlers, type SurveyHandlers } from '../../lambdas/survey-handlers';
@@ -63,7 +63,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const modelSpec = toModelSpec(options.modelSpec ?? DEFAULT_LOCAL_MODEL_SPEC);
   if (options.model === undefined) await checkModelAccess(modelSpec);
   // An in-process model (llama:) loads now (once per process), so a bad file fails before any execution.
-  const loaded: LoadedModels | undefined = options.model === undefined ? await loadModels(modelSpec, { sequences: options.llamaSequences ?? 1 }) : undefined;
+  const loaded: LoadedModels<ProviderDeps> | undefined =
+    options.model === undefined ? await loadModels(modelSpec, { sequences: options.llamaSequences ?? 1 }) : undefined;
   // A small context (a llama: model's, or a stand-in model's in tests) fits the option defaults and checks chunk sizes.
   const contextTokens = loaded !== undefined ? loaded.contextTokens : options.modelContextTokens;
   const runOptionDefaults: RunOptionsInput = contextTokens !== undefined ? contextFittedRunOptionDefaults(contextTokens, loaded?.runDefaults) : {};
@@ -97,25 +98,27 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // The spec's models: loaded above unless a stand-in model was given (tests), then on first use
     // (a stand-in's stack may still build the spec's survey roles or batch seeker).
     let loadedSet = loaded;
-    const built = async (): Promise<LoadedModels> => (loadedSet ??= await loadModels(modelSpec, { sequences: options.llamaSequences ?? 1 }));
+    const built = async (): Promise<LoadedModels<ProviderDeps>> => (loadedSet ??= await loadModels(modelSpec, { sequences: options.llamaSequences ?? 1 }));
     let model: AgentModel | undefined = options.model;
     let batchSeeker: ChatModel | undefined;
     const handlers = makeHandlers({
       blobs,
       store,
       // The extractive reader keeps each chunk's sentence analysis in the bucket (cache/extractive/).
-      model: async () => (model ??= (await built()).agents({ analyses: blobs })),
+      model: async () => (model ??= (await built()).agents({ extractive: { analyses: blobs } })),
       pricing: modelPricing(modelSpec),
       // Batch seeking (seekMode 'batch'): the local batch runner, through the spec's seeking model
       // (a stand-in model's own, in tests).
       batch: {
         inference: new LocalBatchRunner(
           blobs,
-          async () => (batchSeeker ??= localBatchSeeker(options.batch?.seekerChat ?? (await built()).chat('seeker', { analyses: blobs }))),
+          async () => (batchSeeker ??= localBatchSeeker(options.batch?.seekerChat ?? (await built()).chat('seeker', { extractive: { analyses: blobs } }))),
           options.batch,
         ),
         agents: async (wrapSeeker) =>
-          options.model !== undefined ? (options.batch?.agents?.(wrapSeeker) ?? options.model) : (await built()).agents({ analyses: blobs, wrapSeeker }),
+          options.model !== undefined
+            ? (options.batch?.agents?.(wrapSeeker) ?? options.model)
+            : (await built()).agents({ extractive: { analyses: blobs }, wrapSeeker }),
       },
     });
     // The survey roles as the survey Lambda entry point builds them (lambdas/survey.ts), on first use.

@@ -8,17 +8,27 @@ import { ModelConfigurationError } from '../../shared/errors';
 import { supportsPromptCaching } from './traits';
 import { LlmAgents } from '../../shared/llm/agents';
 import { LlmSurveyModel } from '../../shared/survey/llm';
-import type { ModelProvider, ProviderDeps, SpecOf } from '../port';
+import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import type { DepsFor, ModelProvider, SpecOf } from '../port';
 import { BedrockChatModel, createBedrockClient } from './bedrock';
 
+/** The `bedrock:` provider's dependencies (`ProviderDeps.bedrock`). */
+export interface BedrockDeps {
+  /**
+   * A Bedrock Runtime client factory, called once per built model set (the Lambdas wrap it in X-Ray
+   * tracing). Default: `createBedrockClient()` (models/bedrock/bedrock.ts).
+   */
+  client?: () => BedrockRuntimeClient;
+}
+
 /** One client per built model set, from the host's factory (traced in the Lambdas) or a fresh one. */
-const clientOf = (deps: ProviderDeps) => (deps.bedrockClient ?? (() => createBedrockClient()))();
+const clientOf = (deps: DepsFor<'bedrock', BedrockDeps>) => (deps.bedrock?.client ?? (() => createBedrockClient()))();
 
 const chatOf = (spec: SpecOf<'bedrock'>, role: 'seeker' | 'reasoner', client: ReturnType<typeof clientOf>): BedrockChatModel =>
   new BedrockChatModel(client, role === 'seeker' ? spec.seekerModelId : spec.reasonerModelId);
 
 /** Amazon Bedrock as a model provider. */
-export const provider: ModelProvider<'bedrock'> = {
+export const provider: ModelProvider<'bedrock', BedrockDeps> = {
   kind: 'bedrock',
   // The spec's ids were checked when it was parsed; credentials are `checkAccess`'s.
   checkSettings: async () => undefined,

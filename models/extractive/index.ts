@@ -5,16 +5,23 @@
  */
 import { ExtractiveReader } from '../../shared/extractive';
 import { ExtractiveSurveyModel } from '../../shared/survey/extractive';
+import type { BlobStore } from '../../shared/ports';
 import type { ModelProvider } from '../port';
 
+/** The extractive reader's dependencies (`ProviderDeps.extractive`). */
+export interface ExtractiveDeps {
+  /** Where the reader keeps the sentence analysis of the chunks it read (the local bucket: warm runs skip it). */
+  analyses?: BlobStore;
+}
+
 /** The extractive reader as a model provider. */
-export const provider: ModelProvider<'extractive'> = {
+export const provider: ModelProvider<'extractive', ExtractiveDeps> = {
   kind: 'extractive',
   checkSettings: async () => undefined,
   checkAccess: async () => undefined,
   load: async () => ({
     chat: () => undefined,
-    agents: (deps = {}) => new ExtractiveReader({}, { analyses: deps.analyses }),
+    agents: (deps = {}) => new ExtractiveReader({}, { analyses: deps.extractive?.analyses }),
     survey: () => new ExtractiveSurveyModel(),
   }),
   // The price table lists `extractive` at zero.

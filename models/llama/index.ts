@@ -10,7 +10,7 @@ import type { ModelProvider } from '../port';
 import { checkGgufFile, loadLlamaModels } from './llama';
 
 /** A local GGUF model as a model provider. */
-export const provider: ModelProvider<'llama'> = {
+export const provider: ModelProvider<'llama', never> = {
   kind: 'llama',
   async checkSettings(spec) {
     for (const file of new Set([spec.seekerModelId, spec.reasonerModelId])) await checkGgufFile(file);

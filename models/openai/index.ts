@@ -5,7 +5,8 @@
  */
 import { LlmAgents } from '../../shared/llm/agents';
 import { LlmSurveyModel } from '../../shared/survey/llm';
-import type { LoadedModels, ModelProvider, ProviderDeps, SpecOf } from '../port';
+import type { DepsFor, LoadedModels, ModelProvider, SpecOf } from '../port';
+import type { OpenAiDeps } from './options';
 import { createOpenAiChatModel } from './keyed';
 import { openAiOptionsFromEnv, StructuredModeDetections } from './openai';
 
@@ -13,10 +14,10 @@ import { openAiOptionsFromEnv, StructuredModeDetections } from './openai';
  * The builders of one loaded `openai:` spec: every chat model they build shares one
  * `StructuredModeDetections`, so a server's structured mode is probed once per loaded set.
  */
-function loadedSet(spec: SpecOf<'openai'>): LoadedModels {
+function loadedSet(spec: SpecOf<'openai'>): LoadedModels<DepsFor<'openai', OpenAiDeps>> {
   const detections = new StructuredModeDetections();
-  const chatOf = (role: 'seeker' | 'reasoner', deps: ProviderDeps) =>
-    createOpenAiChatModel(role === 'seeker' ? spec.seekerModelId : spec.reasonerModelId, deps.openai, deps.openaiApiKey, detections);
+  const chatOf = (role: 'seeker' | 'reasoner', deps: DepsFor<'openai', OpenAiDeps>) =>
+    createOpenAiChatModel(role === 'seeker' ? spec.seekerModelId : spec.reasonerModelId, deps.openai?.options, deps.openai?.apiKey, detections);
   return {
     chat: (role, deps = {}) => chatOf(role, deps),
     agents(deps = {}) {
@@ -28,7 +29,7 @@ function loadedSet(spec: SpecOf<'openai'>): LoadedModels {
 }
 
 /** An OpenAI-compatible server as a model provider. */
-export const provider: ModelProvider<'openai'> = {
+export const provider: ModelProvider<'openai', OpenAiDeps> = {
   kind: 'openai',
   // OPENAI_BASE_URL (default OpenAI's API, which then needs OPENAI_API_KEY) and OPENAI_STRUCTURED,
   // resolved as the adapter resolves them; no request is sent.

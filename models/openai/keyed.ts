@@ -3,7 +3,7 @@
  * Lambdas, models/openai/openai-key.ts) before the first call.
  */
 import type { ChatModel, ChatRequest, ChatResponse } from '../../shared/ports';
-import type { ApiKeyProvider } from '../port';
+import type { ApiKeyProvider } from './options';
 import { OpenAiChatModel, StructuredModeDetections, type OpenAiOptions } from './openai';
 
 /**

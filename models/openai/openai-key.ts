@@ -15,9 +15,9 @@ import { InternalServiceError, type SecretsManagerClient, SecretsManagerServiceE
 import { GetParameterError } from '@aws-lambda-powertools/parameters';
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 import { ConfigurationError, ModelUnavailableError } from '../../shared/errors';
-import type { ApiKeyProvider } from '../port';
+import type { ApiKeyProvider } from './options';
 
-export type { ApiKeyProvider } from '../port';
+export type { ApiKeyProvider } from './options';
 
 /**
  * Seconds a read key is kept before Secrets Manager is asked again (Powertools' `maxAge`; its

@@ -54,10 +54,10 @@ import {
 import { abortedCallError, callSignal } from '../call-signal';
 import { gateFor } from '../adaptive-gate';
 import { CONTENT_FILTERED, type ChatModel, type ChatRequest, type ChatResponse, type StopReason } from '../../shared/ports';
-import { STRUCTURED_MODES, type OpenAiOptions, type StructuredMode } from '../port';
+import { STRUCTURED_MODES, type OpenAiOptions, type StructuredMode } from './options';
 
-// The options and modes are declared with the port (models/port.ts: what a host gives the providers).
-export { STRUCTURED_MODES, type OpenAiOptions, type StructuredMode } from '../port';
+// The options and modes are declared in models/openai/options.ts (SDK-free: what a host gives the provider).
+export { STRUCTURED_MODES, type OpenAiOptions, type StructuredMode } from './options';
 
 /** Resolved configuration: base URL without trailing slash, optional key, timeout. */
 export interface OpenAiConfig {

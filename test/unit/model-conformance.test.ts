@@ -110,7 +110,7 @@ const HARNESSES: Harness[] = [
     kind: 'bedrock',
     // A model without forced tool choice: its schema replies are prose that the lenient parser reads.
     spec: 'bedrock:us.meta.llama3-1-8b-instruct-v1:0',
-    deps: () => ({ bedrockClient }),
+    deps: () => ({ bedrock: { client: bedrockClient } }),
     reply: (replies) => {
       let call = bedrockMock.on(ConverseCommand);
       for (const r of replies) {
@@ -147,7 +147,7 @@ const HARNESSES: Harness[] = [
   {
     kind: 'openai',
     spec: 'openai:small-model',
-    deps: () => ({ openai: { baseUrl, apiKey: 'test-key', structured: 'off' } }),
+    deps: () => ({ openai: { options: { baseUrl, apiKey: 'test-key', structured: 'off' } } }),
     reply: (replies) => void openAiReplies.push(...replies.map((r) => ({ status: 200, body: completion(r) }))),
     filter: (times) => {
       for (let i = 0; i < times; i++) {

@@ -314,7 +314,7 @@ describe('openai: model specs', () => {
 
   it('builds LLM agents over the local server without touching Bedrock', async () => {
     const bedrock = jest.fn();
-    const model = (await loadModels('openai:small,large')).agents({ bedrockClient: bedrock, openai: { baseUrl } });
+    const model = (await loadModels('openai:small,large')).agents({ bedrock: { client: bedrock }, openai: { options: { baseUrl } } });
     expect(model).toBeInstanceOf(LlmAgents);
     expect(bedrock).not.toHaveBeenCalled();
     replies = [{ status: 200, body: completion('{"answerable": true, "answer": "Paris", "cited": ["r1-c0"]}') }];
@@ -422,9 +422,9 @@ describe('OpenAiChatModel structured output (response_format)', () => {
     const first = await loadModels('openai:m');
     const second = await loadModels('openai:m');
 
-    const probed = await first.chat('seeker', { openai: { baseUrl } })!.complete(structuredRequest);
-    const settled = await first.chat('reasoner', { openai: { baseUrl } })!.complete(structuredRequest);
-    const probedAgain = await second.chat('seeker', { openai: { baseUrl } })!.complete(structuredRequest);
+    const probed = await first.chat('seeker', { openai: { options: { baseUrl } } })!.complete(structuredRequest);
+    const settled = await first.chat('reasoner', { openai: { options: { baseUrl } } })!.complete(structuredRequest);
+    const probedAgain = await second.chat('seeker', { openai: { options: { baseUrl } } })!.complete(structuredRequest);
 
     expect(received.map((r) => (r.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual([
       'json_schema',
