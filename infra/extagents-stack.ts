@@ -185,7 +185,7 @@ export class ExtAgentsStack extends Stack {
     this.modelSpec = parseModelSpec(modelSpecText);
     // What the deployment needs of the model, by its traits (models/traits.ts), never by its kind.
     const traits = modelTraits(this.modelSpec);
-    const openai = traits.openAiServer ? openAiDeploymentOf(this, modelSpecText, props) : undefined;
+    const openai = traits.externalServer ? openAiDeploymentOf(this, modelSpecText, props) : undefined;
     const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
     const retentionDays = props.retentionDays ?? 30;
 
@@ -301,16 +301,16 @@ export class ExtAgentsStack extends Stack {
     this.functions = functions;
 
     // Least privilege per agent role: seeking agents run in Seek, the reasoning agent in Reason.
-    if (traits.bedrockModels) {
-      grantInvokeModel(this, functions.seek, traits.bedrockModels.seeker);
-      grantInvokeModel(this, functions.reason, traits.bedrockModels.reasoner);
+    if (traits.invokedModels) {
+      grantInvokeModel(this, functions.seek, traits.invokedModels.seeker);
+      grantInvokeModel(this, functions.reason, traits.invokedModels.reasoner);
       // Batch seeking (run option seekMode 'batch'): Bedrock model invocation jobs of the seeking
       // model, submitted and read by the Seek function (its BATCH_ROLE_ARN). Other specs have no
       // batch service here: their batch runs seek on demand and say so.
       this.seekBatch = new SeekBatchInference(this, 'SeekBatch', {
         bucket: this.bucket,
         seekFunction: functions.seek,
-        seekerModelArns: bedrockResourceArns(this, traits.bedrockModels.seeker),
+        seekerModelArns: bedrockResourceArns(this, traits.invokedModels.seeker),
       });
     }
     // An openai: spec calls a server outside AWS: no Bedrock grant, only the key's secret (if any).
@@ -357,7 +357,7 @@ export class ExtAgentsStack extends Stack {
       environment,
       commonEnvironment: { POWERTOOLS_SERVICE_NAME: SERVICE_NAME, NODE_OPTIONS: '--enable-source-maps' },
       grantReasonerModel: (grantee) => {
-        if (traits.bedrockModels) grantInvokeModel(this, grantee, traits.bedrockModels.reasoner);
+        if (traits.invokedModels) grantInvokeModel(this, grantee, traits.invokedModels.reasoner);
         if (openai) {
           // The key's secret name travels in the environment, so the grantee must be a function.
           if (!(grantee instanceof lambda.Function))
@@ -436,7 +436,7 @@ function stackSettingProblems(stack: Stack, modelSpecText: string, props: ExtAge
   attempt(() => {
     const traits = modelTraits(modelSpecText);
     if (traits.cloudRefusal !== undefined) throw new ConfigurationError(`Model spec "${modelSpecText}": ${traits.cloudRefusal}`);
-    if (traits.openAiServer) openAiSettings(stack, modelSpecText, props);
+    if (traits.externalServer) openAiSettings(stack, modelSpecText, props);
   });
   const retentionDays = props.retentionDays ?? 30;
   if (!Number.isInteger(retentionDays) || retentionDays < 1) problems.push(`retentionDays must be a positive integer, got ${retentionDays}`);

@@ -12,9 +12,9 @@ import type { ModelPricing } from '../shared/cost';
 import { ConfigurationError } from '../shared/errors';
 import { toModelSpec, type ModelSpecInput } from './spec';
 import type { AgentRole } from '../shared/types';
-import type { HostDeps, LambdaEnvIssue, LoadedModels, LoadOptions, ModelKind, ModelProvider, SpecOf } from './port';
+import type { HostDeps, LambdaEnvironment, LambdaEnvIssue, LoadedModels, LoadOptions, ModelKind, ModelProvider, SpecOf } from './port';
 
-export type { HostDeps, LambdaEnvIssue, LoadedModel, LoadedModels, LoadOptions, ModelKind, ModelProvider, SpecOf } from './port';
+export type { HostDeps, LambdaEnvironment, LambdaEnvIssue, LoadedModel, LoadedModels, LoadOptions, ModelKind, ModelProvider, SpecOf } from './port';
 
 /** The providers by kind, each loaded on first use (`satisfies`: each entry keeps its own dependencies' type for `ProviderDeps`). */
 const PROVIDERS = {
@@ -91,7 +91,7 @@ export function recordModelIds(spec: ModelSpecInput): Record<AgentRole, string> 
 }
 
 /** What a Lambda environment lacks for a spec (lambdas/adapters/env.ts). @throws ConfigurationError for invalid spec text. */
-export function lambdaEnvIssues(spec: ModelSpecInput, env: { OPENAI_BASE_URL?: string }): LambdaEnvIssue[] {
+export function lambdaEnvIssues(spec: ModelSpecInput, env: LambdaEnvironment): LambdaEnvIssue[] {
   const { provider, spec: parsed } = providerOf(spec);
   return provider.lambdaEnvIssues(parsed, env);
 }

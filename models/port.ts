@@ -52,10 +52,18 @@ export interface ModelTraits {
   languageModel: boolean;
   /** One line on what serves the spec, as `doctor` prints it when there is no AWS model to check. */
   service: string;
-  /** The Amazon Bedrock model id each role invokes (the stack grants `bedrock:InvokeModel` on them; `doctor` checks their access); unset outside Bedrock. */
-  bedrockModels?: { seeker: string; reasoner: string };
-  /** The spec calls an OpenAI-compatible server: the stack needs its https base URL (CDK context `openaiBaseUrl`) and grants its key's secret. */
-  openAiServer: boolean;
+  /**
+   * The model id each role invokes through Amazon Bedrock's runtime (the stack grants
+   * `bedrock:InvokeModel` on them and may batch the seeking agents; `doctor` checks their access);
+   * unset for a spec that calls no Bedrock model.
+   */
+  invokedModels?: { seeker: string; reasoner: string };
+  /**
+   * The spec calls a model server outside AWS: the stack needs its https base URL (CDK context
+   * `openaiBaseUrl`, the functions' OPENAI_BASE_URL) and grants its key's secret
+   * (`openaiApiKeySecretName`); unset (false) otherwise.
+   */
+  externalServer?: boolean;
   /** Why the AWS stack cannot deploy the spec (the synth's error); unset when it can. */
   cloudRefusal?: string;
 }
@@ -117,11 +125,14 @@ export type LoadedModel = Pick<LoadedModels<never>, 'contextTokens' | 'runDefaul
 /** The run options a model's profile may default (tokens for `chunkTokens`). */
 export type ModelRunDefaults = Partial<Pick<RunOptions, 'chunkTokens' | 'karFirstK' | 'reasonerBudgetTokens'>>;
 
-/** One problem of a Lambda environment for a spec: the variable and what is wrong. */
+/** One problem of a Lambda environment for a spec: the variable (e.g. `MODEL_SPEC`) and what is wrong. */
 export interface LambdaEnvIssue {
-  variable: 'MODEL_SPEC' | 'OPENAI_BASE_URL';
+  variable: string;
   message: string;
 }
+
+/** A Lambda function's environment as a provider reads it: the variables after lambdas/adapters/env.ts parsed them (numbers for the numeric ones). */
+export type LambdaEnvironment = Readonly<Record<string, string | number | undefined>>;
 
 /**
  * One model provider. `load` returns the spec's builders (`LoadedModels`), which are synchronous
@@ -154,5 +165,5 @@ export interface ModelProvider<K extends ModelKind, D = unknown> {
   /** The model of each role as the eval's records name it (`extractive`, a model id, `llama:<file name>`). */
   recordIds(spec: SpecOf<K>): Record<AgentRole, string>;
   /** What a Lambda environment lacks for this spec (the AWS stack's functions validate it at cold start: lambdas/adapters/env.ts). */
-  lambdaEnvIssues(spec: SpecOf<K>, env: { OPENAI_BASE_URL?: string }): LambdaEnvIssue[];
+  lambdaEnvIssues(spec: SpecOf<K>, env: LambdaEnvironment): LambdaEnvIssue[];
 }

@@ -9,7 +9,7 @@
  * not code, so they are not counted) and lists the files whose code names the provider:
  * - `import`: an import or `require` of a module under `models/<kind>/`;
  * - `kind`: a string literal that is the kind (`'openai'`) or a spec of it (`'openai:…'`);
- * - `name`: an identifier that contains the kind's name, any case (`openAiServer`, `BedrockDeps`).
+ * - `name`: an identifier that contains the kind's name, any case (`openAiOptions`, `BedrockDeps`).
  * Each file is printed once with the reasons found in it; tests, benches and eval code are listed
  * apart from the product's code. Prints counts per kind at the end; exits 0 (a report, not a check).
  *

@@ -82,7 +82,7 @@ export const containerModels: () => Promise<LoadedModels<ProviderDeps>> = onFirs
  * spec that is not `bedrock:` (no Bedrock model to batch).
  */
 export function batchDepsOf(lambdaEnv: LambdaEnv, blobs: BlobStore, bedrock: () => BedrockClient): HandlerDeps['batch'] {
-  if (lambdaEnv.BATCH_ROLE_ARN === undefined || modelTraits(lambdaEnv.MODEL_SPEC).bedrockModels === undefined) return undefined;
+  if (lambdaEnv.BATCH_ROLE_ARN === undefined || modelTraits(lambdaEnv.MODEL_SPEC).invokedModels === undefined) return undefined;
   return {
     inference: new BedrockBatchInference(bedrock(), blobs, { bucket: lambdaEnv.BUCKET_NAME, roleArn: lambdaEnv.BATCH_ROLE_ARN, logger }),
     agents: async (wrapSeeker) => withUsageMetrics((await loadModels(lambdaEnv.MODEL_SPEC)).agents({ ...modelDeps, wrapSeeker })),

@@ -142,11 +142,11 @@ export async function runDoctor(spec: ModelSpec, clients: DoctorClients = defaul
     checks.push({ name: 'model', status: 'fail', detail: traits.cloudRefusal, fix: 'deploy with --model bedrock:<seekerId>[,<reasonerId>] or openai:<model>' });
     return checks;
   }
-  if (!traits.bedrockModels) {
+  if (!traits.invokedModels) {
     checks.push({ name: 'model', status: 'skipped', detail: traits.service });
     return checks;
   }
-  for (const id of new Set([traits.bedrockModels.seeker, traits.bedrockModels.reasoner])) {
+  for (const id of new Set([traits.invokedModels.seeker, traits.invokedModels.reasoner])) {
     if (!account || !region) {
       checks.push({ name: `bedrock ${id}`, status: 'skipped', detail: 'needs credentials and a region' });
       continue;

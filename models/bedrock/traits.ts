@@ -21,8 +21,7 @@ export const syntax: SpecSyntax = {
 export const traits = (spec: SpecOf<'bedrock'>): ModelTraits => ({
   languageModel: true,
   service: 'Amazon Bedrock (Converse API)',
-  bedrockModels: { seeker: spec.seekerModelId, reasoner: spec.reasonerModelId },
-  openAiServer: false,
+  invokedModels: { seeker: spec.seekerModelId, reasoner: spec.reasonerModelId },
 });
 
 /**

@@ -11,5 +11,4 @@ export const syntax: SpecSyntax = {
 export const traits = (): ModelTraits => ({
   languageModel: false,
   service: 'extractive: the offline extractive reader, no model service',
-  openAiServer: false,
 });

@@ -15,7 +15,6 @@ export const traits = (_spec: SpecOf<'llama'>): ModelTraits => ({
   languageModel: true,
   service: 'a GGUF model in-process on this machine (not an Amazon Bedrock model: nothing to check in AWS)',
   cloudRefusal: 'llama: models run in-process on the local machine only (extagents ask/serve/job/survey/eval); deploy with a bedrock: or openai: model',
-  openAiServer: false,
 });
 
 /** Smallest context size a `llama:` spec may ask for, tokens (a seeking prompt's instructions alone take about 700). */

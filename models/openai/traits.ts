@@ -12,7 +12,7 @@ export const syntax: SpecSyntax = {
 export const traits = (_spec: SpecOf<'openai'>): ModelTraits => ({
   languageModel: true,
   service: 'an OpenAI-compatible server (not an Amazon Bedrock model: nothing to check in AWS)',
-  openAiServer: true,
+  externalServer: true,
 });
 
 /** OpenAI-compatible model names: no whitespace, no comma (the separator); anything else servers use (`/`, `:`, `.`). */

@@ -36,13 +36,14 @@ describe('the table', () => {
     const bedrock = modelTraits('bedrock:us.meta.llama3-1-8b-instruct-v1:0,us.meta.llama3-3-70b-instruct-v1:0');
     expect(bedrock).toMatchObject({
       languageModel: true,
-      openAiServer: false,
-      bedrockModels: { seeker: 'us.meta.llama3-1-8b-instruct-v1:0', reasoner: 'us.meta.llama3-3-70b-instruct-v1:0' },
+      invokedModels: { seeker: 'us.meta.llama3-1-8b-instruct-v1:0', reasoner: 'us.meta.llama3-3-70b-instruct-v1:0' },
     });
     expect(bedrock.cloudRefusal).toBeUndefined();
-    expect(modelTraits('extractive')).toMatchObject({ languageModel: false, openAiServer: false });
-    expect(modelTraits('openai:m')).toMatchObject({ languageModel: true, openAiServer: true });
-    expect(modelTraits('openai:m').bedrockModels).toBeUndefined();
+    expect(bedrock.externalServer).toBeFalsy();
+    expect(modelTraits('extractive')).toMatchObject({ languageModel: false });
+    expect(modelTraits('extractive').externalServer).toBeFalsy();
+    expect(modelTraits('openai:m')).toMatchObject({ languageModel: true, externalServer: true });
+    expect(modelTraits('openai:m').invokedModels).toBeUndefined();
     expect(modelTraits('llama:m.gguf').cloudRefusal).toMatch(/local machine only/);
     for (const kind of KINDS) expect(modelTraits({ kind, seekerModelId: 'a', reasonerModelId: 'a' } as never).service).not.toBe('');
     expect(() => modelTraits({ kind: 'azure' } as never)).toThrow(ConfigurationError);

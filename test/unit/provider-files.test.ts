@@ -16,8 +16,8 @@ describe('provider-files reasonsIn', () => {
   it('counts the kind as a string or a spec, and identifiers that contain its name in any case', () => {
     expect([...reasonsIn('infra/x.ts', "if (spec.kind === 'bedrock') grant();", 'bedrock')]).toEqual(['kind']);
     expect([...reasonsIn('infra/x.ts', 'const spec = `bedrock:${id}`;', 'bedrock')]).toEqual(['kind']);
-    expect([...reasonsIn('infra/x.ts', 'const m = traits.bedrockModels;', 'bedrock')]).toEqual(['name']);
-    expect([...reasonsIn('infra/x.ts', 'const s = traits.openAiServer;', 'openai')]).toEqual(['name']);
+    expect([...reasonsIn('infra/x.ts', 'const m: BedrockDeps = {};', 'bedrock')]).toEqual(['name']);
+    expect([...reasonsIn('infra/x.ts', 'const s = deps.openAiOptions;', 'openai')]).toEqual(['name']);
   });
 
   it('does not count comments, other folders, nor a string that only contains the kind', () => {
