@@ -32,7 +32,7 @@ import path from 'node:path';
 import { runLocal } from '../local/engine/run';
 import { resolveCorpus } from '../local/engine/corpus';
 import { loadLlamaModels } from '../models/llama/llama';
-import { MAX_LLAMA_SEQUENCES } from '../local/engine/defaults';
+import { MAX_MODEL_SEQUENCES } from '../local/engine/defaults';
 import type { RunOptionsInput } from '../shared/config';
 import { contextFittedRunOptionDefaults } from '../models/context';
 import { buildHotpotLongContext, defaultDataRoot, readFillerParagraphs, readHotpotQa, type HotpotQuestion } from '../eval/datasets';
@@ -241,7 +241,7 @@ async function main(): Promise<void> {
   if (paddedLength === undefined) usageError(USAGE, `--length: ${TOKEN_COUNT_FORMS}; got ${values.length}`);
   const dataset = values.dataset;
   const questions = loadQuestions(dataset, Number(values.offset), Number(values.limit));
-  const llama = await loadLlamaModels(values.model, { sequences: Math.min(2, MAX_LLAMA_SEQUENCES) });
+  const llama = await loadLlamaModels(values.model, { sequences: Math.min(2, MAX_MODEL_SEQUENCES) });
   const fitted = contextFittedRunOptionDefaults(llama.contextTokens, llama.runDefaults);
   const agents =
     reply === undefined

@@ -12,7 +12,7 @@ import { RunOptionsSchema, SEEK_MODES, type RunOptionsInput, type SeekMode } fro
 import { parseRunRequest, type ParsedRunRequest } from '../../shared/run-request';
 import { formatEstimate, formatResult } from './format';
 import type { RunProgressEvent } from '../../shared/progress';
-import { MAX_LLAMA_SEQUENCES } from '../engine/defaults';
+import { MAX_MODEL_SEQUENCES } from '../engine/defaults';
 import { schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
 import {
   applyStructured,
@@ -238,7 +238,7 @@ export function addAskCommand(program: Command): void {
       // An estimate sends no request, so an openai: server's settings (its key) are not needed for it.
       const loadedModel = await checkLocalModelFiles(
         model,
-        { sequences: Math.min(parsed.filled.concurrency, MAX_LLAMA_SEQUENCES) },
+        { sequences: Math.min(parsed.filled.concurrency, MAX_MODEL_SEQUENCES) },
         { estimate: opts.estimate },
       );
       // The model's defaults and the one check of the chunks against its context (models/context.ts);

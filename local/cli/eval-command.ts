@@ -17,7 +17,7 @@ import { checkLengths, DATASET_NAMES, parseDatasetSpec, parseLengths, readRecord
 import { parseModelSpec, DEFAULT_LOCAL_MODEL_SPEC } from '../../models/spec';
 import type { AgentRole } from '../../shared/types';
 import { applyStructured, checkLocalModelFiles, handleInterrupts, MODEL_OPTION_HELP, structuredOption, UsageError } from './common';
-import { MAX_LLAMA_SEQUENCES } from '../engine/defaults';
+import { MAX_MODEL_SEQUENCES } from '../engine/defaults';
 import { localWorkflowRunner } from '../engine/eval-workflow';
 import { existsSync } from 'node:fs';
 import { RunOptionsSchema } from '../../shared/config';
@@ -131,7 +131,7 @@ export function addEvalCommand(program: Command): void {
       // the reasoner and synchronization budgets (contextFittedRunOptionDefaults). One window for
       // every strategy: `direct` reads as much corpus as the reasoning agent's evidence budget (the
       // budget less the question), the same text budget as `rag` and each KAR step.
-      const loadedModel = await checkLocalModelFiles(spec, { sequences: Math.min(opts.concurrency * 2, MAX_LLAMA_SEQUENCES) });
+      const loadedModel = await checkLocalModelFiles(spec, { sequences: Math.min(opts.concurrency * 2, MAX_MODEL_SEQUENCES) });
       const contextTokens = loadedModel.contextTokens;
       const modelIds: Record<AgentRole, string> = recordModelIds(spec);
       const model = loadedModel.agents();

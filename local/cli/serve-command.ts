@@ -5,7 +5,7 @@
  */
 import { type Command, Option } from 'commander';
 import { formatModelSpec, DEFAULT_LOCAL_MODEL_SPEC } from '../../models/spec';
-import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT, MAX_LLAMA_SEQUENCES, RUNS_AT_ONCE } from '../engine/defaults';
+import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT, MAX_MODEL_SEQUENCES, RUNS_AT_ONCE } from '../engine/defaults';
 import { applyStructured, checkLocalModelFiles, MODEL_OPTION_HELP, parseModelFlag, structuredOption, UsageError, writableStateDir } from './common';
 import { numberFlag, rangeText } from './cli-numbers';
 
@@ -63,7 +63,7 @@ export function addServeCommand(program: Command): Command {
     .action(async (opts: ServeCommandOptions & { structured?: string }) => {
       applyStructured(opts.structured);
       const model = parseModelFlag(opts.model);
-      await checkLocalModelFiles(model, { sequences: MAX_LLAMA_SEQUENCES });
+      await checkLocalModelFiles(model, { sequences: MAX_MODEL_SEQUENCES });
       const token = validateServe(opts);
       const server = await serveModule().startServer({
         port: opts.port,

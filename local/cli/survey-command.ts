@@ -25,7 +25,7 @@ import {
   UsageError,
   writableStateDir,
 } from './common';
-import { MAX_LLAMA_SEQUENCES, startLocalStack } from '../engine/stack';
+import { MAX_MODEL_SEQUENCES, startLocalStack } from '../engine/stack';
 import { runLocalSchedule, runLocalSurvey, type LocalSurveyProgress } from '../engine/survey';
 import { schemaFlag, schemaHelp } from './cli-numbers';
 import { terminalSafe } from './format';
@@ -170,7 +170,7 @@ export function addSurveyCommand(program: Command): Command {
       opts.schedule !== undefined ? '--out-dir' : '--output',
     );
     const model = parseModelFlag(opts.model);
-    await checkLocalModelFiles(model, { sequences: Math.min(opts.concurrency ?? 2, MAX_LLAMA_SEQUENCES) });
+    await checkLocalModelFiles(model, { sequences: Math.min(opts.concurrency ?? 2, MAX_MODEL_SEQUENCES) });
     // The corpus by the rule of every command (a corpus id of --state-dir too), before the stack starts.
     const files = opts.corpus === undefined ? undefined : await resolveCorpusFlag(opts.corpus, opts.stateDir);
     // With --json, stdout holds one JSON object and stderr no progress.
@@ -178,7 +178,7 @@ export function addSurveyCommand(program: Command): Command {
     const onProgress = progressLines(progress);
     // One local stack for the survey or the whole schedule: the survey state machine, its handlers,
     // dynalite in memory and the bucket under --state-dir.
-    const stack = await startLocalStack({ stateDir: opts.stateDir, modelSpec: model, llamaSequences: Math.min(opts.concurrency ?? 2, MAX_LLAMA_SEQUENCES) });
+    const stack = await startLocalStack({ stateDir: opts.stateDir, modelSpec: model, modelSequences: Math.min(opts.concurrency ?? 2, MAX_MODEL_SEQUENCES) });
     // Ctrl-C / SIGTERM: one line (a survey keeps no state to resume: the same command starts it again).
     const unhandle = handleInterrupts(opts.json, () => {
       progress.stop();

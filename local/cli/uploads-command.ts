@@ -28,7 +28,7 @@ import {
 } from './common';
 import { BUNDLED_CORPORA } from '../engine/corpus';
 import { FsBlobStore } from '../engine/fs-blob-store';
-import { MAX_LLAMA_SEQUENCES, startLocalStack } from '../engine/stack';
+import { MAX_MODEL_SEQUENCES, startLocalStack } from '../engine/stack';
 import { RUNS_AT_ONCE } from '../engine/defaults';
 import { ingestLocalCorpus, planLocalJob, runJob, submitJobFile } from '../engine/uploads';
 import { RunOptionsSchema } from '../../shared/config';
@@ -170,7 +170,7 @@ export function addUploadCommands(program: Command): Command {
       applyStructured(opts.structured);
       readableFile(file, 'job file');
       const model = parseModelFlag(opts.model);
-      await checkLocalModelFiles(model, { sequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) });
+      await checkLocalModelFiles(model, { sequences: Math.min(opts.concurrency, MAX_MODEL_SEQUENCES) });
       writableStateDir(opts.stateDir);
       const blobs = new FsBlobStore(path.join(path.resolve(opts.stateDir), 'bucket'));
       const key = await asUsage('', () => submitJobFile(blobs, file, opts.name));
@@ -186,7 +186,7 @@ export function addUploadCommands(program: Command): Command {
       // A job reads an ingested corpus (as in AWS: objects under corpora/<id>/), never a local folder:
       // an empty one would fail every question the same way, so it is named now, with the command that fills it.
       await jobCorpusPresent(blobs, planned.jobId, file, opts.stateDir);
-      const stack = await startLocalStack({ stateDir: opts.stateDir, modelSpec: model, llamaSequences: Math.min(opts.concurrency, MAX_LLAMA_SEQUENCES) });
+      const stack = await startLocalStack({ stateDir: opts.stateDir, modelSpec: model, modelSequences: Math.min(opts.concurrency, MAX_MODEL_SEQUENCES) });
       // The questions as one counted task (local/cli/progress.ts), each ending named in its detail.
       const progress = new Progress(opts.progress && !opts.json);
       let task: ProgressTask | undefined;

@@ -4,11 +4,11 @@
  */
 
 /**
- * Most parallel sequences the CLI gives a `llama:` model's context (each holds a full context's KV
- * cache). 2: on this project's 2-core machine, `bench/llama-speed.ts` measured an `ask` over 34k
+ * Most parallel sequences the CLI gives an in-process model's context (`LoadOptions.sequences`;
+ * a `llama:` model: each holds a full context's KV cache). 2: on this project's 2-core machine, `bench/llama-speed.ts` measured an `ask` over 34k
  * tokens (11 chunks) at 160 s with 1 sequence, 133 s with 2 and 147 s with 4.
  */
-export const MAX_LLAMA_SEQUENCES = 2;
+export const MAX_MODEL_SEQUENCES = 2;
 
 /** Default port of `extagents serve`. */
 export const DEFAULT_PORT = 8787;

@@ -44,7 +44,7 @@ import { formatModelSpec, toModelSpec, DEFAULT_LOCAL_MODEL_SPEC } from '../../mo
 import type { ModelSpecInput } from '../../shared/model-spec';
 import type { RunResult } from '../../shared/types';
 import { putCorpusFile, readCorpusFile, type CorpusFile } from './corpus';
-import { MAX_LLAMA_SEQUENCES, startLocalStack, type LocalStack } from './stack';
+import { MAX_MODEL_SEQUENCES, startLocalStack, type LocalStack } from './stack';
 
 /**
  * Progress of a local run: the events of shared/progress.ts (one vocabulary for the CLI, the
@@ -134,7 +134,7 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
     retryIntervalMs: request.retryIntervalMs,
     retryTimeScale: request.retryTimeScale,
     persistent,
-    llamaSequences: Math.min((parsed.fitted?.options ?? parsed.filled).concurrency, MAX_LLAMA_SEQUENCES),
+    modelSequences: Math.min((parsed.fitted?.options ?? parsed.filled).concurrency, MAX_MODEL_SEQUENCES),
   });
   try {
     // The model's option defaults (a llama: model's context) and the check that its chunks fit (once:

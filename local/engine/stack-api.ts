@@ -34,10 +34,10 @@ export interface LocalStackOptions {
   /** Multiply every Retry's intervals by this factor, keeping its doubling and jitter (local/engine/engine.ts; tests and benches). */
   retryTimeScale?: number;
   /**
-   * Parallel sequences of a `llama:` model's context (seeking agents evaluated in one batch); default
-   * 1. The CLI passes the run's concurrency, capped at `MAX_LLAMA_SEQUENCES`.
+   * Parallel sequences of an in-process model's context (`LoadOptions.sequences`; a `llama:` model
+   * evaluates the seeking agents of its sequences in one batch); default 1. The CLI passes the run's concurrency, capped at `MAX_MODEL_SEQUENCES`.
    */
-  llamaSequences?: number;
+  modelSequences?: number;
   /**
    * The context size, tokens, of the stand-in `model` (tests): the stack then treats it as a
    * small-context model, as a `llama:` model of that context (run option defaults fitted to it,

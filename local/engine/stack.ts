@@ -43,7 +43,7 @@ import type { ExecutionCallbacks, LocalStack as PublicLocalStack, LocalStackOpti
 
 export type { ExecutionCallbacks, LocalStackOptions } from './stack-api';
 
-export { MAX_LLAMA_SEQUENCES } from './defaults';
+export { MAX_MODEL_SEQUENCES } from './defaults';
 
 /** A running local stack: the public one (local/engine/stack-api.ts) with the engine's handlers and definitions. */
 export interface LocalStack extends PublicLocalStack {
@@ -64,7 +64,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   if (options.model === undefined) await checkModelAccess(modelSpec);
   // An in-process model (llama:) loads now (once per process), so a bad file fails before any execution.
   const loaded: LoadedModels<ProviderDeps> | undefined =
-    options.model === undefined ? await loadModels(modelSpec, { sequences: options.llamaSequences ?? 1 }) : undefined;
+    options.model === undefined ? await loadModels(modelSpec, { sequences: options.modelSequences ?? 1 }) : undefined;
   // A small context (a llama: model's, or a stand-in model's in tests) fits the option defaults and checks chunk sizes.
   const contextTokens = loaded !== undefined ? loaded.contextTokens : options.modelContextTokens;
   const runOptionDefaults: RunOptionsInput = contextTokens !== undefined ? contextFittedRunOptionDefaults(contextTokens, loaded?.runDefaults) : {};
@@ -98,7 +98,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // The spec's models: loaded above unless a stand-in model was given (tests), then on first use
     // (a stand-in's stack may still build the spec's survey roles or batch seeker).
     let loadedSet = loaded;
-    const built = async (): Promise<LoadedModels<ProviderDeps>> => (loadedSet ??= await loadModels(modelSpec, { sequences: options.llamaSequences ?? 1 }));
+    const built = async (): Promise<LoadedModels<ProviderDeps>> => (loadedSet ??= await loadModels(modelSpec, { sequences: options.modelSequences ?? 1 }));
     let model: AgentModel | undefined = options.model;
     let batchSeeker: ChatModel | undefined;
     const handlers = makeHandlers({

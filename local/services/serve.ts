@@ -52,7 +52,7 @@ import type { ModelSpecInput } from '../../shared/model-spec';
 import type { AgentModel } from '../../shared/ports';
 import { LocalExecutions } from '../engine/executions';
 import { runLiveness } from '../engine/run-heartbeat';
-import { MAX_LLAMA_SEQUENCES, startLocalStack, type LocalStack } from '../engine/stack';
+import { MAX_MODEL_SEQUENCES, startLocalStack, type LocalStack } from '../engine/stack';
 import { DEFAULT_MAX_CONCURRENT_RUNS, DEFAULT_PORT } from '../engine/defaults';
 import { EVENTS_PATH, streamEvents } from './event-stream';
 import { LocalIngestion } from './ingestion-queue';
@@ -172,7 +172,7 @@ export async function startServer(options: ServeOptions): Promise<LocalApiServer
       persistent: true,
       lockCommand: 'serve',
       retryIntervalMs: options.retryIntervalMs,
-      llamaSequences: MAX_LLAMA_SEQUENCES,
+      modelSequences: MAX_MODEL_SEQUENCES,
     });
   } catch (error) {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));

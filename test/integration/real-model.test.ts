@@ -220,7 +220,7 @@ describeWithSharedData('with the shared datasets', () =>
         path.join(corpus, 'papers.jsonl'),
         SURVEY_PAPERS.map((p) => JSON.stringify({ id: p.id, title: p.title, abstract: p.text.split('\n\n')[1], authors: p.authors, year: p.year })).join('\n'),
       );
-      const stack: LocalStack = await startLocalStack({ stateDir: path.join(dir, 'state-survey'), modelSpec: `llama:${modelPath}`, llamaSequences: 2 });
+      const stack: LocalStack = await startLocalStack({ stateDir: path.join(dir, 'state-survey'), modelSpec: `llama:${modelPath}`, modelSequences: 2 });
       try {
         const { markdown, metadata } = await runLocalSurvey(
           {
