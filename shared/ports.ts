@@ -130,11 +130,14 @@ export interface ChatRequest {
    */
   schema?: ReplySchema;
   /**
-   * The first user turn split at a prompt-cache point (the seeking agent's: `prefix` is its chunk,
-   * the same for every question over the corpus; `suffix` the query, the known evidence and the
-   * instructions). An adapter whose model caches prompts (Bedrock Converse `cachePoint`: Anthropic
-   * Claude, Amazon Nova) sends the two with a cache point between them instead of `messages[0]`;
-   * every other adapter ignores it and sends `messages[0].text` (the same content, query first).
+   * The first user turn split where its repeated part ends (the seeking agent's: `prefix` is its
+   * chunk, the same in every round and for every question over the corpus; `suffix` the query, the
+   * known evidence and the instructions): a hint any adapter may use to pay once for a prefix it
+   * has already read, whatever its mechanism, and that every adapter may ignore. Today Bedrock
+   * Converse sends the two with a `cachePoint` between them (Anthropic Claude, Amazon Nova) instead of
+   * `messages[0]`, and the `llama:` adapter keeps the evaluated state of a prefix when
+   * `messages[0].text` is exactly `prefix + "\n" + suffix` (the prose seeking agent's layout); the
+   * others send `messages[0].text` (the JSON seeking agent's puts the query first there).
    */
   cacheable?: { prefix: string; suffix: string };
 }
