@@ -12,9 +12,9 @@ import type { ModelPricing } from '../shared/cost';
 import { ConfigurationError } from '../shared/errors';
 import { toModelSpec, type ModelSpecInput } from './spec';
 import type { AgentRole } from '../shared/types';
-import type { HostDeps, LambdaEnvironment, LambdaEnvIssue, LoadedModels, LoadOptions, ModelKind, ModelProvider, SpecOf } from './port';
+import type { HostDeps, LambdaEnvironment, LambdaEnvIssue, LambdaHost, LoadedModels, LoadOptions, ModelKind, ModelProvider, SpecOf } from './port';
 
-export type { HostDeps, LambdaEnvironment, LambdaEnvIssue, LoadedModel, LoadedModels, LoadOptions, ModelKind, ModelProvider, SpecOf } from './port';
+export type { HostDeps, LambdaEnvironment, LambdaEnvIssue, LambdaHost, LoadedModel, LoadedModels, LoadOptions, ModelKind, ModelProvider, SpecOf } from './port';
 
 /** The providers by kind, each loaded on first use (`satisfies`: each entry keeps its own dependencies' type for `ProviderDeps`). */
 const PROVIDERS = {
@@ -22,7 +22,7 @@ const PROVIDERS = {
   bedrock: () => (require('./bedrock') as typeof import('./bedrock')).provider,
   openai: () => (require('./openai') as typeof import('./openai')).provider,
   llama: () => (require('./llama') as typeof import('./llama')).provider,
-} satisfies { readonly [K in ModelKind]: () => ModelProvider<K, never> };
+} satisfies { readonly [K in ModelKind]: () => ModelProvider<K, unknown> };
 
 /** The dependencies provider `K` declares (the `D` of its `ModelProvider<K, D>`, in its folder). */
 export type DepsOf<K extends ModelKind> = ReturnType<(typeof PROVIDERS)[K]> extends ModelProvider<K, infer D> ? D : never;
@@ -94,4 +94,17 @@ export function recordModelIds(spec: ModelSpecInput): Record<AgentRole, string> 
 export function lambdaEnvIssues(spec: ModelSpecInput, env: LambdaEnvironment): LambdaEnvIssue[] {
   const { provider, spec: parsed } = providerOf(spec);
   return provider.lambdaEnvIssues(parsed, env);
+}
+
+/**
+ * The dependencies a Lambda container gives the builders of a spec: its provider's own, built from
+ * the function's environment (`ModelProvider.lambdaDeps`: a traced Bedrock client factory; an
+ * OpenAI-compatible server's base URL and key reader), under its kind's key. Called once per
+ * container, at cold start (lambdas/adapters/aws.ts).
+ * @throws ConfigurationError for invalid spec text.
+ */
+export function lambdaProviderDeps(spec: ModelSpecInput, env: LambdaEnvironment, host: LambdaHost): ProviderDeps {
+  const { provider, spec: parsed } = providerOf(spec);
+  const own = provider.lambdaDeps(parsed, env, host);
+  return own === undefined ? {} : ({ [parsed.kind]: own } as ProviderDeps);
 }

@@ -39,6 +39,17 @@ export interface HostDeps {
   wrapSeeker?: (chat: ChatModel) => ChatModel;
 }
 
+/**
+ * What a Lambda container lends a provider to build its own dependencies from the function's
+ * environment (`ModelProvider.lambdaDeps`; lambdas/adapters/aws.ts).
+ */
+export interface LambdaHost {
+  /** The same AWS SDK client, each of its calls a trace subsegment (Powertools Tracer `captureAWSv3Client`). */
+  trace<T>(client: T): T;
+  /** A warning in the function's structured log (Powertools Logger). */
+  warn(message: string, detail: Record<string, unknown>): void;
+}
+
 /** The dependencies provider `K` reads: the host's, and its own (`D`) under its kind's key. */
 export type DepsFor<K extends ModelKind, D> = HostDeps & { readonly [P in K]?: D };
 
@@ -164,6 +175,12 @@ export interface ModelProvider<K extends ModelKind, D = unknown> {
   pricing(spec: SpecOf<K>): ModelPricing;
   /** The model of each role as the eval's records name it (`extractive`, a model id, `llama:<file name>`). */
   recordIds(spec: SpecOf<K>): Record<AgentRole, string>;
+  /**
+   * The provider's own dependencies in a Lambda container, built once at cold start from the
+   * function's environment (validated first: `lambdaEnvIssues`) with what the host lends (tracing,
+   * logging); undefined when it needs none. The container passes them under the kind's key.
+   */
+  lambdaDeps(spec: SpecOf<K>, env: LambdaEnvironment, host: LambdaHost): D | undefined;
   /** What a Lambda environment lacks for this spec (the AWS stack's functions validate it at cold start: lambdas/adapters/env.ts). */
   lambdaEnvIssues(spec: SpecOf<K>, env: LambdaEnvironment): LambdaEnvIssue[];
 }

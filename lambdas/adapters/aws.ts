@@ -1,24 +1,20 @@
 /**
- * The workflow handlers' dependencies in this Lambda container: the S3 and DynamoDB clients and the
- * OpenAI key's Secrets Manager client at module scope (reused across invocations; `mockClient`
- * patches the classes, so tests can still mock them), and the agent model, built on first use from
- * MODEL_SPEC by the model table (models/index.ts) with a traced Bedrock client. With a `bedrock:`
+ * The workflow handlers' dependencies in this Lambda container: the S3 and DynamoDB clients at module
+ * scope (reused across invocations; `mockClient` patches the classes, so tests can still mock them),
+ * the model provider's own dependencies built from the environment at cold start (models/index.ts
+ * `lambdaProviderDeps`), and the agent model, loaded and built on first use from MODEL_SPEC. With a `bedrock:`
  * spec and BATCH_ROLE_ARN (the Seek function only), batch seeking's Bedrock model invocation jobs
  * (lambdas/adapters/bedrock-batch.ts); otherwise no batch service, and batch runs seek on demand.
  */
 import { BedrockClient } from '@aws-sdk/client-bedrock';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { HandlerDeps } from '../handlers';
 import { seekQuotaOf } from './lambda-env';
 import type { BlobStore } from '../../shared/ports';
-import { loadModels, modelPricing, type LoadedModels, type ProviderDeps } from '../../models';
+import { lambdaProviderDeps, loadModels, modelPricing, type LoadedModels, type ProviderDeps } from '../../models';
 import { modelTraits } from '../../models/traits';
-import { createBedrockClient } from '../../models/bedrock/bedrock';
-import type { OpenAiOptions } from '../../models/openai/openai';
-import { openAiApiKeyProvider, type ApiKeyProvider } from '../../models/openai/openai-key';
 import { BedrockBatchInference } from './bedrock-batch';
 import { DynamoMessageStore } from './dynamo-message-store';
 import { loadEnv, type LambdaEnv } from './env';
@@ -33,29 +29,16 @@ const s3 = new S3Client({});
 // (8 attempts, adaptive mode) rather than failing the chunk.
 const dynamo = DynamoDBDocumentClient.from(tracer.captureAWSv3Client(new DynamoDBClient({ maxAttempts: 8, retryMode: 'adaptive' })));
 
-/** Options of an `openai:` spec in this container: the base URL from OPENAI_BASE_URL (validated by loadEnv). */
-export const openAiOptions: OpenAiOptions = env.OPENAI_BASE_URL === undefined ? {} : { baseUrl: env.OPENAI_BASE_URL };
-
 /**
- * The OpenAI-compatible server's API key from Secrets Manager (OPENAI_API_KEY_SECRET), undefined
- * when no secret is configured (a server without a key). Only the model-calling functions have the
- * variable (and the grant to read it); the read starts now, during the cold start, and its result is
- * kept for the container's life. A failed read is logged without detail beyond the error and retried
- * on first use, where its typed error surfaces.
+ * What the model table builds the agents with in this container: the spec's provider's own
+ * dependencies from this function's environment (models/index.ts `lambdaProviderDeps`: a traced
+ * Bedrock client per built model set, an OpenAI-compatible server's base URL and key reader), built
+ * once at cold start.
  */
-export const openAiApiKey: ApiKeyProvider | undefined =
-  env.OPENAI_API_KEY_SECRET === undefined ? undefined : openAiApiKeyProvider(new SecretsManagerClient({}), env.OPENAI_API_KEY_SECRET);
-openAiApiKey?.().catch((error: unknown) => {
-  logger.warn('Reading the OpenAI API key secret at cold start failed; retrying on first model call', {
-    error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-  });
+export const modelDeps: ProviderDeps = lambdaProviderDeps(env.MODEL_SPEC, env, {
+  trace: (client) => tracer.captureAWSv3Client(client),
+  warn: (message, detail) => logger.warn(message, detail),
 });
-
-/** What the model table builds the agents with in this container (each Bedrock call a trace subsegment). */
-export const modelDeps: ProviderDeps = {
-  bedrock: { client: () => tracer.captureAWSv3Client(createBedrockClient()) },
-  openai: { options: openAiOptions, apiKey: openAiApiKey },
-};
 
 /**
  * A value made once per container on first use; a failed attempt is not kept (the next invocation

@@ -66,5 +66,7 @@ export const provider: ModelProvider<'bedrock', BedrockDeps> = {
     seekerCaches: supportsPromptCaching(spec.seekerModelId),
   }),
   recordIds: (spec) => ({ seeker: spec.seekerModelId, reasoner: spec.reasonerModelId }),
+  // Each built model set's client traced (a subsegment per Converse call).
+  lambdaDeps: (_spec, _env, host) => ({ client: () => host.trace(createBedrockClient()) }),
   lambdaEnvIssues: () => [],
 };

@@ -27,5 +27,7 @@ export const provider: ModelProvider<'extractive', ExtractiveDeps> = {
   // The price table lists `extractive` at zero.
   pricing: () => ({ models: { seeker: 'extractive', reasoner: 'extractive' }, seekerCaches: false }),
   recordIds: () => ({ seeker: 'extractive', reasoner: 'extractive' }),
+  // The reader keeps no analyses in a Lambda (no local bucket): nothing to build.
+  lambdaDeps: () => undefined,
   lambdaEnvIssues: () => [],
 };

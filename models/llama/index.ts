@@ -37,5 +37,7 @@ export const provider: ModelProvider<'llama', never> = {
     const context = spec.contextTokens !== undefined ? `?ctx=${spec.contextTokens}` : '';
     return { seeker: `llama:${path.basename(spec.seekerModelId)}${context}`, reasoner: `llama:${path.basename(spec.reasonerModelId)}${context}` };
   },
+  // Refused in a Lambda (lambdaEnvIssues): nothing to build.
+  lambdaDeps: () => undefined,
   lambdaEnvIssues: () => [{ variable: 'MODEL_SPEC', message: 'llama: models run only in local commands, not in Lambda' }],
 };

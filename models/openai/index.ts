@@ -43,6 +43,8 @@ export const provider: ModelProvider<'openai', OpenAiDeps> = {
   load: async (spec) => loadedSet(spec),
   pricing: (spec) => ({ models: { seeker: `openai:${spec.seekerModelId}`, reasoner: `openai:${spec.reasonerModelId}` }, seekerCaches: false }),
   recordIds: (spec) => ({ seeker: spec.seekerModelId, reasoner: spec.reasonerModelId }),
+  // Loaded only in a Lambda: the key reader brings the Secrets Manager SDK, which local commands never load.
+  lambdaDeps: (_spec, env, host) => (require('./lambda-deps') as typeof import('./lambda-deps')).openAiLambdaDeps(env, host),
   lambdaEnvIssues: (_spec, env) =>
     env.OPENAI_BASE_URL === undefined ? [{ variable: 'OPENAI_BASE_URL', message: 'required with an openai: MODEL_SPEC (CDK context openaiBaseUrl)' }] : [],
 };
