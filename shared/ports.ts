@@ -361,17 +361,16 @@ export interface MessageStore {
    * Record what one seeking agent's task produced for (run, round, chunk) — the message it found, if
    * any, its model usage and its warnings — in ONE conditional write (issue 11, item 4: no seeker
    * waits on a shared counter item; the usage is summed by `getCounters` at the step that needs it).
-   * The record is also what makes the chunk "sought" (`wasSought`, `soughtChunks`), so a message and
+   * The record is also what makes the chunk "sought" (`seekState`, `soughtChunks`), so a message and
    * its seek record can never be out of step, whatever point a run is killed at.
    * @returns `recorded`, or `already-recorded` when (run, round, chunk) already has a record (a
    *   retried or duplicated task): the first record stands and nothing of this one is counted.
    */
   recordSeek(runId: string, record: SeekRecord): Promise<'recorded' | 'already-recorded'>;
-  /** Has this chunk already been sought in this round (resume / retry)? */
-  wasSought(runId: string, round: number, chunkIndex: number): Promise<boolean>;
   /**
-   * What a Seek task reads first, in one read: whether (run, round, chunk) was sought (`wasSought`)
-   * and the failure recorded for it, if any (`lastSeekFailure`); consistent reads.
+   * What a Seek task reads first, in one read: whether (run, round, chunk) was sought (a seek record
+   * or a message: resume / retry) and the failure recorded for it, if any (`lastSeekFailure`);
+   * consistent reads.
    */
   seekState(runId: string, round: number, chunkIndex: number): Promise<{ sought: boolean; lastFailure?: SeekFailure }>;
   /** Indexes of the chunks sought in a round (any outcome), ascending. */

@@ -32,6 +32,7 @@ import {
   type StoredStep,
 } from '../../shared/ports';
 import type { AgentRole, Message, RoleUsage } from '../../shared/types';
+import { storedUsage, sumRunCounters, USAGE_FIELDS, type UsageField, OPTIONAL_USAGE } from '../../shared/run-counters';
 
 const pad = (n: number, width: number): string => String(n).padStart(width, '0');
 const runPk = (runId: string): string => `RUN#${runId}`;
@@ -50,22 +51,8 @@ const BATCH_GET_MAX = 100;
 /** Bounded retries of BatchGetItem's UnprocessedKeys and BatchWriteItem's UnprocessedItems (then an error, never a loop). */
 const BATCH_GET_ROUNDS = 8;
 
-/** Usage attributes of a seek record, named as RoleUsage's fields; on COUNTERS they carry a role prefix. */
-const USAGE_FIELDS = ['calls', 'inputTokens', 'outputTokens', 'modelMs', 'cacheReadInputTokens', 'cacheWriteInputTokens'] as const;
-type UsageField = (typeof USAGE_FIELDS)[number];
-/** Optional fields of RoleUsage, left out when zero or absent (as the counters always did). */
-const OPTIONAL_USAGE: readonly UsageField[] = ['modelMs', 'cacheReadInputTokens', 'cacheWriteInputTokens'];
-
-/** The attributes of a seek record that hold its usage (zero optional fields left out; model time in whole ms). */
-function usageAttributes(usage: RoleUsage): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const field of USAGE_FIELDS) {
-    const value = usage[field];
-    if (value === undefined || (value === 0 && OPTIONAL_USAGE.includes(field))) continue;
-    out[field] = field === 'modelMs' ? Math.round(value) : value;
-  }
-  return out;
-}
+// Usage attributes of a seek record are named as RoleUsage's fields (shared/run-counters.ts
+// USAGE_FIELDS); on COUNTERS they carry a role prefix.
 
 /**
  * The usage stored on an item: a seek record's plain attributes, or COUNTERS' `<role><Field>` ones.
@@ -85,14 +72,6 @@ function usageOf(item: Record<string, unknown>, role?: AgentRole): RoleUsage {
   };
   for (const field of OPTIONAL_USAGE) if (item[name(field)] !== undefined) usage[field] = Number(item[name(field)]);
   return usage;
-}
-
-/** Add `more` into `total` (optional fields appear in the total once either side has them). */
-function addUsageInto(total: RoleUsage, more: RoleUsage): void {
-  total.calls += more.calls;
-  total.inputTokens += more.inputTokens;
-  total.outputTokens += more.outputTokens;
-  for (const field of OPTIONAL_USAGE) if (more[field] !== undefined) total[field] = (total[field] ?? 0) + (more[field] ?? 0);
 }
 
 /**
@@ -241,7 +220,7 @@ export class DynamoMessageStore implements MessageStore {
         ...(record.covered !== undefined && { covered: record.covered }),
       }),
       ...(message ? {} : { outcome: 'none' }),
-      ...usageAttributes(usage),
+      ...storedUsage(usage),
       ...(record.warnings.length > 0 && { warnings, warningCount: record.warnings.length }),
       ttl: this.ttl(),
     };
@@ -252,16 +231,6 @@ export class DynamoMessageStore implements MessageStore {
       if (error instanceof ConditionalCheckFailedException || (error as Error).name === 'ConditionalCheckFailedException') return 'already-recorded';
       throw error;
     }
-  }
-
-  async wasSought(runId: string, round: number, chunkIndex: number): Promise<boolean> {
-    // A message item is a seek record too; seek records of older versions also exist beside messages.
-    const found = await Promise.all(
-      [seekSk(round, chunkIndex), messageSk(round, chunkIndex)].map((sk) =>
-        this.client.send(new GetCommand({ TableName: this.tableName, Key: { pk: runPk(runId), sk }, ProjectionExpression: 'sk', ConsistentRead: true })),
-      ),
-    );
-    return found.some((out) => out.Item !== undefined);
   }
 
   async soughtChunks(runId: string, round: number): Promise<number[]> {
@@ -473,48 +442,32 @@ export class DynamoMessageStore implements MessageStore {
       }),
     ]);
     const item = out.Item ?? {};
-    const role = (r: AgentRole): RoleUsage => usageOf(item, r);
-    const seeker = role('seeker');
-    const reasoner = role('reasoner');
-    const steps = records.filter((record) => (record.sk as string).startsWith('STEP#'));
-    // Seek records by round, then chunk (MSG# and SEEK# keys of one round interleave by chunk).
-    const ordered = records
+    // The records' usage and warnings, summed by the rules every store follows (shared/run-counters.ts).
+    const counted = (record: Record<string, unknown>) => ({
+      usage: usageOf(record),
+      warnings: (record.warnings as string[] | undefined) ?? [],
+      warningCount: Number(record.warningCount ?? 0),
+    });
+    const seeks = records
       .filter((record) => !(record.sk as string).startsWith('STEP#'))
-      .map((record) => ({ record, at: (record.sk as string).split('#').slice(1).join('#') }))
-      .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
-    const warnings: string[] = [];
-    let warningCount = Number(item.warningCount ?? 0);
-    const seekerByRound: Record<number, RoleUsage> = {};
-    for (const { record } of ordered) {
-      const usage = usageOf(record);
-      addUsageInto(seeker, usage);
-      const round = Number((record.sk as string).split('#')[1]);
-      addUsageInto((seekerByRound[round] ??= { calls: 0, inputTokens: 0, outputTokens: 0 }), usage);
-      warningCount += Number(record.warningCount ?? 0);
-      warnings.push(...((record.warnings as string[] | undefined) ?? []));
-    }
-    // KAR steps in sequence order (STEP#<seq:04> sorts so).
-    for (const step of steps.sort((a, b) => ((a.sk as string) < (b.sk as string) ? -1 : 1))) {
-      addUsageInto(reasoner, usageOf(step));
-      warningCount += Number(step.warningCount ?? 0);
-      warnings.push(...((step.warnings as string[] | undefined) ?? []));
-    }
-    warnings.push(...((item.warnings as string[] | undefined) ?? []));
+      .map((record) => ({ ...counted(record), round: Number((record.sk as string).split('#')[1]), chunkIndex: chunkOf(record) }));
+    const steps = records
+      .filter((record) => (record.sk as string).startsWith('STEP#'))
+      .map((record) => ({ ...counted(record), seq: Number((record.sk as string).split('#')[1]) }));
     const byError: Record<string, number> = {};
     for (const [key, value] of Object.entries(item)) {
       if (key.startsWith(TRANSIENT_BY_ERROR_PREFIX)) byError[key.slice(TRANSIENT_BY_ERROR_PREFIX.length)] = Number(value);
     }
-    return {
-      usage: { seeker, reasoner },
-      seekerByRound,
-      warnings: warnings.slice(0, MAX_STORED_WARNINGS),
-      warningCount,
+    return sumRunCounters(seeks, steps, {
+      usage: { seeker: usageOf(item, 'seeker'), reasoner: usageOf(item, 'reasoner') },
+      warnings: (item.warnings as string[] | undefined) ?? [],
+      warningCount: Number(item.warningCount ?? 0),
       transientErrors: {
         byRole: { seeker: Number(item.seekerTransientErrors ?? 0), reasoner: Number(item.reasonerTransientErrors ?? 0) },
         byError,
       },
       throttleWaitMs: Number(item.seekerThrottleWaitMs ?? 0),
-    };
+    });
   }
 
   async putStep(runId: string, step: StoredStep, made?: { usage: RoleUsage; warnings: string[] }): Promise<void> {
@@ -527,7 +480,7 @@ export class DynamoMessageStore implements MessageStore {
           sk: stepSk(step.seq),
           step: JSON.stringify(step),
           // The reasoning agent's usage and warnings of this step, summed by getCounters (as a seek record's).
-          ...(made !== undefined && usageAttributes(made.usage)),
+          ...(made !== undefined && storedUsage(made.usage)),
           ...(warnings.length > 0 && { warnings: warnings.slice(0, MAX_STORED_WARNINGS), warningCount: warnings.length }),
           ttl: this.ttl(),
         },

@@ -7,7 +7,7 @@
  * directory, so a run that was killed or aborted can be started again with the same run id. The new
  * execution replays the run from Prepare and reaches the same state at every step: Prepare rewrites
  * the same chunks (chunking is deterministic); every chunk already sought in a round is skipped by
- * its Seek task (`wasSought`) without a model call, and messages are written at most once per (run,
+ * its Seek task (`seekState`) without a model call, and messages are written at most once per (run,
  * round, chunk); each KAR step and synchronization reads only the pool of rounds up to its own
  * (`MessageStore.topK`'s round bound), and a KAR step already recorded with the same number, round
  * and k is reused without a model call. So the resumed run ends with the answer, citations, trace

@@ -117,7 +117,7 @@ describe('model faults in one task', () => {
     );
     expect(model.seeks.length - before).toBe(2);
     expect(await stack.store.seekFailures(runId, 2)).toEqual([{ chunk: 4, error: 'ContextOverflowError', message: (failure as Error).message }]);
-    expect(await stack.store.wasSought(runId, 2, 4)).toBe(false);
+    expect((await stack.store.seekState(runId, 2, 4)).sought).toBe(false);
   });
 
   it('sends a KAR step once more with half its evidence when the prompt overflows, and records the smaller step', async () => {
@@ -228,6 +228,6 @@ describe('model faults in one task', () => {
     const pool = await stack.store.topK(runId, 10, 99);
     expect(pool.filter((m) => m.chunkIndex === 5)).toEqual([firstMessage]);
     expect(await stack.store.poolSize(runId, 99)).toBe(1);
-    expect(await stack.store.wasSought(runId, 1, 5)).toBe(true);
+    expect((await stack.store.seekState(runId, 1, 5)).sought).toBe(true);
   });
 });

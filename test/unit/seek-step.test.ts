@@ -25,7 +25,6 @@ interface Recorded {
 
 function fakeStore(recorded: Recorded, overrides: Partial<MessageStore> = {}): MessageStore {
   const store = {
-    wasSought: async () => false,
     recordSeek: async (_run: string, record: SeekRecord) => {
       if (record.message) recorded.messages.push(record.message);
       recorded.warnings.push(...record.warnings);
@@ -37,10 +36,10 @@ function fakeStore(recorded: Recorded, overrides: Partial<MessageStore> = {}): M
     countTransientError: async () => undefined,
     ...overrides,
   } as unknown as MessageStore;
-  // The Seek task's one read, from the two the overrides may replace.
+  // The Seek task's one read: nothing sought yet, and the failure the overrides may give.
   const seekState: MessageStore['seekState'] = async (run, round, chunk) => {
     const lastFailure = await store.lastSeekFailure(run, round, chunk);
-    return { sought: await store.wasSought(run, round, chunk), ...(lastFailure && { lastFailure }) };
+    return { sought: false, ...(lastFailure && { lastFailure }) };
   };
   return { ...store, seekState: overrides.seekState ?? seekState } as MessageStore;
 }
@@ -161,7 +160,7 @@ describe('one Seek task', () => {
 
     const failure = await seekChunk(
       { runId: 'r', round: 1, chunk: 0 },
-      { blobs, store: fakeStore(recorded, { wasSought: async () => Promise.reject(storeDown) }), model },
+      { blobs, store: fakeStore(recorded, { seekState: async () => Promise.reject(storeDown) }), model },
     ).catch((error: unknown) => error);
 
     expect(failure).toBe(storeDown);
