@@ -4,8 +4,8 @@
  * conformance suite (test/support/message-store-conformance.ts), so that the port's contract is
  * the method's, not DynamoDB's. The pool order is `compareMessages` (shared/pool.ts), the page
  * cursor the message's `relevanceSortKey` (as the GSI's), the counters the rules of
- * shared/run-counters.ts. For tests and embedding (a library user's own store can start from it);
- * nothing is persisted, so a killed process loses its runs.
+ * shared/run-counters.ts. Used by tests (no host runs on it: the local stack keeps DynamoDB's
+ * semantics through dynalite); nothing is persisted, so a killed process would lose its runs.
  *
  * Written by hand: the port is the project's own; a store is a few maps.
  */
