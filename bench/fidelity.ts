@@ -47,6 +47,7 @@ import type { RunResult } from '../shared/types';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import { benchArgs, usageError } from './support/args';
+import { llamaSpecArg } from './support/llama';
 import { parseTokenCount, TOKEN_COUNT_FORMS } from '../shared/token-count';
 
 const USAGE = `Usage: npx tsx bench/fidelity.ts --model llama:<gguf> [--dataset hotpotqa|hotpot-train|cmrc]
@@ -241,7 +242,7 @@ async function main(): Promise<void> {
   if (paddedLength === undefined) usageError(USAGE, `--length: ${TOKEN_COUNT_FORMS}; got ${values.length}`);
   const dataset = values.dataset;
   const questions = loadQuestions(dataset, Number(values.offset), Number(values.limit));
-  const llama = await loadLlamaModels(values.model, { sequences: Math.min(2, MAX_MODEL_SEQUENCES) });
+  const llama = await loadLlamaModels(llamaSpecArg(values.model, USAGE), { sequences: Math.min(2, MAX_MODEL_SEQUENCES) });
   const fitted = contextFittedRunOptionDefaults(llama.contextTokens, llama.runDefaults);
   const agents =
     reply === undefined

@@ -29,6 +29,7 @@ import { NO_ANSWER } from '../shared/types';
 import { parseTokenCount } from '../shared/token-count';
 import { DEFAULT_TEST_MODEL_PATH } from '../test/support/real-model';
 import { benchArgs, usageError } from './support/args';
+import { llamaSpecArg } from './support/llama';
 
 const USAGE = `Usage: npx tsx bench/llama-method-time.ts [--model llama:<gguf>?ctx=4096] [--lengths 4096,16384]
   [--offset 0] [--prefill-tokens 2000] [--json]
@@ -90,7 +91,7 @@ function phase(calls: readonly Call[]): { calls: number; wallS: number; modelS: 
 }
 
 async function main(): Promise<void> {
-  const llama = await loadLlamaModels(values.model, { sequences: 1 });
+  const llama = await loadLlamaModels(llamaSpecArg(values.model, USAGE), { sequences: 1 });
   const chat = llama.seeker;
   const filler = readFillerParagraphs().paragraphs;
   const [question] = readHotpotQa(path.join(defaultDataRoot(), 'hotpotqa', 'hotpot_dev_distractor_100.reflexion.json')).questions.slice(offset, offset + 1);

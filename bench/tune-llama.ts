@@ -44,6 +44,7 @@ import type { AgentModel, ChatModel, ChatRequest, ReasonRequest, ReasonResult, S
 import { LlmAgents } from '../shared/llm/agents';
 import { REASONER_REPLIES, type ReasonerReply, SEEKER_REPLIES, type SeekerReply } from '../shared/llm/prompts';
 import { benchArgs, usageError } from './support/args';
+import { llamaSpecArg } from './support/llama';
 import { parseTokenCount, TOKEN_COUNT_FORMS } from '../shared/token-count';
 import { llamaThreadsFromEnv } from '../models/llama/llama';
 
@@ -182,7 +183,7 @@ async function main(): Promise<void> {
     Number(values.offset) + Number(values.limit),
   );
   const configs = values.configs.split(',').map(parseConfig);
-  const llama = await loadLlamaModels(values.model, { sequences: 1 });
+  const llama = await loadLlamaModels(llamaSpecArg(values.model, USAGE), { sequences: 1 });
   const fitted = contextFittedRunOptionDefaults(llama.contextTokens, llama.runDefaults);
   // The memo holds chat calls (the whole ChatRequest as key), so a change of how replies are read
   // (parsing, locating) reuses the model's replies.

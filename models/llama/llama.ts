@@ -34,10 +34,9 @@ import path from 'node:path';
 import { ConfigurationError, ContextOverflowError, ModelConfigurationError, ModelError } from '../../shared/errors';
 import { isMissingModule, missingPackageError } from '../../shared/optional-packages';
 import type { ChatModel, ChatRequest, ChatResponse, StopReason } from '../../shared/ports';
-import type { ModelRunDefaults } from '../port';
+import type { ModelRunDefaults, SpecOf } from '../port';
 import { llamaProfileFor, type LlamaProfile } from './profiles';
 import { LlmAgents } from '../../shared/llm/agents';
-import { formatModelSpec, toModelSpec, type ModelSpecInput } from '../spec';
 import type { ReplySchema } from '../../shared/llm/schemas';
 import { toGrammarSchema } from './grammar';
 import { LlmSurveyModel } from '../../shared/survey/llm';
@@ -584,11 +583,14 @@ export interface LlamaModels {
 /**
  * Load the models of a `llama:` spec (one load per file: the same file for both roles is one model).
  * @param runtime whose binding and loaded files to use; default the process's (`processLlamaRuntime`).
- * @throws ConfigurationError when `spec` is not a `llama:` spec; the errors of `LlamaChatModel.load`.
+ * @param parsed the parsed spec (models/spec.ts `toModelSpec`; the provider's `load` gets it parsed).
+ * @throws the errors of `LlamaChatModel.load`.
  */
-export async function loadLlamaModels(spec: ModelSpecInput, options: LlamaOptions = {}, runtime: LlamaRuntime = processLlamaRuntime()): Promise<LlamaModels> {
-  const parsed = toModelSpec(spec);
-  if (parsed.kind !== 'llama') throw new ConfigurationError(`not a llama: model spec: ${formatModelSpec(parsed)}`);
+export async function loadLlamaModels(
+  parsed: SpecOf<'llama'>,
+  options: LlamaOptions = {},
+  runtime: LlamaRuntime = processLlamaRuntime(),
+): Promise<LlamaModels> {
   // The spec's context size (`?ctx=`) unless the caller gives one.
   const withContext: LlamaOptions =
     parsed.contextTokens !== undefined && options.contextTokens === undefined ? { ...options, contextTokens: parsed.contextTokens } : options;

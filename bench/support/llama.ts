@@ -1,0 +1,22 @@
+/**
+ * The benches' `--model` for an in-process model: a `llama:` spec parsed and checked.
+ */
+import { toModelSpec } from '../../models/spec';
+import type { SpecOf } from '../../models/port';
+import { usageError } from './args';
+
+/**
+ * Parse a bench's `--model` as a `llama:` spec (models/llama/llama.ts `loadLlamaModels` takes it parsed).
+ * @param usage the bench's usage text, printed with the error.
+ * @returns never on a spec of another kind or invalid text: a usage error (exit 2).
+ */
+export function llamaSpecArg(text: string, usage: string): SpecOf<'llama'> {
+  let parsed;
+  try {
+    parsed = toModelSpec(text);
+  } catch (error) {
+    return usageError(usage, `--model: ${(error as Error).message}`);
+  }
+  if (parsed.kind !== 'llama') return usageError(usage, `--model: this bench runs a llama: model in-process (got ${text})`);
+  return parsed;
+}
