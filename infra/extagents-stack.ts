@@ -28,6 +28,7 @@ import { DEFAULT_SEEK_RESERVED_CONCURRENCY } from '../shared/capacity';
 import { ConfigurationError, InvalidInputError } from '../shared/errors';
 import { RELEVANCE_INDEX_NAME } from '../shared/pool';
 import { modelTraits } from '../models/traits';
+import type { ExternalServer } from '../models/port';
 import { foundationModelIdOf, isInferenceProfileId } from '../models/bedrock/traits';
 import { DEFAULT_MODEL_SPEC, parseModelSpec, type ModelSpec } from '../models/spec';
 
@@ -185,7 +186,7 @@ export class ExtAgentsStack extends Stack {
     this.modelSpec = parseModelSpec(modelSpecText);
     // What the deployment needs of the model, by its traits (models/traits.ts), never by its kind.
     const traits = modelTraits(this.modelSpec);
-    const openai = traits.externalServer ? openAiDeploymentOf(this, modelSpecText, props) : undefined;
+    const server = traits.externalServer ? serverDeploymentOf(this, modelSpecText, props, traits.externalServer) : undefined;
     const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
     const retentionDays = props.retentionDays ?? 30;
 
@@ -269,9 +270,10 @@ export class ExtAgentsStack extends Stack {
       RUN_RETENTION_DAYS: String(retentionDays),
       POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
       NODE_OPTIONS: '--enable-source-maps',
-      // Wherever MODEL_SPEC names an openai: model, its base URL goes with it (lambdas/adapters/env.ts
-      // requires the pair); the key's secret only goes to the functions that call the model.
-      ...(openai && { OPENAI_BASE_URL: openai.baseUrl }),
+      // Wherever MODEL_SPEC names a model on an external server, its base URL goes with it (the
+      // provider's lambdaEnvIssues requires the pair); the key's secret only goes to the functions
+      // that call the model.
+      ...(server && { [server.spec.baseUrl.env]: server.baseUrl }),
       ...(props.seekQuota?.requestsPerMinute !== undefined && { SEEK_QUOTA_REQUESTS_PER_MINUTE: String(props.seekQuota.requestsPerMinute) }),
       ...(props.seekQuota?.tokensPerMinute !== undefined && { SEEK_QUOTA_TOKENS_PER_MINUTE: String(props.seekQuota.tokensPerMinute) }),
     };
@@ -313,8 +315,8 @@ export class ExtAgentsStack extends Stack {
         seekerModelArns: bedrockResourceArns(this, traits.invokedModels.seeker),
       });
     }
-    // An openai: spec calls a server outside AWS: no Bedrock grant, only the key's secret (if any).
-    if (openai) for (const fn of [functions.seek, functions.reason]) grantOpenAiApiKey(fn, openai);
+    // A spec on a server outside AWS (openai:): no Bedrock grant, only the key's secret (if any).
+    if (server) for (const fn of [functions.seek, functions.reason]) grantServerApiKey(fn, server);
 
     const workflow = new ExtAgentsWorkflow(this, 'Workflow', {
       bucket: this.bucket,
@@ -358,11 +360,11 @@ export class ExtAgentsStack extends Stack {
       commonEnvironment: { POWERTOOLS_SERVICE_NAME: SERVICE_NAME, NODE_OPTIONS: '--enable-source-maps' },
       grantReasonerModel: (grantee) => {
         if (traits.invokedModels) grantInvokeModel(this, grantee, traits.invokedModels.reasoner);
-        if (openai) {
+        if (server) {
           // The key's secret name travels in the environment, so the grantee must be a function.
           if (!(grantee instanceof lambda.Function))
-            throw new ConfigurationError('An openai: model spec needs the survey reasoner grantee to be a Lambda function');
-          grantOpenAiApiKey(grantee, openai);
+            throw new ConfigurationError(`A model spec on ${server.spec.what} needs the survey reasoner grantee to be a Lambda function`);
+          grantServerApiKey(grantee, server);
         }
       },
       logRetention,
@@ -436,7 +438,7 @@ function stackSettingProblems(stack: Stack, modelSpecText: string, props: ExtAge
   attempt(() => {
     const traits = modelTraits(modelSpecText);
     if (traits.cloudRefusal !== undefined) throw new ConfigurationError(`Model spec "${modelSpecText}": ${traits.cloudRefusal}`);
-    if (traits.externalServer) openAiSettings(stack, modelSpecText, props);
+    if (traits.externalServer) serverSettings(stack, modelSpecText, props, traits.externalServer);
   });
   const retentionDays = props.retentionDays ?? 30;
   if (!Number.isInteger(retentionDays) || retentionDays < 1) problems.push(`retentionDays must be a positive integer, got ${retentionDays}`);
@@ -497,33 +499,42 @@ function grantInvokeModel(stack: Stack, grantee: iam.IGrantable, modelId: string
   });
 }
 
-/** The deployment of an `openai:` spec: validated base URL and the imported key secret, if any. */
-interface OpenAiDeployment {
+/** The deployment of a spec on an external server (`ModelTraits.externalServer`): validated base URL and the imported key secret, if any. */
+interface ServerDeployment {
+  readonly spec: ExternalServer;
   readonly baseUrl: string;
   readonly apiKeySecret?: secretsmanager.ISecret;
 }
 
 /**
- * Validate the deployment settings of an `openai:` spec (props, else CDK context `openaiBaseUrl`,
- * `openaiApiKeySecretName`) and import the key's secret by name.
+ * Validate the deployment settings of a spec on an external server (the stack prop, else the CDK
+ * context, of each key its traits name: `openaiBaseUrl`, `openaiApiKeySecretName` for `openai:`) and
+ * import the key's secret by name.
  * @throws ConfigurationError when the base URL is missing or not https://, or the secret name is an ARN.
  */
-function openAiDeploymentOf(stack: Stack, modelSpecText: string, props: ExtAgentsStackProps): OpenAiDeployment {
-  const { baseUrl, secretName } = openAiSettings(stack, modelSpecText, props);
-  if (secretName === undefined) return { baseUrl };
-  return { baseUrl, apiKeySecret: secretsmanager.Secret.fromSecretNameV2(stack, 'OpenAiApiKeySecret', secretName) };
+function serverDeploymentOf(stack: Stack, modelSpecText: string, props: ExtAgentsStackProps, server: ExternalServer): ServerDeployment {
+  const { baseUrl, secretName } = serverSettings(stack, modelSpecText, props, server);
+  if (secretName === undefined) return { spec: server, baseUrl };
+  return { spec: server, baseUrl, apiKeySecret: secretsmanager.Secret.fromSecretNameV2(stack, 'OpenAiApiKeySecret', secretName) };
+}
+
+/** A setting of the stack: the prop of that name (typed ones: `openaiBaseUrl`, …), else the CDK context value. */
+function settingOf(stack: Stack, props: ExtAgentsStackProps, key: string): string | undefined {
+  const prop = (props as Record<string, unknown>)[key];
+  return (typeof prop === 'string' ? prop : stringContextOf(stack, key))?.trim();
 }
 
 /**
- * The validated deployment settings of an `openai:` spec (props, else CDK context): the https base
- * URL and the key secret's name, if any.
+ * The validated deployment settings of a spec on an external server (props, else CDK context): the
+ * https base URL and the key secret's name, if any.
  * @throws ConfigurationError when the base URL is missing or not https://, or the secret name is an ARN.
  */
-function openAiSettings(stack: Stack, modelSpecText: string, props: ExtAgentsStackProps): { baseUrl: string; secretName?: string } {
-  const baseUrl = (props.openaiBaseUrl ?? stringContextOf(stack, 'openaiBaseUrl'))?.trim();
+function serverSettings(stack: Stack, modelSpecText: string, props: ExtAgentsStackProps, server: ExternalServer): { baseUrl: string; secretName?: string } {
+  const { baseUrl: urlKey, apiKeySecret: secretKey } = server;
+  const baseUrl = settingOf(stack, props, urlKey.context);
   if (baseUrl === undefined || baseUrl === '') {
     throw new ConfigurationError(
-      `Model spec "${modelSpecText}" needs the OpenAI-compatible server's API root: cdk deploy -c model=${modelSpecText} -c openaiBaseUrl=https://<host>/v1 [-c openaiApiKeySecretName=<secret>]`,
+      `Model spec "${modelSpecText}" needs ${server.what}'s API root: cdk deploy -c model=${modelSpecText} -c ${urlKey.context}=${urlKey.example} [-c ${secretKey.context}=<secret>]`,
     );
   }
   let url: URL | undefined;
@@ -536,14 +547,14 @@ function openAiSettings(stack: Stack, modelSpecText: string, props: ExtAgentsSta
     // Lambdas outside a VPC reach the server over the internet, with the prompts (corpus text) and the
     // key in every request: plain http would expose both. A private server needs a TLS endpoint too.
     throw new ConfigurationError(
-      `CDK context openaiBaseUrl must be an https:// URL (the deployed functions send corpus text and the API key in every request), got "${baseUrl}"; put a private server behind a TLS endpoint`,
+      `CDK context ${urlKey.context} must be an https:// URL (the deployed functions send corpus text and the API key in every request), got "${baseUrl}"; put a private server behind a TLS endpoint`,
     );
   }
-  const secretName = (props.openaiApiKeySecretName ?? stringContextOf(stack, 'openaiApiKeySecretName'))?.trim();
+  const secretName = settingOf(stack, props, secretKey.context);
   if (secretName === undefined || secretName === '') return { baseUrl };
   if (secretName.startsWith('arn:')) {
     throw new ConfigurationError(
-      `CDK context openaiApiKeySecretName must be the secret's name (in the stack's account and region), not an ARN: got "${secretName}"`,
+      `CDK context ${secretKey.context} must be the secret's name (in the stack's account and region), not an ARN: got "${secretName}"`,
     );
   }
   return { baseUrl, secretName };
@@ -551,12 +562,13 @@ function openAiSettings(stack: Stack, modelSpecText: string, props: ExtAgentsSta
 
 /**
  * Let one model-calling function read the key's secret (GetSecretValue on that secret only, through
- * the CDK grant) and name it in OPENAI_API_KEY_SECRET; nothing when the server needs no key.
+ * the CDK grant) and name it in the server's variable (OPENAI_API_KEY_SECRET); nothing when the
+ * server needs no key.
  */
-function grantOpenAiApiKey(fn: lambda.Function, openai: OpenAiDeployment): void {
-  if (openai.apiKeySecret === undefined) return;
-  openai.apiKeySecret.grantRead(fn);
-  fn.addEnvironment('OPENAI_API_KEY_SECRET', openai.apiKeySecret.secretName);
+function grantServerApiKey(fn: lambda.Function, server: ServerDeployment): void {
+  if (server.apiKeySecret === undefined) return;
+  server.apiKeySecret.grantRead(fn);
+  fn.addEnvironment(server.spec.apiKeySecret.env, server.apiKeySecret.secretName);
 }
 
 /** Options of {@link buildStack}. */

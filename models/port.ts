@@ -70,13 +70,28 @@ export interface ModelTraits {
    */
   invokedModels?: { seeker: string; reasoner: string };
   /**
-   * The spec calls a model server outside AWS: the stack needs its https base URL (CDK context
-   * `openaiBaseUrl`, the functions' OPENAI_BASE_URL) and grants its key's secret
-   * (`openaiApiKeySecretName`); unset (false) otherwise.
+   * The spec calls a model server outside AWS: the stack needs its https base URL and grants its
+   * key's secret, by the names given here (the `openai:` provider's: CDK context `openaiBaseUrl`,
+   * OPENAI_BASE_URL; `openaiApiKeySecretName`, OPENAI_API_KEY_SECRET); unset otherwise.
    */
-  externalServer?: boolean;
+  externalServer?: ExternalServer;
   /** Why the AWS stack cannot deploy the spec (the synth's error); unset when it can. */
   cloudRefusal?: string;
+}
+
+/**
+ * A model server outside AWS as the stack deploys it (infra/extagents-stack.ts): its https API root
+ * and, optionally, a Secrets Manager secret with its key, each a CDK context key (also the stack
+ * prop of that name) and the environment variable the functions read (the provider's
+ * `lambdaDeps`).
+ */
+export interface ExternalServer {
+  /** What it is, for messages, e.g. "the OpenAI-compatible server". */
+  readonly what: string;
+  /** Its API root: context key, environment variable, an example value (`https://<host>/v1`). */
+  readonly baseUrl: { readonly context: string; readonly env: string; readonly example: string };
+  /** The secret holding its key (by name, in the stack's account and region): context key, variable naming it on the model-calling functions. */
+  readonly apiKeySecret: { readonly context: string; readonly env: string };
 }
 
 /**
@@ -143,7 +158,7 @@ export interface LambdaEnvIssue {
 }
 
 /** A Lambda function's environment as a provider reads it: the variables after lambdas/adapters/env.ts parsed them (numbers for the numeric ones). */
-export type LambdaEnvironment = Readonly<Record<string, string | number | undefined>>;
+export type LambdaEnvironment = Readonly<Record<string, unknown>>;
 
 /**
  * One model provider. `load` returns the spec's builders (`LoadedModels`), which are synchronous

@@ -5,25 +5,20 @@ import { z } from 'zod';
 import { lambdaEnvIssues } from '../../models';
 import { SEEK_QUOTA_ENV, loadLambdaEnv } from './lambda-env';
 
+// A loose object: the model provider's own variables (e.g. OPENAI_BASE_URL of an `openai:` spec)
+// pass through, validated by the provider (`lambdaEnvIssues`) and read by it (`lambdaDeps`).
 const EnvSchema = z
-  .object({
+  .looseObject({
     /** DynamoDB table of messages and runs. */
     TABLE_NAME: z.string().min(1),
     /** The project bucket (corpora, runs). */
     BUCKET_NAME: z.string().min(1),
-    /** `extractive`, `bedrock:<seekerModelId>[,<reasonerModelId>]` or `openai:<model>[,<reasonerModel>]`. */
+    /** The model spec (models/spec.ts), e.g. `bedrock:<seekerModelId>[,<reasonerModelId>]`; its provider validates its own variables. */
     MODEL_SPEC: z.string().min(1),
     /** Days run data is kept (DynamoDB TTL). */
     RUN_RETENTION_DAYS: z.coerce.number().positive().default(30),
     /** The deployment's quota of the seeking model (lambda-env.ts `SEEK_QUOTA_ENV`). */
     ...SEEK_QUOTA_ENV,
-    /** API root of the OpenAI-compatible server (required with an `openai:` spec; CDK context openaiBaseUrl). */
-    OPENAI_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
-    /**
-     * Name (or ARN) of the Secrets Manager secret holding the server's API key (CDK context
-     * openaiApiKeySecretName); set only on the functions that call the model and may read it.
-     */
-    OPENAI_API_KEY_SECRET: z.string().min(1).optional(),
     /**
      * ARN of the Bedrock batch service role (infra/batch-inference.ts), set only on the Seek function
      * of a `bedrock:` spec: batch seeking (run option `seekMode: 'batch'`) submits its jobs with it.

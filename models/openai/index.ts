@@ -5,7 +5,8 @@
  */
 import { LlmAgents } from '../../shared/llm/agents';
 import { LlmSurveyModel } from '../../shared/survey/llm';
-import type { DepsFor, LoadedModels, ModelProvider, SpecOf } from '../port';
+import type { DepsFor, LambdaEnvIssue, LoadedModels, ModelProvider, SpecOf } from '../port';
+import { OPENAI_SERVER } from './traits';
 import type { OpenAiDeps } from './options';
 import { createOpenAiChatModel } from './keyed';
 import { openAiOptionsFromEnv, StructuredModeDetections } from './openai';
@@ -45,6 +46,27 @@ export const provider: ModelProvider<'openai', OpenAiDeps> = {
   recordIds: (spec) => ({ seeker: spec.seekerModelId, reasoner: spec.reasonerModelId }),
   // Loaded only in a Lambda: the key reader brings the Secrets Manager SDK, which local commands never load.
   lambdaDeps: (_spec, env, host) => (require('./lambda-deps') as typeof import('./lambda-deps')).openAiLambdaDeps(env, host),
-  lambdaEnvIssues: (_spec, env) =>
-    env.OPENAI_BASE_URL === undefined ? [{ variable: 'OPENAI_BASE_URL', message: 'required with an openai: MODEL_SPEC (CDK context openaiBaseUrl)' }] : [],
+  // The server's variables (the names of its traits: OPENAI_BASE_URL, OPENAI_API_KEY_SECRET), validated at cold start.
+  lambdaEnvIssues: (_spec, env) => {
+    const { baseUrl, apiKeySecret } = OPENAI_SERVER;
+    const url = env[baseUrl.env];
+    const secret = env[apiKeySecret.env];
+    const issues: LambdaEnvIssue[] = [];
+    if (url === undefined) issues.push({ variable: baseUrl.env, message: `required with an openai: MODEL_SPEC (CDK context ${baseUrl.context})` });
+    else if (!isHttpUrl(url)) issues.push({ variable: baseUrl.env, message: `must be an http(s) URL, got ${JSON.stringify(url)}` });
+    if (secret !== undefined && String(secret).trim() === '')
+      issues.push({ variable: apiKeySecret.env, message: 'must name the key secret when set (CDK context openaiApiKeySecretName)' });
+    return issues;
+  },
 };
+
+/** An absolute http: or https: URL. */
+function isHttpUrl(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    const protocol = new URL(value).protocol;
+    return protocol === 'http:' || protocol === 'https:';
+  } catch {
+    return false;
+  }
+}

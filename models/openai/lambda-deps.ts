@@ -11,6 +11,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { LambdaEnvironment, LambdaHost } from '../port';
 import { openAiApiKeyProvider } from './openai-key';
 import type { OpenAiDeps } from './options';
+import { OPENAI_SERVER } from './traits';
 
 /**
  * Build the provider's Lambda dependencies from the function's environment.
@@ -18,8 +19,8 @@ import type { OpenAiDeps } from './options';
  * @param host the container's logger (a failed cold-start read is a warning).
  */
 export function openAiLambdaDeps(env: LambdaEnvironment, host: LambdaHost): OpenAiDeps {
-  const baseUrl = env.OPENAI_BASE_URL;
-  const secret = env.OPENAI_API_KEY_SECRET;
+  const baseUrl = env[OPENAI_SERVER.baseUrl.env];
+  const secret = env[OPENAI_SERVER.apiKeySecret.env];
   const apiKey = typeof secret === 'string' ? openAiApiKeyProvider(new SecretsManagerClient({}), secret) : undefined;
   apiKey?.().catch((error: unknown) => {
     host.warn('Reading the OpenAI API key secret at cold start failed; retrying on first model call', {

@@ -1,6 +1,6 @@
 /** The `openai:` kind's traits (models/traits.ts): a server outside AWS, whose base URL and key secret the stack deploys. */
 import { ConfigurationError } from '../../shared/errors';
-import type { ModelTraits, SpecOf, SpecSyntax } from '../port';
+import type { ExternalServer, ModelTraits, SpecOf, SpecSyntax } from '../port';
 
 /** How the kind is written (models/spec.ts). */
 export const syntax: SpecSyntax = {
@@ -8,11 +8,18 @@ export const syntax: SpecSyntax = {
   help: "OpenAI's API, or an OpenAI-compatible server such as vLLM, Ollama, llama.cpp at OPENAI_BASE_URL; default https://api.openai.com/v1, which needs OPENAI_API_KEY",
 };
 
+/** The server as the stack deploys it: its API root and its key's secret, by CDK context and variable names. */
+export const OPENAI_SERVER: ExternalServer = {
+  what: 'the OpenAI-compatible server',
+  baseUrl: { context: 'openaiBaseUrl', env: 'OPENAI_BASE_URL', example: 'https://<host>/v1' },
+  apiKeySecret: { context: 'openaiApiKeySecretName', env: 'OPENAI_API_KEY_SECRET' },
+};
+
 /** An OpenAI-compatible server: no Bedrock grant; the stack needs its https base URL and, optionally, its key's secret. */
 export const traits = (_spec: SpecOf<'openai'>): ModelTraits => ({
   languageModel: true,
   service: 'an OpenAI-compatible server (not an Amazon Bedrock model: nothing to check in AWS)',
-  externalServer: true,
+  externalServer: OPENAI_SERVER,
 });
 
 /** OpenAI-compatible model names: no whitespace, no comma (the separator); anything else servers use (`/`, `:`, `.`). */

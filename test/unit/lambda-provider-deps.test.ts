@@ -6,7 +6,8 @@
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { GetSecretValueCommand, InternalServiceError, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
-import { lambdaProviderDeps, type LambdaHost } from '../../models';
+import { lambdaEnvIssues, lambdaProviderDeps, type LambdaHost } from '../../models';
+import { loadEnv } from '../../lambdas/adapters/env';
 
 const secrets = mockClient(SecretsManagerClient);
 
@@ -78,5 +79,25 @@ describe('lambdaProviderDeps', () => {
     });
     expect(lambdaProviderDeps('extractive', {}, host)).toEqual({});
     expect(secrets.commandCalls(GetSecretValueCommand)).toHaveLength(0);
+  });
+});
+
+describe("an openai: spec's Lambda environment (lambdaEnvIssues, the names of its traits)", () => {
+  it('needs the base URL as an http(s) URL, and a key secret name that is not blank when set', () => {
+    expect(lambdaEnvIssues('openai:m', {})).toEqual([{ variable: 'OPENAI_BASE_URL', message: expect.stringMatching(/required with an openai: MODEL_SPEC/) }]);
+    expect(lambdaEnvIssues('openai:m', { OPENAI_BASE_URL: 'ftp://x' })).toEqual([
+      { variable: 'OPENAI_BASE_URL', message: expect.stringMatching(/http\(s\) URL/) },
+    ]);
+    expect(lambdaEnvIssues('openai:m', { OPENAI_BASE_URL: 'https://llm.example.com/v1', OPENAI_API_KEY_SECRET: ' ' })).toEqual([
+      { variable: 'OPENAI_API_KEY_SECRET', message: expect.stringMatching(/must name the key secret/) },
+    ]);
+    expect(lambdaEnvIssues('openai:m', { OPENAI_BASE_URL: 'https://llm.example.com/v1', OPENAI_API_KEY_SECRET: 'extagents/key' })).toEqual([]);
+    expect(lambdaEnvIssues('bedrock:meta.llama3-1-8b-instruct-v1:0', { OPENAI_BASE_URL: 'ftp://x' })).toEqual([]);
+  });
+
+  it('is what the Lambda environment check reports, at cold start, with the variable named', () => {
+    const base = { TABLE_NAME: 't', BUCKET_NAME: 'b', MODEL_SPEC: 'openai:m' };
+    expect(() => loadEnv(base)).toThrow(/OPENAI_BASE_URL.*required with an openai: MODEL_SPEC/);
+    expect(loadEnv({ ...base, OPENAI_BASE_URL: 'https://llm.example.com/v1' }).OPENAI_BASE_URL).toBe('https://llm.example.com/v1');
   });
 });

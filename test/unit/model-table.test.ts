@@ -42,7 +42,13 @@ describe('the table', () => {
     expect(bedrock.externalServer).toBeFalsy();
     expect(modelTraits('extractive')).toMatchObject({ languageModel: false });
     expect(modelTraits('extractive').externalServer).toBeFalsy();
-    expect(modelTraits('openai:m')).toMatchObject({ languageModel: true, externalServer: true });
+    expect(modelTraits('openai:m')).toMatchObject({
+      languageModel: true,
+      externalServer: {
+        baseUrl: { context: 'openaiBaseUrl', env: 'OPENAI_BASE_URL' },
+        apiKeySecret: { context: 'openaiApiKeySecretName', env: 'OPENAI_API_KEY_SECRET' },
+      },
+    });
     expect(modelTraits('openai:m').invokedModels).toBeUndefined();
     expect(modelTraits('llama:m.gguf').cloudRefusal).toMatch(/local machine only/);
     for (const kind of KINDS) expect(modelTraits({ kind, seekerModelId: 'a', reasonerModelId: 'a' } as never).service).not.toBe('');
