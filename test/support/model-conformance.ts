@@ -65,25 +65,36 @@ const REASON_REQUEST: ChatRequest = {
 const ANSWER = { answerable: true, answer: 'Paris', cited: ['r1-c0'] };
 
 /**
+ * A loaded set per test (`beforeEach`): what a provider keeps (an OpenAI-compatible server's detected
+ * structured mode) is the set's, so no test sees another's. The first load (`beforeAll`, with time
+ * for an in-process model) reads the model; later loads reuse it.
+ * @returns the current test's loaded set.
+ */
+function loadedPerTest(spec: string): () => LoadedModels {
+  let loaded: LoadedModels | undefined;
+  beforeAll(async () => {
+    await loadModels(spec);
+  }, 120_000);
+  beforeEach(async () => {
+    loaded = await loadModels(spec);
+  });
+  return () => {
+    if (loaded === undefined) throw new Error('loadedPerTest: used outside a test');
+    return loaded;
+  };
+}
+
+/**
  * The chat model rows for one language-model provider: reply schema, stop reasons and usage, typed
  * failures (those its stand-in can produce; an in-process model only a prompt over its context).
  */
 export function describeChatModelConformance(h: ConformanceHarness): void {
   describe(`chat model conformance: ${h.kind}`, () => {
-    // A loaded set per test: what a provider keeps (an OpenAI-compatible server's detected
-    // structured mode) is the set's, so no test sees another's. The first load reads an in-process
-    // model (once per process: later loads reuse it).
-    let loaded: LoadedModels;
-    beforeAll(async () => {
-      await loadModels(h.spec);
-    }, 120_000);
-    beforeEach(async () => {
-      loaded = await loadModels(h.spec);
-    });
+    const loaded = loadedPerTest(h.spec);
 
     it("answers a request with a reply schema with that schema's JSON", async () => {
       h.reply?.([{ text: JSON.stringify(ANSWER), inputTokens: 40, outputTokens: 12 }]);
-      const model = loaded.chat('reasoner', h.deps())!;
+      const model = loaded().chat('reasoner', h.deps())!;
 
       const response = await model.complete(REASON_REQUEST);
 
@@ -99,7 +110,7 @@ export function describeChatModelConformance(h: ConformanceHarness): void {
         { text: 'Paris.', inputTokens: 30, outputTokens: 3 },
         { text: 'Paris is the', cut: true, inputTokens: 30, outputTokens: 4 },
       ]);
-      const model = loaded.chat('seeker', h.deps())!;
+      const model = loaded().chat('seeker', h.deps())!;
       const plain: ChatRequest = {
         role: 'seeker',
         system: 'Answer in one word.',
@@ -138,7 +149,7 @@ export function describeChatModelConformance(h: ConformanceHarness): void {
     it.each(failures)(
       'fails with the typed error of a %s call',
       async (failure, type, name) => {
-        const model = loaded.chat('seeker', h.deps())!;
+        const model = loaded().chat('seeker', h.deps())!;
         const cause = h.fail?.[failure];
         cause?.();
         const request = cause ? REASON_REQUEST : { ...REASON_REQUEST, maxTokens: 1_000_000 };
@@ -156,20 +167,11 @@ export function describeChatModelConformance(h: ConformanceHarness): void {
 /** The agent rows for any provider: answers from the evidence with citations and usage; a content filter's reply (when it has one). */
 export function describeAgentConformance(h: ConformanceHarness): void {
   describe(`agent conformance: ${h.kind}`, () => {
-    // A loaded set per test: what a provider keeps (an OpenAI-compatible server's detected
-    // structured mode) is the set's, so no test sees another's. The first load reads an in-process
-    // model (once per process: later loads reuse it).
-    let loaded: LoadedModels;
-    beforeAll(async () => {
-      await loadModels(h.spec);
-    }, 120_000);
-    beforeEach(async () => {
-      loaded = await loadModels(h.spec);
-    });
+    const loaded = loadedPerTest(h.spec);
 
     it('answers from the evidence and cites it, with the reasoner usage of its calls', async () => {
       h.reply?.([{ text: JSON.stringify(ANSWER), inputTokens: 50, outputTokens: 12 }]);
-      const agents = loaded.agents(h.deps());
+      const agents = loaded().agents(h.deps());
 
       const result = await agents.reason({ question: 'What is the capital of France?', messages: [MESSAGE], force: false });
 
@@ -191,7 +193,7 @@ export function describeAgentConformance(h: ConformanceHarness): void {
       "reads a reply withheld by the provider's content filter as a refusal with its reason, and a seek as no message",
       async () => {
         h.filter?.(2);
-        const agents = loaded.agents(h.deps());
+        const agents = loaded().agents(h.deps());
 
         const reasoned = await agents.reason({ question: 'What is the capital of France?', messages: [MESSAGE], force: true });
         const sought = await agents.seek({
