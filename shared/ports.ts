@@ -353,14 +353,16 @@ export const MAX_STORED_WARNINGS = 100;
 export type StoredStep = KarStep & { seq: number; answer: string; citedMessageIds: string[]; answerBasis?: string; messageIds?: string[] };
 
 /**
- * The message pool and run records (DynamoDB in AWS and locally through dynalite).
+ * The message pool and run records, as the method needs them (implementations: DynamoDB in AWS and
+ * locally through dynalite, lambdas/adapters/dynamo-message-store.ts; in memory,
+ * shared/memory-message-store.ts; both pass test/support/message-store-conformance.ts).
  * The pool order is: score descending, then chunk index ascending, then round ascending.
  */
 export interface MessageStore {
   /**
    * Record what one seeking agent's task produced for (run, round, chunk) — the message it found, if
-   * any, its model usage and its warnings — in ONE conditional write (issue 11, item 4: no seeker
-   * waits on a shared counter item; the usage is summed by `getCounters` at the step that needs it).
+   * any, its model usage and its warnings — as one atomic record (no seeking agent waits on a
+   * shared counter; the usage is summed by `getCounters` at the step that needs it).
    * The record is also what makes the chunk "sought" (`seekState`, `soughtChunks`), so a message and
    * its seek record can never be out of step, whatever point a run is killed at.
    * @returns `recorded`, or `already-recorded` when (run, round, chunk) already has a record (a
@@ -381,8 +383,8 @@ export interface MessageStore {
    */
   messageChunks(runId: string, round: number): Promise<number[]>;
   /**
-   * The global top-k messages of rounds 1..`maxRound` (one GSI Query: ScanIndexForward false, Limit
-   * k, filtered by round). The round bound is what makes a resumed run read the pool as the killed
+   * The global top-k messages of rounds 1..`maxRound`, in pool order (global knowledge
+   * synchronization and the KAR steps read them; DynamoDB: one descending GSI Query). The round bound is what makes a resumed run read the pool as the killed
    * one did at the same step: messages of a later round, recorded before the kill, stay out of an
    * earlier round's KAR steps and synchronization snapshot (docs/ARCHITECTURE.md, "Resume").
    * @param k messages wanted (>= 0); fewer come back when the pool is smaller.
@@ -398,14 +400,14 @@ export interface MessageStore {
   getMessages(runId: string, ids: string[]): Promise<Message[]>;
   /**
    * The run's counters: the usage and warnings of every seek record and every KAR step, summed
-   * here, plus the COUNTERS item's (transient errors, throttle waits; the reasoning agent's usage of
+   * here (shared/run-counters.ts `sumRunCounters`), plus the run's own counters (transient errors, throttle waits; the reasoning agent's usage of
    * runs recorded before steps carried it). Warnings come in a fixed order: those of seek records by
    * round then chunk, then those of KAR steps by sequence, then the others in arrival order (at most
    * MAX_STORED_WARNINGS texts; the count is exact).
    */
   getCounters(runId: string): Promise<RunCounters>;
   /**
-   * Count one transient model error (a name of `RETRYABLE_ERRORS`) of a role (atomic ADD), before
+   * Count one transient model error (a name of `RETRYABLE_ERRORS`) of a role (atomically), before
    * the task rethrows it for the workflow's Retry; reported as `RunResult.retries`.
    */
   countTransientError(runId: string, role: AgentRole, errorName: string): Promise<void>;
@@ -418,7 +420,7 @@ export interface MessageStore {
   lastSeekFailure(runId: string, round: number, chunkIndex: number): Promise<SeekFailure | undefined>;
   /**
    * Add the milliseconds a seeking agent waited for the workflow's Retry after a throttled attempt
-   * (atomic ADD on the run's counters); reported in `RunResult.concurrency.throttleWaitSeconds`.
+   * (atomically, on the run's counters); reported in `RunResult.concurrency.throttleWaitSeconds`.
    */
   addThrottleWait(runId: string, ms: number): Promise<void>;
   /** The failures recorded in a round, by ascending chunk index. */
