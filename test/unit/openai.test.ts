@@ -1,5 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { loadModels } from '../../models';
 import {
   isLoopbackUrl,
@@ -24,60 +22,13 @@ import {
 import { LlmAgents } from '../../shared/llm/agents';
 import { parseModelSpec } from '../../models/spec';
 import type { ChatRequest } from '../../shared/ports';
-
-/** What the fake server received. */
-interface Received {
-  method?: string;
-  url?: string;
-  authorization?: string;
-  body: Record<string, unknown>;
-}
-
-/** A scripted reply of the fake server. */
-interface Reply {
-  status: number;
-  body: string;
-  headers?: Record<string, string>;
-  delayMs?: number;
-}
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { useScriptedOpenAiServer, type ScriptedReply } from '../support/scripted-openai-server';
 
 /** A small OpenAI-compatible server on 127.0.0.1: answers each request with the next scripted reply. */
-let server: http.Server;
-let baseUrl: string;
-let replies: Reply[] = [];
-let received: Received[] = [];
-
-beforeAll(async () => {
-  server = http.createServer((req, res) => {
-    let data = '';
-    req.on('data', (chunk: Buffer) => (data += chunk.toString('utf8')));
-    req.on('end', () => {
-      received.push({ method: req.method, url: req.url, authorization: req.headers.authorization, body: JSON.parse(data || '{}') as Record<string, unknown> });
-      const reply = replies.shift() ?? { status: 500, body: '{"error":{"message":"no scripted reply"}}' };
-      const send = (): void => {
-        if (res.destroyed) return;
-        res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
-        res.end(reply.body);
-      };
-      if (reply.delayMs) {
-        const timer = setTimeout(send, reply.delayMs);
-        res.on('close', () => clearTimeout(timer));
-      } else send();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-});
-
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
-
-beforeEach(() => {
-  replies = [];
-  received = [];
-});
+const fake = useScriptedOpenAiServer();
+type Reply = ScriptedReply;
 
 const request: ChatRequest = {
   role: 'seeker',
@@ -105,17 +56,17 @@ function completion(content: unknown, finishReason = 'stop', usage: object | nul
 describe('OpenAiChatModel.complete against a local server', () => {
   it('posts system, turns, max_tokens and temperature to {base}/chat/completions and reads text and usage', async () => {
     // Arrange
-    replies = [{ status: 200, body: completion('{"score": 80}') }];
-    const model = new OpenAiChatModel('llama3.1:8b', { baseUrl: `${baseUrl}/`, apiKey: 'sk-test' });
+    fake.replies = [{ status: 200, body: completion('{"score": 80}') }];
+    const model = new OpenAiChatModel('llama3.1:8b', { baseUrl: `${fake.baseUrl}/`, apiKey: 'sk-test' });
 
     // Act
     const response = await model.complete(request);
 
     // Assert
     expect(response).toEqual({ text: '{"score": 80}', stopReason: 'end_turn', inputTokens: 812, outputTokens: 64 });
-    expect(received).toHaveLength(1);
-    expect(received[0]).toMatchObject({ method: 'POST', url: '/v1/chat/completions', authorization: 'Bearer sk-test' });
-    expect(received[0].body).toEqual({
+    expect(fake.received).toHaveLength(1);
+    expect(fake.received[0]).toMatchObject({ method: 'POST', url: '/v1/chat/completions', authorization: 'Bearer sk-test' });
+    expect(fake.received[0].body).toEqual({
       model: 'llama3.1:8b',
       messages: [
         { role: 'system', content: 'You are a seeking agent.' },
@@ -130,24 +81,24 @@ describe('OpenAiChatModel.complete against a local server', () => {
   });
 
   it('maps finish_reason "length" to max_tokens, omits a blank system prompt and the key when none is set, and tolerates missing usage', async () => {
-    replies = [{ status: 200, body: completion('partial', 'length', null) }];
-    const model = new OpenAiChatModel('m', { baseUrl, apiKey: '' });
+    fake.replies = [{ status: 200, body: completion('partial', 'length', null) }];
+    const model = new OpenAiChatModel('m', { baseUrl: fake.baseUrl, apiKey: '' });
 
     const response = await model.complete({ ...request, system: '  ', temperature: undefined });
 
     expect(response).toEqual({ text: 'partial', stopReason: 'max_tokens', inputTokens: 0, outputTokens: 0 });
-    expect(received[0].authorization).toBeUndefined();
-    expect(received[0].body).not.toHaveProperty('temperature');
-    expect((received[0].body.messages as unknown[])[0]).toEqual({ role: 'user', content: 'Read the chunk.' });
+    expect(fake.received[0].authorization).toBeUndefined();
+    expect(fake.received[0].body).not.toHaveProperty('temperature');
+    expect((fake.received[0].body.messages as unknown[])[0]).toEqual({ role: 'user', content: 'Read the chunk.' });
   });
 
   it('reads content as servers write it: null as no text, a list of parts as their texts joined (parts without text add nothing)', async () => {
-    replies = [
+    fake.replies = [
       { status: 200, body: completion(null) },
       { status: 200, body: completion([{ type: 'text', text: 'Joseph ' }, null, { type: 'image_url' }, { type: 'text', text: 'Strauss' }]) },
       { status: 200, body: completion(42) },
     ];
-    const model = new OpenAiChatModel('m', { baseUrl, apiKey: '' });
+    const model = new OpenAiChatModel('m', { baseUrl: fake.baseUrl, apiKey: '' });
 
     expect((await model.complete(request)).text).toBe('');
     expect((await model.complete(request)).text).toBe('Joseph Strauss');
@@ -156,21 +107,21 @@ describe('OpenAiChatModel.complete against a local server', () => {
 
   it('waits out a 429 as its Retry-After says and sends again, saying so in a warning', async () => {
     const throttle = { status: 429, headers: { 'retry-after': '1' }, body: '{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}' };
-    replies = [throttle, { status: 200, body: completion('Paris') }];
-    const model = new OpenAiChatModel('m', { baseUrl });
+    fake.replies = [throttle, { status: 200, body: completion('Paris') }];
+    const model = new OpenAiChatModel('m', { baseUrl: fake.baseUrl });
 
     const started = Date.now();
     const reply = await model.complete(request);
 
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
     expect(reply.text).toBe('Paris');
-    expect(received).toHaveLength(2);
+    expect(fake.received).toHaveLength(2);
     expect(reply.warnings?.join('\n')).toMatch(/throttled this call 1 time\(s\) \(HTTP 429\); waited 1\.0 s/);
   });
 
   it('turns a 429 whose Retry-After is past its throttle budget into a retryable ModelThrottledError carrying the delay, at once', async () => {
-    replies = [{ status: 429, headers: { 'retry-after': '3600' }, body: '{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}' }];
-    const model = new OpenAiChatModel('m', { baseUrl });
+    fake.replies = [{ status: 429, headers: { 'retry-after': '3600' }, body: '{"error":{"message":"Rate limit reached","type":"rate_limit_error"}}' }];
+    const model = new OpenAiChatModel('m', { baseUrl: fake.baseUrl });
 
     const error = await model.complete(request).catch((e: unknown) => e);
 
@@ -178,11 +129,11 @@ describe('OpenAiChatModel.complete against a local server', () => {
     expect((error as Error).name).toBe('ModelThrottledError');
     expect((error as Error).message).toMatch(/Retry-After: 3600 s.*HTTP 429 rate_limit_error: Rate limit reached/);
     expect(retryAfterSecondsOf(error)).toBe(3600);
-    expect(received).toHaveLength(1);
+    expect(fake.received).toHaveLength(1);
   });
 
   it('turns a 400 about the context length into ContextOverflowError and another 400 into ModelError', async () => {
-    replies = [
+    fake.replies = [
       {
         status: 400,
         body: JSON.stringify({
@@ -194,7 +145,7 @@ describe('OpenAiChatModel.complete against a local server', () => {
       },
       { status: 400, body: '{"error":{"message":"temperature must be between 0 and 2","type":"invalid_request_error"}}' },
     ];
-    const model = new OpenAiChatModel('m', { baseUrl });
+    const model = new OpenAiChatModel('m', { baseUrl: fake.baseUrl });
 
     await expect(model.complete(request)).rejects.toThrow(ContextOverflowError);
     const other = await model.complete(request).catch((e: unknown) => e);
@@ -204,12 +155,12 @@ describe('OpenAiChatModel.complete against a local server', () => {
   });
 
   it('turns 5xx into ModelUnavailableError and 401/404 into ModelConfigurationError', async () => {
-    replies = [
+    fake.replies = [
       { status: 503, body: 'Service Unavailable' },
       { status: 401, body: '{"error":{"message":"Incorrect API key"}}' },
       { status: 404, body: '{"error":"model \\"nope\\" not found, try pulling it first"}' },
     ];
-    const model = new OpenAiChatModel('nope', { baseUrl });
+    const model = new OpenAiChatModel('nope', { baseUrl: fake.baseUrl });
 
     await expect(model.complete(request)).rejects.toThrow(ModelUnavailableError);
     await expect(model.complete(request)).rejects.toThrow(/not authorized .*Incorrect API key/);
@@ -217,8 +168,8 @@ describe('OpenAiChatModel.complete against a local server', () => {
   });
 
   it('turns a slow server into ModelTimeoutError', async () => {
-    replies = [{ status: 200, body: completion('late'), delayMs: 2_000 }];
-    const model = new OpenAiChatModel('m', { baseUrl, timeoutMs: 100 });
+    fake.replies = [{ status: 200, body: completion('late'), delayMs: 2_000 }];
+    const model = new OpenAiChatModel('m', { baseUrl: fake.baseUrl, timeoutMs: 100 });
 
     await expect(model.complete(request)).rejects.toThrow(ModelTimeoutError);
   });
@@ -238,11 +189,11 @@ describe('OpenAiChatModel.complete against a local server', () => {
     expect(isLoopbackUrl('http://127.1.2.3/v1')).toBe(true);
     expect(isLoopbackUrl('https://api.openai.com/v1')).toBe(false);
 
-    replies = [
+    fake.replies = [
       { status: 200, body: '{"choices": []}' },
       { status: 200, body: 'not json' },
     ];
-    const model = new OpenAiChatModel('m', { baseUrl });
+    const model = new OpenAiChatModel('m', { baseUrl: fake.baseUrl });
     await expect(model.complete(request)).rejects.toThrow(/no choices\[0\]\.message\.content/);
     await expect(model.complete(request)).rejects.toThrow(ModelError);
   });
@@ -314,15 +265,15 @@ describe('openai: model specs', () => {
 
   it('builds LLM agents over the local server without touching Bedrock', async () => {
     const bedrock = jest.fn();
-    const model = (await loadModels('openai:small,large')).agents({ bedrock: { client: bedrock }, openai: { options: { baseUrl } } });
+    const model = (await loadModels('openai:small,large')).agents({ bedrock: { client: bedrock }, openai: { options: { baseUrl: fake.baseUrl } } });
     expect(model).toBeInstanceOf(LlmAgents);
     expect(bedrock).not.toHaveBeenCalled();
-    replies = [{ status: 200, body: completion('{"answerable": true, "answer": "Paris", "cited": ["r1-c0"]}') }];
+    fake.replies = [{ status: 200, body: completion('{"answerable": true, "answer": "Paris", "cited": ["r1-c0"]}') }];
     const message = { id: 'r1-c0', round: 1, chunkIndex: 0, score: 90, evidence: 'Paris is the capital of France.', tokens: 7, quotes: [], sources: ['d'] };
     const result = await model.reason({ question: 'Capital of France?', messages: [message], force: false });
     // The reasoning agent's calls go to the reasoner model of the spec.
-    expect(received.length).toBeGreaterThanOrEqual(1);
-    expect(received.every((r) => r.body.model === 'large')).toBe(true);
+    expect(fake.received.length).toBeGreaterThanOrEqual(1);
+    expect(fake.received.every((r) => r.body.model === 'large')).toBe(true);
     expect(result.usage.inputTokens).toBeGreaterThan(0);
   });
 });
@@ -332,35 +283,35 @@ describe('OpenAiChatModel structured output (response_format)', () => {
   const good = '{"sentences": [1], "note": "", "score": 75}';
 
   it('sends the reply schema as response_format json_schema (strict) and reports the reply as schema-constrained', async () => {
-    replies = [{ status: 200, body: completion(good) }];
-    const model = new OpenAiChatModel('m', { baseUrl });
+    fake.replies = [{ status: 200, body: completion(good) }];
+    const model = new OpenAiChatModel('m', { baseUrl: fake.baseUrl });
 
     const response = await model.complete(structuredRequest);
 
-    expect(received[0].body.response_format).toEqual({
+    expect(fake.received[0].body.response_format).toEqual({
       type: 'json_schema',
       json_schema: { name: 'seek_reply', strict: true, schema: SEEK_REPLY.schema },
     });
-    expect(received[0].body.max_tokens).toBe(outputTokenBudget(SEEK_REPLY));
+    expect(fake.received[0].body.max_tokens).toBe(outputTokenBudget(SEEK_REPLY));
     expect(response).toMatchObject({ text: good, stopReason: 'end_turn', structured: 'schema' });
     expect(response.warnings).toBeUndefined();
   });
 
   it('sends no response_format for a request without a schema', async () => {
-    replies = [{ status: 200, body: completion('hello') }];
-    await new OpenAiChatModel('m', { baseUrl }).complete(request);
-    expect(received[0].body).not.toHaveProperty('response_format');
+    fake.replies = [{ status: 200, body: completion('hello') }];
+    await new OpenAiChatModel('m', { baseUrl: fake.baseUrl }).complete(request);
+    expect(fake.received[0].body).not.toHaveProperty('response_format');
   });
 
   it('falls back to json_object, then to prose, when the server rejects response_format, once per process, with one warning for the fallback', async () => {
     const rejection = (what: string): Reply => ({ status: 400, body: JSON.stringify({ error: { message: `Unsupported response_format type: ${what}` } }) });
-    replies = [rejection('json_schema'), rejection('json_object'), { status: 200, body: completion(good) }, { status: 200, body: completion(good) }];
-    const model = new OpenAiChatModel('m', { baseUrl });
+    fake.replies = [rejection('json_schema'), rejection('json_object'), { status: 200, body: completion(good) }, { status: 200, body: completion(good) }];
+    const model = new OpenAiChatModel('m', { baseUrl: fake.baseUrl });
 
     const first = await model.complete(structuredRequest);
     const second = await model.complete(structuredRequest);
 
-    expect(received.map((r) => (r.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual([
+    expect(fake.received.map((r) => (r.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual([
       'json_schema',
       'json_object',
       'none',
@@ -387,7 +338,7 @@ describe('OpenAiChatModel structured output (response_format)', () => {
         return new Response(JSON.stringify({ error: { message: `response_format ${body.response_format.type} is not supported` } }), { status: 400 });
       return new Response(completion(good), { status: 200 });
     };
-    const model = new OpenAiChatModel('m', { baseUrl, fetch: slowFetch });
+    const model = new OpenAiChatModel('m', { baseUrl: fake.baseUrl, fetch: slowFetch });
 
     const replies7 = await Promise.all(Array.from({ length: 7 }, () => model.complete(structuredRequest)));
 
@@ -398,15 +349,15 @@ describe('OpenAiChatModel structured output (response_format)', () => {
   });
 
   it('a probe that fails for another reason settles nothing: the next call probes again from the first mode not yet rejected', async () => {
-    replies = [
+    fake.replies = [
       { status: 400, body: '{"error":{"message":"json_schema response_format unsupported"}}' },
       { status: 503, body: '{"error":{"message":"overloaded"}}' },
       { status: 200, body: completion(good) },
     ];
-    const model = new OpenAiChatModel('m', { baseUrl });
+    const model = new OpenAiChatModel('m', { baseUrl: fake.baseUrl });
     await expect(model.complete(structuredRequest)).rejects.toBeInstanceOf(ModelUnavailableError);
     const second = await model.complete(structuredRequest);
-    expect(received.map((r) => (r.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual([
+    expect(fake.received.map((r) => (r.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual([
       'json_schema',
       'json_object',
       'json_object',
@@ -418,15 +369,15 @@ describe('OpenAiChatModel structured output (response_format)', () => {
   it('keeps the detected mode per loaded model set: its seeking and reasoning models share one probe, another set probes again', async () => {
     const rejection = (what: string): Reply => ({ status: 400, body: JSON.stringify({ error: { message: `Unsupported response_format type: ${what}` } }) });
     const ok: Reply = { status: 200, body: completion(good) };
-    replies = [rejection('json_schema'), rejection('json_object'), ok, ok, rejection('json_schema'), rejection('json_object'), ok];
+    fake.replies = [rejection('json_schema'), rejection('json_object'), ok, ok, rejection('json_schema'), rejection('json_object'), ok];
     const first = await loadModels('openai:m');
     const second = await loadModels('openai:m');
 
-    const probed = await first.chat('seeker', { openai: { options: { baseUrl } } })!.complete(structuredRequest);
-    const settled = await first.chat('reasoner', { openai: { options: { baseUrl } } })!.complete(structuredRequest);
-    const probedAgain = await second.chat('seeker', { openai: { options: { baseUrl } } })!.complete(structuredRequest);
+    const probed = await first.chat('seeker', { openai: { options: { baseUrl: fake.baseUrl } } })!.complete(structuredRequest);
+    const settled = await first.chat('reasoner', { openai: { options: { baseUrl: fake.baseUrl } } })!.complete(structuredRequest);
+    const probedAgain = await second.chat('seeker', { openai: { options: { baseUrl: fake.baseUrl } } })!.complete(structuredRequest);
 
-    expect(received.map((r) => (r.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual([
+    expect(fake.received.map((r) => (r.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual([
       'json_schema',
       'json_object',
       'none',
@@ -441,40 +392,40 @@ describe('OpenAiChatModel structured output (response_format)', () => {
   });
 
   it('falls back to prose once when the server accepts response_format but ignores it (a complete reply that is not JSON)', async () => {
-    replies = [
+    fake.replies = [
       { status: 200, body: completion('Evidence: opened in 1937. Score: 90') },
       { status: 200, body: completion('Evidence: x. Score: 10') },
     ];
-    const model = new OpenAiChatModel('m', { baseUrl });
+    const model = new OpenAiChatModel('m', { baseUrl: fake.baseUrl });
 
     const first = await model.complete(structuredRequest);
     await model.complete(structuredRequest);
 
     expect(first.warnings).toEqual([expect.stringMatching(/ignored response_format/)]);
-    expect(received[1].body).not.toHaveProperty('response_format');
+    expect(fake.received[1].body).not.toHaveProperty('response_format');
   });
 
   it('a forced mode never falls back: structured "schema" surfaces the rejection as a ModelError, "json" sends json_object, "off" sends none', async () => {
-    replies = [{ status: 400, body: '{"error":{"message":"response_format not supported"}}' }];
-    await expect(new OpenAiChatModel('m', { baseUrl, structured: 'schema' }).complete(structuredRequest)).rejects.toBeInstanceOf(ModelError);
-    replies = [
+    fake.replies = [{ status: 400, body: '{"error":{"message":"response_format not supported"}}' }];
+    await expect(new OpenAiChatModel('m', { baseUrl: fake.baseUrl, structured: 'schema' }).complete(structuredRequest)).rejects.toBeInstanceOf(ModelError);
+    fake.replies = [
       { status: 200, body: completion(good) },
       { status: 200, body: completion(good) },
     ];
-    await new OpenAiChatModel('m', { baseUrl, structured: 'json' }).complete(structuredRequest);
-    await new OpenAiChatModel('m', { baseUrl, structured: 'off' }).complete(structuredRequest);
-    expect(received.slice(1).map((r) => (r.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual(['json_object', 'none']);
+    await new OpenAiChatModel('m', { baseUrl: fake.baseUrl, structured: 'json' }).complete(structuredRequest);
+    await new OpenAiChatModel('m', { baseUrl: fake.baseUrl, structured: 'off' }).complete(structuredRequest);
+    expect(fake.received.slice(1).map((r) => (r.body.response_format as { type?: string } | undefined)?.type ?? 'none')).toEqual(['json_object', 'none']);
   });
 
   it('reads OPENAI_STRUCTURED and rejects an unknown mode at load', () => {
-    expect(openAiOptionsFromEnv({}, { OPENAI_BASE_URL: baseUrl, OPENAI_STRUCTURED: 'json' }).structured).toBe('json');
-    expect(openAiOptionsFromEnv({}, { OPENAI_BASE_URL: baseUrl }).structured).toBe('auto');
-    expect(() => openAiOptionsFromEnv({}, { OPENAI_BASE_URL: baseUrl, OPENAI_STRUCTURED: 'grammar' })).toThrow(/must be one of auto, schema, json, off/);
+    expect(openAiOptionsFromEnv({}, { OPENAI_BASE_URL: fake.baseUrl, OPENAI_STRUCTURED: 'json' }).structured).toBe('json');
+    expect(openAiOptionsFromEnv({}, { OPENAI_BASE_URL: fake.baseUrl }).structured).toBe('auto');
+    expect(() => openAiOptionsFromEnv({}, { OPENAI_BASE_URL: fake.baseUrl, OPENAI_STRUCTURED: 'grammar' })).toThrow(/must be one of auto, schema, json, off/);
   });
 
   it('a 400 about the prompt (not response_format) is not a fallback: it is mapped as before', async () => {
-    replies = [{ status: 400, body: '{"error":{"message":"This model\'s maximum context length is 8192 tokens"}}' }];
-    await expect(new OpenAiChatModel('m', { baseUrl }).complete(structuredRequest)).rejects.toBeInstanceOf(ContextOverflowError);
-    expect(received).toHaveLength(1);
+    fake.replies = [{ status: 400, body: '{"error":{"message":"This model\'s maximum context length is 8192 tokens"}}' }];
+    await expect(new OpenAiChatModel('m', { baseUrl: fake.baseUrl }).complete(structuredRequest)).rejects.toBeInstanceOf(ContextOverflowError);
+    expect(fake.received).toHaveLength(1);
   });
 });

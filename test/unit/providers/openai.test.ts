@@ -2,35 +2,10 @@
  * The model conformance suite (test/support/model-conformance.ts) for the `openai:` provider: an
  * OpenAI-compatible server on 127.0.0.1 answering scripted replies.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { useScriptedOpenAiServer } from '../../support/scripted-openai-server';
 import { describeAgentConformance, describeChatModelConformance, type ConformanceHarness, type Scripted } from '../../support/model-conformance';
 
-let server: http.Server;
-let baseUrl = '';
-let openAiReplies: Array<{ status: number; body: string; headers?: Record<string, string> }> = [];
-
-beforeAll(async () => {
-  server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      const reply = openAiReplies.shift() ?? { status: 500, body: '{"error":{"message":"no scripted reply"}}' };
-      res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
-      res.end(reply.body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-});
-
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
-
-beforeEach(() => {
-  openAiReplies = [];
-});
+const fake = useScriptedOpenAiServer();
 
 const completion = (r: Scripted) =>
   JSON.stringify({
@@ -42,23 +17,23 @@ const openAiError = (status: number, message: string) => ({ status, body: JSON.s
 const harness: ConformanceHarness = {
   kind: 'openai',
   spec: 'openai:small-model',
-  deps: () => ({ openai: { options: { baseUrl, apiKey: 'test-key', structured: 'off' } } }),
-  reply: (replies) => void openAiReplies.push(...replies.map((r) => ({ status: 200, body: completion(r) }))),
+  deps: () => ({ openai: { options: { baseUrl: fake.baseUrl, apiKey: 'test-key', structured: 'off' } } }),
+  reply: (replies) => void fake.replies.push(...replies.map((r) => ({ status: 200, body: completion(r) }))),
   filter: (times) => {
     for (let i = 0; i < times; i++) {
       const body = JSON.stringify({
         choices: [{ index: 0, message: { role: 'assistant', content: 'I cannot help with that.' }, finish_reason: 'content_filter' }],
         usage: { prompt_tokens: 30, completion_tokens: 6, total_tokens: 36 },
       });
-      openAiReplies.push({ status: 200, body });
+      fake.replies.push({ status: 200, body });
     }
   },
   fail: {
     // A Retry-After past the adapter's own throttle budget: the 429 comes back at once, typed.
-    throttled: () => void openAiReplies.push({ ...openAiError(429, 'Rate limit reached'), headers: { 'retry-after': '3600' } }),
+    throttled: () => void fake.replies.push({ ...openAiError(429, 'Rate limit reached'), headers: { 'retry-after': '3600' } }),
     contextOverflow: () =>
-      void openAiReplies.push(openAiError(400, "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.")),
-    unavailable: () => void openAiReplies.push(openAiError(503, 'The server is overloaded')),
+      void fake.replies.push(openAiError(400, "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.")),
+    unavailable: () => void fake.replies.push(openAiError(503, 'The server is overloaded')),
   },
   exactUsage: true,
 };
