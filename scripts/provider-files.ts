@@ -11,7 +11,8 @@
  * - `kind`: a string literal that is the kind (`'openai'`) or a spec of it (`'openai:…'`);
  * - `name`: an identifier that contains the kind's name, any case (`openAiOptions`, `BedrockDeps`).
  * Each file is printed once with the reasons found in it; tests, benches and eval code are listed
- * apart from the product's code. Prints counts per kind at the end; exits 0 (a report, not a check).
+ * apart from the product's code. Prints counts per kind at the end; exits 0 (a report, not a check),
+ * or 2 for a kind the provider table does not list.
  *
  * Hand-written: no library counts a name's uses by file this way; a maintained parser does the
  * reading (the project's TypeScript 7 has no JavaScript compiler API).

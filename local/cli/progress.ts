@@ -151,7 +151,7 @@ export class RunProgressReporter {
       const { label, detail } = seekTask(event);
       if (!this.task || this.round !== label) {
         this.round = label;
-        this.task = this.progress.task(label, event.total, 'chunks', { done: event.done, detail, etaMs: event.etaMs });
+        this.task = this.progress.task(label, event.total, event.total === 1 ? 'chunk' : 'chunks', { done: event.done, detail, etaMs: event.etaMs });
       } else this.task.update(event.done, detail, event.etaMs);
       return;
     }
@@ -178,7 +178,7 @@ export function progressSummary(latest: { status?: RunStatusEvent; seek?: RunSee
   if (seek && (status === undefined || status.phase === 'seeking')) {
     const { label, detail } = seekTask(seek);
     const eta = seek.etaMs !== null && seek.done < seek.total ? `, ETA ${formatDurationMs(seek.etaMs)}` : '';
-    return `${label}: ${seek.done}/${seek.total} chunks (${detail}${eta})`;
+    return `${label}: ${seek.done}/${seek.total} ${seek.total === 1 ? 'chunk' : 'chunks'} (${detail}${eta})`;
   }
   return status ? progressLine(status) : undefined;
 }

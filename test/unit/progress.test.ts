@@ -90,6 +90,15 @@ describe("a run's progress events as the CLI shows them", () => {
       expect(progressLine(silent)).toBeUndefined();
   });
 
+  it('says "chunk" for a corpus of one chunk, live and in a run\'s summary', () => {
+    const { stream, lines } = fakeStream();
+    const reporter = new RunProgressReporter(new Progress(true, stream));
+    for (const event of [status('seeking', { round: 1 }), seek(0, { total: 1, etaMs: null }), seek(1, { total: 1, etaMs: 0 })]) reporter.onProgress(event);
+
+    expect(lines()).toEqual(['round 1 seeking agents: 0/1 chunk (0 messages)', 'round 1 seeking agents: 1/1 chunk (1 message)']);
+    expect(progressSummary({ seek: seek(0, { total: 1, etaMs: null }) })).toBe('round 1 seeking agents: 0/1 chunk (0 messages)');
+  });
+
   it("shows a round's seeking as a counted task with its messages, failures and ETA, then the next phase as a line", () => {
     const { stream, lines } = fakeStream();
     const reporter = new RunProgressReporter(new Progress(true, stream));
