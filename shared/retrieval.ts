@@ -1,11 +1,12 @@
 /**
  * The cheap local retriever of the project: BM25 (minisearch) of chunk texts against a question,
- * over the content terms of shared/extractive/text.ts (stemmed, stop words removed). No model call.
+ * over the terms of shared/extractive/text.ts `retrievalTerms` (stemmed content terms, stop words
+ * removed; Chinese, Japanese and Korean as character bigrams). No model call.
  * Used by the `rag` baseline of the eval (eval/strategies/baselines.ts) and by the run option
  * `coverage: 'grow'` (Prepare orders the chunks by it; shared/coverage.ts).
  */
 import MiniSearch from 'minisearch';
-import { contentTerms } from './extractive/text';
+import { retrievalTerms } from './extractive/text';
 
 /** What the retriever reads of a chunk: its index and its text. */
 export interface RetrievableChunk {
@@ -25,7 +26,7 @@ export class ChunkRetriever {
 
   /** @param question the run's question (its content terms are the query). */
   constructor(question: string) {
-    this.terms = [...new Set(contentTerms(question))];
+    this.terms = [...new Set(retrievalTerms(question))];
     const keep = new Set(this.terms);
     this.index = new MiniSearch<{ id: number; terms: string }>({
       fields: ['terms'],
@@ -37,7 +38,7 @@ export class ChunkRetriever {
 
   /** Add one chunk (each index at most once). */
   add(chunk: RetrievableChunk): void {
-    this.index.add({ id: chunk.index, terms: contentTerms(chunk.text).join(' ') });
+    this.index.add({ id: chunk.index, terms: retrievalTerms(chunk.text).join(' ') });
   }
 
   /**

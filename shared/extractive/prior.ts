@@ -8,23 +8,13 @@
  * text, which has no spaces between words, character bigrams.
  */
 import { questionQuery } from './query';
-import { contentTerms } from './text';
+import { CJK_RUN, cjkBigramOccurrences, contentTerms } from './text';
 
 /** Weight of one CJK character bigram of a question (nats; about that of a rare English word). */
 const CJK_BIGRAM_WEIGHT = 8;
-/** A run of CJK ideographs, kana or hangul. */
-const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu;
 
-/** The CJK character bigrams of a text (a run of one character is its own term). */
-function cjkBigrams(text: string): Set<string> {
-  const grams = new Set<string>();
-  for (const run of text.match(CJK_RUN) ?? []) {
-    const chars = Array.from(run);
-    if (chars.length === 1) grams.add(chars[0]);
-    for (let i = 0; i + 1 < chars.length; i++) grams.add(chars[i] + chars[i + 1]);
-  }
-  return grams;
-}
+/** The CJK character bigrams of a text, once each. */
+const cjkBigrams = (text: string): Set<string> => new Set(cjkBigramOccurrences(text));
 
 /** The weighted terms of a question: English-like content terms (stemmed) and CJK bigrams. */
 function questionTerms(question: string): Array<{ term: string; weight: number; cjk: boolean }> {

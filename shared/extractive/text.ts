@@ -380,3 +380,29 @@ export function isNameOrNumber(text: string, start: number, end: number, sentenc
   }
   return start > sentenceStart && first > 127 && /\p{Lu}/u.test(text.charAt(start));
 }
+
+/** A run of CJK ideographs, kana or hangul (text with no spaces between words). */
+export const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu;
+
+/**
+ * The CJK character bigrams of a text in order, with repeats (a run of one character is its own
+ * term): the terms of Chinese, Japanese and Korean text, which `contentTerms` reads as one word
+ * per run (the approach of Lucene's CJK analyzer; no dictionary needed).
+ */
+export function cjkBigramOccurrences(text: string): string[] {
+  const grams: string[] = [];
+  for (const run of text.match(CJK_RUN) ?? []) {
+    const chars = Array.from(run);
+    if (chars.length === 1) grams.push(chars[0]);
+    for (let i = 0; i + 1 < chars.length; i++) grams.push(chars[i] + chars[i + 1]);
+  }
+  return grams;
+}
+
+/**
+ * The terms a lexical retriever indexes: the content terms of the text outside CJK runs
+ * (`contentTerms`) and the CJK character bigrams (`cjkBigramOccurrences`), with repeats.
+ */
+export function retrievalTerms(text: string): string[] {
+  return [...contentTerms(text.replace(CJK_RUN, ' ')), ...cjkBigramOccurrences(text)];
+}

@@ -5,7 +5,7 @@
 import MiniSearch from 'minisearch';
 import { parseRunOptions } from '../../shared/config';
 import { coverageItems, coverageSchedule, nextCoverage } from '../../shared/coverage';
-import { contentTerms } from '../../shared/extractive/text';
+import { cjkBigramOccurrences, contentTerms, retrievalTerms } from '../../shared/extractive/text';
 import { ChunkRetriever, rankChunks } from '../../shared/retrieval';
 
 describe('the coverage schedule', () => {
@@ -85,6 +85,21 @@ describe('the BM25 coverage order (shared/retrieval.ts)', () => {
 
   it('keeps corpus order for a question without content terms', () => {
     expect(rankChunks('Is it?', chunks).map((c) => c.index)).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('reads Chinese by character bigrams: a question matches the passage that shares its words, not only whole clauses', () => {
+    // Arrange: a run of Chinese characters up to punctuation is one content term; without bigrams no chunk matched
+    const zh = [
+      { index: 0, text: '本作以三大故事为主轴，讲述了战国时代的人物。' },
+      { index: 1, text: '《战国无双3》是由光荣和ω-force开发的战国无双系列的正统第三续作。' },
+      { index: 2, text: '天气很好。' },
+    ];
+    expect(contentTerms('战国无双3是由哪两家公司开发的')).toHaveLength(1);
+
+    // Act / Assert
+    expect(rankChunks('战国无双3是由哪两家公司开发的？', zh).map((c) => c.index)).toEqual([1, 0, 2]);
+    expect(retrievalTerms('光荣和ω-force')).toEqual(['forc', '光荣', '荣和']);
+    expect(cjkBigramOccurrences('天气 天气好')).toEqual(['天气', '天气', '气好']);
   });
 });
 
