@@ -66,9 +66,11 @@ export const containerModels: () => Promise<LoadedModels<ProviderDeps>> = onFirs
  */
 export function batchDepsOf(lambdaEnv: LambdaEnv, blobs: BlobStore, bedrock: () => BedrockClient): HandlerDeps['batch'] {
   if (lambdaEnv.BATCH_ROLE_ARN === undefined || modelTraits(lambdaEnv.MODEL_SPEC).invokedModels === undefined) return undefined;
+  // Loaded once per container, as the on-demand model is; each task wraps its own seeker.
+  const models = onFirstUse(() => loadModels(lambdaEnv.MODEL_SPEC));
   return {
     inference: new BedrockBatchInference(bedrock(), blobs, { bucket: lambdaEnv.BUCKET_NAME, roleArn: lambdaEnv.BATCH_ROLE_ARN, logger }),
-    agents: async (wrapSeeker) => withUsageMetrics((await loadModels(lambdaEnv.MODEL_SPEC)).agents({ ...modelDeps, wrapSeeker })),
+    agents: async (wrapSeeker) => withUsageMetrics((await models()).agents({ ...modelDeps, wrapSeeker })),
   };
 }
 
