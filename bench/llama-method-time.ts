@@ -74,11 +74,22 @@ interface Call {
   input: number;
   cacheRead: number;
   output: number;
+  /** Tokens (the model's) of the synchronized messages' evidence in the prompt (round >= 2). */
+  synchronized: number;
 }
 
 /** The seeking phase of one round: wall (first start to last end), model time, tokens. */
-function phase(calls: readonly Call[]): { calls: number; wallS: number; modelS: number; input: number; cacheRead: number; outputPerCall: number } {
-  if (calls.length === 0) return { calls: 0, wallS: 0, modelS: 0, input: 0, cacheRead: 0, outputPerCall: 0 };
+function phase(calls: readonly Call[]): {
+  calls: number;
+  wallS: number;
+  modelS: number;
+  input: number;
+  cacheRead: number;
+  outputPerCall: number;
+  evaluatedPerCall: number;
+  synchronizedPerCall: number;
+} {
+  if (calls.length === 0) return { calls: 0, wallS: 0, modelS: 0, input: 0, cacheRead: 0, outputPerCall: 0, evaluatedPerCall: 0, synchronizedPerCall: 0 };
   const sum = (f: (c: Call) => number): number => calls.reduce((s, c) => s + f(c), 0);
   return {
     calls: calls.length,
@@ -87,7 +98,15 @@ function phase(calls: readonly Call[]): { calls: number; wallS: number; modelS: 
     input: sum((c) => c.input),
     cacheRead: sum((c) => c.cacheRead),
     outputPerCall: sum((c) => c.output) / calls.length,
+    evaluatedPerCall: sum((c) => c.input - c.cacheRead) / calls.length,
+    synchronizedPerCall: sum((c) => c.synchronized) / calls.length,
   };
+}
+
+/** The KAR steps after the first, summed: tokens evaluated against tokens of the messages they added. */
+function karAfterFirst(steps: ReadonlyArray<{ evaluated: number; addedTokens: number }>): { evaluated: number; added: number } {
+  const later = steps.slice(1);
+  return { evaluated: later.reduce((n, s) => n + s.evaluated, 0), added: later.reduce((n, s) => n + s.addedTokens, 0) };
 }
 
 async function main(): Promise<void> {
@@ -136,6 +155,7 @@ async function main(): Promise<void> {
           input: r.usage.inputTokens,
           cacheRead: r.usage.cacheReadInputTokens ?? 0,
           output: r.usage.outputTokens,
+          synchronized: request.round >= 2 ? request.synchronized.reduce((n, m) => n + chat.countTokens(m.evidence), 0) : 0,
         });
         return r;
       },
@@ -180,7 +200,11 @@ async function main(): Promise<void> {
       round1: r1,
       round2: r2,
       kar: steps,
-      headline: { round1OverEngine: r1.wallS / engineS, round2OverRound1: r1.modelS > 0 ? r2.modelS / r1.modelS : 0 },
+      headline: {
+        round1OverEngine: r1.wallS / engineS,
+        round2OverRound1: r1.modelS > 0 ? r2.modelS / r1.modelS : 0,
+        karEvaluatedOverAdded: ((later) => (later.added > 0 ? later.evaluated / later.added : 0))(karAfterFirst(steps)),
+      },
       promptTokensPerCorpusToken: r1.input / corpusTokens,
       wallS,
       answer: result.answer,
@@ -207,6 +231,24 @@ async function main(): Promise<void> {
       for (const s of r.kar) {
         process.stdout.write(
           `  ${r.length}: k=${s.k} prompt ${s.input} cache ${s.cacheRead} evaluated ${s.evaluated} added ${s.addedTokens} ratio ${s.addedTokens > 0 ? f(s.evaluated / s.addedTokens) : '-'} ${f(s.ms / 1000, 1)} s\n`,
+        );
+      }
+      const later = karAfterFirst(r.kar);
+      if (later.added > 0)
+        process.stdout.write(
+          `  ${r.length}: steps after the first: evaluated ${later.evaluated} / added ${later.added} = ${f(later.evaluated / later.added)}\n`,
+        );
+    }
+    process.stdout.write(
+      '\nSeeking calls per round: prompt tokens, read from the KV cache, evaluated, synchronized-message tokens (all per call), generated per call\n',
+    );
+    for (const r of results) {
+      for (const [name, p] of [
+        ['round 1', r.round1],
+        ['round 2', r.round2],
+      ] as const) {
+        process.stdout.write(
+          `  ${r.length} ${name}: ${p.calls} calls, prompt ${f(p.input / Math.max(1, p.calls), 0)}, cache ${f(p.cacheRead / Math.max(1, p.calls), 0)}, evaluated ${f(p.evaluatedPerCall, 0)}, synchronized ${f(p.synchronizedPerCall, 0)}, generated ${f(p.outputPerCall, 1)}, model ${f(p.modelS / Math.max(1, p.calls), 2)} s\n`,
         );
       }
     }

@@ -1,0 +1,89 @@
+/**
+ * One condition of the fidelity bench in two runs (`bench/fidelity.ts --records`), paired by
+ * question: how a change of the product (a prompt layout, a default) moves its F1 on the same
+ * questions. Over the question ids both files hold for the condition: F1 and EM means (95% bootstrap
+ * intervals), the paired F1 difference B − A with its interval and two-sided p (eval/stats.ts), how
+ * many answers changed, refusals, and seconds per question. Nothing is run.
+ *
+ * Usage: npx tsx bench/fidelity-compare.ts <recordsA> <recordsB> [condition=gold]
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { bootstrapMeanInterval, pairedBootstrap } from '../eval/stats';
+import { benchArgs, usageError } from './support/args';
+
+const USAGE = `Usage: npx tsx bench/fidelity-compare.ts <recordsA> <recordsB> [condition=gold]
+
+One condition of the fidelity bench in two runs ('bench/fidelity.ts --records FILE'), paired by
+question: F1 and EM of each (95% bootstrap intervals), the paired F1 difference B - A with its
+interval and two-sided p, answers changed, refusals and seconds per question, over the questions both
+files hold. Nothing is run; prints a Markdown table.
+
+Arguments (positional, in this order):
+  recordsA     the first records file (JSON lines)
+  recordsB     the second records file
+  condition    plain, gold, own or padded (default gold)
+Options:
+  -h, --help   print this and exit
+`;
+
+/** The fields of a fidelity record this script reads (bench/fidelity.ts writes more). */
+interface FidelityRecord {
+  id: string;
+  condition: string;
+  answer: string;
+  answered: boolean;
+  f1: number;
+  em: number;
+  ms: number;
+}
+
+const { positionals } = benchArgs(USAGE, {}, true);
+if (positionals.length < 2 || positionals.length > 3)
+  usageError(USAGE, `two records files and an optional condition expected, got ${positionals.length} arguments`);
+const [fileA, fileB, condition = 'gold'] = positionals;
+if (!['plain', 'gold', 'own', 'padded'].includes(condition)) usageError(USAGE, `condition: plain, gold, own or padded expected, got ${condition}`);
+for (const file of [fileA, fileB]) if (!existsSync(file)) usageError(USAGE, `${file} does not exist`);
+
+/** The file's records of the condition, by question id (the last line of an id wins). */
+function read(file: string): Map<string, FidelityRecord> {
+  const byId = new Map<string, FidelityRecord>();
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      if (line.trim() === '') return;
+      let record: FidelityRecord;
+      try {
+        record = JSON.parse(line) as FidelityRecord;
+      } catch {
+        usageError(USAGE, `${file}:${i + 1}: not a JSON line`);
+      }
+      if (record.condition === condition) byId.set(record.id, record);
+    });
+  return byId;
+}
+
+const a = read(fileA);
+const b = read(fileB);
+const ids = [...a.keys()].filter((id) => b.has(id));
+if (ids.length === 0) usageError(USAGE, `no question has a '${condition}' record in both files`);
+const pct = (x: number): string => (x * 100).toFixed(1);
+const row = (name: string, file: string, rs: FidelityRecord[]): string => {
+  const f1 = bootstrapMeanInterval(rs.map((r) => r.f1));
+  const em = rs.reduce((s, r) => s + r.em, 0) / rs.length;
+  const refusals = rs.filter((r) => !r.answered).length;
+  const seconds = rs.reduce((s, r) => s + r.ms, 0) / rs.length / 1000;
+  return `| ${name} (${file}) | ${pct(f1.mean)} [${pct(f1.low)}, ${pct(f1.high)}] | ${pct(em)} | ${refusals} | ${seconds.toFixed(1)} |`;
+};
+const ra = ids.map((id) => a.get(id) as FidelityRecord);
+const rb = ids.map((id) => b.get(id) as FidelityRecord);
+const diff = pairedBootstrap(
+  rb.map((r) => r.f1),
+  ra.map((r) => r.f1),
+);
+const changed = ids.filter((_, i) => ra[i].answer !== rb[i].answer).length;
+process.stdout.write(`condition ${condition}, ${ids.length} questions in both files\n\n`);
+process.stdout.write('| run | F1 [95% CI] | EM | refusals | s/question |\n|---|---|---|---|---|\n');
+process.stdout.write(`${row('A', fileA, ra)}\n${row('B', fileB, rb)}\n\n`);
+process.stdout.write(
+  `B − A F1: ${pct(diff.mean)} [${pct(diff.low)}, ${pct(diff.high)}], p = ${diff.p.toFixed(2)}; answers changed: ${changed} of ${ids.length}\n`,
+);
