@@ -88,6 +88,21 @@ describe('sentence splitting', () => {
     for (const s of sentences) expect(text.slice(s.start, s.end)).toBe(s.text);
   });
 
+  it("keeps a name's initials and an abbreviated month inside their sentence", () => {
+    const text =
+      'The Visit is a film directed by M. Night Shyamalan, starring Ed Oxenbould. He met J. R. R. Tolkien in 1930. It opened on Jan. 9, 1990 in St. Louis. The U.S. Army left.';
+
+    const sentences = splitSentences(text);
+
+    expect(sentences.map((s) => s.text)).toEqual([
+      'The Visit is a film directed by M. Night Shyamalan, starring Ed Oxenbould.',
+      'He met J. R. R. Tolkien in 1930.',
+      'It opened on Jan. 9, 1990 in St. Louis.',
+      'The U.S. Army left.',
+    ]);
+    for (const s of sentences) expect(text.slice(s.start, s.end)).toBe(s.text);
+  });
+
   it('gives the same sentences for a text longer than its segmentation window', () => {
     // Arrange: about 40,000 characters, far more than one window of the segmenter.
     const sentence = 'The commerce of the nation grew in every port along the coast this year.';
