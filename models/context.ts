@@ -3,7 +3,7 @@
  * chunk its seeking prompt can hold, and the run option defaults fitted to its context. One home for
  * these numbers: the local stack, the eval command and the tests read them here.
  */
-import { parseRunOptions, runOptionDefaultsForContext, type RunOptionsInput } from '../shared/config';
+import { parseRunOptions, runOptionDefaultsForContext } from '../shared/config';
 import { ConfigurationError } from '../shared/errors';
 import { withFittedOptions, type ParsedRunRequest } from '../shared/run-request';
 import { DEFAULT_MAX_OUTPUT_TOKENS } from '../shared/llm/agents';
@@ -30,32 +30,11 @@ export function largestChunkTokens(contextTokens: number, replyTokens: number): 
 }
 
 /**
- * The default budget of the synchronized messages a round >= 2 seeking agent reads beside a chunk of
- * `chunkTokens`, for a model with a context of `contextTokens`: the context's share
- * (`runOptionDefaultsForContext`, 12% of the context beside a 40% chunk, so 0.3 of the chunk) scaled
- * to the chunk actually read, never more than the context's share. A chunk smaller than 40% of the
- * context (a model profile's 500-token chunk, a chunk capped to fit, a `--chunk-tokens` given) gets
- * proportionally fewer synchronized tokens: a small model chosen to read 500-token passages should
- * not read 1,000 tokens of known evidence beside each (the reference model answered from a 500-token
- * passage and not from a 1,600-token one, docs/EVAL.md "Defaults for a model that can answer"), and
- * round >= 2 then costs a fraction of round 1 (issue 38; docs/PERFORMANCE.md).
- * @param contextTokens the model's context per sequence, tokens.
- * @param chunkTokens the run's chunk size, o200k tokens.
- * @returns the budget, o200k tokens (0-4,000).
- */
-export function syncBudgetForChunk(contextTokens: number, chunkTokens: number): number {
-  const base = runOptionDefaultsForContext(contextTokens);
-  if (base.chunkTokens <= 0) return base.syncBudgetTokens;
-  return Math.min(base.syncBudgetTokens, Math.round((base.syncBudgetTokens * chunkTokens) / base.chunkTokens));
-}
-
-/**
  * Run option defaults of a small-context model (`runOptionDefaultsForContext`), with a chunk size
  * that also passes `chunkFitProblem`: 40% of a context under about 2,900 tokens leaves no room for the
  * seeking prompt's instructions and reply, so there the default is the largest chunk that fits (at
  * least the schema's 64). A model's own measured defaults (`modelDefaults`, its profile) replace the
- * fitted ones, the chunk size still capped so that it fits; the synchronization budget follows the
- * chunk size chosen (`syncBudgetForChunk`).
+ * fitted ones, the chunk size still capped so that it fits.
  * @param contextTokens the model's context per sequence, tokens.
  * @param modelDefaults the loaded model's `runDefaults` (models/port.ts `LoadedModel`).
  * @returns chunkTokens, syncBudgetTokens, reasonerBudgetTokens, tokens.
@@ -66,8 +45,7 @@ export function contextFittedRunOptionDefaults(
 ): ReturnType<typeof runOptionDefaultsForContext> & ModelRunDefaults {
   const fitted = { ...runOptionDefaultsForContext(contextTokens), ...modelDefaults };
   const largest = largestChunkTokens(contextTokens, DEFAULT_MAX_OUTPUT_TOKENS.seek);
-  const chunkTokens = Math.max(64, Math.min(fitted.chunkTokens, largest));
-  return { ...fitted, chunkTokens, syncBudgetTokens: syncBudgetForChunk(contextTokens, chunkTokens) };
+  return { ...fitted, chunkTokens: Math.max(64, Math.min(fitted.chunkTokens, largest)) };
 }
 
 /**
@@ -106,13 +84,8 @@ export function chunkFitProblem(chunkTokens: number, contextTokens: number, sett
  */
 export function fitRunRequest(request: ParsedRunRequest, contextTokens: number | undefined, modelDefaults: ModelRunDefaults = {}): ParsedRunRequest {
   if (request.fitted !== undefined && request.fitted.contextTokens === contextTokens) return request;
-  const defaults: RunOptionsInput = contextTokens !== undefined ? contextFittedRunOptionDefaults(contextTokens, modelDefaults) : modelDefaults;
-  // A chunk size given without a synchronization budget: the budget follows the given chunk.
-  const given = request.options;
-  if (contextTokens !== undefined && given.chunkTokens !== undefined && given.syncBudgetTokens === undefined) {
-    defaults.syncBudgetTokens = syncBudgetForChunk(contextTokens, given.chunkTokens);
-  }
-  const options = parseRunOptions({ ...defaults, ...given }); // fills; the given values were checked by parseRunRequest
+  const defaults = contextTokens !== undefined ? contextFittedRunOptionDefaults(contextTokens, modelDefaults) : modelDefaults;
+  const options = parseRunOptions({ ...defaults, ...request.options }); // fills; the given values were checked by parseRunRequest
   if (contextTokens !== undefined) {
     const problem = chunkFitProblem(options.chunkTokens, contextTokens);
     if (problem !== undefined) throw new ConfigurationError(problem);

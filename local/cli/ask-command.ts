@@ -110,7 +110,7 @@ export function addAskCommand(program: Command): void {
     .option(
       '--sync-budget <tokens>',
       schemaHelp(
-        'token budget of the synchronized messages each seeking agent reads in rounds >= 2; llama: 0.3 of the chunk size, at most 12% of the context',
+        'token budget of the synchronized messages each seeking agent reads in rounds >= 2; llama: 12% of the context',
         RunOptionsSchema,
         'syncBudgetTokens',
       ),

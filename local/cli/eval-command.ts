@@ -8,7 +8,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { Progress, type ProgressTask } from './progress';
 import { recordModelIds } from '../../models';
-import { contextFittedRunOptionDefaults, syncBudgetForChunk } from '../../models/context';
+import { contextFittedRunOptionDefaults } from '../../models/context';
 import { ExtAgentsError } from '../../shared/errors';
 import { buildReport } from '../../eval/report';
 import { EVAL_STRATEGIES, type EvalRecord, EXTENSIONS, RANKING_ABLATIONS, STRATEGIES, type StrategyName } from '../../eval/records';
@@ -141,8 +141,7 @@ export function addEvalCommand(program: Command): void {
         fitted && contextTokens !== undefined
           ? {
               reasonerBudgetTokens: fitted.reasonerBudgetTokens,
-              // The synchronization budget follows the chunk read (a --chunk-tokens given included).
-              syncBudgetTokens: syncBudgetForChunk(contextTokens, chunkTokens),
+              syncBudgetTokens: fitted.syncBudgetTokens,
               contextWindowTokens: fitted.reasonerBudgetTokens,
               promptReserveTokens: 0,
               ...(fitted.karFirstK !== undefined && { karFirstK: fitted.karFirstK }),
