@@ -12,8 +12,10 @@
  *
  * Per question and condition (round 1, round 2 wide, round 2 narrow): whether the seeking agent's
  * evidence holds the gold answer (HotpotQA normalization), its relevance score, the prompt tokens it
- * evaluated (prompt − read from the KV cache); for round 2, whether the bridge paragraph's supporting
- * sentence was among the synchronized messages. Paired bootstrap of the answer-hit difference.
+ * evaluated (prompt − read from the KV cache; the narrow call follows the wide one on the same
+ * sequence and reuses its prefix, so its count is not a run's and the table leaves it out); for
+ * round 2, whether the bridge paragraph's supporting sentence was among the synchronized messages.
+ * Paired bootstrap of the answer-hit difference.
  * Run it alone (2 cores: a second model process slows both).
  *
  * Usage: npx tsx bench/round2-seek.ts --model llama:<gguf>?ctx=4096 [--dataset hotpot-train|hotpotqa]
@@ -232,7 +234,7 @@ async function main(): Promise<void> {
       `| round 2, wide (${wide}) | ${summary.hits.wide} of ${n} | ${summary.bridgeSynchronized.wide} of ${n} | ${f(summary.synchronizedTokens.wide)} | ${f(summary.evaluated.wide)} |\n`,
     );
     process.stdout.write(
-      `| round 2, narrow (${narrow}) | ${summary.hits.narrow} of ${n} | ${summary.bridgeSynchronized.narrow} of ${n} | ${f(summary.synchronizedTokens.narrow)} | ${f(summary.evaluated.narrow)} |\n\n`,
+      `| round 2, narrow (${narrow}) | ${summary.hits.narrow} of ${n} | ${summary.bridgeSynchronized.narrow} of ${n} | ${f(summary.synchronizedTokens.narrow)} | – (reuses the wide call's prefix) |\n\n`,
     );
     const d = (c: typeof summary.narrowMinusWide): string =>
       `${(c.mean * 100).toFixed(1)} points [${(c.low * 100).toFixed(1)}, ${(c.high * 100).toFixed(1)}], p = ${c.p.toFixed(2)}`;
