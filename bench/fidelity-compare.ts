@@ -7,7 +7,8 @@
  *
  * Usage: npx tsx bench/fidelity-compare.ts <recordsA> <recordsB> [condition=gold]
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { z } from 'zod';
 import { bootstrapMeanInterval, pairedBootstrap } from '../eval/stats';
 import { benchArgs, usageError } from './support/args';
 
@@ -26,53 +27,74 @@ Options:
   -h, --help   print this and exit
 `;
 
-/** The fields of a fidelity record this script reads (bench/fidelity.ts writes more). */
-interface FidelityRecord {
-  id: string;
-  condition: string;
-  answer: string;
-  answered: boolean;
-  f1: number;
-  em: number;
-  ms: number;
-}
+/** The fields of a fidelity record this script reads (bench/fidelity.ts writes more), checked per line. */
+const FidelityRecordSchema = z.looseObject({
+  id: z.string().min(1),
+  condition: z.string(),
+  answer: z.string(),
+  answered: z.boolean(),
+  f1: z.number().min(0).max(1),
+  em: z.number().min(0).max(1),
+  ms: z.number().min(0),
+});
+type FidelityRecord = z.infer<typeof FidelityRecordSchema>;
 
 const { positionals } = benchArgs(USAGE, {}, true);
 if (positionals.length < 2 || positionals.length > 3)
   usageError(USAGE, `two records files and an optional condition expected, got ${positionals.length} arguments`);
 const [fileA, fileB, condition = 'gold'] = positionals;
 if (!['plain', 'gold', 'own', 'padded'].includes(condition)) usageError(USAGE, `condition: plain, gold, own or padded expected, got ${condition}`);
-for (const file of [fileA, fileB]) if (!existsSync(file)) usageError(USAGE, `${file} does not exist`);
+for (const file of [fileA, fileB]) {
+  if (!existsSync(file)) usageError(USAGE, `${file} does not exist`);
+  if (!statSync(file).isFile()) usageError(USAGE, `${file} is not a file`);
+}
 
-/** The file's records of the condition, by question id (the last line of an id wins). */
-function read(file: string): Map<string, FidelityRecord> {
+/**
+ * The file's records of the condition, by question id.
+ * @returns never for a line that is not a fidelity record or a question's second record of the
+ *   condition: a usage error naming the file and line (bench/fidelity.ts writes one per pair).
+ */
+function read(file: string): { byId: Map<string, FidelityRecord>; records: number } {
   const byId = new Map<string, FidelityRecord>();
+  let records = 0;
   readFileSync(file, 'utf8')
     .split('\n')
     .forEach((line, i) => {
       if (line.trim() === '') return;
-      let record: FidelityRecord;
+      let value: unknown;
       try {
-        record = JSON.parse(line) as FidelityRecord;
+        value = JSON.parse(line);
       } catch {
         usageError(USAGE, `${file}:${i + 1}: not a JSON line`);
       }
-      if (record.condition === condition) byId.set(record.id, record);
+      const parsed = FidelityRecordSchema.safeParse(value);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        usageError(USAGE, `${file}:${i + 1}: not a fidelity record (${issue.path.join('.') || 'the line'}: ${issue.message})`);
+      }
+      records++;
+      const record = parsed.data;
+      if (record.condition !== condition) return;
+      if (byId.has(record.id)) usageError(USAGE, `${file}:${i + 1}: a second '${condition}' record of question ${record.id}`);
+      byId.set(record.id, record);
     });
-  return byId;
+  if (records === 0) usageError(USAGE, `${file} holds no fidelity record`);
+  return { byId, records };
 }
 
-const a = read(fileA);
-const b = read(fileB);
+const a = read(fileA).byId;
+const b = read(fileB).byId;
 const ids = [...a.keys()].filter((id) => b.has(id));
-if (ids.length === 0) usageError(USAGE, `no question has a '${condition}' record in both files`);
+if (ids.length === 0) usageError(USAGE, `no question has a '${condition}' record in both files (${a.size} in ${fileA}, ${b.size} in ${fileB})`);
+/** A file name inside a Markdown table cell. */
+const cell = (text: string): string => text.replace(/\|/g, '\\|');
 const pct = (x: number): string => (x * 100).toFixed(1);
 const row = (name: string, file: string, rs: FidelityRecord[]): string => {
   const f1 = bootstrapMeanInterval(rs.map((r) => r.f1));
   const em = rs.reduce((s, r) => s + r.em, 0) / rs.length;
   const refusals = rs.filter((r) => !r.answered).length;
   const seconds = rs.reduce((s, r) => s + r.ms, 0) / rs.length / 1000;
-  return `| ${name} (${file}) | ${pct(f1.mean)} [${pct(f1.low)}, ${pct(f1.high)}] | ${pct(em)} | ${refusals} | ${seconds.toFixed(1)} |`;
+  return `| ${name} (${cell(file)}) | ${pct(f1.mean)} [${pct(f1.low)}, ${pct(f1.high)}] | ${pct(em)} | ${refusals} | ${seconds.toFixed(1)} |`;
 };
 const ra = ids.map((id) => a.get(id) as FidelityRecord);
 const rb = ids.map((id) => b.get(id) as FidelityRecord);
@@ -81,7 +103,12 @@ const diff = pairedBootstrap(
   ra.map((r) => r.f1),
 );
 const changed = ids.filter((_, i) => ra[i].answer !== rb[i].answer).length;
-process.stdout.write(`condition ${condition}, ${ids.length} questions in both files\n\n`);
+const unpaired = (m: Map<string, FidelityRecord>, other: Map<string, FidelityRecord>): number => [...m.keys()].filter((id) => !other.has(id)).length;
+process.stdout.write(
+  `condition ${condition}, ${ids.length} question${ids.length === 1 ? '' : 's'} in both files (left out, without a pair: ${unpaired(a, b)} of A, ${unpaired(b, a)} of B)\n`,
+);
+if (realpathSync(fileA) === realpathSync(fileB)) process.stdout.write('A and B are the same file\n');
+process.stdout.write('\n');
 process.stdout.write('| run | F1 [95% CI] | EM | refusals | s/question |\n|---|---|---|---|---|\n');
 process.stdout.write(`${row('A', fileA, ra)}\n${row('B', fileB, rb)}\n\n`);
 process.stdout.write(

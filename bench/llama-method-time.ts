@@ -21,7 +21,7 @@
  */
 import path from 'node:path';
 import { contextFittedRunOptionDefaults } from '../models/context';
-import { loadLlamaModels, disposeLlamaModels } from '../models/llama/llama';
+import { disposeLlamaModels } from '../models/llama/llama';
 import { buildHotpotLongContext, defaultDataRoot, readFillerParagraphs, readHotpotQa } from '../eval/datasets';
 import { localWorkflowRunner } from '../local/engine/eval-workflow';
 import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../shared/ports';
@@ -29,7 +29,7 @@ import { NO_ANSWER } from '../shared/types';
 import { parseTokenCount } from '../shared/token-count';
 import { DEFAULT_TEST_MODEL_PATH } from '../test/support/real-model';
 import { benchArgs, usageError } from './support/args';
-import { llamaSpecArg } from './support/llama';
+import { llamaSpecArg, loadBenchLlama } from './support/llama';
 
 const USAGE = `Usage: npx tsx bench/llama-method-time.ts [--model llama:<gguf>?ctx=4096] [--lengths 4096,16384]
   [--offset 0] [--prefill-tokens 2000] [--json]
@@ -110,7 +110,7 @@ function karAfterFirst(steps: ReadonlyArray<{ evaluated: number; addedTokens: nu
 }
 
 async function main(): Promise<void> {
-  const llama = await loadLlamaModels(llamaSpecArg(values.model, USAGE), { sequences: 1 });
+  const llama = await loadBenchLlama(llamaSpecArg(values.model, USAGE), { sequences: 1 }, USAGE);
   const chat = llama.seeker;
   const filler = readFillerParagraphs().paragraphs;
   const [question] = readHotpotQa(path.join(defaultDataRoot(), 'hotpotqa', 'hotpot_dev_distractor_100.reflexion.json')).questions.slice(offset, offset + 1);

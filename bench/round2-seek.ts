@@ -21,12 +21,14 @@
  * Usage: npx tsx bench/round2-seek.ts --model llama:<gguf>?ctx=4096 [--dataset hotpot-train|hotpotqa]
  *   [--limit 30] [--length 4096] [--narrow 150] [--records file.jsonl] [--json]
  */
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { z } from 'zod';
 import path from 'node:path';
 import { contextFittedRunOptionDefaults } from '../models/context';
-import { disposeLlamaModels, loadLlamaModels } from '../models/llama/llama';
+import { disposeLlamaModels } from '../models/llama/llama';
 import { parseRunOptions, runOptionDefaultsForContext } from '../shared/config';
 import { buildHotpotLongContext, defaultDataRoot, readFillerParagraphs, readHotpotQa, type HotpotQuestion } from '../eval/datasets';
+import { formatWarning } from '../eval/jsonl';
 import { normalizeAnswer } from '../eval/scorers';
 import { pairedBootstrap } from '../eval/stats';
 import { localWorkflowRunner } from '../local/engine/eval-workflow';
@@ -36,7 +38,7 @@ import { zeroUsage } from '../shared/run-counters';
 import { parseTokenCount } from '../shared/token-count';
 import { NO_ANSWER } from '../shared/types';
 import { benchArgs, usageError } from './support/args';
-import { llamaSpecArg } from './support/llama';
+import { llamaSpecArg, loadBenchLlama } from './support/llama';
 
 const USAGE = `Usage: npx tsx bench/round2-seek.ts --model llama:<gguf>?ctx=4096 [--dataset hotpot-train|hotpotqa]
   [--limit 30] [--length 4096] [--narrow 150] [--records file.jsonl] [--json]
@@ -70,12 +72,79 @@ const { values } = benchArgs(USAGE, {
 });
 if (values.model === undefined) usageError(USAGE, '--model is required');
 if (!['hotpot-train', 'hotpotqa'].includes(values.dataset)) usageError(USAGE, `--dataset: hotpot-train or hotpotqa expected, got ${values.dataset}`);
-const limit = Number(values.limit);
-if (!Number.isInteger(limit) || limit < 1) usageError(USAGE, `--limit: a whole number of at least 1 expected, got ${values.limit}`);
+const limit = /^[0-9]{1,6}$/.test(values.limit) ? Number(values.limit) : 0;
+if (limit < 1) usageError(USAGE, `--limit: a whole number 1-999999 expected, got ${values.limit}`);
 const length = parseTokenCount(values.length);
-if (length === undefined || length < 500) usageError(USAGE, `--length: a token count of at least 500 expected, got ${values.length}`);
+if (length === undefined || length < 500 || length > 1_000_000) usageError(USAGE, `--length: a token count of 500-1M expected, got ${values.length}`);
 const narrow = parseTokenCount(values.narrow);
-if (narrow === undefined) usageError(USAGE, `--narrow: a token count expected, got ${values.narrow}`);
+if (narrow === undefined || narrow < 1 || narrow > 200_000) usageError(USAGE, `--narrow: a token count of 1-200k expected, got ${values.narrow}`);
+
+const spec = llamaSpecArg(values.model as string, USAGE);
+/**
+ * The settings a record was made with (the model by its file names and context, not its path, so
+ * that records resume on another machine): a record of other settings is not resumed from.
+ */
+const RUN = {
+  model: `llama:${[...new Set([spec.seekerModelId, spec.reasonerModelId])].map((f) => path.basename(f)).join(',')}${spec.contextTokens !== undefined ? `?ctx=${spec.contextTokens}` : ''}`,
+  dataset: values.dataset,
+  length: length as number,
+  narrow: narrow as number,
+};
+
+/** One seek of the answer chunk, as `--records` stores it. */
+const SeekSchema = z.object({
+  hit: z.boolean(),
+  score: z.number(),
+  evaluated: z.number(),
+  synchronized: z.object({ messages: z.number(), tokens: z.number(), bridge: z.boolean() }).optional(),
+});
+const QuestionRecordSchema = z.object({
+  id: z.string().min(1),
+  run: z.object({ model: z.string(), dataset: z.string(), length: z.number(), narrow: z.number() }),
+  round1: SeekSchema,
+  wide: SeekSchema,
+  narrow: SeekSchema,
+});
+
+/**
+ * The records of `--records` (none when the file does not exist yet), read before the model loads.
+ * @returns never for a directory, a missing folder, a line that is not a record, or a record made with
+ *   other settings: a usage error naming the file and line.
+ */
+function readRecords(file: string | undefined): Map<string, z.infer<typeof QuestionRecordSchema>> {
+  const done = new Map<string, z.infer<typeof QuestionRecordSchema>>();
+  if (file === undefined) return done;
+  if (file === '') usageError(USAGE, '--records: a file name expected');
+  if (!existsSync(file)) {
+    if (!existsSync(path.dirname(path.resolve(file)))) usageError(USAGE, `--records: the folder of ${file} does not exist`);
+    return done;
+  }
+  if (!statSync(file).isFile()) usageError(USAGE, `--records: ${file} is not a file`);
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      if (line.trim() === '') return;
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        usageError(USAGE, `${file}:${i + 1}: not a JSON line`);
+      }
+      const parsed = QuestionRecordSchema.safeParse(value);
+      if (!parsed.success)
+        usageError(USAGE, `${file}:${i + 1}: not a record of this bench (${parsed.error.issues[0].path.join('.')}: ${parsed.error.issues[0].message})`);
+      const run = parsed.data.run;
+      if (run.model !== RUN.model || run.dataset !== RUN.dataset || run.length !== RUN.length || run.narrow !== RUN.narrow) {
+        usageError(
+          USAGE,
+          `${file}:${i + 1}: a record of another run (${JSON.stringify(run)}); this run is ${JSON.stringify(RUN)}: give another --records file`,
+        );
+      }
+      done.set(parsed.data.id, parsed.data);
+    });
+  return done;
+}
+const done = readRecords(values.records);
 
 /** One seek of the answer chunk, as recorded. */
 interface Seek {
@@ -89,6 +158,7 @@ interface Seek {
 /** One question's record (a line of `--records`). */
 interface QuestionRecord {
   id: string;
+  run: typeof RUN;
   round1: Seek;
   wide: Seek;
   narrow: Seek;
@@ -116,17 +186,13 @@ function goldSentences(q: HotpotQuestion): { answer: string; bridge: string } | 
 }
 
 async function main(): Promise<void> {
-  const llama = await loadLlamaModels(llamaSpecArg(values.model as string, USAGE), { sequences: 1 });
+  const llama = await loadBenchLlama(spec, { sequences: 1 }, USAGE);
   const fitted = contextFittedRunOptionDefaults(llama.contextTokens, llama.runDefaults);
   const wide = runOptionDefaultsForContext(llama.contextTokens).syncBudgetTokens;
+  if ((narrow as number) >= wide) usageError(USAGE, `--narrow ${narrow}: the narrow budget must be below the model's default (wide) budget, ${wide} tokens`);
   const file = values.dataset === 'hotpot-train' ? 'hotpot_train_100.hipporag.json' : 'hotpot_dev_distractor_100.reflexion.json';
   const questions = readHotpotQa(path.join(defaultDataRoot(), 'hotpotqa', file)).questions;
   const filler = readFillerParagraphs().paragraphs;
-  const done = new Map<string, QuestionRecord>();
-  if (values.records !== undefined && existsSync(values.records)) {
-    for (const line of readFileSync(values.records, 'utf8').split('\n'))
-      if (line.trim() !== '') done.set((JSON.parse(line) as QuestionRecord).id, JSON.parse(line) as QuestionRecord);
-  }
   const records: QuestionRecord[] = [];
   for (const q of questions) {
     if (records.length >= limit) break;
@@ -152,7 +218,7 @@ async function main(): Promise<void> {
         },
       }),
     });
-    let record: Partial<QuestionRecord> = { id: q.id };
+    let record: Partial<QuestionRecord> = { id: q.id, run: RUN };
     const model: AgentModel = {
       description: llama.agents.description,
       seek: async (request: SeekRequest): Promise<SeekResult> => {
@@ -177,7 +243,9 @@ async function main(): Promise<void> {
           ? { answerable: true, answer: 'unknown', citedMessageIds: [], usage: zeroUsage(), warnings: [] }
           : { answerable: false, answer: NO_ANSWER, citedMessageIds: [], usage: zeroUsage(), warnings: [] },
     };
-    const doc = buildHotpotLongContext(q, filler, { targetTokens: length as number }).document;
+    const built = buildHotpotLongContext(q, filler, { targetTokens: length as number });
+    for (const w of built.warnings) process.stderr.write(`[${q.id}] ${formatWarning(w)}\n`);
+    const doc = built.document;
     await localWorkflowRunner({
       question: q.question,
       documents: [{ id: doc.id, text: doc.text, title: doc.title }],

@@ -194,11 +194,44 @@ export const DEFAULT_LLAMA_CONTEXT_TOKENS = 8192;
 const GGUF_MAGIC = 'GGUF';
 
 /**
+ * The GGUF header (gguf.md, "File Structure"): magic, version (uint32), tensor count (uint64),
+ * metadata key-value count (uint64), little-endian: 24 bytes.
+ */
+const GGUF_HEADER_BYTES = 24;
+
+/**
+ * The fewest bytes one tensor info (name length uint64, dimension count uint32, type uint32, offset
+ * uint64) and one metadata key-value (key length uint64, value type uint32, a value of at least one
+ * byte) take after the header: a header whose counts need more bytes than the file has is damaged.
+ */
+const GGUF_MIN_TENSOR_INFO_BYTES = 24;
+const GGUF_MIN_METADATA_KV_BYTES = 13;
+
+/**
+ * What is wrong with a GGUF header, or undefined when its counts fit the file. Hand-written (three
+ * fields; no library needed): node-llama-cpp's own reader took a header of absurd counts
+ * ("GGUF", version 3, then text) as a loop of billions of entries and hung with growing memory.
+ */
+function ggufHeaderProblem(header: Buffer, fileBytes: number): string | undefined {
+  if (header.length < GGUF_HEADER_BYTES) return `too short for a GGUF header (${fileBytes} bytes, at least ${GGUF_HEADER_BYTES})`;
+  const version = header.readUInt32LE(4);
+  const tensors = header.readBigUInt64LE(8);
+  const entries = header.readBigUInt64LE(16);
+  if (version === 0) return 'a damaged GGUF header (version 0)';
+  const needed = BigInt(GGUF_HEADER_BYTES) + tensors * BigInt(GGUF_MIN_TENSOR_INFO_BYTES) + entries * BigInt(GGUF_MIN_METADATA_KV_BYTES);
+  if (needed > BigInt(fileBytes)) {
+    return `a damaged GGUF header (${tensors} tensors and ${entries} metadata entries cannot fit in ${fileBytes} bytes)`;
+  }
+  return undefined;
+}
+
+/**
  * Check a `llama:` model file before anything loads it or any run state is written.
  * @param file the path as given.
  * @returns the file's real path and size (bytes).
- * @throws ModelConfigurationError for a missing file, a directory, a file that is not GGUF, or a
- *   file larger than this machine's memory, each naming the path.
+ * @throws ModelConfigurationError for a missing file, a directory, a file that is not GGUF, a GGUF
+ *   header whose counts cannot fit the file, or a file larger than this machine's memory, each
+ *   naming the path.
  */
 export async function checkGgufFile(file: string): Promise<{ realPath: string; bytes: number }> {
   let info;
@@ -209,17 +242,19 @@ export async function checkGgufFile(file: string): Promise<{ realPath: string; b
   }
   if (!info.isFile()) throw new ModelConfigurationError(`llama: model file ${file} is not a file`);
   const handle = await open(file, 'r');
-  let magic: string;
+  let header: Buffer;
   try {
-    const buffer = Buffer.alloc(4);
-    const { bytesRead } = await handle.read(buffer, 0, 4, 0);
-    magic = buffer.subarray(0, bytesRead).toString('latin1');
+    const buffer = Buffer.alloc(GGUF_HEADER_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, GGUF_HEADER_BYTES, 0);
+    header = buffer.subarray(0, bytesRead);
   } finally {
     await handle.close();
   }
-  if (magic !== GGUF_MAGIC) {
+  if (header.subarray(0, 4).toString('latin1') !== GGUF_MAGIC) {
     throw new ModelConfigurationError(`llama: model file ${file} is not a GGUF file (it does not start with "GGUF"); give a .gguf model`);
   }
+  const problem = ggufHeaderProblem(header, info.size);
+  if (problem !== undefined) throw new ModelConfigurationError(`llama: model file ${file} is ${problem}; give a complete .gguf model`);
   const total = os.totalmem();
   if (info.size > total) {
     throw new ModelConfigurationError(

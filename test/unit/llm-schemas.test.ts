@@ -162,13 +162,25 @@ describe('llama: specs, model files and context defaults', () => {
     const text = path.join(dir, 'model.gguf');
     writeFileSync(text, 'not a model');
     const gguf = path.join(dir, 'tiny.gguf');
-    writeFileSync(gguf, Buffer.concat([Buffer.from('GGUF'), Buffer.alloc(16)]));
+    // A header of version 3 with no tensor and no metadata entry: nothing to contradict.
+    const header = Buffer.alloc(24);
+    header.write('GGUF', 0, 'latin1');
+    header.writeUInt32LE(3, 4);
+    writeFileSync(gguf, header);
+    const short = path.join(dir, 'short.gguf');
+    writeFileSync(short, Buffer.from('GGUF\x03\x00\x00\x00garbage', 'latin1'));
+    const absurd = path.join(dir, 'absurd.gguf');
+    const counts = Buffer.from(header);
+    counts.write('garbage!', 8, 'latin1');
+    writeFileSync(absurd, Buffer.concat([counts, Buffer.alloc(100)]));
 
     await expect(checkGgufFile(path.join(dir, 'missing.gguf'))).rejects.toThrow(/not found \(ENOENT\)/);
     await expect(checkGgufFile(dir)).rejects.toThrow(/is not a file/);
     await expect(checkGgufFile(text)).rejects.toThrow(ModelConfigurationError);
     await expect(checkGgufFile(text)).rejects.toThrow(/is not a GGUF file/);
-    await expect(checkGgufFile(gguf)).resolves.toMatchObject({ bytes: 20 });
+    await expect(checkGgufFile(gguf)).resolves.toMatchObject({ bytes: 24 });
+    await expect(checkGgufFile(short)).rejects.toThrow(/is too short for a GGUF header \(15 bytes, at least 24\)/);
+    await expect(checkGgufFile(absurd)).rejects.toThrow(/a damaged GGUF header \(\d+ tensors and 0 metadata entries cannot fit in 124 bytes\)/);
   });
 
   it('fits the option defaults to a small context, within the options schema', () => {
