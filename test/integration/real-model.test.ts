@@ -309,11 +309,16 @@ describeWithSharedData('with the shared datasets', () =>
     });
 
     // Last: the CLI frees the process's models when it ends (disposeLlamaModels).
-    it('extagents ask: a chunk size the context cannot hold, and a damaged GGUF file, are one-line usage errors (exit 2) before any state', async () => {
+    it('extagents ask: a chunk size the context cannot hold, and damaged GGUF files (cut in the header, cut in the tensors), are one-line usage errors (exit 2) before any state', async () => {
       const corpus = path.join(dir, 'cli.txt');
       await fs.writeFile(corpus, 'Some text.');
+      // Cut in its header's entries (the counts cannot fit: refused before loading) and in its tensors
+      // (the header fits: node-llama-cpp refuses it).
+      const model = await fs.readFile(modelPath);
       const damaged = path.join(dir, 'damaged.gguf');
-      await fs.writeFile(damaged, (await fs.readFile(modelPath)).subarray(0, 4096));
+      await fs.writeFile(damaged, model.subarray(0, 4096));
+      const truncated = path.join(dir, 'truncated.gguf');
+      await fs.writeFile(truncated, model.subarray(0, 4 * 2 ** 20));
       const stderr: string[] = [];
       const spy = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
         stderr.push(String(chunk));
@@ -323,7 +328,11 @@ describeWithSharedData('with the shared datasets', () =>
       try {
         for (const [args, message] of [
           [['--chunk-tokens', '7800', '--model', `llama:${modelPath}`], /--chunk-tokens: chunks of 7800 tokens do not fit the model's context of 8192 tokens/],
-          [['--model', `llama:${damaged}`], /--model: llama: cannot load model .*damaged\.gguf/],
+          [
+            ['--model', `llama:${damaged}`],
+            /--model: llama: model file .*damaged\.gguf is a damaged GGUF header \(272 tensors and 33 metadata entries cannot fit in 4096 bytes\)/,
+          ],
+          [['--model', `llama:${truncated}`], /--model: llama: cannot load model .*truncated\.gguf/],
         ] as const) {
           stderr.length = 0;
           process.exitCode = undefined;
