@@ -7,10 +7,11 @@
  *
  * Usage: npx tsx bench/fidelity-compare.ts <recordsA> <recordsB> [condition=gold]
  */
-import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import { bootstrapMeanInterval, pairedBootstrap } from '../eval/stats';
 import { benchArgs, usageError } from './support/args';
+import { readBenchRecords } from './support/records';
 
 const USAGE = `Usage: npx tsx bench/fidelity-compare.ts <recordsA> <recordsB> [condition=gold]
 
@@ -56,30 +57,14 @@ for (const file of [fileA, fileB]) {
  */
 function read(file: string): { byId: Map<string, FidelityRecord>; records: number } {
   const byId = new Map<string, FidelityRecord>();
-  let records = 0;
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .forEach((line, i) => {
-      if (line.trim() === '') return;
-      let value: unknown;
-      try {
-        value = JSON.parse(line);
-      } catch {
-        usageError(USAGE, `${file}:${i + 1}: not a JSON line`);
-      }
-      const parsed = FidelityRecordSchema.safeParse(value);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        usageError(USAGE, `${file}:${i + 1}: not a fidelity record (${issue.path.join('.') || 'the line'}: ${issue.message})`);
-      }
-      records++;
-      const record = parsed.data;
-      if (record.condition !== condition) return;
-      if (byId.has(record.id)) usageError(USAGE, `${file}:${i + 1}: a second '${condition}' record of question ${record.id}`);
-      byId.set(record.id, record);
-    });
-  if (records === 0) usageError(USAGE, `${file} holds no fidelity record`);
-  return { byId, records };
+  const records = readBenchRecords(file, FidelityRecordSchema, USAGE, 'a fidelity record');
+  for (const { line, value: record } of records) {
+    if (record.condition !== condition) continue;
+    if (byId.has(record.id)) usageError(USAGE, `${file}:${line}: a second '${condition}' record of question ${record.id}`);
+    byId.set(record.id, record);
+  }
+  if (records.length === 0) usageError(USAGE, `${file} holds no fidelity record`);
+  return { byId, records: records.length };
 }
 
 const a = read(fileA).byId;

@@ -21,7 +21,7 @@
  * Usage: npx tsx bench/round2-seek.ts --model llama:<gguf>?ctx=4096 [--dataset hotpot-train|hotpotqa]
  *   [--limit 30] [--length 4096] [--narrow 150] [--records file.jsonl] [--json]
  */
-import { appendFileSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import path from 'node:path';
 import { contextFittedRunOptionDefaults } from '../models/context';
@@ -39,6 +39,7 @@ import { parseTokenCount } from '../shared/token-count';
 import { NO_ANSWER } from '../shared/types';
 import { benchArgs, usageError } from './support/args';
 import { llamaSpecArg, loadBenchLlama } from './support/llama';
+import { readBenchRecords } from './support/records';
 
 const USAGE = `Usage: npx tsx bench/round2-seek.ts --model llama:<gguf>?ctx=4096 [--dataset hotpot-train|hotpotqa]
   [--limit 30] [--length 4096] [--narrow 150] [--records file.jsonl] [--json]
@@ -120,28 +121,13 @@ function readRecords(file: string | undefined): Map<string, z.infer<typeof Quest
     return done;
   }
   if (!statSync(file).isFile()) usageError(USAGE, `--records: ${file} is not a file`);
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .forEach((line, i) => {
-      if (line.trim() === '') return;
-      let value: unknown;
-      try {
-        value = JSON.parse(line);
-      } catch {
-        usageError(USAGE, `${file}:${i + 1}: not a JSON line`);
-      }
-      const parsed = QuestionRecordSchema.safeParse(value);
-      if (!parsed.success)
-        usageError(USAGE, `${file}:${i + 1}: not a record of this bench (${parsed.error.issues[0].path.join('.')}: ${parsed.error.issues[0].message})`);
-      const run = parsed.data.run;
-      if (run.model !== RUN.model || run.dataset !== RUN.dataset || run.length !== RUN.length || run.narrow !== RUN.narrow) {
-        usageError(
-          USAGE,
-          `${file}:${i + 1}: a record of another run (${JSON.stringify(run)}); this run is ${JSON.stringify(RUN)}: give another --records file`,
-        );
-      }
-      done.set(parsed.data.id, parsed.data);
-    });
+  for (const { line, value } of readBenchRecords(file, QuestionRecordSchema, USAGE, 'a record of this bench')) {
+    const run = value.run;
+    if (run.model !== RUN.model || run.dataset !== RUN.dataset || run.length !== RUN.length || run.narrow !== RUN.narrow) {
+      usageError(USAGE, `${file}:${line}: a record of another run (${JSON.stringify(run)}); this run is ${JSON.stringify(RUN)}: give another --records file`);
+    }
+    done.set(value.id, value);
+  }
   return done;
 }
 const done = readRecords(values.records);
