@@ -72,7 +72,9 @@ cat > corpus.txt <<'TEXT'
 The Golden Gate Bridge is a suspension bridge. It opened to traffic in May 1937.
 Joseph Strauss was the chief engineer of the Golden Gate Bridge.
 TEXT
-printf 'GGUF\0\0\0\0' > fake.gguf
+# A GGUF header with nothing after it (version 3, no tensor, no metadata): it passes the file check,
+# so the error is the missing package's.
+printf 'GGUF\003\000\000\000' > fake.gguf && head -c 16 /dev/zero >> fake.gguf
 # The check both consumers run: an answer citing corpus.txt, no TypeScript hook in the process, and
 # the typed error of an optional peer that is not installed.
 cat > check.cjs <<'JS'
