@@ -18,7 +18,7 @@
  * Paired bootstrap of the answer-hit difference.
  * Run it alone (2 cores: a second model process slows both).
  *
- * Usage: npx tsx bench/round2-seek.ts --model llama:<gguf>?ctx=4096 [--dataset hotpot-train|hotpotqa]
+ * Usage: npx tsx bench/round2-seek.ts --model "llama:<gguf>?ctx=4096" [--dataset hotpot-train|hotpotqa]
  *   [--limit 30] [--length 4096] [--narrow 150] [--records file.jsonl] [--json]
  */
 import { appendFileSync, existsSync, statSync } from 'node:fs';
@@ -41,7 +41,7 @@ import { benchArgs, usageError } from './support/args';
 import { llamaSpecArg, loadBenchLlama } from './support/llama';
 import { readBenchRecords } from './support/records';
 
-const USAGE = `Usage: npx tsx bench/round2-seek.ts --model llama:<gguf>?ctx=4096 [--dataset hotpot-train|hotpotqa]
+const USAGE = `Usage: npx tsx bench/round2-seek.ts --model "llama:<gguf>?ctx=4096" [--dataset hotpot-train|hotpotqa]
   [--limit 30] [--length 4096] [--narrow 150] [--records file.jsonl] [--json]
 
 What a round-2 seeking agent makes of the synchronized messages at two budgets: per HotpotQA bridge
