@@ -7,7 +7,7 @@
  *
  * Usage: npx tsx bench/fidelity-compare.ts <recordsA> <recordsB> [condition=gold]
  */
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { z } from 'zod';
 import { bootstrapMeanInterval, pairedBootstrap } from '../eval/stats';
 import { benchArgs, usageError } from './support/args';
@@ -45,17 +45,13 @@ if (positionals.length < 2 || positionals.length > 3)
   usageError(USAGE, `two records files and an optional condition expected, got ${positionals.length} arguments`);
 const [fileA, fileB, condition = 'gold'] = positionals;
 if (!['plain', 'gold', 'own', 'padded'].includes(condition)) usageError(USAGE, `condition: plain, gold, own or padded expected, got ${condition}`);
-for (const file of [fileA, fileB]) {
-  if (!existsSync(file)) usageError(USAGE, `${file} does not exist`);
-  if (!statSync(file).isFile()) usageError(USAGE, `${file} is not a file`);
-}
 
 /**
  * The file's records of the condition, by question id.
  * @returns never for a line that is not a fidelity record or a question's second record of the
  *   condition: a usage error naming the file and line (bench/fidelity.ts writes one per pair).
  */
-function read(file: string): { byId: Map<string, FidelityRecord>; records: number } {
+function read(file: string): Map<string, FidelityRecord> {
   const byId = new Map<string, FidelityRecord>();
   const records = readBenchRecords(file, FidelityRecordSchema, USAGE, 'a fidelity record');
   for (const { line, value: record } of records) {
@@ -64,11 +60,11 @@ function read(file: string): { byId: Map<string, FidelityRecord>; records: numbe
     byId.set(record.id, record);
   }
   if (records.length === 0) usageError(USAGE, `${file} holds no fidelity record`);
-  return { byId, records: records.length };
+  return byId;
 }
 
-const a = read(fileA).byId;
-const b = read(fileB).byId;
+const a = read(fileA);
+const b = read(fileB);
 const ids = [...a.keys()].filter((id) => b.has(id));
 if (ids.length === 0) usageError(USAGE, `no question has a '${condition}' record in both files (${a.size} in ${fileA}, ${b.size} in ${fileB})`);
 /** A file name inside a Markdown table cell. */

@@ -192,6 +192,7 @@ async function main(): Promise<void> {
     const r1 = phase(calls.filter((c) => c.round === 1));
     const r2 = phase(calls.filter((c) => c.round === 2));
     const engineS = corpusTokens / prefillRate;
+    const karLater = karAfterFirst(steps);
     results.push({
       length,
       chunks: result.chunks,
@@ -200,10 +201,11 @@ async function main(): Promise<void> {
       round1: r1,
       round2: r2,
       kar: steps,
+      karLater,
       headline: {
         round1OverEngine: r1.wallS / engineS,
         round2OverRound1: r1.modelS > 0 ? r2.modelS / r1.modelS : 0,
-        karEvaluatedOverAdded: ((later) => (later.added > 0 ? later.evaluated / later.added : 0))(karAfterFirst(steps)),
+        karEvaluatedOverAdded: karLater.added > 0 ? karLater.evaluated / karLater.added : 0,
       },
       promptTokensPerCorpusToken: r1.input / corpusTokens,
       wallS,
@@ -233,7 +235,7 @@ async function main(): Promise<void> {
           `  ${r.length}: k=${s.k} prompt ${s.input} cache ${s.cacheRead} evaluated ${s.evaluated} added ${s.addedTokens} ratio ${s.addedTokens > 0 ? f(s.evaluated / s.addedTokens) : '-'} ${f(s.ms / 1000, 1)} s\n`,
         );
       }
-      const later = karAfterFirst(r.kar);
+      const later = r.karLater;
       if (later.added > 0)
         process.stdout.write(
           `  ${r.length}: steps after the first: evaluated ${later.evaluated} / added ${later.added} = ${f(later.evaluated / later.added)}\n`,

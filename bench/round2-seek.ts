@@ -21,12 +21,12 @@
  * Usage: npx tsx bench/round2-seek.ts --model "llama:<gguf>?ctx=4096" [--dataset hotpot-train|hotpotqa]
  *   [--limit 30] [--length 4096] [--narrow 150] [--records file.jsonl] [--json]
  */
-import { appendFileSync, existsSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import { z } from 'zod';
 import path from 'node:path';
 import { contextFittedRunOptionDefaults } from '../models/context';
 import { disposeLlamaModels } from '../models/llama/llama';
-import { parseRunOptions, runOptionDefaultsForContext } from '../shared/config';
+import { parseRunOptions } from '../shared/config';
 import { buildHotpotLongContext, defaultDataRoot, readFillerParagraphs, readHotpotQa, type HotpotQuestion } from '../eval/datasets';
 import { formatWarning } from '../eval/jsonl';
 import { normalizeAnswer } from '../eval/scorers';
@@ -92,13 +92,19 @@ const RUN = {
   narrow: narrow as number,
 };
 
-/** One seek of the answer chunk, as `--records` stores it. */
+/**
+ * One seek of the answer chunk, as `--records` stores it: whether its evidence holds the answer, its
+ * score, the prompt tokens it evaluated; in round 2 the synchronized messages, their tokens (o200k)
+ * and whether the bridge sentence is among them.
+ */
 const SeekSchema = z.object({
   hit: z.boolean(),
   score: z.number(),
   evaluated: z.number(),
   synchronized: z.object({ messages: z.number(), tokens: z.number(), bridge: z.boolean() }).optional(),
 });
+type Seek = z.infer<typeof SeekSchema>;
+/** One question's record (a line of `--records`). */
 const QuestionRecordSchema = z.object({
   id: z.string().min(1),
   run: z.object({ model: z.string(), dataset: z.string(), length: z.number(), narrow: z.number() }),
@@ -106,21 +112,21 @@ const QuestionRecordSchema = z.object({
   wide: SeekSchema,
   narrow: SeekSchema,
 });
+type QuestionRecord = z.infer<typeof QuestionRecordSchema>;
 
 /**
  * The records of `--records` (none when the file does not exist yet), read before the model loads.
  * @returns never for a directory, a missing folder, a line that is not a record, or a record made with
  *   other settings: a usage error naming the file and line.
  */
-function readRecords(file: string | undefined): Map<string, z.infer<typeof QuestionRecordSchema>> {
-  const done = new Map<string, z.infer<typeof QuestionRecordSchema>>();
+function readRecords(file: string | undefined): Map<string, QuestionRecord> {
+  const done = new Map<string, QuestionRecord>();
   if (file === undefined) return done;
   if (file === '') usageError(USAGE, '--records: a file name expected');
   if (!existsSync(file)) {
     if (!existsSync(path.dirname(path.resolve(file)))) usageError(USAGE, `--records: the folder of ${file} does not exist`);
     return done;
   }
-  if (!statSync(file).isFile()) usageError(USAGE, `--records: ${file} is not a file`);
   for (const { line, value } of readBenchRecords(file, QuestionRecordSchema, USAGE, 'a record of this bench')) {
     const run = value.run;
     if (run.model !== RUN.model || run.dataset !== RUN.dataset || run.length !== RUN.length || run.narrow !== RUN.narrow) {
@@ -131,24 +137,6 @@ function readRecords(file: string | undefined): Map<string, z.infer<typeof Quest
   return done;
 }
 const done = readRecords(values.records);
-
-/** One seek of the answer chunk, as recorded. */
-interface Seek {
-  hit: boolean;
-  score: number;
-  evaluated: number;
-  /** Round 2: synchronized messages, their tokens (o200k), and whether the bridge sentence is among them. */
-  synchronized?: { messages: number; tokens: number; bridge: boolean };
-}
-
-/** One question's record (a line of `--records`). */
-interface QuestionRecord {
-  id: string;
-  run: typeof RUN;
-  round1: Seek;
-  wide: Seek;
-  narrow: Seek;
-}
 
 /** The gold sentence of a paragraph's first supporting fact, trimmed. */
 function supportingSentence(q: HotpotQuestion, title: string): string | undefined {
@@ -174,7 +162,9 @@ function goldSentences(q: HotpotQuestion): { answer: string; bridge: string } | 
 async function main(): Promise<void> {
   const llama = await loadBenchLlama(spec, { sequences: 1 }, USAGE);
   const fitted = contextFittedRunOptionDefaults(llama.contextTokens, llama.runDefaults);
-  const wide = runOptionDefaultsForContext(llama.contextTokens).syncBudgetTokens;
+  // The model's default budget (12% of its context), the one the workflow runs with.
+  const wide = fitted.syncBudgetTokens;
+  const syncMaxMessages = parseRunOptions({}).syncMaxMessages;
   if ((narrow as number) >= wide) usageError(USAGE, `--narrow ${narrow}: the narrow budget must be below the model's default (wide) budget, ${wide} tokens`);
   const file = values.dataset === 'hotpot-train' ? 'hotpot_train_100.hipporag.json' : 'hotpot_dev_distractor_100.reflexion.json';
   const questions = readHotpotQa(path.join(defaultDataRoot(), 'hotpotqa', file)).questions;
@@ -204,7 +194,7 @@ async function main(): Promise<void> {
         },
       }),
     });
-    let record: Partial<QuestionRecord> = { id: q.id, run: RUN };
+    const record: Partial<QuestionRecord> = { id: q.id, run: RUN };
     const model: AgentModel = {
       description: llama.agents.description,
       seek: async (request: SeekRequest): Promise<SeekResult> => {
@@ -216,7 +206,7 @@ async function main(): Promise<void> {
         }
         if (!isAnswerChunk) return { evidence: null, score: 0, spans: [], usage: zeroUsage(), warnings: [] };
         const small = synchronizationSnapshot(request.synchronized, {
-          syncMaxMessages: parseRunOptions({}).syncMaxMessages,
+          syncMaxMessages,
           syncBudgetTokens: narrow as number,
         });
         const r = await llama.agents.seek(request);
@@ -235,7 +225,7 @@ async function main(): Promise<void> {
     await localWorkflowRunner({
       question: q.question,
       documents: [{ id: doc.id, text: doc.text, title: doc.title }],
-      options: { ...fitted, syncBudgetTokens: wide, concurrency: 1, rounds: 2, bestEffort: true },
+      options: { ...fitted, concurrency: 1, rounds: 2, bestEffort: true },
       model,
     });
     if (record.round1 === undefined || record.wide === undefined || record.narrow === undefined) {
@@ -249,7 +239,6 @@ async function main(): Promise<void> {
       const s = (x: Seek): string => `${x.hit ? 'hit' : 'miss'} ${x.score}`;
       process.stderr.write(`[${records.length}/${limit}] ${q.id} round 1 ${s(complete.round1)} | wide ${s(complete.wide)} | narrow ${s(complete.narrow)}\n`);
     }
-    record = {};
   }
   const share = (f: (r: QuestionRecord) => boolean): number => records.filter(f).length;
   const hits = (c: 'round1' | 'wide' | 'narrow'): number[] => records.map((r) => (r[c].hit ? 1 : 0));
@@ -266,10 +255,10 @@ async function main(): Promise<void> {
       wide: mean(records.map((r) => r.wide.synchronized?.tokens ?? 0)),
       narrow: mean(records.map((r) => r.narrow.synchronized?.tokens ?? 0)),
     },
+    // Not the narrow call's: it follows the wide call on the same sequence and reuses its prefix.
     evaluated: {
       round1: mean(records.map((r) => r.round1.evaluated)),
       wide: mean(records.map((r) => r.wide.evaluated)),
-      narrow: mean(records.map((r) => r.narrow.evaluated)),
     },
     narrowMinusWide: pairedBootstrap(hits('narrow'), hits('wide')),
     wideMinusRound1: pairedBootstrap(hits('wide'), hits('round1')),

@@ -384,9 +384,10 @@ export interface MessageStore {
   messageChunks(runId: string, round: number): Promise<number[]>;
   /**
    * The global top-k messages of rounds 1..`maxRound`, in pool order (global knowledge
-   * synchronization and the KAR steps read them; DynamoDB: one descending GSI Query). The round bound is what makes a resumed run read the pool as the killed
-   * one did at the same step: messages of a later round, recorded before the kill, stay out of an
-   * earlier round's KAR steps and synchronization snapshot (docs/ARCHITECTURE.md, "Resume").
+   * synchronization and the KAR steps read them; DynamoDB: one descending GSI Query). The round
+   * bound is what makes a resumed run read the pool as the killed one did at the same step: messages
+   * of a later round, recorded before the kill, stay out of an earlier round's KAR steps and
+   * synchronization snapshot (docs/ARCHITECTURE.md, "Resume").
    * @param k messages wanted (>= 0); fewer come back when the pool is smaller.
    * @param maxRound last round (1-based) whose messages count.
    * @param maxCovered when given, only messages recorded at a coverage of at most this many chunks
@@ -400,10 +401,11 @@ export interface MessageStore {
   getMessages(runId: string, ids: string[]): Promise<Message[]>;
   /**
    * The run's counters: the usage and warnings of every seek record and every KAR step, summed
-   * here (shared/run-counters.ts `sumRunCounters`), plus the run's own counters (transient errors, throttle waits; the reasoning agent's usage of
-   * runs recorded before steps carried it). Warnings come in a fixed order: those of seek records by
-   * round then chunk, then those of KAR steps by sequence, then the others in arrival order (at most
-   * MAX_STORED_WARNINGS texts; the count is exact).
+   * here (shared/run-counters.ts `sumRunCounters`), plus the run's own counters (transient errors,
+   * throttle waits; the reasoning agent's usage of runs recorded before steps carried it).
+   * Warnings come in a fixed order: those of seek records by round then chunk, then those of KAR
+   * steps by sequence, then the others in arrival order (at most MAX_STORED_WARNINGS texts; the
+   * count is exact).
    */
   getCounters(runId: string): Promise<RunCounters>;
   /**

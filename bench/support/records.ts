@@ -4,7 +4,7 @@
  * against the bench's zod schema. A records file is the bench's own output, so anything wrong in it
  * is a usage error naming the file and line (exit 2), never a line skipped or a number made of it.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { z } from 'zod';
 import { formatWarning, parseJsonLines } from '../../eval/jsonl';
 import { usageError } from './args';
@@ -12,9 +12,12 @@ import { usageError } from './args';
 /**
  * The records of `file`, in file order, each with its 1-based line number.
  * @param what the records' name in the error ("a fidelity record").
- * @returns never for a line that is not JSON or not a record: a usage error naming the file and line.
+ * @returns never for a missing file, a directory, or a line that is not JSON or not a record: a
+ *   usage error naming the file (and line).
  */
 export function readBenchRecords<T>(file: string, schema: z.ZodType<T>, usage: string, what: string): Array<{ line: number; value: T }> {
+  if (!existsSync(file)) usageError(usage, `${file} does not exist`);
+  if (!statSync(file).isFile()) usageError(usage, `${file} is not a file`);
   const { lines, warnings } = parseJsonLines(readFileSync(file, 'utf8'), file);
   if (warnings.length > 0) usageError(usage, formatWarning(warnings[0]).replace(/; line skipped.*$/, ''));
   return lines.map(({ line, value }) => {
