@@ -8,7 +8,7 @@
  *   reply=prose|json       the reasoning agent's reply (shared/llm/prompts.ts REASONER_REPLIES)
  *   seek=json|prose        the seeking agent's reply (SEEKER_REPLIES)
  *   ranking=score|hybrid|retrieval, rounds=N, chunk=N (chunkTokens), firstk=N (karFirstK),
- *   budget=N (reasonerBudgetTokens), sync=N (syncBudgetTokens)
+ *   budget=N (reasonerBudgetTokens), sync=N (syncBudgetTokens), stop=first|confirmed (karStop)
  * Unset keys take the run options the product fits to the model's context.
  *
  * Identical model calls are answered from a call memo kept on disk (`--memo`, one JSON line per call,
@@ -47,6 +47,7 @@ import { benchArgs, usageError } from './support/args';
 import { llamaSpecArg } from './support/llama';
 import { parseTokenCount, TOKEN_COUNT_FORMS } from '../shared/token-count';
 import { llamaThreadsFromEnv } from '../models/llama/llama';
+import { KAR_STOP_RULES, type KarStopRule } from '../shared/support';
 
 const USAGE = `Usage: npx tsx bench/tune-llama.ts --model llama:<gguf>[?ctx=N] [--dataset hotpot-train|hotpotqa]
   [--limit 12] [--offset 0] [--length 16k] [--configs reply=prose,reply=json+firstk=4]
@@ -56,7 +57,8 @@ Choose llama: defaults by measurement: the product's workflow over HotpotQA ques
 questions by default) padded to --length tokens, once per configuration, identical model calls
 answered from a call memo on disk. A configuration is key=value pairs joined by "+": seek=json|prose,
 reply=prose|json,
-ranking=score|hybrid|retrieval, rounds=N, chunk=N, firstk=N, budget=N, sync=N; unset keys take the
+ranking=score|hybrid|retrieval, rounds=N, chunk=N, firstk=N, budget=N, sync=N, stop=first|confirmed;
+unset keys take the
 options the product fits to the model's context. Prints mean F1 [95% CI] per configuration, by
 question type, and the paired difference with the first configuration. Run it alone.
 
@@ -102,6 +104,9 @@ function parseConfig(text: string): Config {
       config.reply = value as ReasonerReply;
     } else if (key === 'ranking') {
       (config.options as Record<string, unknown>).ranking = value;
+    } else if (key === 'stop') {
+      if (!KAR_STOP_RULES.includes(value as KarStopRule)) usageError(USAGE, `stop: one of ${KAR_STOP_RULES.join(', ')}; got ${value}`);
+      config.options.karStop = value as KarStopRule;
     } else if (key in KEYS) {
       const n = parseTokenCount(value ?? '');
       if (n === undefined) usageError(USAGE, `${key}: ${TOKEN_COUNT_FORMS}; got ${value}`);
@@ -137,6 +142,9 @@ class DiskMemo {
     return value;
   }
 }
+
+/** One letter per KAR outcome in the progress line: answered, refused, unsupported (x), unconfirmed (c). */
+const OUTCOME_LETTER: Record<string, string> = { answered: 'a', refused: 'r', unsupported: 'x', unconfirmed: 'c' };
 
 interface TuneRecord {
   id: string;
@@ -337,7 +345,7 @@ async function main(): Promise<void> {
       if (values.records) appendFileSync(values.records, `${JSON.stringify(record)}\n`);
       process.stderr.write(
         `[${i + 1}/${questions.length}] ${config.name} ${record.type} f1=${record.f1.toFixed(2)} ${JSON.stringify(record.prediction).slice(0, 50)} gold=${JSON.stringify(q.answer)} ` +
-          `k=${record.trace.map((s) => `${s.round}:${s.k}${s.outcome[0]}`).join(',')} new ${Math.round(newModelMs / 1000)} s${record.error ? ` ERROR ${record.error}` : ''}\n`,
+          `k=${record.trace.map((s) => `${s.round}:${s.k}${OUTCOME_LETTER[s.outcome] ?? '?'}`).join(',')} new ${Math.round(newModelMs / 1000)} s${record.error ? ` ERROR ${record.error}` : ''}\n`,
       );
     }
   }

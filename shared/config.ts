@@ -9,6 +9,7 @@ import { RESEEK_MODES } from './reseek';
 import { DEFAULT_RANKING, RANKING_MODES } from './ranking';
 import { issuesText } from './validation';
 import { SEEK_MODES } from './seek-mode';
+import { KAR_STOP_RULES } from './kar';
 
 export { SEEK_MODES, type SeekMode } from './seek-mode';
 
@@ -25,6 +26,13 @@ export const RunOptionsSchema = z
      * rarely refuses see more than the top message (docs/EVAL.md, "Defaults for a model that can answer").
      */
     karFirstK: z.number().int().min(1).max(1024).default(1),
+    /**
+     * When a KAR step's answer stands (shared/support.ts; docs/CONCEPTS.md, "When an answer
+     * stands"). In every mode the answer must be held by the quotes of the messages it cites.
+     * `first`: the first such answer (the paper's rule); `confirmed`: it must be given again by the
+     * next step, which reads twice the messages, unless the step already read the whole pool.
+     */
+    karStop: z.enum(KAR_STOP_RULES).default('first'),
     /** Token budget of the evidence given to the reasoning agent in one KAR step. */
     reasonerBudgetTokens: z.number().int().min(256).max(1_000_000).default(16_000),
     /** Token budget of the synchronized top-K messages given to each seeking agent in rounds >= 2. */

@@ -6,6 +6,15 @@
  */
 import { InvalidInputError } from './errors';
 
+/**
+ * The stopping rules of the run option `karStop`: when a KAR step's answer stands (the rule itself
+ * is shared/support.ts `judgeAnswer`). `first`: the first answer its cited quotes hold (the paper's
+ * rule, with the support check); `confirmed`: the next step, reading 2k messages, must give it again.
+ */
+export const KAR_STOP_RULES = ['first', 'confirmed'] as const;
+/** One stopping rule. */
+export type KarStopRule = (typeof KAR_STOP_RULES)[number];
+
 function requireInteger(name: string, value: number, min: number): void {
   if (!Number.isSafeInteger(value) || value < min) {
     throw new InvalidInputError(`${name} must be an integer >= ${min}, got ${String(value)}`);

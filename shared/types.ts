@@ -129,10 +129,22 @@ export interface KarStep {
   messagesUsed: number;
   /** Tokens of the evidence given. */
   evidenceTokens: number;
-  outcome: 'answered' | 'refused';
+  /**
+   * `answered`: the answer stands (the run ends with it); `refused`: the reasoning agent refused;
+   * `unsupported`: it answered, but the quotes of the messages it cites do not hold the answer;
+   * `unconfirmed`: a supported answer that the next, wider step must give again (run option
+   * `karStop: 'confirmed'`). Every outcome but `answered` reads on: k doubles, or the round ends
+   * (shared/support.ts, the stopping rule).
+   */
+  outcome: KarOutcome;
   /** True when this step was the forced best-effort answer after the last round. */
   forced?: boolean;
 }
+
+/** The outcomes of a KAR step (see `KarStep.outcome`). */
+export const KAR_OUTCOMES = ['answered', 'refused', 'unsupported', 'unconfirmed'] as const;
+/** One outcome of a KAR step. */
+export type KarOutcome = (typeof KAR_OUTCOMES)[number];
 
 /** A citation of the final answer: one message, resolved to corpus positions. */
 export interface Citation {
@@ -287,6 +299,12 @@ export interface RunResult {
    * (an empty pool).
    */
   answerBasis?: string;
+  /**
+   * The best-effort answer after the last round (run option `bestEffort`) when the quotes of the
+   * messages it cites do not hold it (shared/support.ts): the run refuses (`answer` is "NO ANSWER",
+   * `answerable` false) and the guess is kept here, never printed as an answer. Absent otherwise.
+   */
+  unsupportedAnswer?: string;
   citations: Citation[];
   /** KAR steps of the execution that produced this result (a resumed run re-runs KAR from k = 1). */
   trace: KarStep[];

@@ -11,7 +11,8 @@
  *   of the pool (both rounds' messages) for k = 1, 2, 4, … (`nextK` of shared/kar.ts), fitted to
  *   `reasonerBudgetTokens` (`fitForReasoning` of shared/method.ts, as the Reason task); the steps
  *   stop at the first answer, when k covers the pool, or when the budget already cut the top-k short
- *   (`afterRefusal`: a wider k would give the same text);
+ *   (`afterRefusal`: a wider k would give the same text); an answer stops them only when the
+ *   stopping rule accepts it (`judgeAnswer` of shared/support.ts, as the Reason task);
  * - after the last round: refuse ("NO ANSWER"), or with `bestEffort` one forced `reason` over the
  *   best messages that fit the budget.
  * Ablations: `extagents-no-sync` = 1 round; `extagents-no-kar` = one `reason` per round over ALL
@@ -29,6 +30,7 @@ import { DEFAULT_RANKING, type RankingMode } from '../../shared/ranking';
 import { seekRound } from '../../shared/survey/survey';
 import { NO_ANSWER, type Message } from '../../shared/types';
 import { CallRecorder } from './recorder';
+import { citedAmong, judgeAnswer, type AnswerVerdict } from '../../shared/support';
 import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
 import type { StrategyInput, StrategyResult } from './types';
 import type { RunOptionsInput } from '../../shared/config';
@@ -75,16 +77,20 @@ export async function runExtAgents(input: StrategyInput, variant: ExtAgentsVaria
       const fitted = fitForReasoning(pool, options.reasonerBudgetTokens);
       const result = await model.reason({ question, messages: fitted.messages, force: false });
       lastContext = fitted.messages;
-      if (result.answerable) return done(result.answer, true, fitted.messages);
+      if (result.answerable && judge(result, fitted.messages, undefined, true).outcome === 'answered') return done(result.answer, true, fitted.messages);
       continue;
     }
     let k = Math.min(options.karFirstK, pool.length);
+    // The answer of the step before, when it awaits confirmation (karStop 'confirmed').
+    let unconfirmed: string | undefined;
     for (;;) {
       model.nextStage();
       const fitted = fitForReasoning(pool.slice(0, k), options.reasonerBudgetTokens);
       const result = await model.reason({ question, messages: fitted.messages, force: false });
       lastContext = fitted.messages;
-      if (result.answerable) return done(result.answer, true, fitted.messages);
+      const verdict = result.answerable ? judge(result, fitted.messages, unconfirmed, k >= pool.length || fitted.truncated) : undefined;
+      if (verdict?.outcome === 'answered') return done(result.answer, true, fitted.messages);
+      unconfirmed = verdict?.outcome === 'unconfirmed' ? result.answer : undefined;
       const next = afterRefusal(k, pool.length, fitted.truncated);
       if (next.exhausted) break;
       k = next.k;
@@ -94,9 +100,16 @@ export async function runExtAgents(input: StrategyInput, variant: ExtAgentsVaria
     model.nextStage();
     const fitted = fitForReasoning(pool.slice(0, FORCED_MAX_MESSAGES), options.reasonerBudgetTokens);
     const result = await model.reason({ question, messages: fitted.messages, force: true });
-    return done(result.answerable ? result.answer : NO_ANSWER, result.answerable, fitted.messages);
+    // A best-effort answer its cited quotes do not hold is refused, as the workflow's Finalize does.
+    const stands = result.answerable && judge(result, fitted.messages, undefined, true).outcome === 'answered';
+    return done(stands ? result.answer : NO_ANSWER, stands, fitted.messages);
   }
   return done(NO_ANSWER, false, lastContext);
+
+  /** The stopping rule (shared/support.ts), as the workflow's Reason task applies it. */
+  function judge(result: ReasonResult & { answerable: true }, given: Message[], previousAnswer: string | undefined, widest: boolean): AnswerVerdict {
+    return judgeAnswer({ answer: result.answer, question, cited: citedAmong(given, result.citedMessageIds), rule: options.karStop, previousAnswer, widest });
+  }
 
   function done(prediction: string, answerable: boolean, finalContext: Message[]): StrategyResult {
     return { prediction, answerable, calls: model.calls, finalContext, warnings };
@@ -168,6 +181,7 @@ export async function runExtAgentsWorkflow(
       syncBudgetTokens: options.syncBudgetTokens,
       syncMaxMessages: options.syncMaxMessages,
       karFirstK: options.karFirstK,
+      karStop: options.karStop,
       bestEffort: options.bestEffort,
       concurrency: options.callConcurrency,
       ranking,

@@ -10,7 +10,8 @@
  */
 import type { AgentModel } from '../../shared/ports';
 import type { Chunk, Message, RunResult, SourceDocument } from '../../shared/types';
-import type { RunOptionsInput } from '../../shared/config';
+import { RunOptionsSchema, type RunOptionsInput } from '../../shared/config';
+import type { KarStopRule } from '../../shared/support';
 import type { EvalCall } from '../records';
 
 /** Tunables of the strategies. Units: tokens of shared/tokenizer.ts (o200k_base). */
@@ -25,6 +26,8 @@ export interface StrategyOptions {
   syncMaxMessages: number;
   /** k of each round's first KAR step (the run option `karFirstK`; the paper: 1). */
   karFirstK: number;
+  /** When a KAR step's answer stands (the run option `karStop`, shared/support.ts). */
+  karStop: KarStopRule;
   /** Answer from the best evidence when the method would refuse (the official code always forces an answer). */
   bestEffort: boolean;
   /** Model calls of one stage run at once (bounded). */
@@ -46,6 +49,7 @@ export const DEFAULT_STRATEGY_OPTIONS: StrategyOptions = {
   syncBudgetTokens: 4_000,
   syncMaxMessages: 16,
   karFirstK: 1,
+  karStop: RunOptionsSchema.shape.karStop.parse(undefined),
   bestEffort: true,
   callConcurrency: 8,
   contextWindowTokens: 128_000,

@@ -6,6 +6,7 @@ import { DEFAULT_RANKING, RANKING_MODES, type RankingMode } from '../../shared/r
 import { Option, type Command } from 'commander';
 import { COVERAGE_MODES, type CoverageMode } from '../../shared/coverage';
 import { RESEEK_MODES, type ReseekMode } from '../../shared/reseek';
+import { KAR_STOP_RULES, type KarStopRule } from '../../shared/support';
 import { Progress, RunProgressReporter } from './progress';
 import { ExtAgentsError } from '../../shared/errors';
 import { RunOptionsSchema, SEEK_MODES, type RunOptionsInput, type SeekMode } from '../../shared/config';
@@ -67,6 +68,14 @@ export function addAskCommand(program: Command): void {
       ),
       schemaFlag('--kar-first-k', RunOptionsSchema, 'karFirstK'),
       schemaDefault(RunOptionsSchema, 'karFirstK'),
+    )
+    .addOption(
+      new Option(
+        '--kar-stop <rule>',
+        'when a KAR step\'s answer stands (run option karStop; docs/CONCEPTS.md, "When an answer stands"); always only when the quotes it cites hold it: first = the first such answer (the paper); confirmed = the next step, reading twice the messages, must give it again (unless the step read the whole pool)',
+      )
+        .choices([...KAR_STOP_RULES])
+        .default(RunOptionsSchema.shape.karStop.parse(undefined)),
     )
     .option(
       '--concurrency <n>',
@@ -210,6 +219,7 @@ export function addAskCommand(program: Command): void {
           chunkTokens: given('chunkTokens'),
           rounds: given('rounds'),
           karFirstK: given('karFirstK'),
+          karStop: given('karStop'),
           concurrency: given('concurrency'),
           reasonerBudgetTokens: given('reasonerBudget'),
           syncBudgetTokens: given('syncBudget'),
@@ -302,6 +312,7 @@ interface AskOptions {
   chunkTokens: number;
   rounds: number;
   karFirstK: number;
+  karStop: KarStopRule;
   concurrency: number;
   reasonerBudget: number;
   syncBudget: number;

@@ -21,6 +21,7 @@ import { MAX_MODEL_SEQUENCES } from '../engine/defaults';
 import { localWorkflowRunner } from '../engine/eval-workflow';
 import { existsSync } from 'node:fs';
 import { RunOptionsSchema } from '../../shared/config';
+import { KAR_STOP_RULES, type KarStopRule } from '../../shared/support';
 import { numberFlag, rangeText, schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
 import { RUNS_AT_ONCE } from '../engine/defaults';
 
@@ -41,6 +42,7 @@ interface EvalOptions {
   report: boolean;
   progress: boolean;
   bestEffort: boolean;
+  karStop: KarStopRule;
   reuseCalls: boolean;
 }
 
@@ -88,6 +90,11 @@ export function addEvalCommand(program: Command): void {
       '--reuse-calls',
       'answer a model call from memory when another strategy of the same example already sent the same request (round-1 seeks of extagents and its ablations): the same records for a deterministic model, less model time; the records count them (reusedCalls) and their wallMs excludes them',
       false,
+    )
+    .addOption(
+      new Option('--kar-stop <rule>', "when a KAR step's answer stands in the extagents strategies (run option karStop, as ask --kar-stop)")
+        .choices([...KAR_STOP_RULES])
+        .default(RunOptionsSchema.shape.karStop.parse(undefined)),
     )
     .option('--no-best-effort', 'let the strategies refuse ("NO ANSWER") instead of answering from the best evidence')
     .option('--out-dir <dir>', 'output directory (records.jsonl, the report)', 'eval-out')
@@ -168,7 +175,7 @@ export function addEvalCommand(program: Command): void {
           model,
           modelIds,
           chunkTokens,
-          strategyOptions: { ...contextOptions, bestEffort: opts.bestEffort },
+          strategyOptions: { ...contextOptions, bestEffort: opts.bestEffort, karStop: opts.karStop },
           reuseCalls: opts.reuseCalls,
           ...(contextTokens !== undefined && { windowTokens: contextTokens }),
           // extagents and extagents-no-sync run the product's workflow, as `ask` does.

@@ -70,6 +70,10 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
   lines.push(`Answerable: ${result.answerable ? (forced ? 'best effort (no KAR step could answer; forced answer from the best evidence)' : 'yes') : 'no'}`);
   // What the answer is when no language model wrote it (the extractive reader: a sentence chosen by word overlap).
   if (result.answerBasis !== undefined) lines.push(`${result.answerable ? 'Answered by' : 'Refused by'}: ${result.answerBasis}`);
+  // A best-effort guess its citations do not hold: shown, never as the answer (shared/support.ts).
+  if (result.unsupportedAnswer !== undefined) {
+    lines.push(`Unsupported guess (best effort; not in the quotes it cites, so refused): ${result.unsupportedAnswer}`);
+  }
   lines.push('');
   lines.push(result.answerable ? 'Citations:' : 'Best evidence found:');
   if (result.citations.length === 0) lines.push('  (none)');

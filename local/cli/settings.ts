@@ -43,6 +43,7 @@ export const SETTINGS = {
   'chunk-tokens': ['ask', 'ingest', 'survey', 'eval'],
   rounds: ['ask'],
   'kar-first-k': ['ask'],
+  'kar-stop': ['ask', 'eval'],
   concurrency: ['ask', 'survey'],
   'reasoner-budget': ['ask'],
   'sync-budget': ['ask'],
@@ -115,6 +116,11 @@ function parseSetting(name: SettingName, raw: RawValue): string | number | boole
     case 'ranking': {
       const { RANKING_MODES } = require('../../shared/ranking') as typeof import('../../shared/ranking');
       if (!(RANKING_MODES as readonly string[]).includes(text())) throw new Error(`--ranking must be one of ${RANKING_MODES.join(', ')} (got "${text()}")`);
+      return text();
+    }
+    case 'kar-stop': {
+      const { KAR_STOP_RULES } = require('../../shared/support') as typeof import('../../shared/support');
+      if (!(KAR_STOP_RULES as readonly string[]).includes(text())) throw new Error(`--kar-stop must be one of ${KAR_STOP_RULES.join(', ')} (got "${text()}")`);
       return text();
     }
     case 'reseek': {

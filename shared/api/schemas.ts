@@ -13,7 +13,7 @@ import { RunOptionsSchema } from '../config';
 import { MAX_DOCUMENT_BYTES } from '../decode';
 import { CorpusIdSchema, CorpusRefSchema, keyLike } from '../corpus';
 import { QuestionSchema, RunIdSchema } from '../pipeline/state';
-import type { ChunkFailure, Citation, KarStep, Message, RetryReport, RunResult, SkippedDocument } from '../types';
+import { KAR_OUTCOMES, type ChunkFailure, type Citation, type KarStep, type Message, type RetryReport, type RunResult, type SkippedDocument } from '../types';
 import { EXECUTION_STATUSES } from '../executions';
 import { RUN_PHASES } from '../progress';
 
@@ -242,7 +242,11 @@ const KarStepSchema = z.object({
   k: z.number().int(),
   messagesUsed: z.number().int(),
   evidenceTokens: z.number().int(),
-  outcome: z.enum(['answered', 'refused']),
+  outcome: z
+    .enum(KAR_OUTCOMES)
+    .describe(
+      'answered: the answer stands; refused; unsupported: answered, but the cited quotes do not hold the answer; unconfirmed: the next, wider step must give it again (karStop "confirmed"). All but answered read on',
+    ),
   forced: z.boolean().optional(),
 });
 
@@ -316,6 +320,10 @@ export const RunResultSchema = z
       .describe(
         'What the answer (or refusal) is when no language model wrote it: the offline extractive reader\'s "extractive: a sentence chosen by word overlap, covering 72% of the question\'s weighted words (it answers from 50%)"',
       ),
+    unsupportedAnswer: z
+      .string()
+      .optional()
+      .describe('A best-effort answer that its cited quotes do not hold: the run refuses and keeps the guess here, never as the answer'),
     citations: z.array(CitationSchema),
     trace: z.array(KarStepSchema).describe('One entry per knowledge-accumulating reasoning step'),
     usage: UsageSchema,

@@ -657,7 +657,7 @@ export function parseReasonReply(text: string): ReasonParse {
  * "whether", "which of A and B", "between", "both", and Chinese 还是 / 或者 / 或是. The answer to such
  * a question is one of its own words, so `restatesQuestion` never counts it.
  */
-const OFFERS_CHOICE = /\b(?:or|either|whether|both|between|which\s+of|which\s+one)\b|还是|或者|或是/i;
+export const OFFERS_CHOICE = /\b(?:or|either|whether|both|between|which\s+of|which\s+one)\b|还是|或者|或是/i;
 /** A run of CJK ideographs, kana or hangul (text compared without word boundaries). */
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
 

@@ -99,12 +99,18 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
   // What the answer is, when the reader says (the extractive reader): that of the answering step, or
   // of the last step of a refusal.
   const basis = answerable ? answeredStep.answerBasis : steps.findLast((s) => s.answerBasis !== undefined)?.answerBasis;
+  // A best-effort answer its cited quotes do not hold (shared/support.ts): refused, the guess kept apart.
+  const unsupported = answerable ? undefined : steps.find((s) => s.forced === true && s.outcome === 'unsupported');
+  if (unsupported !== undefined) {
+    warnings.push(`the best-effort answer ${JSON.stringify(unsupported.answer)} is not in the quotes it cites; the run refuses (RunResult.unsupportedAnswer)`);
+  }
   const result: RunResult = {
     runId: state.runId,
     question: record.question,
     answer: answerable ? answeredStep.answer : NO_ANSWER,
     answerable,
     ...(basis !== undefined && { answerBasis: basis }),
+    ...(unsupported !== undefined && { unsupportedAnswer: unsupported.answer }),
     citations,
     trace: steps.map(({ round, k, messagesUsed, evidenceTokens, outcome, forced }) => ({
       round,

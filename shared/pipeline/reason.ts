@@ -6,6 +6,8 @@
 import { ContextOverflowError, isContextOverflow } from '../errors';
 import { FORCED_MAX_MESSAGES, afterRefusal, fitForReasoning, halveForReasoning } from '../method';
 import type { AgentModel, BlobStore, MessageStore, ReasonResult, StoredStep } from '../ports';
+import { citedAmong, judgeAnswer } from '../support';
+import { NO_ANSWER } from '../types';
 import { loadRunRecord } from './run-record';
 import { countIfTransient } from './seek';
 import type { ReasonEvent, WorkflowState } from './state';
@@ -57,30 +59,16 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
   const step = `KAR step ${state.seq + 1} (round ${state.round}, k=${k}${force ? ', best-effort answer' : ''})`;
   const warnings: string[] = [];
   const messageIds = fitted.messages.map((m) => m.id);
-  // The same prompt as a step that was refused (round 2 found nothing that enters the top k): its
-  // refusal stands, recorded without a model call (the same messages, the same question, the same reply).
-  const repeated = force ? undefined : await refusedOver(store, state.runId, messageIds);
+  // The same prompt as an earlier step that did not end KAR (round 2 found nothing that enters the
+  // top k): its reply stands, reused without a model call (the same messages, the same question,
+  // the same reply), and is judged again by the stopping rule below.
+  const repeated = force ? undefined : await repliedOver(store, state.runId, messageIds);
   if (repeated !== undefined) {
-    const stored: StoredStep = {
-      seq: state.seq + 1,
-      round: state.round,
-      k,
-      messagesUsed: fitted.messages.length,
-      evidenceTokens: fitted.tokens,
-      outcome: 'refused',
-      answer: repeated.answer,
-      citedMessageIds: [],
-      messageIds,
-    };
-    await store.putStep(state.runId, stored, {
-      usage: { calls: 0, inputTokens: 0, outputTokens: 0 },
-      warnings: [`KAR step ${stored.seq}: the same messages as KAR step ${repeated.seq} (refused); its refusal reused, no model call`],
-    });
-    return afterStep(state, stored, poolSize, fitted.truncated);
+    warnings.push(`the same messages as KAR step ${repeated.seq} (${repeated.outcome}); its reply reused, no model call`);
   }
   let result: ReasonResult;
   try {
-    result = await model.reason({ question: record.question, messages: fitted.messages, force });
+    result = repeated === undefined ? await model.reason({ question: record.question, messages: fitted.messages, force }) : reusedReply(repeated);
   } catch (error) {
     await countIfTransient(store, state.runId, 'reasoner', error);
     if (!isContextOverflow(error)) throw error;
@@ -104,13 +92,30 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
     fitted = smaller;
     warnings.push(`context window exceeded; sent once more with ${shrunk}`);
   }
+  // The stopping rule (shared/support.ts): an answer stands only when its cited quotes hold it and,
+  // under karStop 'confirmed', the next, wider step gives it again (or no wider step exists).
+  const verdict = result.answerable
+    ? judgeAnswer({
+        answer: result.answer,
+        question: record.question,
+        cited: citedAmong(fitted.messages, result.citedMessageIds),
+        rule: record.options.karStop,
+        previousAnswer: force ? undefined : await previousAnswer(store, state),
+        widest: force || k >= poolSize || fitted.truncated,
+      })
+    : undefined;
+  if (verdict !== undefined && verdict.outcome !== 'answered') {
+    warnings.push(
+      `answer ${JSON.stringify(result.answer)} ${verdict.outcome === 'unsupported' ? 'not supported' : 'not yet confirmed'}: ${verdict.reason}${force ? '' : '; KAR reads on'}`,
+    );
+  }
   const stored: StoredStep = {
     seq: state.seq + 1,
     round: state.round,
     k,
     messagesUsed: fitted.messages.length,
     evidenceTokens: fitted.tokens,
-    outcome: result.answerable ? 'answered' : 'refused',
+    outcome: verdict?.outcome ?? 'refused',
     ...(force ? { forced: true } : {}),
     answer: result.answer,
     citedMessageIds: result.citedMessageIds,
@@ -140,15 +145,43 @@ async function recordedStep(store: MessageStore, state: WorkflowState, k: number
   return step !== undefined && step.round === state.round && step.k === k && (step.forced === true) === force ? step : undefined;
 }
 
-/** An earlier refused, not best-effort step of the run over exactly these messages (same ids, same order), if any. */
-async function refusedOver(store: MessageStore, runId: string, messageIds: readonly string[]): Promise<StoredStep | undefined> {
+/**
+ * An earlier step of the run, not best-effort and not answered, over exactly these messages (same
+ * ids, same order), if any: its reply is this step's (shared/pipeline/reason.ts `reusedReply`).
+ */
+async function repliedOver(store: MessageStore, runId: string, messageIds: readonly string[]): Promise<StoredStep | undefined> {
   if (messageIds.length === 0) return undefined;
   const same = (ids: readonly string[] | undefined): boolean =>
     ids !== undefined && ids.length === messageIds.length && ids.every((id, i) => id === messageIds[i]);
-  return (await store.getSteps(runId)).find((s) => s.outcome === 'refused' && s.forced !== true && same(s.messageIds));
+  return (await store.getSteps(runId)).find((s) => s.outcome !== 'answered' && s.forced !== true && same(s.messageIds));
 }
 
-/** The workflow state after a recorded step (answered: done; refused: k doubles, or the round is exhausted). */
+/** The reply a recorded step got, as a reasoning result with no model call (no usage). */
+function reusedReply(step: StoredStep): ReasonResult {
+  const usage = { calls: 0, inputTokens: 0, outputTokens: 0 };
+  if (step.outcome === 'refused') return { answerable: false, answer: NO_ANSWER, citedMessageIds: [], usage, warnings: [] };
+  return {
+    answerable: true,
+    answer: step.answer,
+    citedMessageIds: step.citedMessageIds,
+    usage,
+    warnings: [],
+    ...(step.answerBasis !== undefined && { answerBasis: step.answerBasis }),
+  };
+}
+
+/**
+ * The answer of the step before this one when it belongs to the same round, was not the best-effort
+ * answer and answered (supported, awaiting confirmation): what this step must agree with under
+ * karStop 'confirmed'. Undefined at a round's first step or after a refusal.
+ */
+async function previousAnswer(store: MessageStore, state: WorkflowState): Promise<string | undefined> {
+  if (state.seq === 0) return undefined;
+  const before = (await store.getSteps(state.runId)).find((s) => s.seq === state.seq);
+  return before !== undefined && before.round === state.round && before.forced !== true && before.outcome === 'unconfirmed' ? before.answer : undefined;
+}
+
+/** The workflow state after a recorded step (answered: done; any other outcome: k doubles, or the round is exhausted). */
 function afterStep(state: WorkflowState, step: StoredStep, poolSize: number, budgetBound: boolean): WorkflowState {
   if (step.outcome === 'answered') return { ...state, seq: step.seq, outcome: 'answered', exhausted: false, poolSize };
   const next = afterRefusal(step.k, poolSize, budgetBound);

@@ -140,6 +140,67 @@ describe('the workflow run locally', () => {
     expect(result.citations.map((c) => c.documentId).sort()).toEqual(['a.txt', 'b.txt']);
   });
 
+  describe('the stopping rule (shared/support.ts)', () => {
+    // Four notes of one chunk each: the founder's years (birth, founding, death) in one, the rest filler.
+    const YEARS = 'Born in 1840, Martha Quill founded the firm in 1871 and died in 1903.';
+    function notes(): Record<string, string> {
+      return { 'a.txt': YEARS, 'b.txt': filler(1), 'c.txt': filler(2), 'd.txt': filler(3) };
+    }
+    /** Seeks quote the chunk's first sentence (YEARS scored highest); the reasoning agent answers `answers[i]` at its i-th call. */
+    function scripted(answers: string[]): AgentModel & { reasoned: number } {
+      const model = {
+        reasoned: 0,
+        description: 'scripted stopping-rule model',
+        async seek(req: SeekRequest): Promise<SeekResult> {
+          const text = req.chunk.text.includes(YEARS) ? YEARS : req.chunk.text.slice(0, req.chunk.text.indexOf('.') + 1);
+          const start = req.chunk.text.indexOf(text);
+          return { evidence: text, score: text === YEARS ? 90 : 20 + req.chunk.index, spans: [{ start, end: start + text.length }], usage, warnings: [] };
+        },
+        async reason(req: ReasonRequest): Promise<ReasonResult> {
+          const answer = answers[Math.min(model.reasoned++, answers.length - 1)];
+          return { answerable: true, answer, citedMessageIds: req.messages.map((m) => m.id), usage, warnings: [] };
+        },
+      };
+      return model;
+    }
+    const question = 'In what year did Martha Quill die?';
+
+    it('does not stop on an answer its cited quotes do not hold ("1000"): KAR reads on to a supported one', async () => {
+      const files = await resolveCorpus([corpusDir(notes())]);
+      const result = await runLocal({ files, question, options: { chunkTokens: 64, rounds: 1 }, stateDir, model: scripted(['1000', '1903']) });
+      expect(result).toMatchObject({ answer: '1903', answerable: true });
+      expect(result.trace.map((s) => [s.k, s.outcome])).toEqual([
+        [1, 'unsupported'],
+        [2, 'answered'],
+      ]);
+      expect(result.warnings.some((w) => w.includes('"1000" not supported: its cited quotes do not hold "1000"'))).toBe(true);
+    });
+
+    it("with karStop 'confirmed' an early answer the next step does not repeat is not the answer", async () => {
+      const files = await resolveCorpus([corpusDir(notes())]);
+      const result = await runLocal({
+        files,
+        question,
+        options: { chunkTokens: 64, rounds: 1, karStop: 'confirmed' },
+        stateDir,
+        model: scripted(['1871', '1903', '1903']),
+      });
+      expect(result.answer).toBe('1903');
+      expect(result.trace.map((s) => [s.k, s.outcome])).toEqual([
+        [1, 'unconfirmed'],
+        [2, 'unconfirmed'],
+        [4, 'answered'],
+      ]);
+    });
+
+    it('refuses a best-effort answer its citations do not hold and keeps it apart as the unsupported guess', async () => {
+      const files = await resolveCorpus([corpusDir(notes())]);
+      const result = await runLocal({ files, question, options: { chunkTokens: 64, rounds: 1, bestEffort: true }, stateDir, model: scripted(['1000']) });
+      expect(result).toMatchObject({ answer: NO_ANSWER, answerable: false, unsupportedAnswer: '1000' });
+      expect(result.trace.at(-1)).toMatchObject({ forced: true, outcome: 'unsupported' });
+    });
+  });
+
   it('tolerates one permanently failing chunk out of many and lists it in the result', async () => {
     const docs: Record<string, string> = {};
     for (let i = 0; i < 30; i++) docs[`d${String(i).padStart(2, '0')}.txt`] = filler(i);

@@ -13,9 +13,12 @@ import { NO_ANSWER, type Chunk, type SourceDocument } from '../../shared/types';
  * A scripted two-hop world. Chunk texts hold facts marked by keywords:
  * - "ALPHA" (first hop): found in round 1, score 80;
  * - "BRIDGE" (second hop): found only when the synchronized messages (or the note) contain ALPHA, score 60;
- * the reasoning agent answers "Paris" only when it reads both ALPHA and BRIDGE, else refuses; forced, it says "guess".
+ * the reasoning agent answers "Paris" only when it reads both ALPHA and BRIDGE, else refuses; forced, it says GUESS, words of ALPHA's sentence (an answer its quotes hold: shared/support.ts).
  * A pseudo-chunk (official score call, mapreduce collapse) is rated 70 when it holds any fact.
  */
+/** The forced answer: words of ALPHA's sentence, so the stopping rule's support check holds it. */
+const GUESS = 'the city of lights';
+
 class ScriptedModel implements AgentModel {
   readonly description = 'scripted';
   async seek(request: SeekRequest): Promise<SeekResult> {
@@ -45,7 +48,7 @@ class ScriptedModel implements AgentModel {
     const usage = { calls: 1, inputTokens: countTokens(request.question) + request.messages.reduce((s, m) => s + m.tokens, 0), outputTokens: 1 };
     if (all.includes('ALPHA') && all.includes('BRIDGE'))
       return { answerable: true, answer: 'Paris', citedMessageIds: request.messages.map((m) => m.id), usage, warnings: [] };
-    if (request.force) return { answerable: true, answer: 'guess', citedMessageIds: [], usage, warnings: [] };
+    if (request.force) return { answerable: true, answer: GUESS, citedMessageIds: [], usage, warnings: [] };
     return { answerable: false, answer: NO_ANSWER, citedMessageIds: [], usage, warnings: [] };
   }
 }
@@ -101,7 +104,7 @@ describe('evaluation strategies on a scripted two-hop corpus', () => {
   test('extagents-no-sync: one round, then the best-effort answer (or a refusal without it)', async () => {
     const forced = await STRATEGY_FUNCTIONS['extagents-no-sync'](input());
     expect(shape(forced.calls)).toBe('0:seeker*5 1:reasoner*1 2:reasoner*1');
-    expect(forced.prediction).toBe('guess');
+    expect(forced.prediction).toBe(GUESS);
     const refused = await STRATEGY_FUNCTIONS['extagents-no-sync'](input({ bestEffort: false }));
     expect(shape(refused.calls)).toBe('0:seeker*5 1:reasoner*1');
     expect(refused).toMatchObject({ prediction: NO_ANSWER, answerable: false });
@@ -125,7 +128,7 @@ describe('evaluation strategies on a scripted two-hop corpus', () => {
   test('official forces an answer in its last round', async () => {
     const result = await STRATEGY_FUNCTIONS.official(input({ officialMaxRounds: 1 }));
     expect(shape(result.calls)).toBe('0:seeker*5 1:seeker*5 2:reasoner*1');
-    expect(result.prediction).toBe('guess');
+    expect(result.prediction).toBe(GUESS);
   });
 
   test('extagents makes at most 0.55x the calls of official on 20 chunks (2N+3 against 4N+2)', async () => {
@@ -150,7 +153,7 @@ describe('evaluation strategies on a scripted two-hop corpus', () => {
     const front = await STRATEGY_FUNCTIONS.direct(input({ ...window, truncation: 'front' }));
     expect(front.finalContext[0].quotes.map((q) => q.documentId)).toEqual(['doc-0', 'doc-1']);
     expect(front.finalContext[0].tokens).toBeLessThanOrEqual(49);
-    expect(front.prediction).toBe('guess');
+    expect(front.prediction).toBe(GUESS);
     const middle = await STRATEGY_FUNCTIONS.direct(input({ ...window, truncation: 'middle' }));
     const docs = middle.finalContext[0].quotes.map((q) => q.documentId);
     expect(docs[0]).toBe('doc-0');
@@ -173,13 +176,13 @@ describe('evaluation strategies on a scripted two-hop corpus', () => {
     // Order matters: with BRIDGE before ALPHA the note cannot help.
     const reversed = world().reverse();
     const late = await STRATEGY_FUNCTIONS['chain-of-agents'](input({}, new ScriptedModel(), reversed));
-    expect(late.prediction).toBe('guess');
+    expect(late.prediction).toBe(GUESS);
   });
 
   test('mapreduce: map every chunk, collapse when over budget, reduce', async () => {
     const fits = await STRATEGY_FUNCTIONS.mapreduce(input());
     expect(shape(fits.calls)).toBe('0:seeker*5 1:reasoner*1');
-    expect(fits.prediction).toBe('guess'); // the map finds ALPHA only (no synchronization)
+    expect(fits.prediction).toBe(GUESS); // the map finds ALPHA only (no synchronization)
     const doc = (id: string, text: string): SourceDocument => ({ id, text });
     // Three map results of ~17 tokens (with overhead) over a budget of 30; groups up to one chunk (~42 tokens).
     const many = ['one', 'two', 'three'].map((n) => doc(n, `${FILLER} ${FILLER} ALPHA ${n} fact here.`));

@@ -126,4 +126,87 @@ describe('one knowledge-accumulating reasoning step', () => {
     expect(round2).toMatchObject({ outcome: 'refused', exhausted: true });
     expect(forced.seq).toBe(3);
   });
+
+  describe('the stopping rule (shared/support.ts)', () => {
+    /** A message whose one quote is its evidence. */
+    const quoted = (chunkIndex: number, text: string): Message => ({
+      ...message(chunkIndex, text),
+      quotes: [{ documentId: 'd.txt', start: 0, end: text.length, text }],
+    });
+    const pool = [
+      quoted(0, 'Born in 1840, Quill founded the firm in 1871.'),
+      quoted(1, 'Quill died in 1903.'),
+      quoted(2, 'The firm closed in 1950.'),
+      quoted(3, 'Rain fell on the hills.'),
+    ];
+    /** A reasoning agent that answers `answers[i]` at its i-th call, citing every message given. */
+    const scripted = (answers: string[]): AgentModel & { calls: number } => {
+      const model = {
+        calls: 0,
+        description: 'scripted',
+        seek: refusing.seek,
+        reason: async (request: { messages: Message[] }) => {
+          const answer = answers[model.calls++];
+          return { answerable: true as const, answer, citedMessageIds: request.messages.map((m) => m.id), usage, warnings: [] };
+        },
+      };
+      return model;
+    };
+    async function writeStop(karStop: 'first' | 'confirmed'): Promise<void> {
+      const record = { runId: 'r', question: 'In what year did Quill die?', options: parseRunOptions({ karStop }), documents: [], skipped: [], chunks: 4 };
+      await blobs.put(runRecordKey('r'), JSON.stringify(record));
+    }
+    const at = (k: number, seq: number): WorkflowState => ({ ...state, chunks: 4, covered: 4, k, seq });
+
+    it('reads on after an answer its cited quotes do not hold, then stops at a supported one', async () => {
+      await writeStop('first');
+      const store = fakeStore(pool, 4);
+      const model = scripted(['1000', '1903']);
+
+      const first = await reasonStep({ state: at(1, 0), force: false }, { blobs, store, model });
+      const second = await reasonStep({ state: first, force: false }, { blobs, store, model });
+
+      expect(first).toMatchObject({ outcome: 'refused', exhausted: false, k: 2 });
+      expect(second).toMatchObject({ outcome: 'answered' });
+      const steps = await store.getSteps('r');
+      expect(steps.map((s) => [s.k, s.outcome, s.answer])).toEqual([
+        [1, 'unsupported', '1000'],
+        [2, 'answered', '1903'],
+      ]);
+    });
+
+    it("'confirmed' rejects an early answer the next step does not give again, and accepts one it does", async () => {
+      await writeStop('confirmed');
+      const store = fakeStore(pool, 4);
+      // k=1: the founding year (a misreading its quote holds); k=2: the death year; k=4: the death year again.
+      const model = scripted(['1871', '1903', '1903']);
+
+      let next = await reasonStep({ state: at(1, 0), force: false }, { blobs, store, model });
+      expect(next).toMatchObject({ outcome: 'refused', k: 2 });
+      next = await reasonStep({ state: next, force: false }, { blobs, store, model });
+      expect(next).toMatchObject({ outcome: 'refused', k: 4 });
+      next = await reasonStep({ state: next, force: false }, { blobs, store, model });
+
+      expect(next).toMatchObject({ outcome: 'answered' });
+      expect((await store.getSteps('r')).map((s) => [s.k, s.outcome, s.answer])).toEqual([
+        [1, 'unconfirmed', '1871'],
+        [2, 'unconfirmed', '1903'],
+        [4, 'answered', '1903'],
+      ]);
+    });
+
+    it("'confirmed' accepts at once an answer of a step that read the whole pool", async () => {
+      await writeStop('confirmed');
+      const store = fakeStore(pool.slice(0, 2), 2);
+      const next = await reasonStep({ state: at(2, 0), force: false }, { blobs, store, model: scripted(['1903']) });
+      expect(next).toMatchObject({ outcome: 'answered' });
+    });
+
+    it('records an unsupported best-effort answer as unsupported, never as answered', async () => {
+      await writeStop('first');
+      const store = fakeStore(pool, 4);
+      await reasonStep({ state: at(4, 0), force: true }, { blobs, store, model: scripted(['1000']) });
+      expect((await store.getSteps('r')).map((s) => [s.outcome, s.forced])).toEqual([['unsupported', true]]);
+    });
+  });
 });

@@ -22,6 +22,7 @@ const OPTION_HINTS: Record<string, string> = {
   quotaTokensPerMinute: "seeking model's quota, tokens/min (sets concurrency)",
   seekLatencySeconds: 'expected seconds per seek, for the quota',
   karFirstK: 'messages the first KAR step reads',
+  karStop: 'an answer stands at once (first) or when the next step agrees (confirmed)',
   pipelineRounds: 'start the next round while one ends',
   ranking: 'how messages are ordered: model score, hybrid, retrieval',
   coverage: 'seek every chunk (full) or grow from the best',

@@ -83,6 +83,10 @@ export function Inspect({
             }
           </div>`
       }
+      ${
+        result.unsupportedAnswer !== undefined &&
+        html`<p class="meta basis" data-testid="unsupported-answer"><strong>Unsupported guess</strong> (best effort; not in the quotes it cites, so refused): <span dir="auto">${result.unsupportedAnswer}</span></p>`
+      }
       ${result.answerBasis !== undefined && html`<p class="meta basis" data-testid="answer-basis"><strong>${result.answerable ? 'Answered by' : 'Refused by'}</strong> ${result.answerBasis}</p>`}
       ${
         result.citations.length > 0 &&
