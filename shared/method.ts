@@ -80,6 +80,20 @@ export function buildMessage(
 }
 
 /**
+ * True when two messages cite exactly the same document ranges (the same set of quotes: document,
+ * start, end), whatever their evidence text or score: a round-2 message of a chunk that cites what
+ * its round-1 message cited adds nothing to the pool (issue 49: it took two places in KAR's top-k).
+ * Messages without quotes never match (nothing located to compare).
+ */
+export function sameCitations(a: Pick<Message, 'quotes'>, b: Pick<Message, 'quotes'>): boolean {
+  if (a.quotes.length === 0 || b.quotes.length === 0) return false;
+  const key = (q: Quote): string => `${q.documentId}\u0000${q.start}\u0000${q.end}`;
+  const ka = new Set(a.quotes.map(key));
+  const kb = new Set(b.quotes.map(key));
+  return ka.size === kb.size && [...ka].every((k) => kb.has(k));
+}
+
+/**
  * Quotes of the same text in the chunk's other documents: when identical documents (or identical
  * passages) are packed into one chunk, a cited sentence stands in each, and each is a source.
  * At most one copy per document, the first; none for quotes shorter than 16 characters (a short

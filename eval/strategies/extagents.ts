@@ -24,7 +24,7 @@
  * state machine, as `extagents ask` runs it), so the eval measures what users run. So do the ranking
  * ablations (a run option). The no-KAR ablation is not a product behaviour and always runs here.
  */
-import { FORCED_MAX_MESSAGES, afterRefusal, fitForReasoning, synchronizationSnapshot } from '../../shared/method';
+import { FORCED_MAX_MESSAGES, afterRefusal, fitForReasoning, sameCitations, synchronizationSnapshot } from '../../shared/method';
 import { compareMessages } from '../../shared/pool';
 import { DEFAULT_RANKING, type RankingMode } from '../../shared/ranking';
 import { seekRound } from '../../shared/survey/survey';
@@ -116,9 +116,14 @@ export async function runExtAgents(input: StrategyInput, variant: ExtAgentsVaria
   }
 }
 
-/** The pool after a round: both lists merged in pool order (score desc, chunk asc, round asc). */
+/**
+ * The pool after a round: both lists merged in pool order (score desc, chunk asc, round asc); a new
+ * message citing exactly what its chunk's earlier message cited is not added again (`sameCitations`,
+ * as the workflow's Seek task records it).
+ */
 function mergePool(pool: Message[], added: Message[]): Message[] {
-  return [...pool, ...added].sort(compareMessages);
+  const fresh = added.filter((m) => !pool.some((p) => p.chunkIndex === m.chunkIndex && sameCitations(p, m)));
+  return [...pool, ...fresh].sort(compareMessages);
 }
 
 /**

@@ -4,12 +4,12 @@
  * synchronization, paper 2B). The resulting message, if any, joins the pool.
  */
 import { ContextOverflowError, isContextOverflow, ModelThrottledError, RETRYABLE_ERRORS } from '../errors';
-import { buildMessage, halveSynchronized } from '../method';
+import { buildMessage, halveSynchronized, sameCitations } from '../method';
 import { messageId } from '../pool';
 import type { AgentModel, BlobStore, MessageStore, SeekFailure, SeekRequest, SeekResult } from '../ports';
 import { MODEL_RETRY_POLICY } from '../quota';
 import { DEFAULT_RANKING, type RankingMode } from '../ranking';
-import type { AgentRole, Chunk } from '../types';
+import type { AgentRole, Chunk, Message } from '../types';
 import { runChunkKey } from './layout';
 import { loadRunRecord, loadSeekQuery, loadSynchronized, type SeekQuery } from './run-record';
 import type { SeekEvent, SeekOutcome } from './state';
@@ -150,8 +150,14 @@ export async function recordSeekResult(
 ): Promise<SeekOutcome> {
   const { runId, round, chunk: index } = event;
   const { request, ranking } = prepared;
-  const { message, warnings: cuts } = buildMessage(request.chunk, round, messageId(round, index), result, { question: request.question, mode: ranking });
-  const allWarnings = [...warnings, ...result.warnings, ...cuts];
+  const built = buildMessage(request.chunk, round, messageId(round, index), result, { question: request.question, mode: ranking });
+  const allWarnings = [...warnings, ...result.warnings, ...built.warnings];
+  // A question's round >= 2 message that cites exactly what the same chunk's earlier message cited
+  // adds nothing: it is not added to the pool again, so it takes one place in KAR's top-k and in a
+  // refusal's best evidence (a survey's rounds are its sections' queries: each keeps its own).
+  const earlier = built.message && event.task !== 'survey' && round > 1 ? await sameAsEarlier(store, runId, round, index, built.message) : undefined;
+  if (earlier !== undefined) allWarnings.push(`the same quotes as its message ${earlier}: not added to the pool again`);
+  const message = earlier === undefined ? built.message : null;
   // One write records the message (if any), the usage and the warnings, and marks the chunk sought.
   const written = await store.recordSeek(runId, {
     round,
@@ -163,6 +169,12 @@ export async function recordSeekResult(
   });
   const outcome: SeekOutcome['outcome'] = written === 'already-recorded' ? 'already-done' : message ? 'message' : 'none';
   return { chunk: index, outcome };
+}
+
+/** The id of an earlier round's message of the same chunk that cites exactly what `message` cites, if any (`sameCitations`). */
+async function sameAsEarlier(store: MessageStore, runId: string, round: number, chunkIndex: number, message: Message): Promise<string | undefined> {
+  const ids = Array.from({ length: round - 1 }, (_, r) => messageId(r + 1, chunkIndex));
+  return (await store.getMessages(runId, ids)).find((m) => sameCitations(m, message))?.id;
 }
 
 /**

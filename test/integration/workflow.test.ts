@@ -201,6 +201,32 @@ describe('the workflow run locally', () => {
     });
   });
 
+  it('does not add to the pool again a round-2 message that cites what its chunk cited in round 1 (one place in the best evidence)', async () => {
+    const docs = { 'a.txt': filler(1), 'b.txt': filler(2), 'c.txt': filler(3), 'd.txt': filler(4) };
+    const files = await resolveCorpus([corpusDir(docs)]);
+    const model: AgentModel = {
+      description: "scripted: every round quotes the chunk's first sentence; the reasoning agent refuses",
+      async seek(req: SeekRequest): Promise<SeekResult> {
+        const text = req.chunk.text.slice(0, req.chunk.text.indexOf('.') + 1);
+        const start = req.chunk.text.indexOf(text);
+        // Round 2 scores higher: without the rule its copy would rank above the round-1 message.
+        return { evidence: text, score: req.round === 1 ? 50 + req.chunk.index : 90, spans: [{ start, end: start + text.length }], usage, warnings: [] };
+      },
+      async reason(): Promise<ReasonResult> {
+        return { answerable: false, answer: NO_ANSWER, citedMessageIds: [], usage, warnings: [] };
+      },
+    };
+
+    const result = await runLocal({ files, question: 'Which report mentions the harvest?', options: { chunkTokens: 64, rounds: 2 }, stateDir, model });
+
+    expect(result.rounds).toBe(2);
+    expect(result.poolSize).toBe(result.chunks);
+    const cited = result.citations.map((c) => `${c.documentId}:${c.start}-${c.end}`);
+    expect(cited.length).toBe(3);
+    expect(new Set(cited).size).toBe(cited.length);
+    expect(result.warnings.filter((w) => w.includes('not added to the pool again')).length).toBe(result.chunks);
+  });
+
   it('tolerates one permanently failing chunk out of many and lists it in the result', async () => {
     const docs: Record<string, string> = {};
     for (let i = 0; i < 30; i++) docs[`d${String(i).padStart(2, '0')}.txt`] = filler(i);

@@ -13,6 +13,7 @@ import {
   fitForReasoning,
   halveForReasoning,
   halveSynchronized,
+  sameCitations,
   synchronizationSnapshot,
 } from '../../shared/method';
 import type { AgentModel } from '../../shared/ports';
@@ -109,5 +110,15 @@ describe('knowledge-accumulating reasoning', () => {
     expect(afterRefusal(5, 5, false)).toEqual({ k: 5, exhausted: true });
     expect(afterRefusal(2, 5, true)).toEqual({ k: 4, exhausted: true });
     expect(FORCED_MAX_MESSAGES).toBeGreaterThan(0);
+  });
+});
+
+describe('sameCitations (a round-2 message that repeats its chunk)', () => {
+  const q = (documentId: string, start: number, end: number) => ({ documentId, start, end, text: 'x'.repeat(end - start) });
+  it('matches the same set of quoted ranges in any order, whatever the evidence', () => {
+    expect(sameCitations({ quotes: [q('a', 0, 5), q('b', 3, 9)] }, { quotes: [q('b', 3, 9), q('a', 0, 5)] })).toBe(true);
+    expect(sameCitations({ quotes: [q('a', 0, 5)] }, { quotes: [q('a', 0, 5), q('a', 7, 9)] })).toBe(false);
+    expect(sameCitations({ quotes: [q('a', 0, 5)] }, { quotes: [q('a', 0, 6)] })).toBe(false);
+    expect(sameCitations({ quotes: [] }, { quotes: [] })).toBe(false);
   });
 });
