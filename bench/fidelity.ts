@@ -135,8 +135,11 @@ class CountingModel implements AgentModel {
   readonly description: string;
   messages = 0;
   located = 0;
+  /** The inner model's follow-up question, forwarded (absent when it has none). */
+  readonly followUp?: AgentModel['followUp'];
   constructor(private readonly inner: AgentModel) {
     this.description = inner.description;
+    if (inner.followUp !== undefined) this.followUp = inner.followUp.bind(inner);
   }
   async seek(request: SeekRequest): Promise<SeekResult> {
     const result = await this.inner.seek(request);

@@ -8,7 +8,8 @@
  *   reply=prose|json       the reasoning agent's reply (shared/llm/prompts.ts REASONER_REPLIES)
  *   seek=json|prose        the seeking agent's reply (SEEKER_REPLIES)
  *   ranking=score|hybrid|retrieval, rounds=N, chunk=N (chunkTokens), firstk=N (karFirstK),
- *   budget=N (reasonerBudgetTokens), sync=N (syncBudgetTokens), stop=first|confirmed (karStop)
+ *   budget=N (reasonerBudgetTokens), sync=N (syncBudgetTokens), stop=first|confirmed (karStop),
+ *   synchronization=plain|follow-up
  * Unset keys take the run options the product fits to the model's context.
  *
  * Identical model calls are answered from a call memo kept on disk (`--memo`, one JSON line per call,
@@ -40,14 +41,24 @@ import { buildHotpotLongContext, defaultDataRoot, readFillerParagraphs, readHotp
 import { hotpotExactMatch, hotpotF1 } from '../eval/scorers';
 import { bootstrapMeanInterval, pairedBootstrap } from '../eval/stats';
 import { localWorkflowRunner } from '../local/engine/eval-workflow';
-import type { AgentModel, ChatModel, ChatRequest, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../shared/ports';
+import type {
+  AgentModel,
+  ChatModel,
+  ChatRequest,
+  FollowUpRequest,
+  FollowUpResult,
+  ReasonRequest,
+  ReasonResult,
+  SeekRequest,
+  SeekResult,
+} from '../shared/ports';
 import { LlmAgents } from '../shared/llm/agents';
 import { REASONER_REPLIES, type ReasonerReply, SEEKER_REPLIES, type SeekerReply } from '../shared/llm/prompts';
 import { benchArgs, usageError } from './support/args';
 import { llamaSpecArg } from './support/llama';
 import { parseTokenCount, TOKEN_COUNT_FORMS } from '../shared/token-count';
 import { llamaThreadsFromEnv } from '../models/llama/llama';
-import { KAR_STOP_RULES, type KarStopRule } from '../shared/support';
+import { KAR_STOP_RULES, SYNCHRONIZATION_MODES, type KarStopRule, type SynchronizationMode } from '../shared/kar';
 
 const USAGE = `Usage: npx tsx bench/tune-llama.ts --model llama:<gguf>[?ctx=N] [--dataset hotpot-train|hotpotqa]
   [--limit 12] [--offset 0] [--length 16k] [--configs reply=prose,reply=json+firstk=4]
@@ -57,7 +68,8 @@ Choose llama: defaults by measurement: the product's workflow over HotpotQA ques
 questions by default) padded to --length tokens, once per configuration, identical model calls
 answered from a call memo on disk. A configuration is key=value pairs joined by "+": seek=json|prose,
 reply=prose|json,
-ranking=score|hybrid|retrieval, rounds=N, chunk=N, firstk=N, budget=N, sync=N, stop=first|confirmed;
+ranking=score|hybrid|retrieval, rounds=N, chunk=N, firstk=N, budget=N, sync=N, stop=first|confirmed,
+synchronization=plain|follow-up;
 unset keys take the
 options the product fits to the model's context. Prints mean F1 [95% CI] per configuration, by
 question type, and the paired difference with the first configuration. Run it alone.
@@ -104,6 +116,10 @@ function parseConfig(text: string): Config {
       config.reply = value as ReasonerReply;
     } else if (key === 'ranking') {
       (config.options as Record<string, unknown>).ranking = value;
+    } else if (key === 'synchronization') {
+      if (!SYNCHRONIZATION_MODES.includes(value as SynchronizationMode))
+        usageError(USAGE, `synchronization: one of ${SYNCHRONIZATION_MODES.join(', ')}; got ${value}`);
+      config.options.synchronization = value as SynchronizationMode;
     } else if (key === 'stop') {
       if (!KAR_STOP_RULES.includes(value as KarStopRule)) usageError(USAGE, `stop: one of ${KAR_STOP_RULES.join(', ')}; got ${value}`);
       config.options.karStop = value as KarStopRule;
@@ -286,6 +302,13 @@ async function main(): Promise<void> {
               );
           }
           counts.input += r.usage.inputTokens;
+          return r;
+        },
+        followUp: async (request: FollowUpRequest): Promise<FollowUpResult> => {
+          const r = await agents.followUp(request);
+          counts.reason += r.usage.calls;
+          counts.input += r.usage.inputTokens;
+          if (trace) process.stderr.write(`  follow-up -> ${JSON.stringify(r.followUp)}\n`);
           return r;
         },
       };

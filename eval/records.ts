@@ -43,10 +43,12 @@ export const RANKING_ABLATIONS = ['extagents-rank-score', 'extagents-rank-retrie
  * The product's extensions of the method (docs/CONCEPTS.md, "Coverage that grows only when needed", "Later
  * rounds that re-read only promising chunks"), each `extagents` through the workflow with one run
  * option: `extagents-grow` = `coverage: 'grow'` with the default first tranche; `extagents-reseek` =
- * `reseek: 'promising'` (the eval's `rounds`, 2 by default). Not in "all"; named explicitly
+ * `reseek: 'promising'` (the eval's `rounds`, 2 by default); `extagents-follow-up` and
+ * `extagents-plain-sync` = `synchronization: 'follow-up'` / `'plain'` whatever `--synchronization`
+ * says (the two synchronization rows side by side). Not in "all"; named explicitly
  * (docs/EVAL.md, "Extensions").
  */
-export const EXTENSIONS = ['extagents-grow', 'extagents-reseek'] as const;
+export const EXTENSIONS = ['extagents-grow', 'extagents-reseek', 'extagents-follow-up', 'extagents-plain-sync'] as const;
 
 /** Every strategy the eval can run: `STRATEGIES`, `RANKING_ABLATIONS`, then `EXTENSIONS` (report order). */
 export const EVAL_STRATEGIES = [...STRATEGIES, ...RANKING_ABLATIONS, ...EXTENSIONS] as const;

@@ -9,7 +9,7 @@ import { RESEEK_MODES } from './reseek';
 import { DEFAULT_RANKING, RANKING_MODES } from './ranking';
 import { issuesText } from './validation';
 import { SEEK_MODES } from './seek-mode';
-import { KAR_STOP_RULES } from './kar';
+import { KAR_STOP_RULES, SYNCHRONIZATION_MODES } from './kar';
 
 export { SEEK_MODES, type SeekMode } from './seek-mode';
 
@@ -37,6 +37,14 @@ export const RunOptionsSchema = z
     reasonerBudgetTokens: z.number().int().min(256).max(1_000_000).default(16_000),
     /** Token budget of the synchronized top-K messages given to each seeking agent in rounds >= 2. */
     syncBudgetTokens: z.number().int().min(0).max(200_000).default(4000),
+    /**
+     * What global knowledge synchronization gives the next round's seeking agents (docs/CONCEPTS.md,
+     * "Synchronization that asks for what is missing"): `plain`, the global top-K messages (the
+     * paper); `follow-up`, those and the question the reasoning agent says is still open when its
+     * round ends without an answer (one short reasoning call per such round; a model that cannot
+     * say, the offline extractive reader, and pipelined rounds synchronize plainly).
+     */
+    synchronization: z.enum(SYNCHRONIZATION_MODES).default('plain'),
     /** Upper bound on K of the synchronized messages (before the token budget). */
     syncMaxMessages: z.number().int().min(0).max(1000).default(16),
     /** Answer from the best evidence after the last round instead of refusing. */

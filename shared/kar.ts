@@ -15,6 +15,14 @@ export const KAR_STOP_RULES = ['first', 'confirmed'] as const;
 /** One stopping rule. */
 export type KarStopRule = (typeof KAR_STOP_RULES)[number];
 
+/**
+ * The modes of the run option `synchronization`: `plain`, the global top-K messages (paper 2B);
+ * `follow-up`, those and the reasoning agent's follow-up question (shared/pipeline/reason.ts).
+ */
+export const SYNCHRONIZATION_MODES = ['plain', 'follow-up'] as const;
+/** One synchronization mode. */
+export type SynchronizationMode = (typeof SYNCHRONIZATION_MODES)[number];
+
 function requireInteger(name: string, value: number, min: number): void {
   if (!Number.isSafeInteger(value) || value < min) {
     throw new InvalidInputError(`${name} must be an integer >= ${min}, got ${String(value)}`);

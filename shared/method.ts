@@ -57,7 +57,8 @@ export const FORCED_MAX_MESSAGES = 1024;
  * the agent's score.
  * @param id the message id (`messageId(round, chunk)` in the workflow, e.g. `r2-c17`; a survey
  *   section's synchronized round prefixes it).
- * @param ranking the query and the run's ranking mode.
+ * @param ranking the query, the round's follow-up question if any (the prior is the higher of the
+ *   two), and the run's ranking mode.
  * @returns the message (or null) and one warning per cut.
  */
 export function buildMessage(
@@ -65,7 +66,7 @@ export function buildMessage(
   round: number,
   id: string,
   reply: Pick<SeekResult, 'evidence' | 'spans' | 'score'>,
-  ranking?: { question: string; mode: RankingMode },
+  ranking?: { question: string; followUp?: string; mode: RankingMode },
 ): { message: Message | null; warnings: string[] } {
   if (reply.evidence === null || reply.evidence.trim() === '') return { message: null, warnings: [] };
   const located = reply.spans.flatMap((span) => spanToQuotes(chunk, span.start, span.end));
@@ -73,7 +74,10 @@ export function buildMessage(
   const sources = [...new Set((quotes.length > 0 ? quotes : chunk.segments).map((q) => q.documentId))];
   const message: Message = { id, round, chunkIndex: chunk.index, score: reply.score, evidence, tokens: countTokens(evidence), quotes, sources };
   if (ranking) {
-    const prior = lexicalPrior(ranking.question, located.length > 0 ? located.map((q) => q.text).join('\n') : evidence);
+    const cited = located.length > 0 ? located.map((q) => q.text).join('\n') : evidence;
+    // With a follow-up question (round >= 2), a message that answers it ranks by it: the bridge
+    // sentence shares few words with the run's question.
+    const prior = Math.max(lexicalPrior(ranking.question, cited), ranking.followUp !== undefined ? lexicalPrior(ranking.followUp, cited) : 0);
     Object.assign(message, { score: poolScore(ranking.mode, reply.score, prior), modelScore: reply.score, prior });
   }
   return { message, warnings };

@@ -22,6 +22,13 @@ export interface SeekRequest {
    * synchronization token budget). Empty in round 1. The agent is asked for new evidence only.
    */
   synchronized: Message[];
+  /**
+   * Round >= 2 with run option `synchronization: 'follow-up'`: the question the reasoning agent
+   * said is still open when it could not answer (the missing fact or bridge entity, e.g. "Where was
+   * Martha Quill born?"), asked of the seeking agents beside the synchronized messages. Absent: the
+   * paper's plain synchronization.
+   */
+  followUp?: string;
 }
 
 /**
@@ -111,6 +118,27 @@ export interface AgentModel {
   readonly description: string;
   seek(request: SeekRequest): Promise<SeekResult>;
   reason(request: ReasonRequest): Promise<ReasonResult>;
+  /**
+   * What the reasoning agent still needs after refusing (or having its answer rejected) at the last
+   * KAR step of a round: one short follow-up question for the next round's seeking agents (run option
+   * `synchronization: 'follow-up'`; the idea of Self-Ask, arXiv 2210.03350, and IRCoT, 2212.10509).
+   * Optional: a model without it (the offline extractive reader) synchronizes plainly.
+   * @throws the chat model's typed errors unchanged.
+   */
+  followUp?(request: FollowUpRequest): Promise<FollowUpResult>;
+}
+
+/** What the reasoning agent reads to say what is missing: the question and the last step's messages, best first. */
+export interface FollowUpRequest {
+  question: string;
+  messages: Message[];
+}
+
+/** The follow-up question, or null when the reply gave none usable (plain synchronization then). */
+export interface FollowUpResult {
+  followUp: string | null;
+  usage: RoleUsage;
+  warnings: string[];
 }
 
 /** One chat completion request, provider-neutral (maps onto the Bedrock Converse API). */

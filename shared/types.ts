@@ -139,6 +139,12 @@ export interface KarStep {
   outcome: KarOutcome;
   /** True when this step was the forced best-effort answer after the last round. */
   forced?: boolean;
+  /**
+   * The last step of a round that did not answer, under run option `synchronization: 'follow-up'`:
+   * the question the reasoning agent said is still open, which the next round's seeking agents are
+   * asked beside the synchronized messages.
+   */
+  followUp?: string;
 }
 
 /** The outcomes of a KAR step (see `KarStep.outcome`). */

@@ -31,6 +31,7 @@ import { seekRound } from '../../shared/survey/survey';
 import { NO_ANSWER, type Message } from '../../shared/types';
 import { CallRecorder } from './recorder';
 import { citedAmong, judgeAnswer, type AnswerVerdict } from '../../shared/support';
+import type { SynchronizationMode } from '../../shared/kar';
 import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
 import type { StrategyInput, StrategyResult } from './types';
 import type { RunOptionsInput } from '../../shared/config';
@@ -43,6 +44,8 @@ export interface ExtAgentsVariant {
   kar: boolean;
   /** How the pool is ranked (the run option `ranking`). Default `DEFAULT_RANKING`. */
   ranking?: RankingMode;
+  /** What synchronization gives round 2 (the run option `synchronization`). Default: the strategy options'. */
+  synchronization?: SynchronizationMode;
 }
 
 /**
@@ -58,6 +61,9 @@ export async function runExtAgents(input: StrategyInput, variant: ExtAgentsVaria
   let pool: Message[] = [];
   let lastContext: Message[] = [];
   let first = true;
+  // The question the reasoning agent said is still open when the round before ended (synchronization 'follow-up').
+  let followUp: string | undefined;
+  const asksFollowUp = (variant.synchronization ?? options.synchronization) === 'follow-up';
   for (let round = 1; round <= variant.rounds; round++) {
     if (round > 1 && pool.length === 0) break; // nothing to synchronize: another round would repeat round 1
     const synchronized = round > 1 ? synchronizationSnapshot(pool, options) : [];
@@ -65,9 +71,18 @@ export async function runExtAgents(input: StrategyInput, variant: ExtAgentsVaria
     first = false;
     const sought = await seekRound(
       chunks,
-      { query: question, round, synchronized, idPrefix: `r${round}-`, concurrency: options.callConcurrency, ranking: variant.ranking ?? DEFAULT_RANKING },
+      {
+        query: question,
+        round,
+        synchronized,
+        ...(followUp !== undefined && { followUp }),
+        idPrefix: `r${round}-`,
+        concurrency: options.callConcurrency,
+        ranking: variant.ranking ?? DEFAULT_RANKING,
+      },
       model,
     );
+    followUp = undefined;
     warnings.push(...sought.warnings.map((w) => `round ${round}: ${w}`));
     pool = mergePool(pool, sought.messages);
     if (pool.length === 0) continue;
@@ -94,6 +109,10 @@ export async function runExtAgents(input: StrategyInput, variant: ExtAgentsVaria
       const next = afterRefusal(k, pool.length, fitted.truncated);
       if (next.exhausted) break;
       k = next.k;
+    }
+    // The round ended without an answer: what the next round's seeking agents are asked beside the pool.
+    if (asksFollowUp && round < variant.rounds && model.followUp !== undefined) {
+      followUp = (await model.followUp({ question, messages: lastContext })).followUp ?? undefined;
     }
   }
   if (options.bestEffort && pool.length > 0) {
@@ -170,7 +189,7 @@ export async function runExtAgentsWorkflow(
   input: StrategyInput,
   rounds: number,
   ranking: RankingMode = DEFAULT_RANKING,
-  extension: Pick<RunOptionsInput, 'coverage' | 'reseek' | 'karFirstK'> = {},
+  extension: Pick<RunOptionsInput, 'coverage' | 'reseek' | 'karFirstK' | 'synchronization'> = {},
 ): Promise<StrategyResult> {
   if (!input.workflow) throw new Error('runExtAgentsWorkflow needs input.workflow');
   const { options } = input;
@@ -187,6 +206,7 @@ export async function runExtAgentsWorkflow(
       syncMaxMessages: options.syncMaxMessages,
       karFirstK: options.karFirstK,
       karStop: options.karStop,
+      synchronization: options.synchronization,
       bestEffort: options.bestEffort,
       concurrency: options.callConcurrency,
       ranking,

@@ -42,6 +42,14 @@ export const STRATEGY_FUNCTIONS: Record<StrategyName, Strategy> = {
     input.workflow
       ? runExtAgentsWorkflow(input, input.options.rounds, undefined, { reseek: 'promising' })
       : Promise.reject(new Error('extagents-reseek runs only through the workflow (reseek is a run option of Synchronize)')),
+  'extagents-follow-up': (input) =>
+    input.workflow
+      ? runExtAgentsWorkflow(input, input.options.rounds, undefined, { synchronization: 'follow-up' })
+      : runExtAgents(input, { rounds: input.options.rounds, kar: true, synchronization: 'follow-up' }),
+  'extagents-plain-sync': (input) =>
+    input.workflow
+      ? runExtAgentsWorkflow(input, input.options.rounds, undefined, { synchronization: 'plain' })
+      : runExtAgents(input, { rounds: input.options.rounds, kar: true, synchronization: 'plain' }),
   official: runOfficial,
   direct: runDirect,
   rag: runRag,

@@ -13,7 +13,7 @@
  * A call in flight is shared (the promise is kept); a failed call is forgotten, so it is not reused.
  */
 import { createHash } from 'node:crypto';
-import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
+import type { AgentModel, FollowUpRequest, FollowUpResult, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
 
 export class CallMemo implements AgentModel {
   private readonly seeks = new Map<string, Promise<SeekResult>>();
@@ -21,7 +21,14 @@ export class CallMemo implements AgentModel {
   /** Calls answered from memory so far (seek and reason). */
   hits = 0;
 
-  constructor(private readonly inner: AgentModel) {}
+  /** The inner model's follow-up question, answered from memory like the others; absent when the inner model has none. */
+  readonly followUp?: (request: FollowUpRequest) => Promise<FollowUpResult>;
+  private readonly followUps = new Map<string, Promise<FollowUpResult>>();
+
+  constructor(private readonly inner: AgentModel) {
+    const followUp = inner.followUp?.bind(inner);
+    if (followUp !== undefined) this.followUp = (request) => this.remember(this.followUps, request, () => followUp(request));
+  }
 
   get description(): string {
     return this.inner.description;
@@ -35,7 +42,7 @@ export class CallMemo implements AgentModel {
     return this.remember(this.reasons, request, () => this.inner.reason(request));
   }
 
-  private remember<T>(memo: Map<string, Promise<T>>, request: SeekRequest | ReasonRequest, call: () => Promise<T>): Promise<T> {
+  private remember<T>(memo: Map<string, Promise<T>>, request: SeekRequest | ReasonRequest | FollowUpRequest, call: () => Promise<T>): Promise<T> {
     const key = createHash('sha256').update(JSON.stringify(request)).digest('hex');
     const known = memo.get(key);
     if (known !== undefined) {

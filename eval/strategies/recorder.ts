@@ -3,7 +3,7 @@
  * stage the strategy is in, so that strategies can reuse domain functions (e.g. `seekRound`) that
  * call the model themselves.
  */
-import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
+import type { AgentModel, FollowUpRequest, FollowUpResult, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
 import { NO_ANSWER, type AgentRole, type Message, type RoleUsage } from '../../shared/types';
 import type { EvalCall } from '../records';
 import type { StrategyResult } from './types';
@@ -17,7 +17,20 @@ export class CallRecorder implements AgentModel {
    */
   stage = 0;
 
-  constructor(private readonly inner: AgentModel) {}
+  /** The inner model's follow-up question, recorded as a reasoner call; absent when the inner model has none. */
+  readonly followUp?: (request: FollowUpRequest) => Promise<FollowUpResult>;
+
+  constructor(private readonly inner: AgentModel) {
+    const followUp = inner.followUp?.bind(inner);
+    if (followUp !== undefined) {
+      this.followUp = async (request) => {
+        const stage = this.stage;
+        const result = await followUp(request);
+        this.record(stage, 'reasoner', result.usage);
+        return result;
+      };
+    }
+  }
 
   get description(): string {
     return this.inner.description;

@@ -6,7 +6,7 @@ import { DEFAULT_RANKING, RANKING_MODES, type RankingMode } from '../../shared/r
 import { Option, type Command } from 'commander';
 import { COVERAGE_MODES, type CoverageMode } from '../../shared/coverage';
 import { RESEEK_MODES, type ReseekMode } from '../../shared/reseek';
-import { KAR_STOP_RULES, type KarStopRule } from '../../shared/support';
+import { KAR_STOP_RULES, SYNCHRONIZATION_MODES, type KarStopRule, type SynchronizationMode } from '../../shared/kar';
 import { Progress, RunProgressReporter } from './progress';
 import { ExtAgentsError } from '../../shared/errors';
 import { RunOptionsSchema, SEEK_MODES, type RunOptionsInput, type SeekMode } from '../../shared/config';
@@ -68,6 +68,14 @@ export function addAskCommand(program: Command): void {
       ),
       schemaFlag('--kar-first-k', RunOptionsSchema, 'karFirstK'),
       schemaDefault(RunOptionsSchema, 'karFirstK'),
+    )
+    .addOption(
+      new Option(
+        '--synchronization <mode>',
+        'what global knowledge synchronization gives round 2\'s seeking agents (run option synchronization; docs/CONCEPTS.md, "Synchronization that asks for what is missing"): plain = the best messages (the paper); follow-up = those and the question the reasoning agent says is still open (one short reasoning call per round that ends without an answer)',
+      )
+        .choices([...SYNCHRONIZATION_MODES])
+        .default(RunOptionsSchema.shape.synchronization.parse(undefined)),
     )
     .addOption(
       new Option(
@@ -220,6 +228,7 @@ export function addAskCommand(program: Command): void {
           rounds: given('rounds'),
           karFirstK: given('karFirstK'),
           karStop: given('karStop'),
+          synchronization: given('synchronization'),
           concurrency: given('concurrency'),
           reasonerBudgetTokens: given('reasonerBudget'),
           syncBudgetTokens: given('syncBudget'),
@@ -313,6 +322,7 @@ interface AskOptions {
   rounds: number;
   karFirstK: number;
   karStop: KarStopRule;
+  synchronization: SynchronizationMode;
   concurrency: number;
   reasonerBudget: number;
   syncBudget: number;

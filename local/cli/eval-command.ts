@@ -21,7 +21,7 @@ import { MAX_MODEL_SEQUENCES } from '../engine/defaults';
 import { localWorkflowRunner } from '../engine/eval-workflow';
 import { existsSync } from 'node:fs';
 import { RunOptionsSchema } from '../../shared/config';
-import { KAR_STOP_RULES, type KarStopRule } from '../../shared/support';
+import { KAR_STOP_RULES, SYNCHRONIZATION_MODES, type KarStopRule, type SynchronizationMode } from '../../shared/kar';
 import { numberFlag, rangeText, schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
 import { RUNS_AT_ONCE } from '../engine/defaults';
 
@@ -43,6 +43,7 @@ interface EvalOptions {
   progress: boolean;
   bestEffort: boolean;
   karStop: KarStopRule;
+  synchronization: SynchronizationMode;
   reuseCalls: boolean;
 }
 
@@ -95,6 +96,14 @@ export function addEvalCommand(program: Command): void {
       new Option('--kar-stop <rule>', "when a KAR step's answer stands in the extagents strategies (run option karStop, as ask --kar-stop)")
         .choices([...KAR_STOP_RULES])
         .default(RunOptionsSchema.shape.karStop.parse(undefined)),
+    )
+    .addOption(
+      new Option(
+        '--synchronization <mode>',
+        'what synchronization gives round 2 in the extagents strategies (run option synchronization, as ask --synchronization)',
+      )
+        .choices([...SYNCHRONIZATION_MODES])
+        .default(RunOptionsSchema.shape.synchronization.parse(undefined)),
     )
     .option('--no-best-effort', 'let the strategies refuse ("NO ANSWER") instead of answering from the best evidence')
     .option('--out-dir <dir>', 'output directory (records.jsonl, the report)', 'eval-out')
@@ -175,7 +184,7 @@ export function addEvalCommand(program: Command): void {
           model,
           modelIds,
           chunkTokens,
-          strategyOptions: { ...contextOptions, bestEffort: opts.bestEffort, karStop: opts.karStop },
+          strategyOptions: { ...contextOptions, bestEffort: opts.bestEffort, karStop: opts.karStop, synchronization: opts.synchronization },
           reuseCalls: opts.reuseCalls,
           ...(contextTokens !== undefined && { windowTokens: contextTokens }),
           // extagents and extagents-no-sync run the product's workflow, as `ask` does.

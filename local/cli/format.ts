@@ -30,7 +30,10 @@ export function formatTrace(result: RunResult): string[] {
   return rounds.map((round) => {
     const steps = result.trace
       .filter((s) => s.round === round)
-      .map((s) => `k=${s.k}${s.messagesUsed < s.k ? ` (${s.messagesUsed} fit the budget)` : ''} ${s.forced ? 'best-effort ' : ''}${s.outcome}`);
+      .map(
+        (s) =>
+          `k=${s.k}${s.messagesUsed < s.k ? ` (${s.messagesUsed} fit the budget)` : ''} ${s.forced ? 'best-effort ' : ''}${s.outcome}${s.followUp !== undefined ? ` (follow-up: ${JSON.stringify(s.followUp)})` : ''}`,
+      );
     return `round ${round}: ${steps.join(', ')}`;
   });
 }

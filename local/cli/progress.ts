@@ -118,7 +118,8 @@ export function progressLine(event: RunProgressEvent): string | undefined {
     case 'kar':
       return (
         `KAR step ${event.seq} (round ${event.round}, k=${event.k}${event.forced ? ', best-effort' : ''}): ` +
-        `read ${count(event.messagesUsed, 'message')} (${count(event.evidenceTokens, 'token')}): ${event.outcome}`
+        `read ${count(event.messagesUsed, 'message')} (${count(event.evidenceTokens, 'token')}): ${event.outcome}` +
+        (event.followUp !== undefined ? `; follow-up for round ${event.round + 1}: ${JSON.stringify(event.followUp)}` : '')
       );
     case 'seek':
     case 'end':

@@ -44,6 +44,7 @@ export const SETTINGS = {
   rounds: ['ask'],
   'kar-first-k': ['ask'],
   'kar-stop': ['ask', 'eval'],
+  synchronization: ['ask', 'eval'],
   concurrency: ['ask', 'survey'],
   'reasoner-budget': ['ask'],
   'sync-budget': ['ask'],
@@ -119,8 +120,14 @@ function parseSetting(name: SettingName, raw: RawValue): string | number | boole
       return text();
     }
     case 'kar-stop': {
-      const { KAR_STOP_RULES } = require('../../shared/support') as typeof import('../../shared/support');
+      const { KAR_STOP_RULES } = require('../../shared/kar') as typeof import('../../shared/kar');
       if (!(KAR_STOP_RULES as readonly string[]).includes(text())) throw new Error(`--kar-stop must be one of ${KAR_STOP_RULES.join(', ')} (got "${text()}")`);
+      return text();
+    }
+    case 'synchronization': {
+      const { SYNCHRONIZATION_MODES } = require('../../shared/kar') as typeof import('../../shared/kar');
+      if (!(SYNCHRONIZATION_MODES as readonly string[]).includes(text()))
+        throw new Error(`--synchronization must be one of ${SYNCHRONIZATION_MODES.join(', ')} (got "${text()}")`);
       return text();
     }
     case 'reseek': {

@@ -270,6 +270,7 @@ export class RunProgressTracker {
         evidenceTokens: step.evidenceTokens,
         outcome: step.outcome,
         ...(step.forced !== undefined && { forced: step.forced }),
+        ...(step.followUp !== undefined && { followUp: step.followUp }),
       };
       return kar;
     });

@@ -449,6 +449,7 @@ export class ApiCore {
       evidenceTokens: s.evidenceTokens,
       outcome: s.outcome,
       ...(s.forced !== undefined && { forced: s.forced }),
+      ...(s.followUp !== undefined && { followUp: s.followUp }),
     }));
     const current = rounds.at(-1)?.round ?? 1;
     const phase = finished ? stopped : karSteps.some((s) => s.round === current) ? 'reasoning' : 'seeking';

@@ -248,6 +248,12 @@ const KarStepSchema = z.object({
       'answered: the answer stands; refused; unsupported: answered, but the cited quotes do not hold the answer; unconfirmed: the next, wider step must give it again (karStop "confirmed"). All but answered read on',
     ),
   forced: z.boolean().optional(),
+  followUp: z
+    .string()
+    .optional()
+    .describe(
+      'The last step of a round that did not answer, with synchronization "follow-up": the question still open, asked of the next round\'s seeking agents',
+    ),
 });
 
 const CitationSchema = z.object({

@@ -28,12 +28,15 @@ import {
   type ReasonResult,
   type SeekRequest,
   type SeekResult,
+  type FollowUpRequest,
+  type FollowUpResult,
 } from '../ports';
 import { NO_ANSWER, type Message, type RoleUsage } from '../types';
 import { lexicalPrior } from '../extractive/prior';
 import { cutAt, isRefusal, junkAnswer, parseReasonReply, parseSeekReply, readScore, restatesQuestion, type ReasonParse, type SeekParse } from './parse';
 import {
   brevityReminder,
+  buildFollowUpPrompt,
   buildProseReasonPrompt,
   buildProseSeekPrompt,
   buildReasonPrompt,
@@ -133,6 +136,12 @@ export interface LlmAgentsOptions {
    */
   seekerReply?: SeekerReply;
 }
+
+/** Output-token limit of the follow-up question (one short question). */
+export const FOLLOW_UP_MAX_TOKENS = 48;
+
+/** Most characters of a follow-up question kept (a longer reply is cut at a word). */
+export const MAX_FOLLOW_UP_CHARS = 200;
 
 /** Output-token limit of a prose seek (a word or a short phrase; a reply that runs on is cut to its first line). */
 export const PROSE_SEEK_MAX_TOKENS = 48;
@@ -519,6 +528,8 @@ export class LlmAgents implements AgentModel {
     const none = (): SeekResult => ({ evidence: null, score: 0, spans: [], usage, warnings });
     const text = request.chunk.text;
     const prompt = buildProseSeekPrompt(request);
+    // The question the prompt asks: a round >= 2 follow-up, when the run gives one, else the run's.
+    const asked = request.round >= 2 && request.followUp !== undefined ? request.followUp : request.question;
     const chat: ChatRequest = {
       role: 'seeker',
       system: prompt.system,
@@ -546,7 +557,7 @@ export class LlmAgents implements AgentModel {
     if (found.how === 'none') {
       // A yes or no (a comparison), or words the chunk does not hold: the sentence of the chunk that
       // shares most of the question's words, if it shares at least half of them (a weak message).
-      const best = unitsAboutQuestion(text, units, request.question);
+      const best = unitsAboutQuestion(text, units, asked);
       if (best.length === 0) {
         warnings.push(
           `seeking agent answered ${JSON.stringify(cutAt(answer, 80))}, which is not in its chunk, and no sentence is about the question; no message`,
@@ -558,8 +569,7 @@ export class LlmAgents implements AgentModel {
     const how = found.how === 'none' ? 'question' : found.how;
     // With the sentence that holds the answer, the one most about the question (when another): what
     // links the answer to the question (a two-step question's first step, often in the same paragraph).
-    const ids =
-      how === 'question' ? found.ids : [...new Set([...found.ids.slice(0, PROSE_SEEK_MAX_UNITS - 1), ...unitsAboutQuestion(text, units, request.question)])];
+    const ids = how === 'question' ? found.ids : [...new Set([...found.ids.slice(0, PROSE_SEEK_MAX_UNITS - 1), ...unitsAboutQuestion(text, units, asked)])];
     const cited = citedText(text, units, ids);
     return { evidence: cited.text, score: PROSE_SEEK_SCORES[how], spans: cited.units.map((u) => ({ start: u.start, end: u.end })), usage, warnings };
   }
@@ -734,5 +744,50 @@ export class LlmAgents implements AgentModel {
       warnings.push(`reasoning agent answer reached the ${MAX_ANSWER_CHARS}-character bound of its reply (MAX_ANSWER_CHARS); it may be cut off`);
     }
     return { answerable: true, answer, citedMessageIds: cited, usage, warnings };
+  }
+
+  /**
+   * The follow-up question of a round that ended without an answer (run option
+   * `synchronization: 'follow-up'`): one call over the last KAR step's messages (`buildFollowUpPrompt`),
+   * the reply's first line, "Follow-up question:" and quotes stripped, at most `MAX_FOLLOW_UP_CHARS`.
+   * @returns null (with a warning) when the reply is empty, a refusal, withheld by a content filter,
+   *   an echo of our prompt, or the run's question again: plain synchronization then.
+   * @throws the chat model's typed errors unchanged.
+   */
+  async followUp(request: FollowUpRequest): Promise<FollowUpResult> {
+    const usage: RoleUsage = { calls: 0, inputTokens: 0, outputTokens: 0 };
+    const warnings: string[] = [];
+    const none = (why: string): FollowUpResult => {
+      warnings.push(`no follow-up question: ${why}; plain synchronization`);
+      return { followUp: null, usage, warnings };
+    };
+    if (request.messages.length === 0) return none('no message was read');
+    const prompt = buildFollowUpPrompt(request);
+    const response = await timedCall(
+      this.reasoner,
+      {
+        role: 'reasoner',
+        system: prompt.system,
+        messages: [{ role: 'user', text: prompt.user }],
+        maxTokens: FOLLOW_UP_MAX_TOKENS,
+        temperature: this.temperature,
+      },
+      usage,
+      warnings,
+    );
+    const filtered = filteredWarning(response, 'reasoning agent', 'no follow-up question');
+    if (filtered !== undefined) {
+      warnings.push(filtered);
+      return { followUp: null, usage, warnings };
+    }
+    const line = firstLine(response.text)
+      .replace(/^(?:follow[- ]?up(?:\s+question)?|question)\s*[:：]\s*/i, '')
+      .replace(/^["'“”‘’]+|["'“”‘’]+$/gu, '')
+      .trim();
+    if (line === '' || isRefusal(line)) return none('the reply was empty or a refusal');
+    if (echoesPrompt(line, request.messages.map((m) => m.evidence).join('\n'))) return none('the reply repeated the prompt');
+    const fold = (t: string): string => (t.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(' ');
+    if (fold(line) === fold(request.question)) return none('the reply was the question itself');
+    return { followUp: cutAt(line, MAX_FOLLOW_UP_CHARS), usage, warnings };
   }
 }

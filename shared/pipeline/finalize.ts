@@ -112,13 +112,14 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
     ...(basis !== undefined && { answerBasis: basis }),
     ...(unsupported !== undefined && { unsupportedAnswer: unsupported.answer }),
     citations,
-    trace: steps.map(({ round, k, messagesUsed, evidenceTokens, outcome, forced }) => ({
+    trace: steps.map(({ round, k, messagesUsed, evidenceTokens, outcome, forced, followUp }) => ({
       round,
       k,
       messagesUsed,
       evidenceTokens,
       outcome,
       ...(forced ? { forced } : {}),
+      ...(followUp !== undefined && { followUp }),
     })),
     usage: record.options.pipelineRounds ? { ...counters.usage, speculative: unusedSpeculation(counters.seekerByRound, state.round) } : counters.usage,
     ...(record.estimate && { estimate: record.estimate }),

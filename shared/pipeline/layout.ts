@@ -31,6 +31,11 @@ export const runChunkKey = (runId: string, index: number, chunksFrom?: string): 
   chunksFrom !== undefined ? cachedChunkKey(chunksFrom, index) : chunkKey(runId, index);
 /** The synchronized top-K messages given to every seeking agent of `round` (>= 2). */
 export const syncKey = (runId: string, round: number): string => `${runPrefix(runId)}sync/round-${round}.json`;
+/**
+ * The follow-up question given to every seeking agent of `round` (>= 2) beside the synchronized
+ * messages (run option `synchronization: 'follow-up'`): `{"followUp": "..."}`, or `{}` for none.
+ */
+export const followUpKey = (runId: string, round: number): string => `${runPrefix(runId)}sync/round-${round}-follow-up.json`;
 /** The final `RunResult`. */
 export const resultKey = (runId: string): string => `${runPrefix(runId)}result.json`;
 /** Where the Distributed Map's ResultWriter writes. */

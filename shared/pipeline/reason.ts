@@ -8,7 +8,8 @@ import { FORCED_MAX_MESSAGES, afterRefusal, fitForReasoning, halveForReasoning }
 import type { AgentModel, BlobStore, MessageStore, ReasonResult, StoredStep } from '../ports';
 import { citedAmong, judgeAnswer } from '../support';
 import { NO_ANSWER } from '../types';
-import { loadRunRecord } from './run-record';
+import { addUsageInto, zeroUsage } from '../run-counters';
+import { loadRunRecord, type RunRecord } from './run-record';
 import { countIfTransient } from './seek';
 import type { ReasonEvent, WorkflowState } from './state';
 
@@ -122,9 +123,27 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
     ...(result.answerBasis !== undefined && { answerBasis: result.answerBasis }),
     messageIds: fitted.messages.map((m) => m.id),
   };
+  // The round ends here without an answer: under synchronization 'follow-up' the reasoning agent
+  // says what it still needs, for the next round's seeking agents (recorded with the step, so a
+  // replay asks nothing again).
+  let usage = result.usage;
+  if (stored.outcome !== 'answered' && !force && afterRefusal(k, poolSize, fitted.truncated).exhausted && wantsFollowUp(record, state) && model.followUp) {
+    try {
+      const asked = await model.followUp({ question: record.question, messages: fitted.messages });
+      usage = zeroUsage();
+      addUsageInto(usage, result.usage);
+      addUsageInto(usage, asked.usage);
+      warnings.push(...asked.warnings);
+      if (asked.followUp !== null) stored.followUp = asked.followUp;
+    } catch (error) {
+      // Never fatal: the round is synchronized plainly instead.
+      await countIfTransient(store, state.runId, 'reasoner', error);
+      warnings.push(`no follow-up question (${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}); plain synchronization`);
+    }
+  }
   // The step, its usage and its warnings in one write: counted once, when its result is recorded.
   await store.putStep(state.runId, stored, {
-    usage: result.usage,
+    usage,
     warnings: [...warnings, ...result.warnings].map((w) => `KAR step ${state.seq + 1}: ${w}`),
   });
   // Budget-bound: the token budget dropped or trimmed messages it was given, so a wider k would give
@@ -168,6 +187,15 @@ function reusedReply(step: StoredStep): ReasonResult {
     warnings: [],
     ...(step.answerBasis !== undefined && { answerBasis: step.answerBasis }),
   };
+}
+
+/**
+ * Whether a round that ends without an answer asks the reasoning agent for a follow-up question:
+ * run option `synchronization: 'follow-up'`, a next round to come, and rounds not pipelined (a
+ * speculative round starts before KAR ends).
+ */
+function wantsFollowUp(record: RunRecord, state: WorkflowState): boolean {
+  return record.options.synchronization === 'follow-up' && state.round < record.options.rounds && !record.options.pipelineRounds;
 }
 
 /**

@@ -6,7 +6,8 @@ import type { RunOptions } from '../config';
 import type { BlobStore } from '../ports';
 import type { SeekingPlan } from '../quota';
 import type { DocumentSummary, RunEstimate, SkippedDocument } from '../types';
-import { runRecordKey, seekQueryKey, syncKey } from './layout';
+import { followUpKey, runRecordKey, seekQueryKey, syncKey } from './layout';
+import { NotFoundError } from '../errors';
 import type { Message } from '../types';
 
 export interface RunRecord {
@@ -89,6 +90,28 @@ export async function loadSynchronized(blobs: BlobStore, runId: string, round: n
   return remember(syncSnapshots, key, messages);
 }
 
+const followUps = new Map<string, { followUp?: string }>();
+
+/**
+ * Load the follow-up question of a round >= 2 (cached per container; written once by Synchronize
+ * with the synchronized messages). Round 1, a round synchronized plainly and a run synchronized by
+ * an earlier version (no such object) have none.
+ */
+export async function loadFollowUp(blobs: BlobStore, runId: string, round: number): Promise<string | undefined> {
+  if (round <= 1) return undefined;
+  const key = followUpKey(runId, round);
+  const cached = followUps.get(key);
+  if (cached) return cached.followUp;
+  let value: { followUp?: string };
+  try {
+    value = JSON.parse(await blobs.getText(key)) as { followUp?: string };
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+    value = {};
+  }
+  return remember(followUps, key, value).followUp;
+}
+
 const seekQueries = new Map<string, SeekQuery>();
 
 /**
@@ -107,5 +130,6 @@ export async function loadSeekQuery(blobs: BlobStore, runId: string, round: numb
 export function clearRunCaches(): void {
   records.clear();
   syncSnapshots.clear();
+  followUps.clear();
   seekQueries.clear();
 }

@@ -11,7 +11,7 @@ import { MODEL_RETRY_POLICY } from '../quota';
 import { DEFAULT_RANKING, type RankingMode } from '../ranking';
 import type { AgentRole, Chunk, Message } from '../types';
 import { runChunkKey } from './layout';
-import { loadRunRecord, loadSeekQuery, loadSynchronized, type SeekQuery } from './run-record';
+import { loadFollowUp, loadRunRecord, loadSeekQuery, loadSynchronized, type SeekQuery } from './run-record';
 import type { SeekEvent, SeekOutcome } from './state';
 
 export interface SeekDeps {
@@ -134,7 +134,8 @@ export async function prepareSeek(event: SeekEvent, blobs: BlobStore): Promise<P
   const { query, chunkTokens, chunksFrom, ranking } = await queryOf(event, blobs);
   const chunk = JSON.parse(await blobs.getText(runChunkKey(runId, index, chunksFrom))) as Chunk;
   const synchronized = await loadSynchronized(blobs, runId, round);
-  return { request: { question: query, chunk, round, synchronized }, chunkTokens, ranking };
+  const followUp = event.task === 'survey' ? undefined : await loadFollowUp(blobs, runId, round);
+  return { request: { question: query, chunk, round, synchronized, ...(followUp !== undefined && { followUp }) }, chunkTokens, ranking };
 }
 
 /**
@@ -150,7 +151,7 @@ export async function recordSeekResult(
 ): Promise<SeekOutcome> {
   const { runId, round, chunk: index } = event;
   const { request, ranking } = prepared;
-  const built = buildMessage(request.chunk, round, messageId(round, index), result, { question: request.question, mode: ranking });
+  const built = buildMessage(request.chunk, round, messageId(round, index), result, { question: request.question, followUp: request.followUp, mode: ranking });
   const allWarnings = [...warnings, ...result.warnings, ...built.warnings];
   // A question's round >= 2 message that cites exactly what the same chunk's earlier message cited
   // adds nothing: it is not added to the pool again, so it takes one place in KAR's top-k and in a

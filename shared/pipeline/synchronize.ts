@@ -6,7 +6,7 @@
  */
 import { synchronizationSnapshot } from '../method';
 import type { BlobStore, MessageStore } from '../ports';
-import { coverageItemsKey, coverageOrderKey, reseekDocumentsKey, reseekItemsKey, syncKey } from './layout';
+import { coverageItemsKey, coverageOrderKey, followUpKey, reseekDocumentsKey, reseekItemsKey, syncKey } from './layout';
 import { coverageItems } from '../coverage';
 import { promisingChunks } from '../reseek';
 import { loadRunRecord } from './run-record';
@@ -36,6 +36,10 @@ export async function synchronizeRound(state: WorkflowState, deps: SynchronizeDe
   const fitted = synchronizationSnapshot(top, { syncMaxMessages, syncBudgetTokens });
   const round = state.round + 1;
   await deps.blobs.put(syncKey(state.runId, round), JSON.stringify(fitted), 'application/json');
+  // The question the reasoning agent said is still open at the round's last step (run option
+  // synchronization 'follow-up', shared/pipeline/reason.ts), for every seeking agent of the next round.
+  const followUp = record.options.synchronization === 'follow-up' ? await roundFollowUp(deps.store, state) : undefined;
+  await deps.blobs.put(followUpKey(state.runId, round), JSON.stringify(followUp !== undefined ? { followUp } : {}), 'application/json');
   const grow = record.options.coverage === 'grow';
   const order = grow ? (JSON.parse(await deps.blobs.getText(coverageOrderKey(state.runId))) as number[]) : undefined;
   let { manifestKey } = state;
@@ -62,4 +66,13 @@ export async function synchronizeRound(state: WorkflowState, deps: SynchronizeDe
   if (chunks.length > 0) return { ...next, manifestKey: key };
   // Nothing to seek: round r + 1's pool is round r's, which the reasoning agent refused at every k.
   return { ...next, manifestKey: key, outcome: 'refused', exhausted: true, poolSize: await deps.store.poolSize(state.runId, state.round, state.covered) };
+}
+
+/**
+ * The follow-up question of round `state.round`: that of its last step of this execution that
+ * asked one (steps numbered up to `state.seq`; an earlier, interrupted execution's are ignored).
+ */
+async function roundFollowUp(store: MessageStore, state: WorkflowState): Promise<string | undefined> {
+  const steps = await store.getSteps(state.runId);
+  return steps.filter((s) => s.seq <= state.seq && s.round === state.round && s.followUp !== undefined).at(-1)?.followUp;
 }

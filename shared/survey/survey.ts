@@ -105,7 +105,7 @@ export interface SeekRoundResult {
  */
 export async function seekRound(
   chunks: Chunk[],
-  request: { query: string; round: number; synchronized: Message[]; idPrefix: string; concurrency: number; ranking?: RankingMode },
+  request: { query: string; round: number; synchronized: Message[]; followUp?: string; idPrefix: string; concurrency: number; ranking?: RankingMode },
   seeker: AgentModel,
   onChunk?: () => void,
 ): Promise<SeekRoundResult> {
@@ -115,12 +115,19 @@ export async function seekRound(
   const results = await Promise.all(
     chunks.map((chunk) =>
       limit(async (): Promise<Message | null> => {
-        const result = await seeker.seek({ question: request.query, chunk, round: request.round, synchronized: request.synchronized });
+        const result = await seeker.seek({
+          question: request.query,
+          chunk,
+          round: request.round,
+          synchronized: request.synchronized,
+          ...(request.followUp !== undefined && { followUp: request.followUp }),
+        });
         usage.calls += result.usage.calls;
         usage.inputTokens += result.usage.inputTokens;
         usage.outputTokens += result.usage.outputTokens;
         const { message, warnings: cuts } = buildMessage(chunk, request.round, `${request.idPrefix}c${chunk.index}`, result, {
           question: request.query,
+          followUp: request.followUp,
           mode: request.ranking ?? DEFAULT_RANKING,
         });
         warnings.push(...[...result.warnings, ...cuts].map((w) => `chunk ${chunk.index}: ${w}`));

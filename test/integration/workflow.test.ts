@@ -227,6 +227,57 @@ describe('the workflow run locally', () => {
     expect(result.warnings.filter((w) => w.includes('not added to the pool again')).length).toBe(result.chunks);
   });
 
+  it("asks round 2's seeking agents the reasoning agent's follow-up question (synchronization 'follow-up'), and plain synchronization does not", async () => {
+    const docs = {
+      'a.txt': [filler(1), 'Ada Quill was born in Freedonia.'].join('\n\n'),
+      'b.txt': [filler(2), 'Its capital is Fredville.'].join('\n\n'),
+      'c.txt': [filler(3), filler(4)].join('\n\n'),
+    };
+    const files = await resolveCorpus([corpusDir(docs)]);
+    const FOLLOW_UP = 'What is the capital of Freedonia?';
+    const asked: Array<{ round: number; followUp?: string }> = [];
+    let reasoned = 0;
+    const model: AgentModel = {
+      description: 'scripted: the capital is found only when asked for it',
+      async seek(req: SeekRequest): Promise<SeekResult> {
+        asked.push({ round: req.round, followUp: req.followUp });
+        const find = (needle: string): SeekResult => {
+          const start = req.chunk.text.indexOf(needle);
+          return { evidence: needle, score: 80, spans: [{ start, end: start + needle.length }], usage, warnings: [] };
+        };
+        if (req.round === 1 && req.chunk.text.includes('born in Freedonia')) return find('Ada Quill was born in Freedonia.');
+        if (req.followUp === FOLLOW_UP && req.chunk.text.includes('Fredville')) return find('Its capital is Fredville.');
+        return { evidence: null, score: 0, spans: [], usage, warnings: [] };
+      },
+      async reason(req: ReasonRequest): Promise<ReasonResult> {
+        reasoned += 1;
+        const capital = req.messages.find((m) => m.evidence.includes('Fredville'));
+        if (!capital) return { answerable: false, answer: NO_ANSWER, citedMessageIds: [], usage, warnings: [] };
+        return { answerable: true, answer: 'Fredville', citedMessageIds: req.messages.map((m) => m.id), usage, warnings: [] };
+      },
+      async followUp(req) {
+        expect(req.messages.map((m) => m.evidence)).toEqual(['Ada Quill was born in Freedonia.']);
+        return { followUp: FOLLOW_UP, usage, warnings: [] };
+      },
+    };
+    const question = 'What is the capital of the country where Ada Quill was born?';
+
+    const result = await runLocal({ files, question, options: { chunkTokens: 64, synchronization: 'follow-up' }, stateDir, model });
+
+    expect(result).toMatchObject({ answer: 'Fredville', answerable: true, rounds: 2 });
+    expect(result.trace.filter((s) => s.round === 1).at(-1)).toMatchObject({ outcome: 'refused', followUp: FOLLOW_UP });
+    expect(asked.filter((a) => a.round === 2).every((a) => a.followUp === FOLLOW_UP)).toBe(true);
+    expect(asked.filter((a) => a.round === 1).every((a) => a.followUp === undefined)).toBe(true);
+    // The follow-up call is counted with the reasoning agent's usage: every KAR step's call and one follow-up.
+    expect(result.usage.reasoner.calls).toBe(reasoned + 1);
+
+    asked.length = 0;
+    const plain = await runLocal({ files, question, options: { chunkTokens: 64 }, stateDir: path.join(dir, 'plain'), model });
+    expect(plain.answerable).toBe(false);
+    expect(plain.trace.some((s) => s.followUp !== undefined)).toBe(false);
+    expect(asked.every((a) => a.followUp === undefined)).toBe(true);
+  });
+
   it('tolerates one permanently failing chunk out of many and lists it in the result', async () => {
     const docs: Record<string, string> = {};
     for (let i = 0; i < 30; i++) docs[`d${String(i).padStart(2, '0')}.txt`] = filler(i);

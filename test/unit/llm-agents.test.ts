@@ -788,3 +788,41 @@ describe('LlmAgents.seek: prose replies (seekerReply "prose")', () => {
     expect(result.warnings.join('\n')).toMatch(/empty twice/);
   });
 });
+
+describe('the follow-up question (synchronization "follow-up")', () => {
+  const messages = [messageOf('r1-c2', 'The lighthouse on Kerrow Point was built by the engineer Martha Quill.')];
+  const question = 'Where was the engineer of the Kerrow Point lighthouse born?';
+
+  it("asks the reasoning agent once and keeps the reply's first line, its label and quotes stripped", async () => {
+    const reasoner = new ScriptedChatModel('r', [{ text: 'Follow-up question: "Where was Martha Quill born?"\nBecause the passage …' }]);
+    const result = await agentsWith(reasoner).followUp({ question, messages });
+    expect(result.followUp).toBe('Where was Martha Quill born?');
+    expect(result.usage.calls).toBe(1);
+    expect(reasoner.requests[0].role).toBe('reasoner');
+    expect(reasoner.requests[0].messages[0].text).toContain('Martha Quill');
+    expect(reasoner.requests[0].messages[0].text).toMatch(/Follow-up question:$/);
+  });
+
+  it('gives none (plain synchronization, with a warning) for an empty reply, a refusal or the question itself', async () => {
+    for (const text of ['', 'NO ANSWER', question]) {
+      const result = await agentsWith(new ScriptedChatModel('r', [{ text }])).followUp({ question, messages });
+      expect(result.followUp).toBeNull();
+      expect(result.warnings.join(' ')).toMatch(/no follow-up question: .*; plain synchronization/);
+    }
+  });
+
+  it('reaches a round-2 prose seeking agent as its question, and a JSON seeking agent beside the query', async () => {
+    const followUp = 'Where was Martha Quill born?';
+    const prose = new ScriptedChatModel('s', [{ text: 'Dundee' }]);
+    const chunk = chunkOf('Martha Quill was born in Dundee. She later designed three bridges.');
+    const seek = seekRequest({ question, chunk, round: 2, synchronized: messages, followUp });
+    const result = await new LlmAgents({ seeker: prose, reasoner: prose, seekerReply: 'prose' }).seek(seek);
+    expect(prose.requests[0].messages[0].text).toMatch(/Question: Where was Martha Quill born\?\nAnswer:$/);
+    expect(result.evidence).toContain('Martha Quill was born in Dundee.');
+    const json = buildSeekPrompt(seek).user;
+    expect(json).toContain('<follow_up>\nWhere was Martha Quill born?\n</follow_up>');
+    expect(json).toContain(question);
+    // Round 1 never carries one.
+    expect(buildSeekPrompt(seekRequest({ followUp })).user).not.toContain('follow_up');
+  });
+});

@@ -23,6 +23,7 @@ const OPTION_HINTS: Record<string, string> = {
   seekLatencySeconds: 'expected seconds per seek, for the quota',
   karFirstK: 'messages the first KAR step reads',
   karStop: 'an answer stands at once (first) or when the next step agrees (confirmed)',
+  synchronization: 'round 2 gets the best messages (plain) and the open question (follow-up)',
   pipelineRounds: 'start the next round while one ends',
   ranking: 'how messages are ordered: model score, hybrid, retrieval',
   coverage: 'seek every chunk (full) or grow from the best',

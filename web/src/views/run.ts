@@ -155,7 +155,9 @@ export function RunView({ runId }: { runId: string }) {
               ${steps.map(
                 (s) => html`<tr>
                   <td>${s.seq}</td><td>${s.round}</td><td>${s.k}</td><td>${s.messagesUsed}</td><td>${s.evidenceTokens}</td>
-                  <td><span class=${`badge ${s.outcome}`}>${s.outcome}${s.forced ? ' (best effort)' : ''}</span></td>
+                  <td><span class=${`badge ${s.outcome}`}>${s.outcome}${s.forced ? ' (best effort)' : ''}</span>${
+                    s.followUp !== undefined && html`<div class="meta" data-testid="follow-up" dir="auto">follow-up: ${s.followUp}</div>`
+                  }</td>
                 </tr>`,
               )}
             </tbody>
