@@ -191,11 +191,13 @@ function reusedReply(step: StoredStep): ReasonResult {
 
 /**
  * Whether a round that ends without an answer asks the reasoning agent for a follow-up question:
- * run option `synchronization: 'follow-up'`, a next round to come, and rounds not pipelined (a
- * speculative round starts before KAR ends).
+ * run option `synchronization: 'follow-up'`, a next round to come, rounds not pipelined (a
+ * speculative round starts before KAR ends), and no coverage left to grow first.
  */
 function wantsFollowUp(record: RunRecord, state: WorkflowState): boolean {
-  return record.options.synchronization === 'follow-up' && state.round < record.options.rounds && !record.options.pipelineRounds;
+  // A grow run whose coverage can still grow reads its next tranche before it synchronizes.
+  const grows = record.options.coverage === 'grow' && state.covered < state.config.coverageCap;
+  return record.options.synchronization === 'follow-up' && state.round < record.options.rounds && !record.options.pipelineRounds && !grows;
 }
 
 /**
