@@ -48,11 +48,13 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import { benchArgs, usageError } from './support/args';
 import { llamaSpecArg } from './support/llama';
+import { KAR_STOP_RULES, SYNCHRONIZATION_MODES, type KarStopRule, type SynchronizationMode } from '../shared/kar';
 import { parseTokenCount, TOKEN_COUNT_FORMS } from '../shared/token-count';
 
 const USAGE = `Usage: npx tsx bench/fidelity.ts --model llama:<gguf> [--dataset hotpotqa|hotpot-train|cmrc]
   [--limit 30] [--offset 0] [--conditions plain,gold,own,padded] [--length 8000]
   [--chunk-tokens N] [--ranking score|hybrid|retrieval] [--reasoner-reply json|prose] [--best-effort]
+  [--kar-stop first|confirmed] [--synchronization plain|follow-up] [--prose-leads]
   [--records file.jsonl] [--json]
 
 Fidelity: how much of a model's own ability survives the agent protocol and the distractors. The same
@@ -78,6 +80,10 @@ Options:
   --reasoner-reply FORM   the reasoning agent's reply, json|prose (default: the llama: provider's)
   --best-effort           answer from the best evidence after the last round instead of refusing
                           (default off)
+  --kar-stop RULE         the run option karStop, first|confirmed (default: the run option's)
+  --synchronization MODE  the run option synchronization, plain|follow-up (default: the run option's)
+  --prose-leads           the prose seeker also cites each cited sentence's paragraph lead
+                          (LlmAgentsOptions.proseLeads; default off)
   --records FILE          append one JSON line per (question, condition) and skip the pairs already
                           in FILE, so a long run resumes (default: none)
   --json                  print one JSON line instead of the table (default off)
@@ -224,6 +230,9 @@ async function main(): Promise<void> {
     'chunk-tokens': { type: 'string' },
     ranking: { type: 'string' },
     'reasoner-reply': { type: 'string' },
+    'prose-leads': { type: 'boolean', default: false },
+    'kar-stop': { type: 'string' },
+    synchronization: { type: 'string' },
     'best-effort': { type: 'boolean', default: false },
     records: { type: 'string' },
     json: { type: 'boolean', default: false },
@@ -247,16 +256,29 @@ async function main(): Promise<void> {
   const questions = loadQuestions(dataset, Number(values.offset), Number(values.limit));
   const llama = await loadLlamaModels(llamaSpecArg(values.model, USAGE), { sequences: Math.min(2, MAX_MODEL_SEQUENCES) });
   const fitted = contextFittedRunOptionDefaults(llama.contextTokens, llama.runDefaults);
+  const stop = values['kar-stop'];
+  if (stop !== undefined && !KAR_STOP_RULES.includes(stop as KarStopRule)) usageError(USAGE, `--kar-stop: one of ${KAR_STOP_RULES.join(', ')}; got ${stop}`);
+  const sync = values.synchronization;
+  if (sync !== undefined && !SYNCHRONIZATION_MODES.includes(sync as SynchronizationMode))
+    usageError(USAGE, `--synchronization: one of ${SYNCHRONIZATION_MODES.join(', ')}; got ${sync}`);
   const agents =
-    reply === undefined
+    reply === undefined && !values['prose-leads']
       ? llama.agents
-      : new LlmAgents({ seeker: llama.seeker, reasoner: llama.reasoner, seekerReply: llama.seeker.profile.seekerReply, reasonerReply: reply as ReasonerReply });
+      : new LlmAgents({
+          seeker: llama.seeker,
+          reasoner: llama.reasoner,
+          seekerReply: llama.seeker.profile.seekerReply,
+          reasonerReply: (reply as ReasonerReply | undefined) ?? llama.reasoner.profile.reasonerReply,
+          proseLeads: values['prose-leads'],
+        });
   const options: RunOptionsInput = {
     ...fitted,
     concurrency: 1,
     ...(chunkTokens !== undefined && { chunkTokens }),
     ...(values.ranking !== undefined && { ranking: values.ranking as RankingMode }),
     ...(values['best-effort'] && { bestEffort: true }),
+    ...(stop !== undefined && { karStop: stop as KarStopRule }),
+    ...(sync !== undefined && { synchronization: sync as SynchronizationMode }),
   };
   const filler = conditions.includes('padded') && dataset !== 'cmrc' ? readFillerParagraphs().paragraphs : [];
   const done = new Map<string, BenchRecord>();

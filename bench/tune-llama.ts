@@ -9,7 +9,7 @@
  *   seek=json|prose        the seeking agent's reply (SEEKER_REPLIES)
  *   ranking=score|hybrid|retrieval, rounds=N, chunk=N (chunkTokens), firstk=N (karFirstK),
  *   budget=N (reasonerBudgetTokens), sync=N (syncBudgetTokens), stop=first|confirmed (karStop),
- *   synchronization=plain|follow-up
+ *   synchronization=plain|follow-up, leads=on|off (the prose seeker's paragraph leads)
  * Unset keys take the run options the product fits to the model's context.
  *
  * Identical model calls are answered from a call memo kept on disk (`--memo`, one JSON line per call,
@@ -69,7 +69,7 @@ questions by default) padded to --length tokens, once per configuration, identic
 answered from a call memo on disk. A configuration is key=value pairs joined by "+": seek=json|prose,
 reply=prose|json,
 ranking=score|hybrid|retrieval, rounds=N, chunk=N, firstk=N, budget=N, sync=N, stop=first|confirmed,
-synchronization=plain|follow-up;
+synchronization=plain|follow-up, leads=on|off;
 unset keys take the
 options the product fits to the model's context. Prints mean F1 [95% CI] per configuration, by
 question type, and the paired difference with the first configuration. Run it alone.
@@ -92,6 +92,8 @@ interface Config {
   name: string;
   reply?: ReasonerReply;
   seek?: SeekerReply;
+  /** The prose seeker's paragraph leads (`LlmAgentsOptions.proseLeads`); unset: off. */
+  leads?: boolean;
   options: RunOptionsInput;
 }
 
@@ -116,6 +118,9 @@ function parseConfig(text: string): Config {
       config.reply = value as ReasonerReply;
     } else if (key === 'ranking') {
       (config.options as Record<string, unknown>).ranking = value;
+    } else if (key === 'leads') {
+      if (value !== 'on' && value !== 'off') usageError(USAGE, `leads: on or off; got ${value}`);
+      config.leads = value === 'on';
     } else if (key === 'synchronization') {
       if (!SYNCHRONIZATION_MODES.includes(value as SynchronizationMode))
         usageError(USAGE, `synchronization: one of ${SYNCHRONIZATION_MODES.join(', ')}; got ${value}`);
@@ -224,11 +229,11 @@ async function main(): Promise<void> {
   const seekerChat = memoChat(llama.seeker);
   const reasonerChat = llama.reasoner === llama.seeker ? seekerChat : memoChat(llama.reasoner);
   const agentsCache = new Map<string, LlmAgents>();
-  const agentsFor = (seek: SeekerReply, reply: ReasonerReply): LlmAgents => {
-    const key = `${seek}/${reply}`;
+  const agentsFor = (seek: SeekerReply, reply: ReasonerReply, leads: boolean): LlmAgents => {
+    const key = `${seek}/${reply}/${leads}`;
     let agents = agentsCache.get(key);
     if (!agents) {
-      agents = new LlmAgents({ seeker: seekerChat, reasoner: reasonerChat, reasonerReply: reply, seekerReply: seek });
+      agents = new LlmAgents({ seeker: seekerChat, reasoner: reasonerChat, reasonerReply: reply, seekerReply: seek, proseLeads: leads });
       agentsCache.set(key, agents);
     }
     return agents;
@@ -271,7 +276,7 @@ async function main(): Promise<void> {
       }
       const reply = config.reply ?? defaultReply;
       const seekMode = config.seek ?? defaultSeek;
-      const agents = agentsFor(seekMode, reply);
+      const agents = agentsFor(seekMode, reply, config.leads ?? false);
       let newModelMs = 0;
       const counts = { seek: 0, reason: 0, input: 0 };
       onNewCall = (ms: number): void => {

@@ -135,6 +135,31 @@ export interface LlmAgentsOptions {
    * chunk: `LlmAgents.seek`).
    */
   seekerReply?: SeekerReply;
+  /**
+   * A prose seek also cites the lead sentence of each cited sentence's paragraph (its first unit: the
+   * title line and the sentence that names the subject, `paragraphLeads`), so that a quote such as
+   * "She was born in Dundee." reads alone. Default false (docs/EVAL.md, "Evidence readable alone").
+   */
+  proseLeads?: boolean;
+}
+
+/**
+ * The lead unit of each cited unit's paragraph, when not cited already: the first unit after the last
+ * blank line (or the text's start) before it, the sentence that names a paragraph's subject (a title
+ * line joins it: `sentenceUnits`). A unit that starts its paragraph is its own lead.
+ * @returns unit ids, ascending, none of them in `ids`.
+ */
+export function paragraphLeads(text: string, units: readonly SentenceUnit[], ids: readonly number[]): number[] {
+  const leads = new Set<number>();
+  for (const id of ids) {
+    const unit = units[id - 1];
+    if (unit === undefined) continue;
+    let paragraphStart = 0;
+    for (const blank of text.slice(0, unit.start).matchAll(/\n[^\S\n]*\n/g)) paragraphStart = blank.index + blank[0].length;
+    const lead = units.find((u) => u.end > paragraphStart);
+    if (lead !== undefined && !ids.includes(lead.id)) leads.add(lead.id);
+  }
+  return [...leads].sort((a, b) => a - b);
 }
 
 /** Output-token limit of the follow-up question (one short question). */
@@ -570,7 +595,7 @@ export class LlmAgents implements AgentModel {
     // With the sentence that holds the answer, the one most about the question (when another): what
     // links the answer to the question (a two-step question's first step, often in the same paragraph).
     const ids = how === 'question' ? found.ids : [...new Set([...found.ids.slice(0, PROSE_SEEK_MAX_UNITS - 1), ...unitsAboutQuestion(text, units, asked)])];
-    const cited = citedText(text, units, ids);
+    const cited = citedText(text, units, this.options.proseLeads ? [...ids, ...paragraphLeads(text, units, ids)] : ids);
     return { evidence: cited.text, score: PROSE_SEEK_SCORES[how], spans: cited.units.map((u) => ({ start: u.start, end: u.end })), usage, warnings };
   }
 

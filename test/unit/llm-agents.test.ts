@@ -1,4 +1,13 @@
-import { DEFAULT_MAX_OUTPUT_TOKENS, FALLBACK_SCORE, LlmAgents, locateQuotes, PROSE_SEEK_MAX_TOKENS, PROSE_SEEK_SCORES } from '../../shared/llm/agents';
+import {
+  DEFAULT_MAX_OUTPUT_TOKENS,
+  FALLBACK_SCORE,
+  LlmAgents,
+  locateQuotes,
+  paragraphLeads,
+  PROSE_SEEK_MAX_TOKENS,
+  PROSE_SEEK_SCORES,
+} from '../../shared/llm/agents';
+import { sentenceUnits } from '../../shared/llm/sentences';
 import { buildReasonPrompt, buildSeekPrompt, escapeUntrusted, unescapeUntrusted } from '../../shared/llm/prompts';
 import { ModelThrottledError } from '../../shared/errors';
 import type { ChatModel, ChatRequest, ChatResponse, SeekRequest } from '../../shared/ports';
@@ -824,5 +833,37 @@ describe('the follow-up question (synchronization "follow-up")', () => {
     expect(json).toContain(question);
     // Round 1 never carries one.
     expect(buildSeekPrompt(seekRequest({ followUp })).user).not.toContain('follow_up');
+  });
+});
+
+describe('paragraphLeads (a prose quote readable alone)', () => {
+  it("adds the first unit of each cited unit's paragraph, not one already cited", () => {
+    const text =
+      'Martha Quill\nMartha Quill was a Scottish engineer. She was born in Dundee.\n\nRain fell.\n \nThe Tay bridge opened in 1878. It fell in 1879.';
+    const units = sentenceUnits(text);
+    const id = (needle: string): number => units.find((u) => text.slice(u.start, u.end).includes(needle))!.id;
+    expect(paragraphLeads(text, units, [id('Dundee')])).toEqual([id('Scottish engineer')]);
+    expect(text.slice(units[id('Scottish engineer') - 1].start, units[id('Scottish engineer') - 1].end)).toContain('Martha Quill\nMartha Quill was');
+    expect(paragraphLeads(text, units, [id('fell in 1879')])).toEqual([id('opened in 1878')]);
+    expect(paragraphLeads(text, units, [id('Scottish engineer')])).toEqual([]);
+  });
+
+  it('makes a prose seek cite the lead sentence beside the answer when the option is on', async () => {
+    const chunk = chunkOf('Martha Quill\nMartha Quill was a Scottish engineer. She designed bridges. She was born in Dundee.');
+    const request = seekRequest({ question: 'Where was she born?', chunk });
+    const on = await new LlmAgents({
+      seeker: new ScriptedChatModel('s', [{ text: 'Dundee' }]),
+      reasoner: new ScriptedChatModel('r', []),
+      seekerReply: 'prose',
+      proseLeads: true,
+    }).seek(request);
+    const off = await new LlmAgents({
+      seeker: new ScriptedChatModel('s', [{ text: 'Dundee' }]),
+      reasoner: new ScriptedChatModel('r', []),
+      seekerReply: 'prose',
+    }).seek(request);
+    expect(on.evidence).toContain('Martha Quill was a Scottish engineer.');
+    expect(off.evidence).not.toContain('Scottish engineer');
+    for (const span of on.spans) expect(chunk.text.slice(span.start, span.end).length).toBeGreaterThan(0);
   });
 });
