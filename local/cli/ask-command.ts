@@ -6,7 +6,8 @@ import { DEFAULT_RANKING, RANKING_MODES, type RankingMode } from '../../shared/r
 import { Option, type Command } from 'commander';
 import { COVERAGE_MODES, type CoverageMode } from '../../shared/coverage';
 import { RESEEK_MODES, type ReseekMode } from '../../shared/reseek';
-import { KAR_STOP_RULES, SYNCHRONIZATION_MODES, type KarStopRule, type SynchronizationMode } from '../../shared/kar';
+import { karStopOption, synchronizationOption } from './method-options';
+import type { KarStopRule, SynchronizationMode } from '../../shared/kar';
 import { Progress, RunProgressReporter } from './progress';
 import { ExtAgentsError } from '../../shared/errors';
 import { RunOptionsSchema, SEEK_MODES, type RunOptionsInput, type SeekMode } from '../../shared/config';
@@ -69,22 +70,8 @@ export function addAskCommand(program: Command): void {
       schemaFlag('--kar-first-k', RunOptionsSchema, 'karFirstK'),
       schemaDefault(RunOptionsSchema, 'karFirstK'),
     )
-    .addOption(
-      new Option(
-        '--synchronization <mode>',
-        'what global knowledge synchronization gives round 2\'s seeking agents (run option synchronization; docs/CONCEPTS.md, "Synchronization that asks for what is missing"): plain = the best messages (the paper); follow-up = those and the question the reasoning agent says is still open (one short reasoning call per round that ends without an answer)',
-      )
-        .choices([...SYNCHRONIZATION_MODES])
-        .default(RunOptionsSchema.shape.synchronization.parse(undefined)),
-    )
-    .addOption(
-      new Option(
-        '--kar-stop <rule>',
-        'when a KAR step\'s answer stands (run option karStop; docs/CONCEPTS.md, "When an answer stands"); always only when the quotes it cites hold it: first = the first such answer (the paper); confirmed = the next step, reading twice the messages, must give it again (unless the step read the whole pool)',
-      )
-        .choices([...KAR_STOP_RULES])
-        .default(RunOptionsSchema.shape.karStop.parse(undefined)),
-    )
+    .addOption(synchronizationOption())
+    .addOption(karStopOption())
     .option(
       '--concurrency <n>',
       schemaHelp('seeking agents run at once', RunOptionsSchema, 'concurrency'),

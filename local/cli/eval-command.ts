@@ -21,7 +21,8 @@ import { MAX_MODEL_SEQUENCES } from '../engine/defaults';
 import { localWorkflowRunner } from '../engine/eval-workflow';
 import { existsSync } from 'node:fs';
 import { RunOptionsSchema } from '../../shared/config';
-import { KAR_STOP_RULES, SYNCHRONIZATION_MODES, type KarStopRule, type SynchronizationMode } from '../../shared/kar';
+import type { KarStopRule, SynchronizationMode } from '../../shared/kar';
+import { karStopOption, synchronizationOption } from './method-options';
 import { numberFlag, rangeText, schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
 import { RUNS_AT_ONCE } from '../engine/defaults';
 
@@ -92,19 +93,8 @@ export function addEvalCommand(program: Command): void {
       'answer a model call from memory when another strategy of the same example already sent the same request (round-1 seeks of extagents and its ablations): the same records for a deterministic model, less model time; the records count them (reusedCalls) and their wallMs excludes them',
       false,
     )
-    .addOption(
-      new Option('--kar-stop <rule>', "when a KAR step's answer stands in the extagents strategies (run option karStop, as ask --kar-stop)")
-        .choices([...KAR_STOP_RULES])
-        .default(RunOptionsSchema.shape.karStop.parse(undefined)),
-    )
-    .addOption(
-      new Option(
-        '--synchronization <mode>',
-        'what synchronization gives round 2 in the extagents strategies (run option synchronization, as ask --synchronization)',
-      )
-        .choices([...SYNCHRONIZATION_MODES])
-        .default(RunOptionsSchema.shape.synchronization.parse(undefined)),
-    )
+    .addOption(karStopOption())
+    .addOption(synchronizationOption())
     .option('--no-best-effort', 'let the strategies refuse ("NO ANSWER") instead of answering from the best evidence')
     .option('--out-dir <dir>', 'output directory (records.jsonl, the report)', 'eval-out')
     // Before the CLI's flags had one meaning each, eval's output directory was -o/--out (-o is a file elsewhere).

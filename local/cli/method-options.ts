@@ -1,0 +1,27 @@
+/**
+ * The flags of the method's run options that `ask` and `eval` share (one definition: the same
+ * choices, default and help in both commands' --help).
+ */
+import { Option } from 'commander';
+import { RunOptionsSchema } from '../../shared/config';
+import { KAR_STOP_RULES, SYNCHRONIZATION_MODES } from '../../shared/kar';
+
+/** `--kar-stop <rule>`: the run option `karStop` (shared/support.ts). */
+export function karStopOption(): Option {
+  return new Option(
+    '--kar-stop <rule>',
+    'when a KAR step\'s answer stands (run option karStop; docs/CONCEPTS.md, "When an answer stands"); always only when the quotes it cites hold it: first = the first such answer (the paper); confirmed = the next step, reading twice the messages, must give it again (unless the step read the whole pool)',
+  )
+    .choices([...KAR_STOP_RULES])
+    .default(RunOptionsSchema.shape.karStop.parse(undefined));
+}
+
+/** `--synchronization <mode>`: the run option `synchronization` (shared/pipeline/reason.ts, synchronize.ts). */
+export function synchronizationOption(): Option {
+  return new Option(
+    '--synchronization <mode>',
+    'what global knowledge synchronization gives round 2\'s seeking agents (run option synchronization; docs/CONCEPTS.md, "Synchronization that asks for what is missing"): plain = the best messages (the paper); follow-up = those and the question the reasoning agent says is still open (one short reasoning call per round that ends without an answer)',
+  )
+    .choices([...SYNCHRONIZATION_MODES])
+    .default(RunOptionsSchema.shape.synchronization.parse(undefined));
+}
