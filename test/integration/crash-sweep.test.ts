@@ -150,4 +150,30 @@ describe('crash-point sweep: a run killed at any point resumes to the same resul
     }
     expect(duplicateSeeks).toBe(0);
   });
+
+  it('resumes a follow-up run (synchronization follow-up) killed at any of 10 points to the uninterrupted result, its follow-up question included', async () => {
+    // Arrange: the uninterrupted run asks one follow-up question, recorded with round 1's last step
+    const baseLog = path.join(dir, 'follow-base.log');
+    const base = finished(await runChild(corpus, path.join(dir, 'follow-base-state'), 0, baseLog, 'follow-up'));
+    expect(base.result.answer).toBe('Fredville');
+    expect(base.result.trace.filter((s) => s.followUp !== undefined)).toHaveLength(1);
+    const baseEvents = events(baseLog);
+    const asked = baseEvents.findIndex((e) => e.label.startsWith('call follow-up')) + 1;
+    expect(asked).toBeGreaterThan(0);
+    // Points spread over the run, and the follow-up call itself and the writes right after it.
+    const spread = Array.from({ length: 7 }, (_, i) => 1 + Math.round((i * (base.events - 1)) / 6));
+    const points = [...new Set([...spread, asked, asked + 1, asked + 2])].sort((a, b) => a - b);
+
+    // Act
+    const outcomes = await killAndResume(corpus, dir, points, 'follow-up', 'follow-');
+
+    // Assert
+    let duplicateSeeks = 0;
+    for (const { point, killed, resumed, log } of outcomes) {
+      expect({ point, signal: killed.signal }).toEqual({ point, signal: 'SIGKILL' });
+      expect({ point, result: comparable(resumed.result) }).toEqual({ point, result: comparable(base.result) });
+      duplicateSeeks += seeksAfterRecorded(log);
+    }
+    expect(duplicateSeeks).toBe(0);
+  });
 });

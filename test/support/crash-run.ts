@@ -28,6 +28,9 @@ import { LlmAgents } from '../../shared/llm/agents';
 import type { RunOptionsInput } from '../../shared/config';
 import { TWO_HOP_GROW, TWO_HOP_OPTIONS, TWO_HOP_QUESTION, twoHopChatModel, twoHopModel, twoHopSparseModel } from './two-hop';
 
+/** The follow-up mode's question for round 2. */
+const TWO_HOP_FOLLOW_UP = 'What is the capital of Freedonia?';
+
 const [corpusDir, stateDir, runId, killAtText, logFile, mode] = process.argv.slice(2);
 /** The run options of each mode, beside TWO_HOP_OPTIONS. */
 const MODE_OPTIONS: Record<string, RunOptionsInput> = {
@@ -36,6 +39,7 @@ const MODE_OPTIONS: Record<string, RunOptionsInput> = {
   grow: TWO_HOP_GROW,
   reseek: { reseek: 'promising' },
   batch: { seekMode: 'batch' },
+  'follow-up': { synchronization: 'follow-up' },
 };
 const killAt = Number(killAtText);
 let events = 0;
@@ -125,6 +129,13 @@ async function main(): Promise<void> {
       event(`call reason${request.force ? ' forced' : ''} [${request.messages.map((m) => m.id).join(',')}]`);
       return inner.reason(request);
     },
+    // The follow-up mode's question (synchronization 'follow-up'): one call when round 1 ends refused.
+    ...(mode === 'follow-up' && {
+      async followUp(request: { messages: Array<{ id: string }> }) {
+        event(`call follow-up [${request.messages.map((m) => m.id).join(',')}]`);
+        return { followUp: TWO_HOP_FOLLOW_UP, usage: { calls: 1, inputTokens: 10, outputTokens: 5 }, warnings: [] };
+      },
+    }),
   };
   const result = await runLocal({
     files: await resolveCorpus([corpusDir]),
