@@ -54,7 +54,7 @@ import { parseTokenCount, TOKEN_COUNT_FORMS } from '../shared/token-count';
 const USAGE = `Usage: npx tsx bench/fidelity.ts --model llama:<gguf> [--dataset hotpotqa|hotpot-train|cmrc]
   [--limit 30] [--offset 0] [--conditions plain,gold,own,padded] [--length 8000]
   [--chunk-tokens N] [--ranking score|hybrid|retrieval] [--reasoner-reply json|prose] [--best-effort]
-  [--kar-stop first|confirmed] [--synchronization plain|follow-up] [--prose-leads]
+  [--kar-stop first|confirmed|checked] [--synchronization plain|follow-up] [--prose-leads]
   [--records file.jsonl] [--json]
 
 Fidelity: how much of a model's own ability survives the agent protocol and the distractors. The same
@@ -80,7 +80,7 @@ Options:
   --reasoner-reply FORM   the reasoning agent's reply, json|prose (default: the llama: provider's)
   --best-effort           answer from the best evidence after the last round instead of refusing
                           (default off)
-  --kar-stop RULE         the run option karStop, first|confirmed (default: the run option's)
+  --kar-stop RULE         the run option karStop, first|confirmed|checked (default: the run option's)
   --synchronization MODE  the run option synchronization, plain|follow-up (default: the run option's)
   --prose-leads           the prose seeker also cites each cited sentence's paragraph lead
                           (LlmAgentsOptions.proseLeads; default off)
@@ -141,11 +141,13 @@ class CountingModel implements AgentModel {
   readonly description: string;
   messages = 0;
   located = 0;
-  /** The inner model's follow-up question, forwarded (absent when it has none). */
+  /** The inner model's follow-up question and sufficiency check, forwarded (absent when it has none). */
   readonly followUp?: AgentModel['followUp'];
+  readonly checkAnswer?: AgentModel['checkAnswer'];
   constructor(private readonly inner: AgentModel) {
     this.description = inner.description;
     if (inner.followUp !== undefined) this.followUp = inner.followUp.bind(inner);
+    if (inner.checkAnswer !== undefined) this.checkAnswer = inner.checkAnswer.bind(inner);
   }
   async seek(request: SeekRequest): Promise<SeekResult> {
     const result = await this.inner.seek(request);

@@ -8,7 +8,7 @@
  *   reply=prose|json       the reasoning agent's reply (shared/llm/prompts.ts REASONER_REPLIES)
  *   seek=json|prose        the seeking agent's reply (SEEKER_REPLIES)
  *   ranking=score|hybrid|retrieval, rounds=N, chunk=N (chunkTokens), firstk=N (karFirstK),
- *   budget=N (reasonerBudgetTokens), sync=N (syncBudgetTokens), stop=first|confirmed (karStop),
+ *   budget=N (reasonerBudgetTokens), sync=N (syncBudgetTokens), stop=first|confirmed|checked (karStop),
  *   synchronization=plain|follow-up, leads=on|off (the prose seeker's paragraph leads)
  * Unset keys take the run options the product fits to the model's context.
  *
@@ -45,6 +45,8 @@ import type {
   AgentModel,
   ChatModel,
   ChatRequest,
+  CheckRequest,
+  CheckResult,
   FollowUpRequest,
   FollowUpResult,
   ReasonRequest,
@@ -68,7 +70,7 @@ Choose llama: defaults by measurement: the product's workflow over HotpotQA ques
 questions by default) padded to --length tokens, once per configuration, identical model calls
 answered from a call memo on disk. A configuration is key=value pairs joined by "+": seek=json|prose,
 reply=prose|json,
-ranking=score|hybrid|retrieval, rounds=N, chunk=N, firstk=N, budget=N, sync=N, stop=first|confirmed,
+ranking=score|hybrid|retrieval, rounds=N, chunk=N, firstk=N, budget=N, sync=N, stop=first|confirmed|checked,
 synchronization=plain|follow-up, leads=on|off;
 unset keys take the
 options the product fits to the model's context. Prints mean F1 [95% CI] per configuration, by
@@ -307,6 +309,13 @@ async function main(): Promise<void> {
               );
           }
           counts.input += r.usage.inputTokens;
+          return r;
+        },
+        checkAnswer: async (request: CheckRequest): Promise<CheckResult> => {
+          const r = await agents.checkAnswer(request);
+          counts.reason += r.usage.calls;
+          counts.input += r.usage.inputTokens;
+          if (trace) process.stderr.write(`  check ${JSON.stringify(request.answer)} -> ${r.verdict}\n`);
           return r;
         },
         followUp: async (request: FollowUpRequest): Promise<FollowUpResult> => {

@@ -30,7 +30,8 @@ export const RunOptionsSchema = z
      * When a KAR step's answer stands (shared/support.ts; docs/CONCEPTS.md, "When an answer
      * stands"). In every mode the answer must be held by the quotes of the messages it cites.
      * `first`: the first such answer (the paper's rule); `confirmed`: it must be given again by the
-     * next step, which reads twice the messages, unless the step already read the whole pool.
+     * next step, which reads twice the messages, unless the step already read the whole pool;
+     * `checked`: one short call of the reasoning agent must say its cited passages state it.
      */
     karStop: z.enum(KAR_STOP_RULES).default('first'),
     /** Token budget of the evidence given to the reasoning agent in one KAR step. */

@@ -9,9 +9,11 @@ import { InvalidInputError } from './errors';
 /**
  * The stopping rules of the run option `karStop`: when a KAR step's answer stands (the rule itself
  * is shared/support.ts `judgeAnswer`). `first`: the first answer its cited quotes hold (the paper's
- * rule, with the support check); `confirmed`: the next step, reading 2k messages, must give it again.
+ * rule, with the support check); `confirmed`: the next step, reading 2k messages, must give it again;
+ * `checked`: one short call of the reasoning agent must say that the cited passages state it (a
+ * sufficiency check, as in "Sufficient Context", arXiv 2411.06037).
  */
-export const KAR_STOP_RULES = ['first', 'confirmed'] as const;
+export const KAR_STOP_RULES = ['first', 'confirmed', 'checked'] as const;
 /** One stopping rule. */
 export type KarStopRule = (typeof KAR_STOP_RULES)[number];
 

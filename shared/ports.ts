@@ -126,6 +126,27 @@ export interface AgentModel {
    * @throws the chat model's typed errors unchanged.
    */
   followUp?(request: FollowUpRequest): Promise<FollowUpResult>;
+  /**
+   * A sufficiency check of a KAR step's answer (run option `karStop: 'checked'`): do the messages
+   * it cites state it as the answer to the question? One short call. Optional: a model without it
+   * (the offline extractive reader) is not checked.
+   * @throws the chat model's typed errors unchanged.
+   */
+  checkAnswer?(request: CheckRequest): Promise<CheckResult>;
+}
+
+/** What the sufficiency check reads: the question, the answer and the messages it cites, best first. */
+export interface CheckRequest {
+  question: string;
+  answer: string;
+  messages: Message[];
+}
+
+/** The check's verdict: `yes`, `no`, or `unknown` for a reply that is neither (not counted against the answer). */
+export interface CheckResult {
+  verdict: 'yes' | 'no' | 'unknown';
+  usage: RoleUsage;
+  warnings: string[];
 }
 
 /** What the reasoning agent reads to say what is missing: the question and the last step's messages, best first. */

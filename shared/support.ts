@@ -10,6 +10,9 @@
  *   sentence holds as words) is supported by any cited message. An answer its quotes do not hold is
  *   never accepted: KAR reads on, and a best-effort answer that fails it is refused with the guess
  *   shown apart (`RunResult.unsupportedAnswer`).
+ * - **A sufficiency check** (run option `karStop: 'checked'`): one short call of the reasoning agent
+ *   must say that the cited passages state the answer ({@link checkedVerdict}; "Sufficient Context",
+ *   arXiv 2411.06037); a "no" reads on as an unconfirmed answer.
  * - **Confirmation** (run option `karStop: 'confirmed'`): the answer of step k stands when the next
  *   step, reading 2k messages, gives the same answer ({@link sameAnswer}), or when no wider step
  *   exists (the step read the whole pool, or the reasoning budget already cut it). Under
@@ -121,7 +124,8 @@ export function judgeAnswer(input: {
 }): AnswerVerdict {
   const support = answerSupport(input.answer, input.question, input.cited);
   if (!support.supported) return { outcome: 'unsupported', reason: support.reason };
-  if (input.rule === 'first' || input.widest) return { outcome: 'answered' };
+  // 'checked' is decided by the sufficiency check's reply (`checkedVerdict`), after this.
+  if (input.rule !== 'confirmed' || input.widest) return { outcome: 'answered' };
   if (input.previousAnswer !== undefined && sameAnswer(input.previousAnswer, input.answer)) return { outcome: 'answered' };
   return {
     outcome: 'unconfirmed',
@@ -130,6 +134,15 @@ export function judgeAnswer(input: {
         ? 'the next step, with twice the messages, must give it again'
         : `the step before answered ${JSON.stringify(input.previousAnswer)}; the next step must agree`,
   };
+}
+
+/**
+ * The verdict on a supported answer after the sufficiency check (`karStop: 'checked'`): `no` makes it
+ * `unconfirmed` (KAR reads on, and the next step's answer is checked in turn); `yes` and `unknown`
+ * (a reply that is neither) let it stand.
+ */
+export function checkedVerdict(check: 'yes' | 'no' | 'unknown'): AnswerVerdict {
+  return check === 'no' ? { outcome: 'unconfirmed', reason: 'the sufficiency check says its cited passages do not state it' } : { outcome: 'answered' };
 }
 
 function termsOf(text: string): string[] {

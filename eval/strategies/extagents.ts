@@ -30,7 +30,7 @@ import { DEFAULT_RANKING, type RankingMode } from '../../shared/ranking';
 import { seekRound } from '../../shared/survey/survey';
 import { NO_ANSWER, type Message } from '../../shared/types';
 import { CallRecorder } from './recorder';
-import { citedAmong, judgeAnswer, type AnswerVerdict } from '../../shared/support';
+import { checkedVerdict, citedAmong, judgeAnswer, type AnswerVerdict } from '../../shared/support';
 import type { SynchronizationMode } from '../../shared/kar';
 import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
 import type { StrategyInput, StrategyResult } from './types';
@@ -92,7 +92,8 @@ export async function runExtAgents(input: StrategyInput, variant: ExtAgentsVaria
       const fitted = fitForReasoning(pool, options.reasonerBudgetTokens);
       const result = await model.reason({ question, messages: fitted.messages, force: false });
       lastContext = fitted.messages;
-      if (result.answerable && judge(result, fitted.messages, undefined, true).outcome === 'answered') return done(result.answer, true, fitted.messages);
+      if (result.answerable && (await judge(result, fitted.messages, undefined, true)).outcome === 'answered')
+        return done(result.answer, true, fitted.messages);
       continue;
     }
     let k = Math.min(options.karFirstK, pool.length);
@@ -103,7 +104,7 @@ export async function runExtAgents(input: StrategyInput, variant: ExtAgentsVaria
       const fitted = fitForReasoning(pool.slice(0, k), options.reasonerBudgetTokens);
       const result = await model.reason({ question, messages: fitted.messages, force: false });
       lastContext = fitted.messages;
-      const verdict = result.answerable ? judge(result, fitted.messages, unconfirmed, k >= pool.length || fitted.truncated) : undefined;
+      const verdict = result.answerable ? await judge(result, fitted.messages, unconfirmed, k >= pool.length || fitted.truncated) : undefined;
       if (verdict?.outcome === 'answered') return done(result.answer, true, fitted.messages);
       unconfirmed = verdict?.outcome === 'unconfirmed' ? result.answer : undefined;
       const next = afterRefusal(k, pool.length, fitted.truncated);
@@ -120,14 +121,23 @@ export async function runExtAgents(input: StrategyInput, variant: ExtAgentsVaria
     const fitted = fitForReasoning(pool.slice(0, FORCED_MAX_MESSAGES), options.reasonerBudgetTokens);
     const result = await model.reason({ question, messages: fitted.messages, force: true });
     // A best-effort answer its cited quotes do not hold is refused, as the workflow's Finalize does.
-    const stands = result.answerable && judge(result, fitted.messages, undefined, true).outcome === 'answered';
+    const stands = result.answerable && (await judge(result, fitted.messages, undefined, true, true)).outcome === 'answered';
     return done(stands ? result.answer : NO_ANSWER, stands, fitted.messages);
   }
   return done(NO_ANSWER, false, lastContext);
 
   /** The stopping rule (shared/support.ts), as the workflow's Reason task applies it. */
-  function judge(result: ReasonResult & { answerable: true }, given: Message[], previousAnswer: string | undefined, widest: boolean): AnswerVerdict {
-    return judgeAnswer({ answer: result.answer, question, cited: citedAmong(given, result.citedMessageIds), rule: options.karStop, previousAnswer, widest });
+  async function judge(
+    result: ReasonResult & { answerable: true },
+    given: Message[],
+    previousAnswer: string | undefined,
+    widest: boolean,
+    force = false,
+  ): Promise<AnswerVerdict> {
+    const cited = citedAmong(given, result.citedMessageIds);
+    const verdict = judgeAnswer({ answer: result.answer, question, cited, rule: options.karStop, previousAnswer, widest });
+    if (verdict.outcome !== 'answered' || force || options.karStop !== 'checked' || model.checkAnswer === undefined) return verdict;
+    return checkedVerdict((await model.checkAnswer({ question, answer: result.answer, messages: cited })).verdict);
   }
 
   function done(prediction: string, answerable: boolean, finalContext: Message[]): StrategyResult {

@@ -13,7 +13,17 @@
  * A call in flight is shared (the promise is kept); a failed call is forgotten, so it is not reused.
  */
 import { createHash } from 'node:crypto';
-import type { AgentModel, FollowUpRequest, FollowUpResult, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
+import type {
+  AgentModel,
+  CheckRequest,
+  CheckResult,
+  FollowUpRequest,
+  FollowUpResult,
+  ReasonRequest,
+  ReasonResult,
+  SeekRequest,
+  SeekResult,
+} from '../../shared/ports';
 
 export class CallMemo implements AgentModel {
   private readonly seeks = new Map<string, Promise<SeekResult>>();
@@ -25,7 +35,13 @@ export class CallMemo implements AgentModel {
   readonly followUp?: (request: FollowUpRequest) => Promise<FollowUpResult>;
   private readonly followUps = new Map<string, Promise<FollowUpResult>>();
 
+  /** The inner model's sufficiency check, answered from memory like the others; absent when the inner model has none. */
+  readonly checkAnswer?: (request: CheckRequest) => Promise<CheckResult>;
+  private readonly checks = new Map<string, Promise<CheckResult>>();
+
   constructor(private readonly inner: AgentModel) {
+    const checkAnswer = inner.checkAnswer?.bind(inner);
+    if (checkAnswer !== undefined) this.checkAnswer = (request) => this.remember(this.checks, request, () => checkAnswer(request));
     const followUp = inner.followUp?.bind(inner);
     if (followUp !== undefined) this.followUp = (request) => this.remember(this.followUps, request, () => followUp(request));
   }
@@ -42,7 +58,11 @@ export class CallMemo implements AgentModel {
     return this.remember(this.reasons, request, () => this.inner.reason(request));
   }
 
-  private remember<T>(memo: Map<string, Promise<T>>, request: SeekRequest | ReasonRequest | FollowUpRequest, call: () => Promise<T>): Promise<T> {
+  private remember<T>(
+    memo: Map<string, Promise<T>>,
+    request: SeekRequest | ReasonRequest | FollowUpRequest | CheckRequest,
+    call: () => Promise<T>,
+  ): Promise<T> {
     const key = createHash('sha256').update(JSON.stringify(request)).digest('hex');
     const known = memo.get(key);
     if (known !== undefined) {

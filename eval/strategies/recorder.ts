@@ -3,7 +3,17 @@
  * stage the strategy is in, so that strategies can reuse domain functions (e.g. `seekRound`) that
  * call the model themselves.
  */
-import type { AgentModel, FollowUpRequest, FollowUpResult, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
+import type {
+  AgentModel,
+  CheckRequest,
+  CheckResult,
+  FollowUpRequest,
+  FollowUpResult,
+  ReasonRequest,
+  ReasonResult,
+  SeekRequest,
+  SeekResult,
+} from '../../shared/ports';
 import { NO_ANSWER, type AgentRole, type Message, type RoleUsage } from '../../shared/types';
 import type { EvalCall } from '../records';
 import type { StrategyResult } from './types';
@@ -20,7 +30,19 @@ export class CallRecorder implements AgentModel {
   /** The inner model's follow-up question, recorded as a reasoner call; absent when the inner model has none. */
   readonly followUp?: (request: FollowUpRequest) => Promise<FollowUpResult>;
 
+  /** The inner model's sufficiency check, recorded as a reasoner call; absent when the inner model has none. */
+  readonly checkAnswer?: (request: CheckRequest) => Promise<CheckResult>;
+
   constructor(private readonly inner: AgentModel) {
+    const checkAnswer = inner.checkAnswer?.bind(inner);
+    if (checkAnswer !== undefined) {
+      this.checkAnswer = async (request) => {
+        const stage = this.stage;
+        const result = await checkAnswer(request);
+        this.record(stage, 'reasoner', result.usage);
+        return result;
+      };
+    }
     const followUp = inner.followUp?.bind(inner);
     if (followUp !== undefined) {
       this.followUp = async (request) => {

@@ -12,7 +12,17 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { Tracer } from '@aws-lambda-powertools/tracer';
 import { METRIC, METRICS_NAMESPACE, ROLE_DIMENSION } from '../../shared/telemetry';
-import type { AgentModel, FollowUpRequest, FollowUpResult, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
+import type {
+  AgentModel,
+  CheckRequest,
+  CheckResult,
+  FollowUpRequest,
+  FollowUpResult,
+  ReasonRequest,
+  ReasonResult,
+  SeekRequest,
+  SeekResult,
+} from '../../shared/ports';
 import type { AgentRole, RoleUsage, RunResult } from '../../shared/types';
 import type { RunMetrics } from '../handlers';
 import { runIdOf } from '../logged';
@@ -41,6 +51,7 @@ export function recordUsage(role: AgentRole, usage: RoleUsage): void {
 /** An agent model whose calls' usage is recorded as metrics (the Seek and Reason functions). */
 export function withUsageMetrics(model: AgentModel): AgentModel {
   const followUp = model.followUp?.bind(model);
+  const checkAnswer = model.checkAnswer?.bind(model);
   return {
     description: model.description,
     async seek(request: SeekRequest): Promise<SeekResult> {
@@ -53,6 +64,13 @@ export function withUsageMetrics(model: AgentModel): AgentModel {
       recordUsage('reasoner', result.usage);
       return result;
     },
+    ...(checkAnswer !== undefined && {
+      async checkAnswer(request: CheckRequest): Promise<CheckResult> {
+        const result = await checkAnswer(request);
+        recordUsage('reasoner', result.usage);
+        return result;
+      },
+    }),
     ...(followUp !== undefined && {
       async followUp(request: FollowUpRequest): Promise<FollowUpResult> {
         const result = await followUp(request);

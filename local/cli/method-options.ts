@@ -10,7 +10,7 @@ import { KAR_STOP_RULES, SYNCHRONIZATION_MODES } from '../../shared/kar';
 export function karStopOption(): Option {
   return new Option(
     '--kar-stop <rule>',
-    'when a KAR step\'s answer stands (run option karStop; docs/CONCEPTS.md, "When an answer stands"); always only when the quotes it cites hold it: first = the first such answer (the paper); confirmed = the next step, reading twice the messages, must give it again (unless the step read the whole pool)',
+    'when a KAR step\'s answer stands (run option karStop; docs/CONCEPTS.md, "When an answer stands"); always only when the quotes it cites hold it: first = the first such answer (the paper); confirmed = the next step, reading twice the messages, must give it again (unless the step read the whole pool); checked = one short call of the reasoning agent must say its cited passages state it',
   )
     .choices([...KAR_STOP_RULES])
     .default(RunOptionsSchema.shape.karStop.parse(undefined));

@@ -28,6 +28,8 @@ import {
   type ReasonResult,
   type SeekRequest,
   type SeekResult,
+  type CheckRequest,
+  type CheckResult,
   type FollowUpRequest,
   type FollowUpResult,
 } from '../ports';
@@ -36,6 +38,7 @@ import { lexicalPrior } from '../extractive/prior';
 import { cutAt, isRefusal, junkAnswer, parseReasonReply, parseSeekReply, readScore, restatesQuestion, type ReasonParse, type SeekParse } from './parse';
 import {
   brevityReminder,
+  buildCheckPrompt,
   buildFollowUpPrompt,
   buildProseReasonPrompt,
   buildProseSeekPrompt,
@@ -164,6 +167,9 @@ export function paragraphLeads(text: string, units: readonly SentenceUnit[], ids
 
 /** Output-token limit of the follow-up question (one short question). */
 export const FOLLOW_UP_MAX_TOKENS = 48;
+
+/** Output-token limit of the sufficiency check's reply (yes or no). */
+export const CHECK_MAX_TOKENS = 4;
 
 /** Most characters of a follow-up question kept (a longer reply is cut at a word). */
 export const MAX_FOLLOW_UP_CHARS = 200;
@@ -814,5 +820,29 @@ export class LlmAgents implements AgentModel {
     const fold = (t: string): string => (t.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(' ');
     if (fold(line) === fold(request.question)) return none('the reply was the question itself');
     return { followUp: cutAt(line, MAX_FOLLOW_UP_CHARS), usage, warnings };
+  }
+
+  /**
+   * The sufficiency check of an answer (run option `karStop: 'checked'`): one call over the cited
+   * messages (`buildCheckPrompt`); the reply's first word read as yes or no.
+   * @returns `unknown` (with a warning) for a reply that is neither, or one a content filter withheld.
+   * @throws the chat model's typed errors unchanged.
+   */
+  async checkAnswer(request: CheckRequest): Promise<CheckResult> {
+    const usage: RoleUsage = { calls: 0, inputTokens: 0, outputTokens: 0 };
+    const warnings: string[] = [];
+    const prompt = buildCheckPrompt(request);
+    const response = await timedCall(
+      this.reasoner,
+      { role: 'reasoner', system: prompt.system, messages: [{ role: 'user', text: prompt.user }], maxTokens: CHECK_MAX_TOKENS, temperature: this.temperature },
+      usage,
+      warnings,
+    );
+    const filtered = filteredWarning(response, 'reasoning agent', 'the answer not checked');
+    if (filtered !== undefined) return { verdict: 'unknown', usage, warnings: [...warnings, filtered] };
+    const word = /^[\s"'*]*(yes|no)\b/i.exec(firstLine(response.text))?.[1]?.toLowerCase();
+    if (word === 'yes' || word === 'no') return { verdict: word, usage, warnings };
+    warnings.push(`sufficiency check replied ${JSON.stringify(cutAt(firstLine(response.text), 80))}, neither yes nor no; the answer not held against it`);
+    return { verdict: 'unknown', usage, warnings };
   }
 }

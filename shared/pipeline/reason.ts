@@ -6,8 +6,8 @@
 import { ContextOverflowError, isContextOverflow } from '../errors';
 import { FORCED_MAX_MESSAGES, afterRefusal, fitForReasoning, halveForReasoning } from '../method';
 import type { AgentModel, BlobStore, MessageStore, ReasonResult, StoredStep } from '../ports';
-import { citedAmong, judgeAnswer } from '../support';
-import { NO_ANSWER } from '../types';
+import { checkedVerdict, citedAmong, judgeAnswer } from '../support';
+import { NO_ANSWER, type RoleUsage } from '../types';
 import { addUsageInto, zeroUsage } from '../run-counters';
 import { loadRunRecord, type RunRecord } from './run-record';
 import { countIfTransient } from './seek';
@@ -95,7 +95,7 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
   }
   // The stopping rule (shared/support.ts): an answer stands only when its cited quotes hold it and,
   // under karStop 'confirmed', the next, wider step gives it again (or no wider step exists).
-  const verdict = result.answerable
+  let verdict = result.answerable
     ? judgeAnswer({
         answer: result.answer,
         question: record.question,
@@ -105,6 +105,26 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
         widest: force || k >= poolSize || fitted.truncated,
       })
     : undefined;
+  let usage = result.usage;
+  const addUsage = (more: RoleUsage): void => {
+    const sum = zeroUsage();
+    addUsageInto(sum, usage);
+    addUsageInto(sum, more);
+    usage = sum;
+  };
+  if (result.answerable && verdict?.outcome === 'answered' && !force && record.options.karStop === 'checked' && model.checkAnswer) {
+    let check: Awaited<ReturnType<NonNullable<AgentModel['checkAnswer']>>>;
+    try {
+      check = await model.checkAnswer({ question: record.question, answer: result.answer, messages: citedAmong(fitted.messages, result.citedMessageIds) });
+    } catch (error) {
+      // Retried as the step (Step Functions matches the error's name); the step is not recorded yet.
+      await countIfTransient(store, state.runId, 'reasoner', error);
+      throw error;
+    }
+    addUsage(check.usage);
+    warnings.push(...check.warnings);
+    verdict = checkedVerdict(check.verdict);
+  }
   if (verdict !== undefined && verdict.outcome !== 'answered') {
     warnings.push(
       `answer ${JSON.stringify(result.answer)} ${verdict.outcome === 'unsupported' ? 'not supported' : 'not yet confirmed'}: ${verdict.reason}${force ? '' : '; KAR reads on'}`,
@@ -126,13 +146,10 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
   // The round ends here without an answer: under synchronization 'follow-up' the reasoning agent
   // says what it still needs, for the next round's seeking agents (recorded with the step, so a
   // replay asks nothing again).
-  let usage = result.usage;
   if (stored.outcome !== 'answered' && !force && afterRefusal(k, poolSize, fitted.truncated).exhausted && wantsFollowUp(record, state) && model.followUp) {
     try {
       const asked = await model.followUp({ question: record.question, messages: fitted.messages });
-      usage = zeroUsage();
-      addUsageInto(usage, result.usage);
-      addUsageInto(usage, asked.usage);
+      addUsage(asked.usage);
       warnings.push(...asked.warnings);
       if (asked.followUp !== null) stored.followUp = asked.followUp;
     } catch (error) {

@@ -193,6 +193,28 @@ describe('the workflow run locally', () => {
       ]);
     });
 
+    it("with karStop 'checked' an answer the sufficiency check rejects is not the answer: KAR reads on", async () => {
+      const files = await resolveCorpus([corpusDir(notes())]);
+      const model = scripted(['1871', '1903']);
+      const checked: string[] = [];
+      const checking: AgentModel = {
+        ...model,
+        seek: model.seek.bind(model),
+        reason: model.reason.bind(model),
+        async checkAnswer(req) {
+          checked.push(req.answer);
+          return { verdict: req.answer === '1903' ? 'yes' : 'no', usage, warnings: [] };
+        },
+      };
+      const result = await runLocal({ files, question, options: { chunkTokens: 64, rounds: 1, karStop: 'checked' }, stateDir, model: checking });
+      expect(result.answer).toBe('1903');
+      expect(result.trace.map((s) => [s.k, s.outcome])).toEqual([
+        [1, 'unconfirmed'],
+        [2, 'answered'],
+      ]);
+      expect(checked).toEqual(['1871', '1903']);
+    });
+
     it('refuses a best-effort answer its citations do not hold and keeps it apart as the unsupported guess', async () => {
       const files = await resolveCorpus([corpusDir(notes())]);
       const result = await runLocal({ files, question, options: { chunkTokens: 64, rounds: 1, bestEffort: true }, stateDir, model: scripted(['1000']) });

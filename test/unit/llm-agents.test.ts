@@ -867,3 +867,21 @@ describe('paragraphLeads (a prose quote readable alone)', () => {
     for (const span of on.spans) expect(chunk.text.slice(span.start, span.end).length).toBeGreaterThan(0);
   });
 });
+
+describe('the sufficiency check (karStop "checked")', () => {
+  const messages = [messageOf('r1-c2', 'Born in 1840, Quill founded the firm in 1871 and died in 1903.')];
+  it('reads yes or no from the first word of the reply, anything else as unknown with a warning', async () => {
+    for (const [text, verdict] of [
+      ['Yes.', 'yes'],
+      ['no', 'no'],
+      ['"No", the passage gives 1903', 'no'],
+      ['Maybe', 'unknown'],
+    ] as const) {
+      const reasoner = new ScriptedChatModel('r', [{ text }]);
+      const result = await agentsWith(reasoner).checkAnswer({ question: 'When did Quill die?', answer: '1871', messages });
+      expect(result.verdict).toBe(verdict);
+      expect(reasoner.requests[0].messages[0].text).toContain('Proposed answer: 1871');
+      if (verdict === 'unknown') expect(result.warnings.join(' ')).toMatch(/neither yes nor no/);
+    }
+  });
+});

@@ -2,7 +2,7 @@
  * The stopping rule of knowledge-accumulating reasoning (shared/support.ts): an answer stands only
  * when its cited quotes hold it and, under karStop 'confirmed', the next step agrees.
  */
-import { answerSupport, citedAmong, judgeAnswer, sameAnswer } from '../../shared/support';
+import { answerSupport, checkedVerdict, citedAmong, judgeAnswer, sameAnswer } from '../../shared/support';
 
 const cite = (...texts: string[]) => [
   { quotes: texts.map((text, i) => ({ documentId: 'd', start: i, end: i + text.length, text })), evidence: texts.join(' ') },
@@ -80,5 +80,21 @@ describe('the stopping rule', () => {
     const given = [{ id: 'a' }, { id: 'b' }];
     expect(citedAmong(given, ['b'])).toEqual([{ id: 'b' }]);
     expect(citedAmong(given, [])).toEqual(given);
+  });
+});
+
+describe("the sufficiency check (karStop 'checked')", () => {
+  it('lets a supported answer stand unless the check says no', () => {
+    expect(checkedVerdict('yes')).toEqual({ outcome: 'answered' });
+    expect(checkedVerdict('unknown')).toEqual({ outcome: 'answered' });
+    expect(checkedVerdict('no').outcome).toBe('unconfirmed');
+  });
+
+  it("judges a 'checked' answer by support alone before the check", () => {
+    const cited = cite('Quill died in 1903.');
+    expect(judgeAnswer({ answer: '1903', question: 'When?', cited, rule: 'checked', previousAnswer: undefined, widest: false })).toEqual({
+      outcome: 'answered',
+    });
+    expect(judgeAnswer({ answer: '1000', question: 'When?', cited, rule: 'checked', previousAnswer: undefined, widest: false }).outcome).toBe('unsupported');
   });
 });
