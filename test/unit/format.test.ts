@@ -82,4 +82,23 @@ describe('formatResult', () => {
       /^ {2}throttled model calls: 412 \(each retried\); seeking agents waited 6366 s in all for the retries \(summed over chunks: chunks wait side by side, so this is not the run's wall time\)$/m,
     );
   });
+
+  it('never prints an unsupported best-effort guess as the answer: a refusal, the guess on its own line, and the trace says why', () => {
+    const text = formatResult({
+      ...base,
+      answer: NO_ANSWER,
+      answerable: false,
+      unsupportedAnswer: '1000',
+      trace: [
+        { round: 1, k: 1, messagesUsed: 1, evidenceTokens: 20, outcome: 'unsupported' },
+        { round: 1, k: 1, messagesUsed: 1, evidenceTokens: 20, outcome: 'refused', followUp: 'What did the repair cost?' },
+        { round: 2, k: 1, messagesUsed: 1, evidenceTokens: 20, outcome: 'unsupported', forced: true },
+      ],
+    });
+    expect(text).toContain('Answer: NO ANSWER\nAnswerable: no\n');
+    expect(text).toContain('Unsupported guess (best effort; not in the quotes it cites, so refused): 1000');
+    expect(text).toContain('round 1: k=1 unsupported, k=1 refused (follow-up: "What did the repair cost?")');
+    expect(text).toContain('round 2: k=1 best-effort unsupported');
+    expect(text).not.toMatch(/Answerable: (yes|best effort)/);
+  });
 });
