@@ -67,7 +67,7 @@ describe('eval extagents through the product workflow', () => {
       // called the model (a step over the same messages as a refused one reuses its refusal, no call).
       expect(strategy.calls.filter((c) => c.role === 'seeker')).toHaveLength(direct.usage.seeker.calls);
       expect(strategy.calls.filter((c) => c.role === 'reasoner')).toHaveLength(direct.usage.reasoner.calls);
-      const reusedSteps = direct.warnings.filter((w) => w.includes('its refusal reused, no model call')).length;
+      const reusedSteps = direct.warnings.filter((w) => w.includes('its reply reused, no model call')).length;
       expect(new Set(strategy.calls.filter((c) => c.role === 'reasoner').map((c) => c.stage)).size).toBe(direct.trace.length - reusedSteps);
       // The final context names the eval's documents, not the run's file names.
       expect(strategy.finalContext.length).toBeGreaterThan(0);

@@ -85,8 +85,8 @@ describe('model faults in one task', () => {
     // Act
     const outcome = await stack.handlers.seek({ runId, round: 2, chunk: 1 });
 
-    // Assert
-    expect(outcome).toEqual({ chunk: 1, outcome: 'message' });
+    // Assert: sought (the scripted agent quotes what it quoted in round 1, so no new message joins the pool)
+    expect(outcome).toEqual({ chunk: 1, outcome: 'none' });
     const [full, smaller] = model.seeks.slice(-2).map((r) => r.synchronized);
     const tokens = (ms: typeof full) => ms.reduce((sum, m) => sum + m.tokens, 0);
     expect(full).toHaveLength(6);
@@ -94,6 +94,7 @@ describe('model faults in one task', () => {
     expect(tokens(smaller)).toBeLessThanOrEqual(tokens(full) / 2);
     expect(smaller.map((m) => m.id)).toEqual(full.slice(0, smaller.length).map((m) => m.id)); // the best ones kept
     const { warnings } = await stack.store.getCounters(runId);
+    expect(warnings).toContain('chunk 1, round 2: the same quotes as its message r1-c1: not added to the pool again');
     expect(warnings).toContainEqual(
       expect.stringMatching(
         /^chunk 1, round 2: context window exceeded; sent once more with the synchronized messages shrunk from 6 \(\d+ tokens\) to \d \(\d+ tokens\)$/,
