@@ -35,6 +35,7 @@ import { ConfigurationError, ContextOverflowError, ModelConfigurationError, Mode
 import { isMissingModule, missingPackageError } from '../../shared/optional-packages';
 import type { ChatModel, ChatRequest, ChatResponse, StopReason } from '../../shared/ports';
 import type { ModelRunDefaults, SpecOf } from '../port';
+import { MIN_LLAMA_CONTEXT_TOKENS } from './traits';
 import { llamaProfileFor, type LlamaProfile } from './profiles';
 import { LlmAgents } from '../../shared/llm/agents';
 import type { ReplySchema } from '../../shared/llm/schemas';
@@ -357,10 +358,11 @@ export class LlamaRuntime {
         }
         const trained = model.trainContextSize;
         const contextTokens = options.contextTokens ?? Math.min(trained, DEFAULT_LLAMA_CONTEXT_TOKENS);
-        if (!Number.isInteger(contextTokens) || contextTokens < 256 || contextTokens > trained) {
+        // One minimum with the spec parser (models/llama/traits.ts), which refuses a smaller ?ctx= first.
+        if (!Number.isInteger(contextTokens) || contextTokens < MIN_LLAMA_CONTEXT_TOKENS || contextTokens > trained) {
           await model.dispose();
           throw new ConfigurationError(
-            `llama: context size must be an integer from 256 to the model's training context, ${trained} tokens, for ${path.basename(file)} (got ${contextTokens}; set it with ?ctx=<tokens>)`,
+            `llama: context size must be an integer from ${MIN_LLAMA_CONTEXT_TOKENS} to the model's training context, ${trained} tokens, for ${path.basename(file)} (got ${contextTokens}; set it with ?ctx=<tokens>)`,
           );
         }
         let context: LlamaContext;

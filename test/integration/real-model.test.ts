@@ -10,7 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { main } from '../../local/cli/cli';
 import { resolveCorpus } from '../../local/engine/corpus';
-import { disposeLlamaModels, LlamaChatModel } from '../../models/llama/llama';
+import { disposeLlamaModels, LlamaChatModel, loadLlamaModels } from '../../models/llama/llama';
+import { MIN_LLAMA_CONTEXT_TOKENS } from '../../models/llama/traits';
+import { parseModelSpec } from '../../models/spec';
 import { runLocal } from '../../local/engine/run';
 import { startLocalStack, type LocalStack } from '../../local/engine/stack';
 import { runLocalSurvey } from '../../local/engine/survey';
@@ -176,6 +178,12 @@ describeWithSharedData('with the shared datasets', () =>
       expect(result.chunks).toBeGreaterThanOrEqual(2);
       expect(result.chunkFailures).toEqual([]);
       await expectWellFormed(result, corpus);
+    });
+
+    it('llama: the loader refuses a context below the one minimum the spec parser states (1,024 tokens), with that minimum in its message', async () => {
+      const load = loadLlamaModels({ kind: 'llama', seekerModelId: modelPath, reasonerModelId: modelPath, contextTokens: 512 });
+      await expect(load).rejects.toThrow(new RegExp(`context size must be an integer from ${MIN_LLAMA_CONTEXT_TOKENS} to the model's training context`));
+      expect(() => parseModelSpec('llama:m.gguf?ctx=512')).toThrow(`below the smallest context, ${MIN_LLAMA_CONTEXT_TOKENS} tokens`);
     });
 
     it('llama: chunks too large for the model context are a ConfigurationError naming both sizes, before any seeking agent runs', async () => {
