@@ -117,7 +117,8 @@ export interface ExtractiveReaderOptions {
   /**
    * Question terms at least this heavy (background weight, nats) are rare (names, words almost never
    * seen in general English: 11.9 = at most ~5 occurrences in SUBTLEX-US's 51 million words); the
-   * answer must contain every one of them.
+   * answer must contain every one of them. A number of one or two digits never is (a label such as
+   * "(question 0)"); a longer one (a year) may be.
    */
   rareTermWeight: number;
   /** Sentences combined into one answer, at most. */
@@ -485,7 +486,10 @@ export class ExtractiveReader implements AgentModel {
     const o = this.options;
     const query = analysis.query;
     const value = (terms: ReadonlySet<string>): number => coverage(terms, query).question;
-    const rare = query.terms.filter((t) => t.origin === 'question' && t.weight >= o.rareTermWeight).map((t) => t.term);
+    // A number of one or two digits is a label more often than a name ("(question 0)", "report 12"):
+    // never a word the answer must contain, whatever its background weight.
+    const isRare = (t: { term: string; weight: number }): boolean => t.weight >= o.rareTermWeight && !/^\p{N}{1,2}$/u.test(t.term);
+    const rare = query.terms.filter((t) => t.origin === 'question' && isRare(t)).map((t) => t.term);
     const conclude = (chosen: Candidate[], enough: boolean, rule: Support['rule']): Support => {
       const used = withRareContext(chosen, candidates, rare);
       const covered = unionTerms(used.map((c) => c.sentence.terms));
@@ -494,7 +498,7 @@ export class ExtractiveReader implements AgentModel {
     };
 
     // The question's ordinary (not rare) terms: a sentence sharing only its names is no answer.
-    const ordinary = query.terms.filter((t) => t.origin === 'question' && t.weight < o.rareTermWeight);
+    const ordinary = query.terms.filter((t) => t.origin === 'question' && !isRare(t));
     const ordinaryWeight = ordinary.reduce((sum, t) => sum + t.weight, 0);
     const ordinaryValue = (terms: ReadonlySet<string>): number =>
       ordinaryWeight === 0 ? 1 : ordinary.filter((t) => terms.has(t.term)).reduce((sum, t) => sum + t.weight, 0) / ordinaryWeight;

@@ -193,6 +193,23 @@ describe('ExtractiveReader.seek (seeking agent)', () => {
     expect(result.score).toBeLessThanOrEqual(100);
   });
 
+  it('does not demand a one- or two-digit number of the question in the answer (a label such as "(question 0)"), but still a year', async () => {
+    const text = 'The lighthouse on Kerrow Point was built in 1871 by the engineer Martha Quill. Martha Quill was born in Dundee.';
+    const reader = new ExtractiveReader();
+    const ask = async (question: string) => {
+      const sought = await reader.seek({ question, chunk: makeChunk(0, text), round: 1, synchronized: [] });
+      return reader.reason({ question, messages: [makeMessage(0, sought.evidence ?? '', sought.score)], force: false });
+    };
+
+    const labelled = await ask('Who built the lighthouse on Kerrow Point? (question 0)');
+    const year = await ask('Who built the lighthouse on Kerrow Point in 1905?');
+
+    expect(labelled.answerable).toBe(true);
+    expect(labelled.answer).toContain('Martha Quill');
+    expect(year.answerable).toBe(false);
+    expect(year.answerBasis).toContain('lacks the question\'s rare word(s) "1905"');
+  });
+
   it('reads a 40,000-character sentence as windows: the answer and its evidence stay short and hold the fact deep inside it', async () => {
     // Arrange: one sentence without a full stop, the fact at offset ~20,000.
     const filler = (n: number): string => Array.from({ length: n }, (_, i) => `item ${i} of the ledger was checked`).join(', ');
