@@ -121,11 +121,11 @@ export interface AskSettings {
    * `kar` after each KAR step (k, messages read, outcome), `end` last.
    */
   onProgress?: (progress: RunProgressEvent) => void;
-  /** Aborting stops the run (no new seeking agent starts). */
   /**
    * Aborting stops the run: no new seeking agent starts and the model calls in flight are stopped
    * (models/call-signal.ts); `ask` then rejects with `RunAbortedError`, whose `reason` is the
-   * signal's reason. A run with a `runId` resumes where it stopped when asked again.
+   * signal's reason. A run with a `runId` resumes where it stopped when asked again. A signal
+   * already aborted when `ask` is called rejects at once and writes nothing.
    */
   signal?: AbortSignal;
 }
@@ -147,8 +147,15 @@ export async function ask(request: AskRequest): Promise<RunResult> {
   if (parsed.runId !== undefined && request.stateDir === undefined) {
     throw new InvalidInputError('ask: a runId needs a stateDir (the run is kept there to be resumed)');
   }
-  const files = await corpusFiles(request.corpus, request.cwd, request.stateDir);
   const { signal } = request;
+  // Aborted before it started (also while the corpus was being resolved): reject at once and write
+  // nothing (no corpus copy, no run record, no state).
+  const refuseIfAborted = (): void => {
+    if (signal?.aborted) throw new RunAbortedError(`ask: aborted before the run started${reasonText(signal.reason)}`, { reason: signal.reason });
+  };
+  refuseIfAborted();
+  const files = await corpusFiles(request.corpus, request.cwd, request.stateDir);
+  refuseIfAborted();
   try {
     return await withStateDir(request.stateDir, (stateDir) =>
       runLocal({

@@ -57,6 +57,18 @@ describe('ask (library)', () => {
     await expect(ask(undefined as never)).rejects.toThrow(InvalidInputError);
   });
 
+  it('rejects at once with RunAbortedError, writing nothing, when its signal was aborted before the call', async () => {
+    const stateDir = path.join(dir, 'state');
+    const controller = new AbortController();
+    controller.abort('changed my mind');
+
+    const run = ask({ corpus: 'bridge.txt', cwd: dir, question: 'Who?', stateDir, signal: controller.signal });
+
+    await expect(run).rejects.toThrow(library.RunAbortedError);
+    await expect(run).rejects.toMatchObject({ reason: 'changed my mind', message: expect.stringContaining('aborted before the run started') });
+    expect(existsSync(stateDir)).toBe(false);
+  });
+
   it('refuses a run id without a state directory (the run could not be resumed)', async () => {
     await expect(ask({ corpus: 'bridge.txt', cwd: dir, question: 'Who?', runId: 'r1' })).rejects.toThrow(InvalidInputError);
   });
