@@ -4,9 +4,11 @@
  * script's USAGE to stdout and exits 0 before any work; an unknown option, an option without its
  * value, or a positional argument where none is taken writes the parser's message (it names the
  * argument) and the usage to stderr and exits 2. test/unit/bench-help.test.ts runs every script so.
+ * A reader that closes stdout early (`| head`) ends the script quietly with exit 141.
  */
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { exitQuietlyOnBrokenPipe } from '../../local/cli/broken-pipe';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -38,6 +40,8 @@ export function benchArgs<const O extends Options, const P extends boolean = fal
     allowPositionals: P;
     strict: true;
   };
+  // `npx tsx bench/<script>.ts | head`: quietly, exit 141, not node's EPIPE trace.
+  exitQuietlyOnBrokenPipe();
   let parsed;
   try {
     parsed = parseArgs(config);

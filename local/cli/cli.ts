@@ -3,6 +3,7 @@
  * locally: in-process Lambda handlers, DynamoDB on dynalite (127.0.0.1), the bucket as a directory.
  * The commands are listed in local/cli/commands.ts and share local/cli/common.ts.
  */
+import { exitQuietlyOnBrokenPipe } from './broken-pipe';
 import { Command, CommanderError, Help } from 'commander';
 import packageJson from '../../package.json';
 import { ExtAgentsError } from '../../shared/errors';
@@ -148,13 +149,8 @@ export async function main(argv: string[] = process.argv): Promise<void> {
  * `main` says the errors it catches; any other is reported as unexpected, with its stack.
  */
 export function installFatalErrorHandler(): void {
-  // A reader that stops early (`extagents runs ls | head -2`) closes stdout: the rest of the output has
-  // nowhere to go. Quietly, with the status of a process a broken pipe stopped (128 + SIGPIPE, as
-  // `git log | head` ends), so that `set -o pipefail` does not take an unfinished command for a success.
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(141);
-    throw error;
-  });
+  // `extagents runs ls | head -2`: quietly, exit 141 (local/cli/broken-pipe.ts).
+  exitQuietlyOnBrokenPipe();
   process.on('uncaughtException', (error: unknown) => {
     const storage = stackModule().storageErrorOf(error);
     process.stderr.write(
