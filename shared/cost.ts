@@ -14,7 +14,10 @@
  *   reads at most `reasonerBudgetTokens` of evidence (or what k messages of at most the seeker's
  *   output limit hold) and writes at most the reasoner's output limit. With `coverage: 'grow'`
  *   (shared/coverage.ts) round 1 runs KAR over every coverage of its schedule (4, 8, … chunks up to
- *   the cap), and the later rounds read only the cap's chunks;
+ *   the cap), and the later rounds read only the cap's chunks; with `karStop: 'checked'` each step
+ *   adds one sufficiency check (the step's evidence and the answer in, a yes or no out), and with
+ *   `synchronization: 'follow-up'` each round but the last adds one follow-up question
+ *   (shared/support.ts, shared/pipeline/reason.ts);
  * - a numbered chunk (the sentence ids) holds at most `numberedChunkTokens` of its tokens, plus 32
  *   marker tokens for a chunk under 120 tokens (shared/llm/sentences.ts `numberedUnits`).
  * Tokens are the project tokenizer's (o200k_base); a model's own tokenizer may count differently.
@@ -22,8 +25,8 @@
 import type { RunOptions } from './config';
 import { CostLimitExceededError } from './errors';
 import { karSchedule } from './kar';
-import { DEFAULT_MAX_OUTPUT_TOKENS } from './llm/agents';
-import { buildReasonPrompt, buildSeekPrompt } from './llm/prompts';
+import { CHECK_MAX_TOKENS, DEFAULT_MAX_OUTPUT_TOKENS, FOLLOW_UP_MAX_TOKENS } from './llm/agents';
+import { buildCheckPrompt, buildFollowUpPrompt, buildReasonPrompt, buildSeekPrompt } from './llm/prompts';
 import { MAX_CITED_EVIDENCE_TOKENS } from './llm/agents';
 import { MARKER_TOKENS_PER_UNIT, MIN_NUMBERED_UNITS, numberedChunkTokens } from './llm/sentences';
 import { coverageSchedule } from './coverage';
@@ -126,11 +129,11 @@ export interface EstimateInput {
   question: string;
   /** `karFirstK` absent: 1 (the paper's first k). */
   options: Pick<RunOptions, 'rounds' | 'reasonerBudgetTokens' | 'syncBudgetTokens' | 'syncMaxMessages' | 'bestEffort'> &
-    Partial<Pick<RunOptions, 'karFirstK' | 'coverage' | 'coverageFirstChunks' | 'coverageMaxChunks'>>;
+    Partial<Pick<RunOptions, 'karFirstK' | 'coverage' | 'coverageFirstChunks' | 'coverageMaxChunks' | 'karStop' | 'synchronization' | 'pipelineRounds'>>;
 }
 
 /** Tokens of the prompts' own text (instructions, delimiters) around an empty chunk and no evidence. */
-let promptOverhead: { seek: number; seekSync: number; reason: number; force: number } | undefined;
+let promptOverhead: { seek: number; seekSync: number; reason: number; force: number; check: number; followUp: number } | undefined;
 
 function overheads(): NonNullable<typeof promptOverhead> {
   if (promptOverhead) return promptOverhead;
@@ -142,6 +145,8 @@ function overheads(): NonNullable<typeof promptOverhead> {
     seekSync: tokens(buildSeekPrompt({ question: '', chunk, round: 2, synchronized: [message] })),
     reason: tokens(buildReasonPrompt({ question: '', messages: [], force: false })),
     force: tokens(buildReasonPrompt({ question: '', messages: [], force: true })),
+    check: tokens(buildCheckPrompt({ question: '', answer: '', messages: [] })),
+    followUp: tokens(buildFollowUpPrompt({ question: '', messages: [] })),
   };
   return promptOverhead;
 }
@@ -168,10 +173,20 @@ export function estimateRun(input: EstimateInput, pricing?: ModelPricing): RunEs
     (options.rounds - 1) * chunks * (o.seekSync - o.seek + (options.syncMaxMessages > 0 ? syncTokens : 0));
   let reasonCalls = 0;
   let reasonInput = 0;
+  let reasonOutput = 0;
+  // karStop 'checked': each KAR step may add one sufficiency check over the same evidence and the answer.
+  const checked = options.karStop === 'checked';
   const karOver = (pool: number): void => {
     for (const k of karSchedule(pool, options.karFirstK ?? 1)) {
+      const evidence = Math.min(options.reasonerBudgetTokens, k * message);
       reasonCalls += 1;
-      reasonInput += o.reason + question + Math.min(options.reasonerBudgetTokens, k * message);
+      reasonInput += o.reason + question + evidence;
+      reasonOutput += limits.reason;
+      if (checked) {
+        reasonCalls += 1;
+        reasonInput += o.check + question + limits.reason + evidence;
+        reasonOutput += CHECK_MAX_TOKENS;
+      }
     }
   };
   // A grow run's round 1 runs KAR over each coverage of its schedule in turn; later rounds cover the cap.
@@ -180,16 +195,25 @@ export function estimateRun(input: EstimateInput, pricing?: ModelPricing): RunEs
   // (`coverageFirstChunks` absent, as in a call with unparsed options: a schedule from 1 chunk)
   if (grow) for (const coverage of coverageSchedule(options.coverageFirstChunks ?? 1, covered).slice(0, -1)) karOver(coverage);
   for (let round = 1; round <= options.rounds; round++) karOver(covered * round);
+  // synchronization 'follow-up': one short call at the end of each round but the last (not pipelined).
+  if (options.synchronization === 'follow-up' && options.pipelineRounds !== true) {
+    for (let round = 1; round < options.rounds; round++) {
+      reasonCalls += 1;
+      reasonInput += o.followUp + question + Math.min(options.reasonerBudgetTokens, covered * round * message);
+      reasonOutput += FOLLOW_UP_MAX_TOKENS;
+    }
+  }
   if (options.bestEffort && chunks > 0) {
     reasonCalls += 1;
     reasonInput += o.force + question + Math.min(options.reasonerBudgetTokens, chunks * options.rounds * message);
+    reasonOutput += limits.reason;
   }
   // A seeking model that caches prompts reads its chunks as cache writes at most (a cold cache; a
   // warm one, a question within the cache's time to live, reads them at the lower read price).
   const cached = caching ? options.rounds * input.chunkTokensTotal : 0;
   return {
     seeker: { calls: seekCalls, inputTokens: seekInput - cached, outputTokens: seekCalls * limits.seek, ...(caching && { cacheWriteInputTokens: cached }) },
-    reasoner: { calls: reasonCalls, inputTokens: reasonInput, outputTokens: reasonCalls * limits.reason },
+    reasoner: { calls: reasonCalls, inputTokens: reasonInput, outputTokens: reasonOutput },
   };
 }
 

@@ -66,7 +66,7 @@ export function addEvalCommand(program: Command): void {
     .option('-d, --dataset <name>', DATASET_NAMES, 'hotpotqa')
     .option(
       '-s, --strategies <list>',
-      `"all" (${STRATEGIES.join(', ')}) or a comma list of those and the ranking ablations ${RANKING_ABLATIONS.join(', ')} (extagents with the run option ranking score / retrieval) and the extensions ${EXTENSIONS.join(', ')} (extagents with coverage grow / reseek promising; use --rounds 2 or more for reseek)`,
+      `"all" (${STRATEGIES.join(', ')}) or a comma list of those and the ranking ablations ${RANKING_ABLATIONS.join(', ')} (extagents with the run option ranking score / retrieval) and the extensions ${EXTENSIONS.join(', ')} (extagents with coverage grow / reseek promising / synchronization follow-up / synchronization plain; the eval runs 2 rounds)`,
       'all',
     )
     .option(

@@ -245,7 +245,7 @@ const KarStepSchema = z.object({
   outcome: z
     .enum(KAR_OUTCOMES)
     .describe(
-      'answered: the answer stands; refused; unsupported: answered, but the cited quotes do not hold the answer; unconfirmed: the next, wider step must give it again (karStop "confirmed"). All but answered read on',
+      'answered: the answer stands; refused; unsupported: answered, but the cited quotes do not hold the answer; unconfirmed: the next, wider step must give it again (karStop "confirmed") or the sufficiency check said no (karStop "checked"). All but answered read on',
     ),
   forced: z.boolean().optional(),
   followUp: z

@@ -21,7 +21,7 @@ import {
 } from '../types';
 import { coverageOrderKey, reseekItemsKey, resultKey, runChunkKey } from './layout';
 import { batchRoundKey, type BatchRoundRecord } from './seek-batch';
-import { loadRunRecord } from './run-record';
+import { loadRunRecord, type RunRecord } from './run-record';
 import type { Chunk } from '../types';
 import { locationAt, type DocumentLocation } from '../readers/types';
 import type { FinalizeOutput, WorkflowState } from './state';
@@ -92,7 +92,7 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
   const { byRole, byError } = counters.transientErrors;
   const retries: RetryReport = { total: byRole.seeker + byRole.reasoner, byRole, byError };
 
-  const warnings = [...(record.concurrency?.warnings ?? []), ...counters.warnings];
+  const warnings = [...(record.concurrency?.warnings ?? []), ...optionWarnings(record.options), ...counters.warnings];
   if (counters.warningCount > counters.warnings.length) {
     warnings.push(`… and ${counters.warningCount - counters.warnings.length} more warning(s)`);
   }
@@ -144,6 +144,15 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
   const key = resultKey(state.runId);
   await blobs.put(key, JSON.stringify(result, null, 2), 'application/json');
   return { runId: state.runId, answerable, resultKey: key, result };
+}
+
+/** Run options that could not take effect together, said once in the result (they are not errors: each alone is valid). */
+function optionWarnings(options: RunRecord['options']): string[] {
+  if (options.synchronization !== 'follow-up') return [];
+  if (options.rounds < 2) return ["synchronization 'follow-up' has no effect with rounds 1 (no round follows the first)"];
+  if (options.pipelineRounds)
+    return ["synchronization 'follow-up' has no effect with pipelineRounds (a speculative round starts before KAR ends); rounds were synchronized plainly"];
+  return [];
 }
 
 /** What a grow run covered (`RunResult.coverage`). */

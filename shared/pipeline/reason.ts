@@ -112,6 +112,9 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
     addUsageInto(sum, more);
     usage = sum;
   };
+  if (result.answerable && verdict?.outcome === 'answered' && !force && record.options.karStop === 'checked' && !model.checkAnswer) {
+    warnings.push(`karStop 'checked': ${model.description} has no sufficiency check; the answer stands on its support alone`);
+  }
   if (result.answerable && verdict?.outcome === 'answered' && !force && record.options.karStop === 'checked' && model.checkAnswer) {
     let check: Awaited<ReturnType<NonNullable<AgentModel['checkAnswer']>>>;
     try {
@@ -146,7 +149,11 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
   // The round ends here without an answer: under synchronization 'follow-up' the reasoning agent
   // says what it still needs, for the next round's seeking agents (recorded with the step, so a
   // replay asks nothing again).
-  if (stored.outcome !== 'answered' && !force && afterRefusal(k, poolSize, fitted.truncated).exhausted && wantsFollowUp(record, state) && model.followUp) {
+  const roundEnds = stored.outcome !== 'answered' && !force && afterRefusal(k, poolSize, fitted.truncated).exhausted;
+  if (roundEnds && wantsFollowUp(record, state) && !model.followUp) {
+    warnings.push(`synchronization 'follow-up': ${model.description} asks no follow-up question; round ${state.round + 1} is synchronized plainly`);
+  }
+  if (roundEnds && wantsFollowUp(record, state) && model.followUp) {
     try {
       const asked = await model.followUp({ question: record.question, messages: fitted.messages });
       addUsage(asked.usage);

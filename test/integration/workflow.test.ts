@@ -215,6 +215,36 @@ describe('the workflow run locally', () => {
       expect(checked).toEqual(['1871', '1903']);
     });
 
+    it('says so when a stopping rule or follow-up synchronization cannot take effect (a model without them, rounds 1)', async () => {
+      const files = await resolveCorpus([corpusDir(notes())]);
+      // A model without checkAnswer or followUp that refuses at every step: round 1 ends refused.
+      const refusing: AgentModel = {
+        ...scripted([]),
+        reason: async () => ({ answerable: false, answer: NO_ANSWER, citedMessageIds: [], usage, warnings: [] }),
+      };
+      const answering = scripted(['1903']);
+      const plainModel: AgentModel = { description: 'no check', seek: answering.seek.bind(answering), reason: answering.reason.bind(answering) };
+
+      const followUp = await runLocal({ files, question, options: { chunkTokens: 64, synchronization: 'follow-up' }, stateDir, model: refusing });
+      const oneRound = await runLocal({
+        files,
+        question,
+        options: { chunkTokens: 64, rounds: 1, synchronization: 'follow-up' },
+        stateDir: path.join(dir, 's2'),
+        model: refusing,
+      });
+      const checked = await runLocal({ files, question, options: { chunkTokens: 64, karStop: 'checked' }, stateDir: path.join(dir, 's3'), model: plainModel });
+
+      expect(followUp.warnings).toContainEqual(
+        expect.stringMatching(/synchronization 'follow-up': .* asks no follow-up question; round 2 is synchronized plainly/),
+      );
+      expect(oneRound.warnings).toContain("synchronization 'follow-up' has no effect with rounds 1 (no round follows the first)");
+      expect(checked).toMatchObject({ answer: '1903', answerable: true });
+      expect(checked.warnings).toContainEqual(
+        expect.stringMatching(/karStop 'checked': no check has no sufficiency check; the answer stands on its support alone/),
+      );
+    });
+
     it('refuses a best-effort answer its citations do not hold and keeps it apart as the unsupported guess', async () => {
       const files = await resolveCorpus([corpusDir(notes())]);
       const result = await runLocal({ files, question, options: { chunkTokens: 64, rounds: 1, bestEffort: true }, stateDir, model: scripted(['1000']) });

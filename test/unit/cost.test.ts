@@ -7,7 +7,7 @@ import { costLimitProblem, enforceCostLimit, estimateRun, priceEstimate } from '
 import { parseRunOptions } from '../../shared/config';
 import { CostLimitExceededError } from '../../shared/errors';
 import { karSchedule } from '../../shared/kar';
-import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../shared/llm/agents';
+import { CHECK_MAX_TOKENS, DEFAULT_MAX_OUTPUT_TOKENS, FOLLOW_UP_MAX_TOKENS } from '../../shared/llm/agents';
 import { modelPricing } from '../../models';
 import { chunkCorpus } from '../../shared/chunking';
 import { coverageSchedule } from '../../shared/coverage';
@@ -35,6 +35,21 @@ describe('estimateRun', () => {
     expect(one.seeker.calls).toBe(10);
     expect(forced.reasoner.calls).toBe(one.reasoner.calls + 1);
     expect(estimateRun(input).seeker.inputTokens).toBeGreaterThan(2 * one.seeker.inputTokens);
+  });
+
+  it("counts a sufficiency check per KAR step with karStop 'checked', and a follow-up question per round but the last", () => {
+    const plain = estimateRun(input);
+    const checked = estimateRun({ ...input, options: parseRunOptions({ rounds: 2, karStop: 'checked' }) });
+    const followUp = estimateRun({ ...input, options: parseRunOptions({ rounds: 3, synchronization: 'follow-up' }) });
+    const threePlain = estimateRun({ ...input, options: parseRunOptions({ rounds: 3 }) });
+    const pipelined = estimateRun({ ...input, options: parseRunOptions({ rounds: 3, synchronization: 'follow-up', pipelineRounds: true }) });
+
+    expect(checked.reasoner.calls).toBe(2 * plain.reasoner.calls);
+    expect(checked.reasoner.inputTokens).toBeGreaterThan(2 * plain.reasoner.inputTokens);
+    expect(checked.reasoner.outputTokens).toBe(plain.reasoner.outputTokens + plain.reasoner.calls * CHECK_MAX_TOKENS);
+    expect(followUp.reasoner.calls).toBe(threePlain.reasoner.calls + 2);
+    expect(followUp.reasoner.outputTokens).toBe(threePlain.reasoner.outputTokens + 2 * FOLLOW_UP_MAX_TOKENS);
+    expect(pipelined.reasoner.calls).toBe(threePlain.reasoner.calls); // a pipelined run asks no follow-up
   });
 });
 
