@@ -264,8 +264,17 @@ export function checkResumeSettings(outDir: string, dataset: string, current: Re
     );
   if (previous) {
     for (const key of ['seed', 'chunkTokens', 'strategyOptions', 'modelIds'] as const) {
-      if (previous[key] !== undefined && stable(previous[key]) !== stable(current[key]))
-        differences.push(`${key} ${stable(previous[key])} (now ${stable(current[key])})`);
+      if (previous[key] === undefined || stable(previous[key]) === stable(current[key])) continue;
+      // Strategy options by the option that differs (karStop "first" (now "confirmed")), not as two whole objects.
+      const before = previous[key] as unknown;
+      const now = current[key] as unknown;
+      if (key === 'strategyOptions' && before !== null && typeof before === 'object' && now !== null && typeof now === 'object') {
+        const a = before as Record<string, unknown>;
+        const b = now as Record<string, unknown>;
+        for (const name of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+          if (stable(a[name]) !== stable(b[name])) differences.push(`${name} ${stable(a[name]) ?? 'unset'} (now ${stable(b[name]) ?? 'unset'})`);
+        }
+      } else differences.push(`${key} ${stable(before)} (now ${stable(now)})`);
     }
   }
   const otherModels = records.find((r) => r.dataset === dataset && stable(r.models) !== stable(current.modelIds));
@@ -273,7 +282,7 @@ export function checkResumeSettings(outDir: string, dataset: string, current: Re
     differences.push(`modelIds ${stable(otherModels.models)} (now ${stable(current.modelIds)})`);
   if (differences.length > 0) {
     throw new InvalidInputError(
-      `${outDir} already holds ${dataset} records made with other settings: ${differences.join('; ')}. Resuming would skip those examples; use another --out directory (or remove this one).`,
+      `${outDir} already holds ${dataset} records made with other settings: ${differences.join('; ')}. Resuming would skip those examples; use another --out-dir (or remove this one).`,
     );
   }
 }
