@@ -34,24 +34,17 @@ export class CallRecorder implements AgentModel {
   readonly checkAnswer?: (request: CheckRequest) => Promise<CheckResult>;
 
   constructor(private readonly inner: AgentModel) {
-    const checkAnswer = inner.checkAnswer?.bind(inner);
-    if (checkAnswer !== undefined) {
-      this.checkAnswer = async (request) => {
+    // The inner model's optional reasoner calls, recorded as its `reason` calls are.
+    const recorded =
+      <Q, R extends { usage: RoleUsage }>(call: (request: Q) => Promise<R>) =>
+      async (request: Q): Promise<R> => {
         const stage = this.stage;
-        const result = await checkAnswer(request);
+        const result = await call(request);
         this.record(stage, 'reasoner', result.usage);
         return result;
       };
-    }
-    const followUp = inner.followUp?.bind(inner);
-    if (followUp !== undefined) {
-      this.followUp = async (request) => {
-        const stage = this.stage;
-        const result = await followUp(request);
-        this.record(stage, 'reasoner', result.usage);
-        return result;
-      };
-    }
+    if (inner.checkAnswer !== undefined) this.checkAnswer = recorded(inner.checkAnswer.bind(inner));
+    if (inner.followUp !== undefined) this.followUp = recorded(inner.followUp.bind(inner));
   }
 
   get description(): string {

@@ -31,6 +31,17 @@ function phaseOf(label: string, afterSync: boolean): string {
   return afterSync ? 'round-2 seeking' : 'round-1 seeking';
 }
 
+/** Each kill was a SIGKILL, each resumed run equals the uninterrupted one, and no chunk was sought again once recorded. */
+function expectResumedToBase(outcomes: Awaited<ReturnType<typeof killAndResume>>, base: ReturnType<typeof finished>): void {
+  let duplicateSeeks = 0;
+  for (const { point, killed, resumed, log } of outcomes) {
+    expect({ point, signal: killed.signal }).toEqual({ point, signal: 'SIGKILL' });
+    expect({ point, result: comparable(resumed.result) }).toEqual({ point, result: comparable(base.result) });
+    duplicateSeeks += seeksAfterRecorded(log);
+  }
+  expect(duplicateSeeks).toBe(0);
+}
+
 describe('crash-point sweep: a run killed at any point resumes to the same result', () => {
   let dir: string;
   let corpus: string;
@@ -142,13 +153,7 @@ describe('crash-point sweep: a run killed at any point resumes to the same resul
     const outcomes = await killAndResume(corpus, dir, points, 'pipeline', 'pipe-');
 
     // Assert
-    let duplicateSeeks = 0;
-    for (const { point, killed, resumed, log } of outcomes) {
-      expect({ point, signal: killed.signal }).toEqual({ point, signal: 'SIGKILL' });
-      expect({ point, result: comparable(resumed.result) }).toEqual({ point, result: comparable(base.result) });
-      duplicateSeeks += seeksAfterRecorded(log);
-    }
-    expect(duplicateSeeks).toBe(0);
+    expectResumedToBase(outcomes, base);
   });
 
   it('resumes a follow-up run (synchronization follow-up) killed at any of 10 points to the uninterrupted result, its follow-up question included', async () => {
@@ -168,12 +173,6 @@ describe('crash-point sweep: a run killed at any point resumes to the same resul
     const outcomes = await killAndResume(corpus, dir, points, 'follow-up', 'follow-');
 
     // Assert
-    let duplicateSeeks = 0;
-    for (const { point, killed, resumed, log } of outcomes) {
-      expect({ point, signal: killed.signal }).toEqual({ point, signal: 'SIGKILL' });
-      expect({ point, result: comparable(resumed.result) }).toEqual({ point, result: comparable(base.result) });
-      duplicateSeeks += seeksAfterRecorded(log);
-    }
-    expect(duplicateSeeks).toBe(0);
+    expectResumedToBase(outcomes, base);
   });
 });

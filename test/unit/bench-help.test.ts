@@ -38,8 +38,11 @@ interface Run {
   stderr: string;
 }
 
-/** `node -r tsx/cjs bench/<script> ...args`, killed after RUN_TIMEOUT_MS. */
-function run(script: string, args: readonly string[]): Promise<Run> {
+/**
+ * `node -r tsx/cjs bench/<script> ...args`, killed after RUN_TIMEOUT_MS; with `closeAfterFirstData`,
+ * stdout is closed once the first output arrives (a reader like `head -1` going away).
+ */
+function run(script: string, args: readonly string[], closeAfterFirstData = false): Promise<Run> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['-r', 'tsx/cjs', path.join(BENCH, script), ...args], {
       cwd: ROOT,
@@ -50,7 +53,10 @@ function run(script: string, args: readonly string[]): Promise<Run> {
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+    child.stdout.setEncoding('utf8').on('data', (text: string) => {
+      stdout += text;
+      if (closeAfterFirstData) child.stdout.destroy();
+    });
     child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
     child.on('error', (error) => resolve({ status: null, signal: null, stdout, stderr: `${stderr}${String(error)}` }));
     child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr }));
@@ -107,26 +113,9 @@ describe(`bench/${REFUSAL_PROBE}`, () => {
 
 describe('a bench whose reader closes stdout early (`| head -1`)', () => {
   it("ends quietly with exit 141, not with node's EPIPE trace", async () => {
-    const result = await new Promise<Run>((resolve) => {
-      // eval-compare over two committed record files: a table of many lines, written line by line.
-      const records = (dir: string): string => path.join(ROOT, 'docs', 'eval-curve', dir, 'records.jsonl');
-      const child = spawn(process.execPath, ['-r', 'tsx/cjs', path.join(BENCH, 'eval-compare.ts'), records('hotpotqa'), records('hotpotqa-restate')], {
-        cwd: ROOT,
-        env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-        timeout: RUN_TIMEOUT_MS,
-        killSignal: 'SIGKILL',
-      });
-      let stdout = '';
-      let stderr = '';
-      // The first line read, the reader goes away as `head -1` does.
-      child.stdout.setEncoding('utf8').on('data', (text: string) => {
-        stdout += text;
-        child.stdout.destroy();
-      });
-      child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-      child.on('close', (status, signal) => resolve({ status, signal, stdout, stderr }));
-    });
+    // eval-compare over two committed record files: a table of many lines, written line by line.
+    const records = (dir: string): string => path.join(ROOT, 'docs', 'eval-curve', dir, 'records.jsonl');
+    const result = await run('eval-compare.ts', [records('hotpotqa'), records('hotpotqa-restate')], true);
     expect(result.stdout.length).toBeGreaterThan(0);
     expect({ status: result.status, signal: result.signal, stderr: result.stderr }).toEqual({ status: 141, signal: null, stderr: '' });
   }, 90_000);
