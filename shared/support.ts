@@ -21,12 +21,10 @@
  * Pure functions: the workflow's Reason task (shared/pipeline/reason.ts) and the eval's in-memory
  * loop (eval/strategies/extagents.ts) call the same {@link judgeAnswer}.
  */
-import { OFFERS_CHOICE } from './llm/parse';
+import { foldedWords, OFFERS_CHOICE } from './llm/parse';
 import { retrievalTerms } from './extractive/text';
 import type { Message } from './types';
 import type { KarStopRule } from './kar';
-
-export { KAR_STOP_RULES, type KarStopRule } from './kar';
 
 /** Share of an answer's non-number content terms its cited quotes must hold (numbers: all of them). */
 export const MIN_SUPPORTED_SHARE = 0.5;
@@ -43,7 +41,7 @@ export type Support = { supported: true } | { supported: false; reason: string }
  * The text a message's citations hold: its quotes (verbatim document text), or its evidence when it
  * has none (a free-form reply whose quotes were not located).
  */
-export function citedText(message: Pick<Message, 'quotes' | 'evidence'>): string {
+export function quotedText(message: Pick<Message, 'quotes' | 'evidence'>): string {
   return message.quotes.length > 0 ? message.quotes.map((q) => q.text).join('\n') : message.evidence;
 }
 
@@ -58,11 +56,11 @@ export function citedText(message: Pick<Message, 'quotes' | 'evidence'>): string
  */
 export function answerSupport(answer: string, question: string, cited: readonly Pick<Message, 'quotes' | 'evidence'>[]): Support {
   if (cited.length === 0) return { supported: false, reason: 'it cites no message' };
-  if (YES_NO.test(answer) && termsOf(answer.replace(YES_NO, '')).length === 0) return { supported: true };
-  const terms = [...new Set(termsOf(answer))];
+  if (YES_NO.test(answer) && retrievalTerms(answer.replace(YES_NO, '')).length === 0) return { supported: true };
+  const terms = [...new Set(retrievalTerms(answer))];
   if (terms.length === 0) return { supported: false, reason: 'it has no content word to find in its citations' };
-  const held = new Set(termsOf(cited.map(citedText).join('\n')));
-  if (OFFERS_CHOICE.test(question)) for (const t of termsOf(question)) held.add(t);
+  const held = new Set(retrievalTerms(cited.map(quotedText).join('\n')));
+  if (OFFERS_CHOICE.test(question)) for (const t of retrievalTerms(question)) held.add(t);
   const numbers = terms.filter((t) => NUMBER_TERM.test(t));
   const missingNumbers = numbers.filter((t) => !held.has(t));
   if (missingNumbers.length > 0) {
@@ -84,9 +82,9 @@ export function answerSupport(answer: string, question: string, cited: readonly 
 export function sameAnswer(a: string, b: string): boolean {
   const yes = (t: string): string | undefined => YES_NO.exec(t)?.[1]?.toLowerCase();
   if (yes(a) !== undefined || yes(b) !== undefined) return yes(a) === yes(b);
-  const ta = new Set(termsOf(a));
-  const tb = new Set(termsOf(b));
-  if (ta.size === 0 || tb.size === 0) return fold(a) === fold(b);
+  const ta = new Set(retrievalTerms(a));
+  const tb = new Set(retrievalTerms(b));
+  if (ta.size === 0 || tb.size === 0) return foldedWords(a) === foldedWords(b);
   const within = (x: Set<string>, y: Set<string>): boolean => [...x].every((t) => y.has(t));
   return within(ta, tb) || within(tb, ta);
 }
@@ -143,12 +141,4 @@ export function judgeAnswer(input: {
  */
 export function checkedVerdict(check: 'yes' | 'no' | 'unknown'): AnswerVerdict {
   return check === 'no' ? { outcome: 'unconfirmed', reason: 'the sufficiency check says its cited passages do not state it' } : { outcome: 'answered' };
-}
-
-function termsOf(text: string): string[] {
-  return retrievalTerms(text);
-}
-
-function fold(text: string): string {
-  return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(' ');
 }

@@ -35,7 +35,18 @@ import {
 } from '../ports';
 import { NO_ANSWER, type Message, type RoleUsage } from '../types';
 import { lexicalPrior } from '../extractive/prior';
-import { cutAt, isRefusal, junkAnswer, parseReasonReply, parseSeekReply, readScore, restatesQuestion, type ReasonParse, type SeekParse } from './parse';
+import {
+  cutAt,
+  foldedWords,
+  isRefusal,
+  junkAnswer,
+  parseReasonReply,
+  parseSeekReply,
+  readScore,
+  restatesQuestion,
+  type ReasonParse,
+  type SeekParse,
+} from './parse';
 import {
   brevityReminder,
   buildCheckPrompt,
@@ -817,8 +828,7 @@ export class LlmAgents implements AgentModel {
       .trim();
     if (line === '' || isRefusal(line)) return none('the reply was empty or a refusal');
     if (echoesPrompt(line, request.messages.map((m) => m.evidence).join('\n'))) return none('the reply repeated the prompt');
-    const fold = (t: string): string => (t.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(' ');
-    if (fold(line) === fold(request.question)) return none('the reply was the question itself');
+    if (foldedWords(line) === foldedWords(request.question)) return none('the reply was the question itself');
     return { followUp: cutAt(line, MAX_FOLLOW_UP_CHARS), usage, warnings };
   }
 

@@ -690,7 +690,7 @@ export function restatesQuestion(answer: string, question: string): boolean {
 const PREAMBLE_ONLY = /^(?:the\s+)?(?:final\s+)?answer(?:\s+is)?(?:\s+that)?[\s:：.,…-]*$/i;
 
 /** Letters and digits folded for comparing an answer with its question (case, spaces, punctuation ignored). */
-function foldedWords(text: string): string {
+export function foldedWords(text: string): string {
   return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).join(' ');
 }
 

@@ -7,7 +7,7 @@ import { ContextOverflowError, isContextOverflow } from '../errors';
 import { FORCED_MAX_MESSAGES, afterRefusal, fitForReasoning, halveForReasoning } from '../method';
 import type { AgentModel, BlobStore, MessageStore, ReasonResult, StoredStep } from '../ports';
 import { checkedVerdict, citedAmong, judgeAnswer } from '../support';
-import { NO_ANSWER, type RoleUsage } from '../types';
+import { NO_ANSWER } from '../types';
 import { addUsageInto, zeroUsage } from '../run-counters';
 import { loadRunRecord, type RunRecord } from './run-record';
 import { countIfTransient } from './seek';
@@ -50,7 +50,9 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
   const k = Math.min(state.k, poolSize);
   const top = await store.topK(state.runId, force ? Math.min(poolSize, FORCED_MAX_MESSAGES) : k, state.round, state.covered);
   let fitted = fitForReasoning(top, record.options.reasonerBudgetTokens);
-  const recorded = await recordedStep(store, state, k, force);
+  // The run's recorded steps, read once (the replay check, a reused reply, the step to agree with).
+  const steps = await store.getSteps(state.runId);
+  const recorded = recordedStep(steps, state, k, force);
   if (recorded) {
     // A resumed run (or a retried task) replays this step: the recorded outcome is reused without a
     // model call, so the replay reaches the same answer even with a model that is not deterministic.
@@ -63,7 +65,7 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
   // The same prompt as an earlier step that did not end KAR (round 2 found nothing that enters the
   // top k): its reply stands, reused without a model call (the same messages, the same question,
   // the same reply), and is judged again by the stopping rule below.
-  const repeated = force ? undefined : await repliedOver(store, state.runId, messageIds);
+  const repeated = force ? undefined : repliedOver(steps, messageIds);
   if (repeated !== undefined) {
     warnings.push(`the same messages as KAR step ${repeated.seq} (${repeated.outcome}); its reply reused, no model call`);
   }
@@ -95,38 +97,36 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
   }
   // The stopping rule (shared/support.ts): an answer stands only when its cited quotes hold it and,
   // under karStop 'confirmed', the next, wider step gives it again (or no wider step exists).
+  const cited = result.answerable ? citedAmong(fitted.messages, result.citedMessageIds) : [];
   let verdict = result.answerable
     ? judgeAnswer({
         answer: result.answer,
         question: record.question,
-        cited: citedAmong(fitted.messages, result.citedMessageIds),
+        cited,
         rule: record.options.karStop,
-        previousAnswer: force ? undefined : await previousAnswer(store, state),
+        previousAnswer: force ? undefined : previousAnswer(steps, state),
         widest: force || k >= poolSize || fitted.truncated,
       })
     : undefined;
-  let usage = result.usage;
-  const addUsage = (more: RoleUsage): void => {
-    const sum = zeroUsage();
-    addUsageInto(sum, usage);
-    addUsageInto(sum, more);
-    usage = sum;
-  };
-  if (result.answerable && verdict?.outcome === 'answered' && !force && record.options.karStop === 'checked' && !model.checkAnswer) {
-    warnings.push(`karStop 'checked': ${model.description} has no sufficiency check; the answer stands on its support alone`);
-  }
-  if (result.answerable && verdict?.outcome === 'answered' && !force && record.options.karStop === 'checked' && model.checkAnswer) {
-    let check: Awaited<ReturnType<NonNullable<AgentModel['checkAnswer']>>>;
-    try {
-      check = await model.checkAnswer({ question: record.question, answer: result.answer, messages: citedAmong(fitted.messages, result.citedMessageIds) });
-    } catch (error) {
-      // Retried as the step (Step Functions matches the error's name); the step is not recorded yet.
-      await countIfTransient(store, state.runId, 'reasoner', error);
-      throw error;
+  // The step's usage: the reasoning call, and the check or follow-up question it made.
+  const usage = zeroUsage();
+  addUsageInto(usage, result.usage);
+  if (result.answerable && verdict?.outcome === 'answered' && !force && record.options.karStop === 'checked') {
+    if (model.checkAnswer === undefined) {
+      warnings.push(`karStop 'checked': ${model.description} has no sufficiency check; the answer stands on its support alone`);
+    } else {
+      let check: Awaited<ReturnType<NonNullable<AgentModel['checkAnswer']>>>;
+      try {
+        check = await model.checkAnswer({ question: record.question, answer: result.answer, messages: cited });
+      } catch (error) {
+        // Retried as the step (Step Functions matches the error's name); the step is not recorded yet.
+        await countIfTransient(store, state.runId, 'reasoner', error);
+        throw error;
+      }
+      addUsageInto(usage, check.usage);
+      warnings.push(...check.warnings);
+      verdict = checkedVerdict(check.verdict);
     }
-    addUsage(check.usage);
-    warnings.push(...check.warnings);
-    verdict = checkedVerdict(check.verdict);
   }
   if (verdict !== undefined && verdict.outcome !== 'answered') {
     warnings.push(
@@ -150,13 +150,12 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
   // says what it still needs, for the next round's seeking agents (recorded with the step, so a
   // replay asks nothing again).
   const roundEnds = stored.outcome !== 'answered' && !force && afterRefusal(k, poolSize, fitted.truncated).exhausted;
-  if (roundEnds && wantsFollowUp(record, state) && !model.followUp) {
+  if (roundEnds && wantsFollowUp(record, state) && model.followUp === undefined) {
     warnings.push(`synchronization 'follow-up': ${model.description} asks no follow-up question; round ${state.round + 1} is synchronized plainly`);
-  }
-  if (roundEnds && wantsFollowUp(record, state) && model.followUp) {
+  } else if (roundEnds && wantsFollowUp(record, state) && model.followUp !== undefined) {
     try {
       const asked = await model.followUp({ question: record.question, messages: fitted.messages });
-      addUsage(asked.usage);
+      addUsageInto(usage, asked.usage);
       warnings.push(...asked.warnings);
       if (asked.followUp !== null) stored.followUp = asked.followUp;
     } catch (error) {
@@ -182,9 +181,9 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
  * and best-effort flag. Anything else recorded under that number belongs to another path and is
  * overwritten by the new step.
  */
-async function recordedStep(store: MessageStore, state: WorkflowState, k: number, force: boolean): Promise<StoredStep | undefined> {
+function recordedStep(steps: readonly StoredStep[], state: WorkflowState, k: number, force: boolean): StoredStep | undefined {
   const seq = state.seq + 1;
-  const step = (await store.getSteps(state.runId)).find((s) => s.seq === seq);
+  const step = steps.find((s) => s.seq === seq);
   return step !== undefined && step.round === state.round && step.k === k && (step.forced === true) === force ? step : undefined;
 }
 
@@ -192,11 +191,11 @@ async function recordedStep(store: MessageStore, state: WorkflowState, k: number
  * An earlier step of the run, not best-effort and not answered, over exactly these messages (same
  * ids, same order), if any: its reply is this step's (shared/pipeline/reason.ts `reusedReply`).
  */
-async function repliedOver(store: MessageStore, runId: string, messageIds: readonly string[]): Promise<StoredStep | undefined> {
+function repliedOver(steps: readonly StoredStep[], messageIds: readonly string[]): StoredStep | undefined {
   if (messageIds.length === 0) return undefined;
   const same = (ids: readonly string[] | undefined): boolean =>
     ids !== undefined && ids.length === messageIds.length && ids.every((id, i) => id === messageIds[i]);
-  return (await store.getSteps(runId)).find((s) => s.outcome !== 'answered' && s.forced !== true && same(s.messageIds));
+  return steps.find((s) => s.outcome !== 'answered' && s.forced !== true && same(s.messageIds));
 }
 
 /** The reply a recorded step got, as a reasoning result with no model call (no usage). */
@@ -229,9 +228,9 @@ function wantsFollowUp(record: RunRecord, state: WorkflowState): boolean {
  * answer and answered (supported, awaiting confirmation): what this step must agree with under
  * karStop 'confirmed'. Undefined at a round's first step or after a refusal.
  */
-async function previousAnswer(store: MessageStore, state: WorkflowState): Promise<string | undefined> {
+function previousAnswer(steps: readonly StoredStep[], state: WorkflowState): string | undefined {
   if (state.seq === 0) return undefined;
-  const before = (await store.getSteps(state.runId)).find((s) => s.seq === state.seq);
+  const before = steps.find((s) => s.seq === state.seq);
   return before !== undefined && before.round === state.round && before.forced !== true && before.outcome === 'unconfirmed' ? before.answer : undefined;
 }
 
