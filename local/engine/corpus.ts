@@ -5,6 +5,7 @@
  * `ingest`, `survey`, the library's `ask` and `survey`).
  */
 import type FastGlob from 'fast-glob';
+import { createHash } from 'node:crypto';
 import { existsSync, constants as fsConstants, promises as fs } from 'node:fs';
 import { surveyRecordKey } from '../../shared/pipeline/layout';
 import path from 'node:path';
@@ -38,14 +39,45 @@ export async function readCorpusFile(file: CorpusFile): Promise<CorpusObject> {
 }
 
 /**
+ * What an earlier read of a corpus file found (local/engine/run.ts hashes the corpus before placing
+ * it): its size in bytes and, for a file it read, the SHA-256 (hex) of its bytes. Absent `sha256`: a
+ * file over `MAX_DOCUMENT_BYTES`, known by its size alone.
+ */
+export interface CorpusFileFingerprint {
+  size: number;
+  sha256?: string;
+}
+
+/** The fingerprint of bytes read from a corpus file (`CorpusFileFingerprint`). */
+export const fingerprintOf = (bytes: Uint8Array): CorpusFileFingerprint => ({ size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
+
+/**
  * Put a corpus file under `key` of the local bucket: its bytes, or a file over `MAX_DOCUMENT_BYTES`
  * linked or copied without being read (`FsBlobStore.putFile`; the pipeline skips it by its listed size).
+ * With `expected`, the file is read once and its bytes must be those an earlier read hashed: a file
+ * that changed in between (a log still being written) would be stored under an address (the content
+ * hash) that its bytes do not have, and later runs would cite offsets it does not hold.
+ * @throws InvalidInputError for a file too large to upload to a store that cannot link it, or one that
+ *   changed since `expected` was taken (naming the file and both sizes).
  */
-export async function putCorpusFile(blobs: BlobStore, key: string, file: CorpusFile): Promise<void> {
+export async function putCorpusFile(blobs: BlobStore, key: string, file: CorpusFile, expected?: CorpusFileFingerprint): Promise<void> {
+  const changed = (now: number): InvalidInputError =>
+    new InvalidInputError(
+      `Corpus file ${file.path} changed while it was read (${expected?.size} bytes when hashed, ${now} bytes when copied): ` +
+        'wait until nothing writes to it, or give a copy of it',
+    );
   const { size } = await fs.stat(file.path);
-  if (size > MAX_DOCUMENT_BYTES && blobs instanceof FsBlobStore) return blobs.putFile(key, file.path);
+  if (size > MAX_DOCUMENT_BYTES && blobs instanceof FsBlobStore) {
+    if (expected !== undefined && (expected.sha256 !== undefined || expected.size !== size)) throw changed(size);
+    return blobs.putFile(key, file.path);
+  }
   if (size > MAX_DOCUMENT_BYTES) throw new InvalidInputError(`Corpus file ${file.path} is too large to upload (${size} bytes; at most ${MAX_DOCUMENT_BYTES})`);
-  await blobs.put(key, await fs.readFile(file.path));
+  const bytes = await fs.readFile(file.path);
+  if (expected !== undefined) {
+    const now = fingerprintOf(bytes);
+    if (now.size !== expected.size || now.sha256 !== expected.sha256) throw changed(now.size);
+  }
+  await blobs.put(key, bytes);
 }
 
 /**

@@ -43,7 +43,7 @@ import { corpusPrefix } from '../../shared/corpus';
 import { formatModelSpec, toModelSpec, DEFAULT_LOCAL_MODEL_SPEC } from '../../models/spec';
 import type { ModelSpecInput } from '../../shared/model-spec';
 import type { RunResult } from '../../shared/types';
-import { putCorpusFile, readCorpusFile, type CorpusFile } from './corpus';
+import { fingerprintOf, putCorpusFile, readCorpusFile, type CorpusFile, type CorpusFileFingerprint } from './corpus';
 import { MAX_MODEL_SEQUENCES, startLocalStack, type LocalStack } from './stack';
 
 /**
@@ -141,7 +141,7 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
     // a request the CLI already fitted to this model is not checked again).
     parsed = stack.fit(parsed);
     const options = (parsed.fitted as NonNullable<ParsedRunRequest['fitted']>).options;
-    const contentHash = await hashFiles(request.files);
+    const { contentHash, fingerprints } = await hashFiles(request.files);
     const previous = await previousRun(stack, runId, request, parsed.question, options, contentHash);
     // The latest status and seeking counts, for the heartbeat that tells `runs show` this run is going.
     let latest: { status?: RunStatusEvent; seek?: RunSeekEvent } = {};
@@ -150,7 +150,7 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
       // Recorded as an execution of the state directory's one registry (local/engine/executions.ts),
       // as `serve`'s and a job's runs are: `runs ls`, `serve`'s run list and its page show it alike.
       return await new LocalExecutions({ blobs: stack.blobs }).record(runId, () =>
-        execute(stack, request, parsed, runId, previous, contentHash, report, (event) => {
+        execute(stack, request, parsed, runId, previous, { contentHash, fingerprints }, report, (event) => {
           if (event.type === 'status') latest = { ...latest, status: event };
           else if (event.type === 'seek') latest = { ...latest, seek: event };
           // A new phase, or a round's seeking that starts: `runs show` sees it at once (else within a beat).
@@ -185,11 +185,11 @@ async function execute(
   parsed: ParsedRunRequest,
   runId: string,
   previous: { chunks: number; sought: number[] } | undefined,
-  contentHash: string,
+  hashed: HashedFiles,
   report: (event: RunProgressEvent) => void,
   observe: (event: RunProgressEvent) => void,
 ): Promise<RunResult> {
-  const prefix = await placeCorpus(stack.blobs, request.files, contentHash);
+  const prefix = await placeCorpus(stack.blobs, request.files, hashed);
   await stack.blobs.put(runCorpusKey(runId), JSON.stringify({ prefix }), 'application/json');
   await clearRefusal(request.stateDir, runId);
   if (previous === undefined) {
@@ -243,14 +243,28 @@ async function execute(
   return result;
 }
 
+/** The content hash of a run's corpus files and what was read of each file to make it. */
+export interface HashedFiles {
+  /** `CorpusHasher` over the files' ids and bytes (shared/pipeline/ingest.ts). */
+  contentHash: string;
+  /** Each file's size and digest as hashed, by document id: the copy must hold these bytes. */
+  fingerprints: Map<string, CorpusFileFingerprint>;
+}
+
 /**
  * The content hash of the corpus files (`CorpusHasher`: ids and bytes in the given order, which is
- * the bucket's key order for the files' keys under one prefix), reading one file at a time.
+ * the bucket's key order for the files' keys under one prefix), reading one file at a time, and the
+ * fingerprint of each file read (so that {@link placeCorpus} stores exactly the bytes hashed).
  */
-async function hashFiles(files: CorpusFile[]): Promise<string> {
+export async function hashFiles(files: CorpusFile[]): Promise<HashedFiles> {
   const hasher = new CorpusHasher();
-  for (const file of [...files].sort((a, b) => compareKeys(a.id, b.id))) hasher.add(await readCorpusFile(file));
-  return hasher.digest();
+  const fingerprints = new Map<string, CorpusFileFingerprint>();
+  for (const file of [...files].sort((a, b) => compareKeys(a.id, b.id))) {
+    const object = await readCorpusFile(file);
+    hasher.add(object);
+    fingerprints.set(file.id, object.tooLargeSize !== undefined ? { size: object.tooLargeSize } : fingerprintOf(object.bytes));
+  }
+  return { contentHash: hasher.digest(), fingerprints };
 }
 
 /** Key order of the bucket's `list` (UTF-8 byte order, as S3 and the directory bucket list them). */
@@ -261,8 +275,11 @@ const compareKeys = (a: string, b: string): number => Buffer.compare(Buffer.from
  * files (same ids, same content hash: an ingested corpus, or the content-addressed copy an earlier
  * run made), else `corpora/local-<hash>/`, with the files put there (only those missing: a corpus
  * id is the content hash of all its files, so a file present under it has the right bytes).
+ * @throws InvalidInputError naming a file whose bytes changed since {@link hashFiles} read them
+ *   (nothing is stored under the hash for it: its copy would not hold the hashed bytes).
  */
-async function placeCorpus(blobs: BlobStore, files: CorpusFile[], contentHash: string): Promise<string> {
+export async function placeCorpus(blobs: BlobStore, files: CorpusFile[], hashed: HashedFiles): Promise<string> {
+  const { contentHash } = hashed;
   const ids = new Set(files.map((f) => f.id));
   const holdsExactly = async (prefix: string): Promise<{ exact: boolean; present: Set<string> }> => {
     const present = new Set((await blobs.list(prefix)).map((o) => o.key.slice(prefix.length)));
@@ -281,7 +298,7 @@ async function placeCorpus(blobs: BlobStore, files: CorpusFile[], contentHash: s
   const prefix = corpusPrefix(`${LOCAL_CORPUS_ID_PREFIX}${contentHash}`);
   const { present } = await holdsExactly(prefix);
   const limit = pLimit(IO_CONCURRENCY);
-  await Promise.all(files.filter((f) => !present.has(f.id)).map((f) => limit(() => putCorpusFile(blobs, prefix + f.id, f))));
+  await Promise.all(files.filter((f) => !present.has(f.id)).map((f) => limit(() => putCorpusFile(blobs, prefix + f.id, f, hashed.fingerprints.get(f.id)))));
   return prefix;
 }
 

@@ -120,3 +120,27 @@ describe('one corpus vocabulary: a corpus id of the state directory is a corpus 
     await expect(resolveCorpus(['mill'], dir)).rejects.toThrow(/a corpus id \(no state directory given\)/);
   });
 });
+
+describe('a corpus file that changes while a run reads it (issue 51, item 1)', () => {
+  it('is refused by name instead of being stored under a content hash its bytes do not have', async () => {
+    const { appendFileSync } = await import('node:fs');
+    const { FsBlobStore } = await import('../../local/engine/fs-blob-store');
+    const { hashFiles, placeCorpus } = await import('../../local/engine/run');
+    const log = path.join(dir, 'app.log');
+    writeFileSync(log, 'line 1: the service started.\n');
+    const files = await resolveCorpus([log], dir);
+    const hashed = await hashFiles(files);
+    // Appended between the read that hashes and the read that copies (a log still being written).
+    appendFileSync(log, 'line 2: a request was served.\n');
+    const blobs = new FsBlobStore(path.join(dir, 'bucket'));
+    await expect(placeCorpus(blobs, files, hashed)).rejects.toThrow(/^Corpus file .*app\.log changed while it was read \(29 bytes when hashed, 59 bytes when copied\)/);
+    await expect(placeCorpus(blobs, files, hashed)).rejects.toBeInstanceOf(InvalidInputError);
+    // Nothing was stored under the hash for it.
+    expect((await blobs.list('corpora/')).map((o) => o.key)).toEqual([]);
+    // Unchanged since hashing: stored, and the copy holds the bytes its address names.
+    const again = await hashFiles(files);
+    const prefix = await placeCorpus(blobs, files, again);
+    expect(prefix).toBe(`corpora/local-${again.contentHash}/`);
+    expect(Buffer.from(await blobs.get(`${prefix}app.log`)).toString()).toBe('line 1: the service started.\nline 2: a request was served.\n');
+  });
+});
