@@ -6,7 +6,7 @@
 import { exitQuietlyOnBrokenPipe } from './broken-pipe';
 import { Command, CommanderError, Help } from 'commander';
 import packageJson from '../../package.json';
-import { ExtAgentsError } from '../../shared/errors';
+import { EmptyCorpusError, ExtAgentsError } from '../../shared/errors';
 import { COMMANDS } from './commands';
 import { disposeAll } from '../../models/disposers';
 import { errorJson, UsageError } from './common';
@@ -107,7 +107,7 @@ function wantsJson(argv: readonly string[]): boolean {
   return (end === -1 ? args : args.slice(0, end)).includes('--json');
 }
 
-/** Entry point: exit 0 on a result (answered or refused), 1 on an error, 2 on a usage error. */
+/** Entry point: exit 0 on a result (answered or refused), 1 on an error, 2 on a usage error or a corpus with no text (EmptyCorpusError). */
 export async function main(argv: string[] = process.argv): Promise<void> {
   const json = wantsJson(argv);
   const report = (name: string, message: string, exitStatus: number, text: string): void => {
@@ -129,6 +129,13 @@ export async function main(argv: string[] = process.argv): Promise<void> {
       // One hint: a message that already names where to look (`(see 'extagents runs ls')`) gets no second one.
       const hint = path && !/\(see '[^']+'\)/.test(error.message) ? `(see 'extagents ${path} --help')\n` : '';
       report('UsageError', error.message, 2, `extagents: ${error.message}\n${hint}`);
+      return;
+    }
+    // A corpus with no text to read is the user's input, as an empty corpus folder is (a usage error,
+    // exit 2): one rule whether it is known from the listing or only once Prepare decoded the files
+    // (nothing but binary files), both before any model call. The line keeps the error's name.
+    if (error instanceof EmptyCorpusError) {
+      report(error.name, error.message, 2, `extagents: ${error.name}: ${error.message}\n`);
       return;
     }
     // A full disk or an unwritable state directory mid-run: one line naming the error and the path.

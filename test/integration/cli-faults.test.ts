@@ -209,3 +209,32 @@ describe('a reader that closes stdout early (`extagents runs ls | head -1`)', ()
     }
   });
 });
+
+describe('a corpus with no text to read (issue 51, item 15)', () => {
+  it('exits 2 whether the listing shows it (an empty folder) or only decoding does (nothing but binary files)', async () => {
+    // Arrange: an empty folder, and a folder of files none of which holds text.
+    const empty = path.join(dir, 'empty');
+    mkdirSync(empty);
+    const binary = path.join(dir, 'binary');
+    mkdirSync(binary);
+    writeFileSync(path.join(binary, 'a.bin'), Buffer.from([0, 1, 2, 3, 0, 0, 255, 254, 0, 7]));
+    writeFileSync(path.join(binary, 'b.bin'), Buffer.alloc(64, 0));
+    const ask = async (corpus: string): Promise<{ status: number | undefined; text: string }> => {
+      stderr.length = 0;
+      process.exitCode = undefined;
+      await main(['node', 'extagents', 'ask', '-c', corpus, '-q', 'What is the answer?', '--state-dir', path.join(dir, 'state'), '--no-progress']);
+      return { status: process.exitCode as number | undefined, text: stderr.join('') };
+    };
+
+    // Act
+    const fromListing = await ask(empty);
+    const fromDecoding = await ask(binary);
+
+    // Assert: one exit status, each line saying why.
+    expect(fromListing.status).toBe(2);
+    expect(fromListing.text).toMatch(/^extagents: --corpus: Corpus directory .*empty contains no files\n/);
+    expect(fromDecoding.status).toBe(2);
+    expect(fromDecoding.text).toMatch(/^extagents: EmptyCorpusError: .*a\.bin.*b\.bin/s);
+    expect(fromDecoding.text.trimEnd().split('\n')).toHaveLength(1);
+  });
+});
