@@ -70,6 +70,8 @@ interface Parsed {
   query: unknown;
   headers: Record<string, string | undefined>;
   body: unknown;
+  /** The JSON body as sent, before its schema filled any default (undefined without a body). */
+  sentBody: unknown;
 }
 
 type Operation = (core: ApiCore, parsed: Parsed, ctx: CallContext) => Promise<{ body: unknown; headers?: Record<string, string> }>;
@@ -79,7 +81,8 @@ let openApiDocument: unknown;
 
 const OPERATIONS: Record<OperationId, Operation> = {
   createRun: async (core, parsed, ctx) => {
-    const { response, replayed } = await core.createRun(parsed.body as CreateRunRequest, parsed.headers['idempotency-key'], ctx);
+    const body = parsed.body as CreateRunRequest;
+    const { response, replayed } = await core.createRun({ ...body, options: givenOptions(body.options, parsed.sentBody) }, parsed.headers['idempotency-key'], ctx);
     return { body: response, headers: { location: response.links.self, ...(replayed && { 'idempotent-replayed': 'true' }) } };
   },
   listRuns: async (core, parsed, ctx) => ({ body: await core.listRuns(parsed.query as RunsQuery, ctx) }),
@@ -180,9 +183,11 @@ function parseRequest(route: CompiledRoute, request: ApiRequest): Parsed {
   }
 
   let body: unknown;
+  let sentBody: unknown;
   if (spec.body) {
     const json = parseJsonBody(request.body, headers['content-type'], headers['content-encoding']);
     if (json.ok) {
+      sentBody = json.value;
       const result = spec.body.safeParse(json.value);
       if (result.success) body = result.data;
       else issues.push(...zodIssues(result.error, 'body'));
@@ -198,7 +203,20 @@ function parseRequest(route: CompiledRoute, request: ApiRequest): Parsed {
       .join('; ');
     throw new RequestValidationError(`Invalid request: ${summary}${issues.length > 5 ? `; and ${issues.length - 5} more` : ''}`, issues);
   }
-  return { params, query, headers: parsedHeaders, body };
+  return { params, query, headers: parsedHeaders, body, sentBody };
+}
+
+/**
+ * The run options a `POST /v1/runs` body gave, validated: the schema's parse fills every default
+ * (chunkTokens 8,000, …), and those must not stand in for the server model's own defaults
+ * (`ApiDeps.runOptionDefaults`: a small-context model's chunk size), so only the keys the caller sent
+ * are kept. Undefined when the body had no options.
+ */
+function givenOptions(parsed: CreateRunRequest['options'], sent: unknown): CreateRunRequest['options'] {
+  if (parsed === undefined) return undefined;
+  const raw = (sent as { options?: unknown } | undefined)?.options;
+  const keys = raw !== null && typeof raw === 'object' ? Object.keys(raw) : [];
+  return Object.fromEntries(Object.entries(parsed).filter(([key]) => keys.includes(key))) as CreateRunRequest['options'];
 }
 
 /**

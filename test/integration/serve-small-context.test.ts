@@ -73,6 +73,19 @@ describe('serve with a small-context model', () => {
     expect(record.options.chunkTokens).toBe(largestChunkTokens(CONTEXT, DEFAULT_MAX_OUTPUT_TOKENS.seek));
   });
 
+  it('gives the defaults to what a run posted with other options leaves unset, as the page posts them (issue 51, item 16)', async () => {
+    // The page always sends an options object; the request schema fills every default into it
+    // (chunkTokens 8,000), which must not stand in for the model's own.
+    for (const options of [{}, { rounds: 1, bestEffort: true }]) {
+      const created = await post({ question: 'When did the library of Millbrook open?', corpus: { id: 'town' }, options });
+      expect(created.status).toBe(202);
+      const runId = (created.body as { runId: string }).runId;
+      expect((await finished(runId)).status).toBe('SUCCEEDED');
+      const record = JSON.parse(await server.stack.blobs.getText(runRecordKey(runId))) as { options: Record<string, unknown> };
+      expect(record.options).toMatchObject({ ...contextFittedRunOptionDefaults(CONTEXT), ...options });
+    }
+  });
+
   it('refuses an explicit chunkTokens the context cannot hold with 422 before the run starts', async () => {
     const before = server.launcher.started;
     const refused = await post({ question: 'When did the library of Millbrook open?', corpus: { id: 'town' }, options: { chunkTokens: 8000 } });
