@@ -23,7 +23,7 @@ import { formatModelSpec } from '../../models/spec';
 import type { ModelSpec } from '../../shared/model-spec';
 import { resultKey, runRecordKey } from '../../shared/pipeline/layout';
 import type { RunRecord } from '../../shared/pipeline/run-record';
-import type { PrepareEvent } from '../../shared/pipeline/state';
+import { MAX_QUESTION_CHARS, type PrepareEvent } from '../../shared/pipeline/state';
 import { plainProblem, problemResponse, type ApiResponse } from '../../shared/api/problem';
 import { readDocument } from '../../shared/readers';
 import type { BlobStore } from '../../shared/ports';
@@ -134,7 +134,7 @@ export class WebEndpoints {
     }
   }
 
-  /** The model and the run options: JSON Schema (ranges, defaults) of the schema the API validates with, and this server's defaults. */
+  /** The model, the run options (JSON Schema — ranges, defaults — of the schema the API validates with, and this server's defaults) and the question's length limit (characters). */
   info(): Record<string, unknown> {
     const schema = z.toJSONSchema(RunOptionsSchema, { io: 'input', target: 'draft-2020-12' });
     return {
@@ -144,6 +144,9 @@ export class WebEndpoints {
       runOptionsSchema: schema,
       runOptionDefaults: parseRunOptions(this.deps.runOptionDefaults),
       bundledCorpora: Object.keys(BUNDLED_CORPORA),
+      // The API's limit (QuestionSchema, characters of the trimmed question): the page refuses a
+      // longer question as the API would, instead of cutting it.
+      maxQuestionChars: MAX_QUESTION_CHARS,
     };
   }
 

@@ -25,6 +25,8 @@ export interface ServerInfo {
   runOptionsSchema: { properties: Record<string, JsonSchemaProperty> };
   runOptionDefaults: Record<string, unknown>;
   bundledCorpora: string[];
+  /** The longest question the API accepts, characters of the trimmed question. */
+  maxQuestionChars: number;
 }
 
 /** One corpus of `GET /_web/corpora` (local/services/web.ts `CorpusListEntry`). */

@@ -59,6 +59,10 @@ export function AskView({ info }: { info: ServerInfo }) {
   }, [loadCorpora]);
 
   const properties = info.runOptionsSchema.properties;
+  // Never cut (a textarea's maxlength would, with no notice): a question over the API's limit is
+  // kept as typed, said to be too long, and not sent.
+  const asked = question.trim();
+  const tooLong = asked.length > info.maxQuestionChars;
 
   const onFiles = async (files: FileList | null) => {
     if (!files || files.length === 0) return;
@@ -137,7 +141,21 @@ export function AskView({ info }: { info: ServerInfo }) {
       </div>
       <div class="field">
         <label for="question">Question</label>
-        <textarea id="question" dir="auto" rows="3" maxlength="8000" required value=${question} onInput=${(e: Event) => setQuestion((e.target as HTMLTextAreaElement).value)}></textarea>
+        <textarea
+          id="question"
+          dir="auto"
+          rows="3"
+          required
+          aria-invalid=${tooLong}
+          value=${question}
+          onInput=${(e: Event) => setQuestion((e.target as HTMLTextAreaElement).value)}
+        ></textarea>
+        ${
+          tooLong &&
+          html`<div class="error" role="alert" data-testid="question-too-long">
+            The question is ${asked.length.toLocaleString('en-US')} characters; at most ${info.maxQuestionChars.toLocaleString('en-US')} are accepted: shorten it.
+          </div>`
+        }
       </div>
       <details class="options">
         <summary>Run options (defaults from the API's schema)</summary>
@@ -180,7 +198,7 @@ export function AskView({ info }: { info: ServerInfo }) {
       </details>
       <p class="hint">Model: <strong>${info.model}</strong>${info.extractive ? ' — the offline extractive reader: it answers with sentences of the corpus chosen by word overlap, and refuses when they cover under half of the question (not a language model)' : ''}</p>
       ${error && html`<div class="error" role="alert">${error}</div>`}
-      <button type="submit" disabled=${busy || corpus === '' || question.trim() === ''}>${busy ? 'Starting…' : 'Ask'}</button>
+      <button type="submit" disabled=${busy || corpus === '' || asked === '' || tooLong}>${busy ? 'Starting…' : 'Ask'}</button>
     </form>
   `;
 }
