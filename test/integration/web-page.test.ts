@@ -504,16 +504,17 @@ maybe('a question over the limit is refused in the page, never cut; a right-to-l
   await page.setViewportSize({ width: 360, height: 800 });
   await page.goto(`${server.url}/#/runs`);
   await page.getByTestId('runs').waitFor();
+  // The page's own code in the browser (a string: this file is typed without the DOM's names).
   const geometry = (text: string) =>
-    page.evaluate((needle) => {
-      const entry = [...document.querySelectorAll('ul.runs li')].find((li) => li.textContent?.includes(needle)) as HTMLElement;
-      const link = entry.querySelector('a') as HTMLElement;
+    page.evaluate<{ entryHeight: number; lineHeight: number; wordsLeft: number; wordsRight: number }>(`(() => {
+      const entry = [...document.querySelectorAll('ul.runs li')].find((li) => li.textContent.includes(${JSON.stringify(text)}));
+      const link = entry.querySelector('a');
       const range = document.createRange();
       range.selectNodeContents(link);
       const words = range.getBoundingClientRect();
       const box = entry.getBoundingClientRect();
       return { entryHeight: box.height, lineHeight: Number.parseFloat(getComputedStyle(link).lineHeight), wordsLeft: words.left - box.left, wordsRight: box.right - words.right };
-    }, text);
+    })()`);
   // Right-to-left: the words sit against the entry's right edge, not its left.
   const right = await geometry(rtl);
   expect(right.wordsRight).toBeLessThanOrEqual(2);
