@@ -82,7 +82,11 @@ let openApiDocument: unknown;
 const OPERATIONS: Record<OperationId, Operation> = {
   createRun: async (core, parsed, ctx) => {
     const body = parsed.body as CreateRunRequest;
-    const { response, replayed } = await core.createRun({ ...body, options: givenOptions(body.options, parsed.sentBody) }, parsed.headers['idempotency-key'], ctx);
+    const { response, replayed } = await core.createRun(
+      { ...body, options: givenOptions(body.options, parsed.sentBody) },
+      parsed.headers['idempotency-key'],
+      ctx,
+    );
     return { body: response, headers: { location: response.links.self, ...(replayed && { 'idempotent-replayed': 'true' }) } };
   },
   listRuns: async (core, parsed, ctx) => ({ body: await core.listRuns(parsed.query as RunsQuery, ctx) }),

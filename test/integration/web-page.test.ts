@@ -477,36 +477,38 @@ maybe("cancel a running run from its page: it ends ABORTED, and the runs list sh
   await page.close();
 });
 
-maybe('a question over the limit is refused in the page, never cut; a right-to-left question aligns right; the runs list clamps a long one (issue 51, item 18)', async () => {
-  const page = await newPage();
-  await login(page);
-  // Over the API's 8,000 characters: kept as typed, said to be too long, and not sent.
-  const tooLong = 'Which villages lay on the Tennessee River? '.repeat(200);
-  await page.locator('#question').fill(tooLong);
-  const alert = page.getByTestId('question-too-long');
-  await alert.waitFor();
-  await expect(alert.textContent()).resolves.toMatch(/The question is 8,599 characters; at most 8,000 are accepted/);
-  await expect(page.locator('#question').inputValue()).resolves.toHaveLength(tooLong.length);
-  await expect(page.getByRole('button', { name: 'Ask' }).isDisabled()).resolves.toBe(true);
-  await page.locator('#question').fill('Which villages lay on the Tennessee River?');
-  await expect(page.getByTestId('question-too-long').count()).resolves.toBe(0);
-  // A right-to-left question and a long one, asked through the API.
-  const rtl = 'מי ביקר במושב הממשלה?';
-  const long = `${'Which of the delegations that visited the seat of government came from the villages on the river, and when? '.repeat(40)}`.trim();
-  for (const question of [rtl, long]) {
-    const response = await fetch(`${server.url}/v1/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ question, corpus: { id: 'small' } }),
-    });
-    expect(response.status).toBe(202);
-  }
-  await page.setViewportSize({ width: 360, height: 800 });
-  await page.goto(`${server.url}/#/runs`);
-  await page.getByTestId('runs').waitFor();
-  // The page's own code in the browser (a string: this file is typed without the DOM's names).
-  const geometry = (text: string) =>
-    page.evaluate<{ entryHeight: number; lineHeight: number; wordsLeft: number; wordsRight: number }>(`(() => {
+maybe(
+  'a question over the limit is refused in the page, never cut; a right-to-left question aligns right; the runs list clamps a long one (issue 51, item 18)',
+  async () => {
+    const page = await newPage();
+    await login(page);
+    // Over the API's 8,000 characters: kept as typed, said to be too long, and not sent.
+    const tooLong = 'Which villages lay on the Tennessee River? '.repeat(200);
+    await page.locator('#question').fill(tooLong);
+    const alert = page.getByTestId('question-too-long');
+    await alert.waitFor();
+    await expect(alert.textContent()).resolves.toMatch(/The question is 8,599 characters; at most 8,000 are accepted/);
+    await expect(page.locator('#question').inputValue()).resolves.toHaveLength(tooLong.length);
+    await expect(page.getByRole('button', { name: 'Ask' }).isDisabled()).resolves.toBe(true);
+    await page.locator('#question').fill('Which villages lay on the Tennessee River?');
+    await expect(page.getByTestId('question-too-long').count()).resolves.toBe(0);
+    // A right-to-left question and a long one, asked through the API.
+    const rtl = 'מי ביקר במושב הממשלה?';
+    const long = `${'Which of the delegations that visited the seat of government came from the villages on the river, and when? '.repeat(40)}`.trim();
+    for (const question of [rtl, long]) {
+      const response = await fetch(`${server.url}/v1/runs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ question, corpus: { id: 'small' } }),
+      });
+      expect(response.status).toBe(202);
+    }
+    await page.setViewportSize({ width: 360, height: 800 });
+    await page.goto(`${server.url}/#/runs`);
+    await page.getByTestId('runs').waitFor();
+    // The page's own code in the browser (a string: this file is typed without the DOM's names).
+    const geometry = (text: string) =>
+      page.evaluate<{ entryHeight: number; lineHeight: number; wordsLeft: number; wordsRight: number }>(`(() => {
       const entry = [...document.querySelectorAll('ul.runs li')].find((li) => li.textContent.includes(${JSON.stringify(text)}));
       const link = entry.querySelector('a');
       const range = document.createRange();
@@ -515,12 +517,13 @@ maybe('a question over the limit is refused in the page, never cut; a right-to-l
       const box = entry.getBoundingClientRect();
       return { entryHeight: box.height, lineHeight: Number.parseFloat(getComputedStyle(link).lineHeight), wordsLeft: words.left - box.left, wordsRight: box.right - words.right };
     })()`);
-  // Right-to-left: the words sit against the entry's right edge, not its left.
-  const right = await geometry(rtl);
-  expect(right.wordsRight).toBeLessThanOrEqual(2);
-  expect(right.wordsLeft).toBeGreaterThan(100);
-  // 4,400 characters at 360 px are some 150 lines: the entry shows three, and its meta line.
-  const clamped = await geometry(long.slice(0, 40));
-  expect(clamped.entryHeight).toBeLessThan(8 * clamped.lineHeight);
-  await page.close();
-});
+    // Right-to-left: the words sit against the entry's right edge, not its left.
+    const right = await geometry(rtl);
+    expect(right.wordsRight).toBeLessThanOrEqual(2);
+    expect(right.wordsLeft).toBeGreaterThan(100);
+    // 4,400 characters at 360 px are some 150 lines: the entry shows three, and its meta line.
+    const clamped = await geometry(long.slice(0, 40));
+    expect(clamped.entryHeight).toBeLessThan(8 * clamped.lineHeight);
+    await page.close();
+  },
+);

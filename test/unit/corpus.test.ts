@@ -133,7 +133,9 @@ describe('a corpus file that changes while a run reads it (issue 51, item 1)', (
     // Appended between the read that hashes and the read that copies (a log still being written).
     appendFileSync(log, 'line 2: a request was served.\n');
     const blobs = new FsBlobStore(path.join(dir, 'bucket'));
-    await expect(placeCorpus(blobs, files, hashed)).rejects.toThrow(/^Corpus file .*app\.log changed while it was read \(29 bytes when hashed, 59 bytes when copied\)/);
+    await expect(placeCorpus(blobs, files, hashed)).rejects.toThrow(
+      /^Corpus file .*app\.log changed while it was read \(29 bytes when hashed, 59 bytes when copied\)/,
+    );
     await expect(placeCorpus(blobs, files, hashed)).rejects.toBeInstanceOf(InvalidInputError);
     // Nothing was stored under the hash for it.
     expect((await blobs.list('corpora/')).map((o) => o.key)).toEqual([]);
