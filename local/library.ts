@@ -14,7 +14,7 @@ import type { RunOptionsInput } from '../shared/config';
 import { InvalidInputError, RunAbortedError } from '../shared/errors';
 import type { ModelSpecInput } from '../shared/model-spec';
 import type { SurveyOptionsInput } from '../shared/survey/options';
-import type { RunResult } from '../shared/types';
+import type { RunResult, SkippedDocument } from '../shared/types';
 import { resolveCorpus, type CorpusFile } from './engine/corpus';
 import { runLocal } from './engine/run';
 import { parseRunRequest, type ParsedRunRequest } from '../shared/run-request';
@@ -128,6 +128,12 @@ export interface AskSettings {
    * already aborted when `ask` is called rejects at once and writes nothing.
    */
   signal?: AbortSignal;
+  /**
+   * With files already resolved: what their arguments named but cannot be read as files (FIFOs,
+   * sockets, symbolic link loops; `ResolveCorpusOptions.skipped`), listed in the result's `skipped`.
+   * Corpus arguments given as paths here are resolved with this list made by `ask` itself.
+   */
+  unreadable?: readonly SkippedDocument[];
 }
 
 /**
@@ -154,12 +160,14 @@ export async function ask(request: AskRequest): Promise<RunResult> {
     if (signal?.aborted) throw new RunAbortedError(`ask: aborted before the run started${reasonText(signal.reason)}`, { reason: signal.reason });
   };
   refuseIfAborted();
-  const files = await corpusFiles(request.corpus, request.cwd, request.stateDir);
+  const unreadable: SkippedDocument[] = [...(request.unreadable ?? [])];
+  const files = await corpusFiles(request.corpus, request.cwd, request.stateDir, unreadable);
   refuseIfAborted();
   try {
     return await withStateDir(request.stateDir, (stateDir) =>
       runLocal({
         files,
+        unreadable,
         parsed,
         modelSpec: request.model,
         stateDir,
@@ -223,12 +231,12 @@ export async function survey(request: SurveyRequest): Promise<LocalSurveyOutput>
 }
 
 /** The corpus files of an {@link AskRequest}'s `corpus`. */
-async function corpusFiles(corpus: unknown, cwd: string | undefined, stateDir: string | undefined): Promise<CorpusFile[]> {
+async function corpusFiles(corpus: unknown, cwd: string | undefined, stateDir: string | undefined, skipped: SkippedDocument[]): Promise<CorpusFile[]> {
   const expected = 'ask: corpus must be a path (file, directory, glob, "sotu" or a corpus id of stateDir), a list of paths, or the files of resolveCorpus';
-  if (typeof corpus === 'string') return resolveCorpus([corpus], cwd, { stateDir });
+  if (typeof corpus === 'string') return resolveCorpus([corpus], cwd, { stateDir, skipped });
   if (!Array.isArray(corpus)) throw new InvalidInputError(`${expected}; got ${corpus === null ? 'null' : typeof corpus}`);
   if (corpus.length === 0) throw new InvalidInputError('ask: corpus is empty (give at least one path)');
-  if (corpus.every((c): c is string => typeof c === 'string')) return resolveCorpus([...corpus], cwd, { stateDir });
+  if (corpus.every((c): c is string => typeof c === 'string')) return resolveCorpus([...corpus], cwd, { stateDir, skipped });
   const isFile = (c: unknown): c is CorpusFile =>
     typeof c === 'object' && c !== null && typeof (c as CorpusFile).id === 'string' && typeof (c as CorpusFile).path === 'string';
   if (!corpus.every(isFile)) throw new InvalidInputError(expected);

@@ -2,6 +2,7 @@
  * The `extagents ask` subcommand (registered by local/cli/cli.ts when it runs): one question over a
  * corpus through the local workflow (local/engine/run.ts), with a progress bar and the formatted result.
  */
+import type { SkippedDocument } from '../../shared/types';
 import { DEFAULT_RANKING, RANKING_MODES, type RankingMode } from '../../shared/ranking';
 import { Option, type Command } from 'commander';
 import { COVERAGE_MODES, type CoverageMode } from '../../shared/coverage';
@@ -257,7 +258,9 @@ export function addAskCommand(program: Command): void {
       }
       // The state directory last of the checks: a refused model or chunk size leaves nothing behind.
       writableStateDir(opts.stateDir);
-      const files = await resolveCorpusFlag(opts.corpus, opts.stateDir);
+      // What the arguments named but cannot be read (a FIFO, a socket, a link loop): in the result's skipped.
+      const unreadable: SkippedDocument[] = [];
+      const files = await resolveCorpusFlag(opts.corpus, opts.stateDir, unreadable);
       if (opts.estimate) {
         const { estimate, corpus, concurrency, time, costRefusal } = await engine().estimateLocal({ files, parsed, model });
         process.stdout.write(
@@ -286,6 +289,7 @@ export function addAskCommand(program: Command): void {
         // The library's ask (local/library.ts), over the files resolved above.
         const result = await engine().ask({
           corpus: files,
+          unreadable,
           parsed,
           model,
           stateDir: opts.stateDir,

@@ -152,11 +152,17 @@ export function makeDirectories(dir: string): void {
  * Resolve a command's `-c, --corpus` arguments by the one rule of every command
  * (local/engine/corpus.ts `resolveCorpus`): a bundled corpus, a file or directory, a corpus id of
  * `--state-dir` (`ingest --id mill` makes `mill`), a glob pattern.
+ * @param skipped receives what the arguments named but cannot be read as files (FIFOs, sockets,
+ *   symbolic link loops), with reasons; without it such an argument named directly is a usage error.
  * @throws UsageError `--corpus: <what was tried>` when an argument matches nothing.
  */
-export async function resolveCorpusFlag(args: string[], stateDir: string): Promise<import('../engine/corpus').CorpusFile[]> {
+export async function resolveCorpusFlag(
+  args: string[],
+  stateDir: string,
+  skipped?: import('../../shared/types').SkippedDocument[],
+): Promise<import('../engine/corpus').CorpusFile[]> {
   const { resolveCorpus } = require('../engine/corpus') as typeof import('../engine/corpus');
-  return resolveCorpus(args, process.cwd(), { stateDir }).catch((error: unknown) => {
+  return resolveCorpus(args, process.cwd(), { stateDir, skipped }).catch((error: unknown) => {
     throw error instanceof InvalidInputError ? new UsageError(`--corpus: ${error.message}`, { cause: error }) : error;
   });
 }

@@ -6,13 +6,14 @@
  */
 import type FastGlob from 'fast-glob';
 import { createHash } from 'node:crypto';
-import { existsSync, constants as fsConstants, promises as fs } from 'node:fs';
+import { existsSync, constants as fsConstants, promises as fs, type Stats } from 'node:fs';
 import { surveyRecordKey } from '../../shared/pipeline/layout';
 import path from 'node:path';
 import { corpusPrefix, CorpusIdSchema } from '../../shared/corpus';
 import { InvalidInputError } from '../../shared/errors';
 import type { CorpusObject } from '../../shared/pipeline/ingest';
 import type { BlobStore } from '../../shared/ports';
+import type { SkippedDocument } from '../../shared/types';
 import { MAX_DOCUMENT_BYTES } from '../../shared/decode';
 import { FsBlobStore } from './fs-blob-store';
 import { LOCAL_CORPUS_ID_PREFIX } from './runs';
@@ -99,6 +100,34 @@ export interface ResolveCorpusOptions {
    * `serve` made) is that corpus. Without it, corpus ids are not looked up.
    */
   stateDir?: string;
+  /**
+   * Receives what a corpus argument names but no run can read as a file: a FIFO, a socket or a device
+   * in a folder or named directly, a symbolic link that loops or points at nothing (id and reason,
+   * as `RunResult.skipped` lists them). The caller passes them on (`LocalRunSettings.unreadable`), so
+   * none is dropped with no word. Without it they are still left out.
+   */
+  skipped?: SkippedDocument[];
+}
+
+/**
+ * Why a directory entry that is neither a regular file nor a folder cannot be read as a document, or
+ * undefined for a regular file (also through a symbolic link) or a folder.
+ */
+export async function unreadableReason(file: string): Promise<string | undefined> {
+  let stat: Stats;
+  try {
+    stat = await fs.stat(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') return 'a symbolic link loop: it leads back to itself, never to a file';
+    if (code === 'ENOENT') return 'a symbolic link to nothing (its target does not exist)';
+    return `cannot be opened (${code ?? String(error)})`;
+  }
+  if (stat.isFile() || stat.isDirectory()) return undefined;
+  if (stat.isFIFO()) return 'a FIFO (named pipe), not a file: reading it would wait for a writer';
+  if (stat.isSocket()) return 'a socket, not a file';
+  if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'a device, not a file';
+  return 'not a regular file';
 }
 
 /** The folder of a corpus id in a state directory's bucket (local/engine/stack.ts lays the bucket out). */
@@ -177,6 +206,12 @@ export async function resolveCorpus(args: string[], cwd: string = process.cwd(),
         `Corpus argument ${JSON.stringify(arg)} cannot be listed: ${error.code ?? ''} ${error.path ?? error.message}`.replace(/\s+/g, ' '),
       );
     };
+  // The id a skipped entry is named by: the rule `add` gives files (relative, '/'-separated, a file
+  // outside the current directory by its base name), without taking the id.
+  const docIdOf = (id: string, file: string): string => {
+    const base = id.split(path.sep).join('/');
+    return base.startsWith('../') || base === '..' || path.isAbsolute(base) ? path.basename(file) : base;
+  };
   for (const arg of args) {
     // An empty argument would resolve to the current directory: never what was meant.
     if (arg.trim() === '') throw new InvalidInputError('a corpus argument is empty: give a file, a directory, a glob pattern, a corpus id or sotu');
@@ -192,12 +227,37 @@ export async function resolveCorpus(args: string[], cwd: string = process.cwd(),
       await add(path.relative(cwd, abs) || path.basename(abs), abs);
       continue;
     }
+    // A FIFO, socket or device named directly: not a file, and said so (not "matches nothing").
+    if (stat !== undefined && !stat.isDirectory()) {
+      const reason = (await unreadableReason(abs)) as string;
+      if (options.skipped === undefined) throw new InvalidInputError(`Corpus argument ${JSON.stringify(arg)} is ${reason}`);
+      options.skipped.push({ documentId: docIdOf(path.relative(cwd, abs) || path.basename(abs), abs), reason });
+      continue;
+    }
     if (stat?.isDirectory()) {
-      const found = (await fg('**/*', { cwd: abs, onlyFiles: true, dot: false, ignore: ['**/node_modules/**'] }).catch(unlisted(arg))).filter(
-        (f) => !inState(path.join(abs, f)),
-      );
-      if (found.length === 0) throw new InvalidInputError(`Corpus directory ${arg} contains no files`);
-      for (const f of found.sort()) await add(f, path.join(abs, f));
+      // Every entry but folders: a regular file is a document; anything else (a FIFO, a socket, a
+      // symbolic link that loops or leads nowhere) is named with its reason, never dropped unsaid.
+      const entries = (
+        await fg('**/*', { cwd: abs, onlyFiles: false, onlyDirectories: false, dot: false, ignore: ['**/node_modules/**'] }).catch(unlisted(arg))
+      ).filter((f) => !inState(path.join(abs, f)));
+      const found: string[] = [];
+      for (const f of entries.sort()) {
+        // A name that is not UTF-8 comes back from the listing with U+FFFD, a path that cannot be
+        // opened: `add` refuses it, naming it.
+        if (f.includes('\uFFFD')) {
+          found.push(f);
+          continue;
+        }
+        const reason = await unreadableReason(path.join(abs, f));
+        if (reason === undefined) {
+          if (!(await fs.stat(path.join(abs, f))).isDirectory()) found.push(f);
+        } else {
+          options.skipped?.push({ documentId: docIdOf(f, path.join(abs, f)), reason });
+        }
+      }
+      if (found.length === 0 && (options.skipped === undefined || entries.length === 0))
+        throw new InvalidInputError(`Corpus directory ${arg} contains no files`);
+      for (const f of found) await add(f, path.join(abs, f));
       continue;
     }
     const ingested = options.stateDir !== undefined && CorpusIdSchema.safeParse(arg).success ? corpusFolder(options.stateDir, arg) : undefined;

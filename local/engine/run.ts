@@ -24,7 +24,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pLimit from 'p-limit';
-import { InvalidInputError } from '../../shared/errors';
+import { EmptyCorpusError, InvalidInputError } from '../../shared/errors';
 import { parseRunOptions, type RunOptions, type RunOptionsInput } from '../../shared/config';
 import type { AgentModel, BlobStore } from '../../shared/ports';
 import { runRecordKey } from '../../shared/pipeline/layout';
@@ -42,7 +42,7 @@ import { parseRunRequest, type ParsedRunRequest } from '../../shared/run-request
 import { corpusPrefix } from '../../shared/corpus';
 import { formatModelSpec, toModelSpec, DEFAULT_LOCAL_MODEL_SPEC } from '../../models/spec';
 import type { ModelSpecInput } from '../../shared/model-spec';
-import type { RunResult } from '../../shared/types';
+import type { RunResult, SkippedDocument } from '../../shared/types';
 import { fingerprintOf, putCorpusFile, readCorpusFile, type CorpusFile, type CorpusFileFingerprint } from './corpus';
 import { MAX_MODEL_SEQUENCES, startLocalStack, type LocalStack } from './stack';
 
@@ -77,6 +77,12 @@ export type LocalRunRequest = LocalRunSettings &
 /** The settings of a local run besides its question, options and run id. */
 export interface LocalRunSettings {
   files: CorpusFile[];
+  /**
+   * What the corpus arguments named but no run can read as a file (a FIFO, a socket, a symbolic link
+   * loop: local/engine/corpus.ts `ResolveCorpusOptions.skipped`): listed first in the result's
+   * `skipped`, with their reasons, and in the EmptyCorpusError when nothing else is left.
+   */
+  unreadable?: SkippedDocument[];
   /** The model spec, text or parsed (models/spec.ts): `extractive` (default), `bedrock:…`, `openai:…`, `llama:…`. */
   modelSpec?: ModelSpecInput;
   /** Directory of the local state: the bucket (`bucket/`) and the DynamoDB data (`dynamodb/`). */
@@ -121,6 +127,10 @@ export function newRunId(now: Date = new Date()): string {
  *   `ExecutionAborted` when `signal` aborted it).
  */
 export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
+  // Only unreadable entries (a folder of FIFOs): nothing to run, said as an empty corpus is, naming each.
+  if (request.files.length === 0 && (request.unreadable ?? []).length > 0) {
+    throw new EmptyCorpusError(`The corpus has no file to read: ${(request.unreadable ?? []).map((u) => `${u.documentId}: ${u.reason}`).join('; ')}`);
+  }
   let parsed = request.parsed ?? parseRunRequest(request);
   const runId = parsed.runId ?? newRunId();
   const report = request.onProgress ?? (() => undefined);
@@ -237,7 +247,13 @@ async function execute(
     await tracker.flush();
     throw error;
   }
-  const result = JSON.parse(await stack.blobs.getText(output.resultKey)) as RunResult;
+  let result = JSON.parse(await stack.blobs.getText(output.resultKey)) as RunResult;
+  const unreadable = request.unreadable ?? [];
+  if (unreadable.length > 0 && !unreadable.every((u) => result.skipped.some((s) => s.documentId === u.documentId))) {
+    // The stored result says it too (`runs show`, the page): written once, a replay finds it there.
+    result = { ...result, skipped: [...unreadable, ...result.skipped] };
+    await stack.blobs.put(output.resultKey, JSON.stringify(result), 'application/json');
+  }
   tracker.end({ status: 'SUCCEEDED', answer: result.answer, answerable: result.answerable });
   await tracker.flush();
   return result;

@@ -146,3 +146,46 @@ describe('a corpus file that changes while a run reads it (issue 51, item 1)', (
     expect(Buffer.from(await blobs.get(`${prefix}app.log`)).toString()).toBe('line 1: the service started.\nline 2: a request was served.\n');
   });
 });
+
+describe('entries of a corpus folder that are not files (issue 51, item 10)', () => {
+  it('lists a FIFO, a socket and symbolic links that loop or lead nowhere with their reasons, and a run names them in skipped', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const net = await import('node:net');
+    const corpus = path.join(dir, 'corpus');
+    mkdirSync(corpus);
+    writeFileSync(path.join(corpus, 'notes.txt'), 'The lighthouse on Kerrow Point was built by Ann Lee in 1871.\n');
+    execFileSync('mkfifo', [path.join(corpus, 'pipe')]);
+    const socket = net.createServer();
+    await new Promise<void>((resolve) => socket.listen(path.join(corpus, 'socket'), resolve));
+    symlinkSync('loop', path.join(corpus, 'loop'));
+    symlinkSync('gone.txt', path.join(corpus, 'dangling'));
+    try {
+      const skipped: Array<{ documentId: string; reason: string }> = [];
+      const files = await resolveCorpus([corpus], dir, { skipped });
+      expect(files.map((f) => f.id)).toEqual(['notes.txt']);
+      expect(skipped).toEqual([
+        { documentId: 'dangling', reason: 'a symbolic link to nothing (its target does not exist)' },
+        { documentId: 'loop', reason: 'a symbolic link loop: it leads back to itself, never to a file' },
+        { documentId: 'pipe', reason: 'a FIFO (named pipe), not a file: reading it would wait for a writer' },
+        { documentId: 'socket', reason: 'a socket, not a file' },
+      ]);
+      // Named directly: said to be a FIFO (not "matches nothing"), listed or refused.
+      await expect(resolveCorpus([path.join(corpus, 'pipe')], dir)).rejects.toThrow(/^Corpus argument ".*pipe" is a FIFO \(named pipe\), not a file/);
+      const direct: Array<{ documentId: string; reason: string }> = [];
+      await expect(resolveCorpus([path.join(corpus, 'pipe')], corpus, { skipped: direct })).resolves.toEqual([]);
+      expect(direct).toEqual([{ documentId: 'pipe', reason: expect.stringMatching(/^a FIFO/) }]);
+      // A run lists them first in its skipped, and its stored result says the same.
+      const { ask } = await import('../../local/library');
+      const result = await ask({ corpus, cwd: dir, question: 'Who built the lighthouse on Kerrow Point?', stateDir: path.join(dir, 'state') });
+      expect(result.skipped.map((s) => s.documentId)).toEqual(['dangling', 'loop', 'pipe', 'socket']);
+      expect(result.answer).toMatch(/Ann Lee/);
+      // Nothing readable at all: an empty corpus, naming each entry.
+      rmSync(path.join(corpus, 'notes.txt'));
+      await expect(ask({ corpus, cwd: dir, question: 'Who built it?' })).rejects.toThrow(
+        /^The corpus has no file to read: dangling: a symbolic link to nothing.*pipe: a FIFO/,
+      );
+    } finally {
+      socket.close();
+    }
+  });
+});
