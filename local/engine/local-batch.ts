@@ -13,6 +13,7 @@
  */
 import type { BatchInference, BatchJobRef, BatchJobStatus, BatchRecord, BatchRecordResult, BlobStore, ChatModel, ChatRequest } from '../../shared/ports';
 import { NotFoundError, RETRYABLE_ERRORS } from '../../shared/errors';
+import { malformedBatchOutput, namedRecordId } from '../../shared/batch-output';
 
 /** Options of {@link LocalBatchRunner}. */
 export interface LocalBatchOptions {
@@ -68,7 +69,8 @@ export class LocalBatchRunner implements BatchInference {
   async status(job: BatchJobRef): Promise<BatchJobStatus> {
     const records = await this.inputOf(job);
     const output = await this.outputLines(job);
-    const done = new Set(output.map((line) => (JSON.parse(line) as { recordId: string }).recordId));
+    // A line cut short (a write torn by a kill) still names its record: done, as a failure results() reports.
+    const done = new Set(output.map(namedRecordId).filter((id): id is string => id !== undefined));
     const pending = records.filter((r) => !done.has(r.recordId));
     const started = performance.now();
     const sliceMs = this.options.sliceMs ?? 2000;
@@ -88,8 +90,14 @@ export class LocalBatchRunner implements BatchInference {
   async results(job: BatchJobRef, _requests?: ReadonlyMap<string, ChatRequest>): Promise<Map<string, BatchRecordResult>> {
     const results = new Map<string, BatchRecordResult>();
     for (const line of await this.outputLines(job)) {
-      const result = JSON.parse(line) as BatchRecordResult;
-      results.set(result.recordId, result);
+      let result: BatchRecordResult | undefined;
+      try {
+        result = JSON.parse(line) as BatchRecordResult;
+      } catch (error) {
+        // That record failed, with its cause; its chunk is sought on demand (shared/batch-output.ts).
+        result = malformedBatchOutput(line, (error as Error).message);
+      }
+      if (result !== undefined) results.set(result.recordId, result);
     }
     return results;
   }

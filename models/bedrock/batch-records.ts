@@ -9,6 +9,7 @@
  * records take no toolConfig).
  */
 import type { BatchRecord, BatchRecordResult, ChatRequest } from '../../shared/ports';
+import { malformedBatchOutput } from '../../shared/batch-output';
 import { converseInput, converseResponse, type ConverseReply } from './bedrock';
 
 /**
@@ -35,8 +36,10 @@ export function batchOutputRecord(line: string, requests: ReadonlyMap<string, Ch
   let value: unknown;
   try {
     value = JSON.parse(line);
-  } catch {
-    return undefined;
+  } catch (error) {
+    // A damaged line still names its record: that record failed, with the cause (shared/batch-output.ts).
+    const failed = malformedBatchOutput(line, (error as Error).message);
+    return failed !== undefined && requests.has(failed.recordId) ? failed : undefined;
   }
   if (typeof value !== 'object' || value === null) return undefined;
   const record = value as { recordId?: unknown; modelOutput?: unknown; error?: { errorCode?: unknown; errorMessage?: unknown } };

@@ -238,6 +238,23 @@ describe('reading a job output', () => {
     expect(warn.mock.calls[0][1]).toEqual({ jobId: JOB_ARN, key: `${PREFIX}output/abcdefghwxyz/records.jsonl.out`, skipped: 2 });
   });
 
+  it('reads a damaged line that still names its record as that record failed, with the cause (issue 51, item 6)', async () => {
+    // Arrange: the failed record's line cut short (a torn write), its id still whole.
+    const torn = JSON.stringify(failed).slice(0, 40);
+    await blobs.put(`${PREFIX}output/abcdefghwxyz/records.jsonl.out`, `${JSON.stringify(answered)}\n${torn}\n`);
+    // Act
+    const results = await adapter().results(job, requests);
+    // Assert: a chunk failure the workflow seeks on demand, not a skipped line
+    expect(results.get('C0000000001')).toEqual({
+      recordId: 'C0000000001',
+      error: {
+        code: 'MalformedBatchOutput',
+        message: expect.stringMatching(/^its output line could not be read \(.*JSON.*\): "\{\\"recordId\\":\\"C0000000001/),
+      },
+    });
+    expect(results.get('C0000000000')).toHaveProperty('response');
+  });
+
   it('reports nothing when every line was read, and returns no record of a job that wrote no output', async () => {
     // Arrange
     const warn = jest.fn();
