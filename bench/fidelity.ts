@@ -54,7 +54,7 @@ import { parseTokenCount, TOKEN_COUNT_FORMS } from '../shared/token-count';
 const USAGE = `Usage: npx tsx bench/fidelity.ts --model llama:<gguf> [--dataset hotpotqa|hotpot-train|cmrc]
   [--limit 30] [--offset 0] [--conditions plain,gold,own,padded] [--length 8000]
   [--chunk-tokens N] [--ranking score|hybrid|retrieval] [--reasoner-reply json|prose] [--best-effort]
-  [--kar-stop first|confirmed|checked] [--synchronization plain|follow-up] [--prose-leads]
+  [--kar-stop first|confirmed|checked] [--kar-first-k N] [--synchronization plain|follow-up] [--prose-leads]
   [--records file.jsonl] [--json]
 
 Fidelity: how much of a model's own ability survives the agent protocol and the distractors. The same
@@ -81,6 +81,8 @@ Options:
   --best-effort           answer from the best evidence after the last round instead of refusing
                           (default off)
   --kar-stop RULE         the run option karStop, first|confirmed|checked (default: the run option's)
+  --kar-first-k N         the run option karFirstK, messages of each round's first KAR step (default:
+                          the model profile's: 4 for the reference model's default profile)
   --synchronization MODE  the run option synchronization, plain|follow-up (default: the run option's)
   --prose-leads           the prose seeker also cites each cited sentence's paragraph lead
                           (LlmAgentsOptions.proseLeads; default off)
@@ -234,6 +236,7 @@ async function main(): Promise<void> {
     'reasoner-reply': { type: 'string' },
     'prose-leads': { type: 'boolean', default: false },
     'kar-stop': { type: 'string' },
+    'kar-first-k': { type: 'string' },
     synchronization: { type: 'string' },
     'best-effort': { type: 'boolean', default: false },
     records: { type: 'string' },
@@ -260,6 +263,9 @@ async function main(): Promise<void> {
   const fitted = contextFittedRunOptionDefaults(llama.contextTokens, llama.runDefaults);
   const stop = values['kar-stop'];
   if (stop !== undefined && !KAR_STOP_RULES.includes(stop as KarStopRule)) usageError(USAGE, `--kar-stop: one of ${KAR_STOP_RULES.join(', ')}; got ${stop}`);
+  const firstK = values['kar-first-k'] === undefined ? undefined : Number(values['kar-first-k']);
+  if (firstK !== undefined && !(Number.isSafeInteger(firstK) && firstK >= 1 && firstK <= 1024))
+    usageError(USAGE, `--kar-first-k: an integer from 1 to 1024; got ${values['kar-first-k']}`);
   const sync = values.synchronization;
   if (sync !== undefined && !SYNCHRONIZATION_MODES.includes(sync as SynchronizationMode))
     usageError(USAGE, `--synchronization: one of ${SYNCHRONIZATION_MODES.join(', ')}; got ${sync}`);
@@ -280,6 +286,7 @@ async function main(): Promise<void> {
     ...(values.ranking !== undefined && { ranking: values.ranking as RankingMode }),
     ...(values['best-effort'] && { bestEffort: true }),
     ...(stop !== undefined && { karStop: stop as KarStopRule }),
+    ...(firstK !== undefined && { karFirstK: firstK }),
     ...(sync !== undefined && { synchronization: sync as SynchronizationMode }),
   };
   const filler = conditions.includes('padded') && dataset !== 'cmrc' ? readFillerParagraphs().paragraphs : [];

@@ -45,10 +45,11 @@ export const RANKING_ABLATIONS = ['extagents-rank-score', 'extagents-rank-retrie
  * option: `extagents-grow` = `coverage: 'grow'` with the default first tranche; `extagents-reseek` =
  * `reseek: 'promising'` (the eval's `rounds`, 2 by default); `extagents-follow-up` and
  * `extagents-plain-sync` = `synchronization: 'follow-up'` / `'plain'` whatever `--synchronization`
- * says (the two synchronization rows side by side). Not in "all"; named explicitly
+ * says (the two synchronization rows side by side); `extagents-first-k1` = `karFirstK: 1`, the
+ * paper's first KAR step, whatever the model's profile defaults it to. Not in "all"; named explicitly
  * (docs/EVAL.md, "Extensions").
  */
-export const EXTENSIONS = ['extagents-grow', 'extagents-reseek', 'extagents-follow-up', 'extagents-plain-sync'] as const;
+export const EXTENSIONS = ['extagents-grow', 'extagents-reseek', 'extagents-follow-up', 'extagents-plain-sync', 'extagents-first-k1'] as const;
 
 /** Every strategy the eval can run: `STRATEGIES`, `RANKING_ABLATIONS`, then `EXTENSIONS` (report order). */
 export const EVAL_STRATEGIES = [...STRATEGIES, ...RANKING_ABLATIONS, ...EXTENSIONS] as const;

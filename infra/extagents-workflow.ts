@@ -131,7 +131,7 @@ export interface ExtAgentsWorkflowProps {
  * The ExtAgents state machine:
  *
  *   Prepare -> SeekChunks (Distributed Map over the manifest; Seek per chunk) -> Reason -> Answered?
- *   Answered?: answered -> Finalize | not exhausted -> Reason (k doubled)
+ *   Answered?: answered, or filtered (the content filter withheld the reply) -> Finalize | not exhausted -> Reason (k doubled)
  *            | covered < coverageCap -> GrowCoverage -> SeekChunks (the next tranche; coverage 'grow')
  *            | round < rounds and pool non-empty -> Synchronize -> RoundToSeek? -> SeekChunks (next round)
  *              (RoundToSeek?: a round with no chunk to seek, reseek 'promising', arrives refused -> Answered?)
@@ -236,6 +236,9 @@ export class ExtAgentsWorkflow extends Construct {
       comment: 'After one KAR step: finish, widen k, grow the coverage, synchronize for the next round, or answer best-effort.',
     })
       .when(sfn.Condition.stringEquals('$.outcome', 'answered'), finalize)
+      // The content filter withheld the reasoning agent's reply: no wider step, next round or
+      // best-effort answer (each sends the same question to the same filter).
+      .when(sfn.Condition.stringEquals('$.outcome', 'filtered'), finalize)
       .when(sfn.Condition.booleanEquals('$.exhausted', false), reason)
       .when(sfn.Condition.numberLessThanJsonPath('$.covered', '$.config.coverageCap'), growCoverage)
       .when(
@@ -281,7 +284,7 @@ export class ExtAgentsWorkflow extends Construct {
     const pipelinedAnswered = new sfn.Choice(this, STATE_NAMES.PipelinedAnswered, {
       comment: 'As Answered?, for a round with a speculative next round: the next round is needed only after a refusal over a non-empty pool.',
     })
-      .when(sfn.Condition.stringEquals('$.outcome', 'answered'), stopSpeculation)
+      .when(sfn.Condition.or(sfn.Condition.stringEquals('$.outcome', 'answered'), sfn.Condition.stringEquals('$.outcome', 'filtered')), stopSpeculation)
       .when(sfn.Condition.booleanEquals('$.exhausted', false), pipelinedReason)
       .when(
         sfn.Condition.numberGreaterThan('$.poolSize', 0),

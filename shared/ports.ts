@@ -101,6 +101,11 @@ interface ReasonOutcomeBase {
   usage: RoleUsage;
   warnings: string[];
   /**
+   * True when the provider's content filter withheld the reply (`CONTENT_FILTERED`): a refusal that
+   * is not the model's, recorded as the KAR step outcome `filtered`, which ends the run.
+   */
+  filtered?: boolean;
+  /**
    * What the answer (or refusal) is, when it is not a language model's own reply: the extractive
    * reader's "extractive: a sentence chosen by word overlap, covering 72% of the question's weighted
    * words (it answers from 50%)" (shared/extractive/reader.ts). Recorded with the KAR step and

@@ -133,8 +133,10 @@ export interface KarStep {
    * `answered`: the answer stands (the run ends with it); `refused`: the reasoning agent refused;
    * `unsupported`: it answered, but the quotes of the messages it cites do not hold the answer;
    * `unconfirmed`: a supported answer that the next, wider step must give again (run option
-   * `karStop: 'confirmed'`). Every outcome but `answered` reads on: k doubles, or the round ends
-   * (shared/support.ts, the stopping rule).
+   * `karStop: 'confirmed'`); `filtered`: the provider's content filter withheld the reply (the run
+   * ends there, refused: a wider step, a next round or a best-effort answer would send the same
+   * question to the same filter). Every other outcome but `answered` reads on: k doubles, or the
+   * round ends (shared/support.ts, the stopping rule).
    */
   outcome: KarOutcome;
   /** True when this step was the forced best-effort answer after the last round. */
@@ -148,7 +150,7 @@ export interface KarStep {
 }
 
 /** The outcomes of a KAR step (see `KarStep.outcome`). */
-export const KAR_OUTCOMES = ['answered', 'refused', 'unsupported', 'unconfirmed'] as const;
+export const KAR_OUTCOMES = ['answered', 'refused', 'unsupported', 'unconfirmed', 'filtered'] as const;
 /** One outcome of a KAR step. */
 export type KarOutcome = (typeof KAR_OUTCOMES)[number];
 

@@ -46,6 +46,8 @@ export interface ExtAgentsVariant {
   ranking?: RankingMode;
   /** What synchronization gives round 2 (the run option `synchronization`). Default: the strategy options'. */
   synchronization?: SynchronizationMode;
+  /** k of each round's first KAR step (the run option `karFirstK`). Default: the strategy options'. */
+  firstK?: number;
 }
 
 /**
@@ -96,7 +98,7 @@ export async function runExtAgents(input: StrategyInput, variant: ExtAgentsVaria
         return done(result.answer, true, fitted.messages);
       continue;
     }
-    let k = Math.min(options.karFirstK, pool.length);
+    let k = Math.min(variant.firstK ?? options.karFirstK, pool.length);
     // The answer of the step before, when it awaits confirmation (karStop 'confirmed').
     let unconfirmed: string | undefined;
     for (;;) {
@@ -106,6 +108,8 @@ export async function runExtAgents(input: StrategyInput, variant: ExtAgentsVaria
       lastContext = fitted.messages;
       const verdict = result.answerable ? await judge(result, fitted.messages, unconfirmed, k >= pool.length || fitted.truncated) : undefined;
       if (verdict?.outcome === 'answered') return done(result.answer, true, fitted.messages);
+      // The content filter withheld the reply: the run ends refused, as the workflow's Answered? ends it.
+      if (result.filtered === true) return done(NO_ANSWER, false, fitted.messages);
       unconfirmed = verdict?.outcome === 'unconfirmed' ? result.answer : undefined;
       const next = afterRefusal(k, pool.length, fitted.truncated);
       if (next.exhausted) break;

@@ -50,6 +50,12 @@ export const STRATEGY_FUNCTIONS: Record<StrategyName, Strategy> = {
     input.workflow
       ? runExtAgentsWorkflow(input, input.options.rounds, undefined, { synchronization: 'plain' })
       : runExtAgents(input, { rounds: input.options.rounds, kar: true, synchronization: 'plain' }),
+  // The paper's first KAR step (k = 1) whatever the model's profile defaults karFirstK to (the
+  // reference model's first step reads 4 messages: docs/EVAL.md, "The first step's k").
+  'extagents-first-k1': (input) =>
+    input.workflow
+      ? runExtAgentsWorkflow(input, input.options.rounds, undefined, { karFirstK: 1 })
+      : runExtAgents(input, { rounds: input.options.rounds, kar: true, firstK: 1 }),
   official: runOfficial,
   direct: runDirect,
   rag: runRag,

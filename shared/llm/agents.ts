@@ -735,7 +735,7 @@ export class LlmAgents implements AgentModel {
       const warning = filteredWarning(r, 'reasoning agent', 'counted as a refusal');
       if (warning === undefined) return undefined;
       warnings.push(warning);
-      return refuse();
+      return { ...refuse(), filtered: true };
     };
     let response = await timedCall(this.reasoner, base, usage, warnings);
     const filteredFirst = filteredRefusal(response);

@@ -104,6 +104,14 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
   if (unsupported !== undefined) {
     warnings.push(`the best-effort answer ${JSON.stringify(unsupported.answer)} is not in the quotes it cites; the run refuses (RunResult.unsupportedAnswer)`);
   }
+  // The content filter withheld the reasoning agent's reply: the run ended there (Answered?).
+  const filtered = steps.find((s) => s.outcome === 'filtered');
+  if (filtered !== undefined) {
+    warnings.push(
+      `the provider's content filter withheld the reasoning agent's reply at KAR step ${filtered.seq} (round ${filtered.round}, k=${filtered.k}); ` +
+        'the run refuses there, with no wider step, next round or best-effort answer (each would send the same question to the same filter)',
+    );
+  }
   const result: RunResult = {
     runId: state.runId,
     question: record.question,

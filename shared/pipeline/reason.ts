@@ -139,7 +139,7 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
     k,
     messagesUsed: fitted.messages.length,
     evidenceTokens: fitted.tokens,
-    outcome: verdict?.outcome ?? 'refused',
+    outcome: result.filtered === true ? 'filtered' : (verdict?.outcome ?? 'refused'),
     ...(force ? { forced: true } : {}),
     answer: result.answer,
     citedMessageIds: result.citedMessageIds,
@@ -149,7 +149,7 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
   // The round ends here without an answer: under synchronization 'follow-up' the reasoning agent
   // says what it still needs, for the next round's seeking agents (recorded with the step, so a
   // replay asks nothing again).
-  const roundEnds = stored.outcome !== 'answered' && !force && afterRefusal(k, poolSize, fitted.truncated).exhausted;
+  const roundEnds = stored.outcome !== 'answered' && stored.outcome !== 'filtered' && !force && afterRefusal(k, poolSize, fitted.truncated).exhausted;
   if (roundEnds && wantsFollowUp(record, state) && model.followUp === undefined) {
     warnings.push(`synchronization 'follow-up': ${model.description} asks no follow-up question; round ${state.round + 1} is synchronized plainly`);
   } else if (roundEnds && wantsFollowUp(record, state) && model.followUp !== undefined) {
@@ -195,7 +195,7 @@ function repliedOver(steps: readonly StoredStep[], messageIds: readonly string[]
   if (messageIds.length === 0) return undefined;
   const same = (ids: readonly string[] | undefined): boolean =>
     ids !== undefined && ids.length === messageIds.length && ids.every((id, i) => id === messageIds[i]);
-  return steps.find((s) => s.outcome !== 'answered' && s.forced !== true && same(s.messageIds));
+  return steps.find((s) => s.outcome !== 'answered' && s.outcome !== 'filtered' && s.forced !== true && same(s.messageIds));
 }
 
 /** The reply a recorded step got, as a reasoning result with no model call (no usage). */
@@ -234,9 +234,13 @@ function previousAnswer(steps: readonly StoredStep[], state: WorkflowState): str
   return before !== undefined && before.round === state.round && before.forced !== true && before.outcome === 'unconfirmed' ? before.answer : undefined;
 }
 
-/** The workflow state after a recorded step (answered: done; any other outcome: k doubles, or the round is exhausted). */
+/**
+ * The workflow state after a recorded step (answered: done; filtered: done, refused — Answered? sends
+ * it to Finalize; any other outcome: k doubles, or the round is exhausted).
+ */
 function afterStep(state: WorkflowState, step: StoredStep, poolSize: number, budgetBound: boolean): WorkflowState {
   if (step.outcome === 'answered') return { ...state, seq: step.seq, outcome: 'answered', exhausted: false, poolSize };
+  if (step.outcome === 'filtered') return { ...state, seq: step.seq, outcome: 'filtered', exhausted: true, poolSize };
   const next = afterRefusal(step.k, poolSize, budgetBound);
   return { ...state, seq: step.seq, k: next.k, outcome: 'refused', exhausted: next.exhausted, poolSize };
 }

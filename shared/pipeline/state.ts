@@ -81,7 +81,7 @@ export const WorkflowStateSchema = z
     covered: z.number().int().min(0),
     ...KAR_LOOP_FIELDS,
     /** Outcome of the last KAR step, null before the first step of a round. */
-    outcome: z.enum(['answered', 'refused']).nullable(),
+    outcome: z.enum(['answered', 'refused', 'filtered']).nullable(),
     /** True when the last KAR step already covered the whole pool (or all the budget allows). */
     exhausted: z.boolean(),
     config: WorkflowConfigSchema,

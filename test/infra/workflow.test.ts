@@ -269,13 +269,14 @@ describe('the workflow definition', () => {
     });
   });
 
-  it('decides after each KAR step: answered, widen k, grow the coverage, synchronize, best effort, else refuse', () => {
+  it('decides after each KAR step: answered or filtered, widen k, grow the coverage, synchronize, best effort, else refuse', () => {
     // Assert
     expect(asl.States['Answered?']).toEqual({
       Type: 'Choice',
       Comment: expect.any(String),
       Choices: [
         { Variable: '$.outcome', StringEquals: 'answered', Next: 'Finalize' },
+        { Variable: '$.outcome', StringEquals: 'filtered', Next: 'Finalize' },
         { Variable: '$.exhausted', BooleanEquals: false, Next: 'Reason' },
         { Variable: '$.covered', NumericLessThanPath: '$.config.coverageCap', Next: 'GrowCoverage' },
         {
@@ -345,7 +346,13 @@ describe('the workflow definition', () => {
     expect((kar.States.PipelinedReason.Retry ?? []).flatMap((r) => r.ErrorEquals)).toEqual(expect.arrayContaining([...RETRYABLE_ERRORS]));
     expect(kar.States['PipelinedAnswered?']).toMatchObject({
       Choices: [
-        { Variable: '$.outcome', StringEquals: 'answered', Next: 'StopSpeculation' },
+        {
+          Or: [
+            { Variable: '$.outcome', StringEquals: 'answered' },
+            { Variable: '$.outcome', StringEquals: 'filtered' },
+          ],
+          Next: 'StopSpeculation',
+        },
         { Variable: '$.exhausted', BooleanEquals: false, Next: 'PipelinedReason' },
         { Variable: '$.poolSize', NumericGreaterThan: 0, Next: 'KarRefused' },
       ],

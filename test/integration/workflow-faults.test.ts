@@ -172,3 +172,47 @@ describe('the local workflow under injected model faults', () => {
     expect(result.chunkFailures[0].message).toMatch(/chunkTokens.*now 64/);
   });
 });
+
+describe("the reasoning agent's reply withheld by the provider's content filter (issue 51, item 12)", () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'extagents-filtered-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('is its own KAR outcome, and the run ends there: no wider step, no round 2, no best-effort answer', async () => {
+    // Arrange: the seeking agents answer (the two-hop corpus); every reasoning reply is withheld.
+    const { LlmAgents } = await import('../../shared/llm/agents');
+    const { CONTENT_FILTERED } = await import('../../shared/ports');
+    const { TWO_HOP_OPTIONS, TWO_HOP_QUESTION, twoHopChatModel, twoHopCorpus } = await import('../support/two-hop');
+    const scripted = twoHopChatModel();
+    let reasonerCalls = 0;
+    const agents = new LlmAgents({
+      seeker: scripted.chat,
+      reasoner: {
+        modelId: 'filtering-reasoner',
+        complete: async () => {
+          reasonerCalls += 1;
+          return { text: '', stopReason: CONTENT_FILTERED, filteredBy: 'guardrail_intervened', inputTokens: 50, outputTokens: 0 };
+        },
+      },
+    });
+
+    // Act
+    const result = await runLocal({
+      files: await resolveCorpus([writeCorpus(path.join(dir, 'corpus'), twoHopCorpus())]),
+      question: TWO_HOP_QUESTION,
+      options: TWO_HOP_OPTIONS,
+      stateDir: path.join(dir, 'state'),
+      model: agents,
+      retryIntervalMs: 0,
+    });
+
+    // Assert: one reasoning call, its outcome `filtered`; round 1's seeks only; said in the result.
+    expect(result.answerable).toBe(false);
+    expect(result.trace.map((s) => [s.round, s.k, s.outcome])).toEqual([[1, 1, 'filtered']]);
+    expect(reasonerCalls).toBe(1);
+    expect(result.usage.seeker.calls).toBe(result.chunks);
+    expect(result.warnings.join('\n')).toMatch(/content filter withheld the reasoning agent's reply at KAR step 1 \(round 1, k=1\); the run refuses there/);
+  });
+});
