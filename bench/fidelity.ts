@@ -82,7 +82,7 @@ Options:
                           (default off)
   --kar-stop RULE         the run option karStop, first|confirmed|checked (default: the run option's)
   --kar-first-k N         the run option karFirstK, messages of each round's first KAR step (default:
-                          the model profile's: 4 for the reference model's default profile)
+                          the model profile's, models/llama/profiles.ts)
   --synchronization MODE  the run option synchronization, plain|follow-up (default: the run option's)
   --prose-leads           the prose seeker also cites each cited sentence's paragraph lead
                           (LlmAgentsOptions.proseLeads; default off)

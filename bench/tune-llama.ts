@@ -9,6 +9,7 @@
  *   seek=json|prose        the seeking agent's reply (SEEKER_REPLIES)
  *   ranking=score|hybrid|retrieval, rounds=N, chunk=N (chunkTokens), firstk=N (karFirstK),
  *   budget=N (reasonerBudgetTokens), sync=N (syncBudgetTokens), stop=first|confirmed|checked (karStop),
+ *   karrounds=each|last (karRounds),
  *   synchronization=plain|follow-up, leads=on|off (the prose seeker's paragraph leads)
  * Unset keys take the run options the product fits to the model's context.
  *
@@ -60,7 +61,7 @@ import { benchArgs, usageError } from './support/args';
 import { llamaSpecArg } from './support/llama';
 import { parseTokenCount, TOKEN_COUNT_FORMS } from '../shared/token-count';
 import { llamaThreadsFromEnv } from '../models/llama/llama';
-import { KAR_STOP_RULES, SYNCHRONIZATION_MODES, type KarStopRule, type SynchronizationMode } from '../shared/kar';
+import { KAR_ROUNDS, KAR_STOP_RULES, SYNCHRONIZATION_MODES, type KarRounds, type KarStopRule, type SynchronizationMode } from '../shared/kar';
 
 const USAGE = `Usage: npx tsx bench/tune-llama.ts --model llama:<gguf>[?ctx=N] [--dataset hotpot-train|hotpotqa]
   [--limit 12] [--offset 0] [--length 16k] [--configs reply=prose,reply=json+firstk=4]
@@ -70,7 +71,7 @@ Choose llama: defaults by measurement: the product's workflow over HotpotQA ques
 questions by default) padded to --length tokens, once per configuration, identical model calls
 answered from a call memo on disk. A configuration is key=value pairs joined by "+": seek=json|prose,
 reply=prose|json,
-ranking=score|hybrid|retrieval, rounds=N, chunk=N, firstk=N, budget=N, sync=N, stop=first|confirmed|checked,
+ranking=score|hybrid|retrieval, rounds=N, chunk=N, firstk=N, budget=N, sync=N, stop=first|confirmed|checked, karrounds=each|last,
 synchronization=plain|follow-up, leads=on|off;
 unset keys take the
 options the product fits to the model's context. Prints mean F1 [95% CI] per configuration, by
@@ -127,6 +128,9 @@ function parseConfig(text: string): Config {
       if (!SYNCHRONIZATION_MODES.includes(value as SynchronizationMode))
         usageError(USAGE, `synchronization: one of ${SYNCHRONIZATION_MODES.join(', ')}; got ${value}`);
       config.options.synchronization = value as SynchronizationMode;
+    } else if (key === 'karrounds') {
+      if (!KAR_ROUNDS.includes(value as KarRounds)) usageError(USAGE, `karrounds: one of ${KAR_ROUNDS.join(', ')}; got ${value}`);
+      config.options.karRounds = value as KarRounds;
     } else if (key === 'stop') {
       if (!KAR_STOP_RULES.includes(value as KarStopRule)) usageError(USAGE, `stop: one of ${KAR_STOP_RULES.join(', ')}; got ${value}`);
       config.options.karStop = value as KarStopRule;

@@ -46,10 +46,18 @@ export const RANKING_ABLATIONS = ['extagents-rank-score', 'extagents-rank-retrie
  * `reseek: 'promising'` (the eval's `rounds`, 2 by default); `extagents-follow-up` and
  * `extagents-plain-sync` = `synchronization: 'follow-up'` / `'plain'` whatever `--synchronization`
  * says (the two synchronization rows side by side); `extagents-first-k1` = `karFirstK: 1`, the
- * paper's first KAR step, whatever the model's profile defaults it to. Not in "all"; named explicitly
+ * paper's first KAR step, whatever the model's profile defaults it to; `extagents-kar-last` =
+ * `karRounds: 'last'` (every round sought, KAR once after the last). Not in "all"; named explicitly
  * (docs/EVAL.md, "Extensions").
  */
-export const EXTENSIONS = ['extagents-grow', 'extagents-reseek', 'extagents-follow-up', 'extagents-plain-sync', 'extagents-first-k1'] as const;
+export const EXTENSIONS = [
+  'extagents-grow',
+  'extagents-reseek',
+  'extagents-follow-up',
+  'extagents-plain-sync',
+  'extagents-first-k1',
+  'extagents-kar-last',
+] as const;
 
 /** Every strategy the eval can run: `STRATEGIES`, `RANKING_ABLATIONS`, then `EXTENSIONS` (report order). */
 export const EVAL_STRATEGIES = [...STRATEGIES, ...RANKING_ABLATIONS, ...EXTENSIONS] as const;

@@ -9,7 +9,7 @@ import { RESEEK_MODES } from './reseek';
 import { DEFAULT_RANKING, RANKING_MODES } from './ranking';
 import { issuesText } from './validation';
 import { SEEK_MODES } from './seek-mode';
-import { KAR_STOP_RULES, SYNCHRONIZATION_MODES } from './kar';
+import { KAR_ROUNDS, KAR_STOP_RULES, SYNCHRONIZATION_MODES } from './kar';
 
 export { SEEK_MODES, type SeekMode } from './seek-mode';
 
@@ -34,6 +34,12 @@ export const RunOptionsSchema = z
      * `checked`: one short call of the reasoning agent must say its cited passages state it.
      */
     karStop: z.enum(KAR_STOP_RULES).default('first'),
+    /**
+     * After which rounds KAR runs (shared/kar.ts `KAR_ROUNDS`; docs/CONCEPTS.md, "When an answer
+     * stands"): `each` round, a round that answers ending the run; or only the `last`, every round
+     * sought first (each after synchronization), so every run pays for all `rounds` of seeking.
+     */
+    karRounds: z.enum(KAR_ROUNDS).default('each'),
     /** Token budget of the evidence given to the reasoning agent in one KAR step. */
     reasonerBudgetTokens: z.number().int().min(256).max(1_000_000).default(16_000),
     /** Token budget of the synchronized top-K messages given to each seeking agent in rounds >= 2. */

@@ -18,6 +18,17 @@ export const KAR_STOP_RULES = ['first', 'confirmed', 'checked'] as const;
 export type KarStopRule = (typeof KAR_STOP_RULES)[number];
 
 /**
+ * The modes of the run option `karRounds`: after which rounds the reasoning agent reads (paper 2B).
+ * `each`: after every round, so a round that answers ends the run (a next round runs only after a
+ * refusal); `last`: every round is sought first, each after global knowledge synchronization of the
+ * round before (the paper's fixed synchronization steps), and KAR runs once, after the last round,
+ * over the pool of all rounds.
+ */
+export const KAR_ROUNDS = ['each', 'last'] as const;
+/** One `karRounds` mode. */
+export type KarRounds = (typeof KAR_ROUNDS)[number];
+
+/**
  * The modes of the run option `synchronization`: `plain`, the global top-K messages (paper 2B);
  * `follow-up`, those and the reasoning agent's follow-up question (shared/pipeline/reason.ts).
  */

@@ -31,7 +31,7 @@ import { seekRound } from '../../shared/survey/survey';
 import { NO_ANSWER, type Message } from '../../shared/types';
 import { CallRecorder } from './recorder';
 import { checkedVerdict, citedAmong, judgeAnswer, type AnswerVerdict } from '../../shared/support';
-import type { SynchronizationMode } from '../../shared/kar';
+import type { KarRounds, SynchronizationMode } from '../../shared/kar';
 import type { AgentModel, ReasonRequest, ReasonResult, SeekRequest, SeekResult } from '../../shared/ports';
 import type { StrategyInput, StrategyResult } from './types';
 import type { RunOptionsInput } from '../../shared/config';
@@ -48,6 +48,8 @@ export interface ExtAgentsVariant {
   synchronization?: SynchronizationMode;
   /** k of each round's first KAR step (the run option `karFirstK`). Default: the strategy options'. */
   firstK?: number;
+  /** After which rounds KAR runs (the run option `karRounds`). Default: the strategy options'. */
+  karRounds?: KarRounds;
 }
 
 /**
@@ -88,6 +90,8 @@ export async function runExtAgents(input: StrategyInput, variant: ExtAgentsVaria
     warnings.push(...sought.warnings.map((w) => `round ${round}: ${w}`));
     pool = mergePool(pool, sought.messages);
     if (pool.length === 0) continue;
+    // karRounds 'last': a round before the last is not read (the workflow's Reason task returns at once).
+    if ((variant.karRounds ?? options.karRounds) === 'last' && round < variant.rounds) continue;
 
     if (!variant.kar) {
       model.nextStage();
@@ -203,7 +207,7 @@ export async function runExtAgentsWorkflow(
   input: StrategyInput,
   rounds: number,
   ranking: RankingMode = DEFAULT_RANKING,
-  extension: Pick<RunOptionsInput, 'coverage' | 'reseek' | 'karFirstK' | 'synchronization'> = {},
+  extension: Pick<RunOptionsInput, 'coverage' | 'reseek' | 'karFirstK' | 'karRounds' | 'synchronization'> = {},
 ): Promise<StrategyResult> {
   if (!input.workflow) throw new Error('runExtAgentsWorkflow needs input.workflow');
   const { options } = input;
@@ -220,6 +224,7 @@ export async function runExtAgentsWorkflow(
       syncMaxMessages: options.syncMaxMessages,
       karFirstK: options.karFirstK,
       karStop: options.karStop,
+      karRounds: options.karRounds,
       synchronization: options.synchronization,
       bestEffort: options.bestEffort,
       concurrency: options.callConcurrency,

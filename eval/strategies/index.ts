@@ -56,6 +56,11 @@ export const STRATEGY_FUNCTIONS: Record<StrategyName, Strategy> = {
     input.workflow
       ? runExtAgentsWorkflow(input, input.options.rounds, undefined, { karFirstK: 1 })
       : runExtAgents(input, { rounds: input.options.rounds, kar: true, firstK: 1 }),
+  // Every round sought (each after synchronization), KAR once after the last (karRounds 'last').
+  'extagents-kar-last': (input) =>
+    input.workflow
+      ? runExtAgentsWorkflow(input, input.options.rounds, undefined, { karRounds: 'last' })
+      : runExtAgents(input, { rounds: input.options.rounds, kar: true, karRounds: 'last' }),
   official: runOfficial,
   direct: runDirect,
   rag: runRag,

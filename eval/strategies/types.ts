@@ -11,7 +11,7 @@
 import type { AgentModel } from '../../shared/ports';
 import type { Chunk, Message, RunResult, SourceDocument } from '../../shared/types';
 import { RunOptionsSchema, type RunOptionsInput } from '../../shared/config';
-import type { KarStopRule, SynchronizationMode } from '../../shared/kar';
+import type { KarRounds, KarStopRule, SynchronizationMode } from '../../shared/kar';
 import type { EvalCall } from '../records';
 
 /** Tunables of the strategies. Units: tokens of shared/tokenizer.ts (o200k_base). */
@@ -28,6 +28,8 @@ export interface StrategyOptions {
   karFirstK: number;
   /** When a KAR step's answer stands (the run option `karStop`, shared/support.ts). */
   karStop: KarStopRule;
+  /** After which rounds KAR runs (the run option `karRounds`): each, or only the last. */
+  karRounds: KarRounds;
   /** What synchronization gives round 2 (the run option `synchronization`): plain, or with the reasoning agent's follow-up question. */
   synchronization: SynchronizationMode;
   /** Answer from the best evidence when the method would refuse (the official code always forces an answer). */
@@ -52,6 +54,7 @@ export const DEFAULT_STRATEGY_OPTIONS: StrategyOptions = {
   syncMaxMessages: 16,
   karFirstK: 1,
   karStop: RunOptionsSchema.shape.karStop.parse(undefined),
+  karRounds: RunOptionsSchema.shape.karRounds.parse(undefined),
   synchronization: RunOptionsSchema.shape.synchronization.parse(undefined),
   bestEffort: true,
   callConcurrency: 8,

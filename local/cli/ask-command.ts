@@ -7,8 +7,8 @@ import { DEFAULT_RANKING, RANKING_MODES, type RankingMode } from '../../shared/r
 import { Option, type Command } from 'commander';
 import { COVERAGE_MODES, type CoverageMode } from '../../shared/coverage';
 import { RESEEK_MODES, type ReseekMode } from '../../shared/reseek';
-import { karStopOption, synchronizationOption } from './method-options';
-import type { KarStopRule, SynchronizationMode } from '../../shared/kar';
+import { karRoundsOption, karStopOption, synchronizationOption } from './method-options';
+import type { KarRounds, KarStopRule, SynchronizationMode } from '../../shared/kar';
 import { Progress, RunProgressReporter } from './progress';
 import { ExtAgentsError } from '../../shared/errors';
 import { RunOptionsSchema, SEEK_MODES, type RunOptionsInput, type SeekMode } from '../../shared/config';
@@ -73,6 +73,7 @@ export function addAskCommand(program: Command): void {
     )
     .addOption(synchronizationOption())
     .addOption(karStopOption())
+    .addOption(karRoundsOption())
     .option(
       '--concurrency <n>',
       schemaHelp('seeking agents run at once', RunOptionsSchema, 'concurrency'),
@@ -216,6 +217,7 @@ export function addAskCommand(program: Command): void {
           rounds: given('rounds'),
           karFirstK: given('karFirstK'),
           karStop: given('karStop'),
+          karRounds: given('karRounds'),
           synchronization: given('synchronization'),
           concurrency: given('concurrency'),
           reasonerBudgetTokens: given('reasonerBudget'),
@@ -313,6 +315,7 @@ interface AskOptions {
   rounds: number;
   karFirstK: number;
   karStop: KarStopRule;
+  karRounds: KarRounds;
   synchronization: SynchronizationMode;
   concurrency: number;
   reasonerBudget: number;

@@ -21,8 +21,8 @@ import { MAX_MODEL_SEQUENCES } from '../engine/defaults';
 import { localWorkflowRunner } from '../engine/eval-workflow';
 import { existsSync } from 'node:fs';
 import { RunOptionsSchema } from '../../shared/config';
-import type { KarStopRule, SynchronizationMode } from '../../shared/kar';
-import { karStopOption, synchronizationOption } from './method-options';
+import type { KarRounds, KarStopRule, SynchronizationMode } from '../../shared/kar';
+import { karRoundsOption, karStopOption, synchronizationOption } from './method-options';
 import { numberFlag, rangeText, schemaDefault, schemaFlag, schemaHelp } from './cli-numbers';
 import { RUNS_AT_ONCE } from '../engine/defaults';
 
@@ -44,6 +44,7 @@ interface EvalOptions {
   progress: boolean;
   bestEffort: boolean;
   karStop: KarStopRule;
+  karRounds: KarRounds;
   synchronization: SynchronizationMode;
   reuseCalls: boolean;
 }
@@ -66,7 +67,7 @@ export function addEvalCommand(program: Command): void {
     .option('-d, --dataset <name>', DATASET_NAMES, 'hotpotqa')
     .option(
       '-s, --strategies <list>',
-      `"all" (${STRATEGIES.join(', ')}) or a comma list of those and the ranking ablations ${RANKING_ABLATIONS.join(', ')} (extagents with the run option ranking score / retrieval) and the extensions ${EXTENSIONS.join(', ')} (extagents with coverage grow / reseek promising / synchronization follow-up / synchronization plain; the eval runs 2 rounds)`,
+      `"all" (${STRATEGIES.join(', ')}) or a comma list of those and the ranking ablations ${RANKING_ABLATIONS.join(', ')} (extagents with the run option ranking score / retrieval) and the extensions ${EXTENSIONS.join(', ')} (extagents with coverage grow / reseek promising / synchronization follow-up / synchronization plain / karFirstK 1 / karRounds last; the eval runs 2 rounds)`,
       'all',
     )
     .option(
@@ -94,6 +95,7 @@ export function addEvalCommand(program: Command): void {
       false,
     )
     .addOption(karStopOption())
+    .addOption(karRoundsOption())
     .addOption(synchronizationOption())
     .option('--no-best-effort', 'let the strategies refuse ("NO ANSWER") instead of answering from the best evidence')
     .option('--out-dir <dir>', 'output directory (records.jsonl, the report)', 'eval-out')
@@ -174,7 +176,13 @@ export function addEvalCommand(program: Command): void {
           model,
           modelIds,
           chunkTokens,
-          strategyOptions: { ...contextOptions, bestEffort: opts.bestEffort, karStop: opts.karStop, synchronization: opts.synchronization },
+          strategyOptions: {
+            ...contextOptions,
+            bestEffort: opts.bestEffort,
+            karStop: opts.karStop,
+            karRounds: opts.karRounds,
+            synchronization: opts.synchronization,
+          },
           reuseCalls: opts.reuseCalls,
           ...(contextTokens !== undefined && { windowTokens: contextTokens }),
           // extagents and extagents-no-sync run the product's workflow, as `ask` does.

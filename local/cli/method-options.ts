@@ -4,7 +4,7 @@
  */
 import { Option } from 'commander';
 import { RunOptionsSchema } from '../../shared/config';
-import { KAR_STOP_RULES, SYNCHRONIZATION_MODES } from '../../shared/kar';
+import { KAR_ROUNDS, KAR_STOP_RULES, SYNCHRONIZATION_MODES } from '../../shared/kar';
 
 /** `--kar-stop <rule>`: the run option `karStop` (shared/support.ts). */
 export function karStopOption(): Option {
@@ -14,6 +14,16 @@ export function karStopOption(): Option {
   )
     .choices([...KAR_STOP_RULES])
     .default(RunOptionsSchema.shape.karStop.parse(undefined));
+}
+
+/** `--kar-rounds <when>`: the run option `karRounds` (shared/pipeline/reason.ts). */
+export function karRoundsOption(): Option {
+  return new Option(
+    '--kar-rounds <when>',
+    'after which seeking rounds the reasoning agent reads (run option karRounds; docs/CONCEPTS.md, "When an answer stands"): each = after every round, a round that answers ending the run (a next round only after a refusal); last = every round is sought first, each after global knowledge synchronization, and KAR runs once over the pool of all rounds (every question pays for all --rounds of seeking)',
+  )
+    .choices([...KAR_ROUNDS])
+    .default(RunOptionsSchema.shape.karRounds.parse(undefined));
 }
 
 /** `--synchronization <mode>`: the run option `synchronization` (shared/pipeline/reason.ts, synchronize.ts). */

@@ -44,6 +44,7 @@ export const SETTINGS = {
   rounds: ['ask'],
   'kar-first-k': ['ask'],
   'kar-stop': ['ask', 'eval'],
+  'kar-rounds': ['ask', 'eval'],
   synchronization: ['ask', 'eval'],
   concurrency: ['ask', 'survey'],
   'reasoner-budget': ['ask'],
@@ -122,6 +123,11 @@ function parseSetting(name: SettingName, raw: RawValue): string | number | boole
     case 'kar-stop': {
       const { KAR_STOP_RULES } = require('../../shared/kar') as typeof import('../../shared/kar');
       if (!(KAR_STOP_RULES as readonly string[]).includes(text())) throw new Error(`--kar-stop must be one of ${KAR_STOP_RULES.join(', ')} (got "${text()}")`);
+      return text();
+    }
+    case 'kar-rounds': {
+      const { KAR_ROUNDS } = require('../../shared/kar') as typeof import('../../shared/kar');
+      if (!(KAR_ROUNDS as readonly string[]).includes(text())) throw new Error(`--kar-rounds must be one of ${KAR_ROUNDS.join(', ')} (got "${text()}")`);
       return text();
     }
     case 'synchronization': {

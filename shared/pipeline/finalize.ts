@@ -156,11 +156,18 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
 
 /** Run options that could not take effect together, said once in the result (they are not errors: each alone is valid). */
 function optionWarnings(options: RunRecord['options']): string[] {
-  if (options.synchronization !== 'follow-up') return [];
-  if (options.rounds < 2) return ["synchronization 'follow-up' has no effect with rounds 1 (no round follows the first)"];
+  const warnings: string[] = [];
+  if (options.karRounds === 'last' && options.rounds < 2) warnings.push("karRounds 'last' has no effect with rounds 1 (the only round is the last)");
+  if (options.synchronization !== 'follow-up') return warnings;
+  if (options.rounds < 2) return [...warnings, "synchronization 'follow-up' has no effect with rounds 1 (no round follows the first)"];
   if (options.pipelineRounds)
-    return ["synchronization 'follow-up' has no effect with pipelineRounds (a speculative round starts before KAR ends); rounds were synchronized plainly"];
-  return [];
+    return [
+      ...warnings,
+      "synchronization 'follow-up' has no effect with pipelineRounds (a speculative round starts before KAR ends); rounds were synchronized plainly",
+    ];
+  if (options.karRounds === 'last')
+    return [...warnings, "synchronization 'follow-up' has no effect with karRounds 'last' (no round before the last is read, so none asks what is missing)"];
+  return warnings;
 }
 
 /** What a grow run covered (`RunResult.coverage`). */

@@ -22,6 +22,8 @@ export interface ReasonDeps {
 /**
  * Run one KAR step and return the next state.
  * - Empty pool: no model call; the step is "refused" and exhausted (nothing to read).
+ * - Run option `karRounds: 'last'` and a round before the last: no step, no model call; the state is
+ *   refused and exhausted, so the workflow synchronizes and seeks the next round.
  * - `force` (best effort after the last round): the agent reads the best messages that fit the
  *   budget and is told to answer (a model that still refuses is recorded as refused).
  * - `exhausted` is true when this step already gave every message of the pool, or when the budget
@@ -45,6 +47,11 @@ export async function reasonStep(event: ReasonEvent, deps: ReasonDeps): Promise<
   const poolSize = state.outcome === null || state.poolSize === 0 ? await store.poolSize(state.runId, state.round, state.covered) : state.poolSize;
 
   if (poolSize === 0) {
+    return { ...state, outcome: 'refused', exhausted: true, poolSize };
+  }
+  // karRounds 'last': a round before the last is not read; the Choice goes on to synchronize and seek
+  // the next round (no step is recorded, no model call: a replay takes the same path).
+  if (!force && deferredToLastRound(record, state)) {
     return { ...state, outcome: 'refused', exhausted: true, poolSize };
   }
   const k = Math.min(state.k, poolSize);
@@ -210,6 +217,15 @@ function reusedReply(step: StoredStep): ReasonResult {
     warnings: [],
     ...(step.answerBasis !== undefined && { answerBasis: step.answerBasis }),
   };
+}
+
+/**
+ * Whether KAR waits for the last round (run option `karRounds: 'last'`): a round before the last,
+ * once the coverage is final (a grow run reads its next tranche only after a refusal, which needs KAR).
+ */
+function deferredToLastRound(record: RunRecord, state: WorkflowState): boolean {
+  const grows = record.options.coverage === 'grow' && state.covered < state.config.coverageCap;
+  return record.options.karRounds === 'last' && state.round < record.options.rounds && !grows;
 }
 
 /**

@@ -24,6 +24,7 @@ const OPTION_HINTS: Record<string, string> = {
   karFirstK: 'messages the first KAR step reads',
   karStop: 'an answer stands at once (first) or when the next step agrees (confirmed)',
   synchronization: 'round 2 gets the best messages (plain) and the open question (follow-up)',
+  karRounds: 'KAR after each round, or only after the last (every round sought)',
   pipelineRounds: 'start the next round while one ends',
   ranking: 'how messages are ordered: model score, hybrid, retrieval',
   coverage: 'seek every chunk (full) or grow from the best',
