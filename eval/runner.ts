@@ -11,7 +11,9 @@
  *   evidence recall computed from the final reasoning context (eval/evidence.ts).
  * - Resumable: records already in the file are skipped (a rerun of the same command appends
  *   nothing); a torn last line (a killed run) is ignored and the file is re-terminated before
- *   appending. A failed strategy is recorded with `error` (scores 0) and not retried on resume.
+ *   appending. A failed strategy is recorded with `error` (scores 0) and the calls it made before it
+ *   failed, and is run again by the next run of the same command: its new record, appended, supersedes
+ *   the failed one (`readRecords` keeps the last record of each key).
  *   Resuming with other settings (seed, chunk size, strategy options, model ids) is refused
  *   (`checkResumeSettings`), so one directory never mixes configurations.
  * - Bounded concurrency over examples (`concurrency`); an example's strategies run one after another,
@@ -50,7 +52,7 @@ import { formatWarning } from './jsonl';
 import { type EvalRecord, STRATEGIES, type StrategyName } from './records';
 import { scoreAnswer, type ScorerKind } from './score';
 import { CallMemo } from './strategies/memo';
-import { DEFAULT_STRATEGY_OPTIONS, STRATEGY_FUNCTIONS, type StrategyOptions, type WorkflowRunner } from './strategies';
+import { CallRecorder, DEFAULT_STRATEGY_OPTIONS, STRATEGY_FUNCTIONS, type StrategyOptions, type WorkflowRunner } from './strategies';
 
 /** Data sets the runner knows (the `--dataset` argument). */
 export type DatasetSpec =
@@ -293,12 +295,14 @@ export function recordKey(r: Pick<EvalRecord, 'dataset' | 'strategy' | 'targetTo
 }
 
 /**
- * Read the records of a file (missing file: none). A line that is not a JSON object with the key
- * fields (e.g. the torn last line of a killed run) is skipped and reported in `warnings`.
+ * Read the records of a file (missing file: none), one per key (`recordKey`): a later line of the
+ * same key (a failed record run again) replaces the earlier one, in its place. A line that is not a
+ * JSON object with the key fields (e.g. the torn last line of a killed run) is skipped and reported
+ * in `warnings`.
  */
 export function readRecords(file: string): { records: EvalRecord[]; warnings: string[] } {
   if (!existsSync(file)) return { records: [], warnings: [] };
-  const records: EvalRecord[] = [];
+  const byKey = new Map<string, EvalRecord>();
   const warnings: string[] = [];
   readFileSync(file, 'utf8')
     .split('\n')
@@ -312,7 +316,7 @@ export function readRecords(file: string): { records: EvalRecord[]; warnings: st
           typeof value.targetTokens === 'number' &&
           typeof value.exampleId === 'string'
         ) {
-          records.push(value as EvalRecord);
+          byKey.set(recordKey(value as EvalRecord), value as EvalRecord);
           return;
         }
         warnings.push(`${file}:${i + 1}: not an evaluation record; ignored`);
@@ -320,7 +324,7 @@ export function readRecords(file: string): { records: EvalRecord[]; warnings: st
         warnings.push(`${file}:${i + 1}: invalid JSON (a torn line of an interrupted run?); ignored`);
       }
     });
-  return { records, warnings };
+  return { records: [...byKey.values()], warnings };
 }
 
 /**
@@ -334,7 +338,8 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunSummary> 
   mkdirSync(options.outDir, { recursive: true });
   const file = recordsFile(options.outDir);
   const existing = readRecords(file);
-  const done = new Set(existing.records.map(recordKey));
+  // A failed record is run again (its new record supersedes it); every other record is done.
+  const done = new Set(existing.records.filter((r) => r.error === undefined).map(recordKey));
   const loaded = loadItems(options);
   const strategyOptions: StrategyOptions = { ...DEFAULT_STRATEGY_OPTIONS, ...loaded.strategyDefaults, ...options.strategyOptions };
   checkResumeSettings(
@@ -393,12 +398,15 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunSummary> 
             ...(example.type !== undefined && { questionType: example.type }),
             ...(options.windowTokens !== undefined && { windowTokens: options.windowTokens }),
           };
+          // Every call the strategy makes, for the record of a strategy that fails midway (a strategy
+          // that ends reports its own, with their stages).
+          const made = new CallRecorder(memo ?? options.model);
           try {
             const result = await STRATEGY_FUNCTIONS[strategy]({
               question: example.question,
               documents: docs,
               chunks,
-              model: memo ?? options.model,
+              model: made,
               options: strategyOptions,
               chunkTokens,
               ...(options.workflow ? { workflow: options.workflow } : {}),
@@ -424,7 +432,7 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunSummary> 
               em: 0,
               f1: 0,
               evidenceRecall: example.evidence.length > 0 ? 0 : null,
-              calls: [],
+              calls: made.calls,
               wallMs: Date.now() - t0,
               ...reused(),
               error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),

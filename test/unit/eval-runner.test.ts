@@ -256,6 +256,47 @@ describe('evaluation runner', () => {
     expect(readRecords(recordsFile(out)).records[0]).toMatchObject({ error: 'Error: model down', em: 0, f1: 0, evidenceRecall: 0, calls: [] });
   });
 
+  test('a strategy that fails midway keeps the calls it made, and a rerun runs it again, its new record superseding the failed one (issue 51, item 9)', async () => {
+    // Arrange: the reasoning agent is down (HTTP 400 on one question), the seeking agents answer.
+    let down = true;
+    const flaky: AgentModel = {
+      description: 'flaky',
+      seek: async () => ({ evidence: 'Some evidence.', score: 50, spans: [], usage: { calls: 1, inputTokens: 100, outputTokens: 10 }, warnings: [] }),
+      reason: async () => {
+        if (down) throw new Error('HTTP 400');
+        return { answerable: true, answer: 'Chicago', citedMessageIds: [], usage: { calls: 1, inputTokens: 50, outputTokens: 2 }, warnings: [] };
+      },
+    };
+    const evaluate = () =>
+      runEval({
+        dataset: parseDatasetSpec('hotpotqa:' + path.join(root, 'hotpotqa', 'q.json'), root),
+        dataRoot: root,
+        strategies: ['rag', 'extagents'],
+        lengths: [200],
+        limit: 1,
+        model: flaky,
+        modelIds: { seeker: 'x', reasoner: 'x' },
+        outDir: out,
+      });
+
+    // Act
+    const first = await evaluate();
+    const failed = readRecords(recordsFile(out)).records.find((r) => r.strategy === 'extagents');
+    down = false;
+    const second = await evaluate();
+
+    // Assert: the failed record counted its seeks; the rerun ran only the failed strategies.
+    expect(first).toMatchObject({ written: 2, failed: 2 });
+    expect(failed?.calls.filter((c) => c.role === 'seeker').length).toBeGreaterThan(0);
+    expect(failed?.calls.reduce((s, c) => s + c.inputTokens, 0)).toBeGreaterThan(0);
+    expect(second).toMatchObject({ written: 2, skipped: 0, failed: 0 });
+    const records = readRecords(recordsFile(out)).records;
+    expect(records.map((r) => [r.strategy, r.error])).toEqual([
+      ['rag', undefined],
+      ['extagents', undefined],
+    ]);
+  });
+
   test('the summary table has one row per dataset, length and strategy', async () => {
     await run();
     const table = formatSummary(readRecords(recordsFile(out)).records);
