@@ -28,7 +28,7 @@
  * npm and grammar-constrained JSON output; nothing else on npm runs GGUF models in-process.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, open, realpath, rename, rm, stat } from 'node:fs/promises';
+import { mkdtemp, open, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigurationError, ContextOverflowError, ModelConfigurationError, ModelError } from '../../shared/errors';
@@ -107,17 +107,30 @@ function integerFromEnv(env: NodeJS.ProcessEnv, name: string, min: number, max: 
  * differs. Files live in a directory of this process (removed by `disposeLlamaModels`), written to a
  * temporary name and renamed (a killed write leaves no half state), at most `maxBytes` in all, the
  * least recently used removed first. A state that fails to load is dropped and the prompt evaluated
- * whole (time lost, nothing else). Hand-written: node-llama-cpp saves and loads one state; choosing
- * which to keep is ours.
+ * whole (time lost, nothing else). A directory that cannot be made (an unwritable or read-only
+ * temporary directory) or a state that cannot be written (a full disk) turns the cache off for the
+ * process, said once in the call's warnings, and the run goes on evaluating prompts whole. The
+ * directory holds its owner's pid (`owner.pid`): the first one a process makes removes the
+ * directories of processes that are gone (killed before they could remove their own). Hand-written:
+ * node-llama-cpp saves and loads one state; choosing which to keep is ours.
  */
-class PromptStates {
+export class PromptStates {
   private readonly files = new Map<string, { file: string; bytes: number }>();
   private total = 0;
   private dir: string | undefined;
+  /** Why the cache was turned off (said once), or undefined while it is on. */
+  private off: string | undefined;
   /** The prefix key each sequence's state starts with (undefined: unknown or none). */
   private readonly holding = new WeakMap<LlamaChat, string>();
 
-  constructor(private readonly maxBytes: number) {}
+  /**
+   * @param maxBytes the most the states may take, bytes (0: none kept).
+   * @param parent where the process's state folder is made. Default: the temporary directory.
+   */
+  constructor(
+    private readonly maxBytes: number,
+    private readonly parent: () => string = os.tmpdir,
+  ) {}
 
   /** The key of a request's cacheable prefix, or undefined when it has none the adapter can use. */
   keyOf(request: ChatRequest): string | undefined {
@@ -142,24 +155,41 @@ class PromptStates {
     }
   }
 
-  /** After a call: the sequence now starts with `key`'s prefix (or nothing known); save it once. */
-  async keep(chat: LlamaChat, key: string | undefined): Promise<void> {
+  /**
+   * After a call: the sequence now starts with `key`'s prefix (or nothing known); save it once.
+   * @returns a warning when the cache has just been turned off (its directory cannot be made, or the
+   *   disk is full), once per process; undefined otherwise. Never throws.
+   */
+  async keep(chat: Pick<LlamaChat, 'sequence'>, key: string | undefined): Promise<string | undefined> {
     if (key === undefined) {
-      this.holding.delete(chat);
-      return;
+      this.holding.delete(chat as LlamaChat);
+      return undefined;
     }
-    this.holding.set(chat, key);
-    if (this.files.has(key)) return;
-    this.dir ??= await mkdtemp(path.join(os.tmpdir(), 'extagents-llama-state-'));
+    this.holding.set(chat as LlamaChat, key);
+    if (this.files.has(key) || this.off !== undefined) return undefined;
+    if (this.dir === undefined) {
+      const parent = this.parent();
+      try {
+        await removeGoneOwners(parent);
+        this.dir = await mkdtemp(path.join(parent, STATE_DIR_PREFIX));
+        await writeFile(path.join(this.dir, 'owner.pid'), String(process.pid));
+      } catch (error) {
+        return this.turnOff(`its folder cannot be made in ${parent} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+      }
+    }
     const file = path.join(this.dir, key);
     try {
       const { fileSize } = await chat.sequence.saveStateToFile(`${file}.tmp`);
       await rename(`${file}.tmp`, file);
       this.files.set(key, { file, bytes: fileSize });
       this.total += fileSize;
-    } catch {
+    } catch (error) {
       await rm(`${file}.tmp`, { force: true });
-      return;
+      const code = (error as NodeJS.ErrnoException).code;
+      // A full or read-only disk fails every later state too: said once, and no more tried.
+      if (code === 'ENOSPC' || code === 'EROFS' || code === 'EDQUOT' || /no space left/i.test(String((error as Error).message)))
+        return this.turnOff(`${this.dir} cannot hold another state (${code ?? (error as Error).message})`);
+      return undefined;
     }
     for (const [oldKey, old] of this.files) {
       if (this.total <= this.maxBytes) break;
@@ -169,12 +199,50 @@ class PromptStates {
     }
   }
 
+  /** Turn the cache off and free what it holds; the warning that says so. */
+  private async turnOff(why: string): Promise<string> {
+    this.off = why;
+    await this.clear();
+    return `the llama prompt-state cache is off: ${why}; each passage is evaluated whole again in later calls (slower, the same replies)`;
+  }
+
   /** Remove every saved state and the directory. */
   async clear(): Promise<void> {
     this.files.clear();
     this.total = 0;
     if (this.dir !== undefined) await rm(this.dir, { recursive: true, force: true });
     this.dir = undefined;
+  }
+}
+
+/** The name every prompt-state directory starts with, in the temporary directory. */
+const STATE_DIR_PREFIX = 'extagents-llama-state-';
+
+/**
+ * Remove the prompt-state directories in `parent` whose owner process is gone (killed before it
+ * removed its own); one without an owner file is removed once a day old. Never throws.
+ */
+async function removeGoneOwners(parent: string): Promise<void> {
+  const names = await readdir(parent).catch(() => [] as string[]);
+  for (const name of names.filter((n) => n.startsWith(STATE_DIR_PREFIX))) {
+    const dir = path.join(parent, name);
+    const pid = Number((await readFile(path.join(dir, 'owner.pid'), 'utf8').catch(() => '')).trim());
+    let gone: boolean;
+    if (Number.isSafeInteger(pid) && pid > 0) {
+      try {
+        process.kill(pid, 0);
+        gone = false;
+      } catch (error) {
+        gone = (error as NodeJS.ErrnoException).code === 'ESRCH';
+      }
+    } else {
+      const age = await stat(dir).then(
+        (s) => Date.now() - s.mtimeMs,
+        () => 0,
+      );
+      gone = age > 24 * 3600 * 1000;
+    }
+    if (gone) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
 }
 
@@ -565,8 +633,8 @@ export class LlamaChatModel implements ChatModel {
         if (aborted !== undefined) throw aborted;
         throw new ModelError(`llama model ${path.basename(model.file)}: generation failed: ${(error as Error).message}`, { cause: error });
       }
-      await model.states.keep(chat, stateKey);
-      const warnings: string[] = [];
+      const stateWarning = await model.states.keep(chat, stateKey);
+      const warnings: string[] = stateWarning === undefined ? [] : [stateWarning];
       if (!model.hasChatTemplate && !this.templateWarned) {
         this.templateWarned = true;
         warnings.push(`llama model ${path.basename(model.file)} has no chat template in its metadata (a base model?); a generic chat format is used`);
