@@ -291,6 +291,14 @@ function modeWords(mode: PriceMode): string {
 }
 
 /**
+ * The seeking mode a run's `maxCostUsd` is held to, in every seeking mode: on demand, the most it can
+ * cost (a run with `seekMode: 'batch'` may seek any round on demand: a round under the batch minimum,
+ * a failed or missing record, a failed job). One rule for Prepare, the API's up-front check and
+ * `ask --estimate` (docs/COST.md).
+ */
+export const COST_LIMIT_MODE: PriceMode = 'on-demand';
+
+/**
  * Why a run's estimate is over `maxCostUsd` (USD), or undefined when it is within it.
  * A run without a price cannot be checked against a cost limit, and is refused too (the limit would
  * otherwise be silently ignored).

@@ -5,7 +5,7 @@
  */
 import type { ParsedRunRequest } from '../../shared/run-request';
 import { EmptyCorpusError } from '../../shared/errors';
-import { costLimitProblem, estimateRun, type PriceMode, priceEstimate, type PricedEstimate } from '../../shared/cost';
+import { COST_LIMIT_MODE, costLimitProblem, estimateRun, type PriceMode, priceEstimate, type PricedEstimate } from '../../shared/cost';
 import type { ModelSpec } from '../../shared/model-spec';
 import { modelPricing } from '../../models';
 import { decodeAndChunk } from '../../shared/pipeline/ingest';
@@ -49,7 +49,8 @@ export async function estimateLocal(request: { files: CorpusFile[]; parsed: Pars
   );
   const plan = planRunConcurrency(estimate, options);
   const check = checkQuota(plan);
-  const costRefusal = options.maxCostUsd !== undefined ? costLimitProblem(estimate, options.maxCostUsd) : undefined;
+  // Held to the mode the run is (Prepare, COST_LIMIT_MODE): on demand, whatever --seek-mode says.
+  const costRefusal = options.maxCostUsd !== undefined ? costLimitProblem(estimate, options.maxCostUsd, COST_LIMIT_MODE) : undefined;
   return {
     estimate,
     corpus: { chunks: corpus.chunks.length, tokens, rounds: options.rounds },

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import pLimit from 'p-limit';
 import { parseRunOptions, type RunOptions, type RunOptionsInput } from '../config';
-import { enforceCostLimit, estimateRun, priceEstimate, type ModelPricing } from '../cost';
+import { COST_LIMIT_MODE, enforceCostLimit, estimateRun, priceEstimate, type ModelPricing } from '../cost';
 import { enforceQuota, planRunConcurrency } from '../quota';
 import { getCorpusIngestion } from '../pipeline/ingest';
 import { corpusPrefix, resolveCorpusRef, type CorpusSelection } from '../corpus';
@@ -479,7 +479,8 @@ export class ApiCore {
       { chunks: ingestion.totals.chunks, chunkTokensTotal: ingestion.totals.tokens, question: body.question, options },
       this.deps.pricing,
     );
-    if (costLimit && this.deps.pricing && options.maxCostUsd !== undefined) enforceCostLimit(priceEstimate(estimate, this.deps.pricing), options.maxCostUsd);
+    if (costLimit && this.deps.pricing && options.maxCostUsd !== undefined)
+      enforceCostLimit(priceEstimate(estimate, this.deps.pricing), options.maxCostUsd, COST_LIMIT_MODE);
     if (quota) enforceQuota(planRunConcurrency(estimate, options, this.deps.quota));
   }
 

@@ -14,7 +14,7 @@
 import pLimit from 'p-limit';
 import { parseRunOptions } from '../config';
 import { CostLimitExceededError, EmptyCorpusError, InvalidInputError } from '../errors';
-import { enforceCostLimit, estimateRun, priceEstimate, type ModelPricing } from '../cost';
+import { COST_LIMIT_MODE, enforceCostLimit, estimateRun, priceEstimate, type ModelPricing } from '../cost';
 import { enforceQuota, planRunConcurrency, type ModelQuota } from '../quota';
 import type { BlobStore } from '../ports';
 import { TOKENIZER_NAME } from '../tokenizer';
@@ -77,7 +77,7 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
       throw new CostLimitExceededError(
         `Refused before any model call: maxCostUsd ${options.maxCostUsd} cannot be checked: the deployment's model is not known to Prepare`,
       );
-    enforceCostLimit(priceEstimate(estimate, deps.pricing), options.maxCostUsd);
+    enforceCostLimit(priceEstimate(estimate, deps.pricing), options.maxCostUsd, COST_LIMIT_MODE);
   }
   // The seeking Map's MaxConcurrency under the model's quota (shared/quota.ts), refused here when
   // the quota cannot carry the seeks at all.

@@ -168,6 +168,46 @@ describe('extagents ask --estimate', () => {
       jest.restoreAllMocks();
     }
   });
+
+  it('holds a batch run to its on-demand total, as Prepare does (issue 51, item 8)', async () => {
+    const out: string[] = [];
+    jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
+    const estimate = async (maxCost: string) => {
+      out.length = 0;
+      await main([
+        'node',
+        'extagents',
+        'ask',
+        '-c',
+        writeCorpus(dir, corpus()),
+        '-q',
+        'What is the answer?',
+        '--chunk-tokens',
+        '64',
+        '--seek-mode',
+        'batch',
+        '--estimate',
+        '--json',
+        '--max-cost',
+        maxCost,
+        '--state-dir',
+        path.join(dir, 'state'),
+        '--model',
+        'bedrock:us.meta.llama3-1-8b-instruct-v1:0',
+      ]);
+      return JSON.parse(out.join('')) as { modes: Record<'on-demand' | 'batch', { totalUsd: number }>; costRefusal?: string };
+    };
+    try {
+      const totals = (await estimate('1000')).modes;
+      // Between the batch total and the on-demand total: the run would be refused, so the estimate says so.
+      const between = (totals.batch.totalUsd + totals['on-demand'].totalUsd) / 2;
+      expect(totals.batch.totalUsd).toBeLessThan(totals['on-demand'].totalUsd);
+      const refused = await estimate(between.toFixed(6));
+      expect(refused.costRefusal).toMatch(/^the run would cost at most \$[\d.]+ \(seeker/);
+    } finally {
+      jest.restoreAllMocks();
+    }
+  });
 });
 
 describe('a run refused before it began', () => {
