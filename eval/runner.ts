@@ -265,6 +265,17 @@ export function checkResumeSettings(outDir: string, dataset: string, current: Re
       v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
     );
   if (previous) {
+    // A strategy option the earlier run did not have (added since, e.g. karRounds) was then what its
+    // default is now: an option is added with the default that keeps the method as it was.
+    const filled = (options: unknown): unknown =>
+      options !== null && typeof options === 'object'
+        ? {
+            ...Object.fromEntries(Object.entries(DEFAULT_STRATEGY_OPTIONS).filter(([name]) => name in (current.strategyOptions as object))),
+            ...(options as object),
+          }
+        : options;
+    if (previous.strategyOptions !== undefined)
+      previous = { ...previous, strategyOptions: filled(previous.strategyOptions) as ResumeSettings['strategyOptions'] };
     for (const key of ['seed', 'chunkTokens', 'strategyOptions', 'modelIds'] as const) {
       if (previous[key] === undefined || stable(previous[key]) === stable(current[key])) continue;
       // Strategy options by the option that differs (karStop "first" (now "confirmed")), not as two whole objects.

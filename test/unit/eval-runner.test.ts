@@ -203,6 +203,21 @@ describe('evaluation runner', () => {
     await expect(refusing).rejects.toThrow(/other settings: bestEffort true \(now false\)\. .*another --out-dir/);
     expect(readFileSync(recordsFile(out), 'utf8')).toBe(before);
     await expect(runEval(base)).resolves.toMatchObject({ written: 0, skipped: 2 });
+
+    // A run made before an option existed (its runs.jsonl lacks karRounds) resumes: the option's
+    // default is what the method was then. Set to another value, it is refused.
+    const runs = path.join(out, 'runs.jsonl');
+    const older = readFileSync(runs, 'utf8')
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => {
+        const run = JSON.parse(line) as { strategyOptions: Record<string, unknown> };
+        delete run.strategyOptions.karRounds;
+        return JSON.stringify(run);
+      });
+    writeFileSync(runs, `${older.join('\n')}\n`);
+    await expect(runEval(base)).resolves.toMatchObject({ written: 0, skipped: 2 });
+    await expect(runEval({ ...base, strategyOptions: { karRounds: 'last' } })).rejects.toThrow(/other settings: karRounds "each" \(now "last"\)/);
   });
 
   test('refuses to resume after a killed run (no runs.jsonl) whose records name other models', async () => {
