@@ -313,6 +313,11 @@ export interface RunResult {
    * `answerable` false) and the guess is kept here, never printed as an answer. Absent otherwise.
    */
   unsupportedAnswer?: string;
+  /**
+   * The model of each role that answered (`extractive`, `bedrock:<id>`, `openai:<model>`,
+   * `llama:<file>`), from the run record; absent for runs prepared before it was recorded.
+   */
+  models?: Record<AgentRole, string>;
   citations: Citation[];
   /** KAR steps of the execution that produced this result (a resumed run re-runs KAR from k = 1). */
   trace: KarStep[];

@@ -99,6 +99,10 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
     const rounds = result.reseek.chunksPerRound.map((chunks, i) => `round ${i + 1}: ${chunks === 0 && i > 0 ? 'skipped' : n(chunks)}`);
     lines.push(`Reseek (promising): chunks sought per round of ${result.chunks}: ${rounds.join(', ')}`);
   }
+  if (result.models !== undefined) {
+    const { seeker, reasoner } = result.models;
+    lines.push(`Model: ${seeker === reasoner ? seeker : `seeking agents ${seeker}, reasoning agent ${reasoner}`}`);
+  }
   lines.push('Usage:');
   for (const line of formatUsage(result.usage)) lines.push(`  ${line}`);
   if (result.estimate) {

@@ -330,6 +330,10 @@ export const RunResultSchema = z
       .string()
       .optional()
       .describe('A best-effort answer that its cited quotes do not hold: the run refuses and keeps the guess here, never as the answer'),
+    models: z
+      .object({ seeker: z.string(), reasoner: z.string() })
+      .optional()
+      .describe('The model of each role that answered (extractive, bedrock:<id>, openai:<model>, llama:<file>); absent for older runs'),
     citations: z.array(CitationSchema),
     trace: z.array(KarStepSchema).describe('One entry per knowledge-accumulating reasoning step'),
     usage: UsageSchema,

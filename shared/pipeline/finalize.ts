@@ -119,6 +119,7 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
     answerable,
     ...(basis !== undefined && { answerBasis: basis }),
     ...(unsupported !== undefined && { unsupportedAnswer: unsupported.answer }),
+    ...(record.models !== undefined && { models: record.models }),
     citations,
     trace: steps.map(({ round, k, messagesUsed, evidenceTokens, outcome, forced, followUp }) => ({
       round,

@@ -98,6 +98,7 @@ export async function prepareRun(event: PrepareEvent, deps: PrepareDeps): Promis
     ...(event.corpus.prefix !== undefined && { corpusPrefix: event.corpus.prefix }),
     estimate,
     concurrency: plan,
+    ...(deps.pricing !== undefined && { models: deps.pricing.models }),
   };
   await blobs.put(runRecordKey(event.runId), JSON.stringify(record), 'application/json');
   // A grow run seeks first the best chunks of its coverage order (shared/coverage.ts).

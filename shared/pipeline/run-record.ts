@@ -5,7 +5,7 @@
 import type { RunOptions } from '../config';
 import type { BlobStore } from '../ports';
 import type { SeekingPlan } from '../quota';
-import type { DocumentSummary, RunEstimate, SkippedDocument } from '../types';
+import type { AgentRole, DocumentSummary, RunEstimate, SkippedDocument } from '../types';
 import { followUpKey, runRecordKey, seekQueryKey, syncKey } from './layout';
 import { NotFoundError } from '../errors';
 import type { Message } from '../types';
@@ -43,6 +43,12 @@ export interface RunRecord {
    * the quota (shared/quota.ts), with the pre-flight warnings. Absent in older records.
    */
   concurrency?: SeekingPlan;
+  /**
+   * The model of each role that the run was prepared for, as the price table names it (`extractive`,
+   * `bedrock:<id>`, `openai:<model>`, `llama:<file>`; `ModelPricing.models`). Absent in older records
+   * and where Prepare was not told its model.
+   */
+  models?: Record<AgentRole, string>;
 }
 
 /**

@@ -527,3 +527,12 @@ maybe(
     await page.close();
   },
 );
+
+maybe("a run's page names the model that answered it, also for a run the CLI made (issue 51, item 17)", async () => {
+  const page = await newPage();
+  await login(page, `#/runs/${CLI_RUN}`);
+  const model = page.getByTestId('run-model');
+  await model.waitFor();
+  await expect(model.textContent()).resolves.toBe('extractive');
+  await page.close();
+});

@@ -113,6 +113,10 @@ export function RunView({ runId }: { runId: string }) {
     <h1 class="question" dir="auto">${question ?? 'Run'}</h1>
     <div class="meta" data-testid="run-meta">
       <${StatusBadge} status=${status} /> <code>${runId}</code>
+      ${
+        final?.result?.models !== undefined &&
+        html` · model <strong data-testid="run-model">${final.result.models.seeker === final.result.models.reasoner ? final.result.models.seeker : `${final.result.models.seeker} (seeking), ${final.result.models.reasoner} (reasoning)`}</strong>`
+      }
       ${live.chunks != null && html` · ${live.chunks} chunks, ${live.tokens?.toLocaleString()} tokens`}
       ${connection === 'live' && html` · <span class="live" data-testid="connection">live</span>`}
       ${connection === 'polling' && html` · <span class="warn" data-testid="connection">stream lost — polling</span>`}
