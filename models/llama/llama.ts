@@ -4,7 +4,9 @@
  * is never imported by a Lambda bundle (it is loaded here with a dynamic `import()`, and nothing
  * under lambdas/ or infra/ imports this file).
  *
- * - One load per process and file: the process's `LlamaRuntime` caches the loaded model by real path, so the
+ * - One load per process and file: the process's `LlamaRuntime` caches the loaded model by real path
+ *   (a file replaced or rewritten since is said once in a call's warnings, the loaded model still
+ *   answering), so the
  *   seeking agents and the reasoning agent share one copy (and one context) when they name the same
  *   file. `getLlama({ gpu: false, build: 'never' })`: the prebuilt CPU binary, nothing compiled or
  *   downloaded at run time.
@@ -333,9 +335,40 @@ export async function checkGgufFile(file: string): Promise<{ realPath: string; b
   return { realPath: await realpath(file), bytes: info.size };
 }
 
+/** What tells one version of a file from another: device, inode, size (bytes) and modification time (ms). */
+interface FileIdentity {
+  dev: number;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+}
+
+/** The identity of a file now, or undefined when it is gone. */
+async function fileIdentity(file: string): Promise<FileIdentity | undefined> {
+  const info = await stat(file).catch(() => undefined);
+  return info && { dev: info.dev, ino: info.ino, size: info.size, mtimeMs: info.mtimeMs };
+}
+
+/**
+ * Why the model file at `realPath` is no longer the one loaded (`loaded`), or undefined when it is:
+ * replaced (renamed over: another inode), rewritten (size or time), or removed.
+ */
+async function modelFileChange(realPath: string, loaded: FileIdentity | undefined): Promise<string | undefined> {
+  if (loaded === undefined) return undefined;
+  const now = await fileIdentity(realPath);
+  if (now === undefined) return 'removed';
+  if (now.dev !== loaded.dev || now.ino !== loaded.ino) return `replaced by another file (${loaded.size} bytes loaded, ${now.size} bytes now)`;
+  if (now.size !== loaded.size || now.mtimeMs !== loaded.mtimeMs)
+    return `rewritten in place (${loaded.size} bytes loaded, ${now.size} bytes at ${new Date(now.mtimeMs).toISOString()} now)`;
+  return undefined;
+}
+
 /** A loaded model file: one model, one context with its sequences, shared by every `LlamaChatModel` of the file. */
 interface LoadedLlama {
   readonly file: string;
+  /** The real path loaded and the file's identity then (device, inode, size, modification time). */
+  readonly realPath: string;
+  readonly identity: FileIdentity | undefined;
   readonly model: LlamaModel;
   readonly context: LlamaContext;
   readonly lib: NodeLlamaCpp;
@@ -411,6 +444,7 @@ export class LlamaRuntime {
     if (!entry) {
       entry = (async (): Promise<LoadedLlama> => {
         const { lib, llama } = await this.bindings();
+        const identity = await fileIdentity(realPath);
         let model: LlamaModel;
         try {
           model = await llama.loadModel({ modelPath: realPath, gpuLayers: 0 });
@@ -452,6 +486,8 @@ export class LlamaRuntime {
         const template = (model.fileInfo.metadata as { tokenizer?: { chat_template?: unknown } }).tokenizer?.chat_template;
         return {
           file,
+          realPath,
+          identity,
           model,
           context,
           lib,
@@ -548,6 +584,7 @@ function stopReasonOf(reason: string): { stopReason: StopReason; providerStopRea
 /** A `ChatModel` over one loaded GGUF model (see the file comment). Create with `loadLlamaChatModel`. */
 export class LlamaChatModel implements ChatModel {
   private templateWarned = false;
+  private fileChangeWarned = false;
 
   private constructor(
     readonly modelId: string,
@@ -635,6 +672,17 @@ export class LlamaChatModel implements ChatModel {
       }
       const stateWarning = await model.states.keep(chat, stateKey);
       const warnings: string[] = stateWarning === undefined ? [] : [stateWarning];
+      // The file changed under a long-lived process (serve, job): it still answers with the model it
+      // loaded, and says so once, naming what changed.
+      if (!this.fileChangeWarned) {
+        const change = await modelFileChange(model.realPath, model.identity);
+        if (change !== undefined) {
+          this.fileChangeWarned = true;
+          warnings.push(
+            `llama model file ${model.file} was ${change} since this process loaded it: the replies are still the loaded model's; restart the process (serve, job) to use the file as it is now`,
+          );
+        }
+      }
       if (!model.hasChatTemplate && !this.templateWarned) {
         this.templateWarned = true;
         warnings.push(`llama model ${path.basename(model.file)} has no chat template in its metadata (a base model?); a generic chat format is used`);

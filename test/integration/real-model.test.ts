@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { main } from '../../local/cli/cli';
 import { resolveCorpus } from '../../local/engine/corpus';
-import { disposeLlamaModels, LlamaChatModel, loadLlamaModels } from '../../models/llama/llama';
+import { disposeLlamaModels, LlamaChatModel, LlamaRuntime, loadLlamaModels } from '../../models/llama/llama';
 import { MIN_LLAMA_CONTEXT_TOKENS } from '../../models/llama/traits';
 import { parseModelSpec } from '../../models/spec';
 import { runLocal } from '../../local/engine/run';
@@ -107,6 +107,33 @@ describeWithSharedData('with the shared datasets', () =>
       // No seek reply is lost to the output limit (see cutOffWarnings).
       expect(cutOffWarnings(result)).toEqual([]);
       expect(result.poolSize).toBeGreaterThan(0);
+    });
+
+    it('llama: a model file replaced under a long-lived process is said once, the loaded model still answering (issue 51, item 2)', async () => {
+      const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'llama-replaced-'));
+      // A runtime of its own: the other tests' loaded models are left alone.
+      const runtime = new LlamaRuntime();
+      try {
+        const file = path.join(dir, 'model.gguf');
+        await fs.copyFile(modelPath, file);
+        const model = await LlamaChatModel.load(file, { sequences: 1, promptStateBytes: 0 }, runtime);
+        const ask = () =>
+          model.complete({ role: 'reasoner', system: 'Answer briefly.', messages: [{ role: 'user', text: 'Name a colour.' }], maxTokens: 3, temperature: 0 });
+        expect((await ask()).warnings ?? []).toEqual([]);
+        // `mv new.gguf model.gguf` while the process runs.
+        await fs.copyFile(modelPath, `${file}.new`);
+        await fs.rename(`${file}.new`, file);
+        const after = await ask();
+        expect(after.warnings).toEqual([
+          expect.stringMatching(
+            /^llama model file .*model\.gguf was replaced by another file \(\d+ bytes loaded, \d+ bytes now\) since this process loaded it: the replies are still the loaded model's; restart/,
+          ),
+        ]);
+        expect((await ask()).warnings ?? []).toEqual([]);
+      } finally {
+        await runtime.dispose();
+        await fs.rm(dir, { recursive: true, force: true });
+      }
     });
 
     it('llama: a call that starts as the one before it evaluates only the rest, and says so (cacheReadInputTokens)', async () => {
