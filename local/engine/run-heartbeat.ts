@@ -1,7 +1,8 @@
 /**
  * Whether a local `ask` run is still going: `runs/<runId>/live.json` in the state directory's bucket,
- * written when the run starts, rewritten at each change of phase (and as a round's seeking starts)
- * and every {@link HEARTBEAT_MS} with the run's latest progress (its `status` and current `seek`
+ * written when the run starts, rewritten at each change of phase and as each seeking agent ends (so a
+ * run killed at any point leaves the counts it had, not those of a beat seconds before: writes
+ * coalesce, one at a time) and every {@link HEARTBEAT_MS} with the run's latest progress (its `status` and current `seek`
  * event, shared/progress.ts), and deleted when the run ends (answered,
  * refused, failed or aborted). A process killed at any point (SIGKILL, a crash, the machine
  * stopped) leaves the file behind, so a reader decides from its content: the run is `running` while
@@ -98,11 +99,18 @@ export async function startHeartbeat(
     ...progress(),
     ...(options.resumable !== undefined && { resumable: options.resumable }),
   });
-  const beat = (): Promise<void> =>
-    (writing = writing.then(async () => {
+  // Beats coalesce: while one write waits its turn, another beat adds nothing (that write reads the
+  // progress when it runs), so a beat per seeking agent costs at most one write at a time.
+  let queued = false;
+  const beat = (): Promise<void> => {
+    if (queued) return writing;
+    queued = true;
+    return (writing = writing.then(async () => {
+      queued = false;
       if (stopped) return;
       await blobs.put(runLiveKey(runId), JSON.stringify(current()), 'application/json').catch(() => undefined);
     }));
+  };
   // A process that exits while the run goes (Ctrl-C: the CLI exits at once) leaves its latest
   // progress, not that of the last timed beat: one synchronous write as it exits (no async work runs
   // then); `stop` takes it out of the exit set, so a stopped run writes nothing more.

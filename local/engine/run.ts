@@ -163,8 +163,8 @@ export async function runLocal(request: LocalRunRequest): Promise<RunResult> {
         execute(stack, request, parsed, runId, previous, { contentHash, fingerprints }, report, (event) => {
           if (event.type === 'status') latest = { ...latest, status: event };
           else if (event.type === 'seek') latest = { ...latest, seek: event };
-          // A new phase, or a round's seeking that starts: `runs show` sees it at once (else within a beat).
-          if (event.type === 'status' || (event.type === 'seek' && event.done === 0)) heartbeat.beat();
+          // A new phase, or a seeking agent that ended: `runs show` sees it at once, also after a kill.
+          if (event.type === 'status' || event.type === 'seek') heartbeat.beat();
         }),
       );
     } catch (error) {
