@@ -240,6 +240,8 @@ export interface ChatResponse {
    * Absent when the request had no schema or the adapter does not say.
    */
   structured?: 'schema' | 'json' | 'prose';
+  /** Milliseconds of this call the adapter spent waiting for a throttling server (HTTP 429), not the model; absent when none. */
+  throttleWaitMs?: number;
   /** Non-fatal notices of the adapter (e.g. "the server rejected response_format; falling back"), once per process. */
   warnings?: string[];
 }

@@ -8,11 +8,11 @@ import { MAX_STORED_WARNINGS, type RunCounters } from './ports';
 import type { AgentRole, RoleUsage } from './types';
 
 /** The fields of a `RoleUsage`, counted ones first. */
-export const USAGE_FIELDS = ['calls', 'inputTokens', 'outputTokens', 'modelMs', 'cacheReadInputTokens', 'cacheWriteInputTokens'] as const;
+export const USAGE_FIELDS = ['calls', 'inputTokens', 'outputTokens', 'modelMs', 'throttleWaitMs', 'cacheReadInputTokens', 'cacheWriteInputTokens'] as const;
 /** One field of a `RoleUsage`. */
 export type UsageField = (typeof USAGE_FIELDS)[number];
 /** Optional fields of a `RoleUsage`, left out of a record when zero or absent. */
-export const OPTIONAL_USAGE: readonly UsageField[] = ['modelMs', 'cacheReadInputTokens', 'cacheWriteInputTokens'];
+export const OPTIONAL_USAGE: readonly UsageField[] = ['modelMs', 'throttleWaitMs', 'cacheReadInputTokens', 'cacheWriteInputTokens'];
 
 /** A usage as a record keeps it: zero optional fields left out, model time in whole milliseconds. */
 export function storedUsage(usage: RoleUsage): RoleUsage {
@@ -20,7 +20,7 @@ export function storedUsage(usage: RoleUsage): RoleUsage {
   for (const field of OPTIONAL_USAGE) {
     const value = usage[field];
     if (value === undefined || value === 0) continue;
-    out[field] = field === 'modelMs' ? Math.round(value) : value;
+    out[field] = field === 'modelMs' || field === 'throttleWaitMs' ? Math.round(value) : value;
   }
   return out;
 }

@@ -99,6 +99,12 @@ export interface RoleUsage {
    * this can exceed the run's wall time); absent for models that make no calls (extractive).
    */
   modelMs?: number;
+  /**
+   * Milliseconds the adapter waited inside calls for a throttling server (HTTP 429, its Retry-After),
+   * summed; not part of `modelMs`. Absent when none. (Step Functions' own retries of a throttled task
+   * are not known to the run.)
+   */
+  throttleWaitMs?: number;
   /** Input tokens read from the model's prompt cache (Bedrock prompt caching), summed; absent when none. */
   cacheReadInputTokens?: number;
   /** Input tokens written to the model's prompt cache, summed; absent when none. */

@@ -17,7 +17,8 @@ export function formatUsage(usage: Usage): string[] {
   return (Object.keys(usage) as Array<keyof Usage>).flatMap((role) => {
     const u = usage[role];
     if (u === undefined) return [];
-    const time = u.modelMs ? `, ${(u.modelMs / 1000).toFixed(1)} s in model calls` : '';
+    const waits = u.throttleWaitMs ? `, ${(u.throttleWaitMs / 1000).toFixed(1)} s waiting out throttling` : '';
+    const time = `${u.modelMs ? `, ${(u.modelMs / 1000).toFixed(1)} s in model calls` : ''}${waits}`;
     const label = role === 'speculative' ? 'speculative (seeker calls of a pipelined round not used; included in seeker)' : role;
     return [`${label}: ${count(u.calls, 'call')}, ${n(u.inputTokens)} input / ${n(u.outputTokens)} output tokens${time}`];
   });

@@ -432,7 +432,7 @@ export class OpenAiChatModel implements ChatModel {
     const reply = await this.completeRouted(request, notes);
     if (notes.throttled === 0) return reply;
     const said = `OpenAI-compatible server ${this.config.baseUrl} (model ${this.modelId}) throttled this call ${notes.throttled} time(s) (HTTP 429); waited ${(notes.waitedMs / 1000).toFixed(1)} s in all (its Retry-After when given) with fewer calls at once (now at most ${gateFor(this.config.baseUrl).limit}), then it answered`;
-    return { ...reply, warnings: [...(reply.warnings ?? []), said] };
+    return { ...reply, throttleWaitMs: notes.waitedMs, warnings: [...(reply.warnings ?? []), said] };
   }
 
   /** `complete` by the structured mode (detection, settled or forced), its throttle waits counted in `notes`. */

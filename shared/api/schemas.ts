@@ -226,6 +226,10 @@ const RoleUsageSchema = z.object({
   inputTokens: z.number().int(),
   outputTokens: z.number().int(),
   modelMs: z.number().optional().describe('Milliseconds spent waiting for model calls, summed over the calls (absent for the extractive reader)'),
+  throttleWaitMs: z
+    .number()
+    .optional()
+    .describe('Milliseconds the adapter waited inside calls for a throttling server (HTTP 429, its Retry-After), summed; not part of modelMs'),
   cacheReadInputTokens: z.number().int().optional().describe('Input tokens read from the prompt cache (Bedrock prompt caching), summed'),
   cacheWriteInputTokens: z.number().int().optional().describe('Input tokens written to the prompt cache, summed'),
 });

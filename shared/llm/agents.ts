@@ -269,7 +269,10 @@ function addUsage(usage: RoleUsage, response: ChatResponse, ms: number): void {
   usage.calls += 1;
   usage.inputTokens += response.inputTokens;
   usage.outputTokens += response.outputTokens;
-  usage.modelMs = (usage.modelMs ?? 0) + ms;
+  // Waits for a throttling server are not model time: counted apart.
+  const waited = Math.min(ms, response.throttleWaitMs ?? 0);
+  usage.modelMs = (usage.modelMs ?? 0) + ms - waited;
+  if (waited > 0) usage.throttleWaitMs = (usage.throttleWaitMs ?? 0) + waited;
   if (response.cacheReadInputTokens) usage.cacheReadInputTokens = (usage.cacheReadInputTokens ?? 0) + response.cacheReadInputTokens;
   if (response.cacheWriteInputTokens) usage.cacheWriteInputTokens = (usage.cacheWriteInputTokens ?? 0) + response.cacheWriteInputTokens;
 }

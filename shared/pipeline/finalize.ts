@@ -221,6 +221,7 @@ export function unusedSpeculation(byRound: Readonly<Record<number, RoleUsage>>, 
     total.inputTokens += usage.inputTokens;
     total.outputTokens += usage.outputTokens;
     if (usage.modelMs !== undefined) total.modelMs = (total.modelMs ?? 0) + usage.modelMs;
+    if (usage.throttleWaitMs !== undefined) total.throttleWaitMs = (total.throttleWaitMs ?? 0) + usage.throttleWaitMs;
   }
   return total;
 }

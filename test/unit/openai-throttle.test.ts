@@ -92,3 +92,45 @@ describe('a server that throttles above 3 calls at once', () => {
     expect(replies.some((r) => /throttled this call/.test(r.warnings?.join('\n') ?? ''))).toBe(true);
   }, 60_000);
 });
+
+describe('the time a call waits out a throttling server (issue 51, item 11)', () => {
+  it('is counted apart from model time: throttleWaitMs in the response and the role usage', async () => {
+    let calls = 0;
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        calls += 1;
+        if (calls === 1) {
+          res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
+          res.end('{"error":{"message":"Too many requests","type":"rate_limit_error"}}');
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ choices: [{ message: { content: 'Paris' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1 } }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      resetGates();
+      const { LlmAgents } = await import('../../shared/llm/agents');
+      const chat = new OpenAiChatModel('m', { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, apiKey: 'k' });
+      const reply = await chat.complete(request);
+      expect(reply.throttleWaitMs).toBeGreaterThanOrEqual(1000);
+
+      // Through the agents: the role's model time leaves the wait out, which is counted apart.
+      calls = 0;
+      resetGates();
+      const agents = new LlmAgents({ seeker: chat, reasoner: chat, reasonerReply: 'prose' });
+      const result = await agents.reason({
+        question: 'What is the capital of France?',
+        messages: [{ id: 'm1', chunkIndex: 0, round: 1, score: 90, evidence: 'Paris is the capital of France.', quotes: [], sources: ['d'] } as never],
+        force: false,
+      });
+      expect(result.usage.throttleWaitMs).toBeGreaterThanOrEqual(1000);
+      expect(result.usage.modelMs ?? 0).toBeLessThan(1000);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
