@@ -76,6 +76,25 @@ describe('a cost limit on a run', () => {
 });
 
 describe('extagents ask --estimate', () => {
+  /** `extagents ask --estimate` over the test corpus with the Bedrock Llama 3.1 8B model, and `extra` flags. */
+  const estimateArgv = (extra: string[]): string[] => [
+    'node',
+    'extagents',
+    'ask',
+    '-c',
+    writeCorpus(dir, corpus()),
+    '-q',
+    'What is the answer?',
+    '--chunk-tokens',
+    '64',
+    '--estimate',
+    ...extra,
+    '--state-dir',
+    path.join(dir, 'state'),
+    '--model',
+    'bedrock:us.meta.llama3-1-8b-instruct-v1:0',
+  ];
+
   it('prints the estimate per role with its price and runs nothing', async () => {
     const out: string[] = [];
     jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
@@ -130,25 +149,7 @@ describe('extagents ask --estimate', () => {
   it('says when --max-cost would refuse the run, as Prepare would, and still runs nothing', async () => {
     const out: string[] = [];
     jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
-    const args = (json: boolean, maxCost: string) => [
-      'node',
-      'extagents',
-      'ask',
-      '-c',
-      writeCorpus(dir, corpus()),
-      '-q',
-      'What is the answer?',
-      '--chunk-tokens',
-      '64',
-      '--estimate',
-      ...(json ? ['--json'] : []),
-      '--max-cost',
-      maxCost,
-      '--state-dir',
-      path.join(dir, 'state'),
-      '--model',
-      'bedrock:us.meta.llama3-1-8b-instruct-v1:0',
-    ];
+    const args = (json: boolean, maxCost: string) => estimateArgv([...(json ? ['--json'] : []), '--max-cost', maxCost]);
     try {
       process.exitCode = undefined;
       await main(args(true, '0'));
@@ -174,27 +175,7 @@ describe('extagents ask --estimate', () => {
     jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
     const estimate = async (maxCost: string) => {
       out.length = 0;
-      await main([
-        'node',
-        'extagents',
-        'ask',
-        '-c',
-        writeCorpus(dir, corpus()),
-        '-q',
-        'What is the answer?',
-        '--chunk-tokens',
-        '64',
-        '--seek-mode',
-        'batch',
-        '--estimate',
-        '--json',
-        '--max-cost',
-        maxCost,
-        '--state-dir',
-        path.join(dir, 'state'),
-        '--model',
-        'bedrock:us.meta.llama3-1-8b-instruct-v1:0',
-      ]);
+      await main(estimateArgv(['--seek-mode', 'batch', '--json', '--max-cost', maxCost]));
       return JSON.parse(out.join('')) as { modes: Record<'on-demand' | 'batch', { totalUsd: number }>; costRefusal?: string };
     };
     try {
