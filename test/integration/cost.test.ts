@@ -98,26 +98,9 @@ describe('extagents ask --estimate', () => {
   it('prints the estimate per role with its price and runs nothing', async () => {
     const out: string[] = [];
     jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
-    const stateDir = path.join(dir, 'state');
     try {
       process.exitCode = undefined;
-      await main([
-        'node',
-        'extagents',
-        'ask',
-        '-c',
-        writeCorpus(dir, corpus()),
-        '-q',
-        'What is the answer?',
-        '--chunk-tokens',
-        '64',
-        '--estimate',
-        '--json',
-        '--state-dir',
-        stateDir,
-        '--model',
-        'bedrock:us.meta.llama3-1-8b-instruct-v1:0',
-      ]);
+      await main(estimateArgv(['--json']));
     } finally {
       jest.restoreAllMocks();
     }
