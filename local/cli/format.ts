@@ -10,6 +10,25 @@ const n = (x: number): string => x.toLocaleString('en-US');
 const count = (x: number, noun: string): string => `${n(x)} ${noun}${x === 1 ? '' : 's'}`;
 
 /**
+ * What ran as batch and what on demand, a line per round of a run with `seekMode: 'batch'`
+ * (`RunResult.batch`): `Batch seeking, round 1: 7 records in 1 job (Completed); 6 read back, 1 failed
+ * record sought on demand`, or `Batch seeking, round 2: on demand (<why>)`.
+ */
+export function formatBatch(batch: NonNullable<RunResult['batch']>): string[] {
+  return batch.rounds.map((r) => {
+    if (r.mode === 'on-demand') return `Batch seeking, round ${r.round}: sought on demand (${r.reason ?? 'no batch job'})`;
+    const statuses = [...new Set(r.jobs.map((j) => j.status ?? 'not ended'))].join(', ');
+    const ondemand = (r.failedRecords ?? 0) + (r.missingRecords ?? 0);
+    const read = r.recorded === undefined ? '' : `; ${n(r.recorded)} read back`;
+    const rest =
+      ondemand === 0
+        ? ''
+        : `, ${[r.failedRecords ? `${count(r.failedRecords, 'failed record')}` : '', r.missingRecords ? `${count(r.missingRecords, 'record')} the job did not return` : ''].filter((x) => x !== '').join(' and ')} sought on demand`;
+    return `Batch seeking, round ${r.round}: ${count(r.records, 'record')} in ${count(r.jobs.length, 'job')} (${statuses})${read}${rest}`;
+  });
+}
+
+/**
  * Usage per role on one line each, e.g. "seeker: 270 calls, 2,150,000 input / 9,000 output tokens",
  * with ", 41.2 s in model calls" when the model time is known (summed over parallel calls).
  */
@@ -96,6 +115,7 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
     const { covered, cap, tranches } = result.coverage;
     lines.push(`Coverage (grow): ${count(covered, 'chunk')} of ${result.chunks} sought per round, in ${count(tranches, 'tranche')} (at most ${cap})`);
   }
+  if (result.batch) for (const line of formatBatch(result.batch)) lines.push(line);
   if (result.reseek) {
     const rounds = result.reseek.chunksPerRound.map((chunks, i) => `round ${i + 1}: ${chunks === 0 && i > 0 ? 'skipped' : n(chunks)}`);
     lines.push(`Reseek (promising): chunks sought per round of ${result.chunks}: ${rounds.join(', ')}`);

@@ -104,6 +104,16 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
   if (unsupported !== undefined) {
     warnings.push(`the best-effort answer ${JSON.stringify(unsupported.answer)} is not in the quotes it cites; the run refuses (RunResult.unsupportedAnswer)`);
   }
+  const batchRounds = record.options.seekMode === 'batch' ? await batchReport(blobs, state.runId, state.round) : undefined;
+  // A batch job that did not complete: said in the warnings, not only in `batch` (its chunks were sought on demand).
+  for (const round of batchRounds?.rounds ?? []) {
+    for (const job of round.jobs) {
+      if (job.status === undefined || job.status === 'Completed') continue;
+      warnings.push(
+        `round ${round.round}: a batch job of ${job.records} record(s) ended ${job.status}${job.message ? ` (${job.message})` : ''}; the records it did not answer were sought on demand`,
+      );
+    }
+  }
   // The content filter withheld the reasoning agent's reply: the run ended there (Answered?).
   const filtered = steps.find((s) => s.outcome === 'filtered');
   if (filtered !== undefined) {
@@ -144,7 +154,7 @@ export async function finalizeRun(state: WorkflowState, deps: FinalizeDeps): Pro
     poolSize: await store.poolSize(state.runId, state.round, state.covered),
     ...(grow && { coverage: coverageReport(state, record.options.coverageFirstChunks) }),
     ...(promising && { reseek: { mode: 'promising', chunksPerRound: [covered.length, ...chosen.map((c) => c.length)] } satisfies ReseekReport }),
-    ...(record.options.seekMode === 'batch' && { batch: await batchReport(blobs, state.runId, state.round) }),
+    ...(batchRounds !== undefined && { batch: batchRounds }),
     skipped: record.skipped,
     chunkFailures,
     retries,

@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { formatBatch, formatResult } from '../../local/cli/format';
 import { resolveCorpus } from '../../local/engine/corpus';
 import { FsBlobStore } from '../../local/engine/fs-blob-store';
 import { runLocal } from '../../local/engine/run';
@@ -82,6 +83,12 @@ describe('batch seeking in a local run', () => {
       [2, 'batch', ['Completed'], 7],
     ]);
     expect(onDemand.batch).toBeUndefined();
+    // The text output says what ran as batch (issue 51, item 7).
+    expect(formatBatch(batch.batch!)).toEqual([
+      'Batch seeking, round 1: 7 records in 1 job (Completed); 7 read back',
+      'Batch seeking, round 2: 7 records in 1 job (Completed); 7 read back',
+    ]);
+    expect(formatResult(batch)).toContain('Batch seeking, round 1: 7 records in 1 job (Completed); 7 read back');
   });
 
   it('seeks on demand, and says why, when a round has fewer chunks than a batch job takes', async () => {
@@ -94,6 +101,7 @@ describe('batch seeking in a local run', () => {
     expect(record.reason).toBe('7 chunk(s) to seek, below the 100 records a batch job of two-hop-chat needs at least');
     expect(record.jobs).toEqual([]);
     expect(result.batch?.rounds[0]).toEqual({ round: 1, mode: 'on-demand', reason: record.reason, jobs: [], records: 0 });
+    expect(formatResult(result)).toContain(`Batch seeking, round 1: sought on demand (${record.reason})`);
   });
 
   it('records a failed batch record as the chunk failure and seeks that chunk on demand', async () => {
@@ -103,6 +111,7 @@ describe('batch seeking in a local run', () => {
     expect(result.answer).toBe('Fredville');
     expect(result.chunkFailures).toEqual([]);
     expect((await roundRecord('failed', 1)).collected).toEqual({ recorded: 6, failedRecords: 1, missingRecords: 0 });
+    expect(formatResult(result)).toContain('Batch seeking, round 1: 7 records in 1 job (Completed); 6 read back, 1 failed record sought on demand');
     // The birth note's chunk: the failed record, then its on-demand seek
     expect(scripted.calls.filter((c) => c.startsWith('Note 2.'))).toHaveLength(3); // round 1 twice, round 2 once
   });
