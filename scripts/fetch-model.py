@@ -83,6 +83,17 @@ NETWORK_MARKS = ("NewConnectionError", "ConnectionError", "Connection refused", 
                  "ReadTimeoutError", "Network is unreachable", "ProxyError", "SSLError")
 
 
+def write_stamp(target: str, entry: dict) -> None:
+    """Record beside the model what was checked (`<file>.verified.json`): the loader (models/llama/llama.ts
+    `checkFetchStamp`) then checks the file again only when its identity changed."""
+    info = os.stat(target)
+    stamp = {"size": info.st_size, "sha256": entry["sha256"], "ino": info.st_ino, "mtimeMs": info.st_mtime_ns / 1e6}
+    tmp = target + ".verified.json.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(stamp, f)
+    os.replace(tmp, target + ".verified.json")
+
+
 def remove_stale_fetches(cache: str) -> None:
     """Remove the temporary folders of fetches whose process is gone (killed by SIGKILL, a power cut)."""
     for name in os.listdir(cache):
@@ -122,6 +133,7 @@ def main(argv: list) -> None:
     if os.path.isfile(target):
         size = os.path.getsize(target)
         if (expected_bytes is None or size == expected_bytes) and sha256_of(target) == entry["sha256"]:
+            write_stamp(target, entry)
             print(target)
             return
         why = f"{size} bytes, expected {expected_bytes}" if expected_bytes is not None and size != expected_bytes else "its sha256 differs"
@@ -161,6 +173,7 @@ def main(argv: list) -> None:
             fail(f"{name}: sha256 mismatch: expected {entry['sha256']}, got {got}")
         # A rename within one file system: the model appears whole or not at all.
         os.replace(out_path, target)
+    write_stamp(target, entry)
     print(target)
 
 

@@ -301,8 +301,8 @@ function ggufHeaderProblem(header: Buffer, fileBytes: number): string | undefine
  * @param file the path as given.
  * @returns the file's real path and size (bytes).
  * @throws ModelConfigurationError for a missing file, a directory, a file that is not GGUF, a GGUF
- *   header whose counts cannot fit the file, or a file larger than this machine's memory, each
- *   naming the path.
+ *   header whose counts cannot fit the file, a file larger than this machine's memory, or a fetched
+ *   model that no longer matches what its fetch checked (`checkFetchStamp`), each naming the path.
  */
 export async function checkGgufFile(file: string): Promise<{ realPath: string; bytes: number }> {
   let info;
@@ -332,7 +332,56 @@ export async function checkGgufFile(file: string): Promise<{ realPath: string; b
       `llama: model file ${file} (${(info.size / 2 ** 30).toFixed(1)} GiB) is larger than this machine's memory (${(total / 2 ** 30).toFixed(1)} GiB)`,
     );
   }
-  return { realPath: await realpath(file), bytes: info.size };
+  const realPath = await realpath(file);
+  await checkFetchStamp(file, realPath);
+  return { realPath, bytes: info.size };
+}
+
+/**
+ * What scripts/fetch-model.py records beside a model it fetched and checked (`<file>.verified.json`):
+ * the size and sha256 of the manifest, and the identity of the file as it checked it.
+ */
+interface FetchStamp {
+  size: number;
+  sha256: string;
+  ino: number;
+  mtimeMs: number;
+}
+
+/**
+ * For a model the project's fetch script made (a `<file>.verified.json` beside it: the test and the
+ * reference models), check that the file is still the one it checked, once per file identity: the
+ * same inode and modification time pass at once; otherwise the size and then the sha256 must match
+ * the stamp (which is then renewed for the new identity). A file with no stamp (a model of one's
+ * own) is not checked here. The header check alone passes a file damaged past its header, which
+ * node-llama-cpp would load and use.
+ * @throws ModelConfigurationError naming the file, what differs and how to fetch it again.
+ */
+async function checkFetchStamp(file: string, realPath: string): Promise<void> {
+  const stampFile = `${realPath}.verified.json`;
+  let stamp: FetchStamp;
+  try {
+    stamp = JSON.parse(await readFile(stampFile, 'utf8')) as FetchStamp;
+  } catch {
+    return;
+  }
+  const info = await stat(realPath);
+  if (info.ino === stamp.ino && Math.abs(info.mtimeMs - stamp.mtimeMs) < 1 && info.size === stamp.size) return;
+  const again = `the file is damaged: fetch it again (./scripts/fetch-test-model.sh or ./scripts/fetch-reference-model.sh, which replace it)`;
+  if (info.size !== stamp.size)
+    throw new ModelConfigurationError(`llama: model file ${file} has ${info.size} bytes, not the ${stamp.size} its fetch checked; ${again}`);
+  const digest = createHash('sha256');
+  const handle = await open(realPath, 'r');
+  try {
+    for await (const block of handle.createReadStream({ highWaterMark: 1 << 20 })) digest.update(block as Buffer);
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+  const sha256 = digest.digest('hex');
+  if (sha256 !== stamp.sha256)
+    throw new ModelConfigurationError(`llama: model file ${file} has sha256 ${sha256}, not the ${stamp.sha256} its fetch checked; ${again}`);
+  // The same bytes under a new identity (copied, touched): checked once, not at every load.
+  await writeFile(stampFile, JSON.stringify({ ...stamp, ino: info.ino, mtimeMs: info.mtimeMs })).catch(() => undefined);
 }
 
 /** What tells one version of a file from another: device, inode, size (bytes) and modification time (ms). */

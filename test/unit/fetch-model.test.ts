@@ -102,7 +102,12 @@ describe('scripts/fetch-model.py', () => {
     const target = first.stdout.trim();
     expect(target).toBe(path.join(f.cache, 'fake.gguf'));
     expect(readFileSync(target)).toEqual(Buffer.concat(f.parts));
-    cacheHolds(f, ['fake.gguf']);
+    // The model and the stamp of what was checked (the loader checks the file again only when its identity changes).
+    cacheHolds(f, ['fake.gguf', 'fake.gguf.verified.json']);
+    expect(JSON.parse(readFileSync(`${target}.verified.json`, 'utf8'))).toMatchObject({
+      size: Buffer.concat(f.parts).length,
+      sha256: createHash('sha256').update(Buffer.concat(f.parts)).digest('hex'),
+    });
     // No wheels any more: a run that reached pip would fail.
     rmSync(f.wheels, { recursive: true });
     const again = fetchModel(f);
