@@ -52,7 +52,8 @@ import { formatWarning } from './jsonl';
 import { type EvalRecord, STRATEGIES, type StrategyName } from './records';
 import { scoreAnswer, type ScorerKind } from './score';
 import { CallMemo } from './strategies/memo';
-import { CallRecorder, DEFAULT_STRATEGY_OPTIONS, STRATEGY_FUNCTIONS, type StrategyOptions, type WorkflowRunner } from './strategies';
+import { CallRecorder, DEFAULT_STRATEGY_OPTIONS, STRATEGY_FUNCTIONS, WORKFLOW_STRATEGIES, type StrategyOptions, type WorkflowRunner } from './strategies';
+import { RetryingModel } from './retrying-model';
 
 /** Data sets the runner knows (the `--dataset` argument). */
 export type DatasetSpec =
@@ -188,6 +189,12 @@ export interface RunEvalOptions {
    * it when given (the eval command always gives it), else in memory.
    */
   workflow?: WorkflowRunner;
+  /**
+   * The first wait before retrying a transient model error in a strategy that calls the model in
+   * memory (eval/retrying-model.ts), ms; later waits double. Default the workflow's (2,000). Tests
+   * pass less.
+   */
+  retryFirstWaitMs?: number;
   /**
    * Answer a call from memory when another strategy of the same example sent the same request
    * (`CallMemo`, one per example): the same records for a deterministic model, less model time.
@@ -411,7 +418,11 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRunSummary> 
           };
           // Every call the strategy makes, for the record of a strategy that fails midway (a strategy
           // that ends reports its own, with their stages).
-          const made = new CallRecorder(memo ?? options.model);
+          // One retry policy: the workflow's Retry for the strategies that run through it, the same
+          // policy in memory for the others (eval/retrying-model.ts).
+          const callee = memo ?? options.model;
+          const viaWorkflow = options.workflow !== undefined && WORKFLOW_STRATEGIES.has(strategy);
+          const made = new CallRecorder(viaWorkflow ? callee : new RetryingModel(callee, options.retryFirstWaitMs));
           try {
             const result = await STRATEGY_FUNCTIONS[strategy]({
               question: example.question,

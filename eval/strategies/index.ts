@@ -14,6 +14,25 @@ import { FORCED_MAX_MESSAGES } from '../../shared/method';
 export * from './types';
 export { CallRecorder } from './recorder';
 
+/**
+ * The strategies that run through the product's workflow when the caller gives one (the eval command
+ * does), whose Retry then retries the transient model errors; every other strategy calls the model
+ * in memory (eval/retrying-model.ts gives those the same policy).
+ */
+export const WORKFLOW_STRATEGIES: ReadonlySet<StrategyName> = new Set<StrategyName>([
+  'extagents',
+  'extagents-no-sync',
+  'extagents-no-kar',
+  'extagents-rank-score',
+  'extagents-rank-retrieval',
+  'extagents-grow',
+  'extagents-reseek',
+  'extagents-follow-up',
+  'extagents-plain-sync',
+  'extagents-first-k1',
+  'extagents-kar-last',
+]);
+
 /** Every strategy, by name. */
 export const STRATEGY_FUNCTIONS: Record<StrategyName, Strategy> = {
   // Through the product's workflow when the caller gives it (the eval command does), else in memory.

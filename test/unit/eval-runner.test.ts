@@ -312,6 +312,36 @@ describe('evaluation runner', () => {
     ]);
   });
 
+  test('a strategy that calls the model in memory retries a server error as the workflow does, and fails at once on any other error (issue 51, item 9)', async () => {
+    const { ModelUnavailableError } = await import('../../shared/errors');
+    let failures = 2;
+    const flaky: AgentModel = {
+      description: 'flaky',
+      seek: async () => ({ evidence: null, score: 0, spans: [], usage: { calls: 1, inputTokens: 1, outputTokens: 1 }, warnings: [] }),
+      reason: async () => {
+        if (failures > 0) {
+          failures -= 1;
+          throw new ModelUnavailableError('HTTP 500 from the server');
+        }
+        return { answerable: true, answer: 'Chicago', citedMessageIds: [], usage: { calls: 1, inputTokens: 50, outputTokens: 2 }, warnings: [] };
+      },
+    };
+    const summary = await runEval({
+      dataset: parseDatasetSpec('hotpotqa:' + path.join(root, 'hotpotqa', 'q.json'), root),
+      dataRoot: root,
+      strategies: ['direct'],
+      lengths: [200],
+      limit: 1,
+      model: flaky,
+      modelIds: { seeker: 'x', reasoner: 'x' },
+      outDir: out,
+      retryFirstWaitMs: 1,
+    });
+    expect(summary).toMatchObject({ written: 1, failed: 0 });
+    expect(failures).toBe(0);
+    expect(readRecords(recordsFile(out)).records[0]).toMatchObject({ strategy: 'direct', prediction: 'Chicago' });
+  });
+
   test('the summary table has one row per dataset, length and strategy', async () => {
     await run();
     const table = formatSummary(readRecords(recordsFile(out)).records);
