@@ -13,6 +13,7 @@
  */
 import type { BlobStore, MessageStore } from '../../shared/ports';
 import { runRecordKey, syncKey } from '../../shared/pipeline/layout';
+import { batchRoundKey, type BatchRoundRecord } from '../../shared/pipeline/seek-batch';
 import type { ReasonEvent, SeekBatchEvent, SeekBatchOutcome, SeekEvent, SeekOutcome, WorkflowState } from '../../shared/pipeline/state';
 import {
   estimateRemainingMs,
@@ -241,11 +242,29 @@ export class RunProgressTracker {
     const said = `${event.round}:${event.seekBatch === 'submit' ? 'submit' : outcome.status}`;
     if (this.batchLines.has(said) || outcome.status === 'collecting' || (event.seekBatch === 'check' && outcome.status === 'waiting')) return;
     this.batchLines.add(said);
-    const message =
-      outcome.status === 'waiting'
-        ? `round ${event.round}: ${outcome.remaining} chunk(s) submitted as batch records; waiting for the batch job`
-        : `round ${event.round}: ${event.seekBatch === 'submit' ? 'sought on demand (no batch job; the result says why)' : 'batch records read'}; ${outcome.remaining} chunk(s) left for on-demand seeking`;
-    this.push({ type: 'info', runId: this.options.runId, message });
+    const left = `${outcome.remaining} chunk(s) left for on-demand seeking`;
+    if (outcome.status === 'waiting') {
+      this.push({
+        type: 'info',
+        runId: this.options.runId,
+        message: `round ${event.round}: ${outcome.remaining} chunk(s) submitted as batch records; waiting for the batch job`,
+      });
+      return;
+    }
+    if (event.seekBatch !== 'submit') {
+      this.push({ type: 'info', runId: this.options.runId, message: `round ${event.round}: batch records read; ${left}` });
+      return;
+    }
+    // Submit ended the round's batch part at once: the round record says why (on demand, and the
+    // reason; or the jobs of a resumed run had already ended and their records were read).
+    this.later(async () => {
+      const record = JSON.parse(await this.options.blobs.getText(batchRoundKey(this.options.runId, event.round))) as BatchRoundRecord;
+      const why =
+        record.mode === 'on-demand'
+          ? `sought on demand: ${record.reason ?? 'no batch job'}`
+          : `its ${record.jobs.length} batch job(s) had already ended (${[...new Set(record.jobs.map((j) => j.ended ?? 'not ended'))].join(', ')}); their records read`;
+      return { type: 'info', runId: this.options.runId, message: `round ${event.round}: ${why}; ${left}` };
+    });
   }
 
   private sought(event: SeekEvent, outcome: SeekOutcome): void {

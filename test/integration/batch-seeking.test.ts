@@ -93,7 +93,8 @@ describe('batch seeking in a local run', () => {
 
   it('seeks on demand, and says why, when a round has fewer chunks than a batch job takes', async () => {
     const scripted = twoHopChatModel();
-    const result = await run('small', 'batch', scripted, { minRecords: 100 });
+    const infos: string[] = [];
+    const result = await run('small', 'batch', scripted, { minRecords: 100, onProgress: (e) => e.type === 'info' && infos.push(e.message) });
 
     expect(result.answer).toBe('Fredville');
     const record = await roundRecord('small', 1);
@@ -102,6 +103,8 @@ describe('batch seeking in a local run', () => {
     expect(record.jobs).toEqual([]);
     expect(result.batch?.rounds[0]).toEqual({ round: 1, mode: 'on-demand', reason: record.reason, jobs: [], records: 0 });
     expect(formatResult(result)).toContain(`Batch seeking, round 1: sought on demand (${record.reason})`);
+    // The progress says why as it happens (issue 51, item 7), not "the result says why".
+    expect(infos).toContain(`round 1: sought on demand: ${record.reason}; 7 chunk(s) left for on-demand seeking`);
   });
 
   it('records a failed batch record as the chunk failure and seeks that chunk on demand', async () => {
