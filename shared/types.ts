@@ -176,6 +176,14 @@ export interface Citation {
   location?: string;
   /** The 1-based PDF page of the quote. */
   page?: number;
+  /**
+   * Where to open the source file at the quote (the text of HTML and Markdown is extracted, so
+   * `start`/`end` count characters of that text, not of the file): Markdown, the 1-based line of the
+   * source where the quote's block (paragraph, list item, table row, heading) starts.
+   */
+  sourceLine?: number;
+  /** HTML: the character offset in the source file of the element whose block holds the quote (parse5's source location). */
+  sourceOffset?: number;
 }
 
 /**

@@ -102,7 +102,7 @@ export function formatResult(result: RunResult, elapsedMs?: number): string {
   if (result.citations.length === 0) lines.push('  (none)');
   result.citations.forEach((c, i) => {
     lines.push(
-      `  [${i + 1}] ${c.documentId}${c.location ? ` (${c.location})` : ''} chars ${c.start}-${c.end} (chunk ${c.chunkIndex}, round ${c.round}, score ${c.score})`,
+      `  [${i + 1}] ${c.documentId}${c.location ? ` (${c.location})` : ''} chars ${c.start}-${c.end}${c.sourceLine !== undefined ? `, source line ${c.sourceLine}` : ''}${c.sourceOffset !== undefined ? `, source char ${c.sourceOffset}` : ''} (chunk ${c.chunkIndex}, round ${c.round}, score ${c.score})`,
     );
     lines.push(`      "${c.quote}"`);
   });

@@ -274,6 +274,12 @@ const CitationSchema = z.object({
     .optional()
     .describe('Where the quote is in the source: `page 3` of a PDF, or the heading path of an HTML, Markdown or DOCX document (`Introduction › History`)'),
   page: z.number().int().optional().describe('The 1-based PDF page of the quote'),
+  sourceLine: z
+    .number()
+    .int()
+    .optional()
+    .describe("Markdown: the 1-based line of the source file where the quote's block starts (start/end count characters of the extracted text)"),
+  sourceOffset: z.number().int().optional().describe('HTML: the character offset in the source file of the element whose block holds the quote'),
 });
 
 const RoleEstimateSchema = z.object({

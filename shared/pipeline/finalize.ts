@@ -242,7 +242,14 @@ export function unusedSpeculation(byRound: Readonly<Record<number, RoleUsage>>, 
  */
 function withLocation(citation: Citation, locations: readonly DocumentLocation[] | undefined): Citation {
   const at = locationAt(locations, citation.start);
-  return at && at.label !== '' ? { ...citation, location: at.label, ...(at.page !== undefined && { page: at.page }) } : citation;
+  if (at === undefined) return citation;
+  return {
+    ...citation,
+    ...(at.label !== '' && { location: at.label }),
+    ...(at.page !== undefined && { page: at.page }),
+    ...(at.sourceLine !== undefined && { sourceLine: at.sourceLine }),
+    ...(at.sourceOffset !== undefined && { sourceOffset: at.sourceOffset }),
+  };
 }
 
 /** One citation per verbatim quote; a message without quotes cites its chunk's first segment. */

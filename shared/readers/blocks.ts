@@ -20,6 +20,18 @@ export class TextBlocks {
   private readonly headings: string[] = [];
   private readonly locations: DocumentLocation[] = [];
   private pendingLocation: Omit<DocumentLocation, 'start'> | undefined;
+  /** Where the next block starts in the source (`source`), until that block is pushed. */
+  private nextSource: Pick<DocumentLocation, 'sourceOffset' | 'sourceLine'> | undefined;
+
+  /**
+   * Where the next block starts in the source (a character offset, a line), said before its text:
+   * the block gets a location of its own, under the current heading path, so a citation inside it
+   * names where to open the source. Ignored once the block has text (the first call of a block wins
+   * no more: the innermost block element, called last before its text, does).
+   */
+  source(where: Pick<DocumentLocation, 'sourceOffset' | 'sourceLine'>): void {
+    if (this.current === '' && (where.sourceOffset !== undefined || where.sourceLine !== undefined)) this.nextSource = where;
+  }
 
   /** Inline text: white space collapsed, joined to the current block. */
   inline(text: string): void {
@@ -58,7 +70,11 @@ export class TextBlocks {
       if (this.locations.length < MAX_LOCATIONS) this.locations.push({ start, ...this.pendingLocation });
       else if (this.locations.length === MAX_LOCATIONS) this.locations.push({ start, label: '' });
       this.pendingLocation = undefined;
+    } else if (this.nextSource !== undefined && this.locations.length < MAX_LOCATIONS) {
+      // A block with its source position: the same heading path, and where to open the source.
+      this.locations.push({ start, label: this.headings.filter((h) => h !== '').join(' › '), ...this.nextSource });
     }
+    this.nextSource = undefined;
     this.blocks.push(text);
     this.length = start + text.length;
   }

@@ -157,11 +157,13 @@ export function readHtml(html: string): HtmlText {
     if (tag === 'br') return blocks.lineBreak();
     if (tag === 'pre') {
       blocks.flush();
+      blocks.source({ sourceOffset: element.sourceCodeLocation?.startOffset });
       blocks.preformatted(textContent(element));
       return;
     }
     if (tag === 'tr') {
       blocks.flush();
+      blocks.source({ sourceOffset: element.sourceCodeLocation?.startOffset });
       const cells = element.childNodes.filter((c): c is Element => 'tagName' in c && (c.tagName === 'td' || c.tagName === 'th'));
       blocks.inline(cells.map((cell) => textContent(cell).replace(/\s+/g, ' ').trim()).join(' | '));
       blocks.flush();
@@ -177,6 +179,7 @@ export function readHtml(html: string): HtmlText {
     if ((tag === 'header' || tag === 'footer') && !insideSectioning(element)) return;
     const block = BLOCKS.has(tag);
     if (block) blocks.flush();
+    if (block) blocks.source({ sourceOffset: element.sourceCodeLocation?.startOffset });
     if (tag === 'li') blocks.inline('- ');
     for (const child of childrenOf(element)) visit(child, pre);
     if (block) blocks.flush();

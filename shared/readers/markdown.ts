@@ -90,7 +90,11 @@ export function readMarkdown(markdown: string): { text: string; locations: Docum
       }
       case 'tr_open':
         blocks.flush();
+        if (token.map) blocks.source({ sourceLine: token.map[0] + 1 });
         row = [];
+        break;
+      case 'paragraph_open':
+        if (token.map) blocks.source({ sourceLine: token.map[0] + 1 });
         break;
       case 'tr_close':
         blocks.inline((row ?? []).join(' | '));
@@ -103,6 +107,7 @@ export function readMarkdown(markdown: string): { text: string; locations: Docum
         break;
       case 'list_item_open':
         blocks.flush();
+        if (token.map) blocks.source({ sourceLine: token.map[0] + 1 });
         blocks.inline('- ');
         break;
       case 'paragraph_close':
@@ -112,6 +117,8 @@ export function readMarkdown(markdown: string): { text: string; locations: Docum
         break;
       case 'fence':
       case 'code_block':
+        blocks.flush();
+        if (token.map) blocks.source({ sourceLine: token.map[0] + 1 });
         blocks.preformatted(token.content);
         break;
       case 'html_block':

@@ -18,9 +18,9 @@ export interface DocumentLocation {
   label: string;
   /** PDF: the 1-based page. */
   page?: number;
-  /** HTML: the character offset of the heading's element in the source (parse5's source location). */
+  /** HTML: the character offset in the source of the heading's or block's element (parse5's source location). */
   sourceOffset?: number;
-  /** Markdown: the 1-based source line of the heading. */
+  /** Markdown: the 1-based source line where the heading or block starts. */
   sourceLine?: number;
 }
 

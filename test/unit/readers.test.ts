@@ -77,7 +77,10 @@ describe('the HTML reader', () => {
     expect(at('Joseph Strauss')?.label).toBe('Golden Gate Bridge › History');
     expect(at('3.3 million')?.label).toBe('Golden Gate Bridge › History');
     expect(at('Art Deco')?.label).toBe('Golden Gate Bridge › History › Design');
-    for (const location of doc.locations ?? []) expect(PAGE.slice(location.sourceOffset).startsWith('<h')).toBe(true);
+    // Each heading, and each block since issue 51 item 20, names its element in the source.
+    for (const location of doc.locations ?? []) expect(PAGE.slice(location.sourceOffset).startsWith('<')).toBe(true);
+    const headingOffset = doc.locations?.find((l) => l.label === 'Golden Gate Bridge › History' && PAGE.slice(l.sourceOffset).startsWith('<h'));
+    expect(headingOffset).toBeDefined();
   });
 
   it('is chosen for .htm/.xhtml names and for HTML saved under another name; a page of markup only is skipped', async () => {
@@ -112,7 +115,11 @@ describe('the Markdown reader', () => {
     const yaml = await read('post.md', utf8(`---\ntitle: "Bell Rock: a history"\nanswer: The keeper was Zebedee.\ntags: [lights]\n---\n${body}`));
     expect(yaml.text).toBe('Keepers\n\nAnn lit the lamp at dusk.');
     expect(yaml.title).toBe('Bell Rock: a history');
-    expect(yaml.locations).toEqual([{ start: 0, label: 'Keepers', sourceLine: 6 }]);
+    // The heading, then its paragraph's block, each with its line in the file (front matter counted).
+    expect(yaml.locations).toEqual([
+      { start: 0, label: 'Keepers', sourceLine: 6 },
+      { start: 9, label: 'Keepers', sourceLine: 8 },
+    ]);
 
     const toml = await read('post.md', utf8(`+++\ntitle = "Skerryvore"\ndraft = true\n[params]\ntitle = "not this"\n+++\n${body}`));
     expect(toml.text).toBe('Keepers\n\nAnn lit the lamp at dusk.');
@@ -144,7 +151,10 @@ describe('the Markdown reader', () => {
       '1811 | Bell Rock',
       'lamp --on   # kept as written',
     ]);
-    expect(locationAt(doc.locations, doc.text.indexOf('Bell Rock'))).toMatchObject({ label: 'Lighthouses › Keepers', sourceLine: 5 });
+    // The block the quote is in (its table row), under its heading path: the line to open the source at.
+    expect(locationAt(doc.locations, doc.text.indexOf('Bell Rock'))).toMatchObject({ label: 'Lighthouses › Keepers', sourceLine: 12 });
+    expect(NOTE.split('\n')[11]).toContain('Bell Rock');
+    expect(locationAt(doc.locations, doc.text.indexOf('Keepers'))).toMatchObject({ label: 'Lighthouses › Keepers', sourceLine: 5 });
     expect(NOTE.split('\n')[4]).toBe('## Keepers');
   });
 });
@@ -334,7 +344,8 @@ describe('pathological files (a breaker session found each)', () => {
     const doc = await read('many.md', utf8(`${headings}\n\n## Last\n\nThe chief engineer was Margaret Hollis.`));
     const at = locationAt(doc.locations, doc.text.indexOf('Margaret Hollis'));
     expect(at?.label).toBe('');
-    expect(locationAt(doc.locations, doc.text.indexOf('Text 5000.'))?.label).toBe('Heading 5000');
+    // A heading and its paragraph's block take a location each: the first 5,000 headings are kept.
+    expect(locationAt(doc.locations, doc.text.indexOf('Text 2000.'))?.label).toBe('Heading 2000');
   });
 });
 
