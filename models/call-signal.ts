@@ -11,19 +11,46 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { RunAbortedError } from '../shared/errors';
 
-const storage = new AsyncLocalStorage<AbortSignal>();
+/** What a model call may learn of its run: the abort signal, and whom to tell of a throttling wait. */
+interface CallContext {
+  signal?: AbortSignal;
+  /** Told when an adapter starts waiting for a throttling server (ms to wait, and why), before it waits. */
+  onThrottleWait?: (waitMs: number, why: string) => void;
+}
+
+const storage = new AsyncLocalStorage<CallContext>();
 
 /**
  * Run `fn` with `signal` as the call signal of every model call it makes (also in the promises it
- * starts). Without a signal, `fn` runs as it is.
+ * starts), keeping the rest of the current context. Without a signal, `fn` runs as it is.
  */
 export function withCallSignal<T>(signal: AbortSignal | undefined, fn: () => T): T {
-  return signal === undefined ? fn() : storage.run(signal, fn);
+  return signal === undefined ? fn() : storage.run({ ...storage.getStore(), signal }, fn);
+}
+
+/**
+ * Run `fn` so that a model call it makes that waits for a throttling server says so first, through
+ * `onThrottleWait` (the local engine's progress: "waiting 30 s, until …"), keeping the call signal.
+ */
+export function withThrottleNotices<T>(onThrottleWait: (waitMs: number, why: string) => void, fn: () => T): T {
+  return storage.run({ ...storage.getStore(), onThrottleWait }, fn);
 }
 
 /** The abort signal of the current run's model calls, or undefined outside one. */
 export function callSignal(): AbortSignal | undefined {
-  return storage.getStore();
+  return storage.getStore()?.signal;
+}
+
+/**
+ * An adapter about to wait `waitMs` for a throttling server (HTTP 429, its Retry-After) says so: to
+ * the run's progress when the call runs inside `withThrottleNotices`, else to nobody. Never throws.
+ */
+export function sayThrottleWait(waitMs: number, why: string): void {
+  try {
+    storage.getStore()?.onThrottleWait?.(waitMs, why);
+  } catch {
+    // Progress never fails a call.
+  }
 }
 
 /**

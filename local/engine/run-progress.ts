@@ -97,105 +97,122 @@ export class RunProgressTracker {
   private readonly batchLines = new Set<string>();
 
   /** The engine's callbacks of the execution (local/engine/stack.ts `execute`). */
-  readonly callbacks: Required<Pick<ExecutionCallbacks, 'onTaskStarted' | 'onTaskDone' | 'onTaskFailed' | 'onMapRunStarted' | 'onItemDone'>> = {
-    // A model call the workflow retries (RETRYABLE_ERRORS: a server down, throttling, a timeout) is
-    // said as it happens, at most one line per error and FAILURE_LINE_INTERVAL_MS, so a run never
-    // waits in silence; other errors end the task, and the result or the failed run names them.
-    onTaskFailed: (name, event, error) => {
-      const errorName = error instanceof Error ? error.name : 'Error';
-      if (!(RETRYABLE_ERRORS as readonly string[]).includes(errorName)) return;
-      const now = this.now();
-      const last = this.failures.get(errorName);
-      if (last !== undefined && now - last.saidAt < FAILURE_LINE_INTERVAL_MS) {
-        last.unsaid += 1;
-        return;
-      }
-      this.failures.set(errorName, { unsaid: 0, saidAt: now });
-      const seek = name === 'seek' && !isSeekBatch(event) ? (event as SeekEvent) : undefined;
-      const who = seek ? `seeking agent of chunk ${seek.chunk} (round ${seek.round})` : name === 'reason' ? 'reasoning agent' : `${name} task`;
-      const raw = error instanceof Error ? error.message : String(error);
-      const message = raw.length > FAILURE_MESSAGE_CHARS ? `${raw.slice(0, FAILURE_MESSAGE_CHARS)}…` : raw;
-      const more = last !== undefined && last.unsaid > 0 ? `; ${last.unsaid} more attempt(s) failed so since the last such line` : '';
-      this.push({
-        type: 'info',
-        runId: this.options.runId,
-        message:
-          `${who}: ${errorName}: ${message}; the workflow retries it (up to ${MODEL_RETRY_POLICY.retries} times, ` +
-          `after at most ${retryDelaysSeconds().join(', ')} s)${more}`,
-      });
-    },
-    onTaskStarted: (name, event) => {
-      if (name === 'prepare') this.setStatus({ phase: 'preparing' });
-      else if (name === 'seek' && isSeekBatch(event) && event.seekBatch === 'submit') this.setStatus({ phase: 'seeking', round: event.round });
-      else if (name === 'reason') {
-        const { state, force } = event as ReasonEvent;
-        // An empty pool makes no KAR step (no model call, reason.ts): no "KAR step"/"best-effort answer" line for it.
-        const pool =
-          state.outcome !== null && state.poolSize > 0
-            ? Promise.resolve(state.poolSize)
-            : this.options.store.poolSize(this.options.runId, state.round, state.covered);
-        this.queue = this.queue.then(async () => {
-          if ((await pool.catch(() => 1)) === 0) return;
-          const { round: _round, k: _k, ...rest } = this.status;
-          this.status = { ...rest, phase: force ? 'answering' : 'reasoning', round: state.round, k: state.k };
-          await this.send({ ...this.status });
+  readonly callbacks: Required<Pick<ExecutionCallbacks, 'onTaskStarted' | 'onTaskDone' | 'onTaskFailed' | 'onTaskWaiting' | 'onMapRunStarted' | 'onItemDone'>> =
+    {
+      // A model call waiting for a throttling server (HTTP 429, its Retry-After) says so as the wait
+      // starts, with until when, at most one line per FAILURE_LINE_INTERVAL_MS (the rest counted).
+      onTaskWaiting: (name, event, waitMs, why) => {
+        const now = this.now();
+        const last = this.failures.get('throttle-wait');
+        if (last !== undefined && now - last.saidAt < FAILURE_LINE_INTERVAL_MS) {
+          last.unsaid += 1;
+          return;
+        }
+        this.failures.set('throttle-wait', { unsaid: 0, saidAt: now });
+        const seek = name === 'seek' && !isSeekBatch(event) ? (event as SeekEvent) : undefined;
+        const who = seek ? `seeking agent of chunk ${seek.chunk} (round ${seek.round})` : name === 'reason' ? 'reasoning agent' : `${name} task`;
+        const until = new Date(now + waitMs).toISOString().slice(11, 19);
+        const more = last !== undefined && last.unsaid > 0 ? `; ${last.unsaid} more call(s) waited so since the last such line` : '';
+        this.push({ type: 'info', runId: this.options.runId, message: `${who}: ${why}; waiting ${(waitMs / 1000).toFixed(1)} s, until ${until} UTC${more}` });
+      },
+      // A model call the workflow retries (RETRYABLE_ERRORS: a server down, throttling, a timeout) is
+      // said as it happens, at most one line per error and FAILURE_LINE_INTERVAL_MS, so a run never
+      // waits in silence; other errors end the task, and the result or the failed run names them.
+      onTaskFailed: (name, event, error) => {
+        const errorName = error instanceof Error ? error.name : 'Error';
+        if (!(RETRYABLE_ERRORS as readonly string[]).includes(errorName)) return;
+        const now = this.now();
+        const last = this.failures.get(errorName);
+        if (last !== undefined && now - last.saidAt < FAILURE_LINE_INTERVAL_MS) {
+          last.unsaid += 1;
+          return;
+        }
+        this.failures.set(errorName, { unsaid: 0, saidAt: now });
+        const seek = name === 'seek' && !isSeekBatch(event) ? (event as SeekEvent) : undefined;
+        const who = seek ? `seeking agent of chunk ${seek.chunk} (round ${seek.round})` : name === 'reason' ? 'reasoning agent' : `${name} task`;
+        const raw = error instanceof Error ? error.message : String(error);
+        const message = raw.length > FAILURE_MESSAGE_CHARS ? `${raw.slice(0, FAILURE_MESSAGE_CHARS)}…` : raw;
+        const more = last !== undefined && last.unsaid > 0 ? `; ${last.unsaid} more attempt(s) failed so since the last such line` : '';
+        this.push({
+          type: 'info',
+          runId: this.options.runId,
+          message:
+            `${who}: ${errorName}: ${message}; the workflow retries it (up to ${MODEL_RETRY_POLICY.retries} times, ` +
+            `after at most ${retryDelaysSeconds().join(', ')} s)${more}`,
         });
-      } else if (name === 'synchronize' && isGrowCoverage(event)) this.setStatus({ phase: 'seeking', round: event.growCoverage.round });
-      else if (name === 'synchronize') this.setStatus({ phase: 'synchronizing', round: (event as WorkflowState).round });
-      else if (name === 'finalize') this.setStatus({ phase: 'finalizing' });
-    },
-    onTaskDone: (name, event, result) => {
-      if (name === 'prepare') this.prepared(result as WorkflowState);
-      else if (name === 'seek' && isSeekBatch(event)) this.batchSought(event, result as SeekBatchOutcome);
-      else if (name === 'seek') this.sought(event as SeekEvent, result as SeekOutcome);
-      else if (name === 'reason') this.reasoned(event as ReasonEvent, result as WorkflowState);
-      // GrowCoverage (the Synchronize function) writes no snapshot: its tranche's Map reports the seeks.
-      else if (name === 'synchronize' && !isGrowCoverage(event)) this.synchronized(event as WorkflowState, result as WorkflowState);
-    },
-    onMapRunStarted: (event) => {
-      // The map's input is the workflow state: its round (a speculative round's, or round r+1 sought
-      // again after its speculative seeking failed).
-      const inputRound = (event.input as { round?: unknown } | null)?.round;
-      const round = typeof inputRound === 'number' ? inputRound : Math.max(0, ...this.rounds.keys()) + 1;
-      const speculative = event.stateName === STATE_NAMES.SpeculativeSeekChunks;
-      this.mapRounds.set(event.stateName, round);
-      const seek: RunSeekEvent = {
-        type: 'seek',
-        round,
-        done: 0,
-        failed: 0,
-        total: event.totalItems,
-        messages: 0,
-        etaMs: event.totalItems === 0 ? 0 : null,
-        ...(speculative && { speculative }),
-      };
-      this.rounds.set(round, { event: seek, startedAt: this.now(), skipped: 0 });
-      // A speculative round is sought beside round r's KAR steps, which stay what the run is doing.
-      if (!speculative) this.setStatus({ phase: 'seeking', round });
-      this.push(seek);
-    },
-    onItemDone: (_index, ok, stateName) => {
-      const round = this.mapRounds.get(stateName);
-      const state = round === undefined ? undefined : this.rounds.get(round);
-      if (!state) return;
-      const seek = state.event;
-      seek.done += 1;
-      if (!ok) seek.failed += 1;
-      seek.etaMs = estimateRemainingMs({ elapsedMs: this.now() - state.startedAt, measured: seek.done - state.skipped, done: seek.done, total: seek.total });
-      this.push(seek);
-      // Chunks sought before this execution (a resumed run) found messages this one did not see: the
-      // round's count is read once it is done.
-      if (seek.done === seek.total)
-        this.later(async () => {
-          const messages =
-            (await this.options.store.poolSize(this.options.runId, seek.round)) -
-            (seek.round > 1 ? await this.options.store.poolSize(this.options.runId, seek.round - 1) : 0);
-          if (messages === seek.messages) return undefined;
-          seek.messages = messages;
-          return { ...seek };
-        });
-    },
-  };
+      },
+      onTaskStarted: (name, event) => {
+        if (name === 'prepare') this.setStatus({ phase: 'preparing' });
+        else if (name === 'seek' && isSeekBatch(event) && event.seekBatch === 'submit') this.setStatus({ phase: 'seeking', round: event.round });
+        else if (name === 'reason') {
+          const { state, force } = event as ReasonEvent;
+          // An empty pool makes no KAR step (no model call, reason.ts): no "KAR step"/"best-effort answer" line for it.
+          const pool =
+            state.outcome !== null && state.poolSize > 0
+              ? Promise.resolve(state.poolSize)
+              : this.options.store.poolSize(this.options.runId, state.round, state.covered);
+          this.queue = this.queue.then(async () => {
+            if ((await pool.catch(() => 1)) === 0) return;
+            const { round: _round, k: _k, ...rest } = this.status;
+            this.status = { ...rest, phase: force ? 'answering' : 'reasoning', round: state.round, k: state.k };
+            await this.send({ ...this.status });
+          });
+        } else if (name === 'synchronize' && isGrowCoverage(event)) this.setStatus({ phase: 'seeking', round: event.growCoverage.round });
+        else if (name === 'synchronize') this.setStatus({ phase: 'synchronizing', round: (event as WorkflowState).round });
+        else if (name === 'finalize') this.setStatus({ phase: 'finalizing' });
+      },
+      onTaskDone: (name, event, result) => {
+        if (name === 'prepare') this.prepared(result as WorkflowState);
+        else if (name === 'seek' && isSeekBatch(event)) this.batchSought(event, result as SeekBatchOutcome);
+        else if (name === 'seek') this.sought(event as SeekEvent, result as SeekOutcome);
+        else if (name === 'reason') this.reasoned(event as ReasonEvent, result as WorkflowState);
+        // GrowCoverage (the Synchronize function) writes no snapshot: its tranche's Map reports the seeks.
+        else if (name === 'synchronize' && !isGrowCoverage(event)) this.synchronized(event as WorkflowState, result as WorkflowState);
+      },
+      onMapRunStarted: (event) => {
+        // The map's input is the workflow state: its round (a speculative round's, or round r+1 sought
+        // again after its speculative seeking failed).
+        const inputRound = (event.input as { round?: unknown } | null)?.round;
+        const round = typeof inputRound === 'number' ? inputRound : Math.max(0, ...this.rounds.keys()) + 1;
+        const speculative = event.stateName === STATE_NAMES.SpeculativeSeekChunks;
+        this.mapRounds.set(event.stateName, round);
+        const seek: RunSeekEvent = {
+          type: 'seek',
+          round,
+          done: 0,
+          failed: 0,
+          total: event.totalItems,
+          messages: 0,
+          etaMs: event.totalItems === 0 ? 0 : null,
+          ...(speculative && { speculative }),
+        };
+        this.rounds.set(round, { event: seek, startedAt: this.now(), skipped: 0 });
+        // A speculative round is sought beside round r's KAR steps, which stay what the run is doing.
+        if (!speculative) this.setStatus({ phase: 'seeking', round });
+        this.push(seek);
+      },
+      onItemDone: (_index, ok, stateName) => {
+        const round = this.mapRounds.get(stateName);
+        const state = round === undefined ? undefined : this.rounds.get(round);
+        if (!state) return;
+        const seek = state.event;
+        seek.done += 1;
+        if (!ok) seek.failed += 1;
+        seek.etaMs = estimateRemainingMs({ elapsedMs: this.now() - state.startedAt, measured: seek.done - state.skipped, done: seek.done, total: seek.total });
+        this.push(seek);
+        // Chunks sought before this execution (a resumed run) found messages this one did not see: the
+        // round's count is read once it is done.
+        if (seek.done === seek.total)
+          this.later(async () => {
+            const messages =
+              (await this.options.store.poolSize(this.options.runId, seek.round)) -
+              (seek.round > 1 ? await this.options.store.poolSize(this.options.runId, seek.round - 1) : 0);
+            if (messages === seek.messages) return undefined;
+            seek.messages = messages;
+            return { ...seek };
+          });
+      },
+    };
 
   /**
    * The run's state so far as events: the latest event of each key (`progressEventKey`: the status,

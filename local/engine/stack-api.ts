@@ -87,6 +87,12 @@ export interface ExecutionCallbacks {
    * the error. A retried task calls it once per failed attempt.
    */
   onTaskFailed?: (functionName: string, event: unknown, error: unknown) => void;
+  /**
+   * Called when a model call of a Lambda task starts waiting for a throttling server (an adapter's
+   * own wait, models/call-signal.ts `sayThrottleWait`): the function's name, its event, the wait in
+   * ms and why.
+   */
+  onTaskWaiting?: (functionName: string, event: unknown, waitMs: number, why: string) => void;
   signal?: AbortSignal;
 }
 

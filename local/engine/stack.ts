@@ -13,6 +13,7 @@
  *   (in memory, or kept under `<stateDir>/dynamodb` when `persistent`).
  * - S3: the directory `<stateDir>/bucket` behind the same BlobStore port.
  */
+import { withThrottleNotices } from '../../models/call-signal';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { promises as fs } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -149,15 +150,20 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const preparedFor = (definition: AslDefinition, callbacks: ExecutionCallbacks): PreparedExecution => {
       const byArn: Record<string, LocalLambdaHandler> = {};
-      const { onTaskStarted, onTaskDone, onTaskFailed } = callbacks;
+      const { onTaskStarted, onTaskDone, onTaskFailed, onTaskWaiting } = callbacks;
       for (const { name, arn, handler } of bound) {
         byArn[arn] =
-          onTaskStarted || onTaskDone || onTaskFailed
+          onTaskStarted || onTaskDone || onTaskFailed || onTaskWaiting
             ? async (event) => {
                 onTaskStarted?.(name, event);
                 let result: Awaited<ReturnType<LocalLambdaHandler>>;
                 try {
-                  result = await handler(event);
+                  result = await (onTaskWaiting === undefined
+                    ? handler(event)
+                    : withThrottleNotices(
+                        (ms, why) => onTaskWaiting(name, event, ms, why),
+                        () => handler(event),
+                      ));
                 } catch (error) {
                   onTaskFailed?.(name, event, error);
                   throw error;

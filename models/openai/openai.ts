@@ -51,7 +51,7 @@ import {
   ModelTimeoutError,
   ModelUnavailableError,
 } from '../../shared/errors';
-import { abortedCallError, callSignal } from '../call-signal';
+import { abortedCallError, sayThrottleWait, callSignal } from '../call-signal';
 import { gateFor } from '../adaptive-gate';
 import { CONTENT_FILTERED, type ChatModel, type ChatRequest, type ChatResponse, type StopReason } from '../../shared/ports';
 import { STRUCTURED_MODES, type OpenAiOptions, type StructuredMode } from './options';
@@ -576,6 +576,8 @@ export class OpenAiChatModel implements ChatModel {
       if (notes.waitedMs + delay > THROTTLE_BUDGET_MS) return reply;
       notes.throttled++;
       notes.waitedMs += delay;
+      // Said before the wait, so the run's progress does not stand still in silence (models/call-signal.ts).
+      sayThrottleWait(delay, `${where} throttled the call (HTTP 429${seconds !== undefined ? `, Retry-After ${seconds} s` : ''})`);
       await sleepUnlessAborted(delay, runSignal);
       const aborted = abortedCallError(where, runSignal?.reason);
       if (aborted !== undefined) throw aborted;
