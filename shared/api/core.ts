@@ -116,6 +116,24 @@ const IO_CONCURRENCY = 16;
 /** Most validation issues listed in one problem. */
 const MAX_LISTED_ISSUES = 20;
 
+/**
+ * The progress of a finished run whose seeking and KAR steps this store does not hold (a CLI `ask`
+ * without `--run-id` kept them in memory), from its result: every round it ran sought (a grow run's
+ * coverage, a promising run's chosen chunks), its KAR steps from the trace. Progress the store holds is
+ * kept as it is.
+ */
+function finishedProgress(progress: RunProgress, result: RunResult): RunProgress {
+  const known = progress.rounds.some((r) => r.sought > 0) || progress.karSteps.length > 0;
+  if (known || result.chunks === 0) return progress;
+  const perRound = (round: number): number => result.reseek?.chunksPerRound[round - 1] ?? result.coverage?.covered ?? result.chunks;
+  return {
+    ...progress,
+    chunks: progress.chunks ?? result.chunks,
+    rounds: Array.from({ length: result.rounds }, (_, i) => ({ round: i + 1, sought: perRound(i + 1), total: perRound(i + 1) })),
+    karSteps: result.trace.map((step, i) => ({ ...step, seq: i + 1 })),
+  };
+}
+
 /** The route logic of the API (see docs/API.md and docs/openapi.yaml). */
 export class ApiCore {
   private readonly now: () => Date;
@@ -214,7 +232,7 @@ export class ApiCore {
       ...(description?.startedAt !== undefined && { startedAt: description.startedAt }),
       ...(description?.stoppedAt !== undefined && { stoppedAt: description.stoppedAt }),
       ...(record && { question: record.question }),
-      progress,
+      progress: finalResult !== undefined ? finishedProgress(progress, finalResult) : progress,
       ...(finalResult && { result: finalResult }),
       ...(failed && { error: { name: description?.error ?? status, message: description?.cause ?? `The run ended with status ${status}` } }),
       links: runLinks(ctx, runId),

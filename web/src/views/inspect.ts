@@ -123,6 +123,14 @@ export function Inspect({
         </select>
       </div>
       ${!pool && html`<p>Loading messages…</p>`}
+      ${
+        pool &&
+        pool.messages.length === 0 &&
+        result.poolSize > 0 &&
+        html`<p class="hint" data-testid="pool-not-kept">
+          This run's ${count(result.poolSize, 'message')} were not kept in this state directory (an <code>ask</code> without <code>--run-id</code> keeps its message pool in memory); its answer, citations and steps above are from its result.
+        </p>`
+      }
       <div class="table-wrap">
         <table class="pool" data-testid="pool">
           <thead>
