@@ -112,9 +112,41 @@ export function addRunsCommand(program: Command): void {
     .argument('<runId>', 'the run id (see `extagents runs ls`)')
     .option(...stateDirOption)
     .option('--json', 'the result (or the run description) as JSON', false)
-    .action(async (runId: string, opts: { stateDir: string; json: boolean }) => {
+    .option(
+      '--citation <n>',
+      "print the document text around the run's n-th citation (1 = the first), the quote between [[ and ]], with where to open the source file (the text citations count is the extracted text of HTML, Markdown, PDF, DOCX)",
+      numberFlag('--citation', { min: 1, max: 1_000_000 }),
+    )
+    .option('--context <chars>', 'characters of text shown either side of the quote, with --citation', numberFlag('--context', { min: 0, max: 100_000 }), 300)
+    .action(async (runId: string, opts: { stateDir: string; json: boolean; citation?: number; context: number }) => {
       const run = await describeRun(opts.stateDir, runId).catch(asUsage);
       const result = await runResult(opts.stateDir, runId);
+      if (opts.citation !== undefined) {
+        if (!result) throw new UsageError(`runs show --citation: run ${runId} has no result yet`);
+        const citation = result.citations[opts.citation - 1];
+        if (citation === undefined)
+          throw new UsageError(`runs show --citation: run ${runId} has ${result.citations.length} citation(s); give 1 to ${result.citations.length}`);
+        const { RunDocuments } = require('../services/web') as typeof import('../services/web');
+        const query = new URLSearchParams({ id: citation.documentId, start: String(citation.start), end: String(citation.end), context: String(opts.context) });
+        const window = (await new RunDocuments(bucketOf(opts.stateDir)).window(runId, query).catch(asUsage)) as {
+          text: string;
+          windowStart: number;
+          windowEnd: number;
+          start: number;
+          end: number;
+          chars: number;
+        };
+        const at = (offset: number): number => offset - window.windowStart;
+        const where = [
+          `chars ${citation.start}-${citation.end} of ${window.chars}`,
+          citation.page !== undefined ? `page ${citation.page}` : '',
+          citation.sourceLine !== undefined ? `source line ${citation.sourceLine}` : '',
+          citation.sourceOffset !== undefined ? `source char ${citation.sourceOffset}` : '',
+        ].filter((x) => x !== '');
+        const text = `${window.windowStart > 0 ? '…' : ''}${window.text.slice(0, at(window.start))}[[${window.text.slice(at(window.start), at(window.end))}]]${window.text.slice(at(window.end))}${window.windowEnd < window.chars ? '…' : ''}`;
+        process.stdout.write(`[${opts.citation}] ${citation.documentId}${citation.location ? ` (${citation.location})` : ''} ${where.join(', ')}\n${text}\n`);
+        return;
+      }
       const refusal = result === undefined ? await readRefusal(bucketOf(opts.stateDir), runId) : undefined;
       if (opts.json) process.stdout.write(`${JSON.stringify(result ?? (refusal ? { ...run, refusal } : run))}\n`);
       else if (result) process.stdout.write(`${formatResult(result)}\n`);

@@ -109,10 +109,12 @@ export interface StaticResponse {
 
 /** The page's data endpoints (`/_web/…`, authenticated by the caller). */
 export class WebEndpoints {
-  private readonly documents = new Map<string, { text: string; format?: string; locations?: RunRecord['documents'][number]['locations'] }>();
+  private readonly runDocuments: RunDocuments;
   private bundledFileNames: Promise<Map<string, string[]>> | undefined;
 
-  constructor(private readonly deps: WebDeps) {}
+  constructor(private readonly deps: WebDeps) {
+    this.runDocuments = new RunDocuments(deps.blobs);
+  }
 
   /** Answer `method pathname` under `/_web/`; a 404 problem for an unknown one. */
   async handle(method: string, pathname: string, query: URLSearchParams): Promise<ApiResponse> {
@@ -259,50 +261,9 @@ export class WebEndpoints {
     return { corpusId: name, files: files.length };
   }
 
-  /**
-   * A window of a run's document: `[start - context, end + context)` clipped to the text, with the
-   * text's length, so that the page shows a quote inside a 10 MB document without loading all of it.
-   * Query: `id` (document id), `start`, `end` (UTF-16 offsets), `context` (characters either side).
-   * Every edge falls on a grapheme cluster boundary (an edge asked inside a character or cluster
-   * moves back to its start), so the window never holds half a surrogate pair.
-   * @throws NotFoundError when the run or document is unknown; WebRequestError for bad offsets.
-   */
-  async documentWindow(runId: string, query: URLSearchParams): Promise<Record<string, unknown>> {
-    const id = query.get('id') ?? '';
-    const int = (name: string, fallback: number): number => {
-      const raw = query.get(name);
-      if (raw === null) return fallback;
-      if (!/^\d{1,10}$/.test(raw)) throw new WebRequestError(`${name} must be a non-negative integer`);
-      return Number(raw);
-    };
-    if (id === '') throw new WebRequestError('id (the document id) is required');
-    const malformed = keyProblem(id, 'path');
-    if (malformed) throw new WebRequestError(`id ${malformed}`);
-    const doc = await this.documentText(runId, id);
-    const chars = doc.text.length;
-    // Every edge (range and window) falls on a grapheme cluster boundary, as chunk cuts do
-    // (shared/unicode.ts `graphemeBoundary`): a slice never splits a character (half a surrogate
-    // pair shows U+FFFD), so an edge asked inside a cluster moves back to the cluster's start.
-    const start = graphemeBoundary(doc.text, Math.min(int('start', 0), chars), 'before');
-    // A window is at most MAX_DOCUMENT_WINDOW characters of range plus its context, however large `end` is.
-    const end = Math.max(start, graphemeBoundary(doc.text, Math.min(Math.max(int('end', start), start), chars, start + MAX_DOCUMENT_WINDOW), 'before'));
-    const context = Math.min(int('context', DEFAULT_DOCUMENT_CONTEXT), MAX_DOCUMENT_WINDOW);
-    const windowStart = graphemeBoundary(doc.text, Math.max(0, start - context), 'before');
-    const windowEnd = Math.max(
-      end,
-      graphemeBoundary(doc.text, Math.min(chars, Math.max(end + context, windowStart), windowStart + MAX_DOCUMENT_WINDOW + (end - start)), 'before'),
-    );
-    return {
-      runId,
-      documentId: id,
-      chars,
-      ...(doc.format && { format: doc.format }),
-      start,
-      end,
-      windowStart,
-      windowEnd,
-      text: doc.text.slice(windowStart, windowEnd),
-    };
+  /** A window of a run's document (`RunDocuments.window`), for the page's document view. */
+  documentWindow(runId: string, query: URLSearchParams): Promise<Record<string, unknown>> {
+    return this.runDocuments.window(runId, query);
   }
 
   /** Survey results in the bucket (`surveys/…/survey.json`, written by `extagents survey` or the survey workflow). */
@@ -325,40 +286,6 @@ export class WebEndpoints {
       if (!(error instanceof NotFoundError)) throw error;
     }
     return { key, metadata, markdown };
-  }
-
-  /**
-   * The text of one document of a run's own corpus (read once, then kept among the last few).
-   * @throws NotFoundError when the run has no run record yet (unknown, or still preparing) or its
-   *   corpus holds no such document (a skipped one: with its reason).
-   */
-  private async documentText(runId: string, id: string): Promise<{ text: string; format?: string }> {
-    const record = await this.readJson<RunRecord>(runRecordKey(runId));
-    if (!record) throw new NotFoundError(`No prepared run ${runId} (unknown, or still reading its corpus)`);
-    const skipped = record.skipped.find((d) => d.documentId === id);
-    if (skipped) throw new NotFoundError(`Document ${id} was skipped: ${skipped.reason}`);
-    if (!record.documents.some((d) => d.id === id)) throw new NotFoundError(`No document ${JSON.stringify(id)} in the corpus of run ${runId}`);
-    const candidates: string[] = [];
-    if (record.corpusPrefix !== undefined) candidates.push(record.corpusPrefix + id);
-    else {
-      // Run records written before they named their corpus prefix.
-      const web = await this.readJson<WebRunRecord>(webRunKey(runId));
-      if (web?.corpus.prefix !== undefined) candidates.push(web.corpus.prefix + id);
-      candidates.push(corpusPrefix(runId) + id, id);
-    }
-    // Corpus objects only: never the service's own data, whatever the id says.
-    for (const key of candidates.filter((k) => !/^(runs|api|cache|surveys)\//.test(k))) {
-      const cached = this.documents.get(key);
-      if (cached) return cached;
-      if (!(await this.deps.blobs.exists(key))) continue;
-      const read = await readDocument(id, await this.deps.blobs.get(key));
-      if (!('doc' in read)) throw new NotFoundError(`Document ${id} was skipped: ${read.skipped.reason}`);
-      const entry = { text: read.doc.text, ...(read.doc.format && { format: read.doc.format }) };
-      this.documents.set(key, entry);
-      if (this.documents.size > DOCUMENT_CACHE_SIZE) this.documents.delete(this.documents.keys().next().value as string);
-      return entry;
-    }
-    throw new NotFoundError(`Document ${JSON.stringify(id)} of run ${runId} is no longer in the bucket`);
   }
 
   private async readJson<T>(key: string): Promise<T | undefined> {
@@ -406,4 +333,104 @@ export async function recordWebRun(blobs: BlobStore, input: PrepareEvent, starte
 
 function json(value: unknown): ApiResponse {
   return { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(value) };
+}
+
+/**
+ * The documents of a run's own corpus as a run read them (the readers' extracted text, the text that
+ * citations' offsets count): for the page's document view and `extagents runs show --citation`. Keeps
+ * the last few documents read.
+ */
+export class RunDocuments {
+  private readonly documents = new Map<string, { text: string; format?: string }>();
+
+  constructor(private readonly blobs: BlobStore) {}
+
+  /**
+   * A window of a run's document: `[start - context, end + context)` clipped to the text, with the
+   * text's length, so that the page shows a quote inside a 10 MB document without loading all of it.
+   * Query: `id` (document id), `start`, `end` (UTF-16 offsets), `context` (characters either side).
+   * Every edge falls on a grapheme cluster boundary (an edge asked inside a character or cluster
+   * moves back to its start), so the window never holds half a surrogate pair.
+   * @throws NotFoundError when the run or document is unknown; WebRequestError for bad offsets.
+   */
+  async window(runId: string, query: URLSearchParams): Promise<Record<string, unknown>> {
+    const id = query.get('id') ?? '';
+    const int = (name: string, fallback: number): number => {
+      const raw = query.get(name);
+      if (raw === null) return fallback;
+      if (!/^\d{1,10}$/.test(raw)) throw new WebRequestError(`${name} must be a non-negative integer`);
+      return Number(raw);
+    };
+    if (id === '') throw new WebRequestError('id (the document id) is required');
+    const malformed = keyProblem(id, 'path');
+    if (malformed) throw new WebRequestError(`id ${malformed}`);
+    const doc = await this.text(runId, id);
+    const chars = doc.text.length;
+    // Every edge (range and window) falls on a grapheme cluster boundary, as chunk cuts do
+    // (shared/unicode.ts `graphemeBoundary`): a slice never splits a character (half a surrogate
+    // pair shows U+FFFD), so an edge asked inside a cluster moves back to the cluster's start.
+    const start = graphemeBoundary(doc.text, Math.min(int('start', 0), chars), 'before');
+    // A window is at most MAX_DOCUMENT_WINDOW characters of range plus its context, however large `end` is.
+    const end = Math.max(start, graphemeBoundary(doc.text, Math.min(Math.max(int('end', start), start), chars, start + MAX_DOCUMENT_WINDOW), 'before'));
+    const context = Math.min(int('context', DEFAULT_DOCUMENT_CONTEXT), MAX_DOCUMENT_WINDOW);
+    const windowStart = graphemeBoundary(doc.text, Math.max(0, start - context), 'before');
+    const windowEnd = Math.max(
+      end,
+      graphemeBoundary(doc.text, Math.min(chars, Math.max(end + context, windowStart), windowStart + MAX_DOCUMENT_WINDOW + (end - start)), 'before'),
+    );
+    return {
+      runId,
+      documentId: id,
+      chars,
+      ...(doc.format && { format: doc.format }),
+      start,
+      end,
+      windowStart,
+      windowEnd,
+      text: doc.text.slice(windowStart, windowEnd),
+    };
+  }
+
+  /**
+   * The text of one document of a run's own corpus (read once, then kept among the last few).
+   * @throws NotFoundError when the run has no run record yet (unknown, or still preparing) or its
+   *   corpus holds no such document (a skipped one: with its reason).
+   */
+  async text(runId: string, id: string): Promise<{ text: string; format?: string }> {
+    const record = await this.readJson<RunRecord>(runRecordKey(runId));
+    if (!record) throw new NotFoundError(`No prepared run ${runId} (unknown, or still reading its corpus)`);
+    const skipped = record.skipped.find((d) => d.documentId === id);
+    if (skipped) throw new NotFoundError(`Document ${id} was skipped: ${skipped.reason}`);
+    if (!record.documents.some((d) => d.id === id)) throw new NotFoundError(`No document ${JSON.stringify(id)} in the corpus of run ${runId}`);
+    const candidates: string[] = [];
+    if (record.corpusPrefix !== undefined) candidates.push(record.corpusPrefix + id);
+    else {
+      // Run records written before they named their corpus prefix.
+      const web = await this.readJson<WebRunRecord>(webRunKey(runId));
+      if (web?.corpus.prefix !== undefined) candidates.push(web.corpus.prefix + id);
+      candidates.push(corpusPrefix(runId) + id, id);
+    }
+    // Corpus objects only: never the service's own data, whatever the id says.
+    for (const key of candidates.filter((k) => !/^(runs|api|cache|surveys)\//.test(k))) {
+      const cached = this.documents.get(key);
+      if (cached) return cached;
+      if (!(await this.blobs.exists(key))) continue;
+      const read = await readDocument(id, await this.blobs.get(key));
+      if (!('doc' in read)) throw new NotFoundError(`Document ${id} was skipped: ${read.skipped.reason}`);
+      const entry = { text: read.doc.text, ...(read.doc.format && { format: read.doc.format }) };
+      this.documents.set(key, entry);
+      if (this.documents.size > DOCUMENT_CACHE_SIZE) this.documents.delete(this.documents.keys().next().value as string);
+      return entry;
+    }
+    throw new NotFoundError(`Document ${JSON.stringify(id)} of run ${runId} is no longer in the bucket`);
+  }
+
+  private async readJson<T>(key: string): Promise<T | undefined> {
+    try {
+      return JSON.parse(await this.blobs.getText(key)) as T;
+    } catch (error) {
+      if (error instanceof NotFoundError || error instanceof SyntaxError) return undefined;
+      throw error;
+    }
+  }
 }

@@ -73,3 +73,31 @@ describe('a citation of a Markdown or HTML document', () => {
     expect(plain(block)).toContain(plain(citation!.quote).slice(0, 40));
   });
 });
+
+describe('extagents runs show --citation', () => {
+  it('prints the document text around a citation, the quote marked, with where to open the source', async () => {
+    const { main } = await import('../../local/cli/cli');
+    const stateDir = path.join(dir, 'state');
+    const result = await ask({ corpus: path.join(dir, 'people.md'), cwd: dir, question: 'Who designed the bridge over the river Tay?', stateDir });
+    const n = result.citations.findIndex((c) => c.quote.includes('Martha Quill')) + 1;
+    expect(n).toBeGreaterThan(0);
+    const out: string[] = [];
+    const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (out.push(String(chunk)), true));
+    try {
+      process.exitCode = undefined;
+      await main(['node', 'extagents', 'runs', 'show', result.runId, '--citation', String(n), '--context', '40', '--state-dir', stateDir]);
+      await main(['node', 'extagents', 'runs', 'show', result.runId, '--citation', '99', '--state-dir', stateDir]);
+    } finally {
+      spy.mockRestore();
+    }
+    const [head, ...rest] = out[0].split('\n');
+    const text = rest.join('\n');
+    const cited = result.citations[n - 1];
+    expect(head).toBe(
+      `[${n}] people.md (People › Engineers) chars ${cited.start}-${cited.end} of ${head.match(/of (\d+)/)?.[1]}, source line ${cited.sourceLine}`,
+    );
+    expect(text).toContain(`[[${cited.quote}]]`);
+    expect(process.exitCode).toBe(2);
+    process.exitCode = undefined;
+  });
+});
