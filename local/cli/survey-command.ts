@@ -257,5 +257,10 @@ export function formatSeekingEstimate(e: SurveySeekingEstimate): string {
     e.onDemandUsd === undefined && e.batchUsd === undefined
       ? `no price (${e.unpriced ?? 'no price table entry'})`
       : `${usd(e.onDemandUsd)} on demand${mark('on-demand')}, ${usd(e.batchUsd)} as batch jobs${mark('batch')}${e.priceNote ? ` (${e.priceNote})` : ''}`;
-  return `seeking the sources: ${e.calls} call(s), ${e.inputTokens.toLocaleString('en-US')} input / ${e.outputTokens.toLocaleString('en-US')} output tokens at most; ${priced}`;
+  // A batch survey whose first round was sought on demand in fact (too few chunks for a batch job).
+  const sought =
+    e.sought !== undefined && e.sought.mode !== e.mode
+      ? `; sought ${e.sought.mode === 'on-demand' ? 'on demand' : 'as batch jobs'}${e.sought.reason ? ` (${e.sought.reason})` : ''}`
+      : '';
+  return `seeking the sources: ${e.calls} call(s), ${e.inputTokens.toLocaleString('en-US')} input / ${e.outputTokens.toLocaleString('en-US')} output tokens at most; ${priced}${sought}`;
 }

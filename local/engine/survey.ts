@@ -6,6 +6,8 @@
  * execution of the survey state machine, as the bulk machine starts them) and write an index. Nothing
  * here talks to AWS unless the model spec names Bedrock.
  */
+import { readFileSync } from 'node:fs';
+import { batchRoundKey, type BatchRoundRecord } from '../../shared/pipeline/seek-batch';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
@@ -14,7 +16,9 @@ import type { SurveyProgress } from '../../shared/survey/survey';
 import type { SurveyMetadata } from '../../shared/survey/types';
 import { scheduledSurveyOptions, type BucketIndexEntry } from '../../shared/survey/schedule';
 import type { SurveyOutput, SurveyState } from '../../shared/survey/workflow';
-import type { SeekBatchOutcome } from '../../shared/pipeline/state';
+import type { SeekBatchEvent, SeekBatchOutcome } from '../../shared/pipeline/state';
+import { FsBlobStore } from './fs-blob-store';
+import type { BlobStore } from '../../shared/ports';
 import { corpusPrefix } from '../../shared/corpus';
 import { putCorpusFile, resolveCorpus, type CorpusFile } from './corpus';
 // The public stack types (what the library's callers have), so the package's declarations stay off the engine's.
@@ -100,7 +104,7 @@ export async function runLocalSurvey(request: LocalSurveyRequest, stack: LocalSt
       ...(request.options !== undefined && { options: request.options }),
       ...(request.date !== undefined && { date: request.date }),
     },
-    surveyCallbacks(request.onProgress, request.signal),
+    surveyCallbacks(request.onProgress, request.signal, stack.blobs),
   );
   const markdown = await stack.blobs.getText(execution.markdownKey);
   const metadataText = await stack.blobs.getText(execution.metadataKey);
@@ -113,7 +117,11 @@ export async function runLocalSurvey(request: LocalSurveyRequest, stack: LocalSt
 }
 
 /** The survey execution's callbacks as progress: Map Run items, and each survey task's result. */
-function surveyCallbacks(onProgress: ((progress: LocalSurveyProgress) => void) | undefined, signal: AbortSignal | undefined): ExecutionCallbacks {
+function surveyCallbacks(
+  onProgress: ((progress: LocalSurveyProgress) => void) | undefined,
+  signal: AbortSignal | undefined,
+  blobs: BlobStore,
+): ExecutionCallbacks {
   if (!onProgress) return { signal };
   let seek = { detail: '', done: 0, failed: 0, total: 0 };
   let sections = 0;
@@ -134,9 +142,16 @@ function surveyCallbacks(onProgress: ((progress: LocalSurveyProgress) => void) |
       if (name === 'seek' && typeof event === 'object' && event !== null && 'seekBatch' in event) {
         // Batch seeking of the first round (seekMode 'batch'): what the job is doing.
         const outcome = result as SeekBatchOutcome;
+        // A round its submit ended at once was sought on demand (too few chunks for a batch job): said, with why.
+        const onDemand =
+          outcome.status === 'done' && (event as SeekBatchEvent).seekBatch === 'submit' ? onDemandReason(blobs, event as SeekBatchEvent) : undefined;
         const detail =
-          outcome.status === 'done' ? `batch records read; ${outcome.remaining} chunk(s) left for on-demand seeking` : `batch job ${outcome.status}`;
-        onProgress({ phase: 'seek', detail, done: 0, failed: 0, total: 0 });
+          onDemand !== undefined
+            ? `sought on demand: ${onDemand}`
+            : outcome.status === 'done'
+              ? `batch records read; ${outcome.remaining} chunk(s) left for on-demand seeking`
+              : `batch job ${outcome.status}`;
+        onProgress({ phase: 'seek', detail, done: 0, failed: 0, total: outcome.remaining });
       } else if (name === 'SurveyPrepare') {
         const state = result as SurveyState;
         onProgress({ phase: 'prepare', done: state.chunks, total: state.chunks, detail: `${state.chunks} chunks` });
@@ -269,4 +284,15 @@ export async function runLocalSchedule(
   await fs.mkdir(path.dirname(indexPath), { recursive: true });
   await fs.writeFile(indexPath, `${JSON.stringify(index, null, 2)}\n`);
   return { index, indexPath };
+}
+
+/** Why a round was sought on demand, from its batch round record (read at once: the callback is synchronous), or undefined. */
+function onDemandReason(blobs: BlobStore, event: SeekBatchEvent): string | undefined {
+  if (!(blobs instanceof FsBlobStore)) return undefined;
+  try {
+    const round = JSON.parse(readFileSync(blobs.pathOf(batchRoundKey(event.runId, event.round)), 'utf8')) as BatchRoundRecord;
+    return round.mode === 'on-demand' ? (round.reason ?? 'no batch job') : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -170,6 +170,12 @@ export interface SurveySeekingEstimate {
   unpriced?: string;
   /** The table's date and whether its figures were verified, e.g. "prices of 2026-11-30, unverified". */
   priceNote?: string;
+  /**
+   * How the first round was sought in fact, when `mode` is `batch`: `on-demand` with the reason when
+   * the round had fewer chunks than a batch job takes (or the model has no batch inference), `batch`
+   * otherwise. Absent for on-demand surveys and surveys written before it.
+   */
+  sought?: { mode: SeekMode; reason?: string };
 }
 
 /** The result of one survey: the Markdown and its metadata. */

@@ -21,6 +21,7 @@
  * one Distributed Map (in-process: one seekRound per section, `sectionConcurrency` at once), and a
  * few seeking agents may fail (`SURVEY_TOLERATED_FAILURE_PERCENTAGE`) instead of failing the survey.
  */
+import { batchRoundKey, type BatchRoundRecord } from '../pipeline/seek-batch';
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import { parseRunOptions } from '../config';
@@ -555,7 +556,14 @@ export async function assembleSurveyRun(state: SurveyState, deps: SurveyStepDeps
     usage,
     warnings,
   });
-  if (record.seekingEstimate) result.metadata.seekingEstimate = record.seekingEstimate;
+  if (record.seekingEstimate) {
+    // What the first round's seeking was in fact (shared/pipeline/seek-batch.ts records it per round).
+    const round = record.seekingEstimate.mode === 'batch' ? await readJson<BatchRoundRecord>(blobs, batchRoundKey(runId, 1)).catch(() => undefined) : undefined;
+    result.metadata.seekingEstimate = {
+      ...record.seekingEstimate,
+      ...(round !== undefined && { sought: { mode: round.mode, ...(round.reason !== undefined && { reason: round.reason }) } }),
+    };
+  }
   const markdownKey = `${record.outputPrefix}survey.md`;
   const metadataKey = `${record.outputPrefix}survey.json`;
   await blobs.put(markdownKey, result.markdown, 'text/markdown; charset=utf-8');

@@ -46,12 +46,12 @@ describe('a scheduled survey seeks its sources as batch jobs', () => {
     await fs.rm(dir, { recursive: true, force: true });
   });
 
-  const stackWith = async (name: string, seeker: ReturnType<typeof scriptedSeeker>): Promise<LocalStack> => {
+  const stackWith = async (name: string, seeker: ReturnType<typeof scriptedSeeker>, minRecords = 4): Promise<LocalStack> => {
     const stack = await startLocalStack({
       stateDir: path.join(dir, name),
       model: seeker.agents(),
       surveyModel: new ExtractiveSurveyModel({ minFacetSources: 2 }),
-      batch: { minRecords: 4, seekerChat: seeker.chat, agents: seeker.agents },
+      batch: { minRecords, seekerChat: seeker.chat, agents: seeker.agents },
       retryIntervalMs: 0,
     });
     stacks.push(stack);
@@ -92,6 +92,30 @@ describe('a scheduled survey seeks its sources as batch jobs', () => {
     expect(batchMessages).toEqual(await messages(onDemand, 's-od'));
     expect(batchSeeker.calls()).toBe(onDemandSeeker.calls());
     await expect(onDemand.blobs.exists(batchRoundKey('s-od', 1))).resolves.toBe(false);
+  }, 120_000);
+
+  it('says a batch survey under the batch minimum was sought on demand, and why, in its progress and its survey.json (issue 51, item 7)', async () => {
+    const seeker = scriptedSeeker();
+    const stack = await stackWith('small', seeker, 10_000);
+    const details: string[] = [];
+    const survey = await runLocalSurvey(
+      {
+        corpus: [path.join(dir, 'corpus')],
+        topic: 'language models for planning',
+        options: { chunkTokens: 90, maxSections: 3, targetWords: 300, rounds: 1, seekMode: 'batch' },
+        output: path.join(dir, 'small.md'),
+        surveyId: 's-small',
+        date: '2025-03-01',
+        onProgress: (p) => {
+          if (p.detail !== undefined) details.push(p.detail);
+        },
+      },
+      stack,
+    );
+    const reason = (JSON.parse(await stack.blobs.getText(batchRoundKey('s-small', 1))) as BatchRoundRecord).reason;
+    expect(reason).toMatch(/below the 10000 records a batch job/);
+    expect(details).toContain(`sought on demand: ${reason}`);
+    expect(survey.metadata.seekingEstimate).toMatchObject({ mode: 'batch', sought: { mode: 'on-demand', reason } });
   }, 120_000);
 
   it('runs a schedule entry that names no seeking mode as batch jobs, and one that asks for on-demand without', async () => {
