@@ -2,7 +2,7 @@
  * The evaluation strategies by name (`STRATEGIES` of eval/records.ts). Each file documents how
  * its strategy maps onto `AgentModel.seek` / `reason` calls and their stages.
  */
-import type { StrategyName } from '../records';
+import { EXTENSIONS, RANKING_ABLATIONS, type StrategyName } from '../records';
 import { runDirect, runQuestionOnly, runRag } from './baselines';
 import { runChainOfAgents } from './chain-of-agents';
 import { runExtAgents, runExtAgentsWorkflow } from './extagents';
@@ -23,14 +23,8 @@ export const WORKFLOW_STRATEGIES: ReadonlySet<StrategyName> = new Set<StrategyNa
   'extagents',
   'extagents-no-sync',
   'extagents-no-kar',
-  'extagents-rank-score',
-  'extagents-rank-retrieval',
-  'extagents-grow',
-  'extagents-reseek',
-  'extagents-follow-up',
-  'extagents-plain-sync',
-  'extagents-first-k1',
-  'extagents-kar-last',
+  ...RANKING_ABLATIONS,
+  ...EXTENSIONS,
 ]);
 
 /** Every strategy, by name. */

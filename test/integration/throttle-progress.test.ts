@@ -3,43 +3,23 @@
  * with until when (issue 51, item 11), and the wait is counted apart from model time: an `ask` over an
  * OpenAI-compatible server on 127.0.0.1 that answers its first call with HTTP 429 and `Retry-After: 1`.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ask } from '../../local/library';
 import { resetGates } from '../../models/adaptive-gate';
 import type { RunProgressEvent } from '../../shared/progress';
+import { startThrottlingServer, type ThrottlingServer } from '../support/throttling-server';
 
 jest.setTimeout(60_000);
 
-let server: http.Server;
-let calls = 0;
+let server: ThrottlingServer;
 let dir: string;
 const saved = { base: process.env.OPENAI_BASE_URL, key: process.env.OPENAI_API_KEY };
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      calls += 1;
-      if (calls === 1) {
-        res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
-        res.end('{"error":{"message":"Too many requests","type":"rate_limit_error"}}');
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          choices: [{ message: { content: 'The mill opened in 1821.' }, finish_reason: 'stop' }],
-          usage: { prompt_tokens: 30, completion_tokens: 8 },
-        }),
-      );
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  process.env.OPENAI_BASE_URL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  server = await startThrottlingServer('The mill opened in 1821.');
+  process.env.OPENAI_BASE_URL = server.baseUrl;
   process.env.OPENAI_API_KEY = 'test';
   dir = mkdtempSync(path.join(tmpdir(), 'extagents-throttle-'));
   writeFileSync(path.join(dir, 'mill.txt'), 'The mill opened in 1821. It stands by the river.');
@@ -47,8 +27,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await server.close();
   if (saved.base === undefined) delete process.env.OPENAI_BASE_URL;
   else process.env.OPENAI_BASE_URL = saved.base;
   if (saved.key === undefined) delete process.env.OPENAI_API_KEY;

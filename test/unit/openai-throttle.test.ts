@@ -95,30 +95,17 @@ describe('a server that throttles above 3 calls at once', () => {
 
 describe('the time a call waits out a throttling server (issue 51, item 11)', () => {
   it('is counted apart from model time: throttleWaitMs in the response and the role usage', async () => {
-    let calls = 0;
-    const server = http.createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        calls += 1;
-        if (calls === 1) {
-          res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
-          res.end('{"error":{"message":"Too many requests","type":"rate_limit_error"}}');
-          return;
-        }
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ choices: [{ message: { content: 'Paris' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1 } }));
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { startThrottlingServer } = await import('../support/throttling-server');
+    const server = await startThrottlingServer('Paris');
     try {
       resetGates();
       const { LlmAgents } = await import('../../shared/llm/agents');
-      const chat = new OpenAiChatModel('m', { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, apiKey: 'k' });
+      const chat = new OpenAiChatModel('m', { baseUrl: server.baseUrl, apiKey: 'k' });
       const reply = await chat.complete(request);
       expect(reply.throttleWaitMs).toBeGreaterThanOrEqual(1000);
 
       // Through the agents: the role's model time leaves the wait out, which is counted apart.
-      calls = 0;
+      server.reset();
       resetGates();
       const agents = new LlmAgents({ seeker: chat, reasoner: chat, reasonerReply: 'prose' });
       const result = await agents.reason({
@@ -129,8 +116,7 @@ describe('the time a call waits out a throttling server (issue 51, item 11)', ()
       expect(result.usage.throttleWaitMs).toBeGreaterThanOrEqual(1000);
       expect(result.usage.modelMs ?? 0).toBeLessThan(1000);
     } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
     }
   });
 });
