@@ -237,19 +237,29 @@ export async function resolveCorpus(args: string[], cwd: string = process.cwd(),
     if (stat?.isDirectory()) {
       // Every entry but folders: a regular file is a document; anything else (a FIFO, a socket, a
       // symbolic link that loops or leads nowhere) is named with its reason, never dropped unsaid.
+      // The listing's own entry types (fast-glob follows symbolic links for them): a regular file or a
+      // folder costs no further call; only what is neither is looked at again, for its reason.
       const entries = (
-        await fg('**/*', { cwd: abs, onlyFiles: false, onlyDirectories: false, dot: false, ignore: ['**/node_modules/**'] }).catch(unlisted(arg))
-      ).filter((f) => !inState(path.join(abs, f)));
+        await (require('fast-glob') as typeof FastGlob)('**/*', {
+          cwd: abs,
+          onlyFiles: false,
+          objectMode: true,
+          dot: false,
+          ignore: ['**/node_modules/**'],
+        }).catch(unlisted(arg))
+      ).filter((e) => !inState(path.join(abs, e.path)));
       const found: string[] = [];
-      for (const f of entries.sort()) {
+      for (const { path: f, dirent } of entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
+        if (dirent.isDirectory()) continue;
         // A name that is not UTF-8 comes back from the listing with U+FFFD, a path that cannot be
         // opened: `add` refuses it, naming it.
-        if (f.includes('\uFFFD')) {
+        if (dirent.isFile() || f.includes('\uFFFD')) {
           found.push(f);
           continue;
         }
         const reason = await unreadableReason(path.join(abs, f));
         if (reason === undefined) {
+          // A symbolic link to a folder (walked by the listing) or to a file.
           if (!(await fs.stat(path.join(abs, f))).isDirectory()) found.push(f);
         } else {
           options.skipped?.push({ documentId: docIdOf(f, path.join(abs, f)), reason });
