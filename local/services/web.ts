@@ -262,7 +262,7 @@ export class WebEndpoints {
   }
 
   /** A window of a run's document (`RunDocuments.window`), for the page's document view. */
-  documentWindow(runId: string, query: URLSearchParams): Promise<Record<string, unknown>> {
+  documentWindow(runId: string, query: URLSearchParams): Promise<DocumentWindow> {
     return this.runDocuments.window(runId, query);
   }
 
@@ -335,6 +335,20 @@ function json(value: unknown): ApiResponse {
   return { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(value) };
 }
 
+/** A window of a run's document: `[windowStart, windowEnd)` of its text (UTF-16 offsets) around `[start, end)`. */
+export interface DocumentWindow {
+  runId: string;
+  documentId: string;
+  /** Characters (UTF-16 code units) of the document's text. */
+  chars: number;
+  format?: string;
+  start: number;
+  end: number;
+  windowStart: number;
+  windowEnd: number;
+  text: string;
+}
+
 /**
  * The documents of a run's own corpus as a run read them (the readers' extracted text, the text that
  * citations' offsets count): for the page's document view and `extagents runs show --citation`. Keeps
@@ -353,7 +367,7 @@ export class RunDocuments {
    * moves back to its start), so the window never holds half a surrogate pair.
    * @throws NotFoundError when the run or document is unknown; WebRequestError for bad offsets.
    */
-  async window(runId: string, query: URLSearchParams): Promise<Record<string, unknown>> {
+  async window(runId: string, query: URLSearchParams): Promise<DocumentWindow> {
     const id = query.get('id') ?? '';
     const int = (name: string, fallback: number): number => {
       const raw = query.get(name);
