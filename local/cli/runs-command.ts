@@ -128,14 +128,11 @@ export function addRunsCommand(program: Command): void {
           throw new UsageError(`runs show --citation: run ${runId} has ${result.citations.length} citation(s); give 1 to ${result.citations.length}`);
         const { RunDocuments } = require('../services/web') as typeof import('../services/web');
         const query = new URLSearchParams({ id: citation.documentId, start: String(citation.start), end: String(citation.end), context: String(opts.context) });
-        const window = (await new RunDocuments(bucketOf(opts.stateDir)).window(runId, query).catch(asUsage)) as {
-          text: string;
-          windowStart: number;
-          windowEnd: number;
-          start: number;
-          end: number;
-          chars: number;
-        };
+        const window = await new RunDocuments(bucketOf(opts.stateDir)).window(runId, query).catch(asUsage);
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify({ citation, window })}\n`);
+          return;
+        }
         const at = (offset: number): number => offset - window.windowStart;
         const where = [
           `chars ${citation.start}-${citation.end} of ${window.chars}`,

@@ -86,6 +86,7 @@ describe('extagents runs show --citation', () => {
     try {
       process.exitCode = undefined;
       await main(['node', 'extagents', 'runs', 'show', result.runId, '--citation', String(n), '--context', '40', '--state-dir', stateDir]);
+      await main(['node', 'extagents', 'runs', 'show', result.runId, '--citation', String(n), '--json', '--state-dir', stateDir]);
       await main(['node', 'extagents', 'runs', 'show', result.runId, '--citation', '99', '--state-dir', stateDir]);
     } finally {
       spy.mockRestore();
@@ -97,6 +98,10 @@ describe('extagents runs show --citation', () => {
       `[${n}] people.md (People › Engineers) chars ${cited.start}-${cited.end} of ${head.match(/of (\d+)/)?.[1]}, source line ${cited.sourceLine}`,
     );
     expect(text).toContain(`[[${cited.quote}]]`);
+    // --json: the citation and the window of text around it, as one JSON line.
+    const json = JSON.parse(out[1]) as { citation: { start: number }; window: { start: number; text: string } };
+    expect(json.citation.start).toBe(cited.start);
+    expect(json.window.text).toContain(cited.quote);
     expect(process.exitCode).toBe(2);
     process.exitCode = undefined;
   });
