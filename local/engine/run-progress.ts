@@ -11,6 +11,8 @@
  * Events are emitted in the order their causes happened: every emission goes through one queue, so
  * an event that needs a read (a KAR step) is never overtaken by a later one.
  */
+import { deferredToLastRound } from '../../shared/pipeline/reason';
+import type { RunRecord } from '../../shared/pipeline/run-record';
 import type { BlobStore, MessageStore } from '../../shared/ports';
 import { runRecordKey, syncKey } from '../../shared/pipeline/layout';
 import { batchRoundKey, type BatchRoundRecord } from '../../shared/pipeline/seek-batch';
@@ -153,6 +155,14 @@ export class RunProgressTracker {
               : this.options.store.poolSize(this.options.runId, state.round, state.covered);
           this.queue = this.queue.then(async () => {
             if ((await pool.catch(() => 1)) === 0) return;
+            // karRounds 'last': a round before the last makes no KAR step (the Reason task's one rule).
+            if (!force) {
+              const record = await this.options.blobs.getText(runRecordKey(this.options.runId)).then(
+                (text) => JSON.parse(text) as Pick<RunRecord, 'options'>,
+                () => undefined,
+              );
+              if (record !== undefined && deferredToLastRound(record, state)) return;
+            }
             const { round: _round, k: _k, ...rest } = this.status;
             this.status = { ...rest, phase: force ? 'answering' : 'reasoning', round: state.round, k: state.k };
             await this.send({ ...this.status });

@@ -223,7 +223,7 @@ function reusedReply(step: StoredStep): ReasonResult {
  * Whether KAR waits for the last round (run option `karRounds: 'last'`): a round before the last,
  * once the coverage is final (a grow run reads its next tranche only after a refusal, which needs KAR).
  */
-function deferredToLastRound(record: RunRecord, state: WorkflowState): boolean {
+export function deferredToLastRound(record: Pick<RunRecord, 'options'>, state: WorkflowState): boolean {
   const grows = record.options.coverage === 'grow' && state.covered < state.config.coverageCap;
   return record.options.karRounds === 'last' && state.round < record.options.rounds && !grows;
 }

@@ -24,6 +24,7 @@ describe('karRounds', () => {
     const files = await resolveCorpus([writeCorpus(path.join(dir, 'corpus'), hundredNotes(8))]);
     const run = (karRounds: 'each' | 'last', name: string) => {
       const seeks: number[] = [];
+      const statuses: string[] = [];
       const model = scriptedModel({ everyChunk: true });
       const counting = { ...model, seek: (req: Parameters<typeof model.seek>[0]) => (seeks.push(req.round), model.seek(req)) };
       return runLocal({
@@ -33,7 +34,10 @@ describe('karRounds', () => {
         stateDir: path.join(dir, name),
         model: counting,
         retryIntervalMs: 0,
-      }).then((result) => ({ result, seeks }));
+        onProgress: (e) => {
+          if (e.type === 'status' && e.phase === 'reasoning') statuses.push(`r${e.round}`);
+        },
+      }).then((result) => ({ result, seeks, statuses }));
     };
 
     const each = await run('each', 'each');
@@ -47,6 +51,9 @@ describe('karRounds', () => {
     expect(each.seeks.filter((r) => r === 2)).toHaveLength(0);
     expect(last.seeks.filter((r) => r === 2)).toHaveLength(last.result.chunks);
     expect(last.result.rounds).toBe(2);
+    // The progress says no KAR step of round 1 under 'last' (none runs).
+    expect(each.statuses).toEqual(['r1']);
+    expect(last.statuses).toEqual(['r2']);
     expect(last.result.warnings.filter((w) => /karRounds/.test(w))).toEqual([]);
   });
 
